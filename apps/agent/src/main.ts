@@ -1,0 +1,2 @@
+// Replaced by the agent implementation.
+export {};

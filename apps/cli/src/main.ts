@@ -1,0 +1,40 @@
+#!/usr/bin/env node
+import { type CommandModule } from './command.js';
+
+/**
+ * Commands load lazily so that an offline call (`flotilla health …`) pays only for what it uses:
+ * acceptance suites run thousands of them.
+ */
+const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandModule> }> = {};
+
+function usage(): string {
+  const width = Math.max(...Object.keys(COMMANDS).map((c) => c.length), 8);
+  const lines = Object.entries(COMMANDS)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([name, c]) => `  ${name.padEnd(width)}  ${c.summary}`);
+  return [
+    'usage: flotilla <command> [options]',
+    '',
+    'commands:',
+    ...lines,
+    '',
+    'flotilla <command> --help for its options',
+  ].join('\n');
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (!name || name === '--help' || name === '-h' || name === 'help') {
+    console.log(usage());
+    return name ? 0 : 2;
+  }
+  const command = COMMANDS[name];
+  if (!command) {
+    console.error(`flotilla: unknown command '${name}'\n${usage()}`);
+    return 2;
+  }
+  const mod = await command.load();
+  return mod.run(rest);
+}
+
+process.exitCode = await main(process.argv.slice(2));

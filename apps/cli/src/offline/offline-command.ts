@@ -1,0 +1,144 @@
+import { readFileSync } from 'node:fs';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { parseAllDocuments, stringify } from 'yaml';
+
+/**
+ * Shared plumbing for the offline commands of ../shared/CLI.md: argument parsing, input files,
+ * output formats and exit codes (0 evaluated, 1 evaluation failed, 2 usage or unreadable input).
+ */
+
+/** Bad usage or unreadable input: exit 2 with one line on stderr. */
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+}
+
+/** The input was understood but evaluating it failed: exit 1, `{"error": …}` on stdout. */
+export class EvaluationError extends Error {
+  override readonly name = 'EvaluationError';
+}
+
+export type OutputFormat = 'json' | 'yaml' | 'table';
+
+type Options = NonNullable<ParseArgsConfig['options']>;
+
+export type ArgValue = string | boolean | (string | boolean)[] | undefined;
+
+export interface ParsedCommandArgs {
+  values: Record<string, ArgValue>;
+  output: OutputFormat;
+}
+
+export function parseCommandArgs(argv: string[], options: Options): ParsedCommandArgs {
+  let values: Record<string, ArgValue>;
+  try {
+    values = parseArgs({
+      args: argv,
+      options: {
+        ...options,
+        output: { type: 'string', short: 'o', default: 'table' },
+        help: { type: 'boolean', short: 'h' },
+      },
+      strict: true,
+      allowPositionals: false,
+    }).values;
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+  const output = values['output'];
+  if (output !== 'json' && output !== 'yaml' && output !== 'table') {
+    throw new UsageError(`-o must be json, yaml or table, not '${String(output)}'`);
+  }
+  return { values, output };
+}
+
+/** Reads a YAML or JSON file holding exactly one document. */
+export function readOneDocument(path: string): unknown {
+  const docs = readDocuments(path);
+  if (docs.length !== 1) throw new UsageError(`${path}: expected one document, found ${docs.length}`);
+  return docs[0];
+}
+
+/** Reads a YAML or JSON file (JSON is YAML) holding any number of documents; empty documents are skipped. */
+export function readDocuments(path: string): unknown[] {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new UsageError(
+      `cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+    );
+  }
+  const docs = parseAllDocuments(text, { prettyErrors: true });
+  const out: unknown[] = [];
+  for (const doc of Array.isArray(docs) ? docs : [docs]) {
+    const first = doc.errors[0];
+    if (first) {
+      const line = first.linePos?.[0].line;
+      throw new UsageError(`${path}${line ? `:${line}` : ''}: invalid YAML: ${first.message.split('\n')[0]}`);
+    }
+    const value: unknown = doc.toJS({ maxAliasCount: 100 });
+    if (value !== null && value !== undefined) out.push(value);
+  }
+  return out;
+}
+
+/** Option values that may be repeated (`-f a -f b`) arrive as arrays; this normalises them. */
+export function many(value: ArgValue): string[] {
+  if (value === undefined) return [];
+  return (Array.isArray(value) ? value : [value]).map(String);
+}
+
+/**
+ * Runs a command body and turns its outcome into output and an exit code.
+ * `results` holds one entry per input; more than one input prints a JSON array in input order.
+ */
+export async function runOffline(
+  format: () => OutputFormat,
+  evaluate: () => Promise<{ results: unknown[]; batch: boolean; table?: (r: unknown) => string }>,
+): Promise<number> {
+  let fmt: OutputFormat = 'table';
+  try {
+    fmt = format();
+    const { results, batch, table } = await evaluate();
+    const failed = results.some((r) => isErrorResult(r));
+    print(batch ? results : results[0], fmt, table);
+    return failed ? 1 : 0;
+  } catch (err) {
+    if (err instanceof UsageError) {
+      console.error(`flotilla: ${err.message}`);
+      return 2;
+    }
+    const message = err instanceof Error ? err.message : String(err);
+    print({ error: message }, fmt);
+    return 1;
+  }
+}
+
+export function errorResult(err: unknown): { error: string } {
+  if (err instanceof UsageError) throw err;
+  return { error: err instanceof Error ? err.message : String(err) };
+}
+
+function isErrorResult(r: unknown): boolean {
+  return typeof r === 'object' && r !== null && 'error' in r && Object.keys(r).length === 1;
+}
+
+function print(value: unknown, fmt: OutputFormat, table?: (r: unknown) => string): void {
+  switch (fmt) {
+    case 'json':
+      process.stdout.write(`${JSON.stringify(value)}\n`);
+      return;
+    case 'yaml':
+      process.stdout.write(stringify(value));
+      return;
+    case 'table': {
+      const items = Array.isArray(value) && table ? value : [value];
+      for (const item of items) {
+        process.stdout.write(
+          isErrorResult(item) || !table ? `${JSON.stringify(item, null, 2)}\n` : `${table(item)}\n`,
+        );
+      }
+      return;
+    }
+  }
+}

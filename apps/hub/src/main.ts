@@ -1,0 +1,2 @@
+// Replaced by the hub implementation.
+export {};

@@ -1,0 +1,155 @@
+import { z } from 'zod';
+import { kubeObjectSchema, objectRefSchema } from './kube-object.js';
+import { healthStatusSchema, resourceActionSchema, syncOutcomeSchema, syncTriggerSchema } from './status.js';
+import { syncWindowSchema } from './sync-window.js';
+import { ignoreRuleSchema } from './ignore-rule.js';
+
+/**
+ * The pull protocol. The hub never connects to a cluster: agents call these endpoints,
+ * authenticated with `Authorization: Bearer <agent credential>` (except register).
+ */
+export const AGENT_API = {
+  register: '/api/agent/v1/register',
+  assignments: '/api/agent/v1/assignments',
+  bundle: (digest: string) => `/api/agent/v1/bundles/${encodeURIComponent(digest)}`,
+  reports: '/api/agent/v1/reports',
+} as const;
+
+/** Field manager used for every server-side apply the agent makes. */
+export const FIELD_MANAGER = 'flotilla';
+/** Annotation on every applied object naming the target that owns it (used for prune and drift). */
+export const TRACKING_ANNOTATION = 'flotilla.dev/tracking-id';
+
+export const registerRequestSchema = z.object({
+  clusterName: z.string().min(1),
+  bootstrapToken: z.string().min(1),
+  agentVersion: z.string().optional(),
+});
+export type RegisterRequest = z.infer<typeof registerRequestSchema>;
+
+export const registerResponseSchema = z.object({
+  clusterId: z.string(),
+  clusterName: z.string(),
+  credential: z.string(),
+  expiresAt: z.iso.datetime().nullable(),
+});
+export type RegisterResponse = z.infer<typeof registerResponseSchema>;
+
+export const syncPolicySchema = z.object({
+  /** Apply new revisions without a person asking. */
+  automated: z.boolean().default(true),
+  /** Revert out-of-band changes to what Git says. */
+  selfHeal: z.boolean().default(true),
+  /** Delete objects the target tracks and no longer declares. */
+  prune: z.boolean().default(true),
+  /** Allow a revision that declares no objects at all to prune everything. */
+  allowEmpty: z.boolean().default(false),
+});
+export type SyncPolicy = z.infer<typeof syncPolicySchema>;
+
+/** A time-boxed override opened by an operator during an incident. */
+export const breakGlassSchema = z.object({
+  id: z.string(),
+  reason: z.string(),
+  expiresAt: z.iso.datetime(),
+  allowSyncOutsideWindows: z.boolean(),
+  pauseSelfHeal: z.boolean(),
+});
+export type BreakGlass = z.infer<typeof breakGlassSchema>;
+
+/** What one cluster must run for one target (ApplicationSet × cluster). */
+export const assignmentSchema = z.object({
+  targetId: z.string(),
+  /** Target name, unique in the fleet; also the tracking annotation value. */
+  name: z.string(),
+  appSet: z.string(),
+  /** Default namespace for namespaced objects that do not declare one. */
+  namespace: z.string(),
+  /** The Git commit the bundle was rendered from. */
+  revision: z.string(),
+  bundleDigest: z.string(),
+  syncPolicy: syncPolicySchema,
+  ignoreDifferences: z.array(ignoreRuleSchema).default([]),
+  windows: z.array(syncWindowSchema).default([]),
+  breakGlass: z.array(breakGlassSchema).default([]),
+});
+export type Assignment = z.infer<typeof assignmentSchema>;
+
+export const assignmentsResponseSchema = z.object({
+  clusterName: z.string(),
+  /** Changes whenever anything in the set changes; also sent as the ETag header. */
+  etag: z.string(),
+  assignments: z.array(assignmentSchema),
+});
+export type AssignmentsResponse = z.infer<typeof assignmentsResponseSchema>;
+
+/** A rendered, immutable set of manifests. `digest` is `sha256:<hex>` of the canonical manifests. */
+export const bundleSchema = z.object({
+  digest: z.string().regex(/^sha256:[0-9a-f]{64}$/),
+  source: z.object({ repoUrl: z.string(), revision: z.string(), path: z.string() }),
+  manifests: z.array(kubeObjectSchema),
+});
+export type Bundle = z.infer<typeof bundleSchema>;
+
+export const resourceResultSchema = objectRefSchema.extend({
+  action: resourceActionSchema,
+  message: z.string().default(''),
+});
+export type ResourceResult = z.infer<typeof resourceResultSchema>;
+
+const reportBase = z.object({
+  /** Made by the agent (a UUID); the hub ignores a report id it has already stored. */
+  id: z.string().min(1).max(100),
+  targetId: z.string(),
+  at: z.iso.datetime(),
+});
+
+export const syncReportSchema = reportBase.extend({
+  type: z.literal('sync'),
+  revision: z.string(),
+  bundleDigest: z.string(),
+  trigger: syncTriggerSchema,
+  outcome: syncOutcomeSchema,
+  startedAt: z.iso.datetime(),
+  finishedAt: z.iso.datetime(),
+  message: z.string().default(''),
+  resources: z.array(resourceResultSchema).default([]),
+});
+
+export const healthReportSchema = reportBase.extend({
+  type: z.literal('health'),
+  status: healthStatusSchema,
+  message: z.string().default(''),
+  resources: z
+    .array(objectRefSchema.extend({ status: healthStatusSchema, message: z.string().default('') }))
+    .default([]),
+});
+
+export const driftReportSchema = reportBase.extend({
+  type: z.literal('drift'),
+  state: z.enum(['detected', 'healed', 'contested', 'tolerated']),
+  resource: objectRefSchema,
+  paths: z.array(z.string()).default([]),
+  /** The field manager that made the change, when managedFields tell. */
+  manager: z.string().optional(),
+  breakGlassId: z.string().optional(),
+});
+
+export const reportSchema = z.discriminatedUnion('type', [
+  syncReportSchema,
+  healthReportSchema,
+  driftReportSchema,
+]);
+export type Report = z.infer<typeof reportSchema>;
+export type SyncReport = z.infer<typeof syncReportSchema>;
+export type HealthReport = z.infer<typeof healthReportSchema>;
+export type DriftReport = z.infer<typeof driftReportSchema>;
+
+export const reportBatchSchema = z.object({ reports: z.array(reportSchema).max(1000) });
+export type ReportBatch = z.infer<typeof reportBatchSchema>;
+
+export const reportBatchResponseSchema = z.object({
+  accepted: z.number().int(),
+  duplicates: z.number().int(),
+});
+export type ReportBatchResponse = z.infer<typeof reportBatchResponseSchema>;

@@ -1,0 +1,20 @@
+import { describe, expect, it } from 'vitest';
+import { jobId, QUEUE_NAMES, JOB_OPTIONS } from './queues.js';
+
+describe('queue registry', () => {
+  it('gives equal work an equal job id, and never uses the colon BullMQ refuses', () => {
+    const a = jobId('appset-expand', { appSetId: 'a1', inputsHash: 'h1' });
+    expect(a).toBe(jobId('appset-expand', { appSetId: 'a1', inputsHash: 'h1' }));
+    expect(a).not.toBe(jobId('appset-expand', { appSetId: 'a1', inputsHash: 'h2' }));
+    for (const id of [
+      a,
+      jobId('render', { repositoryId: 'r', revision: 'abc', path: 'apps/x', paramsHash: 'p' }),
+    ]) {
+      expect(id).not.toContain(':');
+    }
+  });
+
+  it('has job options for every queue', () => {
+    for (const q of QUEUE_NAMES) expect(JOB_OPTIONS[q].attempts).toBeGreaterThan(0);
+  });
+});

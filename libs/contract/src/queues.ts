@@ -1,0 +1,61 @@
+/**
+ * The hub's BullMQ queues: one registry of names, payloads and job options, so that no call site
+ * invents its own ids or retries. Deterministic job ids make duplicates collapse and replays safe.
+ */
+export interface QueuePayloads {
+  'source-sync': { repositoryId: string; reason: 'poll' | 'webhook' | 'manual' | 'appset-created' };
+  'appset-expand': { appSetId: string; inputsHash: string };
+  render: { repositoryId: string; revision: string; path: string; paramsHash: string };
+  rollout: { appSetId: string; revision: string };
+  'report-ingest': { clusterId: string; reportId: string };
+}
+export type QueueName = keyof QueuePayloads;
+
+export const QUEUE_NAMES = [
+  'source-sync',
+  'appset-expand',
+  'render',
+  'rollout',
+  'report-ingest',
+] as const satisfies readonly QueueName[];
+
+interface JobOptions {
+  attempts: number;
+  backoffMs: number;
+  removeOnComplete: number;
+  removeOnFail: number;
+}
+
+export const JOB_OPTIONS: Record<QueueName, JobOptions> = {
+  'source-sync': { attempts: 5, backoffMs: 1_000, removeOnComplete: 100, removeOnFail: 500 },
+  'appset-expand': { attempts: 5, backoffMs: 1_000, removeOnComplete: 100, removeOnFail: 500 },
+  render: { attempts: 3, backoffMs: 1_000, removeOnComplete: 100, removeOnFail: 500 },
+  rollout: { attempts: 10, backoffMs: 2_000, removeOnComplete: 100, removeOnFail: 500 },
+  'report-ingest': { attempts: 10, backoffMs: 500, removeOnComplete: 1_000, removeOnFail: 1_000 },
+};
+
+/**
+ * Job ids as DESIGN.md names them (`repo:<id>`, …): equal work gets an equal id, so duplicates collapse.
+ * BullMQ refuses ':' inside custom ids, so the separator on the wire is '.'.
+ */
+export function jobId<Q extends QueueName>(queue: Q, payload: QueuePayloads[Q]): string {
+  switch (queue) {
+    case 'source-sync':
+      return `repo.${(payload as QueuePayloads['source-sync']).repositoryId}`;
+    case 'appset-expand': {
+      const p = payload as QueuePayloads['appset-expand'];
+      return `appset.${p.appSetId}.${p.inputsHash}`;
+    }
+    case 'render': {
+      const p = payload as QueuePayloads['render'];
+      return `render.${p.repositoryId}.${p.revision}.${p.paramsHash}.${Buffer.from(p.path).toString('base64url')}`;
+    }
+    case 'rollout': {
+      const p = payload as QueuePayloads['rollout'];
+      return `rollout.${p.appSetId}.${p.revision}`;
+    }
+    case 'report-ingest':
+      return `report.${(payload as QueuePayloads['report-ingest']).reportId}`;
+  }
+  throw new Error(`unknown queue ${String(queue)}`);
+}

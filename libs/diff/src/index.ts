@@ -1,0 +1,2 @@
+// diff: grows with its issue; see README.md.
+export {};

@@ -1,0 +1,2 @@
+// generators: grows with its issue; see README.md.
+export {};

@@ -1,0 +1,2 @@
+// health: grows with its issue; see README.md.
+export {};

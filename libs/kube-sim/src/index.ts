@@ -1,0 +1,2 @@
+// kube-sim: grows with its issue; see README.md.
+export {};

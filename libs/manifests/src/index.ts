@@ -1,0 +1,2 @@
+// manifests: grows with its issue; see README.md.
+export {};

@@ -1,0 +1,2 @@
+// windows: grows with its issue; see README.md.
+export {};
