@@ -1,2 +1,4 @@
-// manifests: grows with its issue; see README.md.
-export {};
+export * from './canonical-json.js';
+export * from './manifest-error.js';
+export * from './parse-manifests.js';
+export * from './bundle-digest.js';

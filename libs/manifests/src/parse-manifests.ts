@@ -1,0 +1,134 @@
+import { LineCounter, parseAllDocuments } from 'yaml';
+import { kubeObjectSchema, refKey, refOf, type KubeObject } from '@flotilla/contract';
+import { ManifestError } from './manifest-error.js';
+
+export interface ManifestFile {
+  /** Path relative to the rendered directory, '/'-separated; used in error messages. */
+  path: string;
+  content: string;
+}
+
+export interface ParseLimits {
+  /** Largest file accepted, in bytes. */
+  maxFileBytes: number;
+  /** Deepest nesting of maps and lists accepted in one document. */
+  maxDepth: number;
+  /** Most YAML alias expansions in one document (alias bombs expand exponentially). */
+  maxAliasCount: number;
+}
+
+export const DEFAULT_PARSE_LIMITS: ParseLimits = {
+  maxFileBytes: 4 * 1024 * 1024,
+  maxDepth: 64,
+  maxAliasCount: 100,
+};
+
+const MANIFEST_EXTENSIONS = /\.(ya?ml|json)$/i;
+
+/** Whether a file under a rendered path holds manifests (hidden files and other extensions do not). */
+export function isManifestPath(path: string): boolean {
+  return MANIFEST_EXTENSIONS.test(path) && !path.split('/').some((part) => part.startsWith('.'));
+}
+
+/**
+ * Parses a directory of plain YAML/JSON manifests (already read by the caller) into Kubernetes
+ * objects: multi-document files, `v1 List` expanded, empty documents skipped. The result is sorted
+ * by group, kind, namespace and name, so the same objects always make the same bundle whatever the
+ * file layout. Any unusable document fails the whole set: a partial render is never a bundle.
+ */
+export function parseManifestFiles(
+  files: ManifestFile[],
+  limits: ParseLimits = DEFAULT_PARSE_LIMITS,
+): KubeObject[] {
+  const byKey = new Map<string, { obj: KubeObject; file: string }>();
+  const sorted = [...files].filter((f) => isManifestPath(f.path)).sort((a, b) => (a.path < b.path ? -1 : 1));
+  for (const file of sorted) {
+    for (const { obj, line } of parseFile(file, limits)) {
+      const key = refKey(refOf(obj));
+      const seen = byKey.get(key);
+      if (seen) {
+        throw new ManifestError(
+          'DUPLICATE_OBJECT',
+          file.path,
+          `${obj.kind} ${obj.metadata.namespace ? `${obj.metadata.namespace}/` : ''}${obj.metadata.name} is also declared in ${seen.file}`,
+          line,
+        );
+      }
+      byKey.set(key, { obj, file: file.path });
+    }
+  }
+  return [...byKey.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, v]) => v.obj);
+}
+
+function parseFile(file: ManifestFile, limits: ParseLimits): { obj: KubeObject; line: number }[] {
+  if (Buffer.byteLength(file.content) > limits.maxFileBytes) {
+    throw new ManifestError('TOO_LARGE', file.path, `file is larger than ${limits.maxFileBytes} bytes`);
+  }
+  const lineCounter = new LineCounter();
+  const docs = parseAllDocuments(file.content, { lineCounter, prettyErrors: false, uniqueKeys: true });
+  const out: { obj: KubeObject; line: number }[] = [];
+  for (const doc of Array.isArray(docs) ? docs : [docs]) {
+    const line = lineCounter.linePos(doc.range[0]).line;
+    const error = doc.errors[0];
+    if (error) {
+      throw new ManifestError(
+        'INVALID_YAML',
+        file.path,
+        error.message.split('\n')[0] ?? 'invalid YAML',
+        lineCounter.linePos(error.pos[0]).line,
+      );
+    }
+    let value: unknown;
+    try {
+      value = doc.toJS({ maxAliasCount: limits.maxAliasCount });
+    } catch (err) {
+      throw new ManifestError('INVALID_YAML', file.path, (err as Error).message, line);
+    }
+    if (value === null || value === undefined) continue;
+    if (depthOf(value, limits.maxDepth + 1) > limits.maxDepth) {
+      throw new ManifestError(
+        'TOO_DEEP',
+        file.path,
+        `document nests deeper than ${limits.maxDepth} levels`,
+        line,
+      );
+    }
+    for (const item of expandList(value)) out.push({ obj: toKubeObject(item, file.path, line), line });
+  }
+  return out;
+}
+
+function expandList(value: unknown): unknown[] {
+  if (isRecord(value) && value['kind'] === 'List' && Array.isArray(value['items'])) return value['items'];
+  return [value];
+}
+
+function toKubeObject(value: unknown, file: string, line: number): KubeObject {
+  if (!isRecord(value)) throw new ManifestError('NOT_AN_OBJECT', file, 'document is not a mapping', line);
+  const parsed = kubeObjectSchema.safeParse(value);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const path = issue?.path.join('.') || '(document)';
+    throw new ManifestError(
+      'MISSING_FIELD',
+      file,
+      `${path}: ${issue?.message ?? 'invalid'} (a Kubernetes object needs apiVersion, kind and metadata.name)`,
+      line,
+    );
+  }
+  return parsed.data;
+}
+
+function depthOf(value: unknown, stopAt: number, depth = 0): number {
+  if (depth >= stopAt || value === null || typeof value !== 'object') return depth;
+  let max = depth;
+  for (const v of Object.values(value)) {
+    max = Math.max(max, depthOf(v, stopAt, depth + 1));
+    if (max >= stopAt) break;
+  }
+  return max;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
