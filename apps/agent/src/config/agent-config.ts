@@ -1,0 +1,77 @@
+import { resolve } from 'node:path';
+import { z } from 'zod';
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** An unset variable and an empty one mean the same thing: deployment templates often leave `FOO=` behind. */
+const optionalText = z.preprocess((v) => (v === '' ? undefined : v), z.string().min(1).optional());
+
+export const agentEnvSchema = z.object({
+  FLOTILLA_HUB_URL: z.url({
+    protocol: /^https?$/,
+    error: 'must be an http(s) URL such as https://hub.example.com',
+  }),
+  FLOTILLA_CLUSTER_NAME: z
+    .string({ error: 'is required: the cluster name the hub knows this cluster by' })
+    .regex(/^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/, {
+      error: 'must be a DNS-style name: lower-case letters, digits, "-" and "."',
+    }),
+  FLOTILLA_BOOTSTRAP_TOKEN: optionalText,
+  KUBECONFIG: optionalText,
+  FLOTILLA_STATE_DIR: optionalText,
+  FLOTILLA_RESYNC_SECONDS: z.preprocess(
+    (v) => (v === '' ? undefined : v),
+    z.coerce
+      .number({ error: 'must be a whole number of seconds' })
+      .int({ error: 'must be a whole number of seconds' })
+      .min(5, { error: 'must be at least 5 seconds' })
+      .max(86_400, { error: 'must be at most 86400 seconds (one day)' })
+      .default(180),
+  ),
+  FLOTILLA_LOG_LEVEL: z.preprocess(
+    (v) => (v === '' ? undefined : v),
+    z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` }).default('info'),
+  ),
+});
+
+/** The agent's whole configuration; only `loadAgentConfig` reads the environment to build it. */
+export interface AgentConfig {
+  hubUrl: string;
+  clusterName: string;
+  /** Needed only until a credential is stored in the state dir. */
+  bootstrapToken?: string;
+  /** Path to a kubeconfig; in-cluster service-account config when absent. */
+  kubeconfigPath?: string;
+  stateDir: string;
+  resyncSeconds: number;
+  logLevel: LogLevel;
+}
+
+export class ConfigError extends Error {
+  readonly code = 'AGENT_CONFIG_INVALID';
+  constructor(readonly issues: { variable: string; message: string }[]) {
+    super(`invalid agent configuration:\n${issues.map((i) => `  ${i.variable}: ${i.message}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+export function loadAgentConfig(env: Record<string, string | undefined>): AgentConfig {
+  const parsed = agentEnvSchema.safeParse(env);
+  if (!parsed.success) {
+    throw new ConfigError(
+      parsed.error.issues.map((i) => ({ variable: String(i.path[0] ?? '(env)'), message: i.message })),
+    );
+  }
+  const e = parsed.data;
+  const config: AgentConfig = {
+    hubUrl: e.FLOTILLA_HUB_URL.replace(/\/+$/, ''),
+    clusterName: e.FLOTILLA_CLUSTER_NAME,
+    stateDir: resolve(e.FLOTILLA_STATE_DIR ?? `./.flotilla-agent/${e.FLOTILLA_CLUSTER_NAME}`),
+    resyncSeconds: e.FLOTILLA_RESYNC_SECONDS,
+    logLevel: e.FLOTILLA_LOG_LEVEL,
+  };
+  if (e.FLOTILLA_BOOTSTRAP_TOKEN !== undefined) config.bootstrapToken = e.FLOTILLA_BOOTSTRAP_TOKEN;
+  if (e.KUBECONFIG !== undefined) config.kubeconfigPath = resolve(e.KUBECONFIG);
+  return config;
+}

@@ -1,0 +1,45 @@
+/**
+ * Notices when self-heal is in a tug of war: the same fields of the same object drift back again
+ * and again, written by the same other field manager (an HPA, an operator, a person's script).
+ * Healing forever would just burn API calls and hide the conflict, so after `threshold` rounds the
+ * object is declared contested and left to people.
+ */
+export class FightDetector {
+  private readonly rounds = new Map<
+    string,
+    { signature: string; manager: string; count: number; at: number }
+  >();
+
+  /**
+   * @param threshold identical rounds that make a fight
+   * @param windowMs rounds further apart than this are unrelated (a person fixing something once a day)
+   */
+  constructor(
+    private readonly threshold = 3,
+    private readonly windowMs = 10 * 60_000,
+  ) {}
+
+  /** Records a drift about to be healed; true when it is the `threshold`-th identical round in a row. */
+  record(objectKey: string, paths: readonly string[], manager: string | undefined, at: number): boolean {
+    if (!manager) {
+      this.rounds.delete(objectKey);
+      return false;
+    }
+    const signature = [...paths].sort().join('\n');
+    const prev = this.rounds.get(objectKey);
+    const same =
+      prev && prev.signature === signature && prev.manager === manager && at - prev.at <= this.windowMs;
+    const count = same ? prev.count + 1 : 1;
+    this.rounds.set(objectKey, { signature, manager, count, at });
+    return count >= this.threshold;
+  }
+
+  /** The object has a new desired state: start counting afresh. */
+  forget(objectKey: string): void {
+    this.rounds.delete(objectKey);
+  }
+
+  clear(): void {
+    this.rounds.clear();
+  }
+}

@@ -1,0 +1,154 @@
+import { z } from 'zod';
+import {
+  AGENT_API,
+  type AssignmentsResponse,
+  type Bundle,
+  type RegisterRequest,
+  type RegisterResponse,
+  type Report,
+  assignmentsResponseSchema,
+  bundleSchema,
+  registerResponseSchema,
+  reportBatchResponseSchema,
+} from '@flotilla/contract';
+
+export type HubErrorCode =
+  'HUB_UNREACHABLE' | 'HUB_UNAUTHORIZED' | 'HUB_REJECTED' | 'HUB_BAD_RESPONSE' | 'HUB_SERVER_ERROR';
+
+/** A failed call to the hub, with the endpoint it concerned. */
+export class HubError extends Error {
+  constructor(
+    readonly code: HubErrorCode,
+    readonly path: string,
+    message: string,
+    readonly status?: number,
+  ) {
+    super(message);
+    this.name = 'HubError';
+  }
+
+  /** Worth retrying later as it is (the hub is away or busy), as opposed to a request the hub refuses. */
+  get transient(): boolean {
+    return this.code === 'HUB_UNREACHABLE' || this.code === 'HUB_SERVER_ERROR';
+  }
+}
+
+export type AssignmentsPoll = { changed: false } | { changed: true; response: AssignmentsResponse };
+
+/** The agent's side of the pull protocol: plain `fetch`, every answer validated against the contract. */
+export class HubClient {
+  constructor(
+    private readonly baseUrl: string,
+    private readonly agentVersion: string,
+  ) {}
+
+  async register(
+    clusterName: string,
+    bootstrapToken: string,
+    signal?: AbortSignal,
+  ): Promise<RegisterResponse> {
+    const body: RegisterRequest = { clusterName, bootstrapToken, agentVersion: this.agentVersion };
+    const res = await this.call(AGENT_API.register, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+      signal,
+    });
+    return this.parse(AGENT_API.register, res, registerResponseSchema);
+  }
+
+  /** Long-polls: the hub answers 304 after `waitSeconds` when nothing changed since `etag`. */
+  async assignments(
+    credential: string,
+    etag: string | undefined,
+    waitSeconds: number,
+    signal?: AbortSignal,
+  ): Promise<AssignmentsPoll> {
+    const path = `${AGENT_API.assignments}?wait=${waitSeconds}`;
+    const headers: Record<string, string> = { authorization: `Bearer ${credential}` };
+    if (etag !== undefined) headers['if-none-match'] = etag;
+    const res = await this.call(path, { headers, signal });
+    if (res.status === 304) return { changed: false };
+    return { changed: true, response: await this.parse(path, res, assignmentsResponseSchema) };
+  }
+
+  async bundle(credential: string, digest: string, signal?: AbortSignal): Promise<Bundle> {
+    const path = AGENT_API.bundle(digest);
+    const res = await this.call(path, { headers: { authorization: `Bearer ${credential}` }, signal });
+    return this.parse(path, res, bundleSchema);
+  }
+
+  async postReports(credential: string, reports: Report[], signal?: AbortSignal): Promise<void> {
+    const res = await this.call(AGENT_API.reports, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${credential}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ reports }),
+      signal,
+    });
+    await this.parse(AGENT_API.reports, res, reportBatchResponseSchema);
+  }
+
+  private async call(path: string, init: RequestInit): Promise<Response> {
+    let res: Response;
+    try {
+      res = await fetch(this.baseUrl + path, init);
+    } catch (err) {
+      const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+      throw new HubError(
+        'HUB_UNREACHABLE',
+        path,
+        `cannot reach the hub at ${this.baseUrl}: ${cause?.code ?? cause?.message ?? (err as Error).message}`,
+      );
+    }
+    if (res.status === 304 || res.ok) return res;
+    const text = await res.text().catch(() => '');
+    const detail = describeApiError(text);
+    if (res.status === 401 || res.status === 403) {
+      throw new HubError(
+        'HUB_UNAUTHORIZED',
+        path,
+        `the hub refused the agent's credentials: ${detail}`,
+        res.status,
+      );
+    }
+    if (res.status >= 500 || res.status === 429) {
+      throw new HubError('HUB_SERVER_ERROR', path, `the hub failed (${res.status}): ${detail}`, res.status);
+    }
+    throw new HubError(
+      'HUB_REJECTED',
+      path,
+      `the hub rejected the request (${res.status}): ${detail}`,
+      res.status,
+    );
+  }
+
+  private async parse<T>(path: string, res: Response, schema: z.ZodType<T>): Promise<T> {
+    let body: unknown;
+    try {
+      body = await res.json();
+    } catch (err) {
+      throw new HubError('HUB_BAD_RESPONSE', path, `the hub sent invalid JSON: ${(err as Error).message}`);
+    }
+    const parsed = schema.safeParse(body);
+    if (!parsed.success) {
+      throw new HubError(
+        'HUB_BAD_RESPONSE',
+        path,
+        `the hub's answer does not match the agent protocol: ${z.prettifyError(parsed.error)}`,
+      );
+    }
+    return parsed.data;
+  }
+}
+
+function describeApiError(text: string): string {
+  try {
+    const body = JSON.parse(text) as { code?: unknown; message?: unknown };
+    if (typeof body.message === 'string') {
+      return typeof body.code === 'string' ? `${body.code}: ${body.message}` : body.message;
+    }
+  } catch {
+    // not JSON: fall through to the raw text
+  }
+  return text.slice(0, 300) || '(no body)';
+}
