@@ -1,2 +1,21 @@
-// generators: grows with its issue; see README.md.
-export {};
+export {
+  parseApplicationSet,
+  type ApplicationSet,
+  type ApplicationTemplate,
+  type GeneratorSpec,
+  type LabelSelector,
+  APPLICATIONSET_API_VERSIONS,
+  SUPPORTED_GENERATORS,
+} from './application-set.js';
+export { generate, findDuplicateTargetNames } from './generate.js';
+export { GeneratorError, type GeneratorErrorCode } from './generator-error.js';
+export { RESOURCES_FINALIZER } from './render-application.js';
+export type {
+  ClusterInfo,
+  RepositoryFiles,
+  GenerateContext,
+  GeneratedTarget,
+  GeneratedApplication,
+  GenerateResult,
+  Params,
+} from './types.js';

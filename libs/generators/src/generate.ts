@@ -1,0 +1,106 @@
+import { type ApplicationSet, type GeneratorSpec, parseGenerator } from './application-set.js';
+import { GeneratorError } from './generator-error.js';
+import { type GeneratorEnv } from './generators/generator-env.js';
+import { listGenerator } from './generators/list.generator.js';
+import { compileSelector } from './label-selector.js';
+import { flattenToStrings, mergeFill } from './params.js';
+import { renderApplication } from './render-application.js';
+import { renderDeep } from './render-string.js';
+import { type GenerateContext, type GenerateResult, type GeneratedTarget, type Params } from './types.js';
+
+/**
+ * Runs every generator of the ApplicationSet and renders one Application per parameter set.
+ * Generators run in order; each one's post-selector filters its own output. Throws GeneratorError.
+ */
+export function generate(appSet: ApplicationSet, ctx: GenerateContext): GenerateResult {
+  const env: GeneratorEnv = {
+    goTemplate: appSet.spec.goTemplate,
+    goTemplateOptions: appSet.spec.goTemplateOptions,
+    ctx,
+  };
+  const params: Params[] = [];
+  const targets: GeneratedTarget[] = [];
+  appSet.spec.generators.forEach((generator, i) => {
+    const path = `spec.generators[${i}]`;
+    const generated = runGenerator(generator, env, path);
+    // A generator-level template overrides the spec-level one field by field.
+    const ownTemplate = bodyOf(generator).template ?? {};
+    const template = mergeFill(ownTemplate, appSet.spec.template) as typeof ownTemplate;
+    for (const p of generated) {
+      const application = renderApplication(template, p, appSet, path);
+      params.push(p);
+      targets.push({ name: application.metadata.name, params: p, application });
+    }
+  });
+  return { params, targets };
+}
+
+/** Target names that occur more than once (the hub refuses them; the offline preview shows them). */
+export function findDuplicateTargetNames(targets: GeneratedTarget[]): string[] {
+  const seen = new Set<string>();
+  const dup = new Set<string>();
+  for (const t of targets) (seen.has(t.name) ? dup : seen).add(t.name);
+  return [...dup].sort();
+}
+
+/** Runs one validated generator and applies its post-selector. */
+export function runGenerator(generator: GeneratorSpec, env: GeneratorEnv, path: string): Params[] {
+  const matches = compileSelector(generator.selector, `${path}.selector`);
+  return produce(generator, env, path).filter((p) => matches(flattenToStrings(p)));
+}
+
+/**
+ * Runs a matrix/merge child given as written. When the first matrix child's parameters are given,
+ * every string of the child is templated with them first (Argo CD's InterpolateGenerator); the
+ * post-selector stays the one written, not the interpolated one.
+ */
+export function runChild(
+  raw: unknown,
+  env: GeneratorEnv,
+  path: string,
+  depth: number,
+  inherited?: Params,
+): Params[] {
+  const written = parseGenerator(raw, path, depth);
+  if (inherited === undefined || Object.keys(inherited).length === 0) return runGenerator(written, env, path);
+  let interpolated: GeneratorSpec;
+  try {
+    interpolated = parseGenerator(renderDeep(raw, inherited, env), path, depth);
+  } catch (err) {
+    throw GeneratorError.wrap(err, 'TEMPLATE_EXECUTE', path);
+  }
+  const matches = compileSelector(written.selector, `${path}.selector`);
+  return produce(interpolated, env, path, depth).filter((p) => matches(flattenToStrings(p)));
+}
+
+function produce(generator: GeneratorSpec, env: GeneratorEnv, path: string, depth = 0): Params[] {
+  switch (generator.kind) {
+    case 'list':
+      return listGenerator(generator.list, env, `${path}.list`);
+    case 'clusters':
+    case 'git':
+    case 'matrix':
+    case 'merge':
+      void depth;
+      throw new GeneratorError(
+        'UNKNOWN_GENERATOR',
+        `generator '${generator.kind}' is not implemented yet`,
+        path,
+      );
+  }
+}
+
+function bodyOf(generator: GeneratorSpec): { template?: ApplicationSet['spec']['template'] } {
+  switch (generator.kind) {
+    case 'list':
+      return generator.list;
+    case 'clusters':
+      return generator.clusters;
+    case 'git':
+      return generator.git;
+    case 'matrix':
+      return generator.matrix;
+    case 'merge':
+      return generator.merge;
+  }
+}
