@@ -5,7 +5,9 @@ import { type CommandModule } from './command.js';
  * Commands load lazily so that an offline call (`flotilla health …`) pays only for what it uses:
  * acceptance suites run thousands of them.
  */
-const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandModule> }> = {};
+const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandModule> }> = {
+  diff: { summary: 'compare a desired object with a live one, as the agent does for drift', load: () => import('./commands/diff.command.js') },
+};
 
 function usage(): string {
   const width = Math.max(...Object.keys(COMMANDS).map((c) => c.length), 8);

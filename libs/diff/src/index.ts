@@ -1,2 +1,12 @@
-// diff: grows with its issue; see README.md.
-export {};
+export {
+  diffObjects,
+  DEFAULT_MANAGER,
+  type Difference,
+  type DiffOptions,
+  type DiffResult,
+} from './diff-objects.js';
+export { normalizeObject, type NormalizeOptions } from './normalize-object.js';
+export { DiffError, type DiffErrorCode } from './diff-error.js';
+export { compileIgnoreRules, type CompiledIgnoreRule, type ObjectIdentity } from './ignore-rules.js';
+export { parseQuantity, quantitiesEqual, type Quantity } from './quantity.js';
+export { formatPointer, parsePointer, type PathSegment } from './json-pointer.js';

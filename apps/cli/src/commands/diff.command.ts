@@ -1,0 +1,131 @@
+import { ignoreRuleSchema, type IgnoreRule } from '@flotilla/contract';
+import { DiffError, compileIgnoreRules, diffObjects, type DiffResult } from '@flotilla/diff';
+import { z } from 'zod';
+import {
+  EvaluationError,
+  UsageError,
+  errorResult,
+  many,
+  parseCommandArgs,
+  readDocuments,
+  readOneDocument,
+  runOffline,
+  type ArgValue,
+} from '../offline/offline-command.js';
+
+const HELP = `usage: flotilla diff --desired FILE --live FILE [--ignore RULES] [--manager NAME] [--yield MANAGER]... [-o json|yaml|table]
+
+Compares a desired object with the live one after the normalisation the agent uses for drift, and
+prints {"inSync": bool, "differences": [{"path", "desired", "live"}]}.
+  --desired FILE    the object as declared (YAML or JSON)
+  --live FILE       the object as read from the cluster, with its managedFields
+  --ignore RULES    a YAML list of ignore rules {group, kind, name?, namespace?, jsonPointers?,
+                    jqPathExpressions?, managedFieldsManagers?} (Argo CD's ignoreDifferences)
+  --manager NAME    the field manager that applies the desired object (default flotilla)
+  --yield MANAGER   a manager whose fields are never drift (e.g. an autoscaler); repeatable
+--desired and --live may be repeated in pairs; the output is then an array in input order.
+Exit 0 whatever the verdict, 1 for a bad ignore rule, 2 for bad usage or unreadable input.`;
+
+const rulesSchema = z.union([
+  z.array(ignoreRuleSchema),
+  z.object({ ignoreDifferences: z.array(ignoreRuleSchema) }).transform((r) => r.ignoreDifferences),
+]);
+
+const OPTIONS = {
+  desired: { type: 'string', multiple: true },
+  live: { type: 'string', multiple: true },
+  ignore: { type: 'string' },
+  manager: { type: 'string' },
+  yield: { type: 'string', multiple: true },
+} as const;
+
+export async function run(argv: string[]): Promise<number> {
+  if (argv.includes('--help') || argv.includes('-h')) {
+    console.log(HELP);
+    return 0;
+  }
+  let values: Record<string, ArgValue> = {};
+  return runOffline(
+    () => {
+      const parsed = parseCommandArgs(argv, OPTIONS);
+      values = parsed.values;
+      return parsed.output;
+    },
+    () => Promise.resolve(evaluate(values)),
+  );
+}
+
+function evaluate(values: Record<string, ArgValue>): {
+  results: unknown[];
+  batch: boolean;
+  table: (r: unknown) => string;
+} {
+  const desired = many(values['desired']);
+  const live = many(values['live']);
+  if (desired.length === 0 || live.length === 0)
+    throw new UsageError('diff needs --desired FILE and --live FILE');
+  if (desired.length !== live.length) {
+    throw new UsageError(`--desired and --live come in pairs: got ${desired.length} and ${live.length}`);
+  }
+  const manager = typeof values['manager'] === 'string' ? values['manager'] : undefined;
+  if (manager === '') throw new UsageError('--manager must not be empty');
+  const ignorePath = typeof values['ignore'] === 'string' ? values['ignore'] : undefined;
+  const ignoreRules = ignorePath ? readRules(ignorePath) : [];
+  const yieldToManagers = many(values['yield']);
+  const inputs = desired.map((d, i) => {
+    const l = live[i] ?? '';
+    return { d, l, desiredObj: readOneDocument(d), liveObj: readOneDocument(l) };
+  });
+  const results = inputs.map(({ d, l, desiredObj, liveObj }) => {
+    try {
+      return diffObjects(desiredObj, liveObj, {
+        ignoreRules,
+        yieldToManagers,
+        ...(manager ? { manager } : {}),
+      });
+    } catch (err) {
+      if (err instanceof DiffError && err.code === 'INVALID_OBJECT') {
+        throw new UsageError(`${err.path === 'desired' ? d : l}: ${err.message}`);
+      }
+      return errorResult(err);
+    }
+  });
+  return { results, batch: results.length > 1, table: formatTable };
+}
+
+/** Ignore rules are checked here (shape) and by the diff (JSON pointers, jq syntax). */
+function readRules(path: string): IgnoreRule[] {
+  const docs = readDocuments(path);
+  if (docs.length === 0) return [];
+  if (docs.length > 1)
+    throw new UsageError(`${path}: expected one YAML list of ignore rules, found ${docs.length} documents`);
+  const parsed = rulesSchema.safeParse(docs[0]);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const where = issue?.path.length ? `[${issue.path.map(String).join('].')}` : '';
+    throw new EvaluationError(
+      `${path}: invalid ignore rules${where ? ` at ${where}` : ''}: ${issue?.message ?? 'unknown'}`,
+    );
+  }
+  try {
+    compileIgnoreRules(parsed.data);
+  } catch (err) {
+    if (err instanceof DiffError) throw new EvaluationError(`${path}: ${err.message}`);
+    throw err;
+  }
+  return parsed.data;
+}
+
+function formatTable(r: unknown): string {
+  const result = r as DiffResult;
+  if (result.inSync) return 'in sync';
+  const lines = [`out of sync: ${result.differences.length} difference(s)`];
+  for (const d of result.differences) {
+    lines.push(
+      `  ${d.path || '/'}`,
+      `    desired: ${JSON.stringify(d.desired)}`,
+      `    live:    ${JSON.stringify(d.live)}`,
+    );
+  }
+  return lines.join('\n');
+}

@@ -1,0 +1,294 @@
+import { type IgnoreRule } from '@flotilla/contract';
+import { DiffError } from './diff-error.js';
+import { compileIgnoreRules, identityOf } from './ignore-rules.js';
+import {
+  comparePaths,
+  formatPointer,
+  isPlainObject,
+  removePaths,
+  scalarText,
+  type PathSegment,
+} from './json-pointer.js';
+import {
+  isAtomicMap,
+  isIntOrStringField,
+  isQuantityField,
+  listSchemaOf,
+  type ListSchema,
+} from './list-schema.js';
+import {
+  covers,
+  fieldSteps,
+  managedFieldsOf,
+  matchesKey,
+  ownedNodes,
+  type OwnedNode,
+} from './managed-fields.js';
+import { normalizeObject } from './normalize-object.js';
+import { quantitiesEqual } from './quantity.js';
+import { applyServerDefaults } from './server-defaults.js';
+
+export interface Difference {
+  /** JSON pointer (RFC 6901); array indexes are those of the live object (see README). */
+  path: string;
+  /** The declared value; null when the desired object does not declare the field. */
+  desired: unknown;
+  /** The live value; null when the live object does not have the field. */
+  live: unknown;
+}
+
+export interface DiffResult {
+  inSync: boolean;
+  differences: Difference[];
+}
+
+export interface DiffOptions {
+  ignoreRules?: IgnoreRule[];
+  /** The field manager that applies the desired object (server-side apply); default `flotilla`. */
+  manager?: string;
+  /** Managers whose fields are never drift, e.g. an autoscaler that owns `spec.replicas`. */
+  yieldToManagers?: string[];
+}
+
+export const DEFAULT_MANAGER = 'flotilla';
+
+/**
+ * Compares what a manifest declares with the live object, the way server-side apply sees it:
+ * only declared fields count, plus the fields the applying manager owns but no longer declares
+ * (applying would remove them). Throws DiffError for unusable input (a bad ignore rule).
+ */
+export function diffObjects(desired: unknown, live: unknown, opts: DiffOptions = {}): DiffResult {
+  if (!isPlainObject(desired)) {
+    throw new DiffError('INVALID_OBJECT', 'expected a Kubernetes object (a mapping)', 'desired');
+  }
+  if (live !== null && live !== undefined && !isPlainObject(live)) {
+    throw new DiffError('INVALID_OBJECT', 'expected a Kubernetes object (a mapping) or nothing', 'live');
+  }
+  const rules = compileIgnoreRules(opts.ignoreRules);
+  const id = identityOf(desired, live);
+  const matched = rules.filter((r) => r.matches(id));
+
+  const declared = normalizeObject(desired, { defaults: false }) as Record<string, unknown>;
+  for (const r of matched) removePaths(declared, r.pathsIn(declared));
+  if (!isPlainObject(live)) {
+    return { inSync: false, differences: [{ path: '', desired: declared, live: null }] };
+  }
+  const liveN = normalizeObject(live) as Record<string, unknown>;
+  for (const r of matched) removePaths(liveN, r.pathsIn(liveN));
+  const defaulted = structuredClone(declared);
+  applyServerDefaults(defaulted);
+
+  const manager = opts.manager ?? DEFAULT_MANAGER;
+  const entries = managedFieldsOf(live);
+  const isApplier = (e: { manager: string; operation: string; subresource: string }): boolean =>
+    e.manager === manager && e.operation === 'Apply' && e.subresource === '';
+  const yielded = new Set([...(opts.yieldToManagers ?? []), ...matched.flatMap((r) => r.managers)]);
+  const othersOwn: OwnedNode[] = [];
+  const yieldedOwn: OwnedNode[] = [];
+  for (const e of entries) {
+    if (isApplier(e)) continue;
+    const nodes = ownedNodes(id.kind, e, liveN);
+    othersOwn.push(...nodes);
+    if (yielded.has(e.manager)) yieldedOwn.push(...nodes);
+  }
+
+  const ctx: Walk = { kind: id.kind, out: [] };
+  compareDeclared(ctx, declared, defaulted, liveN, []);
+  const removals: Found[] = [];
+  for (const e of entries.filter(isApplier)) {
+    findRemovals({ kind: id.kind, out: removals }, e.fields, liveN, declared, []);
+  }
+  // A field another manager co-owns survives the apply, so its removal is not drift.
+  ctx.out.push(...removals.filter((r) => !covers(othersOwn, r.path)));
+
+  const seen = new Set<string>();
+  const differences = ctx.out
+    .filter((d) => !covers(yieldedOwn, d.path))
+    .sort((a, b) => comparePaths(a.path, b.path))
+    .flatMap((d) => {
+      const path = formatPointer(d.path);
+      if (seen.has(path)) return [];
+      seen.add(path);
+      return [{ path, desired: d.desired ?? null, live: d.live ?? null }];
+    });
+  return { inSync: differences.length === 0, differences };
+}
+
+interface Found {
+  path: PathSegment[];
+  desired: unknown;
+  live: unknown;
+}
+
+interface Walk {
+  kind: string;
+  out: Found[];
+}
+
+/**
+ * Walks what the manifest declares (`declared`, as written) beside the same with server defaults
+ * (`defaulted`, index-aligned with `declared`), looking each field up in the live object.
+ */
+function compareDeclared(
+  ctx: Walk,
+  declared: unknown,
+  defaulted: unknown,
+  live: unknown,
+  path: PathSegment[],
+): void {
+  if (isPlainObject(declared)) {
+    if (isAtomicMap(ctx.kind, path)) {
+      if (!sameValue(defaulted, live, path)) ctx.out.push({ path, desired: declared, live });
+      return;
+    }
+    if (live !== undefined && !isPlainObject(live)) {
+      ctx.out.push({ path, desired: declared, live });
+      return;
+    }
+    const liveMap = live ?? {};
+    const defaultedMap = isPlainObject(defaulted) ? defaulted : {};
+    for (const key of Object.keys(declared)) {
+      compareDeclared(ctx, declared[key], defaultedMap[key], liveMap[key], [...path, key]);
+    }
+    return;
+  }
+  if (Array.isArray(declared)) {
+    if (live === undefined && declared.length === 0) return;
+    const liveList = live ?? [];
+    if (!Array.isArray(liveList)) {
+      ctx.out.push({ path, desired: declared, live });
+      return;
+    }
+    const defaultedList = Array.isArray(defaulted) ? defaulted : declared;
+    compareList(ctx, declared, defaultedList, liveList, path);
+    return;
+  }
+  if (!sameValue(defaulted, live, path)) ctx.out.push({ path, desired: declared, live });
+}
+
+function compareList(
+  ctx: Walk,
+  declared: unknown[],
+  defaulted: unknown[],
+  live: unknown[],
+  path: PathSegment[],
+): void {
+  const schema = listSchemaOf(ctx.kind, path);
+  if (schema.type === 'map') {
+    const desiredKeys = defaulted.map((el) => keyOf(el, schema));
+    const liveKeys = live.map((el) => keyOf(el, schema));
+    if (isUniqueKeys(desiredKeys) && isUniqueKeys(liveKeys)) {
+      declared.forEach((el, i) => {
+        const j = liveKeys.indexOf(desiredKeys[i] ?? '');
+        if (j < 0) ctx.out.push({ path: [...path, i], desired: el, live: null });
+        else compareDeclared(ctx, el, defaulted[i], live[j], [...path, j]);
+      });
+      return;
+    }
+  }
+  if (schema.type === 'set') {
+    declared.forEach((el, i) => {
+      if (!live.some((l) => sameValue(defaulted[i], l, [...path, i]))) {
+        ctx.out.push({ path: [...path, i], desired: el, live: null });
+      }
+    });
+    return;
+  }
+  // Positional (atomic) lists: server-side apply replaces them whole. When the lengths agree the
+  // elements are compared one by one, so that undeclared fields inside them (CRD defaults) are not
+  // drift and the difference points at the element that changed.
+  if (declared.length === live.length) {
+    declared.forEach((el, i) => compareDeclared(ctx, el, defaulted[i], live[i], [...path, i]));
+  } else if (!sameValue(defaulted, live, path)) {
+    ctx.out.push({ path, desired: declared, live });
+  }
+}
+
+function keyOf(element: unknown, schema: Extract<ListSchema, { type: 'map' }>): string | undefined {
+  if (!isPlainObject(element)) return undefined;
+  const values: string[] = [];
+  for (const k of schema.keys) {
+    const v = scalarText(element[k] ?? schema.keyDefaults[k]);
+    if (v === undefined) return undefined;
+    values.push(v);
+  }
+  return JSON.stringify(values);
+}
+
+function isUniqueKeys(keys: (string | undefined)[]): keys is string[] {
+  return keys.every((k) => k !== undefined) && new Set(keys).size === keys.length;
+}
+
+/**
+ * Fields in the applier's managedFields set that the manifest no longer declares: the next apply
+ * removes them (a whole element or key when the applier owns it, else only the owned fields in it).
+ */
+function findRemovals(
+  ctx: Walk,
+  fields: Record<string, unknown>,
+  live: unknown,
+  declared: unknown,
+  path: PathSegment[],
+): void {
+  for (const step of fieldSteps(ctx.kind, fields, live, path)) {
+    if (step.segment === undefined) continue;
+    const childPath = [...path, step.segment];
+    const childLive = (live as Record<string | number, unknown>)[step.segment];
+    const childDeclared = declaredChild(ctx.kind, step.key, step.segment, declared, path);
+    const keys = Object.keys(step.child);
+    if (childDeclared === undefined) {
+      if (keys.length === 0 || keys.includes('.'))
+        ctx.out.push({ path: childPath, desired: null, live: childLive });
+      else findRemovals(ctx, step.child, childLive, undefined, childPath);
+    } else if (keys.length > 0) {
+      findRemovals(ctx, step.child, childLive, childDeclared, childPath);
+    }
+  }
+}
+
+function declaredChild(
+  kind: string,
+  key: string,
+  segment: PathSegment,
+  declared: unknown,
+  path: PathSegment[],
+): unknown {
+  if (key.startsWith('f:')) return isPlainObject(declared) ? declared[segment as string] : undefined;
+  if (!Array.isArray(declared)) return undefined;
+  if (key.startsWith('i:')) return declared[Number(key.slice(2))];
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(key.slice(2));
+  } catch {
+    return undefined;
+  }
+  if (key.startsWith('v:')) return declared.find((v) => JSON.stringify(v) === JSON.stringify(parsed));
+  if (!isPlainObject(parsed)) return undefined;
+  const schema = listSchemaOf(kind, path);
+  const defaults = schema.type === 'map' ? schema.keyDefaults : {};
+  return declared.find((el) => matchesKey(el, parsed, defaults));
+}
+
+function isEmpty(v: unknown): boolean {
+  if (v === undefined || v === null) return true;
+  if (Array.isArray(v)) return v.length === 0;
+  return isPlainObject(v) && Object.keys(v).length === 0;
+}
+
+/** Semantic equality: null ≡ {} ≡ [] ≡ absent, canonical quantities, int-or-string ports. */
+function sameValue(a: unknown, b: unknown, path: PathSegment[]): boolean {
+  if (a === b) return true;
+  if (isEmpty(a) && isEmpty(b)) return true;
+  if (Array.isArray(a) && Array.isArray(b)) {
+    return a.length === b.length && a.every((x, i) => sameValue(x, b[i], [...path, i]));
+  }
+  if (isPlainObject(a) && isPlainObject(b)) {
+    const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
+    return [...keys].every((k) => sameValue(a[k], b[k], [...path, k]));
+  }
+  if (isQuantityField(path) && quantitiesEqual(a, b)) return true;
+  if (isIntOrStringField(path) && (typeof a === 'number' || typeof b === 'number')) {
+    return String(a) === String(b);
+  }
+  return false;
+}

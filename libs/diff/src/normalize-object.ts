@@ -1,0 +1,56 @@
+import { isPlainObject } from './json-pointer.js';
+import { applyServerDefaults } from './server-defaults.js';
+
+export interface NormalizeOptions {
+  /** Fill server-side defaults (default true); the diff turns this off for the declared form. */
+  defaults?: boolean;
+}
+
+/** Metadata the API server writes and owns; never part of what a manifest asks for. */
+const SERVER_METADATA = [
+  'uid',
+  'resourceVersion',
+  'generation',
+  'creationTimestamp',
+  'managedFields',
+  'selfLink',
+  'deletionTimestamp',
+  'deletionGracePeriodSeconds',
+];
+
+/**
+ * The form in which the agent and the CLI compare objects: a deep copy without `status` and
+ * server-owned metadata, without nulls (a manifest's `null` and an absent field mean the same),
+ * with a Secret's write-only `stringData` folded into base64 `data` as the server does, and —
+ * unless `defaults: false` — with the server's defaults filled in.
+ */
+export function normalizeObject(obj: unknown, opts: NormalizeOptions = {}): unknown {
+  if (!isPlainObject(obj)) return obj;
+  const out = withoutNulls(obj) as Record<string, unknown>;
+  delete out['status'];
+  const metadata = out['metadata'];
+  if (isPlainObject(metadata)) for (const key of SERVER_METADATA) delete metadata[key];
+  if (out['kind'] === 'Secret') foldStringData(out);
+  if (opts.defaults !== false) applyServerDefaults(out);
+  return out;
+}
+
+function withoutNulls(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutNulls);
+  if (!isPlainObject(value)) return value;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) if (v !== null && v !== undefined) out[k] = withoutNulls(v);
+  return out;
+}
+
+/** The server merges `stringData` into `data` (stringData wins) and never returns it. */
+function foldStringData(secret: Record<string, unknown>): void {
+  const stringData = secret['stringData'];
+  delete secret['stringData'];
+  if (!isPlainObject(stringData)) return;
+  const data = isPlainObject(secret['data']) ? secret['data'] : {};
+  for (const [k, v] of Object.entries(stringData)) {
+    data[k] = Buffer.from(typeof v === 'string' ? v : JSON.stringify(v), 'utf8').toString('base64');
+  }
+  secret['data'] = data;
+}
