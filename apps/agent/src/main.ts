@@ -1,2 +1,35 @@
-// Replaced by the agent implementation.
-export {};
+#!/usr/bin/env node
+import { pino } from 'pino';
+import { startAgent } from './agent.js';
+import { ConfigError, loadAgentConfig } from './config/agent-config.js';
+
+let config;
+try {
+  config = loadAgentConfig(process.env);
+} catch (err) {
+  if (err instanceof ConfigError) {
+    console.error(`flotilla-agent: ${err.message}`);
+    process.exit(2);
+  }
+  throw err;
+}
+
+const log = pino({ level: config.logLevel });
+try {
+  const agent = await startAgent(config, { logger: log });
+  const shutdown = (signal: string): void => {
+    log.info({ signal }, 'stopping');
+    agent.stop().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        log.error({ err }, 'unclean stop');
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGTERM', () => shutdown('SIGTERM'));
+  process.once('SIGINT', () => shutdown('SIGINT'));
+} catch (err) {
+  log.fatal({ err }, 'agent failed to start');
+  process.exit(1);
+}

@@ -75,7 +75,7 @@ export function createKubeClient(kc: KubeConfig): KubeClient {
     async apply(obj) {
       try {
         const result = await api.patch(
-          obj as KubernetesObject,
+          obj,
           undefined,
           undefined,
           FIELD_MANAGER,

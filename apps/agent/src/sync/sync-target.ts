@@ -79,7 +79,7 @@ export interface SyncResult {
  * annotation). Never throws for a cluster error: each object's outcome is in the report.
  */
 export async function syncTarget(input: SyncInput): Promise<SyncResult> {
-  const { kube, assignment, trigger } = input;
+  const { kube, assignment } = input;
   const now = input.now ?? (() => new Date());
   const startedAt = now().toISOString();
   const results: ResourceResult[] = [];

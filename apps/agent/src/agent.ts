@@ -1,0 +1,280 @@
+import { KubeConfig } from '@kubernetes/client-node';
+import { type Assignment, type AssignmentsResponse, type Bundle, type Report } from '@flotilla/contract';
+import { bundleDigest } from '@flotilla/manifests';
+import { type Logger, pino } from 'pino';
+import { type AgentConfig } from './config/agent-config.js';
+import { type DriftDiffer } from './drift/drift-differ.js';
+import { type HealthAssessor } from './health/target-health.js';
+import { HubClient, HubError } from './hub/hub-client.js';
+import { createKubeClient } from './kube/kube-client.js';
+import { ObjectWatcher } from './kube/object-watcher.js';
+import { TargetReconciler } from './reconcile/target-reconciler.js';
+import { ReportQueue } from './reports/report-queue.js';
+import { StateStore } from './state/state-store.js';
+import { Backoff, sleep } from './util/backoff.js';
+import { type WindowEvaluator, decideSync } from './windows/sync-gate.js';
+import { defaultDiffer, defaultHealthAssessor, defaultWindowEvaluator } from './lib-adapters.js';
+
+export const AGENT_VERSION = '0.1.0';
+
+/** Knobs for tests and the demo; production uses the defaults. */
+export interface AgentOptions {
+  logger?: Logger;
+  /** Use this cluster connection instead of `config.kubeconfigPath` / in-cluster config. */
+  kubeConfig?: KubeConfig;
+  /** How long the hub may hold an assignments long-poll (the `wait` parameter). Default 30. */
+  longPollSeconds?: number;
+  /** Back-off between failed hub calls. Default 1 s doubling to 60 s, with jitter. */
+  hubBackoff?: { initialMs: number; maxMs: number };
+  /** Delay between consecutive self-heals of one target. Default 2 s doubling to 5 min. */
+  selfHealBackoff?: { initialMs: number; maxMs: number };
+  differ?: DriftDiffer;
+  health?: HealthAssessor;
+  evaluateWindows?: WindowEvaluator;
+  now?: () => Date;
+}
+
+export interface Agent {
+  readonly clusterName: string;
+  /** Stops polling, watching and timers; waits for the step in progress. Idempotent. */
+  stop(): Promise<void>;
+}
+
+export class AgentStartError extends Error {
+  readonly code = 'AGENT_START_FAILED';
+  constructor(
+    message: string,
+    readonly path: string,
+  ) {
+    super(message);
+    this.name = 'AgentStartError';
+  }
+}
+
+/**
+ * Starts an agent for one cluster: resumes from the state dir (so it reconciles even while the hub
+ * is away), then pulls assignments, applies, watches, heals and reports until `stop()`.
+ */
+export async function startAgent(config: AgentConfig, options: AgentOptions = {}): Promise<Agent> {
+  const log = (options.logger ?? pino({ level: config.logLevel })).child({ cluster: config.clusterName });
+  const now = options.now ?? (() => new Date());
+  const store = new StateStore(config.stateDir);
+  await store.init();
+  const queue = new ReportQueue(store.reportsDir);
+  await queue.init();
+
+  const kc = options.kubeConfig ?? loadKubeConfig(config);
+  const kube = createKubeClient(kc);
+  const watcher = new ObjectWatcher(kc, kube, log);
+  const hub = new HubClient(config.hubUrl, AGENT_VERSION);
+  const differ = options.differ ?? defaultDiffer;
+  const health = options.health ?? (await defaultHealthAssessor());
+  const evaluate = options.evaluateWindows ?? defaultWindowEvaluator;
+  const abort = new AbortController();
+  const reconcilers = new Map<string, TargetReconciler>();
+  let credential = (await store.loadCredential())?.credential;
+  let etag: string | undefined;
+  let wakeDelivery: (() => void) | undefined;
+
+  const emit = async (reports: Report[]): Promise<void> => {
+    await queue.enqueue(reports);
+    wakeDelivery?.();
+  };
+  const deps = {
+    kube,
+    live: watcher,
+    store,
+    differ,
+    health,
+    emit,
+    log,
+    now,
+    gate: (a: Assignment, action: 'auto' | 'self-heal', at: Date) =>
+      decideSync(a, config.clusterName, action, at, evaluate),
+    healBackoff: options.selfHealBackoff ?? { initialMs: 2_000, maxMs: 300_000 },
+  };
+
+  watcher.onChange((_type, obj) => {
+    for (const r of reconcilers.values()) r.notify(obj);
+  });
+
+  for (const c of store.corrupt) log.warn({ code: c.code, path: c.path }, c.message);
+
+  /** Bring the running reconcilers in line with an assignment set whose bundles are all at hand. */
+  const applyAssignments = async (assignments: Assignment[], bundles: Map<string, Bundle>): Promise<void> => {
+    const seen = new Set<string>();
+    for (const a of assignments) {
+      const bundle = bundles.get(a.bundleDigest);
+      if (!bundle) continue;
+      seen.add(a.targetId);
+      const existing = reconcilers.get(a.targetId);
+      if (existing) existing.update(a, bundle);
+      else reconcilers.set(a.targetId, await TargetReconciler.start(deps, a, bundle));
+    }
+    // A target the hub no longer assigns is left as it is in the cluster (orphaned), never deleted:
+    // an empty answer from a confused hub must not wipe a cluster.
+    for (const [id, r] of reconcilers) {
+      if (!seen.has(id) && !assignments.some((a) => a.targetId === id)) {
+        reconcilers.delete(id);
+        await r.stop();
+        log.info({ targetId: id }, 'target no longer assigned; its objects are left in place');
+      }
+    }
+  };
+
+  // Resume from disk before the hub answers.
+  const cached = await store.loadAssignments();
+  if (cached) {
+    etag = cached.etag;
+    const bundles = new Map<string, Bundle>();
+    for (const a of cached.assignments) {
+      const b = await store.loadBundle(a.bundleDigest);
+      if (b) bundles.set(a.bundleDigest, b);
+      else etag = undefined; // fetch the whole set again so the missing bundle is re-fetched
+    }
+    await applyAssignments(cached.assignments, bundles);
+    log.info({ targets: reconcilers.size, etag: cached.etag }, 'resumed from the state dir');
+  }
+
+  const ensureCredential = async (): Promise<string> => {
+    if (credential) return credential;
+    if (!config.bootstrapToken) {
+      throw new AgentStartError(
+        `no agent credential in ${config.stateDir} and FLOTILLA_BOOTSTRAP_TOKEN is not set: ask an admin for a bootstrap token for cluster ${config.clusterName}`,
+        'FLOTILLA_BOOTSTRAP_TOKEN',
+      );
+    }
+    const reg = await hub.register(config.clusterName, config.bootstrapToken, abort.signal);
+    await store.saveCredential({
+      clusterName: reg.clusterName,
+      clusterId: reg.clusterId,
+      credential: reg.credential,
+      expiresAt: reg.expiresAt,
+    });
+    log.info({ clusterId: reg.clusterId }, 'registered with the hub');
+    credential = reg.credential;
+    return credential;
+  };
+
+  const fetchBundles = async (cred: string, response: AssignmentsResponse): Promise<Map<string, Bundle>> => {
+    const bundles = new Map<string, Bundle>();
+    const failures: string[] = [];
+    for (const digest of new Set(response.assignments.map((a) => a.bundleDigest))) {
+      let bundle = await store.loadBundle(digest);
+      if (!bundle) {
+        const fetched = await hub.bundle(cred, digest, abort.signal);
+        const actual = bundleDigest(fetched.manifests);
+        if (fetched.digest !== digest || actual !== digest) {
+          failures.push(`bundle ${digest}: content hashes to ${actual}; refused`);
+          continue;
+        }
+        await store.saveBundle(fetched);
+        bundle = fetched;
+      }
+      bundles.set(digest, bundle);
+    }
+    if (failures.length > 0) {
+      // Apply what verified, keep the old state for the rest, and retry the set after a back-off.
+      await applyAssignments(response.assignments, bundles);
+      throw new HubError('HUB_BAD_RESPONSE', 'bundles', failures.join('; '));
+    }
+    return bundles;
+  };
+
+  const pullLoop = async (): Promise<void> => {
+    const backoff = new Backoff(options.hubBackoff ?? { initialMs: 1_000, maxMs: 60_000 });
+    while (!abort.signal.aborted) {
+      try {
+        const cred = await ensureCredential();
+        const poll = await hub.assignments(cred, etag, options.longPollSeconds ?? 30, abort.signal);
+        if (poll.changed) {
+          const bundles = await fetchBundles(cred, poll.response);
+          await store.saveAssignments(poll.response);
+          await applyAssignments(poll.response.assignments, bundles);
+          etag = poll.response.etag;
+          log.debug({ etag, targets: poll.response.assignments.length }, 'assignments updated');
+        }
+        backoff.reset();
+      } catch (err) {
+        if (abort.signal.aborted) break;
+        if (err instanceof HubError && err.code === 'HUB_UNAUTHORIZED' && config.bootstrapToken) {
+          // A revoked or expired credential: register again with the bootstrap token, if it still works.
+          await store.clearCredential();
+          credential = undefined;
+        }
+        const delay = backoff.next();
+        const e = err as Error & { code?: string; path?: string };
+        log.warn({ code: e.code, path: e.path, retryInMs: delay }, e.message);
+        await sleep(delay, abort.signal);
+      }
+    }
+  };
+
+  const waitForWork = (ms: number): Promise<void> =>
+    new Promise((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        wakeDelivery = undefined;
+        abort.signal.removeEventListener('abort', done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      wakeDelivery = done;
+      abort.signal.addEventListener('abort', done, { once: true });
+    });
+
+  const deliveryLoop = async (): Promise<void> => {
+    const backoff = new Backoff(options.hubBackoff ?? { initialMs: 1_000, maxMs: 60_000 });
+    while (!abort.signal.aborted) {
+      if (queue.pendingBatches === 0 || !credential) {
+        // Woken by a new report; the timeout catches a credential that arrived without one.
+        await waitForWork(1_000);
+        continue;
+      }
+      try {
+        const cred = credential;
+        const n = await queue.deliver((reports) => hub.postReports(cred, reports, abort.signal));
+        if (n > 0) log.debug({ reports: n }, 'reports delivered');
+        backoff.reset();
+      } catch (err) {
+        if (abort.signal.aborted) break;
+        const delay = backoff.next();
+        log.warn(
+          { code: (err as HubError).code, pending: queue.pendingBatches, retryInMs: delay },
+          (err as Error).message,
+        );
+        await sleep(delay, abort.signal);
+      }
+    }
+  };
+
+  const resyncTimer = setInterval(() => {
+    for (const r of reconcilers.values()) r.resync();
+  }, config.resyncSeconds * 1000);
+
+  const loops = Promise.all([pullLoop(), deliveryLoop()]);
+  log.info({ hub: config.hubUrl, stateDir: config.stateDir }, 'agent started');
+
+  let stopping: Promise<void> | undefined;
+  return {
+    clusterName: config.clusterName,
+    stop() {
+      stopping ??= (async () => {
+        abort.abort();
+        clearInterval(resyncTimer);
+        await loops;
+        await Promise.all([...reconcilers.values()].map((r) => r.stop()));
+        await watcher.stop();
+        log.info('agent stopped');
+      })();
+      return stopping;
+    },
+  };
+}
+
+function loadKubeConfig(config: AgentConfig): KubeConfig {
+  const kc = new KubeConfig();
+  if (config.kubeconfigPath) kc.loadFromFile(config.kubeconfigPath);
+  else kc.loadFromCluster();
+  return kc;
+}

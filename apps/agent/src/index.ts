@@ -1,0 +1,8 @@
+export { startAgent, AGENT_VERSION, AgentStartError, type Agent, type AgentOptions } from './agent.js';
+export {
+  loadAgentConfig,
+  agentEnvSchema,
+  ConfigError,
+  type AgentConfig,
+  type LogLevel,
+} from './config/agent-config.js';

@@ -1,0 +1,458 @@
+import { randomUUID } from 'node:crypto';
+import {
+  type Assignment,
+  type Bundle,
+  type DriftReport,
+  FIELD_MANAGER,
+  type KubeObject,
+  type Report,
+  type SyncReport,
+  type SyncTrigger,
+} from '@flotilla/contract';
+import { type Logger } from 'pino';
+import { type DriftDiffer } from '../drift/drift-differ.js';
+import { blameManager } from '../drift/field-managers.js';
+import { FightDetector } from '../drift/fight-detector.js';
+import { type HealthAssessor, aggregateHealth } from '../health/target-health.js';
+import { type KubeClient, idOf } from '../kube/kube-client.js';
+import { type ResourceId, type StateStore, type TargetState } from '../state/state-store.js';
+import { keyOf, prepareObject, refOfId, syncTarget } from '../sync/sync-target.js';
+import { type GateAction, type GateDecision } from '../windows/sync-gate.js';
+
+/** The live view the reconciler reads: the watch cache, kept fresh by informers. */
+export interface LiveView {
+  ensure(apiVersion: string, kind: string): Promise<void>;
+  cached(apiVersion: string, kind: string, name: string, namespace?: string): KubeObject | undefined;
+  isWatching(apiVersion: string, kind: string): boolean;
+}
+
+export interface ReconcilerDeps {
+  kube: KubeClient;
+  live: LiveView;
+  store: StateStore;
+  differ: DriftDiffer;
+  health: HealthAssessor;
+  gate: (assignment: Assignment, action: GateAction, at: Date) => GateDecision;
+  emit: (reports: Report[]) => Promise<void>;
+  log: Logger;
+  now: () => Date;
+  /** Delay between consecutive self-heals of one target: initial, doubling, capped. */
+  healBackoff: { initialMs: number; maxMs: number };
+}
+
+interface Drifted {
+  key: string;
+  id: ResourceId;
+  paths: string[];
+  manager?: string;
+  /** First time this drift is seen (not yet reported). */
+  isNew: boolean;
+}
+
+/**
+ * Keeps one target converged: syncs new revisions, watches what it applied, reports drift and
+ * heals it when allowed, judges health. All work for a target runs one step at a time.
+ */
+export class TargetReconciler {
+  private desired: KubeObject[] = [];
+  private desiredByKey = new Map<string, KubeObject>();
+  private chain: Promise<void> = Promise.resolve();
+  private readonly dirty = new Set<string>();
+  private dirtyTimer: NodeJS.Timeout | undefined;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private retryAt = Infinity;
+  private stopped = false;
+  /** Drift already reported per object (signature of its paths), so a standing drift is told once. */
+  private readonly reportedDrift = new Map<string, string>();
+  private readonly fights = new FightDetector();
+  private healStreak = 0;
+  private lastHealAt = 0;
+  private lastHealth: string | undefined;
+  private failedSyncs = 0;
+  private blockedReported: string | undefined;
+
+  private constructor(
+    private readonly deps: ReconcilerDeps,
+    private assignment: Assignment,
+    private bundle: Bundle,
+    private state: TargetState,
+  ) {}
+
+  static async start(
+    deps: ReconcilerDeps,
+    assignment: Assignment,
+    bundle: Bundle,
+  ): Promise<TargetReconciler> {
+    const state = await deps.store.loadTargetState(assignment.targetId);
+    const r = new TargetReconciler(deps, assignment, bundle, state);
+    r.enqueue('start', () => r.converge('start'));
+    return r;
+  }
+
+  get targetId(): string {
+    return this.assignment.targetId;
+  }
+
+  /** A new assignment from the hub (possibly the same); syncs when the desired state changed. */
+  update(assignment: Assignment, bundle: Bundle): void {
+    const newRevision = assignment.bundleDigest !== this.assignment.bundleDigest;
+    this.assignment = assignment;
+    this.bundle = bundle;
+    if (newRevision) {
+      this.fights.clear();
+      this.state.contested = {};
+      this.reportedDrift.clear();
+    }
+    this.enqueue('assignment', () => this.converge('assignment'));
+  }
+
+  /** The periodic safety net: full comparison against fresh reads, not the watch cache. */
+  resync(): void {
+    this.enqueue('resync', () => this.converge('resync'));
+  }
+
+  /** A watched object changed; cheap to call for objects this target does not track. */
+  notify(obj: KubeObject): void {
+    const key = keyOf(idOf(obj));
+    if (!this.desiredByKey.has(key) || this.stopped) return;
+    this.dirty.add(key);
+    // Coalesce a burst of events (an apply touches several objects) into one comparison.
+    this.dirtyTimer ??= setTimeout(() => {
+      this.dirtyTimer = undefined;
+      const keys = [...this.dirty];
+      this.dirty.clear();
+      this.enqueue('watch', () => this.checkDrift(keys, false));
+    }, 25);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.dirtyTimer);
+    clearTimeout(this.retryTimer);
+    await this.chain;
+  }
+
+  private enqueue(what: string, step: () => Promise<void>): void {
+    if (this.stopped) return;
+    this.chain = this.chain.then(async () => {
+      if (this.stopped) return;
+      try {
+        await step();
+      } catch (err) {
+        this.deps.log.error({ target: this.assignment.name, step: what, err }, 'reconcile step failed');
+        this.scheduleRetry(new Date(this.deps.now().getTime() + 5_000));
+      }
+    });
+  }
+
+  /** Sync when the desired revision was never (successfully) applied, otherwise compare and heal. */
+  private async converge(why: string): Promise<void> {
+    const a = this.assignment;
+    const last = this.state.lastSync;
+    const needsSync =
+      !last || last.digest !== a.bundleDigest || last.outcome === 'Failed' || last.outcome === 'Partial';
+    if (needsSync && a.syncPolicy.automated) {
+      await this.autoSync();
+      return;
+    }
+    await this.prepareDesired();
+    await this.checkDrift([...this.desiredByKey.keys()], why === 'resync' || why === 'start');
+  }
+
+  private async autoSync(): Promise<void> {
+    const a = this.assignment;
+    const decision = this.deps.gate(a, 'auto', this.deps.now());
+    if (!decision.allowed) {
+      await this.block('auto', decision);
+      return;
+    }
+    await this.runSync('auto', undefined, decision.breakGlassId);
+    this.blockedReported = undefined;
+  }
+
+  private async runSync(
+    trigger: SyncTrigger,
+    only: Set<string> | undefined,
+    breakGlassId?: string,
+  ): Promise<SyncReport> {
+    const a = this.assignment;
+    const input: Parameters<typeof syncTarget>[0] = {
+      kube: this.deps.kube,
+      assignment: a,
+      manifests: this.bundle.manifests,
+      inventory: this.state.inventory,
+      trigger,
+      now: this.deps.now,
+    };
+    if (only) input.only = only;
+    if (breakGlassId) input.breakGlassId = breakGlassId;
+    const result = await syncTarget(input);
+    this.setDesired(result.desired);
+    this.state.inventory = result.inventory;
+    if (!only)
+      this.state.lastSync = { digest: a.bundleDigest, outcome: result.report.outcome, at: result.report.at };
+    this.state.pendingIntent = null;
+    await this.deps.store.saveTargetState(a.targetId, this.state);
+    this.deps.log.info(
+      { target: a.name, trigger, outcome: result.report.outcome, resources: result.report.resources.length },
+      'sync finished',
+    );
+    await this.watchKinds();
+    const health = this.healthReport(result.live);
+    await this.deps.emit(health ? [result.report, health] : [result.report]);
+    if (result.report.outcome === 'Succeeded') {
+      this.failedSyncs = 0;
+    } else {
+      // Failures are retried, but never in a tight loop against a struggling API server.
+      const { initialMs, maxMs } = this.deps.healBackoff;
+      const delay = Math.min(maxMs, initialMs * 2 ** this.failedSyncs++);
+      this.scheduleRetry(new Date(this.deps.now().getTime() + delay));
+    }
+    return result.report;
+  }
+
+  /** Rebuild the prepared desired objects from the bundle (after a restart, no sync needed). */
+  private async prepareDesired(): Promise<void> {
+    if (this.desired.length > 0 && this.desiredFor === this.assignment.bundleDigest) return;
+    const prepared: KubeObject[] = [];
+    for (const m of this.bundle.manifests) {
+      try {
+        prepared.push(await prepareObject(this.deps.kube, this.assignment, m));
+      } catch (err) {
+        this.deps.log.warn(
+          { target: this.assignment.name, err: (err as Error).message },
+          'cannot resolve object',
+        );
+      }
+    }
+    this.setDesired(prepared);
+    await this.watchKinds();
+  }
+
+  private desiredFor: string | undefined;
+
+  private setDesired(objects: KubeObject[]): void {
+    this.desired = objects;
+    this.desiredFor = this.assignment.bundleDigest;
+    this.desiredByKey = new Map(objects.map((o) => [keyOf(idOf(o)), o]));
+  }
+
+  private async watchKinds(): Promise<void> {
+    const kinds = new Map(this.desired.map((o) => [`${o.apiVersion}/${o.kind}`, o]));
+    for (const o of kinds.values()) {
+      try {
+        await this.deps.live.ensure(o.apiVersion, o.kind);
+      } catch (err) {
+        this.deps.log.warn(
+          { kind: `${o.apiVersion}/${o.kind}`, err: (err as Error).message },
+          'cannot watch kind',
+        );
+      }
+    }
+  }
+
+  private async liveOf(obj: KubeObject, fresh: boolean): Promise<KubeObject | undefined> {
+    const id = idOf(obj);
+    if (!fresh && this.deps.live.isWatching(id.apiVersion, id.kind)) {
+      return this.deps.live.cached(id.apiVersion, id.kind, id.name, id.namespace);
+    }
+    return this.deps.kube.get(id);
+  }
+
+  /** Compare the given objects with the cluster; report what drifted, heal it when allowed, re-judge health. */
+  private async checkDrift(keys: string[], fresh: boolean): Promise<void> {
+    const a = this.assignment;
+    const reports: Report[] = [];
+    const drifted: Drifted[] = [];
+    const liveByKey = new Map<string, KubeObject>();
+    for (const key of keys) {
+      const desired = this.desiredByKey.get(key);
+      if (!desired) continue;
+      const live = await this.liveOf(desired, fresh);
+      const id = idOf(desired);
+      let paths: string[];
+      let manager: string | undefined;
+      if (!live) {
+        paths = [''];
+      } else {
+        liveByKey.set(key, live);
+        const diff = this.deps.differ(desired, live, {
+          ignoreRules: a.ignoreDifferences,
+          manager: FIELD_MANAGER,
+        });
+        if (diff.inSync) {
+          this.reportedDrift.delete(key);
+          continue;
+        }
+        paths = [...new Set(diff.differences.map((d) => d.path))].sort();
+        manager = blameManager(live, paths);
+      }
+      if (this.state.contested[key] !== undefined) continue;
+      const signature = paths.join('\n');
+      const d: Drifted = { key, id, paths, isNew: this.reportedDrift.get(key) !== signature };
+      if (manager) d.manager = manager;
+      drifted.push(d);
+      if (d.isNew) {
+        this.reportedDrift.set(key, signature);
+        reports.push(this.driftReport('detected', d));
+        this.deps.log.info({ target: a.name, object: key, paths, manager }, 'drift detected');
+      }
+    }
+    if (reports.length > 0) await this.deps.emit(reports);
+    if (drifted.length > 0 && a.syncPolicy.automated && a.syncPolicy.selfHeal) await this.heal(drifted);
+    else await this.emitHealthIfChanged(liveByKey);
+  }
+
+  private async heal(drifted: Drifted[]): Promise<void> {
+    const a = this.assignment;
+    const now = this.deps.now();
+    const decision = this.deps.gate(a, 'self-heal', now);
+    if (!decision.allowed) {
+      if (decision.reason === 'paused') {
+        const tolerated = drifted
+          .filter((d) => d.isNew)
+          .map((d) => this.driftReport('tolerated', d, decision.breakGlassId));
+        if (tolerated.length > 0) await this.deps.emit(tolerated);
+        if (decision.retryAt) this.scheduleRetry(decision.retryAt);
+      } else {
+        await this.block('self-heal', decision);
+      }
+      return;
+    }
+    const contested: Report[] = [];
+    const toHeal = drifted.filter((d) => {
+      if (!this.fights.record(d.key, d.paths, d.manager, now.getTime())) return true;
+      this.state.contested[d.key] = d.manager ?? 'unknown';
+      contested.push(this.driftReport('contested', d));
+      this.deps.log.warn(
+        { target: a.name, object: d.key, manager: d.manager },
+        'self-heal contested; giving up on object',
+      );
+      return false;
+    });
+    if (contested.length > 0) {
+      await this.deps.store.saveTargetState(a.targetId, this.state);
+      await this.deps.emit(contested);
+    }
+    if (toHeal.length === 0) return;
+    const at = this.nextHealTime();
+    if (at.getTime() > now.getTime()) {
+      this.scheduleRetry(at);
+      return;
+    }
+    this.healStreak = now.getTime() - this.lastHealAt > this.deps.healBackoff.maxMs ? 1 : this.healStreak + 1;
+    this.lastHealAt = now.getTime();
+    const report = await this.runSync('self-heal', new Set(toHeal.map((d) => d.key)), decision.breakGlassId);
+    const failed = new Set(
+      report.resources
+        .filter((r) => r.action === 'failed')
+        .map((r) => `${r.group}/${r.kind}/${r.namespace ?? ''}/${r.name}`),
+    );
+    const healed = toHeal.filter((d) => !failed.has(d.key));
+    for (const d of healed) this.reportedDrift.delete(d.key);
+    if (healed.length > 0)
+      await this.deps.emit(healed.map((d) => this.driftReport('healed', d, decision.breakGlassId)));
+  }
+
+  /** Earliest time the next self-heal may run: 2 s after the last, doubling per heal, capped. */
+  private nextHealTime(): Date {
+    const { initialMs, maxMs } = this.deps.healBackoff;
+    if (this.healStreak === 0) return this.deps.now();
+    const delay = Math.min(maxMs, initialMs * 2 ** (this.healStreak - 1));
+    return new Date(this.lastHealAt + delay);
+  }
+
+  /** Remember that a window blocked us, tell the hub once, and look again when the window may change. */
+  private async block(
+    intent: 'auto' | 'self-heal',
+    decision: Extract<GateDecision, { allowed: false }>,
+  ): Promise<void> {
+    const a = this.assignment;
+    if (this.state.pendingIntent !== intent) {
+      this.state.pendingIntent = intent;
+      await this.deps.store.saveTargetState(a.targetId, this.state);
+    }
+    const signature = `${intent}:${a.bundleDigest}`;
+    if (this.blockedReported !== signature) {
+      this.blockedReported = signature;
+      const at = this.deps.now().toISOString();
+      await this.deps.emit([
+        {
+          type: 'sync',
+          id: randomUUID(),
+          targetId: a.targetId,
+          at,
+          revision: a.revision,
+          bundleDigest: a.bundleDigest,
+          trigger: intent,
+          outcome: 'Blocked',
+          startedAt: at,
+          finishedAt: at,
+          message: decision.message,
+          resources: [],
+        },
+      ]);
+      this.deps.log.info({ target: a.name, intent, message: decision.message }, 'sync blocked');
+    }
+    if (decision.retryAt) this.scheduleRetry(new Date(decision.retryAt.getTime() + 1_000));
+  }
+
+  private scheduleRetry(at: Date): void {
+    if (this.stopped) return;
+    const when = at.getTime();
+    if (this.retryTimer && when >= this.retryAt) return;
+    clearTimeout(this.retryTimer);
+    this.retryAt = when;
+    // Timers beyond ~24 days overflow; the periodic resync covers anything that far out anyway.
+    const delay = Math.min(Math.max(0, when - this.deps.now().getTime()), 2 ** 31 - 1);
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = undefined;
+      this.retryAt = Infinity;
+      this.enqueue('retry', () => this.converge('retry'));
+    }, delay);
+  }
+
+  private driftReport(state: DriftReport['state'], d: Drifted, breakGlassId?: string): DriftReport {
+    const report: DriftReport = {
+      type: 'drift',
+      id: randomUUID(),
+      targetId: this.assignment.targetId,
+      at: this.deps.now().toISOString(),
+      state,
+      resource: refOfId(d.id),
+      paths: d.paths,
+    };
+    const manager = state === 'contested' ? (d.manager ?? 'unknown') : d.manager;
+    if (manager) report.manager = manager;
+    if (breakGlassId) report.breakGlassId = breakGlassId;
+    return report;
+  }
+
+  private async emitHealthIfChanged(fresh: Map<string, KubeObject>): Promise<void> {
+    const report = this.healthReport(fresh);
+    if (report) await this.deps.emit([report]);
+  }
+
+  /** A health report when the target's health differs from the last one told, else null. */
+  private healthReport(fresh: Map<string, KubeObject>): Report | null {
+    const objects = this.desired.map((o) => {
+      const id = idOf(o);
+      const key = keyOf(id);
+      const live = fresh.get(key) ?? this.deps.live.cached(id.apiVersion, id.kind, id.name, id.namespace);
+      return { ref: refOfId(id), live };
+    });
+    const health = aggregateHealth(objects, this.deps.health);
+    const signature = JSON.stringify(health);
+    if (signature === this.lastHealth) return null;
+    this.lastHealth = signature;
+    return {
+      type: 'health',
+      id: randomUUID(),
+      targetId: this.assignment.targetId,
+      at: this.deps.now().toISOString(),
+      status: health.status,
+      message: health.message,
+      resources: health.resources,
+    };
+  }
+}
