@@ -1,2 +1,3 @@
-// health: grows with its issue; see README.md.
-export {};
+export { type HealthResult, type HealthStatus, HEALTH_ORDER, worstHealth } from './health-result.js';
+export { type HealthAssessor, type HealthAssessorOptions, createHealthAssessor } from './health-assessor.js';
+export { parseLuaRuleKey } from './lua/lua-rule-index.js';
