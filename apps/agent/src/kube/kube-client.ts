@@ -2,7 +2,6 @@ import {
   ApiException,
   type KubeConfig,
   KubernetesObjectApi,
-  type KubernetesObject,
   PatchStrategy,
 } from '@kubernetes/client-node';
 import { FIELD_MANAGER, type KubeObject } from '@flotilla/contract';
