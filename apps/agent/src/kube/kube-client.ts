@@ -1,9 +1,4 @@
-import {
-  ApiException,
-  type KubeConfig,
-  KubernetesObjectApi,
-  PatchStrategy,
-} from '@kubernetes/client-node';
+import { ApiException, type KubeConfig, KubernetesObjectApi, PatchStrategy } from '@kubernetes/client-node';
 import { FIELD_MANAGER, type KubeObject } from '@flotilla/contract';
 import { type ResourceId } from '../state/state-store.js';
 

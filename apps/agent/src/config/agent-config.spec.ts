@@ -1,0 +1,70 @@
+import { resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadAgentConfig } from './agent-config.js';
+
+const minimal = { FLOTILLA_HUB_URL: 'https://hub.example.com/', FLOTILLA_CLUSTER_NAME: 'east-1' };
+
+function issues(env: Record<string, string | undefined>): { variable: string; message: string }[] {
+  try {
+    loadAgentConfig(env);
+  } catch (err) {
+    if (err instanceof ConfigError) return err.issues;
+    throw err;
+  }
+  return [];
+}
+
+describe('loadAgentConfig', () => {
+  it('fills defaults from the cluster name', () => {
+    expect(loadAgentConfig(minimal)).toEqual({
+      hubUrl: 'https://hub.example.com',
+      clusterName: 'east-1',
+      stateDir: resolve('.flotilla-agent/east-1'),
+      resyncSeconds: 180,
+      logLevel: 'info',
+    });
+  });
+
+  it('takes every variable, treating empty ones as unset', () => {
+    const config = loadAgentConfig({
+      ...minimal,
+      FLOTILLA_BOOTSTRAP_TOKEN: 'boot',
+      KUBECONFIG: '/etc/kube/config',
+      FLOTILLA_STATE_DIR: '/var/lib/flotilla',
+      FLOTILLA_RESYNC_SECONDS: '60',
+      FLOTILLA_LOG_LEVEL: '',
+    });
+    expect(config).toEqual({
+      hubUrl: 'https://hub.example.com',
+      clusterName: 'east-1',
+      bootstrapToken: 'boot',
+      kubeconfigPath: '/etc/kube/config',
+      stateDir: '/var/lib/flotilla',
+      resyncSeconds: 60,
+      logLevel: 'info',
+    });
+  });
+
+  it('names each wrong variable with the reason', () => {
+    expect(
+      issues({
+        FLOTILLA_HUB_URL: 'hub:8080',
+        FLOTILLA_CLUSTER_NAME: 'East_1',
+        FLOTILLA_RESYNC_SECONDS: '1',
+        FLOTILLA_LOG_LEVEL: 'loud',
+      }),
+    ).toEqual([
+      { variable: 'FLOTILLA_HUB_URL', message: 'must be an http(s) URL such as https://hub.example.com' },
+      {
+        variable: 'FLOTILLA_CLUSTER_NAME',
+        message: 'must be a DNS-style name: lower-case letters, digits, "-" and "."',
+      },
+      { variable: 'FLOTILLA_RESYNC_SECONDS', message: 'must be at least 5 seconds' },
+      {
+        variable: 'FLOTILLA_LOG_LEVEL',
+        message: 'must be one of fatal, error, warn, info, debug, trace, silent',
+      },
+    ]);
+    expect(issues({}).map((i) => i.variable)).toEqual(['FLOTILLA_HUB_URL', 'FLOTILLA_CLUSTER_NAME']);
+  });
+});

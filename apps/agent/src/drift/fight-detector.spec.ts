@@ -1,0 +1,37 @@
+import { describe, expect, it } from 'vitest';
+import { FightDetector } from './fight-detector.js';
+
+describe('FightDetector', () => {
+  const key = 'apps/Deployment/shop/web';
+
+  it('calls a fight on the third identical round by the same manager', () => {
+    const d = new FightDetector(3, 60_000);
+    expect(d.record(key, ['/spec/replicas'], 'hpa', 0)).toBe(false);
+    expect(d.record(key, ['/spec/replicas'], 'hpa', 1_000)).toBe(false);
+    expect(d.record(key, ['/spec/replicas'], 'hpa', 2_000)).toBe(true);
+  });
+
+  it('starts counting again when the paths, the manager or the object change', () => {
+    const d = new FightDetector(2, 60_000);
+    expect(d.record(key, ['/spec/replicas'], 'hpa', 0)).toBe(false);
+    expect(d.record(key, ['/spec/replicas'], 'kubectl-edit', 1)).toBe(false);
+    expect(d.record(key, ['/spec/template/spec/containers/0/image'], 'kubectl-edit', 2)).toBe(false);
+    expect(d.record('v1/ConfigMap/shop/c', ['/data/a'], 'kubectl-edit', 3)).toBe(false);
+    expect(d.record(key, ['/spec/template/spec/containers/0/image'], 'kubectl-edit', 4)).toBe(true);
+  });
+
+  it('ignores rounds too far apart and drifts with no known manager', () => {
+    const d = new FightDetector(2, 60_000);
+    expect(d.record(key, ['/spec/replicas'], 'hpa', 0)).toBe(false);
+    expect(d.record(key, ['/spec/replicas'], 'hpa', 120_000)).toBe(false);
+    expect(d.record(key, [''], undefined, 120_001)).toBe(false);
+    expect(d.record(key, [''], undefined, 120_002)).toBe(false);
+  });
+
+  it('forgets an object whose desired state changed', () => {
+    const d = new FightDetector(2, 60_000);
+    d.record(key, ['/spec/replicas'], 'hpa', 0);
+    d.forget(key);
+    expect(d.record(key, ['/spec/replicas'], 'hpa', 1)).toBe(false);
+  });
+});

@@ -1,0 +1,78 @@
+import { describe, expect, it } from 'vitest';
+import { type Assignment, assignmentSchema } from '@flotilla/contract';
+import { type WindowEvaluator, decideSync } from './sync-gate.js';
+
+const at = new Date('2026-12-02T10:00:00Z');
+const base = (over: Partial<Record<string, unknown>> = {}): Assignment =>
+  assignmentSchema.parse({
+    targetId: 't1',
+    name: 'web-east',
+    appSet: 'web',
+    namespace: 'shop',
+    revision: 'abc',
+    bundleDigest: `sha256:${'0'.repeat(64)}`,
+    syncPolicy: {},
+    ...over,
+  });
+const denyWindow = { kind: 'deny', schedule: '0 9 * * *', duration: '2h' };
+const closed: WindowEvaluator = () => ({ canSync: false, nextChange: '2026-12-02T11:00:00Z' });
+const open: WindowEvaluator = () => ({ canSync: true, nextChange: null });
+const breakGlass = (over: Record<string, unknown>) => ({
+  id: 'bg-1',
+  reason: 'incident 42',
+  expiresAt: '2026-12-02T12:00:00Z',
+  allowSyncOutsideWindows: false,
+  pauseSelfHeal: false,
+  ...over,
+});
+
+describe('decideSync', () => {
+  it('allows when no window applies, without asking the evaluator', () => {
+    expect(decideSync(base(), 'east', 'auto', at, closed)).toEqual({ allowed: true });
+  });
+
+  it('passes the target, namespace and cluster to the window evaluator', () => {
+    const seen: unknown[] = [];
+    decideSync(base({ windows: [denyWindow] }), 'east', 'auto', at, (_w, subject, when, opts) => {
+      seen.push(subject, when, opts);
+      return { canSync: true, nextChange: null };
+    });
+    expect(seen).toEqual([
+      { application: 'web-east', namespace: 'shop', cluster: 'east' },
+      at,
+      { manual: false },
+    ]);
+  });
+
+  it('blocks outside windows and says when to look again', () => {
+    expect(decideSync(base({ windows: [denyWindow] }), 'east', 'self-heal', at, closed)).toEqual({
+      allowed: false,
+      reason: 'window',
+      message: 'blocked by sync windows until 2026-12-02T11:00:00.000Z',
+      retryAt: new Date('2026-12-02T11:00:00Z'),
+    });
+    expect(decideSync(base({ windows: [denyWindow] }), 'east', 'auto', at, open)).toEqual({ allowed: true });
+  });
+
+  it('lets an active break-glass sync outside windows, and names it', () => {
+    const a = base({ windows: [denyWindow], breakGlass: [breakGlass({ allowSyncOutsideWindows: true })] });
+    expect(decideSync(a, 'east', 'auto', at, closed)).toEqual({ allowed: true, breakGlassId: 'bg-1' });
+    const expired = base({
+      windows: [denyWindow],
+      breakGlass: [breakGlass({ allowSyncOutsideWindows: true, expiresAt: '2026-12-02T09:00:00Z' })],
+    });
+    expect(decideSync(expired, 'east', 'auto', at, closed).allowed).toBe(false);
+  });
+
+  it('pauses self-heal but not automated sync under a pausing break-glass', () => {
+    const a = base({ breakGlass: [breakGlass({ pauseSelfHeal: true })] });
+    expect(decideSync(a, 'east', 'self-heal', at, open)).toEqual({
+      allowed: false,
+      reason: 'paused',
+      message: 'self-heal paused by break-glass bg-1 until 2026-12-02T12:00:00Z: incident 42',
+      retryAt: new Date('2026-12-02T12:00:00Z'),
+      breakGlassId: 'bg-1',
+    });
+    expect(decideSync(a, 'east', 'auto', at, open)).toEqual({ allowed: true });
+  });
+});
