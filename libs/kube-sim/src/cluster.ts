@@ -1,0 +1,94 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ClusterApi } from './api/cluster-api.js';
+import { type SimClock, systemClock } from './clock.js';
+import { ControllerManager, type OtherWriters } from './controllers/controller-manager.js';
+import { type ControllerScheduler, sharedScheduler } from './controllers/scheduler.js';
+import { kubeconfigFor } from './kubeconfig.js';
+import { ResourceRegistry } from './resources/resource-registry.js';
+import { type ApiFaults, ApiHttpServer } from './server/http-server.js';
+import { ObjectStore } from './store/object-store.js';
+
+export interface SimClusterOptions {
+  name: string;
+  /** Default 0: a free port. */
+  port?: number;
+  /** When set, `<dir>/<name>.kubeconfig` is written. */
+  kubeconfigDir?: string;
+  clock?: SimClock;
+  /** Controller scheduler; default: one shared by every cluster in the process. */
+  scheduler?: ControllerScheduler;
+  /** Watch history kept for resumes (events). Default 2000. */
+  historyLimit?: number;
+}
+
+export interface SimCluster {
+  readonly name: string;
+  /** `http://127.0.0.1:PORT` */
+  readonly url: string;
+  readonly kubeconfigPath?: string;
+  stop(): Promise<void>;
+}
+
+/** A running simulated cluster with white-box access for tests and demos. */
+export interface SimClusterHandle extends SimCluster {
+  readonly port: number;
+  /** The API semantics (create/get/patch… without HTTP) and its store. */
+  readonly api: ClusterApi;
+  /** Failure switches of the HTTP layer. */
+  readonly faults: ApiFaults;
+  /** Autoscaler and mutating-webhook simulations. */
+  readonly writers: OtherWriters;
+  /** The kubeconfig YAML for this cluster. */
+  kubeconfig(): string;
+  /** Ends every open watch from the server side (clients resume from their resourceVersion). */
+  closeWatches(): number;
+  /** Drops the watch history: resuming from an older resourceVersion then gets 410 Gone. */
+  compactHistory(): void;
+  /** Wakes the controllers now (e.g. after advancing a manual clock). */
+  poke(): void;
+}
+
+export async function startSimCluster(opts: SimClusterOptions): Promise<SimClusterHandle> {
+  const clock = opts.clock ?? systemClock;
+  const store = new ObjectStore(opts.historyLimit ?? 2000);
+  const api = new ClusterApi(new ResourceRegistry(), store, clock);
+  api.bootstrap();
+  const controllers = new ControllerManager(api);
+  const scheduler = opts.scheduler ?? sharedScheduler;
+  const unsubscribe = store.subscribe(() => scheduler.wake(controllers));
+  const unclock = clock.onAdvance?.(() => scheduler.wake(controllers, 0));
+  scheduler.wake(controllers);
+  const http = new ApiHttpServer(api);
+  const port = await http.listen(opts.port ?? 0);
+  const url = `http://127.0.0.1:${port}`;
+  let kubeconfigPath: string | undefined;
+  if (opts.kubeconfigDir) {
+    mkdirSync(opts.kubeconfigDir, { recursive: true });
+    kubeconfigPath = join(opts.kubeconfigDir, `${opts.name}.kubeconfig`);
+    writeFileSync(kubeconfigPath, kubeconfigFor(opts.name, url));
+  }
+  let stopped: Promise<void> | undefined;
+  return {
+    name: opts.name,
+    url,
+    port,
+    ...(kubeconfigPath ? { kubeconfigPath } : {}),
+    api,
+    faults: http.faults,
+    writers: controllers.writers,
+    kubeconfig: () => kubeconfigFor(opts.name, url),
+    closeWatches: () => http.closeWatches(),
+    compactHistory: () => store.compact(),
+    poke: () => scheduler.wake(controllers, 0),
+    stop: () => {
+      stopped ??= (async () => {
+        unsubscribe();
+        unclock?.();
+        scheduler.forget(controllers);
+        await http.close();
+      })();
+      return stopped;
+    },
+  };
+}

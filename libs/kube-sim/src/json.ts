@@ -1,0 +1,75 @@
+/** Small JSON helpers shared by every layer. Objects are plain JSON values, never class instances. */
+export type JsonObject = Record<string, unknown>;
+
+export function isObject(v: unknown): v is JsonObject {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+export function clone<T>(v: T): T {
+  return v === undefined ? v : (JSON.parse(JSON.stringify(v)) as T);
+}
+
+export function deepEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    return a.every((x, i) => deepEqual(x, b[i]));
+  }
+  if (isObject(a) && isObject(b)) {
+    const ka = Object.keys(a).filter((k) => a[k] !== undefined);
+    const kb = Object.keys(b).filter((k) => b[k] !== undefined);
+    if (ka.length !== kb.length) return false;
+    return ka.every((k) => deepEqual(a[k], b[k]));
+  }
+  return false;
+}
+
+/** Reads `obj.a.b.c` for a path of keys; undefined when any step is missing. */
+export function getPath(obj: unknown, path: readonly string[]): unknown {
+  let cur = obj;
+  for (const k of path) {
+    if (!isObject(cur)) return undefined;
+    cur = cur[k];
+  }
+  return cur;
+}
+
+/** Sets `obj.a.b.c = value`, creating intermediate objects. */
+export function setPath(obj: JsonObject, path: readonly string[], value: unknown): void {
+  let cur = obj;
+  for (const k of path.slice(0, -1)) {
+    const next = cur[k];
+    if (isObject(next)) cur = next;
+    else {
+      const fresh: JsonObject = {};
+      cur[k] = fresh;
+      cur = fresh;
+    }
+  }
+  const last = path[path.length - 1];
+  if (last !== undefined) cur[last] = value;
+}
+
+/** Returns a sub-object, creating it when missing. */
+export function obj(parent: JsonObject, key: string): JsonObject {
+  const v = parent[key];
+  if (isObject(v)) return v;
+  const fresh: JsonObject = {};
+  parent[key] = fresh;
+  return fresh;
+}
+
+export function meta(o: JsonObject): JsonObject {
+  return obj(o, 'metadata');
+}
+
+/** Drops explicit nulls (and undefined) recursively: apply configs often carry `creationTimestamp: null`. */
+export function stripNulls(v: unknown): unknown {
+  if (Array.isArray(v)) return v.filter((x) => x !== null).map(stripNulls);
+  if (isObject(v)) {
+    const out: JsonObject = {};
+    for (const [k, x] of Object.entries(v)) if (x !== null && x !== undefined) out[k] = stripNulls(x);
+    return out;
+  }
+  return v;
+}

@@ -1,0 +1,445 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { type AddressInfo } from 'node:net';
+import { parse as parseYaml } from 'yaml';
+import {
+  type ClusterApi,
+  PATCH_CONTENT_TYPES,
+  type DeleteOptions,
+  type PatchType,
+} from '../api/cluster-api.js';
+import { badRequest, methodNotAllowed, notFound, StatusError, unsupportedMediaType } from '../errors.js';
+import { isObject, type JsonObject } from '../json.js';
+import { apiVersionOf, type ResourceType } from '../resources/resource-type.js';
+import { parseFieldSelector, parseLabelSelector } from '../store/selectors.js';
+import {
+  AGGREGATED_CONTENT_TYPE,
+  aggregatedDiscovery,
+  apiGroup,
+  apiGroupList,
+  apiResourceList,
+  apiVersions,
+  VERSION_INFO,
+  wantsAggregated,
+} from './discovery.js';
+import { groupVersionDocument, openApiRoot } from './openapi.js';
+import { WatchStream } from './watch-handler.js';
+import { protobufToJson } from './protobuf.js';
+
+interface Route {
+  rt: ResourceType;
+  namespace?: string;
+  name?: string;
+  subresource?: string;
+}
+
+/** Failure switches for one cluster's API (tests of client retry and resume logic). */
+export interface ApiFaults {
+  /** Answer every request with this HTTP status (e.g. 503) until cleared. */
+  failAll?: number;
+}
+
+/**
+ * The HTTP face of one simulated cluster: routing of /api and /apis paths onto ClusterApi,
+ * discovery, OpenAPI and watches. JSON in and out; apply bodies may be YAML.
+ */
+export class ApiHttpServer {
+  readonly server: Server;
+  private readonly watches = new Set<WatchStream>();
+  readonly faults: ApiFaults = {};
+
+  constructor(private readonly api: ClusterApi) {
+    this.server = createServer((req, res) => {
+      this.handle(req, res).catch((err: unknown) => this.fail(res, err));
+    });
+    this.server.keepAliveTimeout = 5_000;
+  }
+
+  listen(port: number): Promise<number> {
+    return new Promise((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(port, '127.0.0.1', () => {
+        this.server.off('error', reject);
+        resolve((this.server.address() as AddressInfo).port);
+      });
+    });
+  }
+
+  /** Closes every open watch from the server side; clients reconnect from their last resourceVersion. */
+  closeWatches(): number {
+    const n = this.watches.size;
+    for (const w of [...this.watches]) w.close();
+    return n;
+  }
+
+  get openWatches(): number {
+    return this.watches.size;
+  }
+
+  async close(): Promise<void> {
+    this.closeWatches();
+    await new Promise<void>((resolve) => {
+      this.server.close(() => resolve());
+      this.server.closeAllConnections();
+    });
+  }
+
+  private send(res: ServerResponse, code: number, body: unknown, contentType = 'application/json'): void {
+    const text = JSON.stringify(body);
+    res.writeHead(code, { 'Content-Type': contentType, 'Content-Length': Buffer.byteLength(text) });
+    res.end(text);
+  }
+
+  private fail(res: ServerResponse, err: unknown): void {
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    if (err instanceof StatusError) return this.send(res, err.code, err.toStatus());
+    const message = err instanceof Error ? err.message : String(err);
+    this.send(res, 500, {
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      message,
+      reason: 'InternalError',
+      code: 500,
+    });
+  }
+
+  private async body(req: IncomingMessage): Promise<Buffer> {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    return Buffer.concat(chunks);
+  }
+
+  private decode(raw: Buffer, contentType: string, yamlAllowed: boolean): unknown {
+    if (contentType.startsWith('application/vnd.kubernetes.protobuf')) return protobufToJson(raw);
+    const text = raw.toString('utf8');
+    if (!text.trim()) throw badRequest('the request body is empty');
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      if (!yamlAllowed && !contentType.includes('yaml'))
+        throw badRequest(`the request body is not valid JSON`);
+      try {
+        return parseYaml(text) as unknown;
+      } catch (err) {
+        throw badRequest(`error decoding YAML: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    }
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://sim');
+    const path = url.pathname.replace(/\/+$/, '') || '/';
+    const q = url.searchParams;
+    const method = req.method ?? 'GET';
+    if (this.faults.failAll) {
+      await this.body(req);
+      throw new StatusError(
+        this.faults.failAll,
+        'InternalError',
+        `simulated failure (HTTP ${this.faults.failAll})`,
+      );
+    }
+    const reg = this.api.registry;
+    if (path === '/version') return this.send(res, 200, VERSION_INFO);
+    if (path === '/healthz' || path === '/readyz' || path === '/livez') {
+      res.writeHead(200, { 'Content-Type': 'text/plain' });
+      res.end('ok');
+      return;
+    }
+    const aggregated = wantsAggregated(req.headers.accept);
+    if (path === '/api')
+      return aggregated
+        ? this.send(res, 200, aggregatedDiscovery(reg, true), AGGREGATED_CONTENT_TYPE)
+        : this.send(res, 200, apiVersions(req.headers.host ?? '127.0.0.1'));
+    if (path === '/apis')
+      return aggregated
+        ? this.send(res, 200, aggregatedDiscovery(reg, false), AGGREGATED_CONTENT_TYPE)
+        : this.send(res, 200, apiGroupList(reg));
+    if (path === '/openapi/v3') return this.send(res, 200, openApiRoot(reg));
+    if (path.startsWith('/openapi/v3/')) {
+      const parts = path.slice('/openapi/v3/'.length).split('/');
+      const doc =
+        parts[0] === 'api'
+          ? groupVersionDocument(reg, '', parts[1] ?? '')
+          : groupVersionDocument(reg, parts[1] ?? '', parts[2] ?? '');
+      if (!doc) throw notFound('', '', path);
+      return this.send(res, 200, doc);
+    }
+    const segs = path.split('/').filter(Boolean).map(decodeURIComponent);
+    let group: string;
+    let version: string;
+    let rest: string[];
+    if (segs[0] === 'api') {
+      group = '';
+      version = segs[1] ?? '';
+      rest = segs.slice(2);
+    } else if (segs[0] === 'apis') {
+      group = segs[1] ?? '';
+      version = segs[2] ?? '';
+      rest = segs.slice(3);
+      if (segs.length === 2) {
+        const g = apiGroup(reg, group);
+        if (!g) throw new StatusError(404, 'NotFound', 'the server could not find the requested resource');
+        return this.send(res, 200, g);
+      }
+    } else throw new StatusError(404, 'NotFound', 'the server could not find the requested resource');
+    if (rest.length === 0) {
+      const list = apiResourceList(reg, group, version);
+      if (!list) throw new StatusError(404, 'NotFound', 'the server could not find the requested resource');
+      return this.send(res, 200, list);
+    }
+    const route = this.route(group, version, rest);
+    return this.dispatch(req, res, method, route, q);
+  }
+
+  private route(group: string, version: string, rest: string[]): Route {
+    const reg = this.api.registry;
+    const nsRt = reg.lookup('', 'v1', 'namespaces')!;
+    if (rest[0] === 'namespaces' && rest.length >= 3) {
+      const rt = reg.lookup(group, version, rest[2]!);
+      if (rt && rt.namespaced) return { rt, namespace: rest[1], name: rest[3], subresource: rest[4] };
+      if (group === '' && (rest[2] === 'status' || rest[2] === 'finalize') && rest.length === 3)
+        return { rt: nsRt, name: rest[1], subresource: rest[2] };
+      throw new StatusError(404, 'NotFound', 'the server could not find the requested resource');
+    }
+    const rt = reg.lookup(group, version, rest[0]!);
+    if (!rt) throw new StatusError(404, 'NotFound', 'the server could not find the requested resource');
+    return { rt, name: rest[1], subresource: rest[2] };
+  }
+
+  private manager(req: IncomingMessage, q: URLSearchParams): string {
+    const explicit = q.get('fieldManager');
+    if (explicit) return explicit;
+    const ua = req.headers['user-agent'];
+    return ua ? (ua.split('/')[0] ?? 'unknown') : 'unknown';
+  }
+
+  /** Strips apiVersion/kind from built-in list items, as the real apiserver does. */
+  private listBody(rt: ResourceType, items: JsonObject[], resourceVersion: string): object {
+    if (!rt.custom)
+      for (const i of items) {
+        delete i['apiVersion'];
+        delete i['kind'];
+      }
+    return { kind: rt.listKind, apiVersion: apiVersionOf(rt), metadata: { resourceVersion }, items };
+  }
+
+  private async dispatch(
+    req: IncomingMessage,
+    res: ServerResponse,
+    method: string,
+    r: Route,
+    q: URLSearchParams,
+  ) {
+    const { rt } = r;
+    const ns = r.namespace ?? '';
+    const dryRun = q.getAll('dryRun').includes('All');
+    const api = this.api;
+    const contentType = (req.headers['content-type'] ?? 'application/json')
+      .split(';')[0]!
+      .trim()
+      .toLowerCase();
+    if (r.subresource && !['status', 'scale', 'finalize'].includes(r.subresource))
+      throw new StatusError(404, 'NotFound', 'the server could not find the requested resource');
+    if (r.subresource === 'status' && !rt.hasStatus)
+      throw new StatusError(404, 'NotFound', 'the server could not find the requested resource');
+    if (r.subresource === 'scale' && !rt.hasScale)
+      throw new StatusError(404, 'NotFound', 'the server could not find the requested resource');
+
+    if (r.name === undefined) {
+      if (rt.namespaced && r.namespace !== undefined && method === 'POST') {
+        // fall through to create
+      } else if (!rt.namespaced && method === 'POST') {
+        // cluster-scoped create
+      }
+      switch (method) {
+        case 'GET': {
+          const labelSelector = q.get('labelSelector');
+          const fieldSelector = q.get('fieldSelector');
+          if (q.get('watch') === 'true' || q.get('watch') === '1') {
+            const timeout = q.get('timeoutSeconds');
+            const w = new WatchStream(
+              api.store,
+              {
+                rt,
+                namespace: r.namespace,
+                resourceVersion: q.get('resourceVersion') ?? undefined,
+                timeoutSeconds: timeout ? Number(timeout) : undefined,
+                allowBookmarks: q.get('allowWatchBookmarks') === 'true',
+                sendInitialEvents: q.get('sendInitialEvents') === 'true',
+                labels: parseLabelSelector(labelSelector),
+                fields: parseFieldSelector(fieldSelector, rt.kind, rt.custom),
+                filtered: Boolean(labelSelector || fieldSelector),
+              },
+              res,
+              (s) => this.watches.delete(s),
+            );
+            this.watches.add(w);
+            w.start();
+            return;
+          }
+          const { items, resourceVersion } = api.list(rt, r.namespace, { labelSelector, fieldSelector });
+          return this.send(res, 200, this.listBody(rt, items, resourceVersion));
+        }
+        case 'POST': {
+          if (rt.namespaced && r.namespace === undefined) throw methodNotAllowed();
+          const body = this.decode(await this.body(req), contentType, false);
+          const created = api.create(rt, ns, body, { manager: this.manager(req, q), dryRun });
+          return this.send(res, 201, created);
+        }
+        case 'DELETE': {
+          const opts = this.deleteOptions(await this.body(req), q);
+          const { items } = api.list(rt, r.namespace, {
+            labelSelector: q.get('labelSelector'),
+            fieldSelector: q.get('fieldSelector'),
+          });
+          const out: JsonObject[] = [];
+          for (const i of items) {
+            const m = i['metadata'] as JsonObject;
+            out.push(api.delete(rt, String(m['namespace'] ?? ''), String(m['name']), opts).object);
+          }
+          return this.send(res, 200, this.listBody(rt, out, String(api.store.resourceVersion)));
+        }
+        default:
+          throw methodNotAllowed();
+      }
+    }
+
+    const name = r.name;
+    if (r.subresource === 'scale') {
+      switch (method) {
+        case 'GET':
+          return this.send(res, 200, api.getScale(rt, ns, name));
+        case 'PUT': {
+          const body = this.decode(await this.body(req), contentType, false);
+          return this.send(
+            res,
+            200,
+            api.writeScale(rt, ns, name, { put: body }, { manager: this.manager(req, q), dryRun }),
+          );
+        }
+        case 'PATCH': {
+          const type = this.patchType(contentType);
+          const body = this.decode(await this.body(req), contentType, type === 'apply');
+          if (type === 'apply') {
+            const spec = isObject(body) ? body['spec'] : undefined;
+            return this.send(
+              res,
+              200,
+              api.writeScale(
+                rt,
+                ns,
+                name,
+                { patch: { type: 'merge', body: { spec } } },
+                { manager: this.manager(req, q), dryRun },
+              ),
+            );
+          }
+          return this.send(
+            res,
+            200,
+            api.writeScale(
+              rt,
+              ns,
+              name,
+              { patch: { type, body } },
+              { manager: this.manager(req, q), dryRun },
+            ),
+          );
+        }
+        default:
+          throw methodNotAllowed();
+      }
+    }
+    const subresource = r.subresource === 'status' ? 'status' : undefined;
+    switch (method) {
+      case 'GET':
+        return this.send(res, 200, api.get(rt, ns, name));
+      case 'PUT': {
+        const body = this.decode(await this.body(req), contentType, false);
+        if (r.subresource === 'finalize') {
+          const spec = isObject(body) && isObject(body['spec']) ? body['spec'] : {};
+          const current = api.get(rt, ns, name);
+          return this.send(
+            res,
+            200,
+            api.update(rt, ns, name, { ...current, spec }, { manager: this.manager(req, q), dryRun }),
+          );
+        }
+        return this.send(
+          res,
+          200,
+          api.update(rt, ns, name, body, { manager: this.manager(req, q), dryRun, subresource }),
+        );
+      }
+      case 'PATCH': {
+        const type = this.patchType(contentType);
+        const body = this.decode(await this.body(req), contentType, type === 'apply');
+        const force = q.get('force');
+        const result = api.patch(rt, ns, name, type, body, {
+          manager: type === 'apply' ? (q.get('fieldManager') ?? '') : this.manager(req, q),
+          dryRun,
+          subresource,
+          ...(force === null ? {} : { force: force === 'true' }),
+        });
+        return this.send(res, result.created ? 201 : 200, result.object);
+      }
+      case 'DELETE': {
+        const opts = this.deleteOptions(await this.body(req), q);
+        const { object, gone } = api.delete(rt, ns, name, opts);
+        if (gone && !rt.deleteReturnsObject) {
+          const m = object['metadata'] as JsonObject;
+          return this.send(res, 200, {
+            kind: 'Status',
+            apiVersion: 'v1',
+            metadata: {},
+            status: 'Success',
+            details: { name, group: rt.group, kind: rt.plural, uid: m['uid'] },
+          });
+        }
+        return this.send(res, 200, object);
+      }
+      default:
+        throw methodNotAllowed();
+    }
+  }
+
+  private patchType(contentType: string): PatchType {
+    const t = PATCH_CONTENT_TYPES[contentType];
+    if (!t) throw unsupportedMediaType(contentType);
+    return t;
+  }
+
+  private deleteOptions(raw: Buffer, q: URLSearchParams): DeleteOptions {
+    let body: JsonObject = {};
+    if (raw.length && raw.toString('utf8').trim()) {
+      const parsed = JSON.parse(raw.toString('utf8')) as unknown;
+      if (isObject(parsed)) body = parsed;
+    }
+    const policy = (body['propagationPolicy'] ??
+      q.get('propagationPolicy') ??
+      undefined) as DeleteOptions['propagationPolicy'];
+    const orphan =
+      body['orphanDependents'] ??
+      (q.get('orphanDependents') === null ? undefined : q.get('orphanDependents') === 'true');
+    const dryRun = Array.isArray(body['dryRun'])
+      ? body['dryRun'].includes('All')
+      : q.getAll('dryRun').includes('All');
+    const pre = isObject(body['preconditions']) ? body['preconditions'] : {};
+    const opts: DeleteOptions = { dryRun };
+    if (policy && !['Background', 'Foreground', 'Orphan'].includes(policy))
+      throw badRequest(`propagationPolicy: Unsupported value: "${String(policy)}"`);
+    if (policy) opts.propagationPolicy = policy;
+    else if (orphan === true) opts.propagationPolicy = 'Orphan';
+    else if (orphan === false) opts.propagationPolicy = 'Background';
+    const preconditions: DeleteOptions['preconditions'] = {};
+    if (typeof pre['uid'] === 'string') preconditions.uid = pre['uid'];
+    if (typeof pre['resourceVersion'] === 'string') preconditions.resourceVersion = pre['resourceVersion'];
+    if (preconditions.uid || preconditions.resourceVersion) opts.preconditions = preconditions;
+    return opts;
+  }
+}
