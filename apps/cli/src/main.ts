@@ -8,6 +8,7 @@ import { type CommandModule } from './command.js';
 const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandModule> }> = {
   diff: { summary: 'compare a desired object with a live one, as the agent does for drift', load: () => import('./commands/diff.command.js') },
   health: { summary: 'assess the health of Kubernetes objects with Argo CD rules and custom Lua rules', load: () => import('./commands/health.command.js') },
+  sim: { summary: 'serve simulated Kubernetes clusters (kubectl and client-node compatible) until interrupted', load: () => import('./commands/sim.command.js') },
 };
 
 function usage(): string {

@@ -1,0 +1,65 @@
+import { parseArgs } from 'node:util';
+import { startSimFleet } from '@flotilla/kube-sim';
+
+/**
+ * `flotilla sim --clusters N --kubeconfig-dir DIR [--name-prefix P]` (CLI.md): serves N simulated
+ * clusters from this process until SIGINT or SIGTERM. Long-running, so it parses its own args.
+ */
+const USAGE = 'usage: flotilla sim --clusters N --kubeconfig-dir DIR [--name-prefix P]';
+
+class SimUsageError extends Error {}
+
+function parse(argv: string[]): { count: number; dir: string; prefix: string } {
+  let values: Record<string, string | boolean | undefined>;
+  try {
+    values = parseArgs({
+      args: argv,
+      options: {
+        clusters: { type: 'string' },
+        'kubeconfig-dir': { type: 'string' },
+        'name-prefix': { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+      strict: true,
+      allowPositionals: false,
+    }).values;
+  } catch (err) {
+    throw new SimUsageError((err as Error).message);
+  }
+  if (values['help']) throw new SimUsageError(USAGE);
+  const clusters = values['clusters'];
+  const dir = values['kubeconfig-dir'];
+  if (typeof clusters !== 'string') throw new SimUsageError(`--clusters is required (${USAGE})`);
+  if (!/^\d+$/.test(clusters) || Number(clusters) < 1)
+    throw new SimUsageError(`--clusters must be a positive integer, not '${clusters}'`);
+  if (typeof dir !== 'string' || dir === '') throw new SimUsageError(`--kubeconfig-dir is required (${USAGE})`);
+  const prefix = typeof values['name-prefix'] === 'string' ? values['name-prefix'] : 'sim-';
+  return { count: Number(clusters), dir, prefix };
+}
+
+export async function run(argv: string[]): Promise<number> {
+  let args: { count: number; dir: string; prefix: string };
+  try {
+    args = parse(argv);
+  } catch (err) {
+    if (!(err instanceof SimUsageError)) throw err;
+    const help = err.message === USAGE && argv.some((a) => a === '--help' || a === '-h');
+    (help ? console.log : console.error)(help ? USAGE : `flotilla sim: ${err.message}`);
+    return help ? 0 : 2;
+  }
+  let fleet: Awaited<ReturnType<typeof startSimFleet>>;
+  try {
+    fleet = await startSimFleet({ count: args.count, namePrefix: args.prefix, kubeconfigDir: args.dir });
+  } catch (err) {
+    console.error(`flotilla sim: cannot start the clusters: ${err instanceof Error ? err.message : String(err)}`);
+    return 1;
+  }
+  process.stdout.write(`ready ${fleet.clusters.length}\n`);
+  await new Promise<void>((resolve) => {
+    const done = (): void => resolve();
+    process.once('SIGINT', done);
+    process.once('SIGTERM', done);
+  });
+  await fleet.stop();
+  return 0;
+}
