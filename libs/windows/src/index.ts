@@ -1,2 +1,12 @@
-// windows: grows with its issue; see README.md.
-export {};
+export {
+  evaluateWindows,
+  nextOpen,
+  HORIZON_MS,
+  type WindowEvaluation,
+  type EvaluateOptions,
+} from './evaluate-windows.js';
+export { validateWindows } from './validate-windows.js';
+export { windowMatches, type WindowTarget } from './window-selector.js';
+export { WindowError, type WindowErrorCode } from './window-error.js';
+export { parseGoDuration } from './go-duration.js';
+export { globMatch } from './glob-match.js';
