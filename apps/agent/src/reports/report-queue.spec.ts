@@ -34,8 +34,9 @@ describe('ReportQueue', () => {
       queue.enqueue([health('d')]),
     ]);
     const posts: string[][] = [];
-    const delivered = await queue.deliver(async (reports) => {
+    const delivered = await queue.deliver((reports) => {
       posts.push(reports.map((r) => r.id));
+      return Promise.resolve();
     });
     expect(delivered).toBe(4);
     expect(posts).toEqual([['a', 'b', 'c'], ['d']]);
@@ -57,8 +58,9 @@ describe('ReportQueue', () => {
     await second.init();
     await second.enqueue([health('c')]);
     const seen: string[] = [];
-    await second.deliver(async (reports) => {
+    await second.deliver((reports) => {
       seen.push(...reports.map((r) => r.id));
+      return Promise.resolve();
     });
     expect(seen).toEqual(['a', 'b', 'c']);
   });
@@ -70,8 +72,9 @@ describe('ReportQueue', () => {
     expect(queue.pendingBatches).toBe(2);
     expect(queue.dropped).toBe(1);
     const seen: string[] = [];
-    await queue.deliver(async (reports) => {
+    await queue.deliver((reports) => {
       seen.push(...reports.map((r) => r.id));
+      return Promise.resolve();
     });
     expect(seen).toEqual(['b', 'c']);
   });

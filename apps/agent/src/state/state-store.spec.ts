@@ -49,7 +49,7 @@ describe('StateStore', () => {
 
     const path = join(dir, 'state', 'bundles', `${bundle.digest.replace(':', '-')}.json`);
     const tampered = JSON.parse(await readFile(path, 'utf8')) as Bundle;
-    (tampered.manifests[0] as { data: Record<string, string> }).data['a'] = '2';
+    (tampered.manifests[0] as unknown as { data: Record<string, string> }).data['a'] = '2';
     await writeFile(path, JSON.stringify(tampered));
     expect(await store.loadBundle(bundle.digest)).toBeUndefined();
     expect(store.corrupt.map((c) => [c.code, c.path])).toEqual([['AGENT_STATE_CORRUPT', path]]);
