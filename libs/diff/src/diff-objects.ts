@@ -24,6 +24,7 @@ import {
   ownedNodes,
   type OwnedNode,
 } from './managed-fields.js';
+import { lastAppliedFieldSet } from './last-applied.js';
 import { normalizeObject } from './normalize-object.js';
 import { quantitiesEqual } from './quantity.js';
 import { applyServerDefaults } from './server-defaults.js';
@@ -75,6 +76,11 @@ export function diffObjects(desired: unknown, live: unknown, opts: DiffOptions =
   }
   const liveN = normalizeObject(live) as Record<string, unknown>;
   for (const r of matched) removePaths(liveN, r.pathsIn(liveN));
+  if (id.kind === 'ClusterRole' && isPlainObject(declared['aggregationRule'])) {
+    // The aggregation controller owns an aggregated ClusterRole's rules.
+    delete declared['rules'];
+    delete liveN['rules'];
+  }
   const defaulted = structuredClone(declared);
   applyServerDefaults(defaulted);
 
@@ -94,12 +100,19 @@ export function diffObjects(desired: unknown, live: unknown, opts: DiffOptions =
 
   const ctx: Walk = { kind: id.kind, out: [] };
   compareDeclared(ctx, declared, defaulted, liveN, []);
-  const removals: Found[] = [];
-  for (const e of entries.filter(isApplier)) {
-    findRemovals({ kind: id.kind, out: removals }, e.fields, liveN, declared, []);
+  const applierSets = entries.filter(isApplier).map((e) => e.fields);
+  if (applierSets.length > 0) {
+    const removals: Found[] = [];
+    for (const fields of applierSets)
+      findRemovals({ kind: id.kind, out: removals }, fields, liveN, declared, []);
+    // A field another manager co-owns survives the apply, so its removal is not drift.
+    ctx.out.push(...removals.filter((r) => !covers(othersOwn, r.path)));
+  } else {
+    // Never applied server-side by this manager: kubectl's last-applied-configuration, when
+    // present, says which fields the previous apply set (a client-side three-way diff).
+    const lastApplied = lastAppliedFieldSet(id.kind, live);
+    if (lastApplied) findRemovals(ctx, lastApplied, liveN, declared, []);
   }
-  // A field another manager co-owns survives the apply, so its removal is not drift.
-  ctx.out.push(...removals.filter((r) => !covers(othersOwn, r.path)));
 
   const seen = new Set<string>();
   const differences = ctx.out
@@ -163,6 +176,8 @@ function compareDeclared(
     compareList(ctx, declared, defaultedList, liveList, path);
     return;
   }
+  // Cluster-scoped objects drop a manifest's namespace; a namespaced one always has it.
+  if (live === undefined && path.length === 2 && path[0] === 'metadata' && path[1] === 'namespace') return;
   if (!sameValue(defaulted, live, path)) ctx.out.push({ path, desired: declared, live });
 }
 
@@ -269,8 +284,9 @@ function declaredChild(
   return declared.find((el) => matchesKey(el, parsed, defaults));
 }
 
+/** Absent, null, "", {} and [] all mean "nothing here" once Kubernetes has serialised an object. */
 function isEmpty(v: unknown): boolean {
-  if (v === undefined || v === null) return true;
+  if (v === undefined || v === null || v === '') return true;
   if (Array.isArray(v)) return v.length === 0;
   return isPlainObject(v) && Object.keys(v).length === 0;
 }

@@ -29,6 +29,8 @@ const KEYED_FIELDS: Readonly<Record<string, ListSchema>> = {
   hostAliases: { type: 'map', keys: ['ip'], keyDefaults: {} },
   topologySpreadConstraints: { type: 'map', keys: ['topologyKey', 'whenUnsatisfiable'], keyDefaults: {} },
   conditions: { type: 'map', keys: ['type'], keyDefaults: {} },
+  // Mutating/ValidatingWebhookConfiguration `webhooks`.
+  webhooks: BY_NAME,
 };
 
 function fieldNames(path: readonly PathSegment[]): string[] {

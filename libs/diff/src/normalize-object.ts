@@ -31,6 +31,7 @@ export function normalizeObject(obj: unknown, opts: NormalizeOptions = {}): unkn
   const metadata = out['metadata'];
   if (isPlainObject(metadata)) for (const key of SERVER_METADATA) delete metadata[key];
   if (out['kind'] === 'Secret') foldStringData(out);
+  if (out['kind'] === 'Endpoints') sortEndpointSubsets(out);
   if (opts.defaults !== false) applyServerDefaults(out);
   return out;
 }
@@ -53,4 +54,31 @@ function foldStringData(secret: Record<string, unknown>): void {
     data[k] = Buffer.from(typeof v === 'string' ? v : JSON.stringify(v), 'utf8').toString('base64');
   }
   secret['data'] = data;
+}
+
+/** The API server repacks Endpoints subsets, so their addresses come back in its order, not the manifest's. */
+function sortEndpointSubsets(endpoints: Record<string, unknown>): void {
+  const subsets = endpoints['subsets'];
+  if (!Array.isArray(subsets)) return;
+  for (const subset of subsets) {
+    if (!isPlainObject(subset)) continue;
+    for (const key of ['addresses', 'notReadyAddresses']) {
+      const list = subset[key];
+      if (Array.isArray(list)) list.sort((a, b) => compareText(fieldText(a, 'ip'), fieldText(b, 'ip')));
+    }
+    const ports = subset['ports'];
+    if (Array.isArray(ports)) {
+      for (const p of ports) if (isPlainObject(p) && p['protocol'] === undefined) p['protocol'] = 'TCP';
+      ports.sort((a, b) => compareText(fieldText(a, 'name'), fieldText(b, 'name')));
+    }
+  }
+}
+
+function fieldText(value: unknown, key: string): string {
+  const v = isPlainObject(value) ? value[key] : undefined;
+  return typeof v === 'string' ? v : '';
+}
+
+function compareText(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }
