@@ -14,7 +14,10 @@ table.maxn = table.maxn or function(t)
   end
   return n
 end
-math.pow = math.pow or function(x, y) return x ^ y end
+math.pow = math.pow or function(x, y)
+  local r = x ^ y
+  return math.tointeger(r) or r
+end
 math.mod = math.mod or math.fmod
 math.log10 = math.log10 or function(x) return math.log(x, 10) end
 math.ldexp = math.ldexp or function(m, e) return m * 2.0 ^ e end
