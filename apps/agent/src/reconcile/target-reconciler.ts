@@ -150,7 +150,12 @@ export class TargetReconciler {
     const a = this.assignment;
     const last = this.state.lastSync;
     const needsSync =
-      !last || last.digest !== a.bundleDigest || last.outcome === 'Failed' || last.outcome === 'Partial';
+      !last ||
+      last.digest !== a.bundleDigest ||
+      // A new commit that renders the same bundle still gets its sync run, as in Argo CD.
+      last.revision !== a.revision ||
+      last.outcome === 'Failed' ||
+      last.outcome === 'Partial';
     if (needsSync && a.syncPolicy.automated) {
       await this.autoSync();
       return;
@@ -190,7 +195,12 @@ export class TargetReconciler {
     this.setDesired(result.desired);
     this.state.inventory = result.inventory;
     if (!only)
-      this.state.lastSync = { digest: a.bundleDigest, outcome: result.report.outcome, at: result.report.at };
+      this.state.lastSync = {
+        digest: a.bundleDigest,
+        revision: a.revision,
+        outcome: result.report.outcome,
+        at: result.report.at,
+      };
     this.state.pendingIntent = null;
     await this.deps.store.saveTargetState(a.targetId, this.state);
     this.deps.log.info(

@@ -1,0 +1,169 @@
+import { randomUUID } from 'node:crypto';
+import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
+import { type AddressInfo } from 'node:net';
+import {
+  AGENT_API,
+  type Assignment,
+  type Bundle,
+  type KubeObject,
+  type Report,
+  assignmentSchema,
+  registerRequestSchema,
+  reportBatchSchema,
+} from '@flotilla/contract';
+import { bundleDigest } from '@flotilla/manifests';
+
+export type AssignmentInput = Parameters<typeof assignmentSchema.parse>[0];
+
+/**
+ * A minimal hub that speaks the agent protocol from `@flotilla/contract` over real HTTP on
+ * 127.0.0.1, for the agent's own tests (the real hub is covered by the cross-app e2e test).
+ * It can go away and come back on the same port, to play an unreachable hub.
+ */
+export class HubStandIn {
+  readonly bootstrapToken = `boot-${randomUUID()}`;
+  /** Every report, once, in arrival order. */
+  readonly reports: Report[] = [];
+  /** How many times each report id arrived (a replay counts twice). */
+  readonly receipts = new Map<string, number>();
+  readonly bundleFetches = new Map<string, number>();
+  registrations = 0;
+
+  private server: Server | undefined;
+  private port = 0;
+  private credential: string | undefined;
+  private etagSeq = 1;
+  private assignments: Assignment[] = [];
+  private readonly bundles = new Map<string, Bundle>();
+  private readonly tampered = new Set<string>();
+  private waiters: (() => void)[] = [];
+
+  get url(): string {
+    return `http://127.0.0.1:${this.port}`;
+  }
+
+  /** Listens on a free port the first time, then on the same port again after `stop()`. */
+  async start(): Promise<void> {
+    const server = createServer((req, res) => {
+      this.handle(req, res).catch((err: unknown) => send(res, 500, { code: 'INTERNAL', message: String(err) }));
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(this.port, '127.0.0.1', () => resolve());
+    });
+    this.port = (server.address() as AddressInfo).port;
+    this.server = server;
+  }
+
+  async stop(): Promise<void> {
+    const server = this.server;
+    if (!server) return;
+    this.server = undefined;
+    for (const w of this.waiters.splice(0)) w();
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+
+  /** Stores a bundle (content-addressed) and returns its digest. */
+  addBundle(manifests: KubeObject[]): string {
+    const digest = bundleDigest(manifests);
+    this.bundles.set(digest, { digest, source: { repoUrl: 'https://git.example.com/fleet.git', revision: 'r', path: 'app' }, manifests });
+    return digest;
+  }
+
+  /** Serves the next fetch of this bundle with altered content (a corrupting proxy, say). */
+  tamperOnce(digest: string): void {
+    this.tampered.add(digest);
+  }
+
+  setAssignments(assignments: AssignmentInput[]): void {
+    this.assignments = assignments.map((a) => assignmentSchema.parse(a));
+    this.etagSeq++;
+    for (const w of this.waiters.splice(0)) w();
+  }
+
+  reportsOf<T extends Report['type']>(type: T): Extract<Report, { type: T }>[] {
+    return this.reports.filter((r): r is Extract<Report, { type: T }> => r.type === type);
+  }
+
+  private get etag(): string {
+    return `"${this.etagSeq}"`;
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', this.url);
+    if (req.method === 'POST' && url.pathname === AGENT_API.register) {
+      const body = registerRequestSchema.safeParse(await readJson(req));
+      if (!body.success || body.data.bootstrapToken !== this.bootstrapToken) {
+        return send(res, 401, { code: 'BOOTSTRAP_TOKEN_INVALID', message: 'unknown or used bootstrap token' });
+      }
+      this.registrations++;
+      this.credential = `cred-${randomUUID()}`;
+      return send(res, 200, {
+        clusterId: 'cluster-1',
+        clusterName: body.data.clusterName,
+        credential: this.credential,
+        expiresAt: null,
+      });
+    }
+    if (!this.credential || req.headers.authorization !== `Bearer ${this.credential}`) {
+      return send(res, 401, { code: 'AGENT_UNAUTHORIZED', message: 'missing or unknown agent credential' });
+    }
+    if (req.method === 'GET' && url.pathname === AGENT_API.assignments) {
+      const wait = Math.min(Number(url.searchParams.get('wait') ?? '0'), 30);
+      if (req.headers['if-none-match'] === this.etag && wait > 0) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, wait * 1000);
+          this.waiters.push(() => {
+            clearTimeout(timer);
+            resolve();
+          });
+        });
+      }
+      if (req.headers['if-none-match'] === this.etag) return send(res, 304);
+      res.setHeader('etag', this.etag);
+      return send(res, 200, { clusterName: 'east', etag: this.etag, assignments: this.assignments });
+    }
+    const bundleMatch = /^\/api\/agent\/v1\/bundles\/(.+)$/.exec(url.pathname);
+    if (req.method === 'GET' && bundleMatch?.[1]) {
+      const digest = decodeURIComponent(bundleMatch[1]);
+      this.bundleFetches.set(digest, (this.bundleFetches.get(digest) ?? 0) + 1);
+      const bundle = this.bundles.get(digest);
+      if (!bundle) return send(res, 404, { code: 'BUNDLE_NOT_FOUND', message: `no bundle ${digest}` });
+      if (this.tampered.delete(digest)) {
+        return send(res, 200, { ...bundle, manifests: [...bundle.manifests, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'injected' } }] });
+      }
+      return send(res, 200, bundle);
+    }
+    if (req.method === 'POST' && url.pathname === AGENT_API.reports) {
+      const batch = reportBatchSchema.safeParse(await readJson(req));
+      if (!batch.success) return send(res, 400, { code: 'INVALID_REPORTS', message: batch.error.message });
+      let accepted = 0;
+      for (const r of batch.data.reports) {
+        const n = (this.receipts.get(r.id) ?? 0) + 1;
+        this.receipts.set(r.id, n);
+        if (n === 1) {
+          this.reports.push(r);
+          accepted++;
+        }
+      }
+      return send(res, 200, { accepted, duplicates: batch.data.reports.length - accepted });
+    }
+    return send(res, 404, { code: 'NOT_FOUND', message: `${req.method} ${url.pathname}` });
+  }
+}
+
+async function readJson(req: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown;
+}
+
+function send(res: ServerResponse, status: number, body?: unknown): void {
+  if (res.headersSent || res.destroyed) return;
+  if (body === undefined) {
+    res.writeHead(status).end();
+    return;
+  }
+  res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+}
