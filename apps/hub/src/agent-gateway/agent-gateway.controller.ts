@@ -1,0 +1,119 @@
+import {
+  Body,
+  Controller,
+  Get,
+  Headers,
+  HttpCode,
+  Param,
+  Post,
+  Query,
+  Req,
+  Res,
+  UseGuards,
+} from '@nestjs/common';
+import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
+import {
+  registerRequestSchema,
+  reportBatchSchema,
+  type Bundle,
+  type RegisterResponse,
+  type ReportBatchResponse,
+} from '@flotilla/contract';
+import type { Response } from 'express';
+import { z } from 'zod';
+import { HubError, parseInput } from '../common/hub-error.js';
+import { ClusterWakeups } from '../queues/cluster-wakeups.service.js';
+import { AgentAuthGuard, type AgentRequest } from './agent-auth.guard.js';
+import { AgentGatewayService, etagMatches } from './agent-gateway.service.js';
+import { ReportIngestService } from './report-ingest.service.js';
+
+const waitSchema = z.coerce.number().int().min(0).max(60).default(30);
+
+/** The pull API agents call (paths and bodies from the contract's agent-protocol). */
+@ApiTags('agent')
+@Controller('api/agent/v1')
+export class AgentGatewayController {
+  constructor(
+    private readonly gateway: AgentGatewayService,
+    private readonly reports: ReportIngestService,
+    private readonly wakeups: ClusterWakeups,
+  ) {}
+
+  @Post('register')
+  @HttpCode(200)
+  register(@Body() body: unknown): Promise<RegisterResponse> {
+    return this.gateway.register(parseInput(registerRequestSchema, body));
+  }
+
+  /**
+   * Long-poll: with `If-None-Match` equal to the current ETag, holds the request until the cluster's
+   * desired set changes (200) or `wait` seconds pass (304).
+   */
+  @Get('assignments')
+  @ApiBearerAuth()
+  @UseGuards(AgentAuthGuard)
+  async assignments(
+    @Req() req: AgentRequest,
+    @Res() res: Response,
+    @Query('wait') waitRaw: string | undefined,
+    @Headers('if-none-match') ifNoneMatch: string | undefined,
+  ): Promise<void> {
+    const wait = parseInput(waitSchema, waitRaw, 'query parameter wait (seconds, 0-60)');
+    const cluster = req.cluster;
+    await this.gateway.touch(cluster.id);
+    const listener = this.wakeups.listen(cluster.id);
+    const stop = () => listener.close();
+    // The response's close (not the request's) tells that the agent went away mid-wait.
+    res.once('close', stop);
+    try {
+      const deadline = Date.now() + wait * 1000;
+      let current = await this.gateway.assignments(cluster.id, cluster.name);
+      while (etagMatches(ifNoneMatch, current.etag)) {
+        const left = deadline - Date.now();
+        if (left <= 0 || this.wakeups.stopping || res.destroyed) {
+          res.status(304).setHeader('ETag', current.etag).end();
+          return;
+        }
+        await listener.next(left);
+        current = await this.gateway.assignments(cluster.id, cluster.name);
+      }
+      res.status(200).setHeader('ETag', current.etag).json(current);
+    } finally {
+      res.off('close', stop);
+      listener.close();
+    }
+  }
+
+  @Get('bundles/:digest')
+  @ApiBearerAuth()
+  @UseGuards(AgentAuthGuard)
+  async bundle(
+    @Req() req: AgentRequest,
+    @Param('digest') digest: string,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<Bundle> {
+    if (!/^sha256:[0-9a-f]{64}$/.test(digest)) {
+      throw new HubError(
+        400,
+        'invalid-request',
+        'a bundle digest looks like sha256:<64 hex digits>',
+        'digest',
+      );
+    }
+    const bundle = await this.gateway.bundle(req.cluster.id, digest);
+    // Content-addressed: the same digest is the same bytes forever.
+    res.setHeader('Cache-Control', 'private, max-age=31536000, immutable');
+    res.setHeader('ETag', `"${digest}"`);
+    return bundle;
+  }
+
+  @Post('reports')
+  @HttpCode(200)
+  @ApiBearerAuth()
+  @UseGuards(AgentAuthGuard)
+  async reportBatch(@Req() req: AgentRequest, @Body() body: unknown): Promise<ReportBatchResponse> {
+    const batch = parseInput(reportBatchSchema, body);
+    await this.gateway.touch(req.cluster.id);
+    return this.reports.ingestBatch(req.cluster.id, batch.reports);
+  }
+}

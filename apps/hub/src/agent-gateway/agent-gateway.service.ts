@@ -1,0 +1,159 @@
+import { createHash } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import {
+  syncPolicySchema,
+  type Assignment,
+  type AssignmentsResponse,
+  type Bundle,
+  type RegisterRequest,
+  type RegisterResponse,
+} from '@flotilla/contract';
+import { HUB_CONFIG, type HubConfig } from '../config/hub-config.js';
+import { Database } from '../db/database.js';
+import { HubError } from '../common/hub-error.js';
+import { hashSecret, newSecret } from '../common/secrets.js';
+import { AuditLog } from '../audit/audit.service.js';
+
+/** Registration, the desired set of one cluster, and bundles: the pull side of the protocol. */
+@Injectable()
+export class AgentGatewayService {
+  constructor(
+    private readonly db: Database,
+    private readonly audit: AuditLog,
+    @Inject(HUB_CONFIG) private readonly config: HubConfig,
+  ) {}
+
+  /** Trades a bootstrap token for a credential. Any problem is a 401 and changes nothing. */
+  async register(req: RegisterRequest): Promise<RegisterResponse> {
+    const token = await this.db.prisma.bootstrapToken.findUnique({
+      where: { tokenHash: hashSecret(req.bootstrapToken) },
+      include: { cluster: true },
+    });
+    if (!token)
+      throw new HubError(
+        401,
+        'bootstrap-token-invalid',
+        'the bootstrap token is not known to this hub; ask an admin for a new one',
+        'bootstrapToken',
+      );
+    if (token.cluster.name !== req.clusterName) {
+      throw new HubError(
+        401,
+        'bootstrap-token-invalid',
+        `the bootstrap token was issued for another cluster, not "${req.clusterName}"`,
+        'clusterName',
+      );
+    }
+    if (token.usedAt) {
+      throw new HubError(
+        401,
+        'bootstrap-token-used',
+        `the bootstrap token was already used at ${token.usedAt.toISOString()}; tokens are single-use, ask an admin for a new one`,
+        'bootstrapToken',
+      );
+    }
+    if (token.expiresAt.getTime() <= Date.now()) {
+      throw new HubError(
+        401,
+        'bootstrap-token-expired',
+        `the bootstrap token expired at ${token.expiresAt.toISOString()}; ask an admin for a new one`,
+        'bootstrapToken',
+      );
+    }
+    const credential = newSecret('fla');
+    const ttl = this.config.auth.credentialTtlSeconds;
+    const expiresAt = ttl > 0 ? new Date(Date.now() + ttl * 1000) : null;
+    await this.db.prisma.$transaction(async (tx) => {
+      // Claim the token only if still unused: two agents racing with one token, one wins.
+      const claimed = await tx.bootstrapToken.updateMany({
+        where: { id: token.id, usedAt: null },
+        data: { usedAt: new Date() },
+      });
+      if (claimed.count !== 1) {
+        throw new HubError(
+          401,
+          'bootstrap-token-used',
+          'the bootstrap token was just used by another registration',
+          'bootstrapToken',
+        );
+      }
+      await tx.cluster.update({
+        where: { id: token.clusterId },
+        data: {
+          credentialHash: hashSecret(credential),
+          credentialExpiresAt: expiresAt,
+          credentialRevokedAt: null,
+          registeredAt: new Date(),
+          agentVersion: req.agentVersion ?? null,
+          lastSeenAt: new Date(),
+        },
+      });
+      await this.audit.record(
+        {
+          actor: `agent:${req.clusterName}`,
+          action: 'cluster.registered',
+          scope: `cluster:${req.clusterName}`,
+          details: { agentVersion: req.agentVersion ?? null },
+        },
+        tx,
+      );
+    });
+    return {
+      clusterId: token.clusterId,
+      clusterName: token.cluster.name,
+      credential,
+      expiresAt: expiresAt?.toISOString() ?? null,
+    };
+  }
+
+  async assignments(clusterId: string, clusterName: string): Promise<AssignmentsResponse> {
+    const targets = await this.db.prisma.target.findMany({
+      where: { clusterId, bundleDigest: { not: null } },
+      orderBy: { name: 'asc' },
+      include: { appSet: { select: { name: true } } },
+    });
+    const assignments: Assignment[] = targets.map((t) => ({
+      targetId: t.id,
+      name: t.name,
+      appSet: t.appSet.name,
+      namespace: t.namespace,
+      revision: t.desiredRevision,
+      bundleDigest: t.bundleDigest ?? '',
+      syncPolicy: syncPolicySchema.parse(t.syncPolicy ?? {}),
+      ignoreDifferences: [],
+      windows: [],
+      breakGlass: [],
+    }));
+    const etag = `"${createHash('sha256').update(JSON.stringify(assignments)).digest('hex').slice(0, 32)}"`;
+    return { clusterName, etag, assignments };
+  }
+
+  async touch(clusterId: string): Promise<void> {
+    await this.db.prisma.cluster.update({ where: { id: clusterId }, data: { lastSeenAt: new Date() } });
+  }
+
+  /** Only bundles one of the cluster's targets wants: another cluster's bundle is a 404, not a 403. */
+  async bundle(clusterId: string, digest: string): Promise<Bundle> {
+    const wanted = await this.db.prisma.target.findFirst({
+      where: { clusterId, bundleDigest: digest },
+      select: { id: true },
+    });
+    const bundle = wanted ? await this.db.prisma.bundle.findUnique({ where: { digest } }) : null;
+    if (!bundle) throw new HubError(404, 'not-found', `bundle ${digest} is not assigned to this cluster`);
+    return {
+      digest: bundle.digest,
+      source: { repoUrl: bundle.repoUrl, revision: bundle.revision, path: bundle.path },
+      manifests: bundle.manifests as Bundle['manifests'],
+    };
+  }
+}
+
+/** ETag comparison as HTTP does it: a list, weak or strong, or `*`. */
+export function etagMatches(ifNoneMatch: string | undefined, etag: string): boolean {
+  if (!ifNoneMatch) return false;
+  const bare = etag.replace(/^W\//, '');
+  return ifNoneMatch
+    .split(',')
+    .map((s) => s.trim().replace(/^W\//, ''))
+    .some((s) => s === '*' || s === bare);
+}

@@ -1,0 +1,115 @@
+import { BullModule } from '@nestjs/bullmq';
+import { type DynamicModule, Module, type Provider, type Type } from '@nestjs/common';
+import { APP_FILTER, APP_INTERCEPTOR } from '@nestjs/core';
+import { QUEUE_NAMES } from '@flotilla/contract';
+import type { RedisOptions as BullRedisOptions } from 'bullmq';
+import { LoggerModule } from 'nestjs-pino';
+import { HUB_CONFIG, type HubConfig } from './config/hub-config.js';
+import { Database } from './db/database.js';
+import { ApiErrorFilter } from './common/api-error.filter.js';
+import { AdminTokenGuard } from './common/admin-token.guard.js';
+import { AuditLog } from './audit/audit.service.js';
+import { AuditController } from './audit/audit.controller.js';
+import { HealthController } from './health/health.controller.js';
+import { HubMetrics } from './metrics/hub-metrics.service.js';
+import { HttpMetricsInterceptor } from './metrics/http-metrics.interceptor.js';
+import { MetricsController } from './metrics/metrics.controller.js';
+import { redisOptions } from './queues/redis-options.js';
+import { JobQueues } from './queues/job-queues.service.js';
+import { ClusterWakeups } from './queues/cluster-wakeups.service.js';
+import { QUEUE_HANDLERS, WorkerBootstrap } from './queues/worker-bootstrap.service.js';
+import { GitMirrorsService } from './git/git-mirrors.service.js';
+import { ClustersService } from './clusters/clusters.service.js';
+import { ClustersController } from './clusters/clusters.controller.js';
+import { RepositoriesService } from './repositories/repositories.service.js';
+import { RepositoriesController } from './repositories/repositories.controller.js';
+import { SourceSyncProcessor } from './repositories/source-sync.processor.js';
+import { AppSetsService } from './appsets/appsets.service.js';
+import { AppSetsController } from './appsets/appsets.controller.js';
+import { AppSetExpander } from './appsets/appset-expander.service.js';
+import { AppSetExpandProcessor } from './appsets/appset-expand.processor.js';
+import { RenderService } from './render/render.service.js';
+import { RenderProcessor } from './render/render.processor.js';
+import { RolloutProcessor } from './rollouts/rollout.processor.js';
+import { TargetsController } from './targets/targets.controller.js';
+import { AgentGatewayController } from './agent-gateway/agent-gateway.controller.js';
+import { AgentGatewayService } from './agent-gateway/agent-gateway.service.js';
+import { AgentAuthGuard } from './agent-gateway/agent-auth.guard.js';
+import { ReportIngestService } from './agent-gateway/report-ingest.service.js';
+import { ReportIngestProcessor } from './agent-gateway/report-ingest.processor.js';
+
+/** One handler per queue of the contract's registry (checked at start by WorkerBootstrap). */
+const HANDLERS = [
+  SourceSyncProcessor,
+  AppSetExpandProcessor,
+  RenderProcessor,
+  RolloutProcessor,
+  ReportIngestProcessor,
+];
+
+export interface AppModuleOptions {
+  /** Replaces the database the config names (tests pass an in-memory PGlite). */
+  database?: () => Promise<Database>;
+}
+
+@Module({})
+export class AppModule {
+  /** The hub, wired for the roles the config asks for. */
+  static forRoot(config: HubConfig, options: AppModuleOptions = {}): DynamicModule {
+    const services: Provider[] = [
+      { provide: HUB_CONFIG, useValue: config },
+      { provide: Database, useFactory: options.database ?? (() => Database.open(config.database)) },
+      { provide: APP_FILTER, useClass: ApiErrorFilter },
+      { provide: APP_INTERCEPTOR, useClass: HttpMetricsInterceptor },
+      HubMetrics,
+      AuditLog,
+      JobQueues,
+      ClusterWakeups,
+      GitMirrorsService,
+      ClustersService,
+      RepositoriesService,
+      AppSetsService,
+      AppSetExpander,
+      RenderService,
+      AgentGatewayService,
+      ReportIngestService,
+      AdminTokenGuard,
+      AgentAuthGuard,
+    ];
+    const controllers: Type[] = [HealthController, MetricsController];
+    if (config.roles.api) {
+      controllers.push(
+        ClustersController,
+        RepositoriesController,
+        AppSetsController,
+        TargetsController,
+        AuditController,
+        AgentGatewayController,
+      );
+    }
+    if (config.roles.worker) {
+      services.push(...HANDLERS, { provide: QUEUE_HANDLERS, useValue: HANDLERS }, WorkerBootstrap);
+    }
+    return {
+      module: AppModule,
+      imports: [
+        LoggerModule.forRoot({
+          pinoHttp: {
+            level: config.log.level,
+            autoLogging: { ignore: (req) => ['/healthz', '/readyz', '/metrics'].includes(req.url ?? '') },
+            redact: ['req.headers.authorization'],
+          },
+        }),
+        BullModule.forRoot({ connection: bullConnection(config.redis.url), prefix: config.redis.prefix }),
+        BullModule.registerQueue(...QUEUE_NAMES.map((name) => ({ name }))),
+      ],
+      controllers,
+      providers: services,
+    };
+  }
+}
+
+function bullConnection(url: string): BullRedisOptions {
+  const { retryStrategy: _ignored, ...rest } = redisOptions(url);
+  return rest;
+}

@@ -1,0 +1,89 @@
+import { GeneratorError, parseApplicationSet, type ApplicationSet } from '@flotilla/generators';
+import { HubError } from '../common/hub-error.js';
+
+const NAME = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
+
+export interface AppSetDocument {
+  name: string;
+  apiVersion: string;
+  /** The document as submitted, kept verbatim so GET shows what people wrote. */
+  document: Record<string, unknown>;
+  parsed: ApplicationSet;
+}
+
+/** Validates a submitted ApplicationSet (Flotilla's or Argo CD's form) before anything is stored. */
+export function readAppSetDocument(body: unknown): AppSetDocument {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw new HubError(
+      400,
+      'invalid-appset',
+      'the body must be an ApplicationSet document (a JSON object)',
+      '(root)',
+    );
+  }
+  const doc = body as Record<string, unknown>;
+  if (doc['apiVersion'] === undefined) {
+    throw new HubError(
+      400,
+      'invalid-appset',
+      'apiVersion is required (flotilla.dev/v1alpha1 or argoproj.io/v1alpha1)',
+      'apiVersion',
+    );
+  }
+  if (doc['kind'] !== 'ApplicationSet') {
+    throw new HubError(
+      400,
+      'invalid-appset',
+      `kind must be ApplicationSet, got ${JSON.stringify(doc['kind'])}`,
+      'kind',
+    );
+  }
+  let parsed: ApplicationSet;
+  try {
+    parsed = parseApplicationSet(doc);
+  } catch (e) {
+    if (e instanceof GeneratorError) {
+      throw new HubError(
+        400,
+        e.code === 'UNKNOWN_GENERATOR' ? 'unknown-generator' : 'invalid-appset',
+        e.message,
+        e.path,
+      );
+    }
+    throw e;
+  }
+  const name = parsed.metadata.name;
+  if (!name || !NAME.test(name) || name.length > 253) {
+    throw new HubError(
+      400,
+      'invalid-appset',
+      'metadata.name is required: lower-case letters, digits, "-" and ".", starting and ending alphanumeric',
+      'metadata.name',
+    );
+  }
+  return { name, apiVersion: parsed.apiVersion ?? 'flotilla.dev/v1alpha1', document: doc, parsed };
+}
+
+/**
+ * Repository URLs written literally anywhere in the document (git generators, template source),
+ * each with the revisions it is read at. Templated URLs (`{{…}}`) are only known after generation.
+ */
+export function literalRepoRefs(document: unknown): Map<string, Set<string>> {
+  const out = new Map<string, Set<string>>();
+  const walk = (v: unknown): void => {
+    if (Array.isArray(v)) return v.forEach(walk);
+    if (typeof v !== 'object' || v === null) return;
+    const o = v as Record<string, unknown>;
+    const url = o['repoURL'];
+    if (typeof url === 'string' && url !== '' && !url.includes('{{')) {
+      const rev = o['revision'] ?? o['targetRevision'];
+      const ref = typeof rev === 'string' && rev !== '' && !rev.includes('{{') ? rev : 'HEAD';
+      const refs = out.get(url) ?? new Set<string>();
+      refs.add(ref);
+      out.set(url, refs);
+    }
+    Object.values(o).forEach(walk);
+  };
+  walk(document);
+  return out;
+}

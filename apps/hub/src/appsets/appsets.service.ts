@@ -1,0 +1,146 @@
+import { createHash } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import { Database } from '../db/database.js';
+import { HubError } from '../common/hub-error.js';
+import { toJson } from '../common/json.js';
+import { AuditLog } from '../audit/audit.service.js';
+import { ClusterWakeups } from '../queues/cluster-wakeups.service.js';
+import { JobQueues } from '../queues/job-queues.service.js';
+import { RepositoriesService } from '../repositories/repositories.service.js';
+import { literalRepoRefs, readAppSetDocument } from './appset-document.js';
+import type { ApplicationSet } from '../generated/prisma/client.js';
+
+/** ApplicationSets as people submit them, and the triggers that (re-)expand them. */
+@Injectable()
+export class AppSetsService {
+  constructor(
+    private readonly db: Database,
+    private readonly repos: RepositoriesService,
+    private readonly queues: JobQueues,
+    private readonly audit: AuditLog,
+    private readonly wakeups: ClusterWakeups,
+  ) {}
+
+  /** Create or replace by name. Validated before anything is stored; expansion runs in the pipeline. */
+  async apply(
+    body: unknown,
+    actor: string,
+  ): Promise<{ created: boolean; appSet: ReturnType<AppSetsService['view']> }> {
+    const doc = readAppSetDocument(body);
+    const repoUrls = [...literalRepoRefs(doc.document).keys()].sort();
+    const existing = await this.db.prisma.applicationSet.findUnique({ where: { name: doc.name } });
+    const row = await this.db.prisma.$transaction(async (tx) => {
+      const r = existing
+        ? await tx.applicationSet.update({
+            where: { id: existing.id },
+            data: { apiVersion: doc.apiVersion, spec: toJson(doc.document), repoUrls, status: 'Pending' },
+          })
+        : await tx.applicationSet.create({
+            data: { name: doc.name, apiVersion: doc.apiVersion, spec: toJson(doc.document), repoUrls },
+          });
+      await this.audit.record(
+        {
+          actor,
+          action: existing ? 'appset.updated' : 'appset.created',
+          scope: `appset:${doc.name}`,
+          details: { repoUrls },
+        },
+        tx,
+      );
+      return r;
+    });
+    for (const url of repoUrls) await this.repos.register(url, `appset:${doc.name}`);
+    await this.requestExpand(row.id);
+    return { created: !existing, appSet: this.view(row, 0) };
+  }
+
+  async list() {
+    const rows = await this.db.prisma.applicationSet.findMany({
+      orderBy: { name: 'asc' },
+      include: { _count: { select: { targets: true } } },
+    });
+    return rows.map((r) => this.view(r, r._count.targets));
+  }
+
+  async get(name: string) {
+    const row = await this.db.prisma.applicationSet.findUnique({
+      where: { name },
+      include: { _count: { select: { targets: true } } },
+    });
+    if (!row) throw HubError.notFound('appset', name);
+    return this.view(row, row._count.targets);
+  }
+
+  async remove(name: string, actor: string): Promise<void> {
+    const row = await this.db.prisma.applicationSet.findUnique({
+      where: { name },
+      include: { targets: { select: { clusterId: true } } },
+    });
+    if (!row) throw HubError.notFound('appset', name);
+    await this.db.prisma.$transaction(async (tx) => {
+      await tx.applicationSet.delete({ where: { id: row.id } });
+      await this.audit.record(
+        {
+          actor,
+          action: 'appset.deleted',
+          scope: `appset:${name}`,
+          details: { targetsRemoved: row.targets.length },
+        },
+        tx,
+      );
+    });
+    await this.wakeups.notify(row.targets.map((t) => t.clusterId));
+  }
+
+  /**
+   * Queues an expansion whose job id is a hash of everything it reads (document, inventory, resolved
+   * refs): asking twice with nothing changed is one job.
+   */
+  async requestExpand(appSetId: string): Promise<void> {
+    const row = await this.db.prisma.applicationSet.findUnique({ where: { id: appSetId } });
+    if (!row) return;
+    const clusters = await this.db.prisma.cluster.findMany({
+      orderBy: { name: 'asc' },
+      select: { name: true, server: true, labels: true, annotations: true },
+    });
+    const refs = await this.db.prisma.repositoryRef.findMany({
+      where: { repository: { url: { in: row.repoUrls } } },
+      orderBy: [{ repositoryId: 'asc' }, { ref: 'asc' }],
+      select: { repositoryId: true, ref: true, sha: true },
+    });
+    const inputsHash = createHash('sha256')
+      .update(JSON.stringify([row.updatedAt.toISOString(), row.spec, clusters, refs]))
+      .digest('hex')
+      .slice(0, 24);
+    await this.queues.enqueue('appset-expand', { appSetId, inputsHash });
+  }
+
+  async requestExpandAll(): Promise<void> {
+    for (const a of await this.db.prisma.applicationSet.findMany({ select: { id: true } }))
+      await this.requestExpand(a.id);
+  }
+
+  async requestExpandForRepository(url: string): Promise<void> {
+    const rows = await this.db.prisma.applicationSet.findMany({
+      where: { repoUrls: { has: url } },
+      select: { id: true },
+    });
+    for (const a of rows) await this.requestExpand(a.id);
+  }
+
+  private view(r: ApplicationSet, targetCount: number) {
+    return {
+      id: r.id,
+      name: r.name,
+      apiVersion: r.apiVersion,
+      status: r.status,
+      error: r.error ?? null,
+      repoUrls: r.repoUrls,
+      targetCount,
+      lastExpandedAt: r.lastExpandedAt?.toISOString() ?? null,
+      createdAt: r.createdAt.toISOString(),
+      updatedAt: r.updatedAt.toISOString(),
+      document: r.spec,
+    };
+  }
+}

@@ -1,0 +1,47 @@
+import { Body, Controller, Get, Param, Post, UseGuards } from '@nestjs/common';
+import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
+import { Actor } from '../common/actor.js';
+import { AdminTokenGuard } from '../common/admin-token.guard.js';
+import { parseInput } from '../common/hub-error.js';
+import { AppSetsService } from '../appsets/appsets.service.js';
+import { ClustersService, createClusterSchema } from './clusters.service.js';
+
+@ApiTags('clusters')
+@ApiBearerAuth()
+@UseGuards(AdminTokenGuard)
+@Controller('api/v1/clusters')
+export class ClustersController {
+  constructor(
+    private readonly clusters: ClustersService,
+    private readonly appsets: AppSetsService,
+  ) {}
+
+  /** Adds a cluster and returns its single-use bootstrap token (shown only here). */
+  @Post()
+  async create(@Body() body: unknown, @Actor() actor: string) {
+    const created = await this.clusters.create(parseInput(createClusterSchema, body), actor);
+    // A new cluster can match cluster generators: every appset is looked at again.
+    await this.appsets.requestExpandAll();
+    return created;
+  }
+
+  @Get()
+  list() {
+    return this.clusters.list();
+  }
+
+  @Get(':name')
+  get(@Param('name') name: string) {
+    return this.clusters.get(name);
+  }
+
+  @Post(':name/bootstrap-tokens')
+  issueToken(@Param('name') name: string, @Actor() actor: string) {
+    return this.clusters.issueBootstrapToken(name, actor);
+  }
+
+  @Post(':name/revoke-credential')
+  revoke(@Param('name') name: string, @Actor() actor: string) {
+    return this.clusters.revokeCredential(name, actor);
+  }
+}

@@ -1,0 +1,31 @@
+import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger } from '@nestjs/common';
+import type { ApiError } from '@flotilla/contract';
+import type { Response } from 'express';
+import { HubError } from './hub-error.js';
+
+/** Every error leaves the hub as an ApiError body, whatever threw it. */
+@Catch()
+export class ApiErrorFilter implements ExceptionFilter {
+  private readonly logger = new Logger('ApiError');
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const res = host.switchToHttp().getResponse<Response>();
+    let status = 500;
+    let body: ApiError = { code: 'internal', message: 'internal error; see the hub log' };
+    if (exception instanceof HubError) {
+      status = exception.status;
+      body = exception.toApiError();
+    } else if (exception instanceof HttpException) {
+      status = exception.getStatus();
+      const r = exception.getResponse();
+      const message =
+        typeof r === 'object' && r !== null && 'message' in r ? String(r.message) : exception.message;
+      body = { code: status === 404 ? 'not-found' : `http-${status}`, message };
+    } else {
+      this.logger.error(
+        exception instanceof Error ? (exception.stack ?? exception.message) : String(exception),
+      );
+    }
+    if (!res.headersSent) res.status(status).json(body);
+  }
+}

@@ -1,0 +1,144 @@
+import { z } from 'zod';
+
+const HUB_ROLE_NAMES = ['api', 'worker'] as const;
+export type HubRole = (typeof HUB_ROLE_NAMES)[number];
+
+/**
+ * Every environment variable the hub reads, with its default and a line of documentation.
+ * `.env.example` is generated from this (npm run env:example -w @flotilla/hub).
+ */
+export const hubEnvSchema = z.object({
+  HOST: z.string().min(1).default('127.0.0.1').describe('Address the HTTP server binds.'),
+  PORT: z.coerce.number().int().min(0).max(65535).default(8080).describe('HTTP port (0 = any free port).'),
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
+    .optional()
+    .describe('PostgreSQL URL. Unset: an embedded PGlite database under FLOTILLA_DATA_DIR/db.'),
+  FLOTILLA_DATA_DIR: z
+    .string()
+    .min(1)
+    .default('.flotilla')
+    .describe('Where the hub keeps Git mirrors and the embedded database.'),
+  REDIS_URL: z
+    .string()
+    .regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL')
+    .default('redis://127.0.0.1:6379')
+    .describe('Redis for BullMQ queues and agent wake-ups.'),
+  REDIS_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9_.-]+$/, 'letters, digits, "_", "." and "-" only')
+    .default('flotilla')
+    .describe('Key prefix, so several hubs or test runs can share one Redis.'),
+  HUB_ROLES: z
+    .string()
+    .default('api,worker')
+    .transform((v, ctx) => {
+      const roles = v
+        .split(',')
+        .map((r) => r.trim())
+        .filter(Boolean);
+      const bad = roles.filter((r) => !(HUB_ROLE_NAMES as readonly string[]).includes(r));
+      if (bad.length > 0 || roles.length === 0) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `expected a comma-separated list of api, worker; got "${v}"`,
+        });
+        return z.NEVER;
+      }
+      return roles as HubRole[];
+    })
+    .describe('What this process runs: api (HTTP), worker (BullMQ pipeline) or both.'),
+  SOURCE_POLL_INTERVAL_SECONDS: z.coerce
+    .number()
+    .positive()
+    .default(30)
+    .describe('How often every repository is fetched.'),
+  FLOTILLA_ADMIN_TOKEN: z
+    .string()
+    .min(16, 'must be at least 16 characters')
+    .optional()
+    .describe('When set, every /api/v1 endpoint requires "Authorization: Bearer <token>".'),
+  BOOTSTRAP_TOKEN_TTL_SECONDS: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(3600)
+    .describe('How long a cluster bootstrap token stays usable.'),
+  AGENT_CREDENTIAL_TTL_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(0)
+    .describe('Lifetime of an agent credential; 0 = until revoked or the agent registers again.'),
+  LOG_LEVEL: z
+    .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
+    .default('info')
+    .describe('pino log level.'),
+});
+export type HubEnv = z.output<typeof hubEnvSchema>;
+
+export type DatabaseConfig = { kind: 'postgres'; url: string } | { kind: 'pglite'; dir: string | null };
+
+/** The hub's configuration, validated once at start; nothing else reads process.env. */
+export interface HubConfig {
+  http: { host: string; port: number };
+  database: DatabaseConfig;
+  redis: { url: string; prefix: string };
+  roles: { api: boolean; worker: boolean };
+  dataDir: string;
+  sources: { pollIntervalSeconds: number };
+  auth: { adminToken: string | null; bootstrapTokenTtlSeconds: number; credentialTtlSeconds: number };
+  log: { level: HubEnv['LOG_LEVEL'] };
+}
+
+export const HUB_CONFIG = Symbol('HUB_CONFIG');
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+  constructor(readonly issues: { variable: string; message: string }[]) {
+    super(`invalid hub configuration:\n${issues.map((i) => `  ${i.variable}: ${i.message}`).join('\n')}`);
+  }
+}
+
+/** Validates the environment into a HubConfig; throws ConfigError naming each bad variable and why. */
+export function loadHubConfig(env: Record<string, string | undefined>): HubConfig {
+  // An empty variable means "not set", as in most shells' `VAR= cmd`.
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const parsed = hubEnvSchema.safeParse(cleaned);
+  if (!parsed.success) {
+    throw new ConfigError(
+      parsed.error.issues.map((i) => ({ variable: String(i.path[0] ?? '(env)'), message: i.message })),
+    );
+  }
+  const e = parsed.data;
+  return {
+    http: { host: e.HOST, port: e.PORT },
+    database: e.DATABASE_URL
+      ? { kind: 'postgres', url: e.DATABASE_URL }
+      : { kind: 'pglite', dir: `${e.FLOTILLA_DATA_DIR}/db` },
+    redis: { url: e.REDIS_URL, prefix: e.REDIS_PREFIX },
+    roles: { api: e.HUB_ROLES.includes('api'), worker: e.HUB_ROLES.includes('worker') },
+    dataDir: e.FLOTILLA_DATA_DIR,
+    sources: { pollIntervalSeconds: e.SOURCE_POLL_INTERVAL_SECONDS },
+    auth: {
+      adminToken: e.FLOTILLA_ADMIN_TOKEN ?? null,
+      bootstrapTokenTtlSeconds: e.BOOTSTRAP_TOKEN_TTL_SECONDS,
+      credentialTtlSeconds: e.AGENT_CREDENTIAL_TTL_SECONDS,
+    },
+    log: { level: e.LOG_LEVEL },
+  };
+}
+
+/** `.env.example` text: every variable with its description and default (commented out when optional). */
+export function renderEnvExample(): string {
+  const lines = ['# Generated from apps/hub/src/config/hub-config.ts — do not edit by hand.', ''];
+  for (const [name, schema] of Object.entries(hubEnvSchema.shape)) {
+    const dflt = schema.safeParse(undefined);
+    const shown = dflt.success && dflt.data !== undefined ? String(dflt.data) : '';
+    lines.push(`# ${schema.description ?? ''}`);
+    lines.push(dflt.success && dflt.data !== undefined ? `${name}=${shown}` : `# ${name}=`);
+    lines.push('');
+  }
+  return lines.join('\n');
+}

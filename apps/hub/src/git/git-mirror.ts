@@ -1,0 +1,132 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { simpleGit, type SimpleGit } from 'simple-git';
+
+const FULL_SHA = /^[0-9a-f]{40}$/;
+// Never wait for a password prompt: a repository that needs credentials fails at once.
+const GIT_ENV = { GIT_TERMINAL_PROMPT: '0', LC_ALL: 'C' };
+
+export class GitMirrorError extends Error {
+  override readonly name = 'GitMirrorError';
+  constructor(
+    readonly code: 'fetch-failed' | 'unknown-revision' | 'not-fetched' | 'read-failed',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * Bare mirrors of the repositories the hub tracks, one per repository under `<dataDir>/repos`.
+ * Files are read straight from the object store at a commit; nothing is ever checked out.
+ * Reads are synchronous because the generators' RepositoryFiles interface is.
+ */
+export class GitMirrors {
+  private readonly root: string;
+  private readonly locks = new Map<string, Promise<unknown>>();
+
+  constructor(dataDir: string) {
+    this.root = resolve(dataDir, 'repos');
+  }
+
+  dirOf(repositoryId: string): string {
+    return `${this.root}/${repositoryId}.git`;
+  }
+
+  hasMirror(repositoryId: string): boolean {
+    return existsSync(`${this.dirOf(repositoryId)}/HEAD`);
+  }
+
+  /** `git fetch --prune` into the mirror (made on first use). Fetches of one mirror never overlap. */
+  async fetch(repositoryId: string, url: string): Promise<void> {
+    const previous = this.locks.get(repositoryId) ?? Promise.resolve();
+    const run = previous.catch(() => undefined).then(() => this.fetchNow(repositoryId, url));
+    this.locks.set(repositoryId, run);
+    try {
+      await run;
+    } finally {
+      if (this.locks.get(repositoryId) === run) this.locks.delete(repositoryId);
+    }
+  }
+
+  private async fetchNow(repositoryId: string, url: string): Promise<void> {
+    const dir = this.dirOf(repositoryId);
+    try {
+      if (!this.hasMirror(repositoryId)) {
+        mkdirSync(dir, { recursive: true });
+        await this.git(dir).init(true);
+        await this.git(dir).addConfig('remote.origin.url', url);
+        await this.git(dir).addConfig('remote.origin.fetch', '+refs/*:refs/*');
+        await this.git(dir).addConfig('remote.origin.mirror', 'true');
+      } else {
+        await this.git(dir).addConfig('remote.origin.url', url);
+      }
+      await this.git(dir).fetch(['--prune', '--quiet', 'origin']);
+    } catch (e) {
+      const message = e instanceof Error ? e.message.trim().split('\n').slice(-3).join(' ') : String(e);
+      throw new GitMirrorError('fetch-failed', `cannot fetch ${url}: ${message}`);
+    }
+  }
+
+  /** The commit a ref names: a branch, a tag, HEAD, or a full sha present in the mirror. */
+  resolve(repositoryId: string, ref: string): string {
+    const dir = this.requireMirror(repositoryId);
+    const r = ref.trim() === '' ? 'HEAD' : ref.trim();
+    const candidates = FULL_SHA.test(r) || r === 'HEAD' ? [r] : [`refs/heads/${r}`, `refs/tags/${r}`, r];
+    for (const c of candidates) {
+      try {
+        return this.run(dir, ['rev-parse', '--verify', '--quiet', `${c}^{commit}`]).trim();
+      } catch {
+        // try the next spelling
+      }
+    }
+    throw new GitMirrorError(
+      'unknown-revision',
+      `revision "${ref}" is not a branch, tag or commit of the repository`,
+    );
+  }
+
+  /** Every file path of the commit under `path` ('' = whole tree), '/'-separated. */
+  listFiles(repositoryId: string, sha: string, path = ''): string[] {
+    const dir = this.requireMirror(repositoryId);
+    const p = normalisePath(path);
+    const out = this.run(dir, ['ls-tree', '-r', '-z', '--name-only', sha, ...(p ? ['--', `${p}/`] : [])]);
+    return out.split('\0').filter(Boolean);
+  }
+
+  readFile(repositoryId: string, sha: string, path: string): string {
+    const dir = this.requireMirror(repositoryId);
+    try {
+      return this.run(dir, ['cat-file', 'blob', `${sha}:${normalisePath(path)}`]);
+    } catch {
+      throw new GitMirrorError('read-failed', `file ${path} does not exist at ${sha.slice(0, 12)}`);
+    }
+  }
+
+  private requireMirror(repositoryId: string): string {
+    if (!this.hasMirror(repositoryId)) {
+      throw new GitMirrorError('not-fetched', 'the repository has not been fetched successfully yet');
+    }
+    return this.dirOf(repositoryId);
+  }
+
+  private git(dir: string): SimpleGit {
+    return simpleGit({ baseDir: dir, timeout: { block: 60_000 } }).env({ ...process.env, ...GIT_ENV });
+  }
+
+  private run(dir: string, args: string[]): string {
+    return execFileSync('git', ['-C', dir, ...args], {
+      encoding: 'utf8',
+      env: { ...process.env, ...GIT_ENV },
+      maxBuffer: 64 * 1024 * 1024,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+  }
+}
+
+/** `./apps/x/` → `apps/x`; '.' and '' → '' (the repository root). */
+export function normalisePath(path: string): string {
+  const p = path.replace(/^\.\/+/, '').replace(/\/+$/, '');
+  return p === '.' ? '' : p;
+}

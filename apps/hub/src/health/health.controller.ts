@@ -1,0 +1,39 @@
+import { Controller, Get, HttpCode, Res } from '@nestjs/common';
+import { ApiTags } from '@nestjs/swagger';
+import type { Response } from 'express';
+import { Database } from '../db/database.js';
+import { JobQueues } from '../queues/job-queues.service.js';
+
+@ApiTags('health')
+@Controller()
+export class HealthController {
+  constructor(
+    private readonly db: Database,
+    private readonly queues: JobQueues,
+  ) {}
+
+  /** Liveness: the process answers. */
+  @Get('healthz')
+  @HttpCode(200)
+  healthz(): { status: 'ok' } {
+    return { status: 'ok' };
+  }
+
+  /** Readiness: PostgreSQL (or PGlite) and Redis both answer. */
+  @Get('readyz')
+  async readyz(@Res({ passthrough: true }) res: Response) {
+    const [database, redis] = await Promise.all([
+      this.db.ping().then(
+        () => 'ok',
+        (e: unknown) => `error: ${String(e)}`,
+      ),
+      this.queues.ping().then(
+        () => 'ok',
+        (e: unknown) => `error: ${String(e)}`,
+      ),
+    ]);
+    const ready = database === 'ok' && redis === 'ok';
+    res.status(ready ? 200 : 503);
+    return { status: ready ? 'ready' : 'not-ready', checks: { database, redis } };
+  }
+}

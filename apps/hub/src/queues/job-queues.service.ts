@@ -1,0 +1,65 @@
+import { InjectQueue } from '@nestjs/bullmq';
+import { Injectable } from '@nestjs/common';
+import { JOB_OPTIONS, jobId, type QueueName, type QueuePayloads } from '@flotilla/contract';
+import type { Queue } from 'bullmq';
+
+/** The one place jobs are added: ids and options always come from the contract's registry. */
+@Injectable()
+export class JobQueues {
+  private readonly queues: Record<QueueName, Queue>;
+
+  constructor(
+    @InjectQueue('source-sync') sourceSync: Queue,
+    @InjectQueue('appset-expand') appsetExpand: Queue,
+    @InjectQueue('render') render: Queue,
+    @InjectQueue('rollout') rollout: Queue,
+    @InjectQueue('report-ingest') reportIngest: Queue,
+  ) {
+    this.queues = {
+      'source-sync': sourceSync,
+      'appset-expand': appsetExpand,
+      render,
+      rollout,
+      'report-ingest': reportIngest,
+    };
+  }
+
+  queue(name: QueueName): Queue {
+    return this.queues[name];
+  }
+
+  async enqueue<Q extends QueueName>(queue: Q, payload: QueuePayloads[Q]): Promise<void> {
+    const o = JOB_OPTIONS[queue];
+    await this.queues[queue].add(queue, payload, {
+      jobId: jobId(queue, payload),
+      attempts: o.attempts,
+      backoff: { type: 'exponential', delay: o.backoffMs },
+      removeOnComplete: o.removeOnComplete,
+      removeOnFail: o.removeOnFail,
+    });
+  }
+
+  /** Polling: one repeatable source-sync per repository, replaced when the interval changes. */
+  async schedulePoll(repositoryId: string, everySeconds: number): Promise<void> {
+    const payload: QueuePayloads['source-sync'] = { repositoryId, reason: 'poll' };
+    const o = JOB_OPTIONS['source-sync'];
+    await this.queues['source-sync'].upsertJobScheduler(
+      `poll.${repositoryId}`,
+      { every: Math.round(everySeconds * 1000) },
+      {
+        name: 'source-sync',
+        data: payload,
+        opts: { removeOnComplete: o.removeOnComplete, removeOnFail: o.removeOnFail },
+      },
+    );
+  }
+
+  async unschedulePoll(repositoryId: string): Promise<void> {
+    await this.queues['source-sync'].removeJobScheduler(`poll.${repositoryId}`);
+  }
+
+  /** For /readyz: a command round-trip to Redis. */
+  async ping(): Promise<void> {
+    await this.queues['source-sync'].getJobCounts('waiting');
+  }
+}

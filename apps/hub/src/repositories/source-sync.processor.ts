@@ -1,0 +1,32 @@
+import { Processor } from '@nestjs/bullmq';
+import type { QueuePayloads } from '@flotilla/contract';
+import { AppSetsService } from '../appsets/appsets.service.js';
+import { Database } from '../db/database.js';
+import { HubMetrics } from '../metrics/hub-metrics.service.js';
+import { QueueWorker } from '../queues/queue-worker.js';
+import { RepositoriesService } from './repositories.service.js';
+
+/** Fetch a mirror, resolve its tracked refs, and re-expand the appsets that read it when a ref moved. */
+@Processor('source-sync')
+export class SourceSyncProcessor extends QueueWorker<'source-sync'> {
+  readonly queue = 'source-sync' as const;
+
+  constructor(
+    private readonly repos: RepositoriesService,
+    private readonly appsets: AppSetsService,
+    private readonly db: Database,
+    protected readonly metrics: HubMetrics,
+  ) {
+    super();
+  }
+
+  protected async handle(p: QueuePayloads['source-sync']) {
+    const result = await this.repos.syncNow(p.repositoryId);
+    if (result.changed) {
+      const repo = await this.db.prisma.repository.findUnique({ where: { id: p.repositoryId } });
+      if (repo) await this.appsets.requestExpandForRepository(repo.url);
+    }
+    // A failed fetch is recorded on the repository and retried by the next poll, not by BullMQ.
+    return result;
+  }
+}
