@@ -6,9 +6,26 @@ import { type CommandModule } from './command.js';
  * acceptance suites run thousands of them.
  */
 const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandModule> }> = {
-  diff: { summary: 'compare a desired object with a live one, as the agent does for drift', load: () => import('./commands/diff.command.js') },
-  health: { summary: 'assess the health of Kubernetes objects with Argo CD rules and custom Lua rules', load: () => import('./commands/health.command.js') },
-  sim: { summary: 'serve simulated Kubernetes clusters (kubectl and client-node compatible) until interrupted', load: () => import('./commands/sim.command.js') },
+  diff: {
+    summary: 'compare a desired object with a live one, as the agent does for drift',
+    load: () => import('./commands/diff.command.js'),
+  },
+  demo: {
+    summary: 'run a hub, simulated clusters with agents and an example Git repo',
+    load: () => import('./commands/demo.command.js'),
+  },
+  health: {
+    summary: 'assess the health of Kubernetes objects with Argo CD rules and custom Lua rules',
+    load: () => import('./commands/health.command.js'),
+  },
+  sim: {
+    summary: 'serve simulated Kubernetes clusters (kubectl and client-node compatible) until interrupted',
+    load: () => import('./commands/sim.command.js'),
+  },
+  windows: {
+    summary: 'evaluate sync windows (allow/deny, cron, time zone) for a target at given times',
+    load: () => import('./commands/windows.command.js'),
+  },
 };
 
 function usage(): string {
