@@ -79,6 +79,8 @@ export function randomSuffix(n = 5): string {
 export class ClusterApi {
   private nextIp = 10;
   private nextNodePort = 30000;
+  /** Admission-style mutations run on every write before defaulting (e.g. the simulated webhook). */
+  readonly mutators: ((rt: ResourceType, o: JsonObject) => void)[] = [];
 
   constructor(
     readonly registry: ResourceRegistry,
@@ -428,6 +430,7 @@ export class ClusterApi {
     }
     const requestManaged = meta(obj)['managedFields'];
     delete meta(obj)['managedFields'];
+    if (o.subresource === undefined) for (const mutate of this.mutators) mutate(rt, obj);
     const errors: StatusCause[] = [];
     applyDefaults(rt.kind, rt.custom ? `custom:${rt.group}` : rt.group, obj, {
       old,
@@ -439,7 +442,7 @@ export class ClusterApi {
     errors.push(...validate(rt, obj, old));
     if (errors.length) throw invalid(rt.kind, rt.group, name, errors);
 
-    if (old && rt.generation !== 'none') {
+    if (old && rt.generation !== 'none' && o.subresource !== 'status') {
       const gen = Number(getPath(old, ['metadata', 'generation']) ?? 1);
       meta(obj)['generation'] = bumpsGeneration(rt, old, obj) ? gen + 1 : gen;
     }
