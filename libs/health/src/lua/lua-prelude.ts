@@ -33,6 +33,28 @@ debug.setmetatable(0, {
   end,
 })
 
+-- gopher-lua formats %d of 2.5 as 2; Lua 5.4 raises "number has no integer representation".
+local lua_format = string.format
+string.format = function(fmt, ...)
+  local args = table.pack(...)
+  if type(fmt) == 'string' then
+    local pos, i = 1, 0
+    while true do
+      local s, e, conv = fmt:find('%%[-+ #0]*%d*%.?%d*(.)', pos)
+      if s == nil then break end
+      pos = e + 1
+      if conv ~= '%' then
+        i = i + 1
+        local v = args[i]
+        if conv:find('^[dixXoc]$') and math.type(v) == 'float' and v == v and v ~= math.huge and v ~= -math.huge then
+          args[i] = v >= 0 and math.floor(v) or math.ceil(v)
+        end
+      end
+    end
+  end
+  return lua_format(fmt, table.unpack(args, 1, args.n))
+end
+
 local json_decode = __flotilla_json_decode
 __flotilla_json_decode = nil
 

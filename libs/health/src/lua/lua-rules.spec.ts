@@ -185,3 +185,13 @@ describe('failing scripts', () => {
     a.close();
   });
 });
+
+describe('string.format as in gopher-lua', () => {
+  it('formats a fractional number with %d by truncating it, and keeps %% literal', async () => {
+    const a = await lua(
+      `return { status = "Healthy", message = string.format("%d%% of %d done, %s %5.1f", 7 / 2, 10, "ok", 2.25) }`,
+    );
+    expect(a.assess(thing)?.message).toBe('3% of 10 done, ok   2.2');
+    a.close();
+  });
+});
