@@ -1,7 +1,11 @@
 import { renderFastTemplate } from './fasttemplate.js';
 import { GeneratorError } from './generator-error.js';
-import { parseGoTemplate, TemplateError, type MissingKey } from './gotemplate/index.js';
+import { ARGO_FUNCTIONS } from './argo-functions.js';
+import { TemplateEngine, TemplateError, type MissingKey } from './gotemplate/index.js';
 import { type Params } from './types.js';
+
+// One engine for the process: parsed templates are cached by source, and every target reuses them.
+const engine = new TemplateEngine(ARGO_FUNCTIONS);
 
 /** How an ApplicationSet's strings are templated: `spec.goTemplate` and `spec.goTemplateOptions`. */
 export interface TemplateMode {
@@ -15,8 +19,9 @@ export function renderString(template: string, params: Params, mode: TemplateMod
   const missingKey = missingKeyOption(mode.goTemplateOptions);
   let parsed;
   try {
-    parsed = parseGoTemplate(template);
+    parsed = engine.parse(template);
   } catch (err) {
+    if (!(err instanceof TemplateError)) throw err;
     throw new GeneratorError('TEMPLATE_PARSE', `failed to parse template ${template}: ${messageOf(err)}`);
   }
   try {
