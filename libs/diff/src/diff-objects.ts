@@ -4,6 +4,7 @@ import { compileIgnoreRules, identityOf } from './ignore-rules.js';
 import {
   comparePaths,
   formatPointer,
+  getAt,
   isPlainObject,
   removePaths,
   scalarText,
@@ -76,6 +77,9 @@ export function diffObjects(desired: unknown, live: unknown, opts: DiffOptions =
   }
   const liveN = normalizeObject(live) as Record<string, unknown>;
   for (const r of matched) removePaths(liveN, r.pathsIn(liveN));
+  // Reported live values come from the object as read, without the defaults filled in to compare.
+  const liveAsRead = normalizeObject(live, { defaults: false }) as Record<string, unknown>;
+  for (const r of matched) removePaths(liveAsRead, r.pathsIn(liveAsRead));
   if (id.kind === 'ClusterRole' && isPlainObject(declared['aggregationRule'])) {
     // The aggregation controller owns an aggregated ClusterRole's rules.
     delete declared['rules'];
@@ -122,7 +126,7 @@ export function diffObjects(desired: unknown, live: unknown, opts: DiffOptions =
       const path = formatPointer(d.path);
       if (seen.has(path)) return [];
       seen.add(path);
-      return [{ path, desired: d.desired ?? null, live: d.live ?? null }];
+      return [{ path, desired: d.desired ?? null, live: getAt(liveAsRead, d.path) ?? d.live ?? null }];
     });
   return { inSync: differences.length === 0, differences };
 }

@@ -1,6 +1,5 @@
 import { ignoreRuleSchema, type IgnoreRule } from '@flotilla/contract';
 import { DiffError, compileIgnoreRules, diffObjects, type DiffResult } from '@flotilla/diff';
-import { z } from 'zod';
 import {
   EvaluationError,
   UsageError,
@@ -25,11 +24,6 @@ prints {"inSync": bool, "differences": [{"path", "desired", "live"}]}.
   --yield MANAGER   a manager whose fields are never drift (e.g. an autoscaler); repeatable
 --desired and --live may be repeated in pairs; the output is then an array in input order.
 Exit 0 whatever the verdict, 1 for a bad ignore rule, 2 for bad usage or unreadable input.`;
-
-const rulesSchema = z.union([
-  z.array(ignoreRuleSchema),
-  z.object({ ignoreDifferences: z.array(ignoreRuleSchema) }).transform((r) => r.ignoreDifferences),
-]);
 
 const OPTIONS = {
   desired: { type: 'string', multiple: true },
@@ -97,23 +91,32 @@ function evaluate(values: Record<string, ArgValue>): {
 function readRules(path: string): IgnoreRule[] {
   const docs = readDocuments(path);
   if (docs.length === 0) return [];
-  if (docs.length > 1)
+  if (docs.length > 1) {
     throw new UsageError(`${path}: expected one YAML list of ignore rules, found ${docs.length} documents`);
-  const parsed = rulesSchema.safeParse(docs[0]);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const where = issue?.path.length ? `[${issue.path.map(String).join('].')}` : '';
-    throw new EvaluationError(
-      `${path}: invalid ignore rules${where ? ` at ${where}` : ''}: ${issue?.message ?? 'unknown'}`,
-    );
   }
+  const doc = docs[0];
+  // Argo CD's Application spec nests the same list under ignoreDifferences; accept both.
+  const list =
+    typeof doc === 'object' && doc !== null && !Array.isArray(doc) && 'ignoreDifferences' in doc
+      ? doc.ignoreDifferences
+      : doc;
+  if (!Array.isArray(list)) throw new EvaluationError(`${path}: expected a YAML list of ignore rules`);
+  const rules = list.map((raw: unknown, i) => {
+    const parsed = ignoreRuleSchema.safeParse(raw);
+    if (parsed.success) return parsed.data;
+    const issue = parsed.error.issues[0];
+    const field = issue?.path.map(String).join('.') ?? '';
+    throw new EvaluationError(
+      `${path}: invalid ignore rule [${i}]${field ? `.${field}` : ''}: ${issue?.message ?? 'invalid'}`,
+    );
+  });
   try {
-    compileIgnoreRules(parsed.data);
+    compileIgnoreRules(rules);
   } catch (err) {
     if (err instanceof DiffError) throw new EvaluationError(`${path}: ${err.message}`);
     throw err;
   }
-  return parsed.data;
+  return rules;
 }
 
 function formatTable(r: unknown): string {

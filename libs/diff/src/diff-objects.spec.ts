@@ -1,0 +1,57 @@
+import { readdirSync, readFileSync, existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { ignoreRuleSchema } from '@flotilla/contract';
+import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { z } from 'zod';
+import { DiffError, diffObjects, type DiffOptions } from './index.js';
+
+/**
+ * One directory per case under testdata/: desired.yaml and live.yaml, optional rules.yaml (ignore
+ * rules, as `flotilla diff --ignore` reads them) and options.yaml (manager, yieldToManagers), and
+ * expected.yaml: either the exact DiffResult or `error: {code, path}`.
+ */
+const TESTDATA = join(import.meta.dirname, 'testdata');
+
+const expectedSchema = z.union([
+  z.object({ error: z.object({ code: z.string(), path: z.string() }) }),
+  z.object({
+    inSync: z.boolean(),
+    differences: z.array(z.object({ path: z.string(), desired: z.unknown(), live: z.unknown() })),
+  }),
+]);
+const optionsSchema = z.object({ manager: z.string().optional(), yieldToManagers: z.array(z.string()).optional() });
+
+function load(dir: string, file: string): unknown {
+  const path = join(TESTDATA, dir, file);
+  return existsSync(path) ? (parse(readFileSync(path, 'utf8')) as unknown) : undefined;
+}
+
+const cases = readdirSync(TESTDATA, { withFileTypes: true })
+  .filter((d) => d.isDirectory())
+  .map((d) => d.name)
+  .sort();
+
+describe('diffObjects on testdata fixtures', () => {
+  it('has fixtures', () => {
+    expect(cases.length).toBeGreaterThan(20);
+  });
+
+  it.each(cases)('%s', (name) => {
+    const opts: DiffOptions = { ...optionsSchema.parse(load(name, 'options.yaml') ?? {}) };
+    const rules = load(name, 'rules.yaml');
+    if (rules !== undefined) opts.ignoreRules = z.array(ignoreRuleSchema).parse(rules);
+    const expected = expectedSchema.parse(load(name, 'expected.yaml'));
+    const run = () => diffObjects(load(name, 'desired.yaml'), load(name, 'live.yaml'), opts);
+    if ('error' in expected) {
+      expect(run).toThrow(DiffError);
+      try {
+        run();
+      } catch (err) {
+        expect({ code: (err as DiffError).code, path: (err as DiffError).path }).toEqual(expected.error);
+      }
+      return;
+    }
+    expect(run()).toEqual(expected);
+  });
+});
