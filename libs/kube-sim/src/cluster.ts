@@ -43,6 +43,8 @@ export interface SimClusterHandle extends SimCluster {
   kubeconfig(): string;
   /** Ends every open watch from the server side (clients resume from their resourceVersion). */
   closeWatches(): number;
+  /** Number of watch streams currently open. */
+  openWatches(): number;
   /** Drops the watch history: resuming from an older resourceVersion then gets 410 Gone. */
   compactHistory(): void;
   /** Wakes the controllers now (e.g. after advancing a manual clock). */
@@ -79,6 +81,7 @@ export async function startSimCluster(opts: SimClusterOptions): Promise<SimClust
     writers: controllers.writers,
     kubeconfig: () => kubeconfigFor(opts.name, url),
     closeWatches: () => http.closeWatches(),
+    openWatches: () => http.openWatches,
     compactHistory: () => store.compact(),
     poke: () => scheduler.wake(controllers, 0),
     stop: () => {
