@@ -1,5 +1,5 @@
-import { readdirSync, readFileSync } from 'node:fs';
-import { join, sep } from 'node:path';
+import { type Dirent, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { createHealthAssessor, type HealthResult } from '@flotilla/health';
 import {
   many,
@@ -28,31 +28,54 @@ const OPTIONS = {
 type Verdict = { status: HealthResult['status'] | null; message: string };
 
 /**
- * Reads every `health.lua` of a `resource_customizations`-style directory. Keys are the directory path relative
- * to DIR with `/` separators: `<group>/<kind>`, or `<Kind>` for core kinds.
+ * Reads every `health.lua` of a `resource_customizations`-style directory: `DIR/<group>/<kind>/health.lua`, or
+ * `DIR/<Kind>/health.lua` for core kinds. Keys are those directory paths with `/`. Only two levels are listed,
+ * so the test data beside Argo CD's scripts costs nothing.
  */
 export function readLuaDir(dir: string): Map<string, string> {
-  let entries: string[];
+  const scripts = new Map<string, string>();
+  const read = (path: string, key: string) => {
+    try {
+      scripts.set(key, readFileSync(path, 'utf8'));
+    } catch (err) {
+      throw new UsageError(`cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+    }
+  };
+  for (const first of listDirs(dir, true)) {
+    const firstPath = join(dir, first);
+    const entries = listEntries(firstPath);
+    if (entries.files.includes('health.lua')) read(join(firstPath, 'health.lua'), first);
+    for (const second of entries.dirs) {
+      const secondPath = join(firstPath, second);
+      if (listEntries(secondPath).files.includes('health.lua')) {
+        read(join(secondPath, 'health.lua'), `${first}/${second}`);
+      }
+    }
+  }
+  return scripts;
+}
+
+function listEntries(dir: string, required = false): { dirs: string[]; files: string[] } {
+  let entries: Dirent[];
   try {
-    entries = readdirSync(dir, { recursive: true, encoding: 'utf8' });
+    entries = readdirSync(dir, { withFileTypes: true });
   } catch (err) {
+    if (!required) return { dirs: [], files: [] };
     throw new UsageError(
       `cannot read --lua-dir ${dir}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`,
     );
   }
-  const scripts = new Map<string, string>();
-  for (const entry of entries.sort()) {
-    const parts = entry.split(sep);
-    if (parts.at(-1) !== 'health.lua' || parts.length < 2 || parts.length > 3) continue;
-    try {
-      scripts.set(parts.slice(0, -1).join('/'), readFileSync(join(dir, entry), 'utf8'));
-    } catch (err) {
-      throw new UsageError(
-        `cannot read ${join(dir, entry)}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`,
-      );
-    }
-  }
-  return scripts;
+  return {
+    dirs: entries
+      .filter((e) => e.isDirectory())
+      .map((e) => e.name)
+      .sort(),
+    files: entries.filter((e) => e.isFile()).map((e) => e.name),
+  };
+}
+
+function listDirs(dir: string, required: boolean): string[] {
+  return listEntries(dir, required).dirs;
 }
 
 function readObject(path: string): Record<string, unknown> {
