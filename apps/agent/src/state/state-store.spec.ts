@@ -72,7 +72,12 @@ describe('StateStore', () => {
     });
     const state = {
       inventory: [{ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ns', name: 'c' }],
-      lastSync: { digest: bundle.digest, revision: 'abc', outcome: 'Succeeded', at: '2026-12-02T10:00:00.000Z' },
+      lastSync: {
+        digest: bundle.digest,
+        revision: 'abc',
+        outcome: 'Succeeded',
+        at: '2026-12-02T10:00:00.000Z',
+      },
       pendingIntent: 'self-heal' as const,
       contested: { '/ConfigMap/ns/c': 'kubectl-edit' },
     };

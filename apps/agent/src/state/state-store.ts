@@ -32,7 +32,10 @@ export const targetStateSchema = z.object({
   /** Objects this target applied and has not pruned yet, in apply order. */
   inventory: z.array(resourceIdSchema).default([]),
   /** The last digest a sync was attempted for, and how it ended. */
-  lastSync: z.object({ digest: z.string(), revision: z.string().default(''), outcome: z.string(), at: z.string() }).nullable().default(null),
+  lastSync: z
+    .object({ digest: z.string(), revision: z.string().default(''), outcome: z.string(), at: z.string() })
+    .nullable()
+    .default(null),
   /** A sync or heal that a window blocked, to run when the window opens. */
   pendingIntent: z.enum(['auto', 'self-heal']).nullable().default(null),
   /** Objects where self-heal gave up because another manager keeps writing: key → manager. */

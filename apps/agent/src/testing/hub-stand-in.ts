@@ -12,8 +12,9 @@ import {
   reportBatchSchema,
 } from '@flotilla/contract';
 import { bundleDigest } from '@flotilla/manifests';
+import { type z } from 'zod';
 
-export type AssignmentInput = Parameters<typeof assignmentSchema.parse>[0];
+export type AssignmentInput = z.input<typeof assignmentSchema>;
 
 /**
  * A minimal hub that speaks the agent protocol from `@flotilla/contract` over real HTTP on
@@ -45,7 +46,9 @@ export class HubStandIn {
   /** Listens on a free port the first time, then on the same port again after `stop()`. */
   async start(): Promise<void> {
     const server = createServer((req, res) => {
-      this.handle(req, res).catch((err: unknown) => send(res, 500, { code: 'INTERNAL', message: String(err) }));
+      this.handle(req, res).catch((err: unknown) =>
+        send(res, 500, { code: 'INTERNAL', message: String(err) }),
+      );
     });
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -67,7 +70,11 @@ export class HubStandIn {
   /** Stores a bundle (content-addressed) and returns its digest. */
   addBundle(manifests: KubeObject[]): string {
     const digest = bundleDigest(manifests);
-    this.bundles.set(digest, { digest, source: { repoUrl: 'https://git.example.com/fleet.git', revision: 'r', path: 'app' }, manifests });
+    this.bundles.set(digest, {
+      digest,
+      source: { repoUrl: 'https://git.example.com/fleet.git', revision: 'r', path: 'app' },
+      manifests,
+    });
     return digest;
   }
 
@@ -95,7 +102,10 @@ export class HubStandIn {
     if (req.method === 'POST' && url.pathname === AGENT_API.register) {
       const body = registerRequestSchema.safeParse(await readJson(req));
       if (!body.success || body.data.bootstrapToken !== this.bootstrapToken) {
-        return send(res, 401, { code: 'BOOTSTRAP_TOKEN_INVALID', message: 'unknown or used bootstrap token' });
+        return send(res, 401, {
+          code: 'BOOTSTRAP_TOKEN_INVALID',
+          message: 'unknown or used bootstrap token',
+        });
       }
       this.registrations++;
       this.credential = `cred-${randomUUID()}`;
@@ -131,7 +141,13 @@ export class HubStandIn {
       const bundle = this.bundles.get(digest);
       if (!bundle) return send(res, 404, { code: 'BUNDLE_NOT_FOUND', message: `no bundle ${digest}` });
       if (this.tampered.delete(digest)) {
-        return send(res, 200, { ...bundle, manifests: [...bundle.manifests, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'injected' } }] });
+        return send(res, 200, {
+          ...bundle,
+          manifests: [
+            ...bundle.manifests,
+            { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'injected' } },
+          ],
+        });
       }
       return send(res, 200, bundle);
     }
