@@ -60,6 +60,10 @@ beforeAll(() => {
   file('invalid.yaml', 'kind: [unclosed\n');
   file('list.yaml', '- a\n- b\n');
   file('two.yaml', 'kind: Pod\n---\nkind: Pod\n');
+  file(
+    'duplicate-key.yaml',
+    'apiVersion: v1\nkind: PersistentVolumeClaim\nstatus: {phase: Pending}\nstatus: {phase: Bound}\n',
+  );
 });
 
 afterEach(() => vi.restoreAllMocks());
@@ -134,6 +138,12 @@ describe('flotilla health', () => {
       status: 'Unknown',
       message: "broken.example.org/Broken/health.lua:4: attempt to index a nil value (field 'status')",
     });
+  });
+
+  it('accepts a repeated key with the last value winning, as Kubernetes YAML does', async () => {
+    const out = await health('-f', join(dir, 'duplicate-key.yaml'), '-o', 'json');
+    expect(out.code).toBe(0);
+    expect(JSON.parse(out.stdout)).toEqual({ status: 'Healthy', message: '' });
   });
 
   it('prints YAML and a table too', async () => {

@@ -79,7 +79,8 @@ function listDirs(dir: string, required: boolean): string[] {
 }
 
 function readObject(path: string): Record<string, unknown> {
-  const doc = readOneDocument(path);
+  // Duplicate keys are accepted (last wins) as Argo CD's YAML reader accepts them.
+  const doc = readOneDocument(path, { uniqueKeys: false });
   if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) {
     throw new UsageError(`${path}: expected one Kubernetes object (a mapping with apiVersion and kind)`);
   }

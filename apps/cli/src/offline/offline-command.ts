@@ -51,15 +51,24 @@ export function parseCommandArgs(argv: string[], options: Options): ParsedComman
   return { values, output };
 }
 
+/** How input YAML is read; the defaults are strict. */
+export interface ReadOptions {
+  /**
+   * Reject a mapping that repeats a key (default). `false` keeps the last value, as Kubernetes' own YAML reader
+   * (sigs.k8s.io/yaml) does, for commands that must accept whatever a cluster would.
+   */
+  uniqueKeys?: boolean;
+}
+
 /** Reads a YAML or JSON file holding exactly one document. */
-export function readOneDocument(path: string): unknown {
-  const docs = readDocuments(path);
+export function readOneDocument(path: string, options: ReadOptions = {}): unknown {
+  const docs = readDocuments(path, options);
   if (docs.length !== 1) throw new UsageError(`${path}: expected one document, found ${docs.length}`);
   return docs[0];
 }
 
 /** Reads a YAML or JSON file (JSON is YAML) holding any number of documents; empty documents are skipped. */
-export function readDocuments(path: string): unknown[] {
+export function readDocuments(path: string, options: ReadOptions = {}): unknown[] {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
@@ -68,7 +77,7 @@ export function readDocuments(path: string): unknown[] {
       `cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
     );
   }
-  const docs = parseAllDocuments(text, { prettyErrors: true });
+  const docs = parseAllDocuments(text, { prettyErrors: true, uniqueKeys: options.uniqueKeys ?? true });
   const out: unknown[] = [];
   for (const doc of Array.isArray(docs) ? docs : [docs]) {
     const first = doc.errors[0];
