@@ -112,7 +112,9 @@ export class GitMirrors {
   }
 
   private git(dir: string): SimpleGit {
-    return simpleGit({ baseDir: dir, timeout: { block: 60_000 } }).env({ ...process.env, ...GIT_ENV });
+    // simple-git's environment guard refuses GIT_TERMINAL_PROMPT; without a terminal git cannot prompt
+    // anyway, and the block timeout bounds a fetch that hangs.
+    return simpleGit({ baseDir: dir, timeout: { block: 60_000 } });
   }
 
   private run(dir: string, args: string[]): string {
