@@ -20,7 +20,10 @@ const expectedSchema = z.union([
     differences: z.array(z.object({ path: z.string(), desired: z.unknown(), live: z.unknown() })),
   }),
 ]);
-const optionsSchema = z.object({ manager: z.string().optional(), yieldToManagers: z.array(z.string()).optional() });
+const optionsSchema = z.object({
+  manager: z.string().optional(),
+  yieldToManagers: z.array(z.string()).optional(),
+});
 
 function load(dir: string, file: string): unknown {
   const path = join(TESTDATA, dir, file);
