@@ -3,6 +3,7 @@ import { apiServiceHealth } from './api-service.rule.js';
 import { argoWorkflowHealth } from './argo-workflow.rule.js';
 import { conditionsHealth } from './conditions.rule.js';
 import { cronJobHealth } from './cron-job.rule.js';
+import { customResourceDefinitionHealth } from './custom-resource-definition.rule.js';
 import { daemonSetHealth } from './daemon-set.rule.js';
 import { deploymentHealth } from './deployment.rule.js';
 import { horizontalPodAutoscalerHealth } from './horizontal-pod-autoscaler.rule.js';
@@ -32,6 +33,7 @@ const RULES: ReadonlyMap<string, BuiltinRule> = new Map([
   ['batch/Job', jobHealth],
   ['batch/CronJob', cronJobHealth],
   ['autoscaling/HorizontalPodAutoscaler', horizontalPodAutoscalerHealth],
+  ['apiextensions.k8s.io/CustomResourceDefinition', customResourceDefinitionHealth],
 ]);
 
 /**
