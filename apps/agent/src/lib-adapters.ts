@@ -1,5 +1,6 @@
 import { createHealthAssessor } from '@flotilla/health';
 import { diffObjects } from '@flotilla/diff';
+import { evaluateWindows } from '@flotilla/windows';
 import { type DriftDiffer } from './drift/drift-differ.js';
 import { type HealthAssessor } from './health/target-health.js';
 import { type WindowEvaluator } from './windows/sync-gate.js';
@@ -12,5 +13,6 @@ export async function defaultHealthAssessor(): Promise<HealthAssessor> {
   return createHealthAssessor();
 }
 
-/** Until `@flotilla/windows` lands, windows cannot be evaluated and never block. */
-export const defaultWindowEvaluator: WindowEvaluator = () => ({ canSync: true, nextChange: null });
+/** Sync windows as `@flotilla/windows` reads them (cron in its own time zone, deny wins). */
+export const defaultWindowEvaluator: WindowEvaluator = (windows, subject, at, options) =>
+  evaluateWindows(windows, subject, at, options);

@@ -75,4 +75,15 @@ describe('decideSync', () => {
     });
     expect(decideSync(a, 'east', 'auto', at, open)).toEqual({ allowed: true });
   });
+
+  it('blocks, saying why, when the windows cannot be evaluated', () => {
+    const broken: WindowEvaluator = () => {
+      throw new Error('windows[0].schedule: bad cron "61 * * * *"');
+    };
+    expect(decideSync(base({ windows: [denyWindow] }), 'east', 'auto', at, broken)).toEqual({
+      allowed: false,
+      reason: 'window',
+      message: 'sync windows cannot be evaluated: windows[0].schedule: bad cron "61 * * * *"',
+    });
+  });
 });

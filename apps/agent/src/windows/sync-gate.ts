@@ -47,12 +47,22 @@ export function decideSync(
     }
   }
   if (assignment.windows.length === 0) return { allowed: true };
-  const verdict = evaluate(
-    assignment.windows,
-    { application: assignment.name, namespace: assignment.namespace, cluster },
-    at,
-    { manual: false },
-  );
+  let verdict: ReturnType<WindowEvaluator>;
+  try {
+    verdict = evaluate(
+      assignment.windows,
+      { application: assignment.name, namespace: assignment.namespace, cluster },
+      at,
+      { manual: false },
+    );
+  } catch (err) {
+    // Windows that cannot be read might have been meant to forbid this change: do not guess.
+    return {
+      allowed: false,
+      reason: 'window',
+      message: `sync windows cannot be evaluated: ${(err as Error).message}`,
+    };
+  }
   if (verdict.canSync) return { allowed: true };
   const override = active.find((b) => b.allowSyncOutsideWindows);
   if (override) return { allowed: true, breakGlassId: override.id };
