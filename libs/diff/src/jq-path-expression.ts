@@ -28,17 +28,29 @@ export function compileJqPaths(expression: string, where: string): PathFinder {
     const out: PathSegment[][] = [];
     try {
       for (const p of filter(value)) {
-        if (Array.isArray(p) && p.every((s) => typeof s === 'string' || typeof s === 'number')) {
-          out.push(p);
-        }
+        if (!Array.isArray(p) || !p.every((s) => typeof s === 'string' || typeof s === 'number')) continue;
+        // jq stops with an error when a path steps into a string or a number; jqjs does not.
+        if (!traversable(value, p)) return [];
+        out.push(p);
         if (out.length >= MAX_PATHS) break;
       }
     } catch {
       // A runtime error (`.a[]` over a string) means the expression designates nothing in this
-      // object; Argo CD likewise leaves the object as it is.
+      // object: Argo CD's `del(…)` fails as a whole and leaves the object as it is.
+      return [];
     }
     return out;
   };
   cache.set(expression, finder);
   return finder;
+}
+
+function traversable(root: unknown, path: readonly PathSegment[]): boolean {
+  let node = root;
+  for (const seg of path) {
+    if (node === null || node === undefined) return true;
+    if (typeof node !== 'object') return false;
+    node = (node as Record<string | number, unknown>)[seg];
+  }
+  return true;
 }

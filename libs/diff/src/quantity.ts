@@ -36,7 +36,7 @@ export function parseQuantity(input: unknown): Quantity | undefined {
   const binary = BINARY[suffix];
   let exponent = 0;
   if (binary !== undefined) numerator *= binary;
-  else if (suffix.startsWith('e') || suffix.startsWith('E')) exponent = Number(suffix.slice(1));
+  else if (/^[eE][+-]?\d+$/.test(suffix)) exponent = Number(suffix.slice(1));
   else exponent = DECIMAL[suffix] ?? 0;
   if (exponent >= 0) numerator *= 10n ** BigInt(exponent);
   else denominator *= 10n ** BigInt(-exponent);
