@@ -1,7 +1,11 @@
 import { type ApplicationSet, type GeneratorSpec, parseGenerator } from './application-set.js';
 import { GeneratorError } from './generator-error.js';
 import { type GeneratorEnv } from './generators/generator-env.js';
+import { clustersGenerator } from './generators/clusters.generator.js';
+import { gitGenerator } from './generators/git.generator.js';
 import { listGenerator } from './generators/list.generator.js';
+import { matrixGenerator } from './generators/matrix.generator.js';
+import { mergeGenerator } from './generators/merge.generator.js';
 import { compileSelector } from './label-selector.js';
 import { flattenToStrings, mergeFill } from './params.js';
 import { renderApplication } from './render-application.js';
@@ -17,12 +21,13 @@ export function generate(appSet: ApplicationSet, ctx: GenerateContext): Generate
     goTemplate: appSet.spec.goTemplate,
     goTemplateOptions: appSet.spec.goTemplateOptions,
     ctx,
+    runChild: (raw, path, depth, inherited) => runChild(raw, env, path, depth, inherited),
   };
   const params: Params[] = [];
   const targets: GeneratedTarget[] = [];
   appSet.spec.generators.forEach((generator, i) => {
     const path = `spec.generators[${i}]`;
-    const generated = runGenerator(generator, env, path);
+    const generated = runGenerator(generator, env, path, 0);
     // A generator-level template overrides the spec-level one field by field.
     const ownTemplate = bodyOf(generator).template ?? {};
     const template = mergeFill(ownTemplate, appSet.spec.template) as typeof ownTemplate;
@@ -44,9 +49,9 @@ export function findDuplicateTargetNames(targets: GeneratedTarget[]): string[] {
 }
 
 /** Runs one validated generator and applies its post-selector. */
-export function runGenerator(generator: GeneratorSpec, env: GeneratorEnv, path: string): Params[] {
+function runGenerator(generator: GeneratorSpec, env: GeneratorEnv, path: string, depth: number): Params[] {
   const matches = compileSelector(generator.selector, `${path}.selector`);
-  return produce(generator, env, path).filter((p) => matches(flattenToStrings(p)));
+  return produce(generator, env, path, depth).filter((p) => matches(flattenToStrings(p)));
 }
 
 /**
@@ -54,7 +59,7 @@ export function runGenerator(generator: GeneratorSpec, env: GeneratorEnv, path: 
  * every string of the child is templated with them first (Argo CD's InterpolateGenerator); the
  * post-selector stays the one written, not the interpolated one.
  */
-export function runChild(
+function runChild(
   raw: unknown,
   env: GeneratorEnv,
   path: string,
@@ -62,7 +67,8 @@ export function runChild(
   inherited?: Params,
 ): Params[] {
   const written = parseGenerator(raw, path, depth);
-  if (inherited === undefined || Object.keys(inherited).length === 0) return runGenerator(written, env, path);
+  if (inherited === undefined || Object.keys(inherited).length === 0)
+    return runGenerator(written, env, path, depth);
   let interpolated: GeneratorSpec;
   try {
     interpolated = parseGenerator(renderDeep(raw, inherited, env), path, depth);
@@ -73,20 +79,18 @@ export function runChild(
   return produce(interpolated, env, path, depth).filter((p) => matches(flattenToStrings(p)));
 }
 
-function produce(generator: GeneratorSpec, env: GeneratorEnv, path: string, depth = 0): Params[] {
+function produce(generator: GeneratorSpec, env: GeneratorEnv, path: string, depth: number): Params[] {
   switch (generator.kind) {
     case 'list':
       return listGenerator(generator.list, env, `${path}.list`);
     case 'clusters':
+      return clustersGenerator(generator.clusters, env, `${path}.clusters`);
     case 'git':
+      return gitGenerator(generator.git, env, `${path}.git`);
     case 'matrix':
+      return matrixGenerator(generator.matrix, env, `${path}.matrix`, depth);
     case 'merge':
-      void depth;
-      throw new GeneratorError(
-        'UNKNOWN_GENERATOR',
-        `generator '${generator.kind}' is not implemented yet`,
-        path,
-      );
+      return mergeGenerator(generator.merge, env, `${path}.merge`, depth);
   }
 }
 

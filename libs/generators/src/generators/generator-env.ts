@@ -1,10 +1,12 @@
 import { type GenerateContext, type Params } from '../types.js';
 import { type TemplateMode } from '../render-string.js';
 
-/** What every generator sees: the template mode and the outside world the caller supplies. */
+/** What every generator sees: the template mode, the outside world, and a way to run children. */
 export interface GeneratorEnv extends TemplateMode {
   ctx: GenerateContext;
+  /**
+   * Runs a matrix/merge child as written, at `path`; `depth` is its nesting level. With `inherited`
+   * (a parameter set of the first matrix child) its strings are templated with those first.
+   */
+  runChild(raw: unknown, path: string, depth: number, inherited?: Params): Params[];
 }
-
-/** A generator turns its (already interpolated) spec into parameter sets; `path` is its field path. */
-export type GeneratorFn<Spec> = (spec: Spec, env: GeneratorEnv, path: string) => Params[];

@@ -1,0 +1,184 @@
+import { type GitGenerator } from '../application-set.js';
+import { sanitizeName } from '../argo-functions.js';
+import { GeneratorError } from '../generator-error.js';
+import { pathMatch, pathspecMatch } from '../glob.js';
+import { formatValue } from '../gotemplate/index.js';
+import { flatten, isPlainObject } from '../params.js';
+import { type Params, type RepositoryFiles } from '../types.js';
+import { parseYamlData } from '../yaml-data.js';
+import { type GeneratorEnv } from './generator-env.js';
+import { appendValues } from './values.js';
+
+/**
+ * The git generator over the files of one revision. `directories`: one set per directory matching
+ * a path.Match glob and no `exclude: true` entry (hidden directories never match). `files`: one set
+ * per object in each matching JSON/YAML file (a file holding a list gives one set per element).
+ */
+export function gitGenerator(spec: GitGenerator, env: GeneratorEnv, path: string): Params[] {
+  let repo: RepositoryFiles;
+  let files: string[];
+  try {
+    repo = env.ctx.repository(spec.repoURL, spec.revision);
+    files = repo.listFiles();
+  } catch (err) {
+    throw new GeneratorError(
+      'REPOSITORY',
+      `cannot read ${spec.repoURL} at revision ${spec.revision}: ${(err as Error).message}`,
+      `${path}.repoURL`,
+    );
+  }
+  if (spec.directories && spec.directories.length > 0) return directories(spec, files, env, path);
+  if (spec.files && spec.files.length > 0) return fileParams(spec, repo, files, env, path);
+  throw new GeneratorError('INVALID_GENERATOR', 'a git generator needs directories or files', path);
+}
+
+/** Compares paths segment by segment: the order filepath.Walk visits them in. */
+function walkOrder(a: string, b: string): number {
+  const sa = a.split('/');
+  const sb = b.split('/');
+  for (let i = 0; i < Math.min(sa.length, sb.length); i++) {
+    const x = sa[i] ?? '';
+    const y = sb[i] ?? '';
+    if (x !== y) return x < y ? -1 : 1;
+  }
+  return sa.length - sb.length;
+}
+
+function allDirectories(files: string[]): string[] {
+  const dirs = new Set<string>();
+  for (const file of files) {
+    const segments = file.split('/');
+    for (let i = 1; i < segments.length; i++) {
+      // The repo server skips hidden directories and everything below them.
+      if ((segments[i - 1] ?? '').startsWith('.')) break;
+      dirs.add(segments.slice(0, i).join('/'));
+    }
+  }
+  return [...dirs].sort(walkOrder);
+}
+
+function directories(spec: GitGenerator, files: string[], env: GeneratorEnv, path: string): Params[] {
+  const items = spec.directories ?? [];
+  const selected = allDirectories(files).filter((dir) => {
+    let include = false;
+    for (const item of items) {
+      if (!pathMatch(item.path, dir)) continue;
+      if (item.exclude) return false;
+      include = true;
+    }
+    return include;
+  });
+  return selected.map((dir) => {
+    const params = pathParams(dir, undefined, spec.pathParamPrefix ?? '', env.goTemplate);
+    appendValues(spec.values, params, env, `${path}.values`);
+    return params;
+  });
+}
+
+function fileParams(
+  spec: GitGenerator,
+  repo: RepositoryFiles,
+  files: string[],
+  env: GeneratorEnv,
+  path: string,
+): Params[] {
+  const items = spec.files ?? [];
+  const selected = files
+    .filter((file) => {
+      let include = false;
+      for (const item of items) {
+        if (!pathspecMatch(item.path, file)) continue;
+        if (item.exclude) return false;
+        include = true;
+      }
+      return include;
+    })
+    .sort();
+  const out: Params[] = [];
+  for (const file of selected) {
+    for (const object of readObjects(repo, file, path)) {
+      const params: Params = {};
+      if (env.goTemplate) Object.assign(params, object);
+      else for (const [k, v] of Object.entries(flatten(object))) params[k] = formatValue(v);
+      Object.assign(
+        params,
+        pathParams(parentDir(file), file, spec.pathParamPrefix ?? '', env.goTemplate, params),
+      );
+      appendValues(spec.values, params, env, `${path}.values`);
+      out.push(params);
+    }
+  }
+  return out;
+}
+
+/** The objects a JSON/YAML file holds: an empty file counts as one empty object, a list as many. */
+function readObjects(repo: RepositoryFiles, file: string, path: string): Record<string, unknown>[] {
+  let data: unknown;
+  try {
+    data = parseYamlData(repo.readFile(file));
+  } catch (err) {
+    throw new GeneratorError(
+      'FILE_PARSE',
+      `unable to process file '${file}': ${(err as Error).message}`,
+      path,
+    );
+  }
+  if (data === null || data === undefined) return [{}];
+  if (isPlainObject(data)) return [data];
+  if (Array.isArray(data) && data.every(isPlainObject)) return data;
+  throw new GeneratorError(
+    'FILE_PARSE',
+    `unable to process file '${file}': expected an object or a list of objects`,
+    path,
+  );
+}
+
+function parentDir(file: string): string {
+  const i = file.lastIndexOf('/');
+  return i < 0 ? '.' : file.slice(0, i);
+}
+
+function basename(p: string): string {
+  const i = p.lastIndexOf('/');
+  return i < 0 ? p : p.slice(i + 1);
+}
+
+/**
+ * Argo CD's path params: flat `path`, `path.basename`, `path.basenameNormalized`, `path[N]` (and
+ * `path.filename*` for files), or nested `path.path`, `path.segments` with goTemplate; all under
+ * `pathParamPrefix` when set.
+ */
+function pathParams(
+  dir: string,
+  file: string | undefined,
+  prefix: string,
+  goTemplate: boolean,
+  into: Params = {},
+): Params {
+  const base = basename(dir);
+  if (goTemplate) {
+    const p: Record<string, unknown> = {
+      path: dir,
+      basename: base,
+      basenameNormalized: sanitizeName(base),
+    };
+    if (file !== undefined) {
+      p['filename'] = basename(file);
+      p['filenameNormalized'] = sanitizeName(basename(file));
+    }
+    p['segments'] = dir.split('/');
+    if (prefix) into[prefix] = { path: p };
+    else into['path'] = p;
+    return into;
+  }
+  const name = prefix ? `${prefix}.path` : 'path';
+  into[name] = dir;
+  into[`${name}.basename`] = base;
+  if (file !== undefined) into[`${name}.filename`] = basename(file);
+  into[`${name}.basenameNormalized`] = sanitizeName(base);
+  if (file !== undefined) into[`${name}.filenameNormalized`] = sanitizeName(basename(file));
+  dir.split('/').forEach((segment, i) => {
+    if (segment !== '') into[`${name}[${i}]`] = segment;
+  });
+  return into;
+}
