@@ -13,7 +13,7 @@ import {
   type StatusCause,
 } from '../errors.js';
 import { clone, deepEqual, getPath, isObject, meta, stripNulls, type JsonObject } from '../json.js';
-import { applyDefaults } from '../defaults/defaults.js';
+import { applyDefaults, normaliseTimes } from '../defaults/defaults.js';
 import { schemaFor } from '../fieldpath/field-schema.js';
 import { decodeManagers, encodeManagers, recordUpdate, type Manager } from '../apply/managed-fields.js';
 import { sameContent, serverSideApply } from '../apply/server-side-apply.js';
@@ -429,6 +429,7 @@ export class ClusterApi {
       }
     }
     const requestManaged = meta(obj)['managedFields'];
+    normaliseTimes(requestManaged);
     delete meta(obj)['managedFields'];
     if (o.subresource === undefined) for (const mutate of this.mutators) mutate(rt, obj);
     const errors: StatusCause[] = [];

@@ -301,7 +301,7 @@ function defaultPvc(o: JsonObject, ctx: DefaultingContext): void {
   setDefault(status, 'phase', 'Pending');
 }
 
-const TIME_KEY = /(Time|Timestamp)$/;
+const TIME_KEY = /(Time|Timestamp)$|^time$/;
 const FRACTIONAL = /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)\.\d+(Z|[+-]\d\d:\d\d)$/;
 
 /** metav1.Time has whole seconds: client-node re-serialises Dates as `…:29.000Z`. */
