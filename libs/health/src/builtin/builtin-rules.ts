@@ -10,6 +10,7 @@ import { horizontalPodAutoscalerHealth } from './horizontal-pod-autoscaler.rule.
 import { jobHealth } from './job.rule.js';
 import { namespaceHealth } from './namespace.rule.js';
 import { persistentVolumeClaimHealth } from './persistent-volume-claim.rule.js';
+import { podDisruptionBudgetHealth } from './pod-disruption-budget.rule.js';
 import { podHealth } from './pod.rule.js';
 import { replicaSetHealth } from './replica-set.rule.js';
 import { type BuiltinRule } from './rule.js';
@@ -32,6 +33,7 @@ const RULES: ReadonlyMap<string, BuiltinRule> = new Map([
   ['/Namespace', namespaceHealth],
   ['batch/Job', jobHealth],
   ['batch/CronJob', cronJobHealth],
+  ['policy/PodDisruptionBudget', podDisruptionBudgetHealth],
   ['autoscaling/HorizontalPodAutoscaler', horizontalPodAutoscalerHealth],
   ['apiextensions.k8s.io/CustomResourceDefinition', customResourceDefinitionHealth],
 ]);
