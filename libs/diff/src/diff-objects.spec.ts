@@ -57,4 +57,14 @@ describe('diffObjects on testdata fixtures', () => {
     }
     expect(run()).toEqual(expected);
   });
+
+  it.each(cases.filter((c) => !existsSync(join(TESTDATA, c, 'rules.yaml'))))(
+    '%s: each object is in sync with itself',
+    (name) => {
+      for (const file of ['desired.yaml', 'live.yaml']) {
+        const obj = load(name, file);
+        expect(diffObjects(obj, structuredClone(obj))).toEqual({ inSync: true, differences: [] });
+      }
+    },
+  );
 });

@@ -182,6 +182,9 @@ function compareDeclared(
   }
   // Cluster-scoped objects drop a manifest's namespace; a namespaced one always has it.
   if (live === undefined && path.length === 2 && path[0] === 'metadata' && path[1] === 'namespace') return;
+  // An empty string in a struct field is no value at all once Kubernetes' Go types serialise it
+  // (`omitempty`): Helm's `clusterIP: ""` leaves the allocated IP alone. Map values keep it.
+  if (declared === '' && !isStringMapEntry(path)) return;
   if (!sameValue(defaulted, live, path)) ctx.out.push({ path, desired: declared, live });
 }
 
@@ -286,6 +289,24 @@ function declaredChild(
   const schema = listSchemaOf(kind, path);
   const defaults = schema.type === 'map' ? schema.keyDefaults : {};
   return declared.find((el) => matchesKey(el, parsed, defaults));
+}
+
+/** Maps from string to string, whose values are kept even when empty. */
+const STRING_MAPS = new Set([
+  'labels',
+  'annotations',
+  'data',
+  'stringData',
+  'binaryData',
+  'matchLabels',
+  'nodeSelector',
+]);
+
+function isStringMapEntry(path: PathSegment[]): boolean {
+  const parent = path[path.length - 2];
+  return (
+    typeof parent === 'string' && (STRING_MAPS.has(parent) || (parent === 'selector' && path.length === 3))
+  );
 }
 
 /** Absent, null, "", {} and [] all mean "nothing here" once Kubernetes has serialised an object. */

@@ -95,6 +95,7 @@ beforeAll(() => {
   writeFileSync(file('no-kind.yaml'), '- {group: apps, jsonPointers: [/spec/replicas]}\n');
   writeFileSync(file('broken.yaml'), 'kind: [unclosed\n');
   writeFileSync(file('two.yaml'), 'kind: A\n---\nkind: B\n');
+  writeFileSync(file('empty.yaml'), '# nothing here\n');
 });
 
 afterAll(() => {
@@ -288,6 +289,28 @@ describe('flotilla diff', () => {
     expect(yaml.stdout).toBe(
       'inSync: false\ndifferences:\n  - path: /data/a\n    desired: "1"\n    live: "2"\n',
     );
+  });
+
+  it('treats an empty live file as an object the cluster does not have', async () => {
+    const r = await flotillaDiff(
+      '--desired',
+      file('desired.json'),
+      '--live',
+      file('empty.yaml'),
+      '-o',
+      'json',
+    );
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual({
+      inSync: false,
+      differences: [
+        {
+          path: '',
+          desired: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c' }, data: { a: '1' } },
+          live: null,
+        },
+      ],
+    });
   });
 
   it('prints help and exits 0', async () => {

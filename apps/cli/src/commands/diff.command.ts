@@ -23,6 +23,7 @@ prints {"inSync": bool, "differences": [{"path", "desired", "live"}]}.
   --manager NAME    the field manager that applies the desired object (default flotilla)
   --yield MANAGER   a manager whose fields are never drift (e.g. an autoscaler); repeatable
 --desired and --live may be repeated in pairs; the output is then an array in input order.
+An empty --live file means the object does not exist yet.
 Exit 0 whatever the verdict, 1 for a bad ignore rule, 2 for bad usage or unreadable input.`;
 
 const OPTIONS = {
@@ -68,7 +69,7 @@ function evaluate(values: Record<string, ArgValue>): {
   const yieldToManagers = many(values['yield']);
   const inputs = desired.map((d, i) => {
     const l = live[i] ?? '';
-    return { d, l, desiredObj: readOneDocument(d), liveObj: readOneDocument(l) };
+    return { d, l, desiredObj: readOneDocument(d), liveObj: readLive(l) };
   });
   const results = inputs.map(({ d, l, desiredObj, liveObj }) => {
     try {
@@ -85,6 +86,13 @@ function evaluate(values: Record<string, ArgValue>): {
     }
   });
   return { results, batch: results.length > 1, table: formatTable };
+}
+
+/** An empty live file (or a `null` document) stands for an object the cluster does not have. */
+function readLive(path: string): unknown {
+  const docs = readDocuments(path);
+  if (docs.length > 1) throw new UsageError(`${path}: expected one document, found ${docs.length}`);
+  return docs[0] ?? null;
 }
 
 /** Ignore rules are checked here (shape) and by the diff (JSON pointers, jq syntax). */
