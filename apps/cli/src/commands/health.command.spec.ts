@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -129,6 +129,17 @@ describe('flotilla health', () => {
         message: 'Waiting for rollout to finish: 2 of 3 updated replicas are available...',
       },
     ]);
+  });
+
+  it('follows symbolic links inside --lua-dir', async () => {
+    const linked = join(dir, 'linked-lua');
+    mkdirSync(linked);
+    symlinkSync(join(luaDir, 'cert-manager.io'), join(linked, 'cert-manager.io'));
+    const out = await health('--lua-dir', linked, '-f', join(dir, 'certificate.yaml'), '-o', 'json');
+    expect(JSON.parse(out.stdout)).toEqual({
+      status: 'Healthy',
+      message: 'Certificate is up to date and has not expired',
+    });
   });
 
   it('reports a failing script as Unknown with its error, still exit 0', async () => {

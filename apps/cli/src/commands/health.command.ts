@@ -1,4 +1,4 @@
-import { type Dirent, readdirSync, readFileSync } from 'node:fs';
+import { type Dirent, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { createHealthAssessor, type HealthResult } from '@flotilla/health';
 import {
@@ -65,12 +65,24 @@ function listEntries(dir: string, required = false): { dirs: string[]; files: st
       `cannot read --lua-dir ${dir}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`,
     );
   }
+  // Symbolic links count as what they point to, so a linked checkout of resource_customizations works.
+  const kind = (e: Dirent): 'dir' | 'file' | 'other' => {
+    if (e.isDirectory()) return 'dir';
+    if (e.isFile()) return 'file';
+    if (!e.isSymbolicLink()) return 'other';
+    try {
+      const target = statSync(join(dir, e.name));
+      return target.isDirectory() ? 'dir' : target.isFile() ? 'file' : 'other';
+    } catch {
+      return 'other';
+    }
+  };
   return {
     dirs: entries
-      .filter((e) => e.isDirectory())
+      .filter((e) => kind(e) === 'dir')
       .map((e) => e.name)
       .sort(),
-    files: entries.filter((e) => e.isFile()).map((e) => e.name),
+    files: entries.filter((e) => kind(e) === 'file').map((e) => e.name),
   };
 }
 
