@@ -52,9 +52,24 @@ const SCHEDULES = [
   '45 0,1,2,3 * * *',
   '* 2 * * *',
   '15 1 * * 0',
+  '*/2 * * * *',
+  '* * * * *',
+  '*/5 0-3 * * *',
 ];
-const DURATIONS = ['30m', '1h', '2h30m'];
+const DURATIONS = ['30m', '1h', '2h30m', '5m'];
 const RANGE = 10 * 3_600_000;
+
+/** From a list of fire times: when the window's state just after t next changes. */
+function bruteNextEdge(fires: number[], dur: number, t: number): number | null {
+  const openAfter = fires.some((f) => f <= t && t < f + dur);
+  if (!openAfter) return fires.find((f) => f > t) ?? null;
+  let end = Math.max(...fires.filter((f) => f <= t && t < f + dur).map((f) => f + dur));
+  for (;;) {
+    const inside = fires.filter((f) => f < end && f + dur > end);
+    if (inside.length === 0) return end;
+    end = Math.max(...inside.map((f) => f + dur));
+  }
+}
 
 describe('CompiledWindow fire times and activity against a brute-force walk', () => {
   let n = 0;
@@ -75,6 +90,10 @@ describe('CompiledWindow fire times and activity against a brute-force walk', ()
             expect(w.fireBefore(t, false, center - RANGE)).toBe(before);
             const active = fires.some((f) => f < t && t < f + w.durationMs);
             expect(w.activity(t).at).toBe(active);
+            const edge = bruteNextEdge(fires, w.durationMs, t);
+            if (edge !== null && edge < center + RANGE - w.durationMs) {
+              expect(w.nextEdge(t, center + RANGE)).toBe(edge);
+            }
           }
         }
       });

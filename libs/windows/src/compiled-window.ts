@@ -130,19 +130,16 @@ export class CompiledWindow {
   }
 
   /**
-   * From fire time p, the last fire time of the run of fire times a minute apart that it starts,
-   * as long as the zone's offset stays put. Such a run keeps a window of more than a minute open
-   * throughout, so the stretch search can jump over it instead of stepping by `duration` (which
-   * for `* * * * *` would take thousands of steps a year). Near a DST change it returns p and
-   * the search steps one fire at a time.
+   * From fire time p, the last fire time reached through gaps shorter than the duration — the
+   * window stays open all along — as long as the zone's offset stays put. This lets the stretch
+   * search cross a day of `* * * * *` in one step instead of one step per duration. Near a DST
+   * change it returns p and the search goes one fire time at a time.
    */
   private runCoveredUntil(p: number, end: number): number {
-    if (this.durationMs <= 60_000) return p;
     const steady = this.clock.steadyUntil(p, end);
     if (steady <= p) return p;
     const offset = this.clock.offsetAt(p);
-    const lastWall = this.schedule.runEnd(p + offset, steady - 1 + offset);
-    return Math.max(p, Math.floor((lastWall - offset) / 60_000) * 60_000);
+    return this.schedule.coveredUntil(p + offset, this.durationMs, steady - 1 + offset) - offset;
   }
 
   /** While active just after t: the first instant it is inactive again, or null if that is beyond `end`. */
@@ -167,7 +164,7 @@ export class CompiledWindow {
       }
       const p = this.fireBefore(e, false, e - dur);
       if (p === null || p + dur <= e) break;
-      e = Math.max(e, this.runCoveredUntil(p, end)) + dur;
+      e = Math.max(e, this.runCoveredUntil(p, end) + dur);
     }
     this.stretch = { from, to: e, complete: true };
     return e;

@@ -41,7 +41,9 @@ const SEARCH_DAYS = 5 * 366;
 export class CronSchedule {
   private readonly nextMinute: Int8Array;
   private readonly prevMinute: Int8Array;
-  private readonly nextSkippedMinute: Int8Array;
+  /** Fire minutes within a matching day (the same for every matching day), and the widest gap between them. */
+  private readonly lastOfDay: number;
+  private readonly widestGapInDay: number;
 
   private constructor(
     readonly expression: string,
@@ -56,10 +58,18 @@ export class CronSchedule {
     this.nextMinute = new Int8Array(61).fill(-1);
     this.prevMinute = new Int8Array(61).fill(-1);
     for (let m = 59; m >= 0; m--) this.nextMinute[m] = minutes[m] ? m : (this.nextMinute[m + 1] ?? -1);
-    this.nextSkippedMinute = new Int8Array(61).fill(-1);
-    for (let m = 59; m >= 0; m--) {
-      this.nextSkippedMinute[m] = minutes[m] ? (this.nextSkippedMinute[m + 1] ?? -1) : m;
+    let last = -1;
+    let widest = 0;
+    for (let h = 0; h < 24; h++) {
+      for (let m = 0; m < 60; m++) {
+        if (!hours[h] || !minutes[m]) continue;
+        const at = (h * 60 + m) * MINUTE;
+        if (last >= 0) widest = Math.max(widest, at - last);
+        last = at;
+      }
     }
+    this.lastOfDay = last;
+    this.widestGapInDay = widest;
     for (let m = 0; m < 60; m++)
       this.prevMinute[m] = minutes[m] ? m : m > 0 ? (this.prevMinute[m - 1] ?? -1) : -1;
   }
@@ -153,24 +163,21 @@ export class CronSchedule {
   }
 
   /**
-   * From a matching minute, the last minute of the run of consecutive matching minutes it starts,
-   * or `limit` if the run reaches it (`* * * * *` never ends).
+   * From a fire time `wall`, the last fire time reached by hopping from fire to fire over gaps
+   * shorter than `gap`, or the last fire time before `limit` if the hops get there. A window of
+   * duration `gap` stays open from `wall` to that fire time + `gap`. When `gap` exceeds every gap
+   * inside a day, whole days are crossed at once, so `* * * * *` for an hour costs a step per day.
    */
-  runEnd(wall: number, limit: number): number {
-    let t = Math.floor(wall / MINUTE) * MINUTE + MINUTE;
-    while (t <= limit) {
-      const d = new Date(t);
-      const month = d.getUTCMonth();
-      if (!this.months[month + 1] || !this.dayMatches(d)) return t - MINUTE;
-      const hour = d.getUTCHours();
-      for (let h = hour; h < 24; h++) {
-        if (!this.hours[h]) return Date.UTC(d.getUTCFullYear(), month, d.getUTCDate(), h) - MINUTE;
-        const m = this.nextSkippedMinute[h === hour ? d.getUTCMinutes() : 0] ?? -1;
-        if (m >= 0) return Date.UTC(d.getUTCFullYear(), month, d.getUTCDate(), h, m) - MINUTE;
-      }
-      t = Date.UTC(d.getUTCFullYear(), month, d.getUTCDate() + 1);
+  coveredUntil(wall: number, gap: number, limit: number): number {
+    let fire = wall;
+    for (;;) {
+      let last = fire;
+      if (gap > this.widestGapInDay) last = Math.max(fire, Math.floor(fire / DAY) * DAY + this.lastOfDay);
+      if (last > limit) return this.prevBefore(limit + 1, fire) ?? fire;
+      const next = this.nextAfter(last, limit);
+      if (next === null || next - last >= gap) return last;
+      fire = next;
     }
-    return limit;
   }
 
   private dayMatches(d: Date): boolean {
