@@ -23,18 +23,27 @@ math.log10 = math.log10 or function(x) return math.log(x, 10) end
 math.ldexp = math.ldexp or function(m, e) return m * 2.0 ^ e end
 string.gfind = string.gfind or string.gmatch
 
--- gopher-lua has one number type and prints 4/2 as "2"; Lua 5.4 would say "2.0". This covers tostring()
--- and string.format('%s'); the .. operator cannot be reached from Lua and keeps the 5.4 form.
+local lua_format = string.format
+
+-- gopher-lua has one number type and prints it like Go: 4/2 as "2", 2/3 as "0.6666666666666666" (shortest
+-- round-trip digits); Lua 5.4 says "2.0" and "0.66666666666667". This covers tostring() and
+-- string.format('%s'); the .. operator cannot be reached from Lua and keeps the 5.4 form.
 debug.setmetatable(0, {
   __tostring = function(n)
-    if math.type(n) == 'integer' then return string.format('%d', n) end
-    if n == math.floor(n) and n > -1e15 and n < 1e15 then return string.format('%d', n) end
-    return string.format('%.14g', n)
+    if math.type(n) == 'integer' then return lua_format('%d', n) end
+    if n ~= n then return 'NaN' end
+    if n == math.huge then return '+Inf' end
+    if n == -math.huge then return '-Inf' end
+    if n == math.floor(n) and n >= -2^63 and n < 2^63 then return lua_format('%d', math.tointeger(n)) end
+    for p = 1, 17 do
+      local s = lua_format('%.' .. p .. 'g', n)
+      if tonumber(s) == n then return s end
+    end
+    return lua_format('%.17g', n)
   end,
 })
 
 -- gopher-lua formats %d of 2.5 as 2; Lua 5.4 raises "number has no integer representation".
-local lua_format = string.format
 string.format = function(fmt, ...)
   local args = table.pack(...)
   if type(fmt) == 'string' then

@@ -75,6 +75,16 @@ describe('Lua semantics Argo CD scripts rely on', () => {
     a.close();
   });
 
+  it('prints fractions with the shortest digits that read back, as Go does', async () => {
+    const a = await lua(
+      `return { status = "Healthy", message = tostring(2 / 3) .. " " .. tostring(obj.spec.f) .. " " .. tostring(0.1 + 0.2) }`,
+    );
+    expect(a.assess({ ...thing, spec: { f: 0.25 } })?.message).toBe(
+      '0.6666666666666666 0.25 0.30000000000000004',
+    );
+    a.close();
+  });
+
   it('offers the Lua 5.1 globals: unpack, table.getn, loadstring, math.pow', async () => {
     const a = await lua(`
       local a, b = unpack({ "x", "y" })
