@@ -14,6 +14,10 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandMod
     summary: 'run a hub, simulated clusters with agents and an example Git repo',
     load: () => import('./commands/demo.command.js'),
   },
+  generate: {
+    summary: 'expand an ApplicationSet (Argo CD generators and templating) into parameter sets and targets',
+    load: () => import('./commands/generate.command.js'),
+  },
   health: {
     summary: 'assess the health of Kubernetes objects with Argo CD rules and custom Lua rules',
     load: () => import('./commands/health.command.js'),

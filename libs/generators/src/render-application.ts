@@ -84,10 +84,14 @@ function applyTemplatePatch(
 }
 
 function finish(app: Record<string, unknown>, appSet: ApplicationSet): GeneratedApplication {
-  const metadata = isPlainObject(app['metadata']) ? app['metadata'] : {};
-  if (appSet.metadata.namespace) metadata['namespace'] = appSet.metadata.namespace;
-  if (typeof metadata['name'] !== 'string') metadata['name'] = '';
-  app['metadata'] = metadata;
+  const { name, namespace, ...rest } = isPlainObject(app['metadata']) ? app['metadata'] : {};
+  // The Application lives in its ApplicationSet's namespace (Argo CD's appsets-in-any-namespace boundary).
+  const ns = appSet.metadata.namespace || namespace;
+  app['metadata'] = {
+    name: typeof name === 'string' ? name : '',
+    ...(ns !== undefined && { namespace: ns }),
+    ...rest,
+  };
   if (!isPlainObject(app['spec'])) app['spec'] = {};
   return app as unknown as GeneratedApplication;
 }
