@@ -1,4 +1,5 @@
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -6,6 +7,8 @@ import { parse } from 'yaml';
 import { run } from './health.command.js';
 
 const luaDir = join(import.meta.dirname, '../../../../libs/health/src/testdata/lua');
+const bin = join(import.meta.dirname, '../../bin/flotilla.js');
+const built = existsSync(join(import.meta.dirname, '../../dist/main.js'));
 let dir: string;
 
 function file(name: string, text: string): string {
@@ -194,5 +197,49 @@ describe('flotilla health', () => {
     const out = await health('--help');
     expect(out.code).toBe(0);
     expect(out.stdout).toContain('usage: flotilla health -f OBJECT');
+  });
+});
+
+// `npm test` builds the CLI first; the real binary must load the Lua VM lazily from its compiled form too.
+describe.skipIf(!built)('the flotilla binary', () => {
+  it('runs a batch with --lua-dir in one process', () => {
+    const child = spawnSync(
+      process.execPath,
+      [
+        bin,
+        'health',
+        '--lua-dir',
+        luaDir,
+        '-f',
+        join(dir, 'certificate.yaml'),
+        '-f',
+        join(dir, 'deployment.yaml'),
+        '-o',
+        'json',
+      ],
+      { encoding: 'utf8' },
+    );
+    expect(child.status).toBe(0);
+    expect(child.stderr).toBe('');
+    expect(JSON.parse(child.stdout)).toEqual([
+      { status: 'Healthy', message: 'Certificate is up to date and has not expired' },
+      {
+        status: 'Progressing',
+        message: 'Waiting for rollout to finish: 2 of 3 updated replicas are available...',
+      },
+    ]);
+  });
+
+  it('exits 2 with one line on stderr for unreadable input', () => {
+    const child = spawnSync(
+      process.execPath,
+      [bin, 'health', '-f', join(dir, 'missing.yaml'), '-o', 'json'],
+      {
+        encoding: 'utf8',
+      },
+    );
+    expect(child.status).toBe(2);
+    expect(child.stdout).toBe('');
+    expect(child.stderr.trim().split('\n')).toHaveLength(1);
   });
 });
