@@ -17,7 +17,14 @@ const expectedSchema = z.union([
   z.object({ error: z.object({ code: z.string(), path: z.string() }) }),
   z.object({
     inSync: z.boolean(),
-    differences: z.array(z.object({ path: z.string(), desired: z.unknown(), live: z.unknown() })),
+    differences: z.array(
+      z.object({
+        path: z.string(),
+        desired: z.unknown(),
+        live: z.unknown(),
+        liveManagers: z.array(z.string()).optional(),
+      }),
+    ),
   }),
 ]);
 const optionsSchema = z.object({

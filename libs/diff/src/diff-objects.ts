@@ -6,6 +6,7 @@ import {
   formatPointer,
   getAt,
   isPlainObject,
+  isPrefix,
   removePaths,
   scalarText,
   type PathSegment,
@@ -37,6 +38,11 @@ export interface Difference {
   desired: unknown;
   /** The live value; null when the live object does not have the field. */
   live: unknown;
+  /**
+   * Other field managers that own the live value here (from managedFields), sorted; present only
+   * when there are some. The agent uses it to name who keeps rewriting a field it heals.
+   */
+  liveManagers?: string[];
 }
 
 export interface DiffResult {
@@ -95,10 +101,12 @@ export function diffObjects(desired: unknown, live: unknown, opts: DiffOptions =
   const yielded = new Set([...(opts.yieldToManagers ?? []), ...matched.flatMap((r) => r.managers)]);
   const othersOwn: OwnedNode[] = [];
   const yieldedOwn: OwnedNode[] = [];
+  const ownersOf: { manager: string; nodes: OwnedNode[] }[] = [];
   for (const e of entries) {
     if (isApplier(e)) continue;
     const nodes = ownedNodes(id.kind, e, liveN);
     othersOwn.push(...nodes);
+    ownersOf.push({ manager: e.manager, nodes });
     if (yielded.has(e.manager)) yieldedOwn.push(...nodes);
   }
 
@@ -126,7 +134,16 @@ export function diffObjects(desired: unknown, live: unknown, opts: DiffOptions =
       const path = formatPointer(d.path);
       if (seen.has(path)) return [];
       seen.add(path);
-      return [{ path, desired: d.desired ?? null, live: getAt(liveAsRead, d.path) ?? d.live ?? null }];
+      const difference: Difference = {
+        path,
+        desired: d.desired ?? null,
+        live: getAt(liveAsRead, d.path) ?? d.live ?? null,
+      };
+      const managers = ownersOf
+        .filter((o) => covers(o.nodes, d.path) || o.nodes.some((n) => isPrefix(d.path, n.path)))
+        .map((o) => o.manager);
+      if (managers.length > 0) difference.liveManagers = [...new Set(managers)].sort();
+      return [difference];
     });
   return { inSync: differences.length === 0, differences };
 }

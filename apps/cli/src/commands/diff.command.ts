@@ -73,11 +73,16 @@ function evaluate(values: Record<string, ArgValue>): {
   });
   const results = inputs.map(({ d, l, desiredObj, liveObj }) => {
     try {
-      return diffObjects(desiredObj, liveObj, {
+      const result = diffObjects(desiredObj, liveObj, {
         ignoreRules,
         yieldToManagers,
         ...(manager ? { manager } : {}),
       });
+      // The output is CLI.md's contract: path, desired and live for each difference, nothing more.
+      return {
+        inSync: result.inSync,
+        differences: result.differences.map(({ path, desired, live }) => ({ path, desired, live })),
+      };
     } catch (err) {
       if (err instanceof DiffError && err.code === 'INVALID_OBJECT') {
         throw new UsageError(`${err.path === 'desired' ? d : l}: ${err.message}`);
