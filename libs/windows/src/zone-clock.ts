@@ -1,5 +1,3 @@
-import { IANAZone } from 'luxon';
-
 const DAY = 86_400_000;
 /** Every time-zone transition in use today falls on a quarter hour (UTC), so offsets can be cached per quarter. */
 const QUARTER = 900_000;
@@ -19,7 +17,7 @@ export class ZoneClock {
 
   private constructor(
     readonly name: string,
-    private readonly zone: IANAZone,
+    private readonly format: Intl.DateTimeFormat,
   ) {}
 
   /** The clock of an IANA zone name (empty means UTC, as in Argo CD); throws a RangeError for unknown zones. */
@@ -27,9 +25,16 @@ export class ZoneClock {
     const key = name === '' ? 'UTC' : name;
     let clock = ZoneClock.clocks.get(key);
     if (!clock) {
-      if (!IANAZone.isValidZone(key))
-        throw new RangeError(`unknown time zone '${name}' (use an IANA name such as Europe/Paris)`);
-      clock = new ZoneClock(key, IANAZone.create(key));
+      let format: Intl.DateTimeFormat;
+      try {
+        // The runtime's own tz database (ICU), read through its "GMT+02:00" rendering of an instant.
+        format = new Intl.DateTimeFormat('en-US', { timeZone: key, timeZoneName: 'longOffset' });
+      } catch (err) {
+        throw new RangeError(`unknown time zone '${name}' (use an IANA name such as Europe/Paris)`, {
+          cause: err,
+        });
+      }
+      clock = new ZoneClock(key, format);
       ZoneClock.clocks.set(key, clock);
     }
     return clock;
@@ -42,7 +47,7 @@ export class ZoneClock {
     const bucket = Math.floor(instant / QUARTER);
     let offset = this.offsets.get(bucket);
     if (offset === undefined) {
-      offset = this.zone.offset(bucket * QUARTER) * 60_000;
+      offset = this.zoneOffset(bucket * QUARTER);
       if (this.offsets.size >= CACHE_LIMIT) this.offsets.clear();
       this.offsets.set(bucket, offset);
     }
@@ -67,12 +72,31 @@ export class ZoneClock {
   private dayOffset(day: number): number {
     let offset = this.days.get(day);
     if (offset === undefined) {
-      const start = this.zone.offset(day * DAY);
-      offset = start === this.zone.offset((day + 1) * DAY - 1) ? start * 60_000 : NaN;
+      const start = this.midnightOffset(day);
+      offset = start === this.midnightOffset(day + 1) ? start : NaN;
       if (this.days.size >= CACHE_LIMIT) this.days.clear();
       this.days.set(day, offset);
     }
     return offset;
+  }
+
+  /** The offset at 00:00 UTC of a day; neighbouring days share these, so each costs one zone lookup. */
+  private midnightOffset(day: number): number {
+    const bucket = (day * DAY) / QUARTER;
+    let offset = this.offsets.get(bucket);
+    if (offset === undefined) {
+      offset = this.zoneOffset(day * DAY);
+      this.offsets.set(bucket, offset);
+    }
+    return offset;
+  }
+
+  private zoneOffset(instant: number): number {
+    const m = /GMT(?:([+-])(\d{2}):(\d{2})(?::(\d{2}))?)?$/.exec(this.format.format(instant));
+    if (!m) throw new RangeError(`cannot read the UTC offset of ${this.name}`);
+    if (m[1] === undefined) return 0;
+    const ms = (Number(m[2]) * 3600 + Number(m[3]) * 60 + Number(m[4] ?? 0)) * 1000;
+    return m[1] === '-' ? -ms : ms;
   }
 
   wallOf(instant: number): number {
