@@ -46,7 +46,20 @@ describe('agent: apply, prune, drift and heal against a simulated cluster', () =
       );
       expect(managers).toContain('flotilla:Apply');
     }
-    await expect.poll(() => h.hub.reportsOf('health').length, poll).toBeGreaterThan(0);
+    // The simulated Deployment controller rolls the pods out: Progressing, then Healthy.
+    await expect.poll(() => h.hub.reportsOf('health').at(-1)?.status, poll).toBe('Healthy');
+    const statuses = h.hub.reportsOf('health').map((r) => r.status);
+    expect(statuses).toContain('Progressing');
+    expect(
+      h.hub
+        .reportsOf('health')
+        .at(-1)
+        ?.resources.map((r) => [r.kind, r.name, r.status]),
+    ).toEqual([
+      ['Namespace', 'shop', 'Healthy'],
+      // No health rule knows ConfigMaps: left out, as in Argo CD.
+      ['Deployment', 'web', 'Healthy'],
+    ]);
   });
 
   it('re-applying the same bundle for a new revision changes nothing', async () => {

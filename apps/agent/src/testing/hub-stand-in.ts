@@ -38,6 +38,7 @@ export class HubStandIn {
   private readonly bundles = new Map<string, Bundle>();
   private readonly tampered = new Set<string>();
   private waiters: (() => void)[] = [];
+  private polledEtags = new Set<string>();
 
   get url(): string {
     return `http://127.0.0.1:${this.port}`;
@@ -89,6 +90,11 @@ export class HubStandIn {
     for (const w of this.waiters.splice(0)) w();
   }
 
+  /** True once the agent polled with the current etag, i.e. it has taken the latest assignments. */
+  acknowledged(): boolean {
+    return this.polledEtags.has(this.etag);
+  }
+
   reportsOf<T extends Report['type']>(type: T): Extract<Report, { type: T }>[] {
     return this.reports.filter((r): r is Extract<Report, { type: T }> => r.type === type);
   }
@@ -121,6 +127,8 @@ export class HubStandIn {
     }
     if (req.method === 'GET' && url.pathname === AGENT_API.assignments) {
       const wait = Math.min(Number(url.searchParams.get('wait') ?? '0'), 30);
+      const ifNoneMatch = req.headers['if-none-match'];
+      if (ifNoneMatch) this.polledEtags.add(ifNoneMatch);
       if (req.headers['if-none-match'] === this.etag && wait > 0) {
         await new Promise<void>((resolve) => {
           const timer = setTimeout(resolve, wait * 1000);
