@@ -85,7 +85,6 @@ CREATE TABLE "Target" (
     "bundleDigest" TEXT,
     "syncPolicy" JSONB NOT NULL,
     "params" JSONB NOT NULL DEFAULT '{}',
-    "syncStatus" TEXT NOT NULL DEFAULT 'Unknown',
     "health" TEXT NOT NULL DEFAULT 'Unknown',
     "healthMessage" TEXT NOT NULL DEFAULT '',
     "lastSyncedRevision" TEXT,

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { simpleGit, type SimpleGit } from 'simple-git';
 
@@ -52,8 +52,9 @@ export class GitMirrors {
 
   private async fetchNow(repositoryId: string, url: string): Promise<void> {
     const dir = this.dirOf(repositoryId);
+    const fresh = !this.hasMirror(repositoryId);
     try {
-      if (!this.hasMirror(repositoryId)) {
+      if (fresh) {
         mkdirSync(dir, { recursive: true });
         await this.git(dir).init(true);
         await this.git(dir).addConfig('remote.origin.url', url);
@@ -63,7 +64,15 @@ export class GitMirrors {
         await this.git(dir).addConfig('remote.origin.url', url);
       }
       await this.git(dir).fetch(['--prune', '--quiet', 'origin']);
+      // A mirror's HEAD is not updated by fetch: follow the remote's default branch so "HEAD" means
+      // what it means upstream.
+      const head = /^ref: (refs\/heads\/\S+)\s+HEAD$/m.exec(
+        await this.git(dir).listRemote(['--symref', 'origin', 'HEAD']),
+      );
+      if (head?.[1]) await this.git(dir).raw(['symbolic-ref', 'HEAD', head[1]]);
     } catch (e) {
+      // A mirror that never fetched is not a mirror: leave nothing that looks usable.
+      if (fresh) rmSync(dir, { recursive: true, force: true });
       const message = e instanceof Error ? e.message.trim().split('\n').slice(-3).join(' ') : String(e);
       throw new GitMirrorError('fetch-failed', `cannot fetch ${url}: ${message}`);
     }

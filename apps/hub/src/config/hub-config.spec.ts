@@ -1,0 +1,64 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadHubConfig, renderEnvExample } from './hub-config.js';
+
+describe('loadHubConfig', () => {
+  it('fills every default into a nested config, with an embedded database when DATABASE_URL is unset', () => {
+    expect(loadHubConfig({})).toEqual({
+      http: { host: '127.0.0.1', port: 8080 },
+      database: { kind: 'pglite', dir: '.flotilla/db' },
+      redis: { url: 'redis://127.0.0.1:6379', prefix: 'flotilla' },
+      roles: { api: true, worker: true },
+      dataDir: '.flotilla',
+      sources: { pollIntervalSeconds: 30 },
+      auth: { adminToken: null, bootstrapTokenTtlSeconds: 3600, credentialTtlSeconds: 0 },
+      log: { level: 'info' },
+    });
+  });
+
+  it('reads PostgreSQL, roles and numbers from the environment; an empty variable counts as unset', () => {
+    const c = loadHubConfig({
+      DATABASE_URL: 'postgresql://u@db:5432/hub',
+      HUB_ROLES: 'worker',
+      PORT: '9000',
+      SOURCE_POLL_INTERVAL_SECONDS: '1.5',
+      FLOTILLA_ADMIN_TOKEN: '',
+    });
+    expect(c.database).toEqual({ kind: 'postgres', url: 'postgresql://u@db:5432/hub' });
+    expect(c.roles).toEqual({ api: false, worker: true });
+    expect(c.http.port).toBe(9000);
+    expect(c.sources.pollIntervalSeconds).toBe(1.5);
+    expect(c.auth.adminToken).toBeNull();
+  });
+
+  it('names every wrong variable and why', () => {
+    let error: unknown;
+    try {
+      loadHubConfig({
+        PORT: 'eighty',
+        HUB_ROLES: 'api,cron',
+        DATABASE_URL: 'mysql://x',
+        FLOTILLA_ADMIN_TOKEN: 'short',
+      });
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    const issues = (error as ConfigError).issues;
+    expect(issues.map((i) => i.variable).sort()).toEqual([
+      'DATABASE_URL',
+      'FLOTILLA_ADMIN_TOKEN',
+      'HUB_ROLES',
+      'PORT',
+    ]);
+    expect(issues.find((i) => i.variable === 'HUB_ROLES')?.message).toContain('api, worker');
+    expect((error as Error).message).toContain('PORT:');
+  });
+
+  it('documents every variable in .env.example, optional ones commented out', () => {
+    const text = renderEnvExample();
+    expect(text).toContain('\nPORT=8080\n');
+    expect(text).toContain('\nHUB_ROLES=api,worker\n');
+    expect(text).toContain('\n# DATABASE_URL=\n');
+    expect(text).toContain('\n# FLOTILLA_ADMIN_TOKEN=\n');
+  });
+});

@@ -1,0 +1,6 @@
+// Helpers for tests that need the real services: a throwaway PostgreSQL database, a private Redis
+// prefix, a Git repository with commits, and the whole hub booted on a free port.
+export * from './test-database.js';
+export * from './test-redis.js';
+export * from './test-git-repo.js';
+export * from './test-hub.js';
