@@ -1,4 +1,6 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 import { CompiledWindow } from './compiled-window.js';
 import { validateWindows } from './validate-windows.js';
 
@@ -98,5 +100,23 @@ describe('CompiledWindow fire times and activity against a brute-force walk', ()
         }
       });
     }
+  }
+});
+
+describe('fire times match robfig/cron with a location', () => {
+  const cases = parse(readFileSync(new URL('./testdata/robfig-next.yaml', import.meta.url), 'utf8')) as {
+    from: string;
+    schedule: string;
+    next: string;
+  }[];
+  for (const c of cases) {
+    it(`${c.schedule} after ${c.from}`, () => {
+      const [window] = validateWindows([
+        { kind: 'deny', schedule: c.schedule, duration: '1h', timeZone: 'America/New_York' },
+      ]);
+      const w = CompiledWindow.compile(window as NonNullable<typeof window>, 0);
+      const from = Date.parse(c.from);
+      expect(w.fireAfter(from, from + 5 * 366 * 86_400_000)).toBe(Date.parse(c.next));
+    });
   }
 });
