@@ -1,3 +1,5 @@
+/* eslint-disable @typescript-eslint/no-unnecessary-type-assertion --
+   client-node's generic signatures infer from the argument; the casts name the kind being read. */
 import * as k8s from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimCluster, type SimClusterHandle } from './cluster.js';
@@ -218,12 +220,12 @@ describe('@kubernetes/client-node against a simulated cluster', () => {
       kind: 'ConfigMap',
       metadata: { name: 'a', namespace: 'default', labels: { team: 'x' } },
       data: { k: 'v' },
-    } as k8s.V1ConfigMap);
+    });
     await objects.create({
       apiVersion: 'v1',
       kind: 'ConfigMap',
       metadata: { name: 'b', namespace: 'default', labels: { team: 'y' } },
-    } as k8s.V1ConfigMap);
+    });
     const core = kc.makeApiClient(k8s.CoreV1Api);
     const list = await core.listNamespacedConfigMap({ namespace: 'default', labelSelector: 'team in (x)' });
     expect(list.items.map((c) => c.metadata?.name)).toEqual(['a']);
@@ -251,7 +253,7 @@ describe('@kubernetes/client-node against a simulated cluster', () => {
         kind: 'ConfigMap',
         metadata: { name: 'a', namespace: 'default' },
         data: { k: 'v2' },
-      } as k8s.V1ConfigMap,
+      },
       undefined,
       undefined,
       'flotilla',

@@ -73,3 +73,11 @@ export function stripNulls(v: unknown): unknown {
   }
   return v;
 }
+
+/** Text of a JSON scalar for messages and keys: '' for null/undefined, JSON for objects. */
+export function str(v: unknown): string {
+  if (typeof v === 'string') return v;
+  if (v === undefined || v === null) return '';
+  if (typeof v === 'number' || typeof v === 'boolean' || typeof v === 'bigint') return String(v);
+  return JSON.stringify(v);
+}

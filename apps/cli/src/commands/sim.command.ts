@@ -32,7 +32,8 @@ function parse(argv: string[]): { count: number; dir: string; prefix: string } {
   if (typeof clusters !== 'string') throw new SimUsageError(`--clusters is required (${USAGE})`);
   if (!/^\d+$/.test(clusters) || Number(clusters) < 1)
     throw new SimUsageError(`--clusters must be a positive integer, not '${clusters}'`);
-  if (typeof dir !== 'string' || dir === '') throw new SimUsageError(`--kubeconfig-dir is required (${USAGE})`);
+  if (typeof dir !== 'string' || dir === '')
+    throw new SimUsageError(`--kubeconfig-dir is required (${USAGE})`);
   const prefix = typeof values['name-prefix'] === 'string' ? values['name-prefix'] : 'sim-';
   return { count: Number(clusters), dir, prefix };
 }
@@ -51,7 +52,9 @@ export async function run(argv: string[]): Promise<number> {
   try {
     fleet = await startSimFleet({ count: args.count, namePrefix: args.prefix, kubeconfigDir: args.dir });
   } catch (err) {
-    console.error(`flotilla sim: cannot start the clusters: ${err instanceof Error ? err.message : String(err)}`);
+    console.error(
+      `flotilla sim: cannot start the clusters: ${err instanceof Error ? err.message : String(err)}`,
+    );
     return 1;
   }
   process.stdout.write(`ready ${fleet.clusters.length}\n`);

@@ -12,7 +12,7 @@ import {
   unsupportedMediaType,
   type StatusCause,
 } from '../errors.js';
-import { clone, deepEqual, getPath, isObject, meta, stripNulls, type JsonObject } from '../json.js';
+import { clone, deepEqual, getPath, isObject, meta, stripNulls, type JsonObject, str } from '../json.js';
 import { applyDefaults, normaliseTimes } from '../defaults/defaults.js';
 import { schemaFor } from '../fieldpath/field-schema.js';
 import { decodeManagers, encodeManagers, recordUpdate, type Manager } from '../apply/managed-fields.js';
@@ -145,7 +145,7 @@ export class ClusterApi {
     const items = this.store
       .list(resourceKey(rt), rt.namespaced ? namespace : undefined)
       .filter((x) => byLabel(x) && byField(x));
-    return { items, resourceVersion: String(this.store.resourceVersion) };
+    return { items, resourceVersion: str(this.store.resourceVersion) };
   }
 
   // ---------------------------------------------------------------- writes
@@ -155,11 +155,11 @@ export class ClusterApi {
     const apiVersion = apiVersionOf(rt);
     if (body['apiVersion'] !== undefined && body['apiVersion'] !== apiVersion)
       throw badRequest(
-        `the API version in the data (${String(body['apiVersion'])}) does not match the expected API version (${apiVersion})`,
+        `the API version in the data (${str(body['apiVersion'])}) does not match the expected API version (${apiVersion})`,
       );
     if (body['kind'] !== undefined && body['kind'] !== rt.kind)
       throw badRequest(
-        `the kind in the data (${String(body['kind'])}) does not match the expected kind (${rt.kind})`,
+        `the kind in the data (${str(body['kind'])}) does not match the expected kind (${rt.kind})`,
       );
     const o = clone(body);
     o['apiVersion'] = apiVersion;
@@ -184,9 +184,9 @@ export class ClusterApi {
     if (!ns) throw notFound('namespaces', '', namespace);
     if (getPath(ns, ['metadata', 'deletionTimestamp']) !== undefined)
       throw forbidden(
-        `${rt.plural}${rt.group ? `.${rt.group}` : ''} "${String(m['name'] ?? '')}" is forbidden: unable to create new content in namespace ${namespace} because it is being terminated`,
+        `${rt.plural}${rt.group ? `.${rt.group}` : ''} "${str(m['name'] ?? '')}" is forbidden: unable to create new content in namespace ${namespace} because it is being terminated`,
         {
-          name: String(m['name'] ?? ''),
+          name: str(m['name'] ?? ''),
           group: rt.group,
           kind: rt.plural,
           causes: [
@@ -212,7 +212,7 @@ export class ClusterApi {
     if (!m['name'] && typeof m['generateName'] === 'string' && m['generateName'])
       m['name'] = `${m['generateName']}${randomSuffix()}`;
     this.checkNamespace(rt, namespace, obj, true);
-    const name = String(m['name'] ?? '');
+    const name = str(m['name'] ?? '');
     if (name && this.tryGet(rt, namespace, name)) throw alreadyExists(rt.plural, rt.group, name);
     m['uid'] = randomUUID();
     m['creationTimestamp'] = this.now();
@@ -231,7 +231,7 @@ export class ClusterApi {
     const m = meta(obj);
     if (m['name'] !== undefined && m['name'] !== name)
       throw badRequest(
-        `the name of the object (${String(m['name'])}) does not match the name on the URL (${name})`,
+        `the name of the object (${str(m['name'])}) does not match the name on the URL (${name})`,
       );
     m['name'] = name;
     this.checkNamespace(rt, namespace, obj, false);
@@ -241,7 +241,7 @@ export class ClusterApi {
   }
 
   private checkPreconditions(rt: ResourceType, old: JsonObject, next: JsonObject): void {
-    const name = String(getPath(old, ['metadata', 'name']));
+    const name = str(getPath(old, ['metadata', 'name']));
     const rv = getPath(next, ['metadata', 'resourceVersion']);
     if (rv !== undefined && rv !== '' && rv !== getPath(old, ['metadata', 'resourceVersion']))
       throw conflict(rt.plural, rt.group, name);
@@ -251,7 +251,7 @@ export class ClusterApi {
         rt.plural,
         rt.group,
         name,
-        `Precondition failed: UID in precondition: ${String(uid)}, UID in object meta: ${String(getPath(old, ['metadata', 'uid']))}`,
+        `Precondition failed: UID in precondition: ${str(uid)}, UID in object meta: ${str(getPath(old, ['metadata', 'uid']))}`,
       );
   }
 
@@ -279,7 +279,7 @@ export class ClusterApi {
     const m = meta(obj);
     if (m['name'] !== name)
       throw badRequest(
-        `the name of the object (${String(m['name'])}) does not match the name on the URL (${name})`,
+        `the name of the object (${str(m['name'])}) does not match the name on the URL (${name})`,
       );
     this.checkNamespace(rt, namespace, obj, false);
     this.checkPreconditions(rt, old, obj);
@@ -299,7 +299,7 @@ export class ClusterApi {
         try {
           return jsonPatch.applyPatch(clone(target), body as Operation[], true, false).newDocument;
         } catch (err) {
-          const message = err instanceof Error ? err.message.split('\n')[0] : String(err);
+          const message = err instanceof Error ? err.message.split('\n')[0] : str(err);
           throw new StatusError(
             422,
             'Invalid',
@@ -336,18 +336,18 @@ export class ClusterApi {
     const apiVersion = apiVersionOf(rt);
     if (body['apiVersion'] !== apiVersion)
       throw badRequest(
-        `Incorrect version specified in apply patch. Specified patch version: ${String(body['apiVersion'] ?? '')}, expected: ${apiVersion}`,
+        `Incorrect version specified in apply patch. Specified patch version: ${str(body['apiVersion'] ?? '')}, expected: ${apiVersion}`,
       );
     if (body['kind'] !== rt.kind)
       throw badRequest(
-        `Incorrect kind specified in apply patch. Specified patch kind: ${String(body['kind'] ?? '')}, expected: ${rt.kind}`,
+        `Incorrect kind specified in apply patch. Specified patch kind: ${str(body['kind'] ?? '')}, expected: ${rt.kind}`,
       );
     const cfgMeta = isObject(body['metadata']) ? body['metadata'] : {};
     if (cfgMeta['managedFields'] !== undefined && cfgMeta['managedFields'] !== null)
       throw badRequest('metadata.managedFields must be nil');
     if (cfgMeta['name'] !== undefined && cfgMeta['name'] !== name)
       throw badRequest(
-        `the name of the object (${String(cfgMeta['name'])}) does not match the name on the URL (${name})`,
+        `the name of the object (${str(cfgMeta['name'])}) does not match the name on the URL (${name})`,
       );
     if (rt.namespaced && cfgMeta['namespace'] !== undefined && cfgMeta['namespace'] !== namespace)
       throw badRequest(
@@ -439,7 +439,7 @@ export class ClusterApi {
       allocateClusterIP: () => this.allocateIp(),
       allocateNodePort: () => this.nextNodePort++,
     });
-    const name = String(meta(obj)['name'] ?? '');
+    const name = str(meta(obj)['name'] ?? '');
     errors.push(...validate(rt, obj, old));
     if (errors.length) throw invalid(rt.kind, rt.group, name, errors);
 
@@ -482,7 +482,7 @@ export class ClusterApi {
     const deleting = getPath(obj, ['metadata', 'deletionTimestamp']) !== undefined;
     const finalizers = getPath(obj, ['metadata', 'finalizers']);
     if (old && deleting && (!Array.isArray(finalizers) || finalizers.length === 0)) {
-      const ns = String(meta(obj)['namespace'] ?? '');
+      const ns = str(meta(obj)['namespace'] ?? '');
       this.store.put(key, obj, 'MODIFIED');
       const last = this.store.remove(key, ns, name);
       return last ?? obj;
@@ -514,21 +514,21 @@ export class ClusterApi {
         rt.plural,
         rt.group,
         name,
-        `Precondition failed: UID in precondition: ${o.preconditions.uid}, UID in object meta: ${String(om['uid'])}`,
+        `Precondition failed: UID in precondition: ${o.preconditions.uid}, UID in object meta: ${str(om['uid'])}`,
       );
     if (o.preconditions?.resourceVersion && o.preconditions.resourceVersion !== om['resourceVersion'])
       throw conflict(
         rt.plural,
         rt.group,
         name,
-        `Precondition failed: ResourceVersion in precondition: ${o.preconditions.resourceVersion}, ResourceVersion in object meta: ${String(om['resourceVersion'])}`,
+        `Precondition failed: ResourceVersion in precondition: ${o.preconditions.resourceVersion}, ResourceVersion in object meta: ${str(om['resourceVersion'])}`,
       );
     const policy =
       o.propagationPolicy ?? (rt.group === 'batch' && rt.kind === 'Job' ? 'Orphan' : 'Background');
     const finalizers = Array.isArray(om['finalizers']) ? [...(om['finalizers'] as string[])] : [];
     if (policy === 'Foreground' && !finalizers.includes('foregroundDeletion'))
       finalizers.push('foregroundDeletion');
-    if (policy === 'Orphan' && !finalizers.includes('orphan') && this.hasDependents(String(om['uid'])))
+    if (policy === 'Orphan' && !finalizers.includes('orphan') && this.hasDependents(str(om['uid'])))
       finalizers.push('orphan');
     const isNamespace = !rt.custom && rt.kind === 'Namespace';
     if (finalizers.length === 0 && !isNamespace) {
@@ -570,7 +570,7 @@ export class ClusterApi {
     else delete m['finalizers'];
     delete m['resourceVersion'];
     try {
-      this.update(rt, String(m['namespace'] ?? ''), String(m['name']), next, { manager });
+      this.update(rt, str(m['namespace'] ?? ''), str(m['name']), next, { manager });
     } catch (err) {
       if (!(err instanceof StatusError && err.code === 404)) throw err;
     }
@@ -654,7 +654,7 @@ export class ClusterApi {
   // ---------------------------------------------------------------- CRDs
 
   private syncCrd(crd: JsonObject): void {
-    const name = String(meta(crd)['name']);
+    const name = str(meta(crd)['name']);
     const types = crdResourceTypes(crd);
     if (getPath(crd, ['metadata', 'deletionTimestamp']) === undefined) this.registry.setCustom(types, name);
     const conditions = getPath(crd, ['status', 'conditions']);
@@ -687,13 +687,13 @@ export class ClusterApi {
   }
 
   private dropCrd(crd: JsonObject): void {
-    const name = String(meta(crd)['name']);
+    const name = str(meta(crd)['name']);
     const types = crdResourceTypes(crd);
     const first = types[0];
     if (first) {
       const key = resourceKey(first);
       for (const o of this.store.list(key))
-        this.store.remove(key, String(meta(o)['namespace'] ?? ''), String(meta(o)['name']));
+        this.store.remove(key, str(meta(o)['namespace'] ?? ''), str(meta(o)['name']));
     }
     this.registry.removeCustom(name);
   }

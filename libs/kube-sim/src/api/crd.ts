@@ -1,13 +1,13 @@
-import { getPath, isObject, type JsonObject } from '../json.js';
+import { getPath, isObject, type JsonObject, str } from '../json.js';
 import { type ResourceType } from '../resources/resource-type.js';
 
 /** The resource types a CustomResourceDefinition serves: one per served version. */
 export function crdResourceTypes(crd: JsonObject): ResourceType[] {
   const spec = isObject(crd['spec']) ? crd['spec'] : {};
   const names = isObject(spec['names']) ? spec['names'] : {};
-  const group = String(spec['group'] ?? '');
-  const kind = String(names['kind'] ?? '');
-  const plural = String(names['plural'] ?? `${kind.toLowerCase()}s`);
+  const group = str(spec['group'] ?? '');
+  const kind = str(names['kind'] ?? '');
+  const plural = str(names['plural'] ?? `${kind.toLowerCase()}s`);
   const versions = Array.isArray(spec['versions']) ? spec['versions'].filter(isObject) : [];
   const served = versions.filter((v) => v['served'] !== false);
   // The storage version first, so it is the preferred one.
@@ -17,11 +17,11 @@ export function crdResourceTypes(crd: JsonObject): ResourceType[] {
     const scale = isObject(sub['scale']) ? sub['scale'] : undefined;
     const rt: ResourceType = {
       group,
-      version: String(v['name']),
+      version: str(v['name']),
       kind,
-      listKind: String(names['listKind'] ?? `${kind}List`),
+      listKind: str(names['listKind'] ?? `${kind}List`),
       plural,
-      singular: String(names['singular'] ?? kind.toLowerCase()),
+      singular: str(names['singular'] ?? kind.toLowerCase()),
       namespaced: spec['scope'] !== 'Cluster',
       shortNames: Array.isArray(names['shortNames']) ? names['shortNames'].map(String) : [],
       categories: Array.isArray(names['categories']) ? names['categories'].map(String) : [],
@@ -35,8 +35,8 @@ export function crdResourceTypes(crd: JsonObject): ResourceType[] {
     if (isObject(schema)) rt.schema = schema;
     if (scale)
       rt.scale = {
-        specReplicasPath: String(scale['specReplicasPath'] ?? '.spec.replicas'),
-        statusReplicasPath: String(scale['statusReplicasPath'] ?? '.status.replicas'),
+        specReplicasPath: str(scale['specReplicasPath'] ?? '.spec.replicas'),
+        statusReplicasPath: str(scale['statusReplicasPath'] ?? '.status.replicas'),
         ...(typeof scale['labelSelectorPath'] === 'string'
           ? { labelSelectorPath: scale['labelSelectorPath'] }
           : {}),

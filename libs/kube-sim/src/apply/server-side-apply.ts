@@ -75,7 +75,7 @@ export function serverSideApply(
     const c = m.set.intersection(changed);
     if (!c.isEmpty()) conflicts.push({ manager: m, set: c });
   }
-  if (conflicts.length && !o.force) throw conflictError(conflicts, o);
+  if (conflicts.length && !o.force) throw conflictError(conflicts);
 
   const out: Manager[] = [];
   for (const m of others) {
@@ -108,7 +108,7 @@ export function serverSideApply(
   return { object: merged, managers: out, applier };
 }
 
-function conflictError(conflicts: { manager: Manager; set: FieldSet }[], o: ApplyOptions): StatusError {
+function conflictError(conflicts: { manager: Manager; set: FieldSet }[]): StatusError {
   const causes: { reason: string; message: string; field: string }[] = [];
   const sorted = [...conflicts].sort((a, b) => a.manager.manager.localeCompare(b.manager.manager));
   for (const c of sorted) {

@@ -1,6 +1,6 @@
 import { type ClusterApi, randomSuffix } from '../api/cluster-api.js';
 import { StatusError } from '../errors.js';
-import { deepEqual, getPath, isObject, type JsonObject } from '../json.js';
+import { deepEqual, getPath, isObject, type JsonObject, str } from '../json.js';
 import { type ResourceType } from '../resources/resource-type.js';
 
 export const CONTROLLER_MANAGER = 'kube-controller-manager';
@@ -72,7 +72,7 @@ export class ControllerContext {
       metadata: { ...m, annotations: Object.keys(nextAnnotations).length ? nextAnnotations : undefined },
     };
     return this.guard(() =>
-      this.api.update(rt, String(m['namespace'] ?? ''), String(m['name']), next, {
+      this.api.update(rt, str(m['namespace'] ?? ''), str(m['name']), next, {
         manager: CONTROLLER_MANAGER,
         subresource: 'status',
       }),
@@ -81,9 +81,7 @@ export class ControllerContext {
 
   update(rt: ResourceType, o: JsonObject, manager = CONTROLLER_MANAGER): JsonObject | undefined {
     const m = o['metadata'] as JsonObject;
-    return this.guard(() =>
-      this.api.update(rt, String(m['namespace'] ?? ''), String(m['name']), o, { manager }),
-    );
+    return this.guard(() => this.api.update(rt, str(m['namespace'] ?? ''), str(m['name']), o, { manager }));
   }
 
   create(
@@ -101,9 +99,7 @@ export class ControllerContext {
     propagationPolicy: 'Background' | 'Foreground' | 'Orphan' = 'Background',
   ): void {
     const m = o['metadata'] as JsonObject;
-    this.guard(() =>
-      this.api.delete(rt, String(m['namespace'] ?? ''), String(m['name']), { propagationPolicy }),
-    );
+    this.guard(() => this.api.delete(rt, str(m['namespace'] ?? ''), str(m['name']), { propagationPolicy }));
   }
 
   /** Conflicts and races with concurrent writers are retried on the next pass, as real controllers do. */
@@ -146,7 +142,9 @@ export function condition(
   withUpdateTime: boolean,
   progressed = false,
 ): JsonObject {
-  const prev = Array.isArray(previous) ? previous.find((c) => isObject(c) && c['type'] === type) : undefined;
+  const prev: unknown = Array.isArray(previous)
+    ? (previous as unknown[]).find((c) => isObject(c) && c['type'] === type)
+    : undefined;
   const p = isObject(prev) ? prev : undefined;
   const sameStatus = p?.['status'] === status;
   const same = sameStatus && p?.['reason'] === reason && p['message'] === message;

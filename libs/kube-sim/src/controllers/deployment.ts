@@ -200,8 +200,8 @@ export function reconcileDeployments(ctx: ControllerContext): void {
       updated !== num(prev['updatedReplicas']) ||
       available !== num(prev['availableReplicas']) ||
       ready !== num(prev['readyReplicas']);
-    const prevProgressing = Array.isArray(prevConds)
-      ? prevConds.find((c) => isObject(c) && c['type'] === 'Progressing')
+    const prevProgressing: unknown = Array.isArray(prevConds)
+      ? (prevConds as unknown[]).find((c) => isObject(c) && c['type'] === 'Progressing')
       : undefined;
     const deadlineSeconds = spec['progressDeadlineSeconds'];
     let progressing: JsonObject;

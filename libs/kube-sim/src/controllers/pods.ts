@@ -1,4 +1,4 @@
-import { getPath, isObject, type JsonObject } from '../json.js';
+import { getPath, isObject, type JsonObject, str } from '../json.js';
 import { type ControllerContext, NODE_NAME } from './controller-context.js';
 
 /**
@@ -21,7 +21,7 @@ function containers(spec: unknown): JsonObject[] {
 }
 
 export function behaviourOf(podSpec: unknown): PodBehaviour {
-  const tags = containers(podSpec).map((c) => tagOf(String(c['image'] ?? '')));
+  const tags = containers(podSpec).map((c) => tagOf(str(c['image'] ?? '')));
   if (tags.some((t) => t.endsWith('-crashloop'))) return 'crashloop';
   if (tags.some((t) => t.endsWith('-fail'))) return 'fail';
   if (tags.some((t) => t.endsWith('-unready'))) return 'unready';
@@ -36,7 +36,7 @@ export function isPodReady(pod: JsonObject): boolean {
 }
 
 export function podPhase(pod: JsonObject): string {
-  return String(getPath(pod, ['status', 'phase']) ?? 'Pending');
+  return str(getPath(pod, ['status', 'phase']) ?? 'Pending');
 }
 
 export function isTerminating(o: JsonObject): boolean {
@@ -63,9 +63,9 @@ export function reconcilePods(ctx: ControllerContext): void {
     const spec = (pod['spec'] ?? {}) as JsonObject;
     const phase = podPhase(pod);
     if (phase === 'Succeeded' || phase === 'Failed') continue;
-    const ownerUid = String(getPath(pod, ['metadata', 'ownerReferences', '0', 'uid']) ?? '');
+    const ownerUid = str(getPath(pod, ['metadata', 'ownerReferences', '0', 'uid']) ?? '');
     const refs = getPath(pod, ['metadata', 'ownerReferences']);
-    const owner = Array.isArray(refs) && isObject(refs[0]) ? String(refs[0]['uid']) : ownerUid;
+    const owner = Array.isArray(refs) && isObject(refs[0]) ? str(refs[0]['uid']) : ownerUid;
     const behaviour = behaviourOf(spec);
     const now = ctx.now();
     if (!spec['nodeName']) {
@@ -93,7 +93,7 @@ export function reconcilePods(ctx: ControllerContext): void {
       const cs = getPath(status, ['containerStatuses', '0']);
       const restarts = isObject(cs) ? Number(cs['restartCount'] ?? 0) : 0;
       const since = Date.parse(
-        String(
+        str(
           getPath(status, ['containerStatuses', '0', 'lastState', 'terminated', 'finishedAt']) ??
             status['startTime'] ??
             now,
@@ -109,7 +109,9 @@ export function reconcilePods(ctx: ControllerContext): void {
 
 function podConditions(now: string, ready: boolean, previous: unknown): JsonObject[] {
   const prevTime = (type: string, status: string): string => {
-    const p = Array.isArray(previous) ? previous.find((c) => isObject(c) && c['type'] === type) : undefined;
+    const p: unknown = Array.isArray(previous)
+      ? (previous as unknown[]).find((c) => isObject(c) && c['type'] === type)
+      : undefined;
     return isObject(p) && p['status'] === status && typeof p['lastTransitionTime'] === 'string'
       ? p['lastTransitionTime']
       : now;
@@ -149,8 +151,8 @@ function runningStatus(
     const s: JsonObject = {
       name: c['name'],
       image: c['image'],
-      imageID: `docker.io/library/${String(c['image'])}@sha256:${'0'.repeat(64)}`,
-      containerID: `containerd://${String(c['name'])}${restarts}`,
+      imageID: `docker.io/library/${str(c['image'])}@sha256:${'0'.repeat(64)}`,
+      containerID: `containerd://${str(c['name'])}${restarts}`,
       ready,
       started: !crash,
       restartCount: crash ? restarts : 0,
@@ -158,7 +160,7 @@ function runningStatus(
         ? {
             waiting: {
               reason: 'CrashLoopBackOff',
-              message: `back-off restarting failed container ${String(c['name'])}`,
+              message: `back-off restarting failed container ${str(c['name'])}`,
             },
           }
         : { running: { startedAt: startTime } },
@@ -170,12 +172,12 @@ function runningStatus(
           reason: 'Error',
           startedAt: now,
           finishedAt: now,
-          containerID: `containerd://${String(c['name'])}${restarts}`,
+          containerID: `containerd://${str(c['name'])}${restarts}`,
         },
       };
     return s;
   });
-  const notReadyNames = ready ? [] : statuses.map((s) => String(s['name']));
+  const notReadyNames = ready ? [] : statuses.map((s) => str(s['name']));
   const conds = podConditions(now, ready, prev['conditions']).map((c) =>
     c['reason'] === 'ContainersNotReady'
       ? { ...c, message: `containers with unready status: [${notReadyNames.join(' ')}]` }
@@ -207,7 +209,7 @@ function finishedStatus(spec: JsonObject, prev: JsonObject, now: string, exitCod
     containerStatuses: containers(spec).map((c) => ({
       name: c['name'],
       image: c['image'],
-      imageID: `docker.io/library/${String(c['image'])}@sha256:${'0'.repeat(64)}`,
+      imageID: `docker.io/library/${str(c['image'])}@sha256:${'0'.repeat(64)}`,
       ready: false,
       started: false,
       restartCount: 0,

@@ -1,4 +1,4 @@
-import { getPath, type JsonObject } from '../json.js';
+import { getPath, type JsonObject, str } from '../json.js';
 import { condition, type ControllerContext, num, templateHash } from './controller-context.js';
 import { isPodReady, isTerminating, podFromTemplate, podPhase } from './pods.js';
 
@@ -19,16 +19,16 @@ export function reconcileStatefulSets(ctx: ControllerContext): void {
     if (isTerminating(sts)) continue;
     const m = sts['metadata'] as JsonObject;
     const spec = (sts['spec'] ?? {}) as JsonObject;
-    const name = String(m['name']);
-    const ns = String(m['namespace']);
+    const name = str(m['name']);
+    const ns = str(m['namespace']);
     const desired = num(spec['replicas'], 1);
     const revision = `${name}-${templateHash(spec['template'])}`;
     const pods = podsOf(ctx, sts, allPods);
     const byOrdinal = new Map(
-      pods.map((p) => [Number(String(getPath(p, ['metadata', 'name'])).slice(name.length + 1)), p]),
+      pods.map((p) => [Number(str(getPath(p, ['metadata', 'name'])).slice(name.length + 1)), p]),
     );
     const rev = (p: JsonObject): string =>
-      String(getPath(p, ['metadata', 'labels', 'controller-revision-hash']) ?? '');
+      str(getPath(p, ['metadata', 'labels', 'controller-revision-hash']) ?? '');
     const parallel = spec['podManagementPolicy'] === 'Parallel';
     let blocked = false;
     for (let i = 0; i < desired; i++) {
@@ -41,7 +41,7 @@ export function reconcileStatefulSets(ctx: ControllerContext): void {
             podFromTemplate(spec['template'], sts, ctx.ownerRef(sts), `${name}-${i}`, {
               'controller-revision-hash': revision,
               'statefulset.kubernetes.io/pod-name': `${name}-${i}`,
-              'apps.kubernetes.io/pod-index': String(i),
+              'apps.kubernetes.io/pod-index': str(i),
             }),
           );
         blocked = true;
@@ -60,7 +60,7 @@ export function reconcileStatefulSets(ctx: ControllerContext): void {
     const updated = inRange.filter(([, p]) => rev(p) === revision).length;
     const prev = (sts['status'] ?? {}) as JsonObject;
     const done = updated === desired && ready === desired;
-    const currentRevision = done || !prev['currentRevision'] ? revision : String(prev['currentRevision']);
+    const currentRevision = done || !prev['currentRevision'] ? revision : str(prev['currentRevision']);
     const current = inRange.filter(([, p]) => rev(p) === currentRevision).length;
     const status: JsonObject = {
       observedGeneration: m['generation'],
@@ -97,10 +97,10 @@ export function reconcileDaemonSets(ctx: ControllerContext): void {
     if (current.length === 0)
       ctx.create(
         podRt,
-        String(m['namespace']),
-        podFromTemplate(spec['template'], ds, ctx.ownerRef(ds), `${String(m['name'])}-${ctx.suffix()}`, {
+        str(m['namespace']),
+        podFromTemplate(spec['template'], ds, ctx.ownerRef(ds), `${str(m['name'])}-${ctx.suffix()}`, {
           'controller-revision-hash': hash,
-          'pod-template-generation': String(m['generation'] ?? 1),
+          'pod-template-generation': str(m['generation'] ?? 1),
         }),
       );
     const ready = current.filter(isPodReady).length;
@@ -187,8 +187,8 @@ export function reconcileJobs(ctx: ControllerContext): void {
       for (let i = 0; i < want; i++)
         ctx.create(
           podRt,
-          String(m['namespace']),
-          podFromTemplate(spec['template'], job, ctx.ownerRef(job), `${String(m['name'])}-${ctx.suffix()}`),
+          str(m['namespace']),
+          podFromTemplate(spec['template'], job, ctx.ownerRef(job), `${str(m['name'])}-${ctx.suffix()}`),
         );
     }
     for (const k of ['succeeded', 'failed', 'active']) if (status[k] === 0) delete status[k];

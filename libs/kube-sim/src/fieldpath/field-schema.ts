@@ -14,7 +14,7 @@ export interface FieldSchema {
   /** Objects owned and replaced as a single value (label selectors, key refs, atomic maps). */
   atomic(path: readonly string[]): boolean;
   /** Strategic-merge-patch merge key (which may differ from the SSA keys), if the list merges. */
-  smpKey(path: readonly string[]): string | 'primitive' | undefined;
+  smpKey(path: readonly string[]): string | undefined;
 }
 
 const ATOMIC = { type: 'atomic' } as const;
@@ -56,7 +56,7 @@ function builtinList(kind: string, path: readonly string[]): ListType {
   return ATOMIC;
 }
 
-function builtinSmpKey(kind: string, path: readonly string[]): string | 'primitive' | undefined {
+function builtinSmpKey(kind: string, path: readonly string[]): string | undefined {
   const last = path[path.length - 1] ?? '';
   const parent = path[path.length - 2] ?? '';
   if (path.length === 2 && path[0] === 'metadata') {

@@ -123,7 +123,7 @@ export function pathString(pes: PathElements): string {
   let out = '';
   for (const pe of pes) {
     const body = pe.slice(2);
-    switch (pe[0]) {
+    switch (pe.charAt(0)) {
       case 'f':
         out += `.${body}`;
         break;

@@ -1,5 +1,5 @@
 import { badRequest } from '../errors.js';
-import { clone, deepEqual, isObject, type JsonObject } from '../json.js';
+import { clone, deepEqual, isObject, type JsonObject, str } from '../json.js';
 import { type FieldSchema } from '../fieldpath/field-schema.js';
 
 /**
@@ -31,7 +31,7 @@ function smp(original: unknown, patch: unknown, schema: FieldSchema, names: stri
   if (directive === 'replace') return stripDirectives(patch);
   if (directive === 'delete') return undefined;
   if (directive !== undefined && directive !== 'merge')
-    throw badRequest(`Unknown patch directive: ${String(directive)}`);
+    throw badRequest(`Unknown patch directive: ${str(directive)}`);
   if (schema.atomic(names) && names.length) return stripDirectives(patch);
   const out: JsonObject = isObject(original) ? clone(original) : {};
   const orders: [string, unknown[]][] = [];

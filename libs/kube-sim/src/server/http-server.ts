@@ -8,7 +8,7 @@ import {
   type PatchType,
 } from '../api/cluster-api.js';
 import { badRequest, methodNotAllowed, notFound, StatusError, unsupportedMediaType } from '../errors.js';
-import { isObject, type JsonObject } from '../json.js';
+import { isObject, type JsonObject, str } from '../json.js';
 import { apiVersionOf, type ResourceType } from '../resources/resource-type.js';
 import { parseFieldSelector, parseLabelSelector } from '../store/selectors.js';
 import {
@@ -95,7 +95,7 @@ export class ApiHttpServer {
       return;
     }
     if (err instanceof StatusError) return this.send(res, err.code, err.toStatus());
-    const message = err instanceof Error ? err.message : String(err);
+    const message = err instanceof Error ? err.message : str(err);
     this.send(res, 500, {
       kind: 'Status',
       apiVersion: 'v1',
@@ -125,7 +125,7 @@ export class ApiHttpServer {
       try {
         return parseYaml(text) as unknown;
       } catch (err) {
-        throw badRequest(`error decoding YAML: ${err instanceof Error ? err.message : String(err)}`);
+        throw badRequest(`error decoding YAML: ${err instanceof Error ? err.message : str(err)}`);
       }
     }
   }
@@ -300,9 +300,9 @@ export class ApiHttpServer {
           const out: JsonObject[] = [];
           for (const i of items) {
             const m = i['metadata'] as JsonObject;
-            out.push(api.delete(rt, String(m['namespace'] ?? ''), String(m['name']), opts).object);
+            out.push(api.delete(rt, str(m['namespace'] ?? ''), str(m['name']), opts).object);
           }
-          return this.send(res, 200, this.listBody(rt, out, String(api.store.resourceVersion)));
+          return this.send(res, 200, this.listBody(rt, out, str(api.store.resourceVersion)));
         }
         default:
           throw methodNotAllowed();
@@ -432,7 +432,7 @@ export class ApiHttpServer {
     const pre = isObject(body['preconditions']) ? body['preconditions'] : {};
     const opts: DeleteOptions = { dryRun };
     if (policy && !['Background', 'Foreground', 'Orphan'].includes(policy))
-      throw badRequest(`propagationPolicy: Unsupported value: "${String(policy)}"`);
+      throw badRequest(`propagationPolicy: Unsupported value: "${str(policy)}"`);
     if (policy) opts.propagationPolicy = policy;
     else if (orphan === true) opts.propagationPolicy = 'Orphan';
     else if (orphan === false) opts.propagationPolicy = 'Background';

@@ -1,6 +1,6 @@
 import { type ServerResponse } from 'node:http';
 import { StatusError } from '../errors.js';
-import { type JsonObject } from '../json.js';
+import { type JsonObject, str } from '../json.js';
 import { apiVersionOf, resourceKey, type ResourceType } from '../resources/resource-type.js';
 import { type ObjectStore, type StoreEvent } from '../store/object-store.js';
 import { type Matcher } from '../store/selectors.js';
@@ -87,7 +87,7 @@ export class WatchStream {
 
   private keyOf(o: JsonObject): string {
     const m = (o['metadata'] ?? {}) as JsonObject;
-    return `${String(m['namespace'] ?? '')}/${String(m['name'] ?? '')}`;
+    return `${str(m['namespace'] ?? '')}/${str(m['name'] ?? '')}`;
   }
 
   private matches(o: JsonObject): boolean {
@@ -119,7 +119,7 @@ export class WatchStream {
   }
 
   private bookmark(annotations?: Record<string, string>): void {
-    const metadata: JsonObject = { resourceVersion: String(this.store.resourceVersion) };
+    const metadata: JsonObject = { resourceVersion: str(this.store.resourceVersion) };
     if (annotations) metadata['annotations'] = annotations;
     this.write({
       type: 'BOOKMARK',

@@ -1,5 +1,5 @@
 import { expired } from '../errors.js';
-import { type JsonObject } from '../json.js';
+import { type JsonObject, str } from '../json.js';
 
 export type EventType = 'ADDED' | 'MODIFIED' | 'DELETED';
 
@@ -20,7 +20,7 @@ function nameOf(o: JsonObject): { namespace: string; name: string } {
   const m = (o['metadata'] ?? {}) as JsonObject;
   return {
     namespace: typeof m['namespace'] === 'string' ? m['namespace'] : '',
-    name: String(m['name'] ?? ''),
+    name: str(m['name'] ?? ''),
   };
 }
 
@@ -50,7 +50,7 @@ export class ObjectStore {
 
   private bucket(resource: string): Map<string, JsonObject> {
     let b = this.objects.get(resource);
-    if (!b) this.objects.set(resource, (b = new Map()));
+    if (!b) this.objects.set(resource, (b = new Map<string, JsonObject>()));
     return b;
   }
 
@@ -81,7 +81,7 @@ export class ObjectStore {
   put(resource: string, o: JsonObject, type: 'ADDED' | 'MODIFIED'): JsonObject {
     const rv = ++this.revision;
     const stored = structuredClone(o);
-    (stored['metadata'] as JsonObject)['resourceVersion'] = String(rv);
+    (stored['metadata'] as JsonObject)['resourceVersion'] = str(rv);
     const { namespace, name } = nameOf(stored);
     this.bucket(resource).set(`${namespace}/${name}`, stored);
     this.emit({ rv, type, resource, namespace, name, object: stored });
@@ -96,7 +96,7 @@ export class ObjectStore {
     b.delete(`${namespace}/${name}`);
     const rv = ++this.revision;
     const last = structuredClone(old);
-    (last['metadata'] as JsonObject)['resourceVersion'] = String(rv);
+    (last['metadata'] as JsonObject)['resourceVersion'] = str(rv);
     this.emit({ rv, type: 'DELETED', resource, namespace, name, object: last });
     return structuredClone(last);
   }

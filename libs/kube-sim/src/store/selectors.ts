@@ -1,5 +1,5 @@
 import { badRequest } from '../errors.js';
-import { getPath, isObject, type JsonObject } from '../json.js';
+import { getPath, isObject, type JsonObject, str } from '../json.js';
 
 /** A parsed selector: true when the object matches. */
 export type Matcher = (o: JsonObject) => boolean;
@@ -77,9 +77,9 @@ export function labelSelectorMatches(selector: unknown, labels: Record<string, s
   const exprs = Array.isArray(selector['matchExpressions']) ? selector['matchExpressions'] : [];
   for (const e of exprs) {
     if (!isObject(e)) continue;
-    const key = String(e['key']);
+    const key = str(e['key']);
     const values = Array.isArray(e['values']) ? e['values'].map(String) : [];
-    const op = String(e['operator']);
+    const op = str(e['operator']);
     const v = labels[key];
     if (op === 'In' && !(v !== undefined && values.includes(v))) return false;
     if (op === 'NotIn' && v !== undefined && values.includes(v)) return false;
@@ -94,12 +94,12 @@ export function selectorString(selector: unknown): string {
   if (!isObject(selector)) return '';
   const parts: string[] = [];
   const ml = isObject(selector['matchLabels']) ? selector['matchLabels'] : {};
-  for (const k of Object.keys(ml).sort()) parts.push(`${k}=${String(ml[k])}`);
+  for (const k of Object.keys(ml).sort()) parts.push(`${k}=${str(ml[k])}`);
   const exprs = Array.isArray(selector['matchExpressions']) ? selector['matchExpressions'] : [];
   for (const e of exprs) {
     if (!isObject(e)) continue;
     const values = Array.isArray(e['values']) ? e['values'].map(String).sort().join(',') : '';
-    const key = String(e['key']);
+    const key = str(e['key']);
     switch (e['operator']) {
       case 'In':
         parts.push(`${key} in (${values})`);
@@ -168,7 +168,7 @@ export function parseFieldSelector(text: string | null | undefined, kind: string
   return (o) =>
     reqs.every((r) => {
       const v = getPath(o, r.path);
-      const s = v === undefined || v === null ? '' : String(v);
+      const s = v === undefined || v === null ? '' : str(v);
       return r.neg ? s !== r.value : s === r.value;
     });
 }
