@@ -1,4 +1,4 @@
-import { type IgnoreRule } from '@flotilla/contract';
+import { type IgnoreRuleInput } from '@flotilla/contract';
 import { DiffError } from './diff-error.js';
 import { compileIgnoreRules, identityOf } from './ignore-rules.js';
 import {
@@ -51,7 +51,8 @@ export interface DiffResult {
 }
 
 export interface DiffOptions {
-  ignoreRules?: IgnoreRule[];
+  /** Argo CD ignoreDifferences rules; contract-parsed rules or their input form (defaults optional). */
+  ignoreRules?: readonly IgnoreRuleInput[];
   /** The field manager that applies the desired object (server-side apply); default `flotilla`. */
   manager?: string;
   /** Managers whose fields are never drift, e.g. an autoscaler that owns `spec.replicas`. */

@@ -1,4 +1,4 @@
-import { type IgnoreRule } from '@flotilla/contract';
+import { type IgnoreRuleInput } from '@flotilla/contract';
 import picomatch from 'picomatch';
 import { DiffError } from './diff-error.js';
 import { compileJqPaths, type PathFinder } from './jq-path-expression.js';
@@ -6,7 +6,7 @@ import { isPlainObject, parsePointer, resolveSegments, type PathSegment } from '
 
 /** An ignore rule checked once and ready to apply to many objects. */
 export interface CompiledIgnoreRule {
-  rule: IgnoreRule;
+  rule: IgnoreRuleInput;
   matches: (id: ObjectIdentity) => boolean;
   /** The paths the rule's jsonPointers and jqPathExpressions designate in one object. */
   pathsIn: (obj: unknown) => PathSegment[][];
@@ -24,11 +24,11 @@ export interface ObjectIdentity {
  * Checks every rule, whether or not it will match anything: a rule that can never work is an
  * error to report, not a silent no-op. Throws DiffError naming the offending rule field.
  */
-export function compileIgnoreRules(rules: readonly IgnoreRule[] = []): CompiledIgnoreRule[] {
+export function compileIgnoreRules(rules: readonly IgnoreRuleInput[] = []): CompiledIgnoreRule[] {
   return rules.map((rule, i) => compileRule(rule, `ignoreRules[${i}]`));
 }
 
-function compileRule(rule: IgnoreRule, where: string): CompiledIgnoreRule {
+function compileRule(rule: IgnoreRuleInput, where: string): CompiledIgnoreRule {
   if (typeof rule.kind !== 'string' || rule.kind === '') {
     throw new DiffError('INVALID_RULE', 'kind is required', `${where}.kind`);
   }

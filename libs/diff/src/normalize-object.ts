@@ -1,9 +1,13 @@
-import { isPlainObject } from './json-pointer.js';
+import { type IgnoreRuleInput } from '@flotilla/contract';
+import { compileIgnoreRules, identityOf } from './ignore-rules.js';
+import { isPlainObject, removePaths } from './json-pointer.js';
 import { applyServerDefaults } from './server-defaults.js';
 
 export interface NormalizeOptions {
   /** Fill server-side defaults (default true); the diff turns this off for the declared form. */
   defaults?: boolean;
+  /** Also remove what the matching ignore rules designate (JSON pointers and jq paths). */
+  ignoreRules?: readonly IgnoreRuleInput[];
 }
 
 /** Metadata the API server writes and owns; never part of what a manifest asks for. */
@@ -22,7 +26,8 @@ const SERVER_METADATA = [
  * The form in which the agent and the CLI compare objects: a deep copy without `status` and
  * server-owned metadata, without nulls (a manifest's `null` and an absent field mean the same),
  * with a Secret's write-only `stringData` folded into base64 `data` as the server does, and —
- * unless `defaults: false` — with the server's defaults filled in.
+ * unless `defaults: false` — with the server's defaults filled in; with `ignoreRules`, without the
+ * fields the matching rules ignore. Throws DiffError for a rule that cannot work.
  */
 export function normalizeObject(obj: unknown, opts: NormalizeOptions = {}): unknown {
   if (!isPlainObject(obj)) return obj;
@@ -33,6 +38,12 @@ export function normalizeObject(obj: unknown, opts: NormalizeOptions = {}): unkn
   if (out['kind'] === 'Secret') foldStringData(out);
   if (out['kind'] === 'Endpoints') sortEndpointSubsets(out);
   if (opts.defaults !== false) applyServerDefaults(out);
+  if (opts.ignoreRules && opts.ignoreRules.length > 0) {
+    const id = identityOf(obj);
+    for (const rule of compileIgnoreRules(opts.ignoreRules)) {
+      if (rule.matches(id)) removePaths(out, rule.pathsIn(out));
+    }
+  }
   return out;
 }
 
