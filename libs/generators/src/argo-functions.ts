@@ -40,6 +40,32 @@ export function toYaml(value: unknown): string {
   return stringify(plain, { indentSeq: false, sortMapEntries: true, lineWidth: 0 }).replace(/\n$/, '');
 }
 
+function jsonKind(v: unknown): string {
+  if (typeof v === 'string') return 'string';
+  if (typeof v === 'number') return 'number';
+  if (typeof v === 'boolean') return 'bool';
+  return Array.isArray(v) ? 'array' : 'object';
+}
+
+/** sigs.k8s.io/yaml.Unmarshal into a map or a slice: null is empty, another shape is an error. */
+function fromYamlAs(text: string, want: 'map' | 'array'): unknown {
+  let v: unknown;
+  try {
+    v = parseYamlData(text);
+  } catch (err) {
+    throw new FunctionError(`error converting YAML to JSON: ${(err as Error).message}`);
+  }
+  if (v === null || v === undefined) return want === 'map' ? {} : [];
+  const ok = want === 'map' ? typeof v === 'object' && !Array.isArray(v) : Array.isArray(v);
+  if (!ok) {
+    const goType = want === 'map' ? 'map[string]interface {}' : '[]interface {}';
+    throw new FunctionError(
+      `error unmarshaling JSON: while decoding JSON: json: cannot unmarshal ${jsonKind(v)} into Go value of type ${goType}`,
+    );
+  }
+  return v;
+}
+
 /** The functions Argo CD adds to Sprig. */
 export const ARGO_FUNCTIONS: FuncMap = {
   normalize: goFunction(['string'], (s) => sanitizeName(s as string)),
@@ -62,20 +88,6 @@ export const ARGO_FUNCTIONS: FuncMap = {
       throw new FunctionError((err as Error).message);
     }
   }),
-  fromYaml: goFunction(['string'], (s) => {
-    try {
-      const v = parseYamlData(s as string);
-      return v === null || v === undefined ? {} : v;
-    } catch (err) {
-      return { Error: (err as Error).message };
-    }
-  }),
-  fromYamlArray: goFunction(['string'], (s) => {
-    try {
-      const v = parseYamlData(s as string);
-      return v === null || v === undefined ? [] : v;
-    } catch (err) {
-      return [(err as Error).message];
-    }
-  }),
+  fromYaml: goFunction(['string'], (s) => fromYamlAs(s as string, 'map')),
+  fromYamlArray: goFunction(['string'], (s) => fromYamlAs(s as string, 'array')),
 };

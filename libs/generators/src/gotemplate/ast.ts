@@ -31,8 +31,9 @@ export type Arg =
   | { type: 'string'; value: string }
   /** A number constant; `int` when Go would make it an int (no `.`, `e` or `p` in a decimal). */
   | { type: 'number'; text: string; int?: bigint; float: number; isChar?: boolean }
-  | { type: 'field'; path: string[] }
-  | { type: 'variable'; name: string; path: string[] }
+  /** `pos` is where Go reports errors for it: the field, or the first chained field of `.a.b`. */
+  | { type: 'field'; path: string[]; pos: number }
+  | { type: 'variable'; name: string; path: string[]; pos: number }
   | { type: 'identifier'; name: string }
   | { type: 'pipe'; pipe: Pipe }
-  | { type: 'chain'; node: Arg; path: string[] };
+  | { type: 'chain'; node: Arg; path: string[]; pos: number };

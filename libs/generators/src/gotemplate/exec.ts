@@ -68,6 +68,8 @@ class State {
   out = '';
   private vars: Variable[];
   private current: Command | undefined;
+  /** The node Go would name in an error, when narrower than the command (a field chain). */
+  private node: { pos: number; src: string } | undefined;
 
   constructor(
     private readonly src: string,
@@ -79,10 +81,10 @@ class State {
   }
 
   private fail(msg: string): never {
-    const cmd = this.current;
-    if (!cmd) throw new TemplateError('execute', `template: : executing "" : ${msg}`);
-    const { line, col } = lineCol(this.src, cmd.pos);
-    throw new TemplateError('execute', `template: :${line}:${col}: executing "" at <${cmd.src}>: ${msg}`);
+    const at = this.node ?? this.current;
+    if (!at) throw new TemplateError('execute', `template: : executing "" : ${msg}`);
+    const { line, col } = lineCol(this.src, at.pos);
+    throw new TemplateError('execute', `template: :${line}:${col}: executing "" at <${at.src}>: ${msg}`);
   }
 
   walkList(dot: unknown, list: ListNode): void {
@@ -200,18 +202,18 @@ class State {
       if (!first) return this.fail('empty command');
       switch (first.type) {
         case 'field':
-          return this.evalFieldChain(dot, dot, first.path, cmd.args, final);
+          return this.evalFieldChain(nodeOf(first), dot, first.path, cmd.args, final);
         case 'variable': {
           const value = this.varValue(first.name);
           if (first.path.length === 0) {
             this.notAFunction(cmd, final, first.name);
             return value;
           }
-          return this.evalFieldChain(dot, value, first.path, cmd.args, final);
+          return this.evalFieldChain(nodeOf(first), value, first.path, cmd.args, final);
         }
         case 'chain': {
           const value = this.evalArgValue(dot, first.node);
-          return this.evalFieldChain(dot, value, first.path, cmd.args, final);
+          return this.evalFieldChain(nodeOf(first), value, first.path, cmd.args, final);
         }
         case 'identifier':
           return this.evalFunction(dot, first.name, cmd, final);
@@ -250,12 +252,22 @@ class State {
 
   /** `.a.b.c`: every step but the last is a plain lookup; the last may not take arguments (maps have no methods). */
   private evalFieldChain(
-    _dot: unknown,
+    node: { pos: number; src: string },
     receiver: unknown,
     path: string[],
     args: Arg[],
     final: Final,
   ): unknown {
+    const saved = this.node;
+    this.node = node;
+    try {
+      return this.walkFields(receiver, path, args, final);
+    } finally {
+      this.node = saved;
+    }
+  }
+
+  private walkFields(receiver: unknown, path: string[], args: Arg[], final: Final): unknown {
     let value = receiver;
     for (let i = 0; i < path.length; i++) {
       const name = path[i] ?? '';
@@ -285,7 +297,8 @@ class State {
           return undefined;
       }
     }
-    return this.fail(`can't evaluate field ${name} in type ${goTypeName(receiver)}`);
+    // Values reached through a map are interface{}s, which is the type Go names here.
+    return this.fail(`can't evaluate field ${name} in type interface {}`);
   }
 
   private evalFunction(dot: unknown, name: string, cmd: Command, final: Final): unknown {
@@ -354,10 +367,10 @@ class State {
       case 'number':
         return literal(node, 'any');
       case 'field':
-        return this.evalFieldChain(dot, dot, node.path, [], NOT_GIVEN);
+        return this.evalFieldChain(nodeOf(node), dot, node.path, [], NOT_GIVEN);
       case 'variable': {
         const v = this.varValue(node.name);
-        return node.path.length === 0 ? v : this.evalFieldChain(dot, v, node.path, [], NOT_GIVEN);
+        return node.path.length === 0 ? v : this.evalFieldChain(nodeOf(node), v, node.path, [], NOT_GIVEN);
       }
       case 'identifier':
         return this.evalFunction(
@@ -373,7 +386,7 @@ class State {
         return v;
       }
       case 'chain':
-        return this.evalFieldChain(dot, this.evalArgValue(dot, node.node), node.path, [], NOT_GIVEN);
+        return this.evalFieldChain(nodeOf(node), this.evalArgValue(dot, node.node), node.path, [], NOT_GIVEN);
     }
   }
 
@@ -432,6 +445,18 @@ function literal(node: Arg, type: ParamType, fail?: (msg: string) => never): unk
     case 'map':
     case 'list':
       return fail?.(`expected ${goParam(type)}; found ${node.text}`);
+  }
+}
+
+function nodeOf(arg: Extract<Arg, { type: 'field' | 'variable' | 'chain' }>): { pos: number; src: string } {
+  const fields = arg.path.map((p) => `.${p}`).join('');
+  switch (arg.type) {
+    case 'field':
+      return { pos: arg.pos, src: fields };
+    case 'variable':
+      return { pos: arg.pos, src: `${arg.name}${fields}` };
+    case 'chain':
+      return { pos: arg.pos, src: `(…)${fields}` };
   }
 }
 

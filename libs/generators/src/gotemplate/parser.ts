@@ -215,12 +215,14 @@ class Parser {
   private parseOperand(context: string): Arg {
     let term = this.parseTerm(context);
     const path: string[] = [];
+    const pos = this.peek().pos;
     while (this.peek().type === 'field') path.push(this.next().value);
     if (path.length === 0) return term;
-    if (term.type === 'field') return { type: 'field', path: [...term.path, ...path] };
-    if (term.type === 'variable') return { type: 'variable', name: term.name, path: [...term.path, ...path] };
+    if (term.type === 'field') return { type: 'field', path: [...term.path, ...path], pos };
+    if (term.type === 'variable')
+      return { type: 'variable', name: term.name, path: [...term.path, ...path], pos };
     if (term.type === 'chain' || term.type === 'identifier' || term.type === 'pipe') {
-      term = { type: 'chain', node: term, path };
+      term = { type: 'chain', node: term, path, pos };
     } else {
       this.fail(this.peek().pos, `unexpected . after term "${term.type}"`);
     }
@@ -233,10 +235,10 @@ class Parser {
       case 'dot':
         return { type: 'dot' };
       case 'field':
-        return { type: 'field', path: [t.value] };
+        return { type: 'field', path: [t.value], pos: t.pos };
       case 'var':
         if (!this.vars.includes(t.value)) this.fail(t.pos, `undefined variable "${t.value}"`);
-        return { type: 'variable', name: t.value, path: [] };
+        return { type: 'variable', name: t.value, path: [], pos: t.pos };
       case 'string':
         return { type: 'string', value: t.value };
       case 'char': {
