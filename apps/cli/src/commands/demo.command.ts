@@ -78,7 +78,27 @@ export async function run(argv: string[]): Promise<number> {
   });
 
   running.fleet = fleet;
+  try {
+    return await converge(fleet, repoDir, workDir, envs, timeoutSeconds, values.once, say, stop);
+  } catch (err) {
+    say(`failed: ${(err as Error).message}`);
+    await stop(1);
+    return 1;
+  }
+}
+
+async function converge(
+  fleet: LocalFleet,
+  repoDir: string,
+  workDir: string,
+  envs: string[],
+  timeoutSeconds: number,
+  once: boolean,
+  say: (line: string) => void,
+  stop: (code: number) => Promise<void>,
+): Promise<number> {
   await fleet.start();
+  const count = fleet.clusters.length;
 
   const appSet = parse(readFileSync(join(EXAMPLE_FLEET_DIR, 'appsets/guestbook.yaml'), 'utf8')) as {
     spec: {
@@ -108,7 +128,7 @@ Try: kubectl --kubeconfig ${fleet.clusters[0]?.kubeconfigPath} get deploy -A
      kubectl --kubeconfig ${fleet.clusters[0]?.kubeconfigPath} -n guestbook scale deploy guestbook-ui --replicas=5   (the agent heals it)
 `);
   if (!converged) say(`not every target converged within ${timeoutSeconds} s; see the logs above`);
-  if (values.once) {
+  if (once) {
     await stop(converged ? 0 : 1);
     return converged ? 0 : 1;
   }
@@ -133,7 +153,7 @@ async function watchConvergence(
       say(`hub not answering: ${(err as Error).message}`);
     }
     for (const t of targets) {
-      const state = `${t.syncStatus}/${t.healthStatus}${t.desiredRevision ? ` @ ${t.desiredRevision.slice(0, 7)}` : ''}`;
+      const state = `${t.syncStatus}/${t.health ?? 'Unknown'}${t.desiredRevision ? ` @ ${t.desiredRevision.slice(0, 7)}` : ''}`;
       if (last.get(t.name) !== state) {
         say(`${t.name.padEnd(24)} ${state}`);
         last.set(t.name, state);
@@ -141,7 +161,7 @@ async function watchConvergence(
     }
     if (
       targets.length >= expected &&
-      targets.every((t) => t.syncStatus === 'Synced' && t.healthStatus === 'Healthy')
+      targets.every((t) => t.syncStatus === 'Synced' && t.health === 'Healthy')
     ) {
       say(`all ${targets.length} targets Synced and Healthy`);
       return true;
@@ -153,7 +173,13 @@ async function watchConvergence(
 
 function printTable(targets: TargetView[]): void {
   const rows = targets
-    .map((t) => [t.cluster, t.name, (t.desiredRevision ?? '-').slice(0, 12), t.syncStatus, t.healthStatus])
+    .map((t) => [
+      t.cluster,
+      t.name,
+      (t.desiredRevision ?? '-').slice(0, 12),
+      t.syncStatus,
+      t.health ?? 'Unknown',
+    ])
     .sort((a, b) => a.join().localeCompare(b.join()));
   const header = ['CLUSTER', 'TARGET', 'REVISION', 'SYNC', 'HEALTH'];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));

@@ -10,9 +10,10 @@ export interface TargetView {
   desiredRevision: string | null;
   bundleDigest: string | null;
   syncStatus: string;
-  healthStatus: string;
+  health: string | null;
+  healthMessage?: string | null;
   lastSyncedRevision?: string | null;
-  lastSyncAt?: string | null;
+  lastSyncedAt?: string | null;
 }
 
 export interface RegisteredCluster {

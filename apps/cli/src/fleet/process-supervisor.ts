@@ -19,6 +19,13 @@ export interface SpawnOptions {
   onLine?: (line: string) => void;
 }
 
+/** Every child any supervisor started and that still runs. */
+const liveChildren = new Set<ChildProcess>();
+// Whatever way this process ends (a crash included), its children must not outlive it.
+process.once('exit', () => {
+  for (const child of liveChildren) child.kill('SIGKILL');
+});
+
 /**
  * Starts child processes and guarantees they are gone afterwards: `stopAll` sends SIGTERM, then
  * SIGKILL to whatever is still alive after a grace period, by PID. The demo, the end-to-end tests
@@ -47,6 +54,8 @@ export class ProcessSupervisor {
       for (const line of lines) opts.onLine(line);
     });
     child.stderr?.on('data', (chunk: Buffer) => log?.write(chunk));
+    liveChildren.add(child);
+    child.once('exit', () => liveChildren.delete(child));
     const exited = once(child, 'exit').then(
       ([code, signal]) => (code ?? (signal as string)) as number | string,
     );
