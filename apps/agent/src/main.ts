@@ -1,6 +1,4 @@
 #!/usr/bin/env node
-import { pino } from 'pino';
-import { startAgent } from './agent.js';
 import { ConfigError, loadAgentConfig } from './config/agent-config.js';
 
 let config;
@@ -14,6 +12,9 @@ try {
   throw err;
 }
 
+// Loaded only once the configuration is known good, so a wrong variable is reported at once.
+const { pino } = await import('pino');
+const { startAgent } = await import('./agent.js');
 const log = pino({ level: config.logLevel });
 try {
   const agent = await startAgent(config, { logger: log });

@@ -5,6 +5,8 @@ export interface DriftDifference {
   path: string;
   desired: unknown;
   live: unknown;
+  /** Other field managers owning the live value here, from managedFields (when any). */
+  liveManagers?: string[];
 }
 
 export interface DriftResult {

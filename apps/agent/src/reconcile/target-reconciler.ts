@@ -11,7 +11,7 @@ import {
 } from '@flotilla/contract';
 import { type Logger } from 'pino';
 import { type DriftDiffer } from '../drift/drift-differ.js';
-import { blameManager } from '../drift/field-managers.js';
+import { blameManager } from '../drift/blame-manager.js';
 import { FightDetector } from '../drift/fight-detector.js';
 import { type HealthAssessor, aggregateHealth } from '../health/target-health.js';
 import { type KubeClient, idOf } from '../kube/kube-client.js';
@@ -295,7 +295,7 @@ export class TargetReconciler {
           continue;
         }
         paths = [...new Set(diff.differences.map((d) => d.path))].sort();
-        manager = blameManager(live, paths);
+        manager = blameManager(live, diff.differences);
       }
       if (this.state.contested[key] !== undefined) continue;
       const signature = paths.join('\n');

@@ -1,0 +1,81 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AgentHarness, loadFixture, pollOptions as poll } from './testing/agent-harness.js';
+import { join } from 'node:path';
+import { writeFile } from 'node:fs/promises';
+
+/** The built entry point, exactly as `flotilla-agent` runs it (the build runs on install). */
+const MAIN = fileURLToPath(new URL('../dist/main.js', import.meta.url));
+
+interface Run {
+  child: ChildProcess;
+  stdout: string[];
+  stderr: string;
+  exit: Promise<number | null>;
+}
+
+function run(env: Record<string, string>): Run {
+  const child = spawn(process.execPath, [MAIN], { env: { PATH: process.env['PATH'] ?? '', ...env } });
+  const r: Run = {
+    child,
+    stdout: [],
+    stderr: '',
+    exit: new Promise((resolve) => child.once('exit', resolve)),
+  };
+  let buffered = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    buffered += chunk.toString();
+    const lines = buffered.split('\n');
+    buffered = lines.pop() ?? '';
+    r.stdout.push(...lines);
+  });
+  child.stderr?.on('data', (chunk: Buffer) => (r.stderr += chunk.toString()));
+  return r;
+}
+
+describe.runIf(existsSync(MAIN))('flotilla-agent (the built binary)', () => {
+  let h: AgentHarness;
+  const children: ChildProcess[] = [];
+  beforeAll(async () => {
+    h = await AgentHarness.start('south');
+  });
+  afterAll(async () => {
+    for (const c of children) if (c.exitCode === null && c.pid) process.kill(c.pid, 'SIGKILL');
+    await h.stop();
+  });
+
+  it('stops at start with the name of each wrong variable and why', async () => {
+    const r = run({ FLOTILLA_HUB_URL: 'not a url', FLOTILLA_RESYNC_SECONDS: 'often' });
+    children.push(r.child);
+    expect(await r.exit).toBe(2);
+    expect(r.stderr).toContain('FLOTILLA_HUB_URL: must be an http(s) URL');
+    expect(r.stderr).toContain('FLOTILLA_CLUSTER_NAME: is required');
+    expect(r.stderr).toContain('FLOTILLA_RESYNC_SECONDS: must be a whole number of seconds');
+  });
+
+  it('syncs, logs JSON, and exits 0 on SIGTERM', async () => {
+    const kubeconfig = join(h.dir, 'south.kubeconfig');
+    await writeFile(kubeconfig, h.sim.kubeconfig());
+    const digest = h.hub.addBundle(loadFixture('bundle-web.yaml'));
+    h.hub.setAssignments([h.assignment({ bundleDigest: digest })]);
+    const r = run({
+      FLOTILLA_HUB_URL: h.hub.url,
+      FLOTILLA_CLUSTER_NAME: 'south',
+      FLOTILLA_BOOTSTRAP_TOKEN: h.hub.bootstrapToken,
+      KUBECONFIG: kubeconfig,
+      FLOTILLA_STATE_DIR: join(h.dir, 'state'),
+    });
+    children.push(r.child);
+    await expect.poll(() => h.syncs().map((s) => s.outcome), poll).toEqual(['Succeeded']);
+
+    r.child.kill('SIGTERM');
+    expect(await r.exit).toBe(0);
+    const logs = r.stdout.map((l) => JSON.parse(l) as { level: number; msg: string; cluster?: string });
+    expect(logs.map((l) => l.msg)).toEqual(
+      expect.arrayContaining(['agent started', 'sync finished', 'agent stopped']),
+    );
+    expect(logs.every((l) => typeof l.level === 'number')).toBe(true);
+  });
+});
