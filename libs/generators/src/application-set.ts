@@ -105,6 +105,7 @@ const KNOWN_UNSUPPORTED = ['scmProvider', 'pullRequest', 'clusterDecisionResourc
 const specSchema = z.looseObject({
   goTemplate: z.boolean().nullish(),
   goTemplateOptions: z.array(z.string()).nullish(),
+  applyNestedSelectors: z.boolean().nullish(),
   generators: z.array(z.unknown()).min(1, 'at least one generator is required'),
   template: templateSchema,
   templatePatch: z.string().nullish(),
@@ -135,6 +136,8 @@ export interface ApplicationSet {
   spec: {
     goTemplate: boolean;
     goTemplateOptions: string[];
+    /** Argo CD ignores selectors on the children of a nested matrix/merge unless this is true. */
+    applyNestedSelectors: boolean;
     /** Validated generators, in order. */
     generators: GeneratorSpec[];
     template: ApplicationTemplate;
@@ -156,6 +159,7 @@ export function parseApplicationSet(doc: unknown): ApplicationSet {
     spec: {
       goTemplate: spec.goTemplate ?? false,
       goTemplateOptions: spec.goTemplateOptions ?? [],
+      applyNestedSelectors: spec.applyNestedSelectors ?? false,
       generators,
       template: spec.template,
       ...(spec.templatePatch != null && { templatePatch: spec.templatePatch }),

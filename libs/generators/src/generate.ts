@@ -20,6 +20,7 @@ export function generate(appSet: ApplicationSet, ctx: GenerateContext): Generate
   const env: GeneratorEnv = {
     goTemplate: appSet.spec.goTemplate,
     goTemplateOptions: appSet.spec.goTemplateOptions,
+    applyNestedSelectors: appSet.spec.applyNestedSelectors,
     ctx,
     runChild: (raw, path, depth, inherited) => runChild(raw, env, path, depth, inherited),
   };
@@ -67,6 +68,8 @@ function runChild(
   inherited?: Params,
 ): Params[] {
   const written = parseGenerator(raw, path, depth);
+  // Children of a nested matrix/merge lose their selectors unless the ApplicationSet opts in (Argo CD #11982).
+  if (depth >= 2 && !env.applyNestedSelectors) delete written.selector;
   if (inherited === undefined || Object.keys(inherited).length === 0)
     return runGenerator(written, env, path, depth);
   let interpolated: GeneratorSpec;
