@@ -198,7 +198,11 @@ function checkField(field: string, spec: FieldSpec): string {
       if (step !== undefined && Number(step) === 0) {
         throw new RangeError(`${spec.name} field '${field}': step of range should be a positive number`);
       }
-      if (star !== undefined) return step === undefined ? '*' : `*/${Number(step)}`;
+      // croner refuses a step wider than the range; robfig takes it as "just the first value".
+      if (star !== undefined) {
+        if (step === undefined) return '*';
+        return Number(step) > spec.max - spec.min ? `${spec.min}` : `*/${Number(step)}`;
+      }
       const start = value(low as string, field, spec);
       // robfig: "N/step" means "N-max/step".
       const end = high !== undefined ? value(high, field, spec) : step !== undefined ? spec.max : start;
@@ -212,8 +216,8 @@ function checkField(field: string, spec: FieldSpec): string {
           `${spec.name} field '${field}': beginning of range (${start}) beyond end of range (${end})`,
         );
       }
-      const range = start === end ? `${start}` : `${start}-${end}`;
-      return step === undefined ? range : `${start}-${end}/${Number(step)}`;
+      if (step === undefined) return start === end ? `${start}` : `${start}-${end}`;
+      return Number(step) > end - start ? `${start}` : `${start}-${end}/${Number(step)}`;
     })
     .join(',');
 }

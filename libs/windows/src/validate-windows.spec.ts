@@ -66,6 +66,18 @@ describe('validateWindows accepts', () => {
     ).not.toThrow();
   });
 
+  it('takes a step wider than its range as the first value, as robfig/cron does', () => {
+    expect(() =>
+      validateWindows(
+        ['*/90 * * * *', '0 0 1-31/40 * *', '10/70 * * * *'].map((schedule) => ({
+          kind: 'allow',
+          schedule,
+          duration: '1h',
+        })),
+      ),
+    ).not.toThrow();
+  });
+
   it('reads null (an empty YAML file) as no windows', () => {
     expect(validateWindows(null)).toEqual([]);
   });
