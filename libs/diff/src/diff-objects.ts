@@ -129,7 +129,7 @@ export function diffObjects(desired: unknown, live: unknown, opts: DiffOptions =
 
   const seen = new Set<string>();
   const differences = ctx.out
-    .filter((d) => !covers(yieldedOwn, d.path))
+    .filter((d) => !isOwned(yieldedOwn, d))
     .sort((a, b) => comparePaths(a.path, b.path))
     .flatMap((d) => {
       const path = formatPointer(d.path);
@@ -138,9 +138,9 @@ export function diffObjects(desired: unknown, live: unknown, opts: DiffOptions =
       const difference: Difference = {
         path,
         desired: d.desired ?? null,
-        live: getAt(liveAsRead, d.path) ?? d.live ?? null,
+        live: d.desiredOnly ? null : (getAt(liveAsRead, d.path) ?? d.live ?? null),
       };
-      const managers = ownersOf
+      const managers = (d.desiredOnly ? [] : ownersOf)
         .filter((o) => covers(o.nodes, d.path) || o.nodes.some((n) => isPrefix(d.path, n.path)))
         .map((o) => o.manager);
       if (managers.length > 0) difference.liveManagers = [...new Set(managers)].sort();
@@ -153,6 +153,15 @@ interface Found {
   path: PathSegment[];
   desired: unknown;
   live: unknown;
+  /** A list element only the manifest has: its path indexes the desired list, not the live one. */
+  desiredOnly?: true;
+}
+
+/** Whether owned nodes cover a difference; an element only the manifest has is covered only by a whole owned list. */
+function isOwned(nodes: readonly OwnedNode[], d: Found): boolean {
+  if (!d.desiredOnly) return covers(nodes, d.path);
+  const list = d.path.slice(0, -1);
+  return nodes.some((n) => n.whole && isPrefix(n.path, list));
 }
 
 interface Walk {
@@ -220,7 +229,7 @@ function compareList(
     if (isUniqueKeys(desiredKeys) && isUniqueKeys(liveKeys)) {
       declared.forEach((el, i) => {
         const j = liveKeys.indexOf(desiredKeys[i] ?? '');
-        if (j < 0) ctx.out.push({ path: [...path, i], desired: el, live: null });
+        if (j < 0) ctx.out.push({ path: [...path, i], desired: el, live: null, desiredOnly: true });
         else compareDeclared(ctx, el, defaulted[i], live[j], [...path, j]);
       });
       return;
@@ -229,7 +238,7 @@ function compareList(
   if (schema.type === 'set') {
     declared.forEach((el, i) => {
       if (!live.some((l) => sameValue(defaulted[i], l, [...path, i]))) {
-        ctx.out.push({ path: [...path, i], desired: el, live: null });
+        ctx.out.push({ path: [...path, i], desired: el, live: null, desiredOnly: true });
       }
     });
     return;
