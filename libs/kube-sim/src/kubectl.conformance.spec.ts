@@ -319,6 +319,33 @@ describe('real kubectl against a simulated cluster', () => {
     expect(out).toMatch(/ADDED\s+w2\s+2/);
   });
 
+  it('accepts the protobuf bodies of kubectl create generators', async () => {
+    await k.ok(['create', 'namespace', 'gen']);
+    await k.ok(['create', 'configmap', 'cfg', '-n', 'gen', '--from-literal=a=1']);
+    await k.ok(['create', 'secret', 'generic', 'sec', '-n', 'gen', '--from-literal=p=q']);
+    await k.ok(['create', 'deployment', 'gd', '-n', 'gen', '--image=nginx:1.27', '--replicas=0']);
+    const cm = await k.json(['get', 'cm', 'cfg', '-n', 'gen', '--show-managed-fields']);
+    expect(cm['data']).toEqual({ a: '1' });
+    expect(cm['metadata']['managedFields'][0]).toMatchObject({
+      manager: 'kubectl-create',
+      operation: 'Update',
+      fieldsV1: { 'f:data': { '.': {}, 'f:a': {} } },
+    });
+    const secret = await k.json(['get', 'secret', 'sec', '-n', 'gen']);
+    expect([secret['data'], secret['type']]).toEqual([{ p: 'cQ==' }, 'Opaque']);
+    const d = await k.json(['get', 'deploy', 'gd', '-n', 'gen']);
+    expect(d['spec']['replicas']).toBe(0);
+    expect(d['spec']['strategy']).toEqual({
+      type: 'RollingUpdate',
+      rollingUpdate: { maxSurge: '25%', maxUnavailable: '25%' },
+    });
+    expect(d['spec']['template']['spec']['containers'][0]).toMatchObject({
+      name: 'nginx',
+      image: 'nginx:1.27',
+      resources: {},
+    });
+  });
+
   it('namespace lifecycle: Terminating, contents deleted, then gone', async () => {
     await k.ok(['apply', '--server-side', '-f', '-'], {
       input:
