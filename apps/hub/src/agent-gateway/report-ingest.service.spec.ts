@@ -1,0 +1,147 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Report } from '@flotilla/contract';
+import { AuditLog } from '../audit/audit.service.js';
+import type { Database } from '../db/database.js';
+import { HubMetrics } from '../metrics/hub-metrics.service.js';
+import { createMigratedPglite } from '../testing/test-database.js';
+import { ReportIngestService } from './report-ingest.service.js';
+
+describe('ReportIngestService (in-memory PGlite)', () => {
+  let db: Database;
+  let ingest: ReportIngestService;
+  let mine: { clusterId: string; targetId: string };
+  let theirs: { clusterId: string; targetId: string };
+
+  beforeAll(async () => {
+    db = await createMigratedPglite();
+    ingest = new ReportIngestService(db, new AuditLog(db), new HubMetrics(db));
+    const appSet = await db.prisma.applicationSet.create({
+      data: { name: 'web', apiVersion: 'flotilla.dev/v1alpha1', spec: {} },
+    });
+    const make = async (cluster: string) => {
+      const c = await db.prisma.cluster.create({ data: { name: cluster } });
+      const t = await db.prisma.target.create({
+        data: {
+          name: `web-${cluster}`,
+          appSetId: appSet.id,
+          clusterId: c.id,
+          namespace: 'web',
+          repoUrl: 'file:///repo',
+          sourcePath: 'apps/web',
+          targetRevision: 'main',
+          desiredRevision: 'c2',
+          bundleDigest: 'sha256:d2',
+          syncPolicy: {},
+        },
+      });
+      return { clusterId: c.id, targetId: t.id };
+    };
+    mine = await make('eu1');
+    theirs = await make('us1');
+  });
+  afterAll(async () => {
+    await db?.close();
+  });
+
+  const sync = (id: string, targetId: string, outcome: 'Succeeded' | 'Failed', revision = 'c2'): Report => ({
+    id,
+    type: 'sync',
+    targetId,
+    at: '2026-01-01T00:00:02.000Z',
+    revision,
+    bundleDigest: 'sha256:d2',
+    trigger: 'auto',
+    outcome,
+    startedAt: '2026-01-01T00:00:00.000Z',
+    finishedAt: '2026-01-01T00:00:01.000Z',
+    message: '',
+    resources: [],
+  });
+
+  it('stores a sync run per new report and moves the last synced revision only on success', async () => {
+    expect(await ingest.ingestBatch(mine.clusterId, [sync('s1', mine.targetId, 'Failed')])).toEqual({
+      accepted: 1,
+      duplicates: 0,
+    });
+    let t = await db.prisma.target.findUniqueOrThrow({ where: { id: mine.targetId } });
+    expect(t.lastSyncedRevision).toBeNull();
+    expect(t.lastReportAt?.toISOString()).toBe('2026-01-01T00:00:02.000Z');
+
+    expect(await ingest.ingestBatch(mine.clusterId, [sync('s2', mine.targetId, 'Succeeded')])).toEqual({
+      accepted: 1,
+      duplicates: 0,
+    });
+    t = await db.prisma.target.findUniqueOrThrow({ where: { id: mine.targetId } });
+    expect([t.lastSyncedRevision, t.lastSyncedDigest, t.lastSyncedAt?.toISOString()]).toEqual([
+      'c2',
+      'sha256:d2',
+      '2026-01-01T00:00:01.000Z',
+    ]);
+    const runs = await db.prisma.syncRun.findMany({
+      where: { targetId: mine.targetId },
+      orderBy: { agentReportId: 'asc' },
+    });
+    expect(runs.map((r) => [r.agentReportId, r.outcome])).toEqual([
+      ['s1', 'Failed'],
+      ['s2', 'Succeeded'],
+    ]);
+  });
+
+  it('counts a replay as duplicates and changes nothing', async () => {
+    const before = await db.prisma.syncRun.count();
+    expect(
+      await ingest.ingestBatch(mine.clusterId, [
+        sync('s1', mine.targetId, 'Failed'),
+        sync('s2', mine.targetId, 'Succeeded'),
+      ]),
+    ).toEqual({ accepted: 0, duplicates: 2 });
+    expect(await db.prisma.syncRun.count()).toBe(before);
+  });
+
+  it("ignores a report about another cluster's target", async () => {
+    expect(await ingest.ingestBatch(mine.clusterId, [sync('s3', theirs.targetId, 'Succeeded')])).toEqual({
+      accepted: 1,
+      duplicates: 0,
+    });
+    const t = await db.prisma.target.findUniqueOrThrow({ where: { id: theirs.targetId } });
+    expect(t.lastSyncedRevision).toBeNull();
+    expect(await db.prisma.syncRun.count({ where: { targetId: theirs.targetId } })).toBe(0);
+  });
+
+  it('records health on the target and drift in the audit log', async () => {
+    await ingest.ingestBatch(mine.clusterId, [
+      {
+        id: 'h1',
+        type: 'health',
+        targetId: mine.targetId,
+        at: '2026-01-01T00:00:03.000Z',
+        status: 'Degraded',
+        message: 'crash loop',
+        resources: [],
+      },
+      {
+        id: 'd1',
+        type: 'drift',
+        targetId: mine.targetId,
+        at: '2026-01-01T00:00:04.000Z',
+        state: 'healed',
+        resource: { group: 'apps', kind: 'Deployment', namespace: 'web', name: 'web' },
+        paths: ['/spec/replicas'],
+        manager: 'kubectl-edit',
+      },
+    ]);
+    const t = await db.prisma.target.findUniqueOrThrow({ where: { id: mine.targetId } });
+    expect([t.health, t.healthMessage]).toEqual(['Degraded', 'crash loop']);
+    const events = await db.prisma.auditEvent.findMany({
+      where: { scope: 'target:web-eu1' },
+      orderBy: { id: 'asc' },
+    });
+    expect(events.map((e) => [e.action, e.actor])).toEqual([
+      ['sync.failed', `agent:${mine.clusterId}`],
+      ['sync.succeeded', `agent:${mine.clusterId}`],
+      ['health.changed', 'agent'],
+      ['drift.healed', 'manager:kubectl-edit'],
+    ]);
+    expect(events.at(-1)?.details).toMatchObject({ paths: ['/spec/replicas'] });
+  });
+});
