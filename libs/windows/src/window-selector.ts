@@ -5,19 +5,26 @@ import { globMatch } from './glob-match.js';
 export interface WindowTarget {
   application: string;
   namespace: string;
+  /** The cluster's name. */
   cluster: string;
+  /** The cluster's API server URL, when known: Argo CD lets `clusters` globs match either. */
+  clusterServer?: string;
 }
 
 /**
  * Argo CD's `SyncWindows.Matches`: a window applies when any populated selector list has a glob
  * that matches (OR), or with `andOperator` when every populated list does. A window with no
- * selectors applies to nothing. An empty cluster name matches no cluster glob, not even `*`.
+ * selectors applies to nothing. `clusters` globs match the cluster name or its server URL; an empty
+ * one matches no cluster glob, not even `*`.
  */
 export function windowMatches(window: SyncWindow, target: WindowTarget): boolean {
   const { applications, namespaces, clusters } = window;
   if (applications.length === 0 && namespaces.length === 0 && clusters.length === 0) return false;
   const app = applications.some((p) => globMatch(p, target.application));
-  const cluster = target.cluster !== '' && clusters.some((p) => globMatch(p, target.cluster));
+  const server = target.clusterServer ?? '';
+  const cluster = clusters.some(
+    (p) => (target.cluster !== '' && globMatch(p, target.cluster)) || (server !== '' && globMatch(p, server)),
+  );
   const namespace = namespaces.some((p) => globMatch(p, target.namespace));
   if (window.andOperator) {
     return (
