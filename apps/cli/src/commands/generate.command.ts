@@ -205,7 +205,8 @@ export async function run(argv: string[]): Promise<number> {
       const clusters = readClusters(typeof clustersFile === 'string' ? clustersFile : undefined);
       const ctx = contextFor(clusters, parseRepos(many(values['repo'])));
       // Read every file first: an unreadable one is a usage error (exit 2) whatever its position.
-      const docs = files.map((f) => readOneDocument(f));
+      // Repeated keys keep the last value, as kubectl (sigs.k8s.io/yaml) reads an ApplicationSet.
+      const docs = files.map((f) => readOneDocument(f, { uniqueKeys: false }));
       const results = docs.map((doc): GenerateOutput | { error: string } => {
         try {
           const result = generate(parseApplicationSet(doc), ctx);
