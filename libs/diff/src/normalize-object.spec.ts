@@ -105,3 +105,14 @@ describe('normalizeObject', () => {
     expect(normalizeObject(null)).toBeNull();
   });
 });
+
+describe('normalizeObject on hostile keys', () => {
+  it('keeps a __proto__ key from a parsed document as a plain field', () => {
+    const obj = JSON.parse(
+      '{"kind":"ConfigMap","metadata":{"name":"x"},"data":{"__proto__":{"polluted":"yes"}}}',
+    ) as unknown;
+    const out = normalizeObject(obj) as { data: Record<string, unknown> };
+    expect(Object.keys(out.data)).toEqual(['__proto__']);
+    expect(({} as Record<string, unknown>)['polluted']).toBeUndefined();
+  });
+});

@@ -51,7 +51,16 @@ function withoutNulls(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(withoutNulls);
   if (!isPlainObject(value)) return value;
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value)) if (v !== null && v !== undefined) out[k] = withoutNulls(v);
+  for (const [k, v] of Object.entries(value)) {
+    if (v === null || v === undefined) continue;
+    // defineProperty keeps a `__proto__` key from a parsed document an ordinary field.
+    Object.defineProperty(out, k, {
+      value: withoutNulls(v),
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+  }
   return out;
 }
 
