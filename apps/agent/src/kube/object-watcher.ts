@@ -24,6 +24,7 @@ export class ObjectWatcher {
   private readonly informers = new Map<string, Informer<KubeObject> & ObjectCache<KubeObject>>();
   private readonly listeners = new Set<ChangeListener>();
   private readonly timers = new Set<NodeJS.Timeout>();
+  private readonly starting = new Map<string, Promise<void>>();
   private stopped = false;
 
   constructor(
@@ -42,9 +43,22 @@ export class ObjectWatcher {
   }
 
   /** Starts watching a kind (once); resolves after the first list filled the cache. */
-  async ensure(apiVersion: string, kind: string): Promise<void> {
+  ensure(apiVersion: string, kind: string): Promise<void> {
     const key = `${apiVersion}/${kind}`;
-    if (this.stopped || this.informers.has(key)) return;
+    let starting = this.starting.get(key);
+    if (!starting) {
+      // Several targets may ask for the same kind at once: one informer, one first list.
+      starting = this.start(key, apiVersion, kind).catch((err: unknown) => {
+        this.starting.delete(key);
+        throw err;
+      });
+      this.starting.set(key, starting);
+    }
+    return starting;
+  }
+
+  private async start(key: string, apiVersion: string, kind: string): Promise<void> {
+    if (this.stopped) return;
     const scope = await this.kube.scopeOf(apiVersion, kind);
     const base = apiVersion.includes('/') ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
     const informer = makeInformer<KubeObject>(this.kc, `${base}/${scope.resource}`, async () => {
