@@ -70,6 +70,7 @@ const ATOMIC_FIELDS = new Set([
   'resourceFieldRef',
   'labelSelector',
   'namespaceSelector',
+  'podSelector',
 ]);
 
 export function isAtomicMap(kind: string, path: readonly PathSegment[]): boolean {
