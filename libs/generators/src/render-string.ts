@@ -7,6 +7,8 @@ import { type Params } from './types.js';
 // One engine for the process: parsed templates are cached by source, and every target reuses them.
 const engine = new TemplateEngine(ARGO_FUNCTIONS);
 
+const MUTATING = /\b(set|unset|merge|mergeOverwrite)\b/;
+
 /** How an ApplicationSet's strings are templated: `spec.goTemplate` and `spec.goTemplateOptions`. */
 export interface TemplateMode {
   goTemplate: boolean;
@@ -25,7 +27,9 @@ export function renderString(template: string, params: Params, mode: TemplateMod
     throw new GeneratorError('TEMPLATE_PARSE', `failed to parse template ${template}: ${messageOf(err)}`);
   }
   try {
-    return parsed.execute(params, { missingKey });
+    // Sprig's set/unset/merge mutate their dict: give them a copy so one target cannot change the next.
+    const data = MUTATING.test(template) ? structuredClone(params) : params;
+    return parsed.execute(data, { missingKey });
   } catch (err) {
     if (!(err instanceof TemplateError)) throw err;
     throw new GeneratorError('TEMPLATE_EXECUTE', `failed to execute go template ${template}: ${err.message}`);
