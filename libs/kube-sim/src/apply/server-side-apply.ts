@@ -89,7 +89,8 @@ export function serverSideApply(
   if (previous) {
     const ownedByOthers = out.reduce((acc, m) => acc.union(m.set), new FieldSet()).union(newSet);
     const gone = previous.set.difference(newSet).difference(ownedByOthers);
-    const ordered = gone.paths().sort((a, b) => b.length - a.length);
+    // Outermost first: a list element goes whole, before its key fields could be stripped from it.
+    const ordered = gone.paths().sort((a, b) => a.length - b.length);
     for (const p of ordered) {
       removePath(merged, p, o.schema);
       pruneEmptyParents(merged, p, ownedByOthers, o.schema);
