@@ -12,7 +12,7 @@ import {
   type PathSegment,
 } from './json-pointer.js';
 import {
-  isAtomicMap,
+  comparesWhole,
   isIntOrStringField,
   isQuantityField,
   listSchemaOf,
@@ -181,7 +181,7 @@ function compareDeclared(
   path: PathSegment[],
 ): void {
   if (isPlainObject(declared)) {
-    if (isAtomicMap(ctx.kind, path)) {
+    if (comparesWhole(ctx.kind, path)) {
       if (!sameValue(defaulted, live, path)) ctx.out.push({ path, desired: declared, live });
       return;
     }

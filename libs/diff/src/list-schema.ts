@@ -81,13 +81,30 @@ export function isAtomicMap(kind: string, path: readonly PathSegment[]): boolean
   return last === 'selector' && path.length === 2 && path[0] === 'spec' && kind !== '';
 }
 
+/**
+ * String maps compared whole: a selector or node selector with an extra live key selects
+ * something else, so that key is drift even though the manifest does not name it. Atomic structs
+ * (key references, label selectors) are compared field by field instead: the server re-defaults
+ * what they leave out (`resourceFieldRef.divisor`) on every apply.
+ */
+export function comparesWhole(kind: string, path: readonly PathSegment[]): boolean {
+  const last = path[path.length - 1];
+  if (last === 'nodeSelector' || last === 'matchLabels') return true;
+  return (
+    (kind === 'Service' || kind === 'ReplicationController') &&
+    path.length === 2 &&
+    path[0] === 'spec' &&
+    last === 'selector'
+  );
+}
+
 const QUANTITY_MAPS = new Set(['limits', 'requests', 'hard', 'capacity', 'allocatable', 'overhead']);
 
 /** Where Kubernetes stores `resource.Quantity` values, which it rewrites into canonical form. */
 export function isQuantityField(path: readonly PathSegment[]): boolean {
   const last = path[path.length - 1];
   const parent = path[path.length - 2];
-  if (last === 'sizeLimit') return true;
+  if (last === 'sizeLimit' || (last === 'divisor' && parent === 'resourceFieldRef')) return true;
   return typeof parent === 'string' && QUANTITY_MAPS.has(parent);
 }
 
