@@ -16,7 +16,7 @@ export function listGenerator(spec: ListGenerator, env: GeneratorEnv, path: stri
     const at = `${path}.elements[${i}]`;
     if (!isPlainObject(element))
       throw new GeneratorError('INVALID_PARAMS', 'an element must be an object', at);
-    out.push(env.goTemplate ? element : stringParams(element, at));
+    out.push(env.goTemplate ? structuredClone(element) : stringParams(element, at));
   });
   if (spec.elementsYaml) {
     const at = `${path}.elementsYaml`;
