@@ -225,6 +225,7 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
 
   const deliveryLoop = async (): Promise<void> => {
     const backoff = new Backoff(options.hubBackoff ?? { initialMs: 1_000, maxMs: 60_000 });
+    let isolating = false;
     while (!abort.signal.aborted) {
       if (queue.pendingBatches === 0 || !credential) {
         // Woken by a new report; the timeout catches a credential that arrived without one.
@@ -233,11 +234,27 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
       }
       try {
         const cred = credential;
-        const n = await queue.deliver((reports) => hub.postReports(cred, reports, abort.signal));
+        const n = await queue.deliver((reports) => hub.postReports(cred, reports, abort.signal), {
+          onePerPost: isolating,
+        });
         if (n > 0) log.debug({ reports: n }, 'reports delivered');
         backoff.reset();
+        isolating = false;
       } catch (err) {
         if (abort.signal.aborted) break;
+        if (err instanceof HubError && err.code === 'HUB_REJECTED') {
+          // The hub will never take this POST as it is. Send batches one by one to find the bad one,
+          // then drop that one alone so that it does not hold back every report behind it.
+          if (isolating) {
+            const dropped = await queue.discardOldest();
+            log.error(
+              { code: err.code, reportIds: dropped.map((r) => r.id) },
+              `hub refused a report batch; dropped it: ${err.message}`,
+            );
+          }
+          isolating = true;
+          continue;
+        }
         const delay = backoff.next();
         log.warn(
           { code: (err as HubError).code, pending: queue.pendingBatches, retryInMs: delay },

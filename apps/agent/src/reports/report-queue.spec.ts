@@ -85,4 +85,29 @@ describe('ReportQueue', () => {
     await queue.enqueue(['a', 'b', 'c', 'd', 'e'].map(health));
     expect(queue.pendingBatches).toBe(3);
   });
+
+  it('can send one batch per post and drop the oldest batch alone', async () => {
+    const queue = new ReportQueue(dir);
+    await queue.init();
+    for (const id of ['a', 'b', 'c']) await queue.enqueue([health(id)]);
+    const posts: string[][] = [];
+    await expect(
+      queue.deliver(
+        (reports) => {
+          posts.push(reports.map((r) => r.id));
+          return reports[0]?.id === 'b' ? Promise.reject(new Error('400 bad report')) : Promise.resolve();
+        },
+        { onePerPost: true },
+      ),
+    ).rejects.toThrow('400 bad report');
+    expect(posts).toEqual([['a'], ['b']]);
+    expect((await queue.discardOldest()).map((r) => r.id)).toEqual(['b']);
+    expect(queue.dropped).toBe(1);
+    const rest: string[] = [];
+    await queue.deliver((reports) => {
+      rest.push(...reports.map((r) => r.id));
+      return Promise.resolve();
+    });
+    expect(rest).toEqual(['c']);
+  });
 });

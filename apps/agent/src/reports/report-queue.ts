@@ -82,12 +82,16 @@ export class ReportQueue {
    * answered. Stops at the first failure (rethrown) so that order is kept.
    * Returns how many reports were delivered.
    */
-  async deliver(send: (reports: Report[]) => Promise<void>): Promise<number> {
+  async deliver(
+    send: (reports: Report[]) => Promise<void>,
+    options: { onePerPost?: boolean } = {},
+  ): Promise<number> {
     let delivered = 0;
     while (this.files.length > 0) {
       const seqs: number[] = [];
       const reports: Report[] = [];
       for (const seq of this.files) {
+        if (options.onePerPost && seqs.length > 0) break;
         const batch = await this.read(seq);
         if (reports.length > 0 && reports.length + batch.length > this.maxReportsPerPost) break;
         seqs.push(seq);
@@ -101,6 +105,19 @@ export class ReportQueue {
       delivered += reports.length;
     }
     return delivered;
+  }
+
+  /**
+   * Removes the oldest batch without sending it — only for a batch the hub refuses outright, which
+   * would otherwise block every report behind it. Returns what was dropped, for the log.
+   */
+  async discardOldest(): Promise<Report[]> {
+    const seq = this.files.shift();
+    if (seq === undefined) return [];
+    const reports = await this.read(seq);
+    await rm(this.pathOf(seq), { force: true });
+    this.droppedCount++;
+    return reports;
   }
 
   private async read(seq: number): Promise<Report[]> {
