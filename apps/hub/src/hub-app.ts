@@ -18,7 +18,6 @@ export async function createHubApp(
   app.disable('x-powered-by');
   // Report batches of up to 1000 entries are larger than express' 100 kB default.
   app.useBodyParser('json', { limit: '10mb' });
-  app.enableShutdownHooks();
   if (config.roles.api) {
     const doc = new DocumentBuilder()
       .setTitle('Flotilla hub')

@@ -7,7 +7,8 @@ import { QueueWorker } from '../queues/queue-worker.js';
 import { RepositoriesService } from './repositories.service.js';
 
 /** Fetch a mirror, resolve its tracked refs, and re-expand the appsets that read it when a ref moved. */
-@Processor('source-sync')
+// Fetches wait on the network, not the CPU: several repositories at once.
+@Processor('source-sync', { concurrency: 4 })
 export class SourceSyncProcessor extends QueueWorker<'source-sync'> {
   readonly queue = 'source-sync' as const;
 
