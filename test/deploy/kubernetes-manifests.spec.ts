@@ -1,0 +1,60 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSimCluster, type SimCluster } from '@flotilla/kube-sim';
+import { parseManifestFiles } from '@flotilla/manifests';
+import { REPO_ROOT } from '@flotilla/cli/fleet';
+
+/** kubectl, asynchronously: the simulator answers from this same process, so nothing may block it. */
+function kubectl(args: string[], env: NodeJS.ProcessEnv, input?: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = execFile('kubectl', args, { env }, (err, stdout, stderr) =>
+      err ? reject(new Error(`kubectl ${args.join(' ')}: ${stderr || err.message}`)) : resolve(stdout),
+    );
+    child.stdin?.end(input ?? '');
+  });
+}
+const manifestDirs = ['deploy/kubernetes/agent', 'deploy/kubernetes/hub'];
+
+/** The shipped Kubernetes manifests must stay valid: parsed as bundles are, and accepted by an API server. */
+describe('deploy/kubernetes manifests', () => {
+  const work = mkdtempSync(join(tmpdir(), 'flotilla-deploy-'));
+  let sim: SimCluster;
+
+  beforeAll(async () => {
+    sim = await startSimCluster({ name: 'deploy-check', kubeconfigDir: work });
+  });
+  afterAll(async () => {
+    await sim?.stop();
+    rmSync(work, { recursive: true, force: true });
+  });
+
+  for (const dir of manifestDirs) {
+    it(`${dir} parses and is accepted by kubectl apply --server-side --dry-run=server`, async () => {
+      const files = readdirSync(join(REPO_ROOT, dir)).map((name) => ({
+        path: name,
+        content: readFileSync(join(REPO_ROOT, dir, name), 'utf8'),
+      }));
+      const objects = parseManifestFiles(files);
+      expect(objects.length).toBeGreaterThan(1);
+
+      // Namespaces must exist before a server-side dry run of what lives in them.
+      const namespaces = objects.filter((o) => o.kind === 'Namespace').map((o) => o.metadata.name);
+      const env = { ...process.env, KUBECONFIG: sim.kubeconfigPath!, KUBECACHEDIR: join(work, 'cache') };
+      for (const ns of namespaces) {
+        await kubectl(
+          ['apply', '--server-side', '-f', '-'],
+          env,
+          JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } }),
+        );
+      }
+      const stdout = await kubectl(
+        ['apply', '--server-side', '--dry-run=server', '-f', join(REPO_ROOT, dir)],
+        env,
+      );
+      for (const o of objects) expect(stdout).toContain(o.metadata.name);
+    });
+  }
+});
