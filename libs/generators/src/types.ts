@@ -14,6 +14,11 @@ export interface RepositoryFiles {
   listFiles(): string[];
   /** The file's text; throws when the path does not exist. */
   readFile(path: string): string;
+  /**
+   * Every directory of the revision, '/'-separated (optional). Without it directories are derived
+   * from the file paths, which is all a git tree holds; a checkout on disk may also hold empty ones.
+   */
+  listDirectories?(): string[];
 }
 
 export interface GenerateContext {

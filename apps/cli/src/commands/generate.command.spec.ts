@@ -261,7 +261,9 @@ describe('directoryRepository', () => {
     symlinkSync(join(dir, 'outside'), join(dir, 'checkout', 'linked-dir'));
     symlinkSync(join(dir, 'outside', 'secret.txt'), join(dir, 'checkout', 'a', 'linked.txt'));
     const repo = directoryRepository(join(dir, 'checkout'));
+    mkdirSync(join(dir, 'checkout', 'empty', 'nested'), { recursive: true });
     expect(repo.listFiles()).toEqual(['.github/workflow.yaml', 'a/b.yaml']);
+    expect(repo.listDirectories?.()).toEqual(['.github', 'a', 'empty', 'empty/nested']);
     expect(repo.readFile('a/b.yaml')).toBe('x: 1\n');
     expect(() => repo.readFile('../outside/secret.txt')).toThrow(/outside the repository/);
     expect(() => repo.readFile('a/linked.txt')).toThrow(/symbolic link/);

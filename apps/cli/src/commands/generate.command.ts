@@ -109,25 +109,30 @@ function parseRepos(specs: string[]): Map<string, string> {
  */
 export function directoryRepository(root: string): RepositoryFiles {
   const realRoot = realpathSync(root);
-  let files: string[] | undefined;
+  let listing: { files: string[]; dirs: string[] } | undefined;
+  const list = (): { files: string[]; dirs: string[] } => {
+    if (listing) return listing;
+    const files: string[] = [];
+    const dirs: string[] = [];
+    const walk = (dir: string, prefix: string): void => {
+      for (const entry of readdirSync(dir, { withFileTypes: true })) {
+        if (entry.isSymbolicLink()) continue;
+        const rel = prefix === '' ? entry.name : `${prefix}/${entry.name}`;
+        if (entry.isDirectory()) {
+          if (prefix === '' && entry.name === '.git') continue;
+          dirs.push(rel);
+          walk(join(dir, entry.name), rel);
+        } else if (entry.isFile()) files.push(rel);
+      }
+    };
+    walk(realRoot, '');
+    listing = { files: files.sort(), dirs: dirs.sort() };
+    return listing;
+  };
   return {
-    listFiles() {
-      if (files) return files;
-      const out: string[] = [];
-      const walk = (dir: string, prefix: string): void => {
-        for (const entry of readdirSync(dir, { withFileTypes: true })) {
-          if (entry.isSymbolicLink()) continue;
-          const rel = prefix === '' ? entry.name : `${prefix}/${entry.name}`;
-          if (entry.isDirectory()) {
-            if (prefix === '' && entry.name === '.git') continue;
-            walk(join(dir, entry.name), rel);
-          } else if (entry.isFile()) out.push(rel);
-        }
-      };
-      walk(realRoot, '');
-      files = out.sort();
-      return files;
-    },
+    listFiles: () => list().files,
+    // A checkout on disk may hold empty directories, which the git directory generator must see.
+    listDirectories: () => list().dirs,
     readFile(path: string) {
       if (isAbsolute(path) || path.split('/').some((s) => s === '..')) {
         throw new Error(`refusing to read '${path}' outside the repository`);

@@ -27,7 +27,19 @@ export function gitGenerator(spec: GitGenerator, env: GeneratorEnv, path: string
       `${path}.repoURL`,
     );
   }
-  if (spec.directories && spec.directories.length > 0) return directories(spec, files, env, path);
+  if (spec.directories && spec.directories.length > 0) {
+    let dirs: string[];
+    try {
+      dirs = repo.listDirectories ? visibleDirectories(repo.listDirectories()) : allDirectories(files);
+    } catch (err) {
+      throw new GeneratorError(
+        'REPOSITORY',
+        `cannot list the directories of ${spec.repoURL}: ${(err as Error).message}`,
+        `${path}.repoURL`,
+      );
+    }
+    return directories(spec, dirs, env, path);
+  }
   if (spec.files && spec.files.length > 0) return fileParams(spec, repo, files, env, path);
   throw new GeneratorError('INVALID_GENERATOR', 'a git generator needs directories or files', path);
 }
@@ -57,9 +69,17 @@ function allDirectories(files: string[]): string[] {
   return [...dirs].sort(walkOrder);
 }
 
-function directories(spec: GitGenerator, files: string[], env: GeneratorEnv, path: string): Params[] {
+/** The repo server skips hidden directories and everything below them, and the root itself. */
+function visibleDirectories(dirs: string[]): string[] {
+  return dirs
+    .map((d) => d.replace(/^\.\//, '').replace(/\/+$/, ''))
+    .filter((d) => d !== '' && d !== '.' && !d.split('/').some((s) => s.startsWith('.')))
+    .sort(walkOrder);
+}
+
+function directories(spec: GitGenerator, dirs: string[], env: GeneratorEnv, path: string): Params[] {
   const items = spec.directories ?? [];
-  const selected = allDirectories(files).filter((dir) => {
+  const selected = dirs.filter((dir) => {
     let include = false;
     for (const item of items) {
       if (!pathMatch(item.path, dir)) continue;

@@ -10,6 +10,8 @@ export interface GeneratorCase {
   clusters?: ClusterInfo[];
   /** repoURL → file path → content. */
   repos?: Record<string, Record<string, string>>;
+  /** repoURL → every directory, for repositories that list them (checkouts on disk). */
+  directories?: Record<string, string[]>;
   /** Expected parameter sets, exactly. */
   params?: unknown[];
   /** Expected target names, in order. */
@@ -35,7 +37,9 @@ export function contextFor(c: GeneratorCase): GenerateContext {
     repository(repoURL: string): RepositoryFiles {
       const files = repos[repoURL];
       if (!files) throw new Error(`no repository ${repoURL}`);
+      const dirs = c.directories?.[repoURL];
       return {
+        ...(dirs && { listDirectories: () => dirs }),
         listFiles: () => Object.keys(files).sort(),
         readFile: (path: string) => {
           const content = files[path];
