@@ -1,0 +1,185 @@
+import { generate, parseApplicationSet, type ClusterInfo, type RepositoryFiles } from '@flotilla/generators';
+import { waitFor } from '@flotilla/cli/fleet';
+import { appName, fleetAppSet, type AppShape } from '../app-repo.js';
+import { HubStack } from '../hub-stack.js';
+import { figure } from '../stats.js';
+import { type BenchFn, type Figure } from '../types.js';
+
+const COMMAND = 'npm run bench -- --only desired';
+
+interface AppSetView {
+  status: string;
+  targetCount: number;
+  error?: { message?: string } | null;
+}
+
+/**
+ * Desired state at fleet scale: `generate` alone for clusters × app directories, then the hub's
+ * whole expansion (generators, render, one transaction into PostgreSQL) for the same shape, against
+ * a bare multi-row INSERT of the very rows it wrote; and how many bundles the fleet needed.
+ */
+export const desiredStateBench: BenchFn = async (ctx) => {
+  const clusters = ctx.quick ? 100 : 1000;
+  const shape: AppShape = { apps: 20, deployments: 1, services: 1, configMaps: 1 };
+  const targets = clusters * shape.apps;
+  const bench = 'desired';
+  const figures: Figure[] = [];
+
+  // 1. Pure expansion.
+  const inventory: ClusterInfo[] = Array.from({ length: clusters }, (_, i) => ({
+    name: `c-${i + 1}`,
+    server: `https://c-${i + 1}.example:6443`,
+    labels: { region: i % 2 ? 'eu' : 'us' },
+    annotations: {},
+  }));
+  const files = Array.from({ length: shape.apps }, (_, i) => `apps/${appName(i)}/manifests.yaml`);
+  const repo: RepositoryFiles = {
+    listFiles: () => files,
+    readFile: () => '',
+  };
+  const appSet = parseApplicationSet(fleetAppSet('bench', 'git://127.0.0.1/fleet.git'));
+  const pure: number[] = [];
+  const deadline = performance.now() + 30_000;
+  for (let r = 0; r < (ctx.quick ? 3 : 10) && performance.now() < deadline; r++) {
+    const t0 = performance.now();
+    const result = generate(appSet, { clusters: inventory, repository: () => repo });
+    pure.push(performance.now() - t0);
+    if (result.targets.length !== targets)
+      throw new Error(`generate made ${result.targets.length} targets, expected ${targets}`);
+  }
+  ctx.progress(
+    `generate ${targets} targets: median ${[...pure].sort((a, b) => a - b)[pure.length >> 1]?.toFixed(0)} ms`,
+  );
+  figures.push(
+    figure({
+      id: 'desired.generate',
+      bench,
+      title: `generate(): ${clusters} clusters × ${shape.apps} directories = ${targets} targets (pure)`,
+      unit: 'ms',
+      fleetSize: clusters,
+      samples: pure,
+      command: COMMAND,
+    }),
+  );
+
+  // 2. The hub's expansion into PostgreSQL.
+  const stack = await HubStack.start(shape, ctx.progress);
+  try {
+    for (let i = 0; i < clusters; i += 20) {
+      await Promise.all(
+        inventory
+          .slice(i, i + 20)
+          .map((c) =>
+            stack.api.request('POST', '/api/v1/clusters', {
+              name: c.name,
+              server: c.server,
+              labels: c.labels,
+            }),
+          ),
+      );
+    }
+    ctx.progress(`registered ${clusters} clusters`);
+    await stack.addRepository();
+    const runs: number[] = [];
+    const floor: number[] = [];
+    let bundles = 0;
+    for (let r = 0; r < (ctx.quick ? 1 : 3); r++) {
+      if (r > 0) {
+        await stack.api.request('DELETE', '/api/v1/appsets/bench');
+        await waitFor(
+          'the targets to go',
+          async () =>
+            Number(
+              (await stack.sql((c) => c.query<{ n: string }>('SELECT count(*) AS n FROM "Target"'))).rows[0]
+                ?.n,
+            ) === 0
+              ? true
+              : undefined,
+          { timeoutMs: 120_000, intervalMs: 200 },
+        );
+      }
+      const t0 = performance.now();
+      await stack.api.createAppSet(fleetAppSet('bench', stack.repoUrl));
+      await waitFor(
+        `the hub to expand ${targets} targets`,
+        async () => {
+          const v = await stack.api.request<AppSetView>('GET', '/api/v1/appsets/bench');
+          if (v.status === 'Error') throw new Error(`expansion failed: ${v.error?.message ?? ''}`);
+          return v.status === 'Ready' && v.targetCount === targets ? true : undefined;
+        },
+        { timeoutMs: 300_000, intervalMs: 50 },
+      );
+      runs.push(performance.now() - t0);
+      ctx.progress(`hub expansion run ${r + 1}: ${runs[runs.length - 1]?.toFixed(0)} ms`);
+      bundles = Number(
+        (await stack.sql((c) => c.query<{ n: string }>('SELECT count(*) AS n FROM "Bundle"'))).rows[0]?.n,
+      );
+      floor.push(await bareInsert(stack));
+    }
+    figures.push(
+      figure({
+        id: 'desired.hub-expansion',
+        bench,
+        title: `hub expansion into PostgreSQL: appset POST → ${targets} targets stored (Ready)`,
+        unit: 'ms',
+        fleetSize: clusters,
+        samples: runs,
+        target: { on: 'p99', op: '<', value: 5_000, text: '< 5 s on 2 cores' },
+        floor: {
+          what: `bare multi-row INSERT of the same ${targets} Target rows (batches of 1,000, one transaction)`,
+          samples: floor,
+        },
+        notes:
+          'includes the git read, render of every app directory, the transaction and the poll (50 ms) that sees it',
+        command: COMMAND,
+      }),
+      figure({
+        id: 'desired.bundles-per-app',
+        bench,
+        title: `bundles stored for ${targets} targets over ${shape.apps} app directories (per directory)`,
+        unit: 'bundles',
+        fleetSize: clusters,
+        samples: [bundles / shape.apps],
+        target: { on: 'max', op: '=', value: 1, text: `exactly 1 per app (${clusters} targets share each)` },
+        notes: `${bundles} Bundle rows in PostgreSQL`,
+        command: COMMAND,
+      }),
+    );
+    return { figures, series: [], remarks: [] };
+  } finally {
+    await stack.stop();
+  }
+};
+
+/** Reads back the rows the hub wrote and inserts them into a copy of the table, timed. */
+async function bareInsert(stack: HubStack): Promise<number> {
+  return stack.sql(async (c) => {
+    const rows = (await c.query<Record<string, unknown>>('SELECT * FROM "Target"')).rows;
+    await c.query('DROP TABLE IF EXISTS bench_target');
+    await c.query('CREATE TABLE bench_target (LIKE "Target" INCLUDING ALL)');
+    const first = rows[0];
+    if (!first) return 0;
+    const cols = Object.keys(first);
+    const t0 = performance.now();
+    await c.query('BEGIN');
+    for (let i = 0; i < rows.length; i += 1000) {
+      const chunk = rows.slice(i, i + 1000);
+      const values: unknown[] = [];
+      const tuples = chunk.map((row, j) => {
+        for (const col of cols) {
+          const v = row[col];
+          values.push(v !== null && typeof v === 'object' && !(v instanceof Date) ? JSON.stringify(v) : v);
+        }
+        return `(${cols.map((_, k) => `$${j * cols.length + k + 1}`).join(',')})`;
+      });
+      await c.query(
+        `INSERT INTO bench_target (${cols.map((col) => `"${col}"`).join(',')}) VALUES ${tuples.join(',')}`,
+        values,
+      );
+    }
+    await c.query('COMMIT');
+    const ms = performance.now() - t0;
+    await c.query('DROP TABLE bench_target');
+    return ms;
+  });
+}

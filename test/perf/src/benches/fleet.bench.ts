@@ -1,0 +1,295 @@
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+import { KubeConfig, Watch } from '@kubernetes/client-node';
+import { pino } from 'pino';
+import { startAgent, type Agent } from '@flotilla/agent';
+import { waitFor } from '@flotilla/cli/fleet';
+import { startSimFleet, type SimFleet } from '@flotilla/kube-sim';
+import { appName, fleetAppSet, type AppShape } from '../app-repo.js';
+import { HubStack } from '../hub-stack.js';
+import { procMemory, sampleIdle } from '../proc-stats.js';
+import { figure } from '../stats.js';
+import { type BenchFn, type Figure } from '../types.js';
+
+const COMMAND = 'npm run bench -- --only fleet';
+
+/**
+ * A whole fleet on one machine: the real hub process on PostgreSQL and Redis, N simulated
+ * clusters, and N agents run in this process through `startAgent` (each with its own identity,
+ * credential, state dir and long-poll). Measures cold convergence, commit → converged per cluster
+ * (seen on a watch of each cluster), and the hub's idle cost per cluster.
+ */
+export const fleetBench: BenchFn = async (ctx) => {
+  const count = ctx.params['clusters'] ?? 10;
+  const shape: AppShape = { apps: 10, deployments: 1, services: 1, configMaps: 1 };
+  const bench = 'fleet';
+  const stack = await HubStack.start(shape, ctx.progress);
+  const agents: Agent[] = [];
+  const watches: AbortController[] = [];
+  let fleet: SimFleet | undefined;
+  try {
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    const hubBaseline = procMemory(stack.hub.pid).rssMB;
+    fleet = await startSimFleet({ count, namePrefix: 'f-', kubeconfigDir: join(stack.workDir, 'kube') });
+    const clusters = fleet.clusters;
+    for (let i = 0; i < clusters.length; i += 10) {
+      await Promise.all(
+        clusters.slice(i, i + 10).map(async (sim) => {
+          const reg = await stack.api.registerCluster(sim.name);
+          const kc = new KubeConfig();
+          kc.loadFromString(sim.kubeconfig());
+          agents.push(
+            await startAgent(
+              {
+                hubUrl: stack.hubUrl,
+                clusterName: sim.name,
+                bootstrapToken: reg.bootstrapToken,
+                stateDir: join(stack.workDir, 'agents', sim.name),
+                resyncSeconds: 3600,
+                logLevel: 'silent',
+              },
+              { logger: pino({ level: 'silent' }), kubeConfig: kc },
+            ),
+          );
+        }),
+      );
+    }
+    ctx.progress(`${count} clusters registered, ${agents.length} agents running in this process`);
+
+    // Each cluster's ConfigMaps watched: a cluster has converged on a release when every app's
+    // ConfigMap carries it.
+    const releaseOf = clusters.map(() => new Map<string, string>());
+    let onEvent: (() => void) | undefined;
+    for (const [i, sim] of clusters.entries()) {
+      const kc = new KubeConfig();
+      kc.loadFromString(sim.kubeconfig());
+      watches.push(
+        await new Watch(kc).watch(
+          '/api/v1/configmaps',
+          {},
+          (
+            _t: string,
+            obj: { metadata?: { namespace?: string; name?: string }; data?: Record<string, string> },
+          ) => {
+            if (obj.metadata?.name !== 'settings-0' || !obj.metadata.namespace) return;
+            releaseOf[i]?.set(obj.metadata.namespace, obj.data?.['release'] ?? '');
+            onEvent?.();
+          },
+          () => undefined,
+        ),
+      );
+    }
+    const convergedOn = (i: number, release: string): boolean => {
+      const m = releaseOf[i];
+      if (!m) return false;
+      for (let a = 0; a < shape.apps; a++) if (m.get(appName(a)) !== release) return false;
+      return true;
+    };
+    /** Resolves with each cluster's time (ms after t0) to carry `release` everywhere. */
+    const clusterTimes = (release: string, t0: number, timeoutMs: number): Promise<(number | null)[]> =>
+      new Promise((resolve) => {
+        const times: (number | null)[] = clusters.map(() => null);
+        const check = (): void => {
+          const now = performance.now() - t0;
+          for (let i = 0; i < clusters.length; i++)
+            if (times[i] === null && convergedOn(i, release)) times[i] = now;
+          if (times.every((t) => t !== null)) done();
+        };
+        const timer = setTimeout(() => done(), timeoutMs);
+        const done = (): void => {
+          clearTimeout(timer);
+          onEvent = undefined;
+          resolve(times);
+        };
+        onEvent = check;
+        check();
+      });
+
+    const hubAllSynced = (revision: string) => async (): Promise<true | undefined> => {
+      const ts = await stack.api.targets();
+      return ts.length === count * shape.apps &&
+        ts.every((t) => t.syncStatus === 'Synced' && t.desiredRevision === revision)
+        ? true
+        : undefined;
+    };
+
+    // Cold fleet.
+    await stack.addRepository();
+    let revision = (await stack.repo.git.revparse(['HEAD'])).trim();
+    const tCold = performance.now();
+    const coldClusters = clusterTimes('r0', tCold, 600_000);
+    await stack.api.createAppSet(fleetAppSet('bench', stack.repoUrl));
+    const coldTimes = await coldClusters;
+    const coldObjectsMs = performance.now() - tCold;
+    await waitFor('the hub to report every target Synced', hubAllSynced(revision), {
+      timeoutMs: 600_000,
+      intervalMs: 250,
+    });
+    const coldHubMs = performance.now() - tCold;
+    ctx.progress(
+      `cold fleet: objects everywhere after ${coldObjectsMs.toFixed(0)} ms, hub all Synced after ${coldHubMs.toFixed(0)} ms`,
+    );
+
+    // Idle.
+    await new Promise((resolve) => setTimeout(resolve, 5_000));
+    const idle = await sampleIdle(stack.hub.pid, ctx.quick ? 5_000 : 20_000, 10);
+    ctx.progress(`hub idle: RSS ${idle[idle.length - 1]?.rssMB.toFixed(0)} MB`);
+
+    // Commits.
+    const commits = ctx.quick ? 2 : count >= 100 ? 4 : 6;
+    const perCluster: number[] = [];
+    const allClusters: number[] = [];
+    const hubSynced: number[] = [];
+    const fetchFloor: number[] = [];
+    const mirror = join(stack.workDir, 'floor-mirror.git');
+    execFileSync('git', ['clone', '--quiet', '--mirror', stack.repoUrl, mirror]);
+    let missing = 0;
+    for (let k = 1; k <= commits; k++) {
+      const release = `r${k}`;
+      revision = await stack.repo.commitRelease(release);
+      const f0 = performance.now();
+      execFileSync('git', ['-C', mirror, 'fetch', '--quiet', '--prune', 'origin']);
+      fetchFloor.push(performance.now() - f0);
+      const repos = await stack.api.repositories();
+      const t0 = performance.now();
+      const times = clusterTimes(release, t0, 120_000);
+      for (const r of repos) await stack.api.refreshRepository(r.id);
+      const got = await times;
+      for (const t of got) {
+        if (t === null) missing++;
+        else perCluster.push(t);
+      }
+      const worst = Math.max(...got.map((t) => t ?? 120_000));
+      allClusters.push(worst);
+      await waitFor('the hub to report the commit Synced everywhere', hubAllSynced(revision), {
+        timeoutMs: 120_000,
+        intervalMs: 100,
+      });
+      hubSynced.push(performance.now() - t0);
+      ctx.progress(`commit ${k}/${commits}: last cluster converged after ${worst.toFixed(0)} ms`);
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+    }
+    if (missing > 0) for (let i = 0; i < missing; i++) perCluster.push(120_000);
+
+    const hubRss = idle.map((s) => s.rssMB);
+    const figures: Figure[] = [
+      figure({
+        id: `fleet.commit-to-converged.${count}`,
+        bench,
+        title: `commit + refresh → a cluster carries the commit on all ${shape.apps} apps (per cluster), ${count} clusters`,
+        unit: 'ms',
+        fleetSize: count,
+        samples: perCluster,
+        ...(count >= 100
+          ? {
+              target: {
+                on: 'p99' as const,
+                op: '<' as const,
+                value: 5_000,
+                text: 'p99 < 5 s at 100 clusters',
+              },
+            }
+          : {}),
+        floor: { what: 'bare `git fetch` of the same commit from the same git daemon', samples: fetchFloor },
+        notes:
+          `${commits} commits × ${count} clusters, seen on a watch of each cluster` +
+          (missing ? `; ${missing} cluster-commits not converged in 120 s counted as 120 s` : ''),
+        command: COMMAND,
+      }),
+      figure({
+        id: `fleet.commit-to-all-converged.${count}`,
+        bench,
+        title: `commit + refresh → the last of ${count} clusters converged`,
+        unit: 'ms',
+        fleetSize: count,
+        samples: allClusters,
+        command: COMMAND,
+      }),
+      figure({
+        id: `fleet.commit-to-hub-synced.${count}`,
+        bench,
+        title: `commit + refresh → the hub reports all ${count * shape.apps} targets Synced at the commit`,
+        unit: 'ms',
+        fleetSize: count,
+        samples: hubSynced,
+        notes: 'polled every 100 ms through GET /api/v1/targets',
+        command: COMMAND,
+      }),
+      figure({
+        id: `fleet.cold-converge.${count}`,
+        bench,
+        title: `cold fleet: appset POST → every object on all ${count} clusters (${count * shape.apps} targets)`,
+        unit: 'ms',
+        fleetSize: count,
+        samples: coldTimes.map((t) => t ?? 600_000),
+        notes: `per cluster; the hub reported all targets Synced after ${coldHubMs.toFixed(0)} ms`,
+        command: COMMAND,
+      }),
+      figure({
+        id: `fleet.hub-idle-rss.${count}`,
+        bench,
+        title: `hub RSS, idle, ${count} clusters connected (long-polling)`,
+        unit: 'MB',
+        fleetSize: count,
+        samples: hubRss,
+        notes: `hub RSS before any cluster: ${hubBaseline.toFixed(1)} MB`,
+        command: COMMAND,
+      }),
+      figure({
+        id: `fleet.hub-idle-rss-per-cluster.${count}`,
+        bench,
+        title: `hub RSS per idle cluster (above the hub before any cluster), ${count} clusters`,
+        unit: 'kB',
+        fleetSize: count,
+        samples: hubRss.map((r) => ((r - hubBaseline) * 1000) / count),
+        command: COMMAND,
+      }),
+      figure({
+        id: `fleet.hub-idle-cpu.${count}`,
+        bench,
+        title: `hub CPU, idle, ${count} clusters connected`,
+        unit: '% of a core',
+        fleetSize: count,
+        samples: idle.map((s) => s.cpuPercent),
+        command: COMMAND,
+      }),
+    ];
+    const med = (id: string): number => figures.find((f) => f.id === id)?.median ?? 0;
+    const p99 = (id: string): number => figures.find((f) => f.id === id)?.p99 ?? 0;
+    return {
+      figures,
+      series: [
+        {
+          chart: 'fleet-latency',
+          name: 'commit → converged p99 (ms)',
+          unit: 'ms',
+          points: [{ x: count, y: p99(`fleet.commit-to-converged.${count}`) }],
+        },
+        {
+          chart: 'fleet-latency',
+          name: 'cold fleet p99 (ms)',
+          unit: 'ms',
+          points: [{ x: count, y: p99(`fleet.cold-converge.${count}`) }],
+        },
+        {
+          chart: 'fleet-hub-rss',
+          name: 'hub idle RSS (MB)',
+          unit: 'MB',
+          points: [{ x: count, y: med(`fleet.hub-idle-rss.${count}`) }],
+        },
+        {
+          chart: 'fleet-hub-cpu',
+          name: 'hub idle CPU (% of a core)',
+          unit: '%',
+          points: [{ x: count, y: med(`fleet.hub-idle-cpu.${count}`) }],
+        },
+      ],
+      remarks: [],
+    };
+  } finally {
+    for (const w of watches) w.abort();
+    await Promise.all(agents.map((a) => a.stop()));
+    await fleet?.stop();
+    await stack.stop();
+  }
+};

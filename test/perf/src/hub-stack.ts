@@ -1,0 +1,166 @@
+import { rmSync } from 'node:fs';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { Redis } from 'ioredis';
+import {
+  ensureRedis,
+  freePort,
+  HubClient,
+  ProcessSupervisor,
+  REPO_ROOT,
+  startGitDaemon,
+  waitFor,
+  type SupervisedProcess,
+} from '@flotilla/cli/fleet';
+import { AppRepo, type AppShape } from './app-repo.js';
+
+export const ADMIN_DATABASE_URL =
+  process.env['BENCH_DATABASE_URL'] ??
+  process.env['TEST_DATABASE_URL'] ??
+  'postgresql://postgres@127.0.0.1:5432/postgres';
+const REDIS_URL = process.env['BENCH_REDIS_URL'] ?? 'redis://127.0.0.1:6379';
+
+/**
+ * What a hub-backed benchmark runs on: a fresh PostgreSQL database, a Redis key prefix (a private
+ * redis-server when none answers), a Git repository of apps served by `git daemon`, and the real
+ * hub as its own process. `stop()` kills every process by PID, drops the database, deletes the
+ * prefix and removes the temp dir.
+ */
+export class HubStack {
+  readonly supervisor = new ProcessSupervisor();
+  hub!: SupervisedProcess;
+  api!: HubClient;
+  hubUrl = '';
+  repo!: AppRepo;
+  repoUrl = '';
+  databaseUrl = '';
+  redisUrl = '';
+  readonly redisPrefix = `flotilla-bench-${randomBytes(4).toString('hex')}`;
+  private dbName = '';
+
+  private constructor(readonly workDir: string) {}
+
+  static async start(shape: AppShape, progress: (line: string) => void): Promise<HubStack> {
+    const stack = new HubStack(await mkdtemp(join(tmpdir(), 'flotilla-bench-')));
+    try {
+      await stack.boot(shape, progress);
+    } catch (err) {
+      await stack.stop();
+      throw err;
+    }
+    return stack;
+  }
+
+  private async boot(shape: AppShape, progress: (line: string) => void): Promise<void> {
+    this.dbName = `flotilla_bench_${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`;
+    await withAdmin((c) => c.query(`CREATE DATABASE "${this.dbName}"`));
+    const url = new URL(ADMIN_DATABASE_URL);
+    url.pathname = `/${this.dbName}`;
+    this.databaseUrl = url.toString();
+
+    const redis = await ensureRedis(REDIS_URL, this.supervisor);
+    this.redisUrl = redis.url;
+
+    this.repo = await AppRepo.create(join(this.workDir, 'git', 'fleet.git'), shape);
+    const daemon = await startGitDaemon(join(this.workDir, 'git'), this.supervisor);
+    this.repoUrl = daemon.url('fleet.git');
+
+    const port = await freePort();
+    this.hubUrl = `http://127.0.0.1:${port}`;
+    this.api = new HubClient(this.hubUrl);
+    this.hub = this.supervisor.spawn('hub', process.execPath, [join(REPO_ROOT, 'apps/hub/dist/main.js')], {
+      env: {
+        HOST: '127.0.0.1',
+        PORT: String(port),
+        DATABASE_URL: this.databaseUrl,
+        REDIS_URL: this.redisUrl,
+        REDIS_PREFIX: this.redisPrefix,
+        FLOTILLA_DATA_DIR: join(this.workDir, 'hub'),
+        // Changes arrive through an explicit refresh, so a poll never lands inside a measurement.
+        SOURCE_POLL_INTERVAL_SECONDS: '3600',
+        LOG_LEVEL: 'warn',
+      },
+      logFile: join(this.workDir, 'hub.log'),
+    });
+    const exited = this.hub.exited.then((code) => {
+      throw new Error(`the hub exited (${code}) before it was ready`);
+    });
+    await Promise.race([
+      waitFor('the hub to be ready', async () => ((await this.api.ready()) ? true : undefined), {
+        timeoutMs: 90_000,
+      }),
+      exited,
+    ]);
+    exited.catch(() => undefined);
+    progress(`hub ready at ${this.hubUrl} (pid ${this.hub.pid}), database ${this.dbName}`);
+  }
+
+  /** Registers the repository and waits until the hub has fetched it. */
+  async addRepository(): Promise<string> {
+    const repo = await this.api.request<{ id: string }>('POST', '/api/v1/repositories', {
+      url: this.repoUrl,
+    });
+    await waitFor(
+      'the hub to fetch the repository',
+      async () => {
+        const r = await this.api.request<{ status: string; error?: string | null }>(
+          'GET',
+          `/api/v1/repositories/${repo.id}`,
+        );
+        if (r.status === 'Error') throw new Error(`repository fetch failed: ${r.error ?? ''}`);
+        return r.status === 'Ready' ? true : undefined;
+      },
+      { timeoutMs: 60_000, intervalMs: 100 },
+    );
+    return repo.id;
+  }
+
+  /** A plain PostgreSQL client on the bench database (for counts and the bare-insert floor). */
+  async sql<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
+    const c = new pg.Client({ connectionString: this.databaseUrl });
+    await c.connect();
+    try {
+      return await fn(c);
+    } finally {
+      await c.end();
+    }
+  }
+
+  async stop(): Promise<void> {
+    await this.supervisor.stopAll();
+    if (this.dbName) {
+      await withAdmin((c) => c.query(`DROP DATABASE IF EXISTS "${this.dbName}" WITH (FORCE)`)).catch(
+        () => undefined,
+      );
+    }
+    if (this.redisUrl) await deletePrefix(this.redisUrl, this.redisPrefix).catch(() => undefined);
+    rmSync(this.workDir, { recursive: true, force: true });
+  }
+}
+
+async function withAdmin<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
+  const c = new pg.Client({ connectionString: ADMIN_DATABASE_URL });
+  await c.connect();
+  try {
+    return await fn(c);
+  } finally {
+    await c.end();
+  }
+}
+
+async function deletePrefix(url: string, prefix: string): Promise<void> {
+  const redis = new Redis(url, { maxRetriesPerRequest: 1 });
+  try {
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 500);
+      cursor = next;
+      if (keys.length) await redis.del(...keys);
+    } while (cursor !== '0');
+  } finally {
+    redis.disconnect();
+  }
+}

@@ -1,0 +1,62 @@
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+
+let ticksPerSecond: number | undefined;
+function clockTicks(): number {
+  if (ticksPerSecond === undefined) {
+    try {
+      ticksPerSecond = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+    } catch {
+      ticksPerSecond = 100;
+    }
+  }
+  return ticksPerSecond;
+}
+
+export interface ProcMemory {
+  /** Resident set size now, MB (10^6 bytes, as the targets are stated). */
+  rssMB: number;
+  /** Peak resident set size, MB. */
+  peakMB: number;
+}
+
+/** Memory of any process by PID, from /proc (Linux), as `ps` and the kernel see it. */
+export function procMemory(pid: number): ProcMemory {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kib = (key: string): number => {
+    const m = new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(status);
+    return m ? Number(m[1]) : 0;
+  };
+  return { rssMB: (kib('VmRSS') * 1024) / 1e6, peakMB: (kib('VmHWM') * 1024) / 1e6 };
+}
+
+/** CPU seconds (user + system) a process has used so far. */
+export function procCpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the command name (which may contain spaces) start at state, field 3.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / clockTicks();
+}
+
+export interface IdleSample {
+  /** CPU used over the window, as a percentage of one core. */
+  cpuPercent: number;
+  rssMB: number;
+}
+
+/**
+ * Samples a process over `windowMs` in `slices` equal slices: one CPU percentage and one RSS per
+ * slice, so the summary has a median and a p99 rather than a single number.
+ */
+export async function sampleIdle(pid: number, windowMs: number, slices: number): Promise<IdleSample[]> {
+  const out: IdleSample[] = [];
+  const slice = windowMs / slices;
+  for (let i = 0; i < slices; i++) {
+    const cpu0 = procCpuSeconds(pid);
+    const t0 = performance.now();
+    await new Promise((resolve) => setTimeout(resolve, slice));
+    const elapsed = (performance.now() - t0) / 1000;
+    out.push({ cpuPercent: ((procCpuSeconds(pid) - cpu0) / elapsed) * 100, rssMB: procMemory(pid).rssMB });
+  }
+  return out;
+}

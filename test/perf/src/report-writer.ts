@@ -1,0 +1,183 @@
+import { type Machine } from './machine.js';
+import { lineChart } from './svg-chart.js';
+import { type Figure, type Series } from './types.js';
+
+export interface BenchRun {
+  date: string;
+  quick: boolean;
+  machine: Machine;
+  figures: Figure[];
+  series: Series[];
+  remarks: string[];
+}
+
+/** docs/benchmarks.json: the last run of each benchmark. */
+export interface BenchFile {
+  generatedAt: string;
+  runs: Record<string, BenchRun>;
+}
+
+const SECTIONS: Record<string, { title: string; what: string }> = {
+  sim: {
+    title: 'kube-sim: idle simulated clusters in one process',
+    what: 'One Node process serves N simulated clusters (each its own HTTP server on 127.0.0.1 with a namespace, a ConfigMap and a one-replica Deployment), then sits idle. RSS and CPU of that process, sampled in 10 slices; per-cluster RSS is measured above the same process before any cluster started.',
+  },
+  agent: {
+    title: 'Agent: memory, cold sync and drift-to-heal',
+    what: 'The agent binary (`apps/agent/dist/main.js`) as its own process against the real hub (its own process, on PostgreSQL and Redis, with the apps served by `git daemon`) and one simulated cluster. 500 objects in 50 targets (each app: a namespace, 2 Deployments, 2 Services, 5 ConfigMaps). Drift: another client merge-patches one ConfigMap per target (field manager `kubectl-edit`); a separate watch times the write until the healed value comes back.',
+  },
+  diff: {
+    title: 'Diff throughput',
+    what: '`diffObjects` from `@flotilla/diff` over 10 Deployments as the simulator returns them after a server-side apply (defaults, status, managedFields), five of them drifted by another manager; runs of 500 diffs on one core.',
+  },
+  desired: {
+    title: 'Desired state: expansion and rendering',
+    what: '`generate` alone for 1,000 clusters × 20 app directories (a matrix of the clusters and git-directories generators), then the same ApplicationSet posted to the real hub with 1,000 registered clusters: time until the appset reports `Ready` with 20,000 targets stored. The floor reads those rows back and inserts them into a copy of the table. The bundle count shows each app rendered once for all its clusters.',
+  },
+  fleet: {
+    title: 'Fleet runs: real hub, real agents, simulated clusters',
+    what: 'The hub as its own process on PostgreSQL and Redis; N simulated clusters and N agents in one bench process (`startAgent`, each with its own identity, credential, state dir and long-poll). 10 apps per cluster (a namespace, a Deployment, a Service, a ConfigMap). A commit changes every app; the bench asks the hub to refresh the repository (no webhook exists yet) and watches every cluster until all its apps carry the commit.',
+  },
+};
+
+const PEERS = `| system | published figure | how measured |
+| --- | --- | --- |
+| Argo CD | Git change noticed by polling within 120 s + up to 60 s jitter; seconds with a webhook; self-heal back-off 2 s → 300 s; 2 s between sync waves | defaults in the docs (\`argocd.md\` §2.3) |
+| Argo CD | 500 clusters / 50,000 Applications; ~1 GiB per controller replica at 5k apps | CNOE benchmark; PR #24517 (\`argocd.md\` §2.2) |
+| Argo CD | 1,296 appsets / 5,155 apps: ~30 min from an appset change to a generated app | issue #9002 |
+| Rancher Fleet | 50 clusters × 50 bundles (2,550 deployments): GitRepo → all ready in ~50–90 s | maintainer QA script, real agents (\`hubspoke.md\` §2) |
+| Rancher Fleet | 50 apps to 500 clusters → 16 vCPU / 64 GB | SUSE 2025 experiment |
+| Plural (pull agent) | 1,100 clusters on just over 3 CPUs | vendor blog |
+| KubeFleet | 1,000 member clusters: hub agent 8–12 cores, member agent ~1 core / 2 GB | vendor report, Q1 2026 |
+| Karmada | distribution latency P99 ≤ 2 s (SLO), 100 clusters | v1.3 test report |`;
+
+function num(v: number): string {
+  if (!Number.isFinite(v)) return '∞';
+  const a = Math.abs(v);
+  return a >= 1000
+    ? Math.round(v).toLocaleString('en-US')
+    : a >= 100
+      ? v.toFixed(0)
+      : a >= 10
+        ? v.toFixed(1)
+        : v.toFixed(2);
+}
+
+function verdict(f: Figure): string {
+  return f.verdict === 'met' ? '**met**' : f.verdict === 'missed' ? '**missed**' : '—';
+}
+
+function table(figures: Figure[]): string {
+  const rows = figures.map((f) => {
+    const floor = f.floor ? `${num(f.floor.ratio)}× (floor ${num(f.floor.median)} ${f.unit})` : '—';
+    return `| ${f.title} | ${f.fleetSize} | ${f.runs} | ${num(f.median)} | ${num(f.p99)} | ${f.unit} | ${f.target?.text ?? '—'} | ${verdict(f)} | ${floor} |`;
+  });
+  return [
+    '| figure | clusters | runs | median | p99 | unit | target | verdict | ratio to floor |',
+    '| --- | ---: | ---: | ---: | ---: | --- | --- | --- | --- |',
+    ...rows,
+  ].join('\n');
+}
+
+function charts(series: Series[]): string[] {
+  const byChart = new Map<string, Map<string, Series>>();
+  for (const s of series) {
+    const chart = byChart.get(s.chart) ?? new Map<string, Series>();
+    const existing = chart.get(s.name);
+    if (existing) existing.points.push(...s.points);
+    else chart.set(s.name, { ...s, points: [...s.points] });
+    byChart.set(s.chart, chart);
+  }
+  const out: string[] = [];
+  for (const [name, chart] of byChart) {
+    const list = [...chart.values()];
+    if (list.every((s) => s.points.length < 2)) continue;
+    const title = list.map((s) => s.name).join(' · ');
+    out.push(`<!-- chart ${name} -->`, lineChart(title, 'simulated clusters (log scale)', list), '');
+  }
+  return out;
+}
+
+function machineLine(r: BenchRun): string {
+  const m = r.machine;
+  return `${m.cores} cores (${m.cpuModel}), ${m.memoryGiB} GiB RAM, Node ${m.node}; 1-min load average ${m.loadAverage} at the start; ${r.date}${r.quick ? '; **quick mode** (reduced sizes)' : ''}`;
+}
+
+/** The whole of docs/benchmarks.md, from the JSON. */
+export function renderMarkdown(file: BenchFile, order: readonly string[]): string {
+  const runs = order.flatMap((name) => (file.runs[name] ? [[name, file.runs[name]] as const] : []));
+  const all = runs.flatMap(([, r]) => r.figures);
+  const judged = all.filter((f) => f.verdict !== 'no target');
+  const out: string[] = [
+    '# Benchmarks',
+    '',
+    '<!-- Generated by `npm run bench` (test/perf). Do not edit by hand: re-run it. -->',
+    '',
+    `Flotilla's non-functional targets (\`DESIGN.md\`), measured. Generated ${file.generatedAt}; raw figures in [benchmarks.json](benchmarks.json).`,
+    '',
+    '> **These figures come from a shared, busy machine**: up to eight engineers were building and testing on the same',
+    '> two cores while they ran, so latencies and CPU are pessimistic and noisy. They will be re-run on a quiet machine;',
+    '> the load average at the start of each benchmark is recorded below.',
+    '',
+    'Every figure states its fleet size, its number of runs, the median and the 99th percentile (nearest rank; with',
+    'fewer than 100 runs the p99 is the worst run), the target it is judged against, and where a physical floor exists,',
+    'the ratio of its median to that floor measured in the same run.',
+    '',
+    '## Targets',
+    '',
+    '| target | figure | value | verdict |',
+    '| --- | --- | ---: | --- |',
+    ...judged.map((f) => {
+      const v = f.target?.on === 'median' ? f.median : f.target?.on === 'max' ? f.max : f.p99;
+      return `| ${f.target?.text} | ${f.title} | ${f.target?.on} ${num(v)} ${f.unit} | ${verdict(f)} |`;
+    }),
+    '',
+    `${judged.filter((f) => f.verdict === 'met').length} met, ${judged.filter((f) => f.verdict === 'missed').length} missed.`,
+    '',
+  ];
+  for (const [name, r] of runs) {
+    const section = SECTIONS[name];
+    out.push(`## ${section?.title ?? name}`, '', section?.what ?? '', '');
+    out.push(`Machine: ${machineLine(r)}.`, '');
+    out.push(`Reproduce: \`npm run bench -- --only ${name}\`${r.quick ? ' (this run: `--quick`)' : ''}.`, '');
+    if (r.figures.length) out.push(table(r.figures), '');
+    const notes = r.figures.filter((f) => f.notes);
+    if (notes.length) {
+      out.push('Notes:', '');
+      for (const f of notes) out.push(`- ${f.title}: ${f.notes}.`);
+      out.push('');
+    }
+    if (r.remarks.length) {
+      for (const rem of r.remarks) out.push(`- ${rem}`);
+      out.push('');
+    }
+    out.push(...charts(r.series));
+  }
+  out.push(
+    '## Peer figures',
+    '',
+    'From `../shared/reference/hubspoke.md` §2 and `argocd.md` §2; none was measured on this machine, and few',
+    'publish their method, so compare orders of magnitude, not digits.',
+    '',
+    PEERS,
+    '',
+    '## Reproducing',
+    '',
+    'Prerequisites as in the README: PostgreSQL answering at `TEST_DATABASE_URL` (default',
+    '`postgresql://postgres@127.0.0.1:5432/postgres`; the bench makes and drops its own databases; `BENCH_DATABASE_URL`',
+    'overrides), Redis at `redis://127.0.0.1:6379` (or `BENCH_REDIS_URL`; a private `redis-server` is started when none',
+    'answers), git.',
+    '',
+    '```sh',
+    'npm run bench                                   # everything, rewrites docs/benchmarks.{md,json} (≤ 30 min)',
+    'npm run bench -- --only agent,sim               # a subset; other sections keep their last figures',
+    'npm run bench -- --only fleet --fleet-sizes 10,100,1000',
+    'npm run bench -- --quick                        # reduced sizes, written to test/perf/dist/quick/',
+    '```',
+    '',
+    'Each benchmark runs in its own Node process (started with `--expose-gc`), one after another; every server binds',
+    '127.0.0.1 on a free port and every process is stopped by PID at the end.',
+    '',
+  );
+  return out.join('\n');
+}

@@ -1,0 +1,246 @@
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describeMachine } from './machine.js';
+import { renderMarkdown, type BenchFile, type BenchRun } from './report-writer.js';
+import { type BenchOutput, type Figure } from './types.js';
+
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+const ALL = ['sim', 'agent', 'diff', 'desired', 'fleet'] as const;
+type BenchName = (typeof ALL)[number];
+/** Whole-run budget: the issue allows 30 minutes on 2 cores; later jobs are skipped past it. */
+const BUDGET_MS = 28 * 60_000;
+
+interface Job {
+  bench: BenchName;
+  params: Record<string, number>;
+  timeoutMs: number;
+}
+
+function usage(): never {
+  console.error(
+    [
+      'usage: npm run bench -- [--only sim,agent,diff,desired,fleet] [--quick] [--fleet-sizes 10,100] [--out DIR]',
+      '  --quick        reduced sizes (CI); writes to test/perf/dist/quick unless --out is given',
+      '  --fleet-sizes  fleet run sizes (default 10,100; 1000 fits only a quiet machine)',
+    ].join('\n'),
+  );
+  process.exit(2);
+}
+
+function parseArgs(argv: string[]): { only: BenchName[]; quick: boolean; fleetSizes: number[]; out: string } {
+  let only: BenchName[] = [...ALL];
+  let quick = false;
+  let fleetSizes: number[] | undefined;
+  let out: string | undefined;
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    const value = (): string => argv[++i] ?? usage();
+    if (a === '--quick') quick = true;
+    else if (a === '--only') {
+      const names = value().split(',').filter(Boolean);
+      const bad = names.filter((n) => !(ALL as readonly string[]).includes(n));
+      if (bad.length) {
+        console.error(`unknown benchmark ${bad.join(', ')}: choose from ${ALL.join(', ')}`);
+        process.exit(2);
+      }
+      only = names as BenchName[];
+    } else if (a === '--fleet-sizes') {
+      fleetSizes = value().split(',').map(Number);
+      if (fleetSizes.some((n) => !Number.isInteger(n) || n < 1)) usage();
+    } else if (a === '--out') out = value();
+    else usage();
+  }
+  return {
+    only,
+    quick,
+    fleetSizes: fleetSizes ?? (quick ? [5] : [10, 100]),
+    out: out ?? (quick ? join(ROOT, 'test/perf/dist/quick') : join(ROOT, 'docs')),
+  };
+}
+
+function jobsFor(bench: BenchName, quick: boolean, fleetSizes: number[]): Job[] {
+  const min = 60_000;
+  switch (bench) {
+    case 'sim':
+      return (quick ? [10, 100] : [10, 100, 1000]).map((clusters) => ({
+        bench,
+        params: { clusters },
+        timeoutMs: 5 * min,
+      }));
+    case 'agent':
+      return [{ bench, params: {}, timeoutMs: 8 * min }];
+    case 'diff':
+      return [{ bench, params: {}, timeoutMs: 2 * min }];
+    case 'desired':
+      return [{ bench, params: {}, timeoutMs: 8 * min }];
+    case 'fleet':
+      return fleetSizes.map((clusters) => ({
+        bench,
+        params: { clusters },
+        timeoutMs: (clusters >= 100 ? 12 : 5) * min,
+      }));
+  }
+}
+
+/** Runs one job in its own Node process; kills it by PID when it overruns. */
+function runJob(job: Job, quick: boolean, resultFile: string): Promise<BenchOutput | string> {
+  return new Promise((resolve) => {
+    const child = spawn(
+      process.execPath,
+      [
+        '--expose-gc',
+        join(ROOT, 'test/perf/dist/child.js'),
+        job.bench,
+        JSON.stringify(job.params),
+        quick ? '1' : '0',
+        resultFile,
+      ],
+      { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit'] },
+    );
+    const timer = setTimeout(() => {
+      console.log(`  [${job.bench}] over its ${job.timeoutMs / 60_000} min limit: killing pid ${child.pid}`);
+      child.kill('SIGTERM');
+      setTimeout(() => child.kill('SIGKILL'), 10_000).unref();
+    }, job.timeoutMs);
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      if (code === 0 && existsSync(resultFile)) {
+        resolve(JSON.parse(readFileSync(resultFile, 'utf8')) as BenchOutput);
+      } else resolve(`exited with ${code ?? signal}`);
+    });
+  });
+}
+
+/** Figures that compare sizes: is the cost per idle cluster flat as the fleet grows? */
+function flatness(
+  figures: Figure[],
+  prefix: string,
+  bench: string,
+  what: string,
+  command: string,
+): Figure | undefined {
+  const sized = figures.filter((f) => f.id.startsWith(prefix)).sort((a, b) => a.fleetSize - b.fleetSize);
+  // The smallest size is dominated by fixed costs; compare the two largest.
+  if (sized.length < 2) return undefined;
+  const a = sized[sized.length - 2] as Figure;
+  const b = sized[sized.length - 1] as Figure;
+  const ratio = a.median > 0 ? b.median / a.median : Number.POSITIVE_INFINITY;
+  return {
+    id: `${prefix.replace(/\.$/, '')}-flatness`,
+    bench,
+    title: `${what}: per-cluster cost at ${b.fleetSize} ÷ at ${a.fleetSize} clusters`,
+    unit: 'ratio',
+    fleetSize: b.fleetSize,
+    runs: Math.min(a.runs, b.runs),
+    median: ratio,
+    p99: ratio,
+    min: ratio,
+    max: ratio,
+    target: { on: 'median', op: '<', value: 1.5, text: 'flat: < 1.5× as the fleet grows 10×' },
+    verdict: ratio < 1.5 ? 'met' : 'missed',
+    notes: `medians ${a.median.toFixed(1)} and ${b.median.toFixed(1)} ${a.unit}`,
+    command,
+  };
+}
+
+async function main(): Promise<void> {
+  const args = parseArgs(process.argv.slice(2));
+  const machine = describeMachine();
+  const started = Date.now();
+  console.log(
+    `flotilla bench: ${args.only.join(', ')}${args.quick ? ' (quick)' : ''} on ${machine.cores} × ${machine.cpuModel}, ` +
+      `${machine.memoryGiB} GiB, Node ${machine.node}, load ${machine.loadAverage}`,
+  );
+  const tmp = mkdtempSync(join(tmpdir(), 'flotilla-bench-results-'));
+  const runs: Record<string, BenchRun> = {};
+  const failures: string[] = [];
+  try {
+    for (const bench of args.only) {
+      const jobs = jobsFor(bench, args.quick, args.fleetSizes);
+      const run: BenchRun = {
+        date: new Date().toISOString(),
+        quick: args.quick,
+        machine,
+        figures: [],
+        series: [],
+        remarks: [],
+      };
+      for (const [i, job] of jobs.entries()) {
+        const label = `${bench}${job.params['clusters'] !== undefined ? ` (${job.params['clusters']} clusters)` : ''}`;
+        if (Date.now() - started > BUDGET_MS) {
+          run.remarks.push(`${label} skipped: the run had used its ${BUDGET_MS / 60_000} min budget`);
+          console.log(`- ${label}: skipped (budget)`);
+          continue;
+        }
+        console.log(`- ${label} …`);
+        const t0 = Date.now();
+        const result = await runJob(job, args.quick, join(tmp, `${bench}-${i}.json`));
+        if (typeof result === 'string') {
+          failures.push(`${label}: ${result}`);
+          run.remarks.push(`${label} failed (${result}); its figures are missing from this run`);
+          console.log(`- ${label}: FAILED (${result})`);
+          continue;
+        }
+        run.figures.push(...result.figures);
+        run.series.push(...result.series);
+        run.remarks.push(...result.remarks);
+        console.log(
+          `- ${label}: ${result.figures.length} figures in ${((Date.now() - t0) / 1000).toFixed(0)} s`,
+        );
+      }
+      const derived =
+        bench === 'sim'
+          ? flatness(
+              run.figures,
+              'sim.idle-rss-per-cluster.',
+              'sim',
+              'kube-sim RSS per idle cluster',
+              'npm run bench -- --only sim',
+            )
+          : bench === 'fleet'
+            ? flatness(
+                run.figures,
+                'fleet.hub-idle-rss-per-cluster.',
+                'fleet',
+                'hub RSS per idle cluster',
+                'npm run bench -- --only fleet',
+              )
+            : undefined;
+      if (derived) run.figures.push(derived);
+      runs[bench] = run;
+    }
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+
+  mkdirSync(args.out, { recursive: true });
+  const jsonPath = join(args.out, 'benchmarks.json');
+  const previous: BenchFile | undefined = existsSync(jsonPath)
+    ? (JSON.parse(readFileSync(jsonPath, 'utf8')) as BenchFile)
+    : undefined;
+  // A subset run replaces only the benchmarks it ran; the others keep their last figures and date.
+  const file: BenchFile = { generatedAt: new Date().toISOString(), runs: { ...previous?.runs, ...runs } };
+  writeFileSync(jsonPath, `${JSON.stringify(file, null, 2)}\n`);
+  writeFileSync(join(args.out, 'benchmarks.md'), renderMarkdown(file, ALL));
+
+  const figures = Object.values(runs).flatMap((r) => r.figures);
+  const judged = figures.filter((f) => f.verdict !== 'no target');
+  console.log('');
+  console.log(`summary (${((Date.now() - started) / 60_000).toFixed(1)} min):`);
+  for (const f of judged) {
+    const v = f.target?.on === 'median' ? f.median : f.target?.on === 'max' ? f.max : f.p99;
+    console.log(
+      `  ${f.verdict === 'met' ? 'met   ' : 'MISSED'} ${f.title}: ${f.target?.on} ${v.toFixed(1)} ${f.unit} (target ${f.target?.text})`,
+    );
+  }
+  console.log(
+    `${judged.filter((f) => f.verdict === 'met').length} targets met, ${judged.filter((f) => f.verdict === 'missed').length} missed, ` +
+      `${figures.length} figures, ${failures.length} failed jobs; wrote ${jsonPath} and benchmarks.md`,
+  );
+  if (failures.length) process.exitCode = 1;
+}
+
+await main();

@@ -1,0 +1,79 @@
+import { type Figure, type Target } from './types.js';
+
+export interface Summary {
+  runs: number;
+  median: number;
+  p99: number;
+  min: number;
+  max: number;
+}
+
+/** Nearest-rank percentile (no interpolation): the value at rank ceil(p/100 × n). */
+export function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) throw new Error('percentile of no samples');
+  const rank = Math.max(1, Math.ceil((p / 100) * sorted.length));
+  return sorted[Math.min(rank, sorted.length) - 1] as number;
+}
+
+export function summarize(samples: readonly number[]): Summary {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return {
+    runs: sorted.length,
+    median: percentile(sorted, 50),
+    p99: percentile(sorted, 99),
+    min: sorted[0] as number,
+    max: sorted[sorted.length - 1] as number,
+  };
+}
+
+export function judge(s: Summary, target: Target | undefined): Figure['verdict'] {
+  if (!target) return 'no target';
+  const v = s[target.on];
+  switch (target.op) {
+    case '<':
+      return v < target.value ? 'met' : 'missed';
+    case '>':
+      return v > target.value ? 'met' : 'missed';
+    case '=':
+      return s.min === target.value && s.max === target.value ? 'met' : 'missed';
+  }
+}
+
+export interface FigureInput {
+  id: string;
+  bench: string;
+  title: string;
+  unit: string;
+  fleetSize: number;
+  samples: readonly number[];
+  target?: Target;
+  floor?: { what: string; samples: readonly number[] };
+  notes?: string;
+  command: string;
+}
+
+/** Builds a figure from raw samples: summary, verdict against the target, ratio to the floor. */
+export function figure(input: FigureInput): Figure {
+  const s = summarize(input.samples);
+  const out: Figure = {
+    id: input.id,
+    bench: input.bench,
+    title: input.title,
+    unit: input.unit,
+    fleetSize: input.fleetSize,
+    ...s,
+    verdict: judge(s, input.target),
+    command: input.command,
+  };
+  if (input.target) out.target = input.target;
+  if (input.floor && input.floor.samples.length > 0) {
+    const floorMedian = summarize(input.floor.samples).median;
+    out.floor = {
+      what: input.floor.what,
+      median: floorMedian,
+      ratio: floorMedian > 0 ? s.median / floorMedian : Number.POSITIVE_INFINITY,
+    };
+  }
+  if (input.notes) out.notes = input.notes;
+  return out;
+}
