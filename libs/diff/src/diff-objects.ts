@@ -24,6 +24,7 @@ import {
   managedFieldsOf,
   matchesKey,
   ownedNodes,
+  type ManagedFieldsEntry,
   type OwnedNode,
 } from './managed-fields.js';
 import { lastAppliedFieldSet } from './last-applied.js';
@@ -97,19 +98,14 @@ export function diffObjects(desired: unknown, live: unknown, opts: DiffOptions =
 
   const manager = opts.manager ?? DEFAULT_MANAGER;
   const entries = managedFieldsOf(live);
-  const isApplier = (e: { manager: string; operation: string; subresource: string }): boolean =>
+  const isApplier = (e: ManagedFieldsEntry): boolean =>
     e.manager === manager && e.operation === 'Apply' && e.subresource === '';
   const yielded = new Set([...(opts.yieldToManagers ?? []), ...matched.flatMap((r) => r.managers)]);
-  const othersOwn: OwnedNode[] = [];
-  const yieldedOwn: OwnedNode[] = [];
-  const ownersOf: { manager: string; nodes: OwnedNode[] }[] = [];
-  for (const e of entries) {
-    if (isApplier(e)) continue;
-    const nodes = ownedNodes(id.kind, e, liveN);
-    othersOwn.push(...nodes);
-    ownersOf.push({ manager: e.manager, nodes });
-    if (yielded.has(e.manager)) yieldedOwn.push(...nodes);
-  }
+  const others = entries
+    .filter((e) => !isApplier(e))
+    .map((e) => ({ manager: e.manager, nodes: ownedNodes(id.kind, e, liveN) }));
+  const othersOwn = others.flatMap((o) => o.nodes);
+  const yieldedOwn = others.filter((o) => yielded.has(o.manager)).flatMap((o) => o.nodes);
 
   const ctx: Walk = { kind: id.kind, out: [] };
   compareDeclared(ctx, declared, defaulted, liveN, []);
@@ -127,9 +123,32 @@ export function diffObjects(desired: unknown, live: unknown, opts: DiffOptions =
     if (lastApplied) findRemovals(ctx, lastApplied, liveN, declared, []);
   }
 
+  const differences = report(
+    ctx.out.filter((d) => !isOwned(yieldedOwn, d)),
+    liveAsRead,
+    others,
+  );
+  return { inSync: differences.length === 0, differences };
+}
+
+interface Found {
+  path: PathSegment[];
+  desired: unknown;
+  live: unknown;
+  /** A list element only the manifest has: its path indexes the desired list, not the live one. */
+  desiredOnly?: true;
+}
+
+/**
+ * Sorted, one per path, with the live value as read and the other managers that own it.
+ */
+function report(
+  found: readonly Found[],
+  liveAsRead: unknown,
+  others: readonly { manager: string; nodes: OwnedNode[] }[],
+): Difference[] {
   const seen = new Set<string>();
-  const differences = ctx.out
-    .filter((d) => !isOwned(yieldedOwn, d))
+  return [...found]
     .sort((a, b) => comparePaths(a.path, b.path))
     .flatMap((d) => {
       const path = formatPointer(d.path);
@@ -140,21 +159,12 @@ export function diffObjects(desired: unknown, live: unknown, opts: DiffOptions =
         desired: d.desired ?? null,
         live: d.desiredOnly ? null : (getAt(liveAsRead, d.path) ?? d.live ?? null),
       };
-      const managers = (d.desiredOnly ? [] : ownersOf)
+      const managers = (d.desiredOnly ? [] : others)
         .filter((o) => covers(o.nodes, d.path) || o.nodes.some((n) => isPrefix(d.path, n.path)))
         .map((o) => o.manager);
       if (managers.length > 0) difference.liveManagers = [...new Set(managers)].sort();
       return [difference];
     });
-  return { inSync: differences.length === 0, differences };
-}
-
-interface Found {
-  path: PathSegment[];
-  desired: unknown;
-  live: unknown;
-  /** A list element only the manifest has: its path indexes the desired list, not the live one. */
-  desiredOnly?: true;
 }
 
 /** Whether owned nodes cover a difference; an element only the manifest has is covered only by a whole owned list. */
