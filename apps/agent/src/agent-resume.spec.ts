@@ -66,4 +66,40 @@ describe('agent: resuming from disk while the hub is away', () => {
       .poll(async () => (await readdir(reportsDir)).filter((f) => f.endsWith('.json')), poll)
       .toEqual([]);
   });
+
+  it("retries a sync that failed while the API server was down, with the server's message", async () => {
+    const changed = manifests.map((m) =>
+      m.kind === 'ConfigMap' ? { ...m, data: { greeting: 'hello again' } } : m,
+    );
+    const digest = h.hub.addBundle(changed);
+    const before = h.syncs().length;
+    h.sim.faults.failAll = 503;
+    try {
+      h.hub.setAssignments([h.assignment({ bundleDigest: digest, revision: 'rev-2' })]);
+      await expect
+        .poll(
+          () =>
+            h
+              .syncs()
+              .slice(before)
+              .map((s) => s.outcome),
+          poll,
+        )
+        .toContain('Failed');
+    } finally {
+      delete h.sim.faults.failAll;
+    }
+    const failed = h
+      .syncs()
+      .slice(before)
+      .find((s) => s.outcome === 'Failed');
+    expect(failed?.resources.length).toBeGreaterThan(0);
+    expect(failed?.resources.every((r) => r.action === 'failed' && r.message !== '')).toBe(true);
+
+    await expect.poll(() => h.syncs().at(-1)?.outcome, poll).toBe('Succeeded');
+    expect(h.syncs().at(-1)?.revision).toBe('rev-2');
+    expect((await h.read('ConfigMap', 'web-config')) as unknown).toMatchObject({
+      data: { greeting: 'hello again' },
+    });
+  });
 });
