@@ -14,6 +14,7 @@ import { HealthController } from './health/health.controller.js';
 import { HubMetrics } from './metrics/hub-metrics.service.js';
 import { HttpMetricsInterceptor } from './metrics/http-metrics.interceptor.js';
 import { MetricsController } from './metrics/metrics.controller.js';
+import { QueueMetrics } from './metrics/queue-metrics.service.js';
 import { redisOptions } from './queues/redis-options.js';
 import { JobQueues } from './queues/job-queues.service.js';
 import { ClusterWakeups } from './queues/cluster-wakeups.service.js';
@@ -62,6 +63,7 @@ export class AppModule {
       { provide: APP_FILTER, useClass: ApiErrorFilter },
       { provide: APP_INTERCEPTOR, useClass: HttpMetricsInterceptor },
       HubMetrics,
+      QueueMetrics,
       AuditLog,
       JobQueues,
       ClusterWakeups,

@@ -120,6 +120,7 @@ describe('hub on PostgreSQL, Redis and Git', () => {
     const metrics = await fetch(`${hub.url}/metrics`).then((r) => r.text());
     expect(metrics).toContain('flotilla_agents_connected');
     expect(metrics).toContain('flotilla_http_requests_total');
+    expect(metrics).toMatch(/flotilla_queue_jobs\{queue="source-sync",state="waiting"\} \d+/);
   });
 
   it('refuses a malformed cluster with the offending field named, and stores nothing', async () => {

@@ -60,6 +60,8 @@ export interface ExpansionOutcome {
 @Injectable()
 export class AppSetExpander {
   private readonly logger = new Logger(AppSetExpander.name);
+  /** Expansions of one appset never overlap in this process (two jobs with different inputs may be queued). */
+  private readonly running = new Map<string, Promise<unknown>>();
 
   constructor(
     private readonly db: Database,
@@ -71,6 +73,17 @@ export class AppSetExpander {
   ) {}
 
   async expand(appSetId: string): Promise<ExpansionOutcome> {
+    const previous = this.running.get(appSetId) ?? Promise.resolve();
+    const run = previous.catch(() => undefined).then(() => this.expandNow(appSetId));
+    this.running.set(appSetId, run);
+    try {
+      return await run;
+    } finally {
+      if (this.running.get(appSetId) === run) this.running.delete(appSetId);
+    }
+  }
+
+  private async expandNow(appSetId: string): Promise<ExpansionOutcome> {
     const appSet = await this.db.prisma.applicationSet.findUnique({ where: { id: appSetId } });
     if (!appSet) return { status: 'Gone', created: 0, updated: 0, deleted: 0 };
     let desired: DesiredTarget[];
