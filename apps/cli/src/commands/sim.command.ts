@@ -39,14 +39,30 @@ function parse(argv: string[]): { count: number; dir: string; prefix: string } {
 }
 
 export async function run(argv: string[]): Promise<number> {
+  const signalled = new Promise<void>((resolve) => {
+    process.once('SIGINT', () => resolve());
+    process.once('SIGTERM', () => resolve());
+  });
+  return serve(argv, signalled, (line) => process.stdout.write(line));
+}
+
+/** The command body: serves until `until` settles (the signals, in `run`), then stops every cluster. */
+export async function serve(
+  argv: string[],
+  until: Promise<void>,
+  write: (line: string) => void,
+): Promise<number> {
   let args: { count: number; dir: string; prefix: string };
   try {
     args = parse(argv);
   } catch (err) {
     if (!(err instanceof SimUsageError)) throw err;
-    const help = err.message === USAGE && argv.some((a) => a === '--help' || a === '-h');
-    (help ? console.log : console.error)(help ? USAGE : `flotilla sim: ${err.message}`);
-    return help ? 0 : 2;
+    if (err.message === USAGE && argv.some((a) => a === '--help' || a === '-h')) {
+      write(`${USAGE}\n`);
+      return 0;
+    }
+    console.error(`flotilla sim: ${err.message}`);
+    return 2;
   }
   let fleet: Awaited<ReturnType<typeof startSimFleet>>;
   try {
@@ -57,12 +73,8 @@ export async function run(argv: string[]): Promise<number> {
     );
     return 1;
   }
-  process.stdout.write(`ready ${fleet.clusters.length}\n`);
-  await new Promise<void>((resolve) => {
-    const done = (): void => resolve();
-    process.once('SIGINT', done);
-    process.once('SIGTERM', done);
-  });
+  write(`ready ${fleet.clusters.length}\n`);
+  await until;
   await fleet.stop();
   return 0;
 }
