@@ -1,6 +1,8 @@
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { directoryRepository, run } from './generate.command.js';
 
@@ -268,5 +270,51 @@ describe('directoryRepository', () => {
     expect(() => repo.readFile('../outside/secret.txt')).toThrow(/outside the repository/);
     expect(() => repo.readFile('a/linked.txt')).toThrow(/symbolic link/);
     expect(() => repo.readFile('linked-dir/secret.txt')).toThrow(/symbolic link/);
+  });
+});
+
+// The real executable, as acceptance suites call it (needs the build that `npm ci` / `npm run build` makes).
+const bin = fileURLToPath(new URL('../../bin/flotilla.js', import.meta.url));
+const built = existsSync(fileURLToPath(new URL('../../dist/commands/generate.command.js', import.meta.url)));
+
+describe.skipIf(!built)('flotilla generate (spawned)', () => {
+  const flotilla = (...args: string[]) =>
+    spawnSync(process.execPath, [bin, 'generate', ...args], { encoding: 'utf8' });
+
+  it('exits 0 with one JSON document on stdout', () => {
+    const appset = file(
+      'spawn-ok.yaml',
+      `spec:
+  generators: [{ list: { elements: [{ n: a }] } }]
+  template: { metadata: { name: '{{n}}' }, spec: {} }
+`,
+    );
+    const r = flotilla('-f', appset, '-o', 'json');
+    expect(r.status).toBe(0);
+    expect(r.stderr).toBe('');
+    expect(JSON.parse(r.stdout)).toEqual({
+      params: [{ n: 'a' }],
+      targets: [
+        { metadata: { name: 'a', finalizers: ['resources-finalizer.argocd.argoproj.io'] }, spec: {} },
+      ],
+    });
+  });
+
+  it('exits 1 with {"error"} on stdout, and 2 with a line on stderr', () => {
+    const bad = file(
+      'spawn-bad.yaml',
+      `spec:
+  generators: [{ plugin: {} }]
+  template: { metadata: { name: x }, spec: {} }
+`,
+    );
+    const failed = flotilla('-f', bad, '-o', 'json');
+    expect(failed.status).toBe(1);
+    expect(Object.keys(JSON.parse(failed.stdout) as object)).toEqual(['error']);
+
+    const unreadable = flotilla('-f', join(dir, 'does-not-exist.yaml'), '-o', 'json');
+    expect(unreadable.status).toBe(2);
+    expect(unreadable.stdout).toBe('');
+    expect(unreadable.stderr.trim().split('\n')).toHaveLength(1);
   });
 });
