@@ -39,11 +39,17 @@ function parse(argv: string[]): { count: number; dir: string; prefix: string } {
 }
 
 export async function run(argv: string[]): Promise<number> {
-  const signalled = new Promise<void>((resolve) => {
-    process.once('SIGINT', () => resolve());
-    process.once('SIGTERM', () => resolve());
-  });
-  return serve(argv, signalled, (line) => process.stdout.write(line));
+  // `process.on`, not `once`: a `once` signal listener did not keep Node 20 from dying on SIGTERM here.
+  let stop = (): void => undefined;
+  const signalled = new Promise<void>((resolve) => (stop = resolve));
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+  try {
+    return await serve(argv, signalled, (line) => process.stdout.write(line));
+  } finally {
+    process.off('SIGINT', stop);
+    process.off('SIGTERM', stop);
+  }
 }
 
 /** The command body: serves until `until` settles (the signals, in `run`), then stops every cluster. */
