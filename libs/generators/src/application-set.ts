@@ -106,7 +106,7 @@ const specSchema = z.looseObject({
   goTemplate: z.boolean().nullish(),
   goTemplateOptions: z.array(z.string()).nullish(),
   applyNestedSelectors: z.boolean().nullish(),
-  generators: z.array(z.unknown()).min(1, 'at least one generator is required'),
+  generators: z.array(z.unknown()),
   template: templateSchema,
   templatePatch: z.string().nullish(),
   syncPolicy: z
