@@ -53,7 +53,15 @@ export function createKubeClient(kc: KubeConfig): KubeClient {
       try {
         found = await api.lookup(apiVersion, kind);
       } catch (err) {
-        throw toKubeError(err, `${apiVersion} ${kind}`);
+        const e = toKubeError(err, `${apiVersion} ${kind}`);
+        throw new KubeApiError(
+          e.status,
+          e.reason,
+          e.status === 404
+            ? `the cluster does not serve ${apiVersion} (looking up kind ${kind}): ${e.message}`
+            : `discovery of ${apiVersion} failed (looking up kind ${kind}): ${e.message}`,
+          e.path,
+        );
       }
       if (!found) {
         throw new KubeApiError(

@@ -131,7 +131,10 @@ export async function syncTarget(input: SyncInput): Promise<SyncResult> {
   for (const m of input.manifests) desiredKeys.add(keyOf(idOf(m)));
   const leftovers = input.inventory.filter((id) => !desiredKeys.has(keyOf(id)));
 
-  if (!input.only && leftovers.length > 0) {
+  if (input.only) {
+    // A heal touches only drifted objects; what the target tracked before stays tracked.
+    inventory.push(...leftovers);
+  } else if (leftovers.length > 0) {
     if (!assignment.syncPolicy.prune) {
       inventory.push(...leftovers);
       messages.push(`${leftovers.length} object(s) no longer declared; prune is off, left in place`);

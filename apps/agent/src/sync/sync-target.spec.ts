@@ -1,0 +1,135 @@
+import { KubeConfig } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Assignment, type KubeObject, TRACKING_ANNOTATION, assignmentSchema } from '@flotilla/contract';
+import { type SimClusterHandle, startSimCluster } from '@flotilla/kube-sim';
+import { type KubeClient, createKubeClient } from '../kube/kube-client.js';
+import { loadFixture } from '../testing/agent-harness.js';
+import { type SyncInput, syncTarget } from './sync-target.js';
+
+const manifests = loadFixture('bundle-web.yaml');
+
+function assignment(syncPolicy: Record<string, boolean> = {}, name = 'web-a'): Assignment {
+  return assignmentSchema.parse({
+    targetId: `t-${name}`,
+    name,
+    appSet: 'web',
+    namespace: 'shop',
+    revision: 'r1',
+    bundleDigest: `sha256:${'0'.repeat(64)}`,
+    syncPolicy,
+  });
+}
+
+describe('syncTarget against a simulated cluster', () => {
+  let sim: SimClusterHandle;
+  let kube: KubeClient;
+  beforeAll(async () => {
+    sim = await startSimCluster({ name: 'sync' });
+    const kc = new KubeConfig();
+    kc.loadFromString(sim.kubeconfig());
+    kube = createKubeClient(kc);
+  });
+  afterAll(async () => {
+    await sim.stop();
+  });
+
+  const sync = (over: Partial<SyncInput> & { assignment: Assignment }) =>
+    syncTarget({ kube, manifests, inventory: [], trigger: 'auto', ...over });
+  const actions = (r: Awaited<ReturnType<typeof syncTarget>>) =>
+    r.report.resources.map((x) => `${x.kind}/${x.name}:${x.action}`);
+
+  it('refuses the whole revision when a sync wave is unreadable, applying nothing', async () => {
+    const bad: KubeObject[] = [
+      {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: 'bad-wave', annotations: { 'flotilla.dev/sync-wave': 'x' } },
+      },
+      ...manifests,
+    ];
+    const r = await sync({ assignment: assignment(), manifests: bad });
+    expect(r.report.outcome).toBe('Failed');
+    expect(r.report.message).toContain('ConfigMap bad-wave metadata.annotations["flotilla.dev/sync-wave"]');
+    expect(r.report.resources).toEqual([]);
+    expect(await kube.get({ apiVersion: 'v1', kind: 'Namespace', name: 'shop' })).toBeUndefined();
+  });
+
+  it('applies what it can and reports the API error for an unknown kind (Partial)', async () => {
+    const withWidget: KubeObject[] = [
+      ...manifests,
+      { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w' } },
+    ];
+    const r = await sync({ assignment: assignment(), manifests: withWidget });
+    expect(r.report.outcome).toBe('Partial');
+    expect(actions(r)).toEqual([
+      'Namespace/shop:applied',
+      'ConfigMap/web-config:applied',
+      'Deployment/web:applied',
+      'Widget/w:failed',
+    ]);
+    expect(r.report.resources.at(-1)?.message).toMatch(
+      /^the cluster does not serve example\.com\/v1 \(looking up kind Widget\): /,
+    );
+    expect(r.inventory.map((i) => `${i.kind}/${i.namespace ?? ''}/${i.name}`)).toEqual([
+      'Namespace//shop',
+      'ConfigMap/shop/web-config',
+      'Deployment/shop/web',
+    ]);
+  });
+
+  it('never prunes everything for an empty revision unless allowEmpty', async () => {
+    const first = await sync({ assignment: assignment() });
+    const refused = await sync({ assignment: assignment(), manifests: [], inventory: first.inventory });
+    expect(refused.report.resources).toEqual([]);
+    expect(refused.report.message).toContain('refusing to prune all 3');
+    expect(refused.inventory).toEqual(first.inventory);
+    expect(
+      await kube.get({ apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'shop', name: 'web' }),
+    ).toBeDefined();
+  });
+
+  it('keeps tracking but does not delete with prune off, nor during a heal', async () => {
+    const first = await sync({ assignment: assignment() });
+    const noConfigMap = manifests.filter((m) => m.kind !== 'ConfigMap');
+    const kept = await sync({
+      assignment: assignment({ prune: false }),
+      manifests: noConfigMap,
+      inventory: first.inventory,
+    });
+    expect(kept.report.message).toContain('prune is off');
+    expect(kept.inventory.map((i) => i.name)).toContain('web-config');
+    const heal = await sync({
+      assignment: assignment(),
+      manifests: noConfigMap,
+      inventory: kept.inventory,
+      trigger: 'self-heal',
+      only: new Set(['apps/Deployment/shop/web']),
+    });
+    expect(actions(heal)).toEqual(['Deployment/web:unchanged']);
+    expect(heal.inventory.map((i) => i.name)).toContain('web-config');
+  });
+
+  it('prunes only objects still carrying its own tracking annotation', async () => {
+    const first = await sync({ assignment: assignment() });
+    // Another target took the ConfigMap over.
+    const cm = await kube.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'shop', name: 'web-config' });
+    expect(cm?.metadata.annotations?.[TRACKING_ANNOTATION]).toBe('web-a');
+    await syncTarget({
+      kube,
+      assignment: assignment({}, 'web-b'),
+      manifests: manifests.filter((m) => m.kind === 'ConfigMap'),
+      inventory: [],
+      trigger: 'auto',
+    });
+    const r = await sync({
+      assignment: assignment(),
+      manifests: manifests.filter((m) => m.kind !== 'ConfigMap'),
+      inventory: first.inventory,
+    });
+    expect(actions(r)).toEqual(['Namespace/shop:unchanged', 'Deployment/web:unchanged']);
+    expect(r.inventory.map((i) => i.name)).toEqual(['shop', 'web']);
+    expect(
+      await kube.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'shop', name: 'web-config' }),
+    ).toBeDefined();
+  });
+});
