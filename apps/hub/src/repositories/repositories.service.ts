@@ -123,7 +123,9 @@ export class RepositoriesService {
         } catch {
           continue; // an unknown ref is reported by the expansion that asked for it
         }
-        if (before.get(ref) !== sha) changed = true;
+        // Polls mostly find nothing new: write only what moved.
+        if (before.get(ref) === sha) continue;
+        changed = true;
         await tx.repositoryRef.upsert({
           where: { repositoryId_ref: { repositoryId: repo.id, ref } },
           create: { repositoryId: repo.id, ref, sha, resolvedAt: now },
