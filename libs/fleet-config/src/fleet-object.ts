@@ -1,0 +1,30 @@
+import { type ApplicationSetObject } from './kinds/application-set.js';
+import { type ClusterGroupObject } from './kinds/cluster-group.js';
+import { type ProjectObject } from './kinds/project.js';
+import { type RolloutStrategyObject } from './kinds/rollout-strategy.js';
+import { type SyncWindowObject } from './kinds/sync-window.js';
+
+/** The kinds a fleet repository may hold. */
+export const FLEET_KINDS = ['ApplicationSet', 'ClusterGroup', 'Project', 'RolloutStrategy', 'SyncWindow'] as const;
+export type FleetKind = (typeof FLEET_KINDS)[number];
+
+/** Where a valid object was read from, so the hub can point at the file when it refuses an edit. */
+export interface FleetObjectSource {
+  name: string;
+  file: string;
+  /** 0-based index of the YAML document in its file. */
+  document: number;
+  /** 1-based line where the document starts. */
+  line: number;
+}
+
+/** A valid object, parsed (defaults filled in), tagged with its kind. */
+export type ParsedFleetObject =
+  | { kind: 'ApplicationSet'; object: ApplicationSetObject }
+  | { kind: 'ClusterGroup'; object: ClusterGroupObject }
+  | { kind: 'Project'; object: ProjectObject }
+  | { kind: 'RolloutStrategy'; object: RolloutStrategyObject }
+  | { kind: 'SyncWindow'; object: SyncWindowObject };
+
+/** A valid object of a fleet repository, parsed and located. */
+export type FleetObject = FleetObjectSource & ParsedFleetObject;

@@ -1,0 +1,28 @@
+export { validateFleetDirectory, isFleetFile, type FleetFile, type FleetValidation } from './validate-fleet-directory.js';
+export { formatFleetError, compareFleetErrors, type FleetError, type FleetErrorCode } from './fleet-error.js';
+export {
+  FLEET_KINDS,
+  type FleetKind,
+  type FleetObject,
+  type FleetObjectSource,
+  type ParsedFleetObject,
+} from './fleet-object.js';
+export { checkDocument, type CheckedDocument } from './check-document.js';
+export { repoPermitted, DEFAULT_PROJECT } from './check-references.js';
+export { FLOTILLA_API_VERSION } from './kinds/common.js';
+export {
+  applicationSetObjectSchema,
+  checkApplicationSet,
+  type ApplicationSetObject,
+} from './kinds/application-set.js';
+export { clusterGroupObjectSchema, type ClusterGroupObject } from './kinds/cluster-group.js';
+export { projectObjectSchema, type ProjectObject, type ProjectDestination } from './kinds/project.js';
+export {
+  rolloutStrategyObjectSchema,
+  type RolloutStrategyObject,
+  type RolloutStep,
+} from './kinds/rollout-strategy.js';
+export { syncWindowObjectSchema, type SyncWindowObject } from './kinds/sync-window.js';
+export { labelSelectorSchema, SELECTOR_OPERATORS, type LabelSelector } from './label-selector.js';
+export { labelKeyProblem, labelValueProblem } from './label-syntax.js';
+export { fleetJsonSchemas } from './json-schemas.js';

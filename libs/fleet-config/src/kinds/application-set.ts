@@ -1,0 +1,135 @@
+import {
+  APPLICATIONSET_API_VERSIONS,
+  GeneratorError,
+  parseApplicationSet,
+  type ApplicationSet,
+} from '@flotilla/generators';
+import { z } from 'zod';
+import { parsePath } from '../field-path.js';
+import { fromZodIssues, type Issue } from '../issue.js';
+import { labelSelectorSchema, selectorOperatorSchema } from '../label-selector.js';
+import { metadataSchema, objectNameSchema } from './common.js';
+
+/**
+ * What the fleet repository adds to an ApplicationSet (Argo CD's or Flotilla's): a name, and two
+ * Flotilla fields, `spec.project` (the Project every generated target belongs to) and
+ * `spec.rolloutStrategy` (the RolloutStrategy that moves a change across the fleet). The generators
+ * and template are checked by @flotilla/generators, as `flotilla generate` and the hub do.
+ */
+export const applicationSetObjectSchema = z.looseObject({
+  apiVersion: z.enum(APPLICATIONSET_API_VERSIONS),
+  kind: z.literal('ApplicationSet'),
+  metadata: metadataSchema,
+  spec: z.looseObject({
+    project: objectNameSchema.optional(),
+    rolloutStrategy: objectNameSchema.optional(),
+    goTemplate: z.boolean().optional(),
+    generators: z
+      .array(z.record(z.string(), z.unknown()))
+      .min(1, 'at least one generator is required')
+      .meta({ description: 'Argo CD generators: list, clusters, git, matrix, merge' }),
+    template: z.looseObject({
+      metadata: z.record(z.string(), z.unknown()).optional(),
+      spec: z.record(z.string(), z.unknown()).optional(),
+    }),
+  }),
+});
+
+export interface ApplicationSetObject {
+  apiVersion: (typeof APPLICATIONSET_API_VERSIONS)[number];
+  kind: 'ApplicationSet';
+  metadata: { name: string } & Record<string, unknown>;
+  spec: ApplicationSet['spec'] & { project?: string; rolloutStrategy?: string };
+}
+
+/** Checks an ApplicationSet document; every problem found is returned, not only the first. */
+export function checkApplicationSet(value: unknown): { object: ApplicationSetObject | null; issues: Issue[] } {
+  const issues: Issue[] = [];
+  const envelope = applicationSetObjectSchema.safeParse(value, { reportInput: true });
+  if (!envelope.success) issues.push(...fromZodIssues(envelope.error.issues));
+  let parsed: ApplicationSet | null = null;
+  try {
+    parsed = parseApplicationSet(value);
+  } catch (err) {
+    if (!(err instanceof GeneratorError)) throw err;
+    const path = parsePath(err.path);
+    // The envelope already reported problems at the same place in its own words.
+    if (!issues.some((i) => samePath(i.path, path))) {
+      issues.push({
+        code: err.code === 'INVALID_SELECTOR' ? 'invalid-selector' : 'invalid-field',
+        path,
+        message: err.detail,
+      });
+    }
+  }
+  if (envelope.success) issues.push(...checkGeneratorSelectors(envelope.data.spec.generators, ['spec', 'generators']));
+  if (!envelope.success || parsed === null || issues.length > 0) return { object: null, issues };
+  const { project, rolloutStrategy } = envelope.data.spec;
+  return {
+    object: {
+      apiVersion: envelope.data.apiVersion,
+      kind: 'ApplicationSet',
+      metadata: envelope.data.metadata,
+      spec: {
+        ...parsed.spec,
+        ...(project !== undefined && { project }),
+        ...(rolloutStrategy !== undefined && { rolloutStrategy }),
+      },
+    },
+    issues,
+  };
+}
+
+/**
+ * The generators lib checks selector operators only when it evaluates them; a fleet repository
+ * wants them checked at review time. Values are not held to label syntax here: Argo CD lets a
+ * clusters selector match the server URL.
+ */
+function checkGeneratorSelectors(generators: unknown[], base: (string | number)[]): Issue[] {
+  const issues: Issue[] = [];
+  generators.forEach((g, i) => {
+    if (typeof g !== 'object' || g === null) return;
+    const gen = g as Record<string, unknown>;
+    const at = [...base, i];
+    if (gen['selector'] != null) issues.push(...checkSelector(gen['selector'], [...at, 'selector']));
+    const clusters = gen['clusters'] as Record<string, unknown> | null | undefined;
+    if (clusters != null && clusters['selector'] != null)
+      issues.push(...checkSelector(clusters['selector'], [...at, 'clusters', 'selector']));
+    for (const nested of ['matrix', 'merge'] as const) {
+      const children = (gen[nested] as { generators?: unknown } | null | undefined)?.generators;
+      if (Array.isArray(children)) issues.push(...checkGeneratorSelectors(children, [...at, nested, 'generators']));
+    }
+  });
+  return issues;
+}
+
+const generatorSelectorSchema = labelSelectorSchema.extend({
+  matchLabels: z.record(z.string(), z.string()).optional(),
+  matchExpressions: z
+    .array(
+      z
+        .looseObject({
+          key: z.string().min(1),
+          operator: selectorOperatorSchema,
+          values: z.array(z.string()).optional(),
+        })
+        .superRefine((expr, ctx) => {
+          const count = expr.values?.length ?? 0;
+          const needsValues = expr.operator === 'In' || expr.operator === 'NotIn';
+          if (needsValues && count === 0)
+            ctx.addIssue({ code: 'custom', message: `operator ${expr.operator} needs at least one value`, path: ['values'] });
+          if (!needsValues && count > 0)
+            ctx.addIssue({ code: 'custom', message: `operator ${expr.operator} takes no values`, path: ['values'] });
+        }),
+    )
+    .optional(),
+});
+
+function checkSelector(selector: unknown, path: (string | number)[]): Issue[] {
+  const r = generatorSelectorSchema.safeParse(selector, { reportInput: true });
+  return r.success ? [] : fromZodIssues(r.error.issues, path).map((i) => ({ ...i, code: 'invalid-selector' }));
+}
+
+function samePath(a: (string | number)[], b: (string | number)[]): boolean {
+  return a.length === b.length && a.every((x, i) => x === b[i]);
+}

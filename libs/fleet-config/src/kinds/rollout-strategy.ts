@@ -1,0 +1,32 @@
+import { z } from 'zod';
+import { labelSelectorSchema } from '../label-selector.js';
+import { FLOTILLA_API_VERSION, goDurationSchema, intOrPercentSchema, metadataSchema } from './common.js';
+
+/**
+ * One step of a fleet rollout: the clusters it picks (canaries first), how many may be updating at
+ * once (a count or a percentage, rounded down with a minimum of 1; 0 is a manual gate), how long
+ * they must stay synced and healthy before the next step, how long the step may take, and how many
+ * failed clusters it tolerates before the rollout halts.
+ */
+export const rolloutStepSchema = z.strictObject({
+  name: z.string().min(1).optional(),
+  selector: labelSelectorSchema,
+  maxUnavailable: intOrPercentSchema.default(1),
+  bakeTime: goDurationSchema.default('0s'),
+  progressDeadline: goDurationSchema.optional(),
+  failureBudget: intOrPercentSchema.default(0),
+});
+
+export const rolloutStrategySpecSchema = z.strictObject({
+  steps: z.array(rolloutStepSchema).min(1, 'a rollout strategy needs at least one step'),
+});
+
+export const rolloutStrategyObjectSchema = z.strictObject({
+  apiVersion: z.literal(FLOTILLA_API_VERSION),
+  kind: z.literal('RolloutStrategy'),
+  metadata: metadataSchema,
+  spec: rolloutStrategySpecSchema,
+});
+
+export type RolloutStrategyObject = z.infer<typeof rolloutStrategyObjectSchema>;
+export type RolloutStep = z.infer<typeof rolloutStepSchema>;
