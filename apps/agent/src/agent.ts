@@ -63,6 +63,13 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
   const queue = new ReportQueue(store.reportsDir);
   await queue.init();
 
+  if (!(await store.loadCredential()) && !config.bootstrapToken) {
+    // Nothing to resume and no way to register: say so now rather than retry forever.
+    throw new AgentStartError(
+      `no agent credential in ${config.stateDir} and FLOTILLA_BOOTSTRAP_TOKEN is not set: ask an admin for a bootstrap token for cluster ${config.clusterName}`,
+      'FLOTILLA_BOOTSTRAP_TOKEN',
+    );
+  }
   const kc = options.kubeConfig ?? loadKubeConfig(config);
   const kube = createKubeClient(kc);
   const watcher = new ObjectWatcher(kc, kube, log);
@@ -291,7 +298,16 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
 
 function loadKubeConfig(config: AgentConfig): KubeConfig {
   const kc = new KubeConfig();
-  if (config.kubeconfigPath) kc.loadFromFile(config.kubeconfigPath);
-  else kc.loadFromCluster();
+  try {
+    if (config.kubeconfigPath) kc.loadFromFile(config.kubeconfigPath);
+    else kc.loadFromCluster();
+  } catch (err) {
+    throw new AgentStartError(
+      config.kubeconfigPath
+        ? `cannot read the kubeconfig ${config.kubeconfigPath}: ${(err as Error).message}`
+        : `KUBECONFIG is not set and no in-cluster service account is available: ${(err as Error).message}`,
+      'KUBECONFIG',
+    );
+  }
   return kc;
 }

@@ -14,7 +14,7 @@ try {
 
 // Loaded only once the configuration is known good, so a wrong variable is reported at once.
 const { pino } = await import('pino');
-const { startAgent } = await import('./agent.js');
+const { startAgent, AgentStartError } = await import('./agent.js');
 const log = pino({ level: config.logLevel });
 try {
   const agent = await startAgent(config, { logger: log });
@@ -32,5 +32,9 @@ try {
   process.once('SIGINT', () => shutdown('SIGINT'));
 } catch (err) {
   log.fatal({ err }, 'agent failed to start');
+  if (err instanceof AgentStartError) {
+    console.error(`flotilla-agent: ${err.path}: ${err.message}`);
+    process.exit(2);
+  }
   process.exit(1);
 }
