@@ -13,6 +13,8 @@ export async function createHubApp(
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, options), {
     bufferLogs: true,
     bodyParser: false,
+    // Let the caller report a failed start (main.ts prints one line and exits 1).
+    abortOnError: false,
   });
   app.useLogger(app.get(Logger));
   app.disable('x-powered-by');

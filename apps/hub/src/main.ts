@@ -14,7 +14,15 @@ try {
   throw e;
 }
 
-const app = await createHubApp(config);
+let app: Awaited<ReturnType<typeof createHubApp>>;
+try {
+  app = await createHubApp(config);
+  await app.listen(config.http.port, config.http.host);
+} catch (e) {
+  // Most often PostgreSQL or Redis does not answer: say which, in one line, and stop.
+  process.stderr.write(`flotilla hub: cannot start: ${e instanceof Error ? e.message : String(e)}\n`);
+  process.exit(1);
+}
 
 // Like Nest's enableShutdownHooks (app.close() runs every shutdown hook: long-polls are answered,
 // workers drain, connections close), but then exit 0, so supervisors see a clean stop rather than
@@ -34,7 +42,6 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   });
 }
 
-await app.listen(config.http.port, config.http.host);
 const address = app.getHttpServer().address();
 const port = typeof address === 'object' && address ? address.port : config.http.port;
 process.stdout.write(

@@ -32,7 +32,13 @@ export class ClusterWakeups implements OnModuleInit, OnApplicationShutdown {
     const opts = { ...redisOptions(this.config.redis.url), lazyConnect: true };
     this.publisher = new Redis(opts);
     this.subscriber = new Redis(opts);
-    await Promise.all([this.publisher.connect(), this.subscriber.connect()]);
+    try {
+      await Promise.all([this.publisher.connect(), this.subscriber.connect()]);
+    } catch (e) {
+      this.publisher.disconnect();
+      this.subscriber.disconnect();
+      throw new Error(`cannot connect to Redis at ${this.config.redis.url} (REDIS_URL): ${String(e)}`);
+    }
     this.subscriber.on('message', (_channel: string, clusterId: string) => this.wakeLocal(clusterId));
     await this.subscriber.subscribe(this.channel);
   }
