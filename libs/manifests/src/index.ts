@@ -2,3 +2,4 @@ export * from './canonical-json.js';
 export * from './manifest-error.js';
 export * from './parse-manifests.js';
 export * from './bundle-digest.js';
+export * from './sops/index.js';
