@@ -101,5 +101,11 @@ describe('agent: resuming from disk while the hub is away', () => {
     expect((await h.read('ConfigMap', 'web-config')) as unknown).toMatchObject({
       data: { greeting: 'hello again' },
     });
+
+    // The watches broke during the outage; they come back and drift is healed again.
+    const healed = h.drifts('healed').length;
+    await h.edit('Deployment', 'web', { spec: { replicas: 3 } });
+    await expect.poll(() => h.drifts('healed').length, poll).toBe(healed + 1);
+    expect(await h.replicas()).toBe(2);
   });
 });
