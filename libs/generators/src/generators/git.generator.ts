@@ -133,23 +133,26 @@ function fileParams(
 
 /** The objects a JSON/YAML file holds: an empty file counts as one empty object, a list as many. */
 function readObjects(repo: RepositoryFiles, file: string, path: string): Record<string, unknown>[] {
+  const fail = (why: string): GeneratorError =>
+    new GeneratorError('FILE_PARSE', `unable to process file '${file}': unable to parse file: ${why}`, path);
   let data: unknown;
   try {
     data = parseYamlData(repo.readFile(file));
   } catch (err) {
-    throw new GeneratorError(
-      'FILE_PARSE',
-      `unable to process file '${file}': ${(err as Error).message}`,
-      path,
-    );
+    throw fail(`error converting YAML to JSON: yaml: ${(err as Error).message}`);
   }
   if (data === null || data === undefined) return [{}];
   if (isPlainObject(data)) return [data];
   if (Array.isArray(data) && data.every(isPlainObject)) return data;
-  throw new GeneratorError(
-    'FILE_PARSE',
-    `unable to process file '${file}': expected an object or a list of objects`,
-    path,
+  const kind = Array.isArray(data)
+    ? 'array'
+    : typeof data === 'number'
+      ? 'number'
+      : typeof data === 'boolean'
+        ? 'bool'
+        : 'string';
+  throw fail(
+    `error unmarshaling JSON: while decoding JSON: json: cannot unmarshal ${kind} into Go value of type map[string]interface {}`,
   );
 }
 
