@@ -17,6 +17,8 @@ type Parsed = ParsedFleetObject;
 export interface CheckedDocument {
   /** The kind when it is one of ours (even if the object is invalid), else null. */
   kind: FleetKind | null;
+  /** The kind as written (for messages), even when it is not one of ours. */
+  writtenKind: string | null;
   name: string | null;
   parsed: Parsed | null;
   issues: Issue[];
@@ -27,6 +29,7 @@ export function checkDocument(value: unknown): CheckedDocument {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     return {
       kind: null,
+      writtenKind: null,
       name: null,
       parsed: null,
       issues: [
@@ -41,12 +44,21 @@ export function checkDocument(value: unknown): CheckedDocument {
   const doc = value as Record<string, unknown>;
   const metadata = doc['metadata'];
   const rawName =
-    typeof metadata === 'object' && metadata !== null ? (metadata as Record<string, unknown>)['name'] : undefined;
+    typeof metadata === 'object' && metadata !== null
+      ? (metadata as Record<string, unknown>)['name']
+      : undefined;
   const name = typeof rawName === 'string' ? rawName : null;
+  const writtenKind = typeof doc['kind'] === 'string' && doc['kind'] !== '' ? doc['kind'] : null;
   const kindProblem = kindIssue(doc['apiVersion'], doc['kind']);
-  if (kindProblem) return { kind: null, name, parsed: null, issues: [kindProblem] };
+  if (kindProblem) return { kind: null, writtenKind, name, parsed: null, issues: [kindProblem] };
   const kind = doc['kind'] as FleetKind;
-  const result = (p: Parsed | null, issues: Issue[]): CheckedDocument => ({ kind, name, parsed: p, issues });
+  const result = (p: Parsed | null, issues: Issue[]): CheckedDocument => ({
+    kind,
+    writtenKind,
+    name,
+    parsed: p,
+    issues,
+  });
   switch (kind) {
     case 'ApplicationSet': {
       const r = checkApplicationSet(doc);
@@ -106,7 +118,11 @@ const ARGO_API_VERSION = 'argoproj.io/v1alpha1';
 function kindIssue(apiVersion: unknown, kind: unknown): Issue | null {
   const ours = `${FLOTILLA_API_VERSION} (${FLEET_KINDS.join(', ')}) or ${ARGO_API_VERSION} (ApplicationSet)`;
   if (typeof apiVersion !== 'string' || apiVersion === '')
-    return { code: 'unknown-api-version', path: ['apiVersion'], message: `apiVersion is missing: expected ${ours}` };
+    return {
+      code: 'unknown-api-version',
+      path: ['apiVersion'],
+      message: `apiVersion is missing: expected ${ours}`,
+    };
   if (typeof kind !== 'string' || kind === '')
     return { code: 'unknown-kind', path: ['kind'], message: `kind is missing: expected ${ours}` };
   if (apiVersion === ARGO_API_VERSION) {

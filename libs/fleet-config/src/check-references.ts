@@ -29,7 +29,9 @@ export function checkReferences(
   };
   switch (entry.kind) {
     case 'SyncWindow':
-      entry.object.spec.projects.forEach((p, i) => mustExist('Project', p, ['spec', 'projects', i], 'project'));
+      entry.object.spec.projects.forEach((p, i) =>
+        mustExist('Project', p, ['spec', 'projects', i], 'project'),
+      );
       break;
     case 'Project':
       entry.object.spec.syncWindows.forEach((w, i) =>
@@ -84,7 +86,8 @@ function checkAgainstProject(
   const destination = entry.object.spec.template.spec?.['destination'];
   if (typeof destination === 'object' && destination !== null) {
     const d = destination as Record<string, unknown>;
-    const cluster = typeof d['name'] === 'string' ? d['name'] : typeof d['server'] === 'string' ? d['server'] : null;
+    const cluster =
+      typeof d['name'] === 'string' ? d['name'] : typeof d['server'] === 'string' ? d['server'] : null;
     const namespace = typeof d['namespace'] === 'string' ? d['namespace'] : null;
     if (cluster !== null && namespace !== null && !isTemplated(cluster) && !isTemplated(namespace)) {
       // A clusterSelector destination depends on cluster labels, which only the hub knows.
@@ -128,14 +131,16 @@ function repositoriesOf(
   const tspec = entry.object.spec.template.spec ?? {};
   const source = tspec['source'];
   const single = stringAt(source, 'repoURL');
-  if (single !== undefined) out.push({ repoURL: single, path: ['spec', 'template', 'spec', 'source', 'repoURL'] });
+  if (single !== undefined)
+    out.push({ repoURL: single, path: ['spec', 'template', 'spec', 'source', 'repoURL'] });
   const sources = tspec['sources'];
   if (Array.isArray(sources))
     sources.forEach((s, i) => {
       const url = stringAt(s, 'repoURL');
-      if (url !== undefined) out.push({ repoURL: url, path: ['spec', 'template', 'spec', 'sources', i, 'repoURL'] });
+      if (url !== undefined)
+        out.push({ repoURL: url, path: ['spec', 'template', 'spec', 'sources', i, 'repoURL'] });
     });
-  collectGitRepos(entry.object.spec.generators as unknown[], ['spec', 'generators'], out);
+  collectGitRepos(entry.object.spec.generators, ['spec', 'generators'], out);
   return out;
 }
 

@@ -5,7 +5,13 @@ import { type RolloutStrategyObject } from './kinds/rollout-strategy.js';
 import { type SyncWindowObject } from './kinds/sync-window.js';
 
 /** The kinds a fleet repository may hold. */
-export const FLEET_KINDS = ['ApplicationSet', 'ClusterGroup', 'Project', 'RolloutStrategy', 'SyncWindow'] as const;
+export const FLEET_KINDS = [
+  'ApplicationSet',
+  'ClusterGroup',
+  'Project',
+  'RolloutStrategy',
+  'SyncWindow',
+] as const;
 export type FleetKind = (typeof FLEET_KINDS)[number];
 
 /** Where a valid object was read from, so the hub can point at the file when it refuses an edit. */

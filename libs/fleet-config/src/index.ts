@@ -1,4 +1,9 @@
-export { validateFleetDirectory, isFleetFile, type FleetFile, type FleetValidation } from './validate-fleet-directory.js';
+export {
+  validateFleetDirectory,
+  isFleetFile,
+  type FleetFile,
+  type FleetValidation,
+} from './validate-fleet-directory.js';
 export { formatFleetError, compareFleetErrors, type FleetError, type FleetErrorCode } from './fleet-error.js';
 export {
   FLEET_KINDS,
@@ -25,4 +30,4 @@ export {
 export { syncWindowObjectSchema, type SyncWindowObject } from './kinds/sync-window.js';
 export { labelSelectorSchema, SELECTOR_OPERATORS, type LabelSelector } from './label-selector.js';
 export { labelKeyProblem, labelValueProblem } from './label-syntax.js';
-export { fleetJsonSchemas } from './json-schemas.js';
+export { fleetJsonSchemas, schemaFileName, serializeSchema } from './json-schemas.js';

@@ -17,26 +17,19 @@ export function fromZodIssues(issues: readonly z.core.$ZodIssue[], base: (string
     const path = [...base, ...issue.path.map((p) => (typeof p === 'number' ? p : String(p)))];
     const params = (issue as { params?: { code?: FleetErrorCode } }).params;
     const code: FleetErrorCode =
-      params?.code ?? (path.some((p) => typeof p === 'string' && SELECTOR_FIELDS.has(p)) ? 'invalid-selector' : 'invalid-field');
-    switch (issue.code) {
-      case 'unrecognized_keys':
-        for (const key of issue.keys) out.push({ code, path: [...path, key], message: `unknown field '${key}'` });
-        continue;
-      case 'invalid_key':
-        out.push({ code, path, message: issue.issues[0]?.message ?? issue.message });
-        continue;
-      case 'invalid_type':
-        out.push({
-          code,
-          path,
-          message:
-            'input' in issue && issue.input === undefined
-              ? `required field is missing (expected ${issue.expected})`
-              : issue.message,
-        });
-        continue;
-      default:
-        out.push({ code, path, message: issue.message });
+      params?.code ??
+      (path.some((p) => typeof p === 'string' && SELECTOR_FIELDS.has(p))
+        ? 'invalid-selector'
+        : 'invalid-field');
+    if (issue.code === 'unrecognized_keys') {
+      for (const key of issue.keys)
+        out.push({ code, path: [...path, key], message: `unknown field '${key}'` });
+    } else if (issue.code === 'invalid_key') {
+      out.push({ code, path, message: issue.issues[0]?.message ?? issue.message });
+    } else if (issue.code === 'invalid_type' && 'input' in issue && issue.input === undefined) {
+      out.push({ code, path, message: `required field is missing (expected ${issue.expected})` });
+    } else {
+      out.push({ code, path, message: issue.message });
     }
   }
   return out;

@@ -39,3 +39,8 @@ export function fleetJsonSchemas(): Record<string, unknown> {
   }
   return out;
 }
+
+/** The committed form of a schema file: two-space JSON with a final newline (what prettier keeps). */
+export function serializeSchema(schema: unknown): string {
+  return `${JSON.stringify(schema, null, 2)}\n`;
+}

@@ -46,11 +46,15 @@ export function validateFleetDirectory(files: readonly FleetFile[]): FleetValida
     if (!isFleetFile(file.path)) continue;
     const { documents, problems } = readYamlDocuments(file.content);
     for (const p of problems)
-      errors.push(at(file.path, p.index, p.line, null, null, { code: 'invalid-yaml', path: [], message: p.message }));
+      errors.push(
+        at(file.path, p.index, p.line, null, null, { code: 'invalid-yaml', path: [], message: p.message }),
+      );
     for (const doc of documents) {
       const checked = checkDocument(doc.value);
       const report = (issue: Issue): void => {
-        errors.push(at(file.path, doc.index, doc.lineOf(issue.path), checked.kind, checked.name, issue));
+        errors.push(
+          at(file.path, doc.index, doc.lineOf(issue.path), checked.writtenKind, checked.name, issue),
+        );
       };
       checked.issues.forEach(report);
       if (checked.kind === null || checked.name === null) continue;
@@ -68,7 +72,7 @@ export function validateFleetDirectory(files: readonly FleetFile[]): FleetValida
       addKnown(known, checked.kind, checked.name);
       if (checked.parsed) {
         const source = { name: checked.name, file: file.path, document: doc.index, line: doc.line };
-        entries.push({ object: { ...source, ...checked.parsed } as FleetObject, doc });
+        entries.push({ object: { ...source, ...checked.parsed }, doc });
       }
     }
   }
@@ -99,14 +103,25 @@ function at(
   name: string | null,
   issue: Issue,
 ): FleetError {
-  return { code: issue.code, file, document, line, kind, name, path: formatPath(issue.path), message: issue.message };
+  return {
+    code: issue.code,
+    file,
+    document,
+    line,
+    kind,
+    name,
+    path: formatPath(issue.path),
+    message: issue.message,
+  };
 }
 
 /** Paths come from a checkout or a git tree; one that could leave the repository is refused outright. */
 function unsafePath(path: string): string | null {
   if (path === '') return 'empty file path';
-  if (path.startsWith('/') || /^[A-Za-z]:/.test(path)) return `absolute path '${path}': paths are relative to the repository root`;
+  if (path.startsWith('/') || /^[A-Za-z]:/.test(path))
+    return `absolute path '${path}': paths are relative to the repository root`;
   if (path.includes('\\')) return `path '${path}' uses '\\': use '/' separators`;
-  if (path.split('/').some((s) => s === '..' || s === '')) return `path '${path}' escapes or is not normalised ('..' or '//')`;
+  if (path.split('/').some((s) => s === '..' || s === ''))
+    return `path '${path}' escapes or is not normalised ('..' or '//')`;
   return null;
 }

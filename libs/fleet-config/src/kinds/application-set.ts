@@ -43,7 +43,10 @@ export interface ApplicationSetObject {
 }
 
 /** Checks an ApplicationSet document; every problem found is returned, not only the first. */
-export function checkApplicationSet(value: unknown): { object: ApplicationSetObject | null; issues: Issue[] } {
+export function checkApplicationSet(value: unknown): {
+  object: ApplicationSetObject | null;
+  issues: Issue[];
+} {
   const issues: Issue[] = [];
   const envelope = applicationSetObjectSchema.safeParse(value, { reportInput: true });
   if (!envelope.success) issues.push(...fromZodIssues(envelope.error.issues));
@@ -62,7 +65,8 @@ export function checkApplicationSet(value: unknown): { object: ApplicationSetObj
       });
     }
   }
-  if (envelope.success) issues.push(...checkGeneratorSelectors(envelope.data.spec.generators, ['spec', 'generators']));
+  if (envelope.success)
+    issues.push(...checkGeneratorSelectors(envelope.data.spec.generators, ['spec', 'generators']));
   if (!envelope.success || parsed === null || issues.length > 0) return { object: null, issues };
   const { project, rolloutStrategy } = envelope.data.spec;
   return {
@@ -97,7 +101,8 @@ function checkGeneratorSelectors(generators: unknown[], base: (string | number)[
       issues.push(...checkSelector(clusters['selector'], [...at, 'clusters', 'selector']));
     for (const nested of ['matrix', 'merge'] as const) {
       const children = (gen[nested] as { generators?: unknown } | null | undefined)?.generators;
-      if (Array.isArray(children)) issues.push(...checkGeneratorSelectors(children, [...at, nested, 'generators']));
+      if (Array.isArray(children))
+        issues.push(...checkGeneratorSelectors(children, [...at, nested, 'generators']));
     }
   });
   return issues;
@@ -117,9 +122,17 @@ const generatorSelectorSchema = labelSelectorSchema.extend({
           const count = expr.values?.length ?? 0;
           const needsValues = expr.operator === 'In' || expr.operator === 'NotIn';
           if (needsValues && count === 0)
-            ctx.addIssue({ code: 'custom', message: `operator ${expr.operator} needs at least one value`, path: ['values'] });
+            ctx.addIssue({
+              code: 'custom',
+              message: `operator ${expr.operator} needs at least one value`,
+              path: ['values'],
+            });
           if (!needsValues && count > 0)
-            ctx.addIssue({ code: 'custom', message: `operator ${expr.operator} takes no values`, path: ['values'] });
+            ctx.addIssue({
+              code: 'custom',
+              message: `operator ${expr.operator} takes no values`,
+              path: ['values'],
+            });
         }),
     )
     .optional(),
@@ -127,7 +140,9 @@ const generatorSelectorSchema = labelSelectorSchema.extend({
 
 function checkSelector(selector: unknown, path: (string | number)[]): Issue[] {
   const r = generatorSelectorSchema.safeParse(selector, { reportInput: true });
-  return r.success ? [] : fromZodIssues(r.error.issues, path).map((i) => ({ ...i, code: 'invalid-selector' }));
+  return r.success
+    ? []
+    : fromZodIssues(r.error.issues, path).map((i) => ({ ...i, code: 'invalid-selector' }));
 }
 
 function samePath(a: (string | number)[], b: (string | number)[]): boolean {
