@@ -37,7 +37,9 @@ export class ClusterWakeups implements OnModuleInit, OnApplicationShutdown {
     } catch (e) {
       this.publisher.disconnect();
       this.subscriber.disconnect();
-      throw new Error(`cannot connect to Redis at ${this.config.redis.url} (REDIS_URL): ${String(e)}`);
+      throw new Error(`cannot connect to Redis at ${this.config.redis.url} (REDIS_URL): ${String(e)}`, {
+        cause: e,
+      });
     }
     this.subscriber.on('message', (_channel: string, clusterId: string) => this.wakeLocal(clusterId));
     await this.subscriber.subscribe(this.channel);
