@@ -24,12 +24,13 @@ export function deepEqual(a: unknown, b: unknown): boolean {
   return false;
 }
 
-/** Reads `obj.a.b.c` for a path of keys; undefined when any step is missing. */
+/** Reads `obj.a.b.c` for a path of keys (numeric keys index arrays); undefined when any step is missing. */
 export function getPath(obj: unknown, path: readonly string[]): unknown {
   let cur = obj;
   for (const k of path) {
-    if (!isObject(cur)) return undefined;
-    cur = cur[k];
+    if (Array.isArray(cur) && /^\d+$/.test(k)) cur = cur[Number(k)];
+    else if (isObject(cur)) cur = cur[k];
+    else return undefined;
   }
   return cur;
 }

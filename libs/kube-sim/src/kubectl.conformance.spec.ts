@@ -137,6 +137,13 @@ describe('real kubectl against a simulated cluster', () => {
       controller: true,
       blockOwnerDeletion: true,
     });
+    // Table output: the columns a real cluster prints.
+    expect(await k.ok(['get', 'deploy', 'web'])).toMatch(
+      /^NAME\s+READY\s+UP-TO-DATE\s+AVAILABLE\s+AGE\nweb\s+2\/2\s+2\s+2\s+\d+s\n$/,
+    );
+    expect(await k.ok(['get', 'pods', '-l', 'app=web', '--no-headers'])).toMatch(
+      /^web-[a-z0-9]+-[a-z0-9]{5}\s+1\/1\s+Running\s+0\s+\d+s\n/,
+    );
     const pods = await k.json<Obj>(['get', 'pods', '-l', 'app=web']);
     expect(pods['items'].map((p: Obj) => p['status']['phase'])).toEqual(['Running', 'Running']);
   });

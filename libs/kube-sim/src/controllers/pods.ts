@@ -155,7 +155,8 @@ function runningStatus(
       containerID: `containerd://${str(c['name'])}${restarts}`,
       ready,
       started: !crash,
-      restartCount: crash ? restarts : 0,
+      // A crash-looping container has crashed at least once by the time it is seen waiting.
+      restartCount: crash ? Math.max(1, restarts) : 0,
       state: crash
         ? {
             waiting: {

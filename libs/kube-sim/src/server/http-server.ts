@@ -8,7 +8,7 @@ import {
   type PatchType,
 } from '../api/cluster-api.js';
 import { badRequest, methodNotAllowed, notFound, StatusError, unsupportedMediaType } from '../errors.js';
-import { isObject, type JsonObject, str } from '../json.js';
+import { isObject, type JsonObject, str, getPath } from '../json.js';
 import { apiVersionOf, type ResourceType } from '../resources/resource-type.js';
 import { parseFieldSelector, parseLabelSelector } from '../store/selectors.js';
 import {
@@ -24,6 +24,9 @@ import {
 import { groupVersionDocument, openApiRoot } from './openapi.js';
 import { WatchStream } from './watch-handler.js';
 import { protobufToJson } from './protobuf.js';
+import { toTable, wantsTable } from './table.js';
+
+const TABLE_CONTENT_TYPE = 'application/json;as=Table;v=v1;g=meta.k8s.io';
 
 interface Route {
   rt: ResourceType;
@@ -283,6 +286,13 @@ export class ApiHttpServer {
             return;
           }
           const { items, resourceVersion } = api.list(rt, r.namespace, { labelSelector, fieldSelector });
+          if (wantsTable(req.headers.accept))
+            return this.send(
+              res,
+              200,
+              toTable(rt, items, resourceVersion, api.clock.now(), q.get('includeObject')),
+              TABLE_CONTENT_TYPE,
+            );
           return this.send(res, 200, this.listBody(rt, items, resourceVersion));
         }
         case 'POST': {
@@ -357,8 +367,23 @@ export class ApiHttpServer {
     }
     const subresource = r.subresource === 'status' ? 'status' : undefined;
     switch (method) {
-      case 'GET':
-        return this.send(res, 200, api.get(rt, ns, name));
+      case 'GET': {
+        const o = api.get(rt, ns, name);
+        if (wantsTable(req.headers.accept))
+          return this.send(
+            res,
+            200,
+            toTable(
+              rt,
+              [o],
+              str(getPath(o, ['metadata', 'resourceVersion'])),
+              api.clock.now(),
+              q.get('includeObject'),
+            ),
+            TABLE_CONTENT_TYPE,
+          );
+        return this.send(res, 200, o);
+      }
       case 'PUT': {
         const body = this.decode(await this.body(req), contentType, false);
         if (r.subresource === 'finalize') {
