@@ -26,6 +26,7 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandMod
     summary: 'serve simulated Kubernetes clusters (kubectl and client-node compatible) until interrupted',
     load: () => import('./commands/sim.command.js'),
   },
+  validate: { summary: 'check a fleet repo offline', load: () => import('./commands/validate.command.js') },
   windows: {
     summary: 'evaluate sync windows (allow/deny, cron, time zone) for a target at given times',
     load: () => import('./commands/windows.command.js'),

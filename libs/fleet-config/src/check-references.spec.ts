@@ -7,6 +7,7 @@ describe('repoPermitted (a project sourceRepos)', () => {
     [['https://github.com/example/*'], 'https://github.com/example/team/web', true],
     [['https://github.com/example/web'], 'https://github.com/example/web.git', true],
     [['https://github.com/example/web.git'], 'https://github.com/example/web', true],
+    [['https://github.com/Example/Web'], 'https://github.com/example/web/', true],
     [['https://github.com/example/*'], 'https://gitlab.com/example/web', false],
     [
       ['https://github.com/example/*', '!https://github.com/example/secret'],

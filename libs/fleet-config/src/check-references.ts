@@ -119,9 +119,13 @@ export function repoPermitted(sourceRepos: readonly string[], repoURL: string): 
   return allowed;
 }
 
-// `https://host/org/repo.git` and `https://host/org/repo` are one repository (as Argo CD normalises).
+// `https://host/Org/repo.git` and `https://host/org/repo` are one repository, as Argo CD normalises them.
 function normalizeRepo(url: string): string {
-  return url.replace(/\.git$/, '').replace(/\/+$/, '');
+  return url
+    .trim()
+    .replace(/\/+$/, '')
+    .replace(/\.git$/, '')
+    .toLowerCase();
 }
 
 function repositoriesOf(

@@ -1,0 +1,159 @@
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { run, type ValidateReport } from './validate.command.js';
+
+const CASES = new URL('../../../../libs/fleet-config/src/testdata/cases/', import.meta.url).pathname;
+const EXAMPLE = new URL('../../../../examples/fleet-repo', import.meta.url).pathname;
+
+let dir: string;
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'flotilla-validate-'));
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+afterEach(() => vi.restoreAllMocks());
+
+/** Runs the command in-process and returns its exit code, stdout and stderr. */
+async function flotillaValidate(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
+  let out = '';
+  let err = '';
+  vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+    out += String(chunk);
+    return true;
+  });
+  vi.spyOn(console, 'error').mockImplementation((...args: unknown[]) => {
+    err += `${args.join(' ')}\n`;
+  });
+  const code = await run(argv);
+  vi.restoreAllMocks();
+  return { code, out, err };
+}
+
+const WINDOW = `apiVersion: flotilla.dev/v1alpha1
+kind: SyncWindow
+metadata:
+  name: nightly
+spec:
+  kind: allow
+  schedule: "0 22 * * *"
+  duration: 2h
+`;
+
+describe('flotilla validate', () => {
+  it('accepts the example fleet repository: exit 0, every object listed with its file', async () => {
+    const { code, out, err } = await flotillaValidate(EXAMPLE, '-o', 'json');
+    expect(err).toBe('');
+    expect(code).toBe(0);
+    const report = JSON.parse(out) as ValidateReport;
+    expect(report.valid).toBe(true);
+    expect(report.errors).toEqual([]);
+    expect(report.objects).toContainEqual({
+      kind: 'RolloutStrategy',
+      name: 'canary-first',
+      file: 'rollouts/canary-first.yaml',
+    });
+    expect(report.objects).toHaveLength(10);
+  });
+
+  it.each(readdirSync(CASES).sort())('reports the %s fixture as expected.json says', async (name) => {
+    const expected = JSON.parse(readFileSync(join(CASES, name, 'expected.json'), 'utf8')) as {
+      valid: boolean;
+      objects: { kind: string; name: string; file: string }[];
+      errors: ValidateReport['errors'];
+    };
+    const { code, out } = await flotillaValidate(join(CASES, name), '-o', 'json');
+    expect(code).toBe(expected.valid ? 0 : 1);
+    expect(JSON.parse(out)).toEqual({
+      valid: expected.valid,
+      objects: expected.objects.map((o) => ({ kind: o.kind, name: o.name, file: o.file })),
+      errors: expected.errors.map((e) => ({
+        file: e.file,
+        document: e.document,
+        line: e.line,
+        kind: e.kind,
+        name: e.name,
+        path: e.path,
+        message: e.message,
+        code: e.code,
+      })),
+    });
+  });
+
+  it('prints one line per error as file:line: kind/name: path: message, then a summary', async () => {
+    const { code, out } = await flotillaValidate(join(CASES, 'dangling-reference'));
+    expect(code).toBe(1);
+    expect(out.trimEnd().split('\n')).toEqual([
+      "objects.yaml:6: ApplicationSet/guestbook: spec.project: project 'team-b' does not exist: no Project of that name in the repository",
+      "objects.yaml:7: ApplicationSet/guestbook: spec.rolloutStrategy: rollout strategy 'canary-first' does not exist: no RolloutStrategy of that name in the repository",
+      "objects.yaml:34: ApplicationSet/argo-guestbook: spec.template.spec.project: project 'team-c' does not exist: no Project of that name in the repository",
+      "objects.yaml:50: SyncWindow/freeze: spec.projects[1]: project 'team-d' does not exist: no Project of that name in the repository",
+      "objects.yaml:61: Project/team-a: spec.syncWindows[1]: sync window 'holidays' does not exist: no SyncWindow of that name in the repository",
+      'invalid: 5 errors (0 valid objects in 1 file); nothing would change',
+    ]);
+  });
+
+  it('prints a one-line summary for a valid repository', async () => {
+    const { code, out } = await flotillaValidate(EXAMPLE);
+    expect(code).toBe(0);
+    expect(out).toBe(
+      'valid: 10 valid objects in 6 files (ApplicationSet 2, ClusterGroup 3, Project 2, RolloutStrategy 1, SyncWindow 2)\n',
+    );
+  });
+
+  it('refuses symbolic links (to a file or a directory) and skips hidden directories', async () => {
+    const repo = join(dir, 'links');
+    const outside = join(dir, 'outside');
+    mkdirSync(join(repo, '.git'), { recursive: true });
+    mkdirSync(outside, { recursive: true });
+    writeFileSync(join(outside, 'window.yaml'), WINDOW);
+    writeFileSync(join(repo, 'window.yaml'), WINDOW.replace('nightly', 'local'));
+    writeFileSync(join(repo, '.git', 'config.yaml'), 'not: [a fleet object\n');
+    symlinkSync(join(outside, 'window.yaml'), join(repo, 'linked.yaml'));
+    symlinkSync(outside, join(repo, 'linked-dir'));
+    const { code, out } = await flotillaValidate(repo, '-o', 'json');
+    expect(code).toBe(1);
+    const report = JSON.parse(out) as ValidateReport;
+    expect(report.objects).toEqual([{ kind: 'SyncWindow', name: 'local', file: 'window.yaml' }]);
+    expect(report.errors.map((e) => [e.code, e.file])).toEqual([
+      ['invalid-path', 'linked-dir'],
+      ['invalid-path', 'linked.yaml'],
+    ]);
+    expect(report.errors[0]?.message).toContain('symbolic link refused');
+  });
+
+  it('exits 2 with one line on stderr for usage errors and unreadable directories', async () => {
+    const file = join(dir, 'file.yaml');
+    writeFileSync(file, WINDOW);
+    for (const argv of [
+      [],
+      [dir, dir],
+      [dir, '-o', 'xml'],
+      [join(dir, 'missing')],
+      [file],
+      [dir, '--bogus'],
+    ]) {
+      const { code, out, err } = await flotillaValidate(...argv);
+      expect(code, argv.join(' ')).toBe(2);
+      expect(out).toBe('');
+      expect(err.startsWith('flotilla: ')).toBe(true);
+    }
+    const missing = await flotillaValidate(join(dir, 'missing'));
+    expect(missing.err).toBe(`flotilla: cannot read ${join(dir, 'missing')}: ENOENT\n`);
+  });
+
+  it('prints yaml with -o yaml', async () => {
+    const { code, out } = await flotillaValidate(join(CASES, 'bad-cron'), '-o', 'yaml');
+    expect(code).toBe(1);
+    expect(out).toContain('valid: false');
+    expect(out).toContain('code: invalid-schedule');
+  });
+});
