@@ -55,28 +55,32 @@ describe.runIf(existsSync(MAIN))('flotilla-agent (the built binary)', () => {
     expect(r.stderr).toContain('FLOTILLA_RESYNC_SECONDS: must be a whole number of seconds');
   });
 
-  it('refuses to start with nothing to resume and no bootstrap token, or an unreadable kubeconfig', async () => {
-    const noToken = run({
-      FLOTILLA_HUB_URL: h.hub.url,
-      FLOTILLA_CLUSTER_NAME: 'south',
-      FLOTILLA_STATE_DIR: join(h.dir, 'empty-state'),
-    });
-    const noKubeconfig = run({
-      FLOTILLA_HUB_URL: h.hub.url,
-      FLOTILLA_CLUSTER_NAME: 'south',
-      FLOTILLA_BOOTSTRAP_TOKEN: 'x',
-      KUBECONFIG: join(h.dir, 'missing.kubeconfig'),
-      FLOTILLA_STATE_DIR: join(h.dir, 'empty-state'),
-    });
-    children.push(noToken.child, noKubeconfig.child);
-    expect(await Promise.all([noToken.exit, noKubeconfig.exit])).toEqual([2, 2]);
-    expect(noToken.stderr).toContain('flotilla-agent: FLOTILLA_BOOTSTRAP_TOKEN: no agent credential in');
-    expect(noKubeconfig.stderr).toContain(
-      `flotilla-agent: KUBECONFIG: cannot read the kubeconfig ${join(h.dir, 'missing.kubeconfig')}`,
-    );
-  });
+  it(
+    'refuses to start with nothing to resume and no bootstrap token, or an unreadable kubeconfig',
+    { timeout: 120_000 },
+    async () => {
+      const noToken = run({
+        FLOTILLA_HUB_URL: h.hub.url,
+        FLOTILLA_CLUSTER_NAME: 'south',
+        FLOTILLA_STATE_DIR: join(h.dir, 'empty-state'),
+      });
+      const noKubeconfig = run({
+        FLOTILLA_HUB_URL: h.hub.url,
+        FLOTILLA_CLUSTER_NAME: 'south',
+        FLOTILLA_BOOTSTRAP_TOKEN: 'x',
+        KUBECONFIG: join(h.dir, 'missing.kubeconfig'),
+        FLOTILLA_STATE_DIR: join(h.dir, 'empty-state'),
+      });
+      children.push(noToken.child, noKubeconfig.child);
+      expect(await Promise.all([noToken.exit, noKubeconfig.exit])).toEqual([2, 2]);
+      expect(noToken.stderr).toContain('flotilla-agent: FLOTILLA_BOOTSTRAP_TOKEN: no agent credential in');
+      expect(noKubeconfig.stderr).toContain(
+        `flotilla-agent: KUBECONFIG: cannot read the kubeconfig ${join(h.dir, 'missing.kubeconfig')}`,
+      );
+    },
+  );
 
-  it('syncs, logs JSON, and exits 0 on SIGTERM', async () => {
+  it('syncs, logs JSON, and exits 0 on SIGTERM', { timeout: 120_000 }, async () => {
     const kubeconfig = join(h.dir, 'south.kubeconfig');
     await writeFile(kubeconfig, h.sim.kubeconfig());
     const digest = h.hub.addBundle(loadFixture('bundle-web.yaml'));
@@ -89,7 +93,10 @@ describe.runIf(existsSync(MAIN))('flotilla-agent (the built binary)', () => {
       FLOTILLA_STATE_DIR: join(h.dir, 'state'),
     });
     children.push(r.child);
-    await expect.poll(() => h.syncs().map((s) => s.outcome), poll).toEqual(['Succeeded']);
+    // A cold Node start that loads client-node can take many seconds on a busy machine.
+    await expect
+      .poll(() => h.syncs().map((s) => s.outcome), { ...poll, timeout: 60_000 })
+      .toEqual(['Succeeded']);
 
     r.child.kill('SIGTERM');
     expect(await r.exit).toBe(0);
