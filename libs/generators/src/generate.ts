@@ -51,8 +51,7 @@ export function findDuplicateTargetNames(targets: GeneratedTarget[]): string[] {
 
 /** Runs one validated generator and applies its post-selector. */
 function runGenerator(generator: GeneratorSpec, env: GeneratorEnv, path: string, depth: number): Params[] {
-  const matches = compileSelector(generator.selector, `${path}.selector`);
-  return produce(generator, env, path, depth).filter((p) => matches(flattenToStrings(p)));
+  return postSelect(produce(generator, env, path, depth), generator.selector, path);
 }
 
 /**
@@ -78,8 +77,14 @@ function runChild(
   } catch (err) {
     throw GeneratorError.wrap(err, 'TEMPLATE_EXECUTE', path);
   }
-  const matches = compileSelector(written.selector, `${path}.selector`);
-  return produce(interpolated, env, path, depth).filter((p) => matches(flattenToStrings(p)));
+  return postSelect(produce(interpolated, env, path, depth), written.selector, path);
+}
+
+/** A post-selector matches the flattened params, each value printed with Go's `%v`. */
+function postSelect(params: Params[], selector: GeneratorSpec['selector'], path: string): Params[] {
+  if (selector == null) return params;
+  const matches = compileSelector(selector, `${path}.selector`);
+  return params.filter((p) => matches(flattenToStrings(p)));
 }
 
 function produce(generator: GeneratorSpec, env: GeneratorEnv, path: string, depth: number): Params[] {

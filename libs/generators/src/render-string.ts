@@ -17,8 +17,11 @@ export interface TemplateMode {
 
 /** Renders one string with one parameter set, in the ApplicationSet's template mode. */
 export function renderString(template: string, params: Params, mode: TemplateMode): string {
+  // Without an action there is nothing to render in either mode (but options are still checked).
+  if (!template.includes('{{') && !mode.goTemplate) return template;
   if (!mode.goTemplate) return renderFastTemplate(template, params);
   const missingKey = missingKeyOption(mode.goTemplateOptions);
+  if (!template.includes('{{')) return template;
   let parsed;
   try {
     parsed = engine.parse(template);
