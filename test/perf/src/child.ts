@@ -1,31 +1,39 @@
 import { writeFileSync } from 'node:fs';
-import { agentBench } from './benches/agent.bench.js';
-import { desiredStateBench } from './benches/desired-state.bench.js';
-import { diffThroughput } from './benches/diff.bench.js';
-import { fleetBench } from './benches/fleet.bench.js';
-import { simIdle } from './benches/sim-idle.bench.js';
+import { runCleanups } from './cleanup.js';
 import { type BenchFn } from './types.js';
 
-/** Every benchmark by the name `--only` takes. */
-const BENCHES: Record<string, BenchFn> = {
-  sim: simIdle,
-  agent: agentBench,
-  diff: diffThroughput,
-  desired: desiredStateBench,
-  fleet: fleetBench,
+/**
+ * Every benchmark by the name `--only` takes, loaded lazily: a process that measures its own RSS
+ * must not carry the modules of the others.
+ */
+const BENCHES: Record<string, () => Promise<BenchFn>> = {
+  sim: async () => (await import('./benches/sim-idle.bench.js')).simIdle,
+  agent: async () => (await import('./benches/agent.bench.js')).agentBench,
+  diff: async () => (await import('./benches/diff.bench.js')).diffThroughput,
+  desired: async () => (await import('./benches/desired-state.bench.js')).desiredStateBench,
+  fleet: async () => (await import('./benches/fleet.bench.js')).fleetBench,
 };
 
 // One benchmark per process, so that its RSS and CPU are its own and a crash stays contained.
 // argv: <bench> <params JSON> <quick 0|1> <result file>
 const [name, paramsJson, quick, outFile] = process.argv.slice(2);
-const fn = name ? BENCHES[name] : undefined;
-if (!fn || !paramsJson || !outFile) {
+const load = name ? BENCHES[name] : undefined;
+if (!load || !paramsJson || !outFile) {
   console.error('usage: child.js <bench> <params JSON> <0|1> <result file>');
   process.exit(2);
 }
+process.once('SIGTERM', () => {
+  console.log('  stopped by the runner: cleaning up');
+  const force = setTimeout(() => process.exit(143), 20_000);
+  void runCleanups().finally(() => {
+    clearTimeout(force);
+    process.exit(143);
+  });
+});
 const params = JSON.parse(paramsJson) as Record<string, number>;
 const label = `[${name}${params['clusters'] !== undefined ? ` ${params['clusters']}` : ''}]`;
 try {
+  const fn = await load();
   const output = await fn({
     quick: quick === '1',
     params,

@@ -16,6 +16,7 @@ import {
   type SupervisedProcess,
 } from '@flotilla/cli/fleet';
 import { AppRepo, type AppShape } from './app-repo.js';
+import { onStop } from './cleanup.js';
 
 export const ADMIN_DATABASE_URL =
   process.env['BENCH_DATABASE_URL'] ??
@@ -40,11 +41,13 @@ export class HubStack {
   redisUrl = '';
   readonly redisPrefix = `flotilla-bench-${randomBytes(4).toString('hex')}`;
   private dbName = '';
+  private forget: (() => void) | undefined;
 
   private constructor(readonly workDir: string) {}
 
   static async start(shape: AppShape, progress: (line: string) => void): Promise<HubStack> {
     const stack = new HubStack(await mkdtemp(join(tmpdir(), 'flotilla-bench-')));
+    stack.forget = onStop(() => stack.stop());
     try {
       await stack.boot(shape, progress);
     } catch (err) {
@@ -130,6 +133,7 @@ export class HubStack {
   }
 
   async stop(): Promise<void> {
+    this.forget?.();
     await this.supervisor.stopAll();
     if (this.dbName) {
       await withAdmin((c) => c.query(`DROP DATABASE IF EXISTS "${this.dbName}" WITH (FORCE)`)).catch(

@@ -51,7 +51,7 @@ export interface BenchContext {
   quick: boolean;
   /** Per-bench parameters chosen by the runner (e.g. the fleet size of a sim-idle child). */
   params: Record<string, number>;
-  progress(line: string): void;
+  progress: (line: string) => void;
 }
 
 export type BenchFn = (ctx: BenchContext) => Promise<BenchOutput>;

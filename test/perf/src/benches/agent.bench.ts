@@ -1,7 +1,8 @@
 import { join } from 'node:path';
-import { KubeConfig, KubernetesObjectApi, PatchStrategy, Watch } from '@kubernetes/client-node';
+import { KubeConfig, KubernetesObjectApi, PatchStrategy } from '@kubernetes/client-node';
 import { REPO_ROOT, waitFor } from '@flotilla/cli/fleet';
 import { startSimCluster } from '@flotilla/kube-sim';
+import { watchConfigMaps } from '../config-map-watch.js';
 import { appName, appObjects, fleetAppSet, objectsPerApp, type AppShape } from '../app-repo.js';
 import { HubStack } from '../hub-stack.js';
 import { procMemory, sampleIdle } from '../proc-stats.js';
@@ -36,7 +37,7 @@ export const agentBench: BenchFn = async (ctx) => {
 
     // Floor: the same objects applied straight to fresh simulated clusters.
     const floorRuns: number[] = [];
-    for (let r = 0; r < (ctx.quick ? 1 : 3); r++) {
+    for (let r = 0; r < (ctx.quick ? 1 : 2); r++) {
       const s = await startSimCluster({ name: `floor-${r}` });
       sims.push(s);
       const kc = new KubeConfig();
@@ -97,20 +98,11 @@ export const agentBench: BenchFn = async (ctx) => {
     kc.loadFromString(sim.kubeconfig());
     const client = KubernetesObjectApi.makeApiClient(kc);
     const waiters = new Map<string, (release: string) => void>();
-    const watch = new Watch(kc);
-    const controller = await watch.watch(
-      '/api/v1/configmaps',
-      {},
-      (
-        _type: string,
-        obj: { metadata?: { namespace?: string; name?: string }; data?: Record<string, string> },
-      ) => {
-        const key = `${obj.metadata?.namespace}/${obj.metadata?.name}`;
-        waiters.get(key)?.(obj.data?.['release'] ?? '');
-      },
-      () => undefined,
-    );
-    stopWatch = () => controller.abort();
+    const watch = await watchConfigMaps(kc, (obj) => {
+      const key = `${obj.metadata?.namespace}/${obj.metadata?.name}`;
+      waiters.get(key)?.(obj.data?.['release'] ?? '');
+    });
+    stopWatch = () => watch.stop();
     await new Promise((resolve) => setTimeout(resolve, 500));
 
     const heal: number[] = [];

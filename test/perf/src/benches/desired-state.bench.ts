@@ -67,15 +67,13 @@ export const desiredStateBench: BenchFn = async (ctx) => {
   try {
     for (let i = 0; i < clusters; i += 20) {
       await Promise.all(
-        inventory
-          .slice(i, i + 20)
-          .map((c) =>
-            stack.api.request('POST', '/api/v1/clusters', {
-              name: c.name,
-              server: c.server,
-              labels: c.labels,
-            }),
-          ),
+        inventory.slice(i, i + 20).map((c) =>
+          stack.api.request('POST', '/api/v1/clusters', {
+            name: c.name,
+            server: c.server,
+            labels: c.labels,
+          }),
+        ),
       );
     }
     ctx.progress(`registered ${clusters} clusters`);
@@ -83,7 +81,7 @@ export const desiredStateBench: BenchFn = async (ctx) => {
     const runs: number[] = [];
     const floor: number[] = [];
     let bundles = 0;
-    for (let r = 0; r < (ctx.quick ? 1 : 3); r++) {
+    for (let r = 0; r < (ctx.quick ? 1 : 2); r++) {
       if (r > 0) {
         await stack.api.request('DELETE', '/api/v1/appsets/bench');
         await waitFor(

@@ -1,10 +1,11 @@
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
-import { KubeConfig, Watch } from '@kubernetes/client-node';
+import { KubeConfig } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { startAgent, type Agent } from '@flotilla/agent';
 import { waitFor } from '@flotilla/cli/fleet';
 import { startSimFleet, type SimFleet } from '@flotilla/kube-sim';
+import { watchConfigMaps } from '../config-map-watch.js';
 import { appName, fleetAppSet, type AppShape } from '../app-repo.js';
 import { HubStack } from '../hub-stack.js';
 import { procMemory, sampleIdle } from '../proc-stats.js';
@@ -25,7 +26,7 @@ export const fleetBench: BenchFn = async (ctx) => {
   const bench = 'fleet';
   const stack = await HubStack.start(shape, ctx.progress);
   const agents: Agent[] = [];
-  const watches: AbortController[] = [];
+  const watches: { stop(): void }[] = [];
   let fleet: SimFleet | undefined;
   try {
     await new Promise((resolve) => setTimeout(resolve, 2_000));
@@ -64,19 +65,11 @@ export const fleetBench: BenchFn = async (ctx) => {
       const kc = new KubeConfig();
       kc.loadFromString(sim.kubeconfig());
       watches.push(
-        await new Watch(kc).watch(
-          '/api/v1/configmaps',
-          {},
-          (
-            _t: string,
-            obj: { metadata?: { namespace?: string; name?: string }; data?: Record<string, string> },
-          ) => {
-            if (obj.metadata?.name !== 'settings-0' || !obj.metadata.namespace) return;
-            releaseOf[i]?.set(obj.metadata.namespace, obj.data?.['release'] ?? '');
-            onEvent?.();
-          },
-          () => undefined,
-        ),
+        await watchConfigMaps(kc, (obj) => {
+          if (obj.metadata?.name !== 'settings-0' || !obj.metadata.namespace) return;
+          releaseOf[i]?.set(obj.metadata.namespace, obj.data?.['release'] ?? '');
+          onEvent?.();
+        }),
       );
     }
     const convergedOn = (i: number, release: string): boolean => {
@@ -96,8 +89,19 @@ export const fleetBench: BenchFn = async (ctx) => {
           if (times.every((t) => t !== null)) done();
         };
         const timer = setTimeout(() => done(), timeoutMs);
+        const ticker = setInterval(() => {
+          const n = times.filter((t) => t !== null).length;
+          const apps = releaseOf.reduce(
+            (sum, m) => sum + [...m.values()].filter((r) => r === release).length,
+            0,
+          );
+          ctx.progress(
+            `${n}/${clusters.length} clusters on ${release} (${apps}/${clusters.length * shape.apps} apps)`,
+          );
+        }, 10_000);
         const done = (): void => {
           clearTimeout(timer);
+          clearInterval(ticker);
           onEvent = undefined;
           resolve(times);
         };
@@ -136,7 +140,7 @@ export const fleetBench: BenchFn = async (ctx) => {
     ctx.progress(`hub idle: RSS ${idle[idle.length - 1]?.rssMB.toFixed(0)} MB`);
 
     // Commits.
-    const commits = ctx.quick ? 2 : count >= 100 ? 4 : 6;
+    const commits = ctx.quick ? 2 : count >= 100 ? 3 : 5;
     const perCluster: number[] = [];
     const allClusters: number[] = [];
     const hubSynced: number[] = [];
@@ -287,7 +291,7 @@ export const fleetBench: BenchFn = async (ctx) => {
       remarks: [],
     };
   } finally {
-    for (const w of watches) w.abort();
+    for (const w of watches) w.stop();
     await Promise.all(agents.map((a) => a.stop()));
     await fleet?.stop();
     await stack.stop();
