@@ -144,6 +144,9 @@ describe('real kubectl against a simulated cluster', () => {
     expect(await k.ok(['get', 'pods', '-l', 'app=web', '--no-headers'])).toMatch(
       /^web-[a-z0-9]+-[a-z0-9]{5}\s+1\/1\s+Running\s+0\s+\d+s\n/,
     );
+    expect(await k.ok(['logs', 'deploy/web'])).toMatch(
+      /^kube-sim: container nginx of pod web-[a-z0-9-]+ started \(image nginx:1\.27\)\n$/,
+    );
     const pods = await k.json<Obj>(['get', 'pods', '-l', 'app=web']);
     expect(pods['items'].map((p: Obj) => p['status']['phase'])).toEqual(['Running', 'Running']);
   });

@@ -246,6 +246,14 @@ export class ApiHttpServer {
       .split(';')[0]!
       .trim()
       .toLowerCase();
+    if (
+      r.subresource === 'log' &&
+      !rt.custom &&
+      rt.kind === 'Pod' &&
+      method === 'GET' &&
+      r.name !== undefined
+    )
+      return this.sendLog(res, api.get(rt, ns, r.name), q.get('container'));
     if (r.subresource && !['status', 'scale', 'finalize'].includes(r.subresource))
       throw new StatusError(404, 'NotFound', 'the server could not find the requested resource');
     if (r.subresource === 'status' && !rt.hasStatus)
@@ -431,6 +439,29 @@ export class ApiHttpServer {
       default:
         throw methodNotAllowed();
     }
+  }
+
+  /** `kubectl logs`: simulated containers write a line when they start (and crash, when they crash-loop). */
+  private sendLog(res: ServerResponse, pod: JsonObject, container: string | null): void {
+    const spec = (pod['spec'] ?? {}) as JsonObject;
+    const names = (Array.isArray(spec['containers']) ? spec['containers'] : [])
+      .filter(isObject)
+      .map((c) => str(c['name']));
+    const name = container ?? names[0] ?? '';
+    const podName = str(getPath(pod, ['metadata', 'name']));
+    if (!names.includes(name)) throw badRequest(`container ${name} is not valid for pod ${podName}`);
+    const statuses = getPath(pod, ['status', 'containerStatuses']);
+    const cs = Array.isArray(statuses)
+      ? statuses.filter(isObject).find((c) => c['name'] === name)
+      : undefined;
+    const lines = [
+      `kube-sim: container ${name} of pod ${podName} started (image ${str(cs?.['image'] ?? '')})`,
+    ];
+    if (getPath(cs, ['lastState', 'terminated', 'exitCode']) === 1)
+      lines.push('kube-sim: simulated crash: exit status 1');
+    const text = `${lines.join('\n')}\n`;
+    res.writeHead(200, { 'Content-Type': 'text/plain', 'Content-Length': Buffer.byteLength(text) });
+    res.end(text);
   }
 
   private patchType(contentType: string): PatchType {
