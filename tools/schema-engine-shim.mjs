@@ -101,10 +101,11 @@ async function runCliCommand(command) {
   }
 }
 
-const [, , first, second] = process.argv;
-if (first === 'cli') {
-  await runCliCommand(second);
-} else if (first === '--version' || first === '-V') {
+// `cli <command>` may follow the `--datasource` option, so look for it anywhere.
+const cliAt = process.argv.indexOf('cli');
+if (cliAt > 1) {
+  await runCliCommand(process.argv[cliAt + 1]);
+} else if (process.argv.includes('--version') || process.argv.includes('-V')) {
   process.stdout.write('schema-engine-shim (wasm)\n');
   process.exit(0);
 }
@@ -123,10 +124,17 @@ async function loadEngine() {
 }
 
 const SchemaEngine = await loadEngine();
-const datamodels = argValue('--datamodels');
+// `--datamodels <schema file>` (repeatable): the engine wants [path, content] pairs.
+const datamodels = [];
+for (let i = 2; i < process.argv.length; i++) {
+  if (process.argv[i] === '--datamodels' && process.argv[i + 1]) {
+    const path = process.argv[++i];
+    datamodels.push([path, await readFile(path, 'utf8')]);
+  }
+}
 const factory = bindMigrationAwareSqlAdapterFactory(await adapterFactory(datasourceUrl()));
 const engine = await SchemaEngine.new(
-  { datamodels: datamodels ? JSON.parse(datamodels) : undefined },
+  { datamodels: datamodels.length > 0 ? datamodels : undefined },
   (msg) => process.stderr.write(String(msg) + '\n'),
   factory,
 );
