@@ -1,6 +1,7 @@
 import { globMatch } from '@flotilla/windows';
 import { type FleetKind, type FleetObject } from './fleet-object.js';
 import { type Issue } from './issue.js';
+import { type ClusterGroupObject } from './kinds/cluster-group.js';
 import { type ProjectObject } from './kinds/project.js';
 
 /** Every object of the set that has a kind and a name, valid or not: what a reference may point at. */
@@ -174,4 +175,37 @@ function stringAt(value: unknown, key: string): string | undefined {
 /** A value the generators fill in per target cannot be checked before expansion. */
 function isTemplated(value: string): boolean {
   return value.includes('{{');
+}
+
+/**
+ * Two ClusterGroups that name the same cluster and give one label two values cannot both hold.
+ * Only explicit names are compared: which clusters a glob picks is known to the hub alone. The later
+ * group (in file order) is reported, pointing at the earlier one.
+ */
+export function clusterLabelConflicts(
+  groups: readonly { name: string; file: string; object: ClusterGroupObject }[],
+): Map<string, Issue[]> {
+  const setBy = new Map<string, { group: string; file: string; value: string }>();
+  const out = new Map<string, Issue[]>();
+  for (const g of groups) {
+    g.object.spec.clusters.forEach((cluster, i) => {
+      for (const [key, value] of Object.entries(g.object.spec.labels)) {
+        const id = `${cluster}\u0000${key}`;
+        const first = setBy.get(id);
+        if (!first) {
+          setBy.set(id, { group: g.name, file: g.file, value });
+          continue;
+        }
+        if (first.value === value || first.group === g.name) continue;
+        const issues = out.get(g.name) ?? [];
+        issues.push({
+          code: 'label-conflict',
+          path: ['spec', 'clusters', i],
+          message: `cluster '${cluster}' gets ${key}=${value} here but ${key}=${first.value} from ClusterGroup '${first.group}' (${first.file})`,
+        });
+        out.set(g.name, issues);
+      }
+    });
+  }
+  return out;
 }

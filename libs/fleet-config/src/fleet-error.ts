@@ -13,7 +13,8 @@ export type FleetErrorCode =
   | 'duplicate-name'
   | 'dangling-reference'
   | 'repo-not-permitted'
-  | 'destination-not-permitted';
+  | 'destination-not-permitted'
+  | 'label-conflict';
 
 /**
  * One problem in a fleet repository, located the way a reviewer reads a pull request: the file,

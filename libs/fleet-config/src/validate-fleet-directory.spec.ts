@@ -20,6 +20,7 @@ const CASE_CODES: Record<string, FleetErrorCode[]> = {
   'dangling-reference': ['dangling-reference'],
   'duplicate-names': ['duplicate-name'],
   'repo-outside-project': ['repo-not-permitted', 'destination-not-permitted'],
+  'conflicting-cluster-labels': ['label-conflict'],
   'valid-fleet': [],
 };
 
@@ -137,6 +138,28 @@ describe('validateFleetDirectory', () => {
       ['invalid-path', '../outside.yaml'],
       ['invalid-path', '/etc/fleet.yaml'],
       ['invalid-path', 'a/../../b.yaml'],
+    ]);
+  });
+
+  it('refuses two rollout steps with the same name', () => {
+    const r = validateFleetDirectory([
+      {
+        path: 'rollout.yaml',
+        content: [
+          'apiVersion: flotilla.dev/v1alpha1',
+          'kind: RolloutStrategy',
+          'metadata: {name: twice}',
+          'spec:',
+          '  steps:',
+          '    - {name: canary, selector: {}}',
+          '    - name: canary',
+          '      selector: {}',
+          '',
+        ].join('\n'),
+      },
+    ]);
+    expect(r.errors.map((e) => [e.code, e.path, e.line, e.message])).toEqual([
+      ['invalid-field', 'spec.steps[1].name', 7, "step name 'canary' is used twice"],
     ]);
   });
 

@@ -1,5 +1,5 @@
 import { checkDocument } from './check-document.js';
-import { checkReferences, type KnownNames } from './check-references.js';
+import { checkReferences, clusterLabelConflicts, type KnownNames } from './check-references.js';
 import { formatPath } from './field-path.js';
 import { compareFleetErrors, type FleetError } from './fleet-error.js';
 import { type FleetKind, type FleetObject } from './fleet-object.js';
@@ -79,9 +79,15 @@ export function validateFleetDirectory(files: readonly FleetFile[]): FleetValida
 
   const projects = new Map<string, ProjectObject>();
   for (const { object } of entries) if (object.kind === 'Project') projects.set(object.name, object.object);
+  const conflicts = clusterLabelConflicts(
+    entries.flatMap(({ object: o }) => (o.kind === 'ClusterGroup' ? [o] : [])),
+  );
   const objects: FleetObject[] = [];
   for (const { object, doc } of entries) {
-    const issues = checkReferences(object, known, projects);
+    const issues = [
+      ...checkReferences(object, known, projects),
+      ...(object.kind === 'ClusterGroup' ? (conflicts.get(object.name) ?? []) : []),
+    ];
     for (const issue of issues)
       errors.push(at(object.file, object.document, doc.lineOf(issue.path), object.kind, object.name, issue));
     if (issues.length === 0) objects.push(object);

@@ -18,7 +18,23 @@ export const rolloutStepSchema = z.strictObject({
 });
 
 export const rolloutStrategySpecSchema = z.strictObject({
-  steps: z.array(rolloutStepSchema).min(1, 'a rollout strategy needs at least one step'),
+  steps: z
+    .array(rolloutStepSchema)
+    .min(1, 'a rollout strategy needs at least one step')
+    .superRefine((steps, ctx) => {
+      // Step names show in "why the rollout waits": two alike would make that ambiguous.
+      const seen = new Set<string>();
+      steps.forEach((step, i) => {
+        if (step.name === undefined) return;
+        if (seen.has(step.name))
+          ctx.addIssue({
+            code: 'custom',
+            message: `step name '${step.name}' is used twice`,
+            path: [i, 'name'],
+          });
+        seen.add(step.name);
+      });
+    }),
 });
 
 export const rolloutStrategyObjectSchema = z.strictObject({
