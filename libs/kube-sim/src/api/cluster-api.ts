@@ -222,7 +222,8 @@ export class ClusterApi {
     delete m['selfLink'];
     if (rt.generation !== 'none') m['generation'] = 1;
     else delete m['generation'];
-    if (rt.hasStatus && !managers && rt.kind !== 'Namespace') delete obj['status'];
+    // The status of a new object is the server's (strategies reset it; defaults may set a phase).
+    if (rt.hasStatus) delete obj['status'];
     return this.commit(rt, undefined, obj, o, managers);
   }
 

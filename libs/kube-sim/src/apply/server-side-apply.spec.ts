@@ -164,6 +164,21 @@ describe('server-side apply (ClusterApi, no HTTP)', () => {
     expect(api.store.resourceVersion).toBe(rv);
   });
 
+  it('ignores status in an applied config for kinds with a status subresource', () => {
+    const created = apply('flotilla', { ...fixture('app-v1.yaml'), status: { replicas: 5 } });
+    expect(created['status']).toBeUndefined();
+    expect(created['metadata']['managedFields'][0]['fieldsV1']).not.toHaveProperty('f:status');
+    const ns = api.patch(
+      api.rt('', 'v1', 'namespaces'),
+      '',
+      'team',
+      'apply',
+      { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team' }, status: { phase: 'Terminating' } },
+      { manager: 'flotilla' },
+    ).object;
+    expect(ns['status']).toEqual({ phase: 'Active' });
+  });
+
   it('rejects bad apply requests with the apiserver messages', () => {
     const bad = (body: JsonObject, manager = 'x'): string => {
       try {
