@@ -177,6 +177,22 @@ describe('validateFleetDirectory', () => {
     expect(r.errors[0]?.message).toContain('alias');
   });
 
+  it('refuses deeply nested and oversized files', () => {
+    const r = validateFleetDirectory([
+      { path: 'deep.yaml', content: `a: ${'['.repeat(100)}${']'.repeat(100)}\n` },
+      { path: 'deeper.yaml', content: `a: ${'['.repeat(20000)}${']'.repeat(20000)}\n` },
+      { path: 'huge.yaml', content: `a: "${'x'.repeat(3 * 1024 * 1024)}"\n` },
+    ]);
+    expect(r.objects).toEqual([]);
+    expect(r.errors.map((e) => [e.code, e.file, e.line])).toEqual([
+      ['invalid-yaml', 'deep.yaml', 1],
+      ['invalid-yaml', 'deeper.yaml', 1],
+      ['invalid-yaml', 'huge.yaml', 1],
+    ]);
+    expect(r.errors[0]?.message).toBe('nested deeper than 64 levels');
+    expect(r.errors[2]?.message).toBe('file is larger than 2 MiB');
+  });
+
   it('checks the references of a valid object against invalid ones without reporting them twice', () => {
     // The project exists but is invalid: the ApplicationSet names it correctly, so only the project is wrong.
     const r = validateFleetDirectory([

@@ -17,8 +17,11 @@ export interface YamlProblem {
   message: string;
 }
 
-// Alias expansion is bounded so that a "billion laughs" document is refused, not expanded.
+// Hostile input is refused before it costs anything: alias expansion is bounded (a "billion
+// laughs" document), and so are a file's size and its nesting, far beyond any real configuration.
 const MAX_ALIAS_COUNT = 100;
+export const MAX_FILE_BYTES = 2 * 1024 * 1024;
+export const MAX_DEPTH = 64;
 
 /**
  * Splits a file into its YAML documents (`---`). Documents that are empty or only comments are
@@ -26,6 +29,11 @@ const MAX_ALIAS_COUNT = 100;
  * Repeated keys are refused: in a reviewed configuration the second one silently winning is a trap.
  */
 export function readYamlDocuments(text: string): { documents: YamlDocument[]; problems: YamlProblem[] } {
+  if (Buffer.byteLength(text, 'utf8') > MAX_FILE_BYTES)
+    return {
+      documents: [],
+      problems: [{ index: 0, line: 1, message: `file is larger than ${MAX_FILE_BYTES / 1024 / 1024} MiB` }],
+    };
   const counter = new LineCounter();
   const parsed = parseAllDocuments(text, { lineCounter: counter, uniqueKeys: true, prettyErrors: false });
   const docs: Document.Parsed[] = Array.isArray(parsed) ? parsed : [];
@@ -47,6 +55,10 @@ export function readYamlDocuments(text: string): { documents: YamlDocument[]; pr
       return;
     }
     if (value === null || value === undefined) return;
+    if (depthOf(value) > MAX_DEPTH) {
+      problems.push({ index, line: lineAt(start), message: `nested deeper than ${MAX_DEPTH} levels` });
+      return;
+    }
     documents.push({
       index,
       line: lineAt(start),
@@ -85,4 +97,18 @@ function findPairKeyLine(
 
 function firstLine(message: string): string {
   return message.split('\n')[0] ?? message;
+}
+
+/** Nesting depth of a parsed value, without recursion (the value may be deep enough to overflow it). */
+function depthOf(value: unknown): number {
+  let max = 0;
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [v, d] = stack.pop() as [unknown, number];
+    if (typeof v !== 'object' || v === null) continue;
+    if (d + 1 > max) max = d + 1;
+    if (max > MAX_DEPTH) return max;
+    for (const child of Object.values(v)) stack.push([child, d + 1]);
+  }
+  return max;
 }
