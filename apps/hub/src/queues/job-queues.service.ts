@@ -28,10 +28,15 @@ export class JobQueues {
     return this.queues[name];
   }
 
-  async enqueue<Q extends QueueName>(queue: Q, payload: QueuePayloads[Q]): Promise<void> {
+  /**
+   * Adds a job with the registry's id and options. Equal work collapses into one job; `fresh` makes
+   * the id unique for a request that must run even when equal work is already queued (a manual refresh).
+   */
+  async enqueue<Q extends QueueName>(queue: Q, payload: QueuePayloads[Q], fresh = false): Promise<void> {
     const o = JOB_OPTIONS[queue];
+    const id = jobId(queue, payload);
     await this.queues[queue].add(queue, payload, {
-      jobId: jobId(queue, payload),
+      jobId: fresh ? `${id}.${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}` : id,
       attempts: o.attempts,
       backoff: { type: 'exponential', delay: o.backoffMs },
       removeOnComplete: o.removeOnComplete,

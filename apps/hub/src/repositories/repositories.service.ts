@@ -72,14 +72,8 @@ export class RepositoriesService {
   async refresh(id: string) {
     const repo = await this.db.prisma.repository.findUnique({ where: { id } });
     if (!repo) throw HubError.notFound('repository', id);
-    // A manual refresh must run even if a job with the poll's id is queued: use a fresh id suffix.
-    await this.queues
-      .queue('source-sync')
-      .add(
-        'source-sync',
-        { repositoryId: id, reason: 'manual' },
-        { jobId: `repo.${id}.manual.${Date.now()}`, removeOnComplete: 100, removeOnFail: 500 },
-      );
+    // A manual refresh must run even if a poll of this repository is already queued.
+    await this.queues.enqueue('source-sync', { repositoryId: id, reason: 'manual' }, true);
     return { repositoryId: id, queued: true };
   }
 
