@@ -1,4 +1,4 @@
-import { isCollection, isNode, LineCounter, parseAllDocuments, type Document } from 'yaml';
+import { isCollection, isNode, isScalar, LineCounter, parseAllDocuments, type Document } from 'yaml';
 import { type FieldPath } from './field-path.js';
 
 /** One YAML document of a file: its value, and where its fields are. */
@@ -70,9 +70,8 @@ export function readYamlDocuments(text: string): { documents: YamlDocument[]; pr
           if (!isCollection(node)) break;
           const next: unknown = node.get(key, true);
           if (!isNode(next) || !next.range) break;
-          // A map value starts on the line after its key for block maps; the key's line reads better.
-          const pair = isCollection(node) && 'items' in node ? findPairKeyLine(node, key, lineAt) : null;
-          line = pair ?? lineAt(next.range[0]);
+          // A block map's value starts on the line after its key; the key's line is what people look for.
+          line = (typeof key === 'string' ? keyLine(node.items, key, lineAt) : null) ?? lineAt(next.range[0]);
           node = next;
         }
         return line;
@@ -82,15 +81,10 @@ export function readYamlDocuments(text: string): { documents: YamlDocument[]; pr
   return { documents, problems };
 }
 
-function findPairKeyLine(
-  node: { items: unknown[] },
-  key: string | number,
-  lineAt: (offset: number) => number,
-): number | null {
-  if (typeof key === 'number') return null;
-  for (const item of node.items) {
+function keyLine(items: unknown[], key: string, lineAt: (offset: number) => number): number | null {
+  for (const item of items) {
     const k = (item as { key?: unknown }).key;
-    if (isNode(k) && k.range && (k as { value?: unknown }).value === key) return lineAt(k.range[0]);
+    if (isScalar(k) && k.range && k.value === key) return lineAt(k.range[0]);
   }
   return null;
 }
