@@ -1,3 +1,5 @@
+import { randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import { KubeConfig } from '@kubernetes/client-node';
 import { type Assignment, type AssignmentsResponse, type Bundle, type Report } from '@flotilla/contract';
 import { bundleDigest } from '@flotilla/manifests';
@@ -10,6 +12,7 @@ import { createKubeClient } from './kube/kube-client.js';
 import { ObjectWatcher } from './kube/object-watcher.js';
 import { TargetReconciler } from './reconcile/target-reconciler.js';
 import { ReportQueue } from './reports/report-queue.js';
+import { BundleDecryptError, BundleDecryptor } from './secrets/bundle-decryptor.js';
 import { StateStore } from './state/state-store.js';
 import { Backoff, sleep } from './util/backoff.js';
 import { type WindowEvaluator, decideSync } from './windows/sync-gate.js';
@@ -70,6 +73,7 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
       'FLOTILLA_BOOTSTRAP_TOKEN',
     );
   }
+  const decryptor = await createDecryptor(config);
   const kc = options.kubeConfig ?? loadKubeConfig(config);
   const kube = createKubeClient(kc);
   const watcher = new ObjectWatcher(kc, kube, log);
@@ -107,13 +111,51 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
 
   for (const c of store.corrupt) log.warn({ code: c.code, path: c.path }, c.message);
 
+  /** Targets whose current bundle could not be decrypted, reported once per bundle. */
+  const decryptFailures = new Set<string>();
+
+  /** The bundle in plaintext, or undefined (reported) when its secrets cannot be decrypted here. */
+  const plaintextBundle = async (a: Assignment, bundle: Bundle): Promise<Bundle | undefined> => {
+    try {
+      return await decryptor.plaintext(bundle);
+    } catch (err) {
+      if (!(err instanceof BundleDecryptError)) throw err;
+      const key = `${a.targetId}@${bundle.digest}`;
+      if (!decryptFailures.has(key)) {
+        decryptFailures.add(key);
+        log.error({ target: a.name, err: err.message }, 'bundle not applied: cannot decrypt its secrets');
+        const at = now().toISOString();
+        await emit([
+          {
+            type: 'sync',
+            id: randomUUID(),
+            targetId: a.targetId,
+            at,
+            revision: a.revision,
+            bundleDigest: a.bundleDigest,
+            trigger: 'auto',
+            outcome: 'Failed',
+            startedAt: at,
+            finishedAt: at,
+            message: err.message,
+            resources: [],
+          },
+        ]);
+      }
+      return undefined;
+    }
+  };
+
   /** Bring the running reconcilers in line with an assignment set whose bundles are all at hand. */
   const applyAssignments = async (assignments: Assignment[], bundles: Map<string, Bundle>): Promise<void> => {
     const seen = new Set<string>();
     for (const a of assignments) {
-      const bundle = bundles.get(a.bundleDigest);
-      if (!bundle) continue;
+      const stored = bundles.get(a.bundleDigest);
+      if (!stored) continue;
       seen.add(a.targetId);
+      // A bundle whose secrets cannot be decrypted leaves the target on its last good revision.
+      const bundle = await plaintextBundle(a, stored);
+      if (!bundle) continue;
       const existing = reconcilers.get(a.targetId);
       if (existing) existing.update(a, bundle);
       else reconcilers.set(a.targetId, await TargetReconciler.start(deps, a, bundle));
@@ -294,6 +336,27 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
       return stopping;
     },
   };
+}
+
+/** SOPS decryption with the age keys from SOPS_AGE_KEY or the file SOPS_AGE_KEY_FILE names (none is fine). */
+async function createDecryptor(config: AgentConfig): Promise<BundleDecryptor> {
+  const variable = config.ageKey ? 'SOPS_AGE_KEY' : 'SOPS_AGE_KEY_FILE';
+  let text = config.ageKey;
+  if (!text && config.ageKeyFile) {
+    try {
+      text = await readFile(config.ageKeyFile, 'utf8');
+    } catch (err) {
+      throw new AgentStartError(
+        `cannot read the age key file ${config.ageKeyFile}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+        variable,
+      );
+    }
+  }
+  try {
+    return new BundleDecryptor(text);
+  } catch (err) {
+    throw new AgentStartError(`${variable} holds no usable age key: ${(err as Error).message}`, variable);
+  }
 }
 
 function loadKubeConfig(config: AgentConfig): KubeConfig {

@@ -29,6 +29,8 @@ export const agentEnvSchema = z.object({
       .max(86_400, { error: 'must be at most 86400 seconds (one day)' })
       .default(180),
   ),
+  SOPS_AGE_KEY_FILE: optionalText,
+  SOPS_AGE_KEY: optionalText,
   FLOTILLA_LOG_LEVEL: z.preprocess(
     (v) => (v === '' ? undefined : v),
     z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` }).default('info'),
@@ -46,6 +48,10 @@ export interface AgentConfig {
   stateDir: string;
   resyncSeconds: number;
   logLevel: LogLevel;
+  /** An age key file (`AGE-SECRET-KEY-…` lines) for SOPS-encrypted manifests; it never leaves the cluster. */
+  ageKeyFile?: string;
+  /** The same keys given inline, as `sops` accepts them. */
+  ageKey?: string;
 }
 
 export class ConfigError extends Error {
@@ -73,5 +79,7 @@ export function loadAgentConfig(env: Record<string, string | undefined>): AgentC
   };
   if (e.FLOTILLA_BOOTSTRAP_TOKEN !== undefined) config.bootstrapToken = e.FLOTILLA_BOOTSTRAP_TOKEN;
   if (e.KUBECONFIG !== undefined) config.kubeconfigPath = resolve(e.KUBECONFIG);
+  if (e.SOPS_AGE_KEY_FILE !== undefined) config.ageKeyFile = resolve(e.SOPS_AGE_KEY_FILE);
+  if (e.SOPS_AGE_KEY !== undefined) config.ageKey = e.SOPS_AGE_KEY;
   return config;
 }

@@ -47,8 +47,10 @@ export class AgentHarness {
     await rm(this.dir, { recursive: true, force: true });
   }
 
-  async runAgent(options: { stateDir?: string; hubUrl?: string } & AgentOptions = {}): Promise<Agent> {
-    const { stateDir, hubUrl, ...extra } = options;
+  async runAgent(
+    options: { stateDir?: string; hubUrl?: string; ageKey?: string } & AgentOptions = {},
+  ): Promise<Agent> {
+    const { stateDir, hubUrl, ageKey, ...extra } = options;
     const agent = await startAgent(
       {
         hubUrl: hubUrl ?? this.hub.url,
@@ -57,6 +59,7 @@ export class AgentHarness {
         stateDir: stateDir ?? join(this.dir, 'state'),
         resyncSeconds: 3600,
         logLevel: 'silent',
+        ...(ageKey ? { ageKey } : {}),
       },
       {
         logger: pino({ level: process.env['AGENT_TEST_LOG'] ?? 'silent' }),
