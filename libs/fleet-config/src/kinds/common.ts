@@ -42,10 +42,13 @@ export const goDurationSchema = z
   .meta({ description: 'a Go duration such as 90s, 10m or 1h30m', examples: ['10m', '1h30m'] });
 
 /** A count, or a percentage of the clusters concerned (`25%`), as Kubernetes' IntOrString. */
-export const intOrPercentSchema = z.union([
-  z.int().min(0, 'must not be negative'),
-  z.string().regex(/^(100|[1-9]?[0-9])%$/, 'a percentage must be a whole number from 0% to 100%'),
-]);
+export const intOrPercentSchema = z.union(
+  [
+    z.int().min(0, 'must not be negative'),
+    z.string().regex(/^(100|[1-9]?[0-9])%$/, 'a percentage must be a whole number from 0% to 100%'),
+  ],
+  { error: 'expected a whole number of clusters or a percentage such as 25%' },
+);
 
 /** A Kubernetes group and kind, `*` for any; the core group is ''. */
 export const groupKindSchema = z.strictObject({
