@@ -31,6 +31,7 @@ describe('real kubectl against a simulated cluster', () => {
     expect(resources).toMatch(/^deployments\s+deploy\s+apps\/v1\s+true\s+Deployment$/m);
     expect(resources).toMatch(/^namespaces\s+ns\s+v1\s+false\s+Namespace$/m);
     expect(resources).toMatch(/^customresourcedefinitions\s+crd,crds\s+apiextensions.k8s.io\/v1\s+false/m);
+    expect(await k.ok(['auth', 'can-i', 'create', 'deployments'])).toBe('yes\n');
   });
 
   it('applies server-side with server defaults, canonical quantities and a kubectl Apply entry', async () => {

@@ -25,6 +25,8 @@ export interface ResourceType {
   scale?: { specReplicasPath: string; statusReplicasPath: string; labelSelectorPath?: string };
   /** OpenAPI v3 schema of a custom resource (from the CRD), used by explain and list types. */
   schema?: Record<string, unknown>;
+  /** Create-only review kinds (access reviews, whoami): answered, never stored. */
+  review?: boolean;
 }
 
 export function apiVersionOf(rt: Pick<ResourceType, 'group' | 'version'>): string {
@@ -46,6 +48,7 @@ interface BuiltinSpec {
   all?: boolean;
   gen?: ResourceType['generation'];
   deleteObject?: boolean;
+  review?: boolean;
 }
 
 function group(groupName: string, version: string, specs: BuiltinSpec[]): ResourceType[] {
@@ -66,6 +69,7 @@ function group(groupName: string, version: string, specs: BuiltinSpec[]): Resour
       generation: s.gen ?? 'none',
       deleteReturnsObject: s.deleteObject ?? false,
       custom: false,
+      ...(s.review ? { review: true } : {}),
     };
   });
 }
@@ -125,6 +129,12 @@ export const BUILTIN_RESOURCES: readonly ResourceType[] = [
     { kind: 'StorageClass', short: ['sc'], cluster: true, deleteObject: true },
   ]),
   ...group('coordination.k8s.io', 'v1', [{ kind: 'Lease' }]),
+  ...group('authorization.k8s.io', 'v1', [
+    { kind: 'SelfSubjectAccessReview', cluster: true, review: true },
+    { kind: 'SelfSubjectRulesReview', cluster: true, review: true },
+    { kind: 'SubjectAccessReview', cluster: true, review: true },
+  ]),
+  ...group('authentication.k8s.io', 'v1', [{ kind: 'SelfSubjectReview', cluster: true, review: true }]),
   ...group('apiextensions.k8s.io', 'v1', [
     { kind: 'CustomResourceDefinition', short: ['crd', 'crds'], cluster: true, status: true, gen: 'spec' },
   ]),

@@ -84,7 +84,7 @@ export function apiResourceList(
       singularName: rt.singular,
       namespaced: rt.namespaced,
       kind: rt.kind,
-      verbs: VERBS,
+      verbs: rt.review ? ['create'] : VERBS,
     };
     if (rt.shortNames.length) entry['shortNames'] = rt.shortNames;
     if (rt.categories.length) entry['categories'] = rt.categories;
@@ -133,7 +133,7 @@ function aggregatedResource(rt: ResourceType): object {
     responseKind: { group: rt.group, version: rt.version, kind: rt.kind },
     scope: rt.namespaced ? 'Namespaced' : 'Cluster',
     singularResource: rt.singular,
-    verbs: VERBS,
+    verbs: rt.review ? ['create'] : VERBS,
   };
   if (rt.shortNames.length) r['shortNames'] = rt.shortNames;
   if (rt.categories.length) r['categories'] = rt.categories;

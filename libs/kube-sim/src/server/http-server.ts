@@ -28,6 +28,23 @@ import { toTable, wantsTable } from './table.js';
 
 const TABLE_CONTENT_TYPE = 'application/json;as=Table;v=v1;g=meta.k8s.io';
 
+/** The simulator authorises everything: access reviews allow, whoami names one admin user. */
+function review(rt: ResourceType, body: unknown): object {
+  const o = isObject(body) ? body : {};
+  const userInfo = { username: 'kube-sim-admin', groups: ['system:masters', 'system:authenticated'] };
+  const status =
+    rt.kind === 'SelfSubjectReview'
+      ? { userInfo }
+      : rt.kind === 'SelfSubjectRulesReview'
+        ? {
+            resourceRules: [{ verbs: ['*'], apiGroups: ['*'], resources: ['*'] }],
+            nonResourceRules: [{ verbs: ['*'], nonResourceURLs: ['*'] }],
+            incomplete: false,
+          }
+        : { allowed: true, reason: 'kube-sim authorises every request' };
+  return { ...o, apiVersion: apiVersionOf(rt), kind: rt.kind, metadata: { creationTimestamp: null }, status };
+}
+
 interface Route {
   rt: ResourceType;
   namespace?: string;
@@ -306,6 +323,7 @@ export class ApiHttpServer {
         case 'POST': {
           if (rt.namespaced && r.namespace === undefined) throw methodNotAllowed();
           const body = this.decode(await this.body(req), contentType, false);
+          if (rt.review) return this.send(res, 201, review(rt, body));
           const created = api.create(rt, ns, body, { manager: this.manager(req, q), dryRun });
           return this.send(res, 201, created);
         }

@@ -127,6 +127,11 @@ const JOB_SPEC: Schema = {
 };
 
 const KINDS: Record<string, Schema> = {
+  // Review requests (kubectl auth can-i / whoami): only their kind matters to the simulator.
+  'authorization.k8s.io/v1/SelfSubjectAccessReview': { 1: ['metadata', OBJECT_META] },
+  'authorization.k8s.io/v1/SelfSubjectRulesReview': { 1: ['metadata', OBJECT_META] },
+  'authorization.k8s.io/v1/SubjectAccessReview': { 1: ['metadata', OBJECT_META] },
+  'authentication.k8s.io/v1/SelfSubjectReview': { 1: ['metadata', OBJECT_META] },
   'v1/Namespace': {
     1: ['metadata', OBJECT_META],
     2: ['spec', { 1: ['finalizers', 'string', true] }],
