@@ -75,7 +75,7 @@ function jobsFor(bench: BenchName, quick: boolean, fleetSizes: number[]): Job[] 
     case 'diff':
       return [{ bench, params: {}, timeoutMs: 2 * min }];
     case 'desired':
-      return [{ bench, params: {}, timeoutMs: 8 * min }];
+      return [{ bench, params: {}, timeoutMs: 5 * min }];
     case 'fleet':
       return fleetSizes.map((clusters) => ({
         bench,
