@@ -75,15 +75,13 @@ export const desiredStateBench: BenchFn = async (ctx) => {
     for (const size of ladder) {
       for (; registered < size; registered += 20) {
         await Promise.all(
-          inventory
-            .slice(registered, Math.min(size, registered + 20))
-            .map((c) =>
-              stack.api.request('POST', '/api/v1/clusters', {
-                name: c.name,
-                server: c.server,
-                labels: c.labels,
-              }),
-            ),
+          inventory.slice(registered, Math.min(size, registered + 20)).map((c) =>
+            stack.api.request('POST', '/api/v1/clusters', {
+              name: c.name,
+              server: c.server,
+              labels: c.labels,
+            }),
+          ),
         );
       }
       registered = size;

@@ -1,0 +1,49 @@
+import { describe, expect, it } from 'vitest';
+import { figure, percentile, summarize } from './stats.js';
+
+describe('summarize', () => {
+  it('takes nearest-rank percentiles: with fewer than 100 runs the p99 is the worst run', () => {
+    const s = summarize([30, 10, 20, 50, 40]);
+    expect(s.runs).toBe(5);
+    expect(s.median).toBe(30);
+    expect(s.p99).toBe(50);
+    expect(s.min).toBe(10);
+    expect(s.max).toBe(50);
+  });
+
+  it('puts the p99 of 200 runs on rank 198', () => {
+    const sorted = Array.from({ length: 200 }, (_, i) => i + 1);
+    expect(percentile(sorted, 99)).toBe(198);
+    expect(percentile(sorted, 50)).toBe(100);
+  });
+
+  it('refuses no samples', () => {
+    expect(() => summarize([])).toThrow('percentile of no samples');
+  });
+});
+
+describe('figure', () => {
+  const base = { id: 'x', bench: 'b', title: 't', unit: 'ms', fleetSize: 1, command: 'c' };
+
+  it('judges the named statistic against the target', () => {
+    const target = { on: 'p99' as const, op: '<' as const, value: 1000, text: 'p99 < 1 s' };
+    expect(figure({ ...base, samples: [100, 200, 999], target }).verdict).toBe('met');
+    expect(figure({ ...base, samples: [100, 200, 1000], target }).verdict).toBe('missed');
+    expect(figure({ ...base, samples: [1] }).verdict).toBe('no target');
+  });
+
+  it('meets an equality target only when every run equals it', () => {
+    const target = { on: 'max' as const, op: '=' as const, value: 1, text: 'exactly 1' };
+    expect(figure({ ...base, samples: [1, 1], target }).verdict).toBe('met');
+    expect(figure({ ...base, samples: [1, 2], target }).verdict).toBe('missed');
+  });
+
+  it('gives the ratio of its median to the floor measured in the same run', () => {
+    const f = figure({
+      ...base,
+      samples: [300, 400, 500],
+      floor: { what: 'bare apply', samples: [100, 200, 300] },
+    });
+    expect(f.floor).toEqual({ what: 'bare apply', median: 200, ratio: 2 });
+  });
+});
