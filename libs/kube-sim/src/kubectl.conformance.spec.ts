@@ -357,6 +357,26 @@ describe('real kubectl against a simulated cluster', () => {
     });
   });
 
+  it('client-side apply: last-applied annotation, strategic patch that removes dropped fields', async () => {
+    const v1 = 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: csa}\ndata: {a: "1", b: "2"}\n';
+    const v2 = 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: csa}\ndata: {a: "3"}\n';
+    expect(await k.ok(['apply', '-f', '-'], { input: v1 })).toBe('configmap/csa created\n');
+    expect(await k.ok(['apply', '-f', '-'], { input: v2 })).toBe('configmap/csa configured\n');
+    const cm = await k.json(['get', 'cm', 'csa', '--show-managed-fields']);
+    expect(cm['data']).toEqual({ a: '3' });
+    const lastApplied: string =
+      cm['metadata']['annotations']['kubectl.kubernetes.io/last-applied-configuration'];
+    expect(JSON.parse(lastApplied)).toEqual({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { annotations: {}, name: 'csa', namespace: 'default' },
+      data: { a: '3' },
+    });
+    expect(cm['metadata']['managedFields'].map((m: Obj) => `${m['manager']}:${m['operation']}`)).toEqual([
+      'kubectl-client-side-apply:Update',
+    ]);
+  });
+
   it('namespace lifecycle: Terminating, contents deleted, then gone', async () => {
     await k.ok(['apply', '--server-side', '-f', '-'], {
       input:
