@@ -172,7 +172,6 @@ function defaultJobSpec(spec: JsonObject, path: string, ctx: DefaultingContext):
   setDefault(spec, 'backoffLimit', 6);
   setDefault(spec, 'completionMode', 'NonIndexed');
   setDefault(spec, 'suspend', false);
-  setDefault(spec, 'manualSelector', undefined);
   setDefault(spec, 'podReplacementPolicy', 'TerminatingOrFailed');
   defaultTemplate(spec['template'], `${path}.template`, ctx, false);
 }
