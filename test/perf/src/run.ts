@@ -22,15 +22,23 @@ interface Job {
 function usage(): never {
   console.error(
     [
-      'usage: npm run bench -- [--only sim,agent,diff,desired,fleet] [--quick] [--fleet-sizes 10,100] [--out DIR]',
+      'usage: npm run bench -- [--only sim,agent,diff,desired,fleet] [--quick] [--fleet-sizes 10,100] [--out DIR] [--render-only]',
       '  --quick        reduced sizes (CI); writes to test/perf/dist/quick unless --out is given',
       '  --fleet-sizes  fleet run sizes (default 10,100; 1000 fits only a quiet machine)',
+      '  --render-only  rewrite benchmarks.md from benchmarks.json without running anything',
     ].join('\n'),
   );
   process.exit(2);
 }
 
-function parseArgs(argv: string[]): { only: BenchName[]; quick: boolean; fleetSizes: number[]; out: string } {
+function parseArgs(argv: string[]): {
+  only: BenchName[];
+  quick: boolean;
+  fleetSizes: number[];
+  out: string;
+  renderOnly: boolean;
+} {
+  let renderOnly = false;
   let only: BenchName[] = [...ALL];
   let quick = false;
   let fleetSizes: number[] | undefined;
@@ -39,6 +47,7 @@ function parseArgs(argv: string[]): { only: BenchName[]; quick: boolean; fleetSi
     const a = argv[i];
     const value = (): string => argv[++i] ?? usage();
     if (a === '--quick') quick = true;
+    else if (a === '--render-only') renderOnly = true;
     else if (a === '--only') {
       const names = value().split(',').filter(Boolean);
       const bad = names.filter((n) => !(ALL as readonly string[]).includes(n));
@@ -58,6 +67,7 @@ function parseArgs(argv: string[]): { only: BenchName[]; quick: boolean; fleetSi
     quick,
     fleetSizes: fleetSizes ?? (quick ? [5] : [10, 100]),
     out: out ?? (quick ? join(ROOT, 'test/perf/dist/quick') : join(ROOT, 'docs')),
+    renderOnly,
   };
 }
 
@@ -148,6 +158,13 @@ function flatness(
 
 async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2));
+  if (args.renderOnly) {
+    // Rewrites benchmarks.md from benchmarks.json (after a change to the report's layout).
+    const file = JSON.parse(readFileSync(join(args.out, 'benchmarks.json'), 'utf8')) as BenchFile;
+    writeFileSync(join(args.out, 'benchmarks.md'), renderMarkdown(file, ALL));
+    console.log(`rewrote ${join(args.out, 'benchmarks.md')} from benchmarks.json`);
+    return;
+  }
   const machine = describeMachine();
   const started = Date.now();
   console.log(
