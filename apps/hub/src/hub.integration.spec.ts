@@ -4,7 +4,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import type { AssignmentsResponse, Bundle, RegisterResponse, Report } from '@flotilla/contract';
 import { Database } from './db/database.js';
-import { createTestGitRepo, startTestHub, type TestGitRepo, type TestHub } from './testing/index.js';
+import {
+  createTestGitRepo,
+  startTestHub,
+  waitForIdleQueues,
+  type TestGitRepo,
+  type TestHub,
+} from './testing/index.js';
 
 // Boots the real hub once on real PostgreSQL and Redis, with a real Git repository, and talks HTTP.
 
@@ -362,6 +368,7 @@ describe('hub on PostgreSQL, Redis and Git', () => {
   });
 
   it('keeps every target when a commit brings invalid YAML, and names the file and line on the appset', async () => {
+    await waitForIdleQueues(hub.app);
     const before = await targets();
     repo.commit({
       'apps/eu1/broken.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n   bad: indent\n',
@@ -395,6 +402,18 @@ describe('hub on PostgreSQL, Redis and Git', () => {
       });
       expect(r.status).toBe(201);
     }
+    // A target for a cluster the inventory does not have is an error, not a silent drop.
+    const mars = appSetDoc('appset-single-path.yaml', {
+      NAME: 'mars',
+      REPO_URL: repo.url,
+      PATH: 'apps/eu1',
+    }) as {
+      spec: { generators: { list: { elements: unknown[] } }[] };
+    };
+    const list = mars.spec.generators[0]?.list;
+    if (list) list.elements = [{ cluster: 'eu1' }, { cluster: 'mars' }];
+    expect((await call('POST', '/api/v1/appsets', { body: mars })).status).toBe(201);
+    cases.push({ name: 'mars', url: repo.url, path: 'apps/eu1', code: 'unknown-cluster' });
     for (const c of cases) {
       await expect
         .poll(async () => (await appSet(c.name)).body.error?.code ?? null, { timeout: 30_000 })

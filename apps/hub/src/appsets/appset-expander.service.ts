@@ -15,6 +15,7 @@ import { GitMirrorsService } from '../git/git-mirrors.service.js';
 import { ClusterWakeups } from '../queues/cluster-wakeups.service.js';
 import { RenderError, RenderService } from '../render/render.service.js';
 import { RepositoriesService } from '../repositories/repositories.service.js';
+import { canonicalJson } from '@flotilla/manifests';
 import { literalRepoRefs } from './appset-document.js';
 import { syncPolicyOf } from './sync-policy.js';
 import { Prisma, type Cluster, type Repository } from '../generated/prisma/client.js';
@@ -344,8 +345,8 @@ export class AppSetExpander {
           cur.targetRevision === d.targetRevision &&
           cur.desiredRevision === d.desiredRevision &&
           cur.bundleDigest === d.bundleDigest &&
-          JSON.stringify(cur.syncPolicy) === JSON.stringify(data.syncPolicy) &&
-          JSON.stringify(cur.params) === JSON.stringify(data.params);
+          canonicalJson(cur.syncPolicy) === canonicalJson(d.syncPolicy) &&
+          canonicalJson(cur.params) === canonicalJson(d.params);
         if (same) continue;
         await tx.target.update({ where: { id: cur.id }, data });
         touched.add(cur.clusterId).add(d.clusterId);

@@ -4,3 +4,4 @@ export * from './test-database.js';
 export * from './test-redis.js';
 export * from './test-git-repo.js';
 export * from './test-hub.js';
+export * from './wait-for-idle.js';
