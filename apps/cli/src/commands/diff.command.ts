@@ -5,10 +5,9 @@ import {
   UsageError,
   errorResult,
   many,
-  parseCommandArgs,
   readDocuments,
   readOneDocument,
-  runOffline,
+  offlineCommand,
   type ArgValue,
 } from '../offline/offline-command.js';
 
@@ -34,21 +33,7 @@ const OPTIONS = {
   yield: { type: 'string', multiple: true },
 } as const;
 
-export async function run(argv: string[]): Promise<number> {
-  if (argv.includes('--help') || argv.includes('-h')) {
-    console.log(HELP);
-    return 0;
-  }
-  let values: Record<string, ArgValue> = {};
-  return runOffline(
-    () => {
-      const parsed = parseCommandArgs(argv, OPTIONS);
-      values = parsed.values;
-      return parsed.output;
-    },
-    () => Promise.resolve(evaluate(values)),
-  );
-}
+export const run = offlineCommand(HELP, OPTIONS, evaluate);
 
 function evaluate(values: Record<string, ArgValue>): {
   results: unknown[];

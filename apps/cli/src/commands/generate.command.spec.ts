@@ -5,6 +5,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { directoryRepository, run } from './generate.command.js';
+import { runInProcess, type CommandOutcome } from '../testing/run-in-process.js';
 
 let dir: string;
 const file = (name: string, text: string): string => {
@@ -20,21 +21,7 @@ beforeAll(() => {
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 afterEach(() => vi.restoreAllMocks());
 
-/** Runs the command in-process and returns its exit code, stdout and stderr. */
-async function flotillaGenerate(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
-    out += String(chunk);
-    return true;
-  });
-  vi.spyOn(console, 'error').mockImplementation((...args: unknown[]) => {
-    err += `${args.join(' ')}\n`;
-  });
-  const code = await run(argv);
-  vi.restoreAllMocks();
-  return { code, out, err };
-}
+const flotillaGenerate = (...argv: string[]): Promise<CommandOutcome> => runInProcess(run, argv);
 
 const MATRIX = `apiVersion: argoproj.io/v1alpha1
 kind: ApplicationSet

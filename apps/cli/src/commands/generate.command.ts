@@ -10,12 +10,10 @@ import {
 import {
   errorResult,
   many,
-  parseCommandArgs,
   readDocuments,
   readOneDocument,
-  runOffline,
+  offlineCommand,
   UsageError,
-  type ParsedCommandArgs,
 } from '../offline/offline-command.js';
 
 const USAGE = `usage: flotilla generate -f APPSET [-f APPSET]... [--clusters FILE] [--repo URL=DIR]... [-o json|yaml|table]
@@ -191,36 +189,22 @@ function table(r: unknown): string {
     .join('\n');
 }
 
-export async function run(argv: string[]): Promise<number> {
-  if (argv.includes('--help') || argv.includes('-h')) {
-    console.log(USAGE);
-    return 0;
-  }
-  let args: ParsedCommandArgs | undefined;
-  return runOffline(
-    () => {
-      args = parseCommandArgs(argv, OPTIONS);
-      return args.output;
-    },
-    () => {
-      const values = args?.values ?? {};
-      const files = many(values['file']);
-      if (files.length === 0) throw new UsageError(`generate needs at least one -f APPSET\n${USAGE}`);
-      const clustersFile = values['clusters'];
-      const clusters = readClusters(typeof clustersFile === 'string' ? clustersFile : undefined);
-      const ctx = contextFor(clusters, parseRepos(many(values['repo'])));
-      // Read every file first: an unreadable one is a usage error (exit 2) whatever its position.
-      // Repeated keys keep the last value, as kubectl (sigs.k8s.io/yaml) reads an ApplicationSet.
-      const docs = files.map((f) => readOneDocument(f, { uniqueKeys: false }));
-      const results = docs.map((doc): GenerateOutput | { error: string } => {
-        try {
-          const result = generate(parseApplicationSet(doc), ctx);
-          return { params: result.params, targets: result.targets.map((t) => t.application) };
-        } catch (err) {
-          return errorResult(err);
-        }
-      });
-      return Promise.resolve({ results, batch: results.length > 1, table });
-    },
-  );
-}
+export const run = offlineCommand(USAGE, OPTIONS, (values) => {
+  const files = many(values['file']);
+  if (files.length === 0) throw new UsageError(`generate needs at least one -f APPSET\n${USAGE}`);
+  const clustersFile = values['clusters'];
+  const clusters = readClusters(typeof clustersFile === 'string' ? clustersFile : undefined);
+  const ctx = contextFor(clusters, parseRepos(many(values['repo'])));
+  // Read every file first: an unreadable one is a usage error (exit 2) whatever its position.
+  // Repeated keys keep the last value, as kubectl (sigs.k8s.io/yaml) reads an ApplicationSet.
+  const docs = files.map((f) => readOneDocument(f, { uniqueKeys: false }));
+  const results = docs.map((doc): GenerateOutput | { error: string } => {
+    try {
+      const result = generate(parseApplicationSet(doc), ctx);
+      return { params: result.params, targets: result.targets.map((t) => t.application) };
+    } catch (err) {
+      return errorResult(err);
+    }
+  });
+  return { results, batch: results.length > 1, table };
+});

@@ -1,14 +1,7 @@
 import { type Dirent, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { createHealthAssessor, type HealthResult } from '@flotilla/health';
-import {
-  many,
-  parseCommandArgs,
-  readOneDocument,
-  runOffline,
-  UsageError,
-  type ParsedCommandArgs,
-} from '../offline/offline-command.js';
+import { many, readOneDocument, offlineCommand, UsageError } from '../offline/offline-command.js';
 
 const USAGE = `usage: flotilla health -f OBJECT [-f OBJECT]... [--lua-dir DIR] [-o json|yaml|table]
 
@@ -99,42 +92,26 @@ function readObject(path: string): Record<string, unknown> {
   return doc as Record<string, unknown>;
 }
 
-export async function run(argv: string[]): Promise<number> {
-  if (argv.includes('--help') || argv.includes('-h')) {
-    console.log(USAGE);
-    return 0;
+export const run = offlineCommand(USAGE, OPTIONS, async (values) => {
+  const files = many(values['file']);
+  if (files.length === 0) throw new UsageError(`health needs at least one -f OBJECT\n${USAGE}`);
+  const luaDir = values['lua-dir'];
+  // Read everything first: unreadable input is a usage error before any evaluation.
+  const objects = files.map(readObject);
+  const assessor = await createHealthAssessor({
+    luaScripts: typeof luaDir === 'string' ? readLuaDir(luaDir) : undefined,
+  });
+  try {
+    const results: Verdict[] = objects.map((obj) => assessor.assess(obj) ?? { status: null, message: '' });
+    return {
+      results,
+      batch: files.length > 1,
+      table: (r) => {
+        const verdict = r as Verdict;
+        return `${verdict.status ?? '-'}${verdict.message ? `  ${verdict.message}` : ''}`;
+      },
+    };
+  } finally {
+    assessor.close();
   }
-  let args: ParsedCommandArgs | undefined;
-  return runOffline(
-    () => {
-      args = parseCommandArgs(argv, OPTIONS);
-      return args.output;
-    },
-    async () => {
-      const values = args?.values ?? {};
-      const files = many(values['file']);
-      if (files.length === 0) throw new UsageError(`health needs at least one -f OBJECT\n${USAGE}`);
-      const luaDir = values['lua-dir'];
-      // Read everything first: unreadable input is a usage error before any evaluation.
-      const objects = files.map(readObject);
-      const assessor = await createHealthAssessor({
-        luaScripts: typeof luaDir === 'string' ? readLuaDir(luaDir) : undefined,
-      });
-      try {
-        const results: Verdict[] = objects.map(
-          (obj) => assessor.assess(obj) ?? { status: null, message: '' },
-        );
-        return {
-          results,
-          batch: files.length > 1,
-          table: (r) => {
-            const verdict = r as Verdict;
-            return `${verdict.status ?? '-'}${verdict.message ? `  ${verdict.message}` : ''}`;
-          },
-        };
-      } finally {
-        assessor.close();
-      }
-    },
-  );
-}
+});

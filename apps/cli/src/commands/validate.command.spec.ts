@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { run, type ValidateReport } from './validate.command.js';
+import { runInProcess, type CommandOutcome } from '../testing/run-in-process.js';
 
 const CASES = new URL('../../../../libs/fleet-config/src/testdata/cases/', import.meta.url).pathname;
 const EXAMPLE = new URL('../../../../examples/fleet-repo', import.meta.url).pathname;
@@ -22,21 +23,7 @@ beforeAll(() => {
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 afterEach(() => vi.restoreAllMocks());
 
-/** Runs the command in-process and returns its exit code, stdout and stderr. */
-async function flotillaValidate(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
-    out += String(chunk);
-    return true;
-  });
-  vi.spyOn(console, 'error').mockImplementation((...args: unknown[]) => {
-    err += `${args.join(' ')}\n`;
-  });
-  const code = await run(argv);
-  vi.restoreAllMocks();
-  return { code, out, err };
-}
+const flotillaValidate = (...argv: string[]): Promise<CommandOutcome> => runInProcess(run, argv);
 
 const WINDOW = `apiVersion: flotilla.dev/v1alpha1
 kind: SyncWindow

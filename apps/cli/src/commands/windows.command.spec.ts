@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { parseRfc3339, run } from './windows.command.js';
+import { runInProcess, type CommandOutcome } from '../testing/run-in-process.js';
 
 let dir: string;
 const file = (name: string, text: string): string => {
@@ -17,21 +18,7 @@ beforeAll(() => {
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 afterEach(() => vi.restoreAllMocks());
 
-/** Runs the command in-process and returns its exit code, stdout and stderr. */
-async function flotillaWindows(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
-    out += String(chunk);
-    return true;
-  });
-  vi.spyOn(console, 'error').mockImplementation((...args: unknown[]) => {
-    err += `${args.join(' ')}\n`;
-  });
-  const code = await run(argv);
-  vi.restoreAllMocks();
-  return { code, out, err };
-}
+const flotillaWindows = (...argv: string[]): Promise<CommandOutcome> => runInProcess(run, argv);
 
 const PARIS = `- kind: deny
   schedule: "30 2 * * *"

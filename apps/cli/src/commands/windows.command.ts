@@ -1,14 +1,6 @@
 import { evaluateWindows, validateWindows, type WindowEvaluation } from '@flotilla/windows';
 import { type SyncWindow } from '@flotilla/contract';
-import {
-  errorResult,
-  many,
-  parseCommandArgs,
-  readDocuments,
-  runOffline,
-  UsageError,
-  type ParsedCommandArgs,
-} from '../offline/offline-command.js';
+import { errorResult, many, readDocuments, offlineCommand, UsageError } from '../offline/offline-command.js';
 
 const USAGE = `usage: flotilla windows -f WINDOWS [-f WINDOWS]... --at TIME [--at TIME]...
                         [--app NAME] [--namespace NS] [--cluster NAME] [--manual] [-o json|yaml|table]
@@ -115,45 +107,31 @@ function table(r: unknown): string {
   return `canSync=${v.canSync} active=[${v.active.join(',')}] matching=[${v.matching.join(',')}] nextChange=${v.nextChange ?? '-'}`;
 }
 
-export async function run(argv: string[]): Promise<number> {
-  if (argv.includes('--help') || argv.includes('-h')) {
-    console.log(USAGE);
-    return 0;
+export const run = offlineCommand(USAGE, OPTIONS, (values) => {
+  const files = many(values['file']);
+  const times = many(values['at']);
+  if (files.length === 0) throw new UsageError(`windows needs at least one -f WINDOWS\n${USAGE}`);
+  if (times.length === 0) throw new UsageError(`windows needs at least one --at TIME\n${USAGE}`);
+  const instants = times.map(parseRfc3339);
+  const target = {
+    application: String(values['app'] ?? ''),
+    namespace: String(values['namespace'] ?? ''),
+    cluster: String(values['cluster'] ?? ''),
+  };
+  const manual = values['manual'] === true;
+  // Read every file first: an unreadable one is a usage error (exit 2) whatever its position.
+  const inputs = files.map(readWindows);
+  const results: unknown[] = [];
+  for (const input of inputs) {
+    let windows: SyncWindow[];
+    try {
+      windows = validateWindows(input);
+    } catch (err) {
+      const failure = errorResult(err);
+      for (let i = 0; i < instants.length; i++) results.push(failure);
+      continue;
+    }
+    for (const at of instants) results.push(toResult(evaluateWindows(windows, target, at, { manual })));
   }
-  let args: ParsedCommandArgs | undefined;
-  return runOffline(
-    () => {
-      args = parseCommandArgs(argv, OPTIONS);
-      return args.output;
-    },
-    () => {
-      const values = args?.values ?? {};
-      const files = many(values['file']);
-      const times = many(values['at']);
-      if (files.length === 0) throw new UsageError(`windows needs at least one -f WINDOWS\n${USAGE}`);
-      if (times.length === 0) throw new UsageError(`windows needs at least one --at TIME\n${USAGE}`);
-      const instants = times.map(parseRfc3339);
-      const target = {
-        application: String(values['app'] ?? ''),
-        namespace: String(values['namespace'] ?? ''),
-        cluster: String(values['cluster'] ?? ''),
-      };
-      const manual = values['manual'] === true;
-      // Read every file first: an unreadable one is a usage error (exit 2) whatever its position.
-      const inputs = files.map(readWindows);
-      const results: unknown[] = [];
-      for (const input of inputs) {
-        let windows: SyncWindow[];
-        try {
-          windows = validateWindows(input);
-        } catch (err) {
-          const failure = errorResult(err);
-          for (let i = 0; i < instants.length; i++) results.push(failure);
-          continue;
-        }
-        for (const at of instants) results.push(toResult(evaluateWindows(windows, target, at, { manual })));
-      }
-      return Promise.resolve({ results, batch: results.length > 1, table });
-    },
-  );
-}
+  return { results, batch: results.length > 1, table };
+});

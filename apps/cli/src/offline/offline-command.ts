@@ -103,7 +103,7 @@ export function many(value: ArgValue): string[] {
  */
 export async function runOffline(
   format: () => OutputFormat,
-  evaluate: () => Promise<{ results: unknown[]; batch: boolean; table?: (r: unknown) => string }>,
+  evaluate: () => Promise<Evaluation>,
 ): Promise<number> {
   let fmt: OutputFormat = 'table';
   try {
@@ -121,6 +121,38 @@ export async function runOffline(
     print({ error: message }, fmt);
     return 1;
   }
+}
+
+export interface Evaluation {
+  results: unknown[];
+  batch: boolean;
+  table?: (r: unknown) => string;
+}
+
+/**
+ * The whole life of an offline command: `--help`, argument parsing (usage errors exit 2), then
+ * `evaluate` with the parsed values, its output in the requested format and its exit code.
+ */
+export function offlineCommand(
+  help: string,
+  options: Options,
+  evaluate: (values: Record<string, ArgValue>) => Evaluation | Promise<Evaluation>,
+): (argv: string[]) => Promise<number> {
+  return (argv) => {
+    if (argv.includes('--help') || argv.includes('-h')) {
+      console.log(help);
+      return Promise.resolve(0);
+    }
+    let values: Record<string, ArgValue> = {};
+    return runOffline(
+      () => {
+        const parsed = parseCommandArgs(argv, options);
+        values = parsed.values;
+        return parsed.output;
+      },
+      async () => evaluate(values),
+    );
+  };
 }
 
 export function errorResult(err: unknown): { error: string } {
