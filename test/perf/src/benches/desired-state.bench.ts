@@ -128,6 +128,12 @@ export const desiredStateBench: BenchFn = async (ctx) => {
       const bundles = Number(
         (await stack.sql((c) => c.query<{ n: string }>('SELECT count(*) AS n FROM "Bundle"'))).rows[0]?.n,
       );
+      const target = {
+        on: 'p99' as const,
+        op: '<' as const,
+        value: 5_000,
+        text: '20,000 targets (1,000 clusters) < 5 s on 2 cores',
+      };
       figures.push(
         figure({
           id: `desired.hub-expansion.${size}`,
@@ -136,16 +142,7 @@ export const desiredStateBench: BenchFn = async (ctx) => {
           unit: 'ms',
           fleetSize: size,
           samples: [ms],
-          ...(size === 1000
-            ? {
-                target: {
-                  on: 'p99' as const,
-                  op: '<' as const,
-                  value: 5_000,
-                  text: '20,000 targets < 5 s on 2 cores',
-                },
-              }
-            : {}),
+          ...(size === 1000 ? { target } : {}),
           ...(finished
             ? {
                 floor: {
@@ -160,7 +157,7 @@ export const desiredStateBench: BenchFn = async (ctx) => {
           command: COMMAND,
         }),
       );
-      if (finished) {
+      if (finished)
         figures.push(
           figure({
             id: `desired.bundles-per-app.${size}`,
@@ -174,22 +171,27 @@ export const desiredStateBench: BenchFn = async (ctx) => {
             command: COMMAND,
           }),
         );
-      } else {
+      const next = ladder.find((n) => n > size);
+      if (next === undefined) break;
+      // Expansion is linear in targets at best: a size that cannot finish within the cap is skipped.
+      const projected = (ms * next) / size;
+      if (!finished || projected > capMs) {
+        const why = finished
+          ? `${size} clusters took ${(ms / 1000).toFixed(0)} s, so ${next} would take about ${(projected / 1000).toFixed(0)} s even if linear`
+          : `${size} clusters did not finish within ${capMs / 1000} s`;
         for (const bigger of ladder.filter((n) => n > size)) {
-          remarks.push(
-            `hub expansion at ${bigger} clusters not tried: ${size} clusters did not finish within ${capMs / 1000} s`,
-          );
+          remarks.push(`hub expansion at ${bigger} clusters not run: ${why}`);
           if (bigger === 1000)
             figures.push(
               figure({
                 id: `desired.hub-expansion.${bigger}`,
                 bench,
-                title: `hub expansion into PostgreSQL: ${bigger * shape.apps} targets, ${bigger} clusters`,
+                title: `hub expansion into PostgreSQL: ${bigger * shape.apps} targets, ${bigger} clusters (not run)`,
                 unit: 'ms',
                 fleetSize: bigger,
                 samples: [capMs],
-                target: { on: 'p99', op: '<', value: 5_000, text: '20,000 targets < 5 s on 2 cores' },
-                notes: `not run: ${size} clusters already exceeded ${capMs / 1000} s; counted as ${capMs / 1000} s`,
+                target,
+                notes: `not run: ${why}; counted as the ${capMs / 1000} s cap`,
                 command: COMMAND,
               }),
             );
