@@ -31,6 +31,8 @@ export interface LocalFleetOptions {
   onProgress?: (line: string) => void;
   /** Extra environment for the hub process. */
   hubEnv?: Record<string, string>;
+  /** Extra environment for every agent process (e.g. `SOPS_AGE_KEY`). */
+  agentEnv?: Record<string, string>;
 }
 
 export interface FleetCluster {
@@ -153,6 +155,7 @@ export class LocalFleet {
         FLOTILLA_BOOTSTRAP_TOKEN: bootstrapToken,
         KUBECONFIG: kubeconfigPath,
         FLOTILLA_STATE_DIR: join(workDir, 'agents', cluster),
+        ...this.opts.agentEnv,
       },
       logFile: join(workDir, 'logs', `agent-${cluster}.log`),
     });

@@ -160,7 +160,15 @@ export class AppSetExpander {
       }
       seen.set(t.name, i);
       const cluster = this.clusterOf(t, clusters, at);
-      const source = t.application.spec.source;
+      // Templates may use Argo CD's multi-source `sources`, which Flotilla does not render yet.
+      const source = t.application.spec.source as typeof t.application.spec.source | undefined;
+      if (!source) {
+        throw new ExpansionError(
+          'invalid-target',
+          'the rendered template has no spec.source (multi-source `sources` is not supported yet)',
+          `${at}.spec.source`,
+        );
+      }
       if (!source.repoURL)
         throw new ExpansionError(
           'invalid-target',

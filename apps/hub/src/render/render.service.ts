@@ -1,5 +1,11 @@
 import { Injectable } from '@nestjs/common';
-import { bundleDigest, isManifestPath, ManifestError, parseManifestFiles } from '@flotilla/manifests';
+import {
+  bundleDigest,
+  isManifestPath,
+  ManifestError,
+  parseManifestFiles,
+  preserveSopsKeyOrder,
+} from '@flotilla/manifests';
 import { Database } from '../db/database.js';
 import { toJson } from '../common/json.js';
 import { GitMirrorsService } from '../git/git-mirrors.service.js';
@@ -62,7 +68,9 @@ export class RenderService {
           path: dir ? f.slice(dir.length + 1) : f,
           content: this.mirrors.mirrors.readFile(src.repositoryId, src.revision, f),
         })),
-      );
+        // The bundle is stored as jsonb, which re-sorts keys; SOPS's MAC depends on their order, so
+        // encrypted objects carry it along (ciphertext only: the hub never decrypts).
+      ).map(preserveSopsKeyOrder);
       if (objects.length === 0) {
         throw new RenderError('no-manifests', `path "${dir || '.'}" declares no Kubernetes objects`, where);
       }
