@@ -6,6 +6,10 @@ import { type CommandModule } from './command.js';
  * acceptance suites run thousands of them.
  */
 const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandModule> }> = {
+  appsets: { summary: 'ApplicationSets on the hub', load: () => import('./commands/appsets.command.js') },
+  clusters: { summary: "the hub's cluster inventory", load: () => import('./commands/clusters.command.js') },
+  history: { summary: 'sync runs recorded by the hub', load: () => import('./commands/history.command.js') },
+  targets: { summary: 'per-cluster targets on the hub', load: () => import('./commands/targets.command.js') },
   diff: {
     summary: 'compare a desired object with a live one, as the agent does for drift',
     load: () => import('./commands/diff.command.js'),

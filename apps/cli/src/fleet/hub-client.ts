@@ -14,10 +14,15 @@ export interface TargetView {
   healthMessage?: string | null;
   lastSyncedRevision?: string | null;
   lastSyncedAt?: string | null;
+  id?: string;
+  repoUrl?: string;
+  path?: string;
+  targetRevision?: string;
+  lastReportAt?: string | null;
 }
 
 export interface RegisteredCluster {
-  cluster: { id: string; name: string };
+  cluster: ClusterView;
   bootstrapToken: string;
   expiresAt: string;
 }
@@ -27,13 +32,122 @@ export class HubApiError extends Error {
   constructor(
     readonly status: number,
     readonly body: unknown,
-    method: string,
-    path: string,
+    readonly method: string,
+    readonly path: string,
+    /** The full URL asked for, so a message can say which hub answered. */
+    readonly url: string = path,
   ) {
     super(
       `${method} ${path} → ${status}: ${typeof body === 'object' && body && 'message' in body ? String(body.message) : JSON.stringify(body)}`,
     );
   }
+
+  /** The hub's `ApiError.code` (`not-found`, `invalid-appset`, …), when the body is an ApiError. */
+  get code(): string | undefined {
+    const b = this.body;
+    return typeof b === 'object' && b !== null && 'code' in b && typeof b.code === 'string'
+      ? b.code
+      : undefined;
+  }
+
+  /** The hub's own message, or the raw body when it sent something else. */
+  get hubMessage(): string {
+    const b = this.body;
+    if (typeof b === 'object' && b !== null && 'message' in b) return String(b.message);
+    return typeof b === 'string' ? b : JSON.stringify(b ?? null);
+  }
+
+  /** The offending input's path (`spec.generators[0]`), when the hub named one. */
+  get inputPath(): string | undefined {
+    const b = this.body;
+    return typeof b === 'object' && b !== null && 'path' in b && typeof b.path === 'string'
+      ? b.path
+      : undefined;
+  }
+}
+
+/** No HTTP answer at all: connection refused, DNS failure, reset. */
+export class HubUnreachableError extends Error {
+  override readonly name = 'HubUnreachableError';
+  constructor(
+    readonly url: string,
+    cause: unknown,
+  ) {
+    super(`cannot reach the hub at ${url}: ${describeNetworkError(cause)}`, { cause });
+  }
+}
+
+function describeNetworkError(err: unknown): string {
+  // undici reports every network failure as "fetch failed"; the useful part is the cause's code.
+  const cause = err instanceof Error ? err.cause : undefined;
+  if (cause instanceof Error) {
+    const code = (cause as NodeJS.ErrnoException).code;
+    return code ? `${code} (${cause.message})` : cause.message;
+  }
+  return err instanceof Error ? err.message : String(err);
+}
+
+export interface ClusterTargetCounts {
+  total: number;
+  synced: number;
+  outOfSync: number;
+  unknown: number;
+  healthy: number;
+  degraded: number;
+}
+
+export interface ClusterView {
+  id: string;
+  name: string;
+  server: string | null;
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+  registered: boolean;
+  agentVersion: string | null;
+  lastSeenAt: string | null;
+  createdAt: string;
+  targets: ClusterTargetCounts;
+}
+
+export interface AppSetView {
+  id: string;
+  name: string;
+  apiVersion: string;
+  status: string;
+  error: { code: string; message: string; path?: string } | null;
+  repoUrls: string[];
+  targetCount: number;
+  lastExpandedAt: string | null;
+  createdAt: string;
+  updatedAt: string;
+  document: unknown;
+}
+
+export interface SyncRunView {
+  id: string;
+  target: string;
+  cluster: string;
+  revision: string;
+  bundleDigest: string | null;
+  trigger: string;
+  outcome: string;
+  message: string | null;
+  startedAt: string;
+  finishedAt: string;
+  resources: unknown;
+  reportId: string | null;
+}
+
+export interface SyncRunPage {
+  items: SyncRunView[];
+  nextCursor: string | null;
+}
+
+export interface SyncRunQuery {
+  target?: string;
+  cluster?: string;
+  limit?: number;
+  cursor?: string;
 }
 
 export class HubClient {
@@ -43,22 +157,74 @@ export class HubClient {
   ) {}
 
   async request<T>(method: string, path: string, body?: unknown): Promise<T> {
+    return (await this.send<T>(method, path, body)).body;
+  }
+
+  /** Like `request`, also returning the HTTP status (the hub says created/replaced with 201/200). */
+  async send<T>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
     const headers: Record<string, string> = { accept: 'application/json' };
     if (body !== undefined) headers['content-type'] = 'application/json';
     if (this.token) headers['authorization'] = `Bearer ${this.token}`;
-    const res = await fetch(new URL(path, this.baseUrl), {
-      method,
-      headers,
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await res.text();
+    const url = new URL(path, this.baseUrl);
+    let res: Response;
+    let text: string;
+    try {
+      res = await fetch(url, {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      text = await res.text();
+    } catch (err) {
+      throw new HubUnreachableError(this.baseUrl, err);
+    }
     const parsed: unknown = text ? safeJson(text) : undefined;
-    if (!res.ok) throw new HubApiError(res.status, parsed, method, path);
-    return parsed as T;
+    if (!res.ok) throw new HubApiError(res.status, parsed, method, path, url.toString());
+    return { status: res.status, body: parsed as T };
   }
 
-  registerCluster(name: string, labels: Record<string, string> = {}): Promise<RegisteredCluster> {
-    return this.request('POST', '/api/v1/clusters', { name, labels });
+  registerCluster(
+    name: string,
+    labels: Record<string, string> = {},
+    extra: { server?: string } = {},
+  ): Promise<RegisteredCluster> {
+    return this.request('POST', '/api/v1/clusters', { name, labels, ...extra });
+  }
+
+  clusters(): Promise<ClusterView[]> {
+    return this.request('GET', '/api/v1/clusters');
+  }
+
+  cluster(name: string): Promise<ClusterView> {
+    return this.request('GET', `/api/v1/clusters/${encodeURIComponent(name)}`);
+  }
+
+  /** The agent's credential stops working at once; the cluster stays in the inventory. */
+  revokeCredential(name: string): Promise<ClusterView> {
+    return this.request('POST', `/api/v1/clusters/${encodeURIComponent(name)}/revoke-credential`);
+  }
+
+  appSets(): Promise<AppSetView[]> {
+    return this.request('GET', '/api/v1/appsets');
+  }
+
+  appSet(name: string): Promise<AppSetView> {
+    return this.request('GET', `/api/v1/appsets/${encodeURIComponent(name)}`);
+  }
+
+  /** Creates or replaces an ApplicationSet; `created` is false when one of that name was replaced. */
+  async applyAppSet(doc: unknown): Promise<{ created: boolean; appSet: AppSetView }> {
+    const res = await this.send<AppSetView>('POST', '/api/v1/appsets', doc);
+    return { created: res.status === 201, appSet: res.body };
+  }
+
+  async deleteAppSet(name: string): Promise<void> {
+    await this.request('DELETE', `/api/v1/appsets/${encodeURIComponent(name)}`);
+  }
+
+  /** One page of sync runs, newest first; pass `nextCursor` back as `cursor` for the next. */
+  syncRuns(query: SyncRunQuery = {}): Promise<SyncRunPage> {
+    return this.request('GET', `/api/v1/sync-runs${queryString(query)}`);
   }
 
   createAppSet(doc: unknown): Promise<unknown> {
@@ -66,12 +232,9 @@ export class HubClient {
   }
 
   async targets(query: { cluster?: string; appSet?: string } = {}): Promise<TargetView[]> {
-    const qs = new URLSearchParams(
-      Object.entries(query).filter((e): e is [string, string] => e[1] !== undefined),
-    );
     const body = await this.request<TargetView[] | { items: TargetView[] }>(
       'GET',
-      `/api/v1/targets${qs.size ? `?${qs.toString()}` : ''}`,
+      `/api/v1/targets${queryString(query)}`,
     );
     return Array.isArray(body) ? body : body.items;
   }
@@ -96,6 +259,13 @@ export class HubClient {
       return false;
     }
   }
+}
+
+function queryString(query: object): string {
+  const qs = new URLSearchParams();
+  for (const [key, value] of Object.entries(query) as [string, string | number | undefined][])
+    if (value !== undefined) qs.set(key, String(value));
+  return qs.size ? `?${qs.toString()}` : '';
 }
 
 function safeJson(text: string): unknown {

@@ -1,0 +1,147 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { type AppSetView, type HubClient } from '../fleet/hub-client.js';
+import { readOneDocument, UsageError } from '../offline/offline-command.js';
+import {
+  age,
+  expectName,
+  expectPositionals,
+  formatFields,
+  formatTable,
+  printResult,
+  runHubCommand,
+  stringValue,
+  type HubCommandSpec,
+} from './hub-command.js';
+
+const SPEC: HubCommandSpec = {
+  name: 'appsets',
+  usage: [
+    'usage: flotilla appsets [list]',
+    '       flotilla appsets get NAME',
+    '       flotilla appsets apply -f FILE [--wait] [--timeout SECONDS]',
+    '       flotilla appsets delete NAME',
+    '',
+    "The hub's ApplicationSets. `apply` creates or replaces one from a YAML or JSON file (Flotilla's",
+    "form or Argo CD's argoproj.io/v1alpha1) and prints whether it was created or updated and its",
+    'status; with --wait it waits until the hub has expanded it (exit 1 if the expansion failed).',
+  ].join('\n'),
+  options: {
+    file: { type: 'string', short: 'f' },
+    wait: { type: 'boolean' },
+    timeout: { type: 'string' },
+  },
+};
+
+const DEFAULT_WAIT_SECONDS = 60;
+
+export function run(argv: string[]): Promise<number> {
+  return runHubCommand(argv, SPEC, async ({ values, positionals, output, client }) => {
+    const [sub = 'list', ...rest] = positionals;
+    if (sub !== 'apply' && ['file', 'wait', 'timeout'].some((k) => values[k] !== undefined)) {
+      throw new UsageError(`-f, --wait and --timeout apply to 'appsets apply' only`);
+    }
+    switch (sub) {
+      case 'list': {
+        expectPositionals(rest, [], 'flotilla appsets [list]');
+        const appSets = await client.appSets();
+        printResult(appSets, output, () => appSetTable(appSets));
+        return 0;
+      }
+      case 'get': {
+        const appSet = await client.appSet(expectName(rest, 'flotilla appsets get NAME'));
+        printResult(appSet, output, () => appSetFields(appSet));
+        return 0;
+      }
+      case 'apply': {
+        expectPositionals(rest, [], 'flotilla appsets apply -f FILE');
+        const file = stringValue(values['file']);
+        if (!file) throw new UsageError('apply needs -f FILE (a YAML or JSON ApplicationSet)');
+        const timeoutSeconds = parseTimeout(stringValue(values['timeout']));
+        const doc = readOneDocument(file);
+        const applied = await client.applyAppSet(doc);
+        const appSet =
+          values['wait'] === true
+            ? await waitForExpansion(client, applied.appSet.name, timeoutSeconds)
+            : applied.appSet;
+        const result = { result: applied.created ? 'created' : 'updated', appSet };
+        printResult(result, output, () =>
+          [
+            `ApplicationSet ${appSet.name} ${result.result}; status ${appSet.status}` +
+              (appSet.status === 'Pending' ? '' : `, ${appSet.targetCount} targets`),
+            ...errorLines(appSet),
+          ].join('\n'),
+        );
+        return values['wait'] === true && appSet.status !== 'Ready' ? 1 : 0;
+      }
+      case 'delete': {
+        const name = expectName(rest, 'flotilla appsets delete NAME');
+        await client.deleteAppSet(name);
+        printResult({ deleted: name }, output, () => `ApplicationSet ${name} deleted; its targets go.`);
+        return 0;
+      }
+      default:
+        throw new UsageError(`unknown sub-command '${sub}'; expected list, get, apply or delete`);
+    }
+  });
+}
+
+function parseTimeout(raw: string | undefined): number {
+  if (raw === undefined) return DEFAULT_WAIT_SECONDS;
+  const seconds = Number(raw);
+  if (!Number.isFinite(seconds) || seconds <= 0) {
+    throw new UsageError(`--timeout must be a positive number of seconds, not '${raw}'`);
+  }
+  return seconds;
+}
+
+/** Polls until the expansion the apply queued has run (status leaves Pending) or the time is up. */
+async function waitForExpansion(
+  client: HubClient,
+  name: string,
+  timeoutSeconds: number,
+): Promise<AppSetView> {
+  const deadline = Date.now() + timeoutSeconds * 1000;
+  for (;;) {
+    const appSet = await client.appSet(name);
+    if (appSet.status !== 'Pending' || Date.now() >= deadline) return appSet;
+    await sleep(250);
+  }
+}
+
+function errorLines(appSet: AppSetView): string[] {
+  const e = appSet.error;
+  if (!e) return [];
+  return [`error: ${e.code}: ${e.message}${e.path ? ` (at ${e.path})` : ''}`];
+}
+
+function appSetTable(appSets: AppSetView[]): string {
+  return formatTable(
+    ['NAME', 'STATUS', 'TARGETS', 'EXPANDED', 'REPOSITORIES', 'ERROR'],
+    appSets.map((a) => [
+      a.name,
+      a.status,
+      String(a.targetCount),
+      age(a.lastExpandedAt),
+      a.repoUrls.length ? a.repoUrls.join(',') : '-',
+      a.error ? `${a.error.code}: ${a.error.message.replace(/\s*\n\s*/g, ' ')}` : '',
+    ]),
+  );
+}
+
+function appSetFields(a: AppSetView): string {
+  const fields: [string, string][] = [
+    ['Name', a.name],
+    ['API version', a.apiVersion],
+    ['Status', a.status],
+    ['Targets', String(a.targetCount)],
+    ['Repositories', a.repoUrls.length ? a.repoUrls.join(', ') : '-'],
+    ['Last expanded', a.lastExpandedAt ? `${a.lastExpandedAt} (${age(a.lastExpandedAt)} ago)` : 'never'],
+    ['Created', a.createdAt],
+    ['Updated', a.updatedAt],
+  ];
+  if (a.error) {
+    fields.push(['Error', `${a.error.code}: ${a.error.message}`]);
+    if (a.error.path) fields.push(['Error path', a.error.path]);
+  }
+  return formatFields(fields);
+}

@@ -1,0 +1,93 @@
+import { type SyncRunQuery, type SyncRunView } from '../fleet/hub-client.js';
+import { UsageError } from '../offline/offline-command.js';
+import {
+  expectPositionals,
+  formatTable,
+  printResult,
+  runHubCommand,
+  shortSha,
+  stringValue,
+  type HubCommandSpec,
+} from './hub-command.js';
+
+const DEFAULT_LIMIT = 50;
+/** The hub's largest page. */
+const MAX_PAGE = 500;
+
+const SPEC: HubCommandSpec = {
+  name: 'history',
+  usage: [
+    'usage: flotilla history [--target T] [--cluster C] [--limit N | --all] [--ndjson]',
+    '',
+    'Sync runs recorded by the hub, newest first: every attempt with its trigger, revision and outcome.',
+    `--limit N shows at most N runs (default ${DEFAULT_LIMIT}); --all follows the hub's pages to the end.`,
+    '-o json prints one array; --ndjson prints one JSON object per line as pages arrive.',
+  ].join('\n'),
+  options: {
+    target: { type: 'string' },
+    cluster: { type: 'string' },
+    limit: { type: 'string' },
+    all: { type: 'boolean' },
+    ndjson: { type: 'boolean' },
+  },
+};
+
+export function run(argv: string[]): Promise<number> {
+  return runHubCommand(argv, SPEC, async ({ values, positionals, output, outputGiven, client }) => {
+    expectPositionals(positionals, [], 'flotilla history [--target T] [--cluster C] [--limit N | --all]');
+    const all = values['all'] === true;
+    const ndjson = values['ndjson'] === true;
+    const rawLimit = stringValue(values['limit']);
+    if (all && rawLimit !== undefined) throw new UsageError('--limit and --all exclude each other');
+    if (ndjson && outputGiven) throw new UsageError('--ndjson and -o exclude each other');
+    const limit = rawLimit === undefined ? DEFAULT_LIMIT : parseLimit(rawLimit);
+    const filter: SyncRunQuery = {
+      target: stringValue(values['target']),
+      cluster: stringValue(values['cluster']),
+    };
+
+    const runs: SyncRunView[] = [];
+    let cursor: string | undefined;
+    let remaining = all ? Infinity : limit;
+    while (remaining > 0) {
+      const page = await client.syncRuns({ ...filter, limit: Math.min(remaining, MAX_PAGE), cursor });
+      const items = page.items.slice(0, remaining);
+      remaining -= items.length;
+      // NDJSON streams: a consumer sees the newest runs while older pages are still being fetched.
+      if (ndjson) process.stdout.write(items.map((r) => `${JSON.stringify(r)}\n`).join(''));
+      else runs.push(...items);
+      if (!page.nextCursor || items.length === 0) break;
+      cursor = page.nextCursor;
+    }
+    if (!ndjson) printResult(runs, output, () => runTable(runs));
+    return 0;
+  });
+}
+
+function parseLimit(raw: string): number {
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1) throw new UsageError(`--limit must be a positive integer, not '${raw}'`);
+  return n;
+}
+
+function duration(run: SyncRunView): string {
+  const ms = Date.parse(run.finishedAt) - Date.parse(run.startedAt);
+  if (!Number.isFinite(ms) || ms < 0) return '-';
+  return ms < 10_000 ? `${(ms / 1000).toFixed(1)}s` : `${Math.round(ms / 1000)}s`;
+}
+
+function runTable(runs: SyncRunView[]): string {
+  return formatTable(
+    ['STARTED', 'CLUSTER', 'TARGET', 'REVISION', 'TRIGGER', 'OUTCOME', 'DURATION', 'MESSAGE'],
+    runs.map((r) => [
+      r.startedAt.replace(/\.\d+Z$/, 'Z'),
+      r.cluster,
+      r.target,
+      shortSha(r.revision),
+      r.trigger,
+      r.outcome,
+      duration(r),
+      (r.message ?? '').replace(/\s*\n\s*/g, ' '),
+    ]),
+  );
+}
