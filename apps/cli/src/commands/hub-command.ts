@@ -79,7 +79,7 @@ export function parseHubArgs(argv: string[], spec: HubCommandSpec): HubCommandAr
     positionals,
     output,
     outputGiven: rawOutput !== undefined,
-    client: new HubClient(hubUrl.toString(), token || undefined),
+    client: new HubClient(hub.replace(/\/+$/, ''), token || undefined),
     help: values['help'] === true,
   };
 }
@@ -102,15 +102,15 @@ export async function runHubCommand(
     return await body(args);
   } catch (err) {
     if (err instanceof UsageError) {
-      process.stderr.write(`flotilla ${spec.name}: ${err.message}\n`);
+      console.error(`flotilla ${spec.name}: ${err.message}`);
       return 2;
     }
     if (err instanceof HubApiError) {
-      process.stderr.write(`flotilla ${spec.name}: ${describeApiError(err)}\n`);
+      console.error(`flotilla ${spec.name}: ${describeApiError(err)}`);
       return 1;
     }
     if (err instanceof HubUnreachableError) {
-      process.stderr.write(`flotilla ${spec.name}: ${err.message}\n`);
+      console.error(`flotilla ${spec.name}: ${err.message}`);
       return 1;
     }
     throw err;
