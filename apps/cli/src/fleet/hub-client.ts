@@ -82,7 +82,7 @@ function describeNetworkError(err: unknown): string {
   const cause = err instanceof Error ? err.cause : undefined;
   if (cause instanceof Error) {
     const code = (cause as NodeJS.ErrnoException).code;
-    return code ? `${code} (${cause.message})` : cause.message;
+    return code && !cause.message.includes(code) ? `${code}: ${cause.message}` : cause.message;
   }
   return err instanceof Error ? err.message : String(err);
 }

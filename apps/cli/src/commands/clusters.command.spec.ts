@@ -1,0 +1,56 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { freePort } from '../fleet/free-port.js';
+import { runInProcess } from '../testing/run-in-process.js';
+import { UsageError } from '../offline/offline-command.js';
+import { parseLabels, run } from './clusters.command.js';
+
+afterEach(() => vi.unstubAllEnvs());
+
+describe('flotilla clusters without a hub', () => {
+  it('exits 1 naming the URL when nothing listens there', async () => {
+    const port = await freePort();
+    const hub = `http://127.0.0.1:${port}`;
+    const r = await runInProcess(run, ['list', '--hub', hub]);
+    expect(r.code).toBe(1);
+    expect(r.out).toBe('');
+    expect(r.err).toBe(
+      `flotilla clusters: cannot reach the hub at ${hub}: connect ECONNREFUSED 127.0.0.1:${port}
+`,
+    );
+  });
+
+  it.each([
+    [['frob'], "unknown sub-command 'frob'; expected list, get, add or revoke"],
+    [['get'], 'missing NAME; usage: flotilla clusters get NAME'],
+    [['get', 'a', 'b'], "unexpected argument 'b'; usage: flotilla clusters get NAME"],
+    [['add', 'eu1', '--label', 'novalue'], "--label must be key=value, not 'novalue'"],
+    [['list', '--label', 'a=b'], "--label and --server apply to 'clusters add' only"],
+    [['list', '-o', 'xml'], "-o must be table, json or yaml, not 'xml'"],
+    [['list', '--hub', 'ftp://hub'], "--hub must be an http(s) URL, not 'ftp://hub'"],
+    [['list', '--nope'], "Unknown option '--nope'"],
+  ])('%j is a usage error (exit 2)', async (argv, message) => {
+    const r = await runInProcess(run, argv);
+    expect(r.code).toBe(2);
+    expect(r.out).toBe('');
+    expect(r.err).toContain(`flotilla clusters: ${message}`);
+    expect(r.err.trimEnd().split('\n')).toHaveLength(1);
+  });
+
+  it('prints its usage for --help', async () => {
+    const r = await runInProcess(run, ['--help']);
+    expect(r.code).toBe(0);
+    expect(r.out).toContain('flotilla clusters add NAME [--label k=v]...');
+    expect(r.out).toContain('--hub URL');
+  });
+});
+
+describe('parseLabels', () => {
+  it('reads key=value pairs, allowing an empty value and = inside the value', () => {
+    expect(parseLabels(['env=prod', 'empty=', 'expr=a=b'])).toEqual({ env: 'prod', empty: '', expr: 'a=b' });
+  });
+
+  it('refuses an empty key and a repeated key', () => {
+    expect(() => parseLabels(['=x'])).toThrow(new UsageError("--label must be key=value, not '=x'"));
+    expect(() => parseLabels(['a=1', 'a=2'])).toThrow(new UsageError('--label a is given twice'));
+  });
+});
