@@ -225,6 +225,21 @@ describe('hub-backed commands against a real hub', () => {
     );
     expect(await json<AppSetView[]>(appsets)).toHaveLength(1);
 
+    // Accepted, but its expansion fails (no such directory at the commit): --wait reports it, exit 1.
+    const missingFile = join(work, 'missing.yaml');
+    writeFileSync(
+      missingFile,
+      readFileSync(appSetFile, 'utf8').replace('name: web', 'name: missing').replace('apps/web', 'apps/none'),
+    );
+    const failed = await cli(appsets, 'apply', '-f', missingFile, '--wait');
+    expect(failed.err).toBe('');
+    expect(failed.code).toBe(1);
+    const [summary, error, ...more] = failed.out.trimEnd().split('\n');
+    expect(summary).toBe('ApplicationSet missing created; status Error, 0 targets');
+    expect(error).toMatch(/^error: [a-z-]+: .*apps\/none/);
+    expect(more).toEqual([]);
+    expect((await cli(appsets, 'delete', 'missing')).code).toBe(0);
+
     const deleted = await cli(appsets, 'delete', 'web');
     expect(deleted).toEqual({ code: 0, out: 'ApplicationSet web deleted; its targets go.\n', err: '' });
     expect(await json<TargetView[]>(targets)).toEqual([]);
