@@ -20,7 +20,7 @@ describe('flotilla clusters without a hub', () => {
   });
 
   it.each([
-    [['frob'], "unknown sub-command 'frob'; expected list, get, add or revoke"],
+    [['frob'], "unknown sub-command 'frob'; expected list, get, add, token or revoke"],
     [['get'], 'missing NAME; usage: flotilla clusters get NAME'],
     [['get', 'a', 'b'], "unexpected argument 'b'; usage: flotilla clusters get NAME"],
     [['add', 'eu1', '--label', 'novalue'], "--label must be key=value, not 'novalue'"],

@@ -19,10 +19,12 @@ const SPEC: HubCommandSpec = {
     'usage: flotilla clusters [list]',
     '       flotilla clusters get NAME',
     '       flotilla clusters add NAME [--label k=v]... [--server URL]',
+    '       flotilla clusters token NAME',
     '       flotilla clusters revoke NAME',
     '',
     "The hub's cluster inventory. `add` prints the cluster's single-use bootstrap token (shown only",
-    "then) and how to start its agent; `revoke` stops the agent's credential from working at once.",
+    'then) and how to start its agent; `token` issues a new one to re-register an existing cluster;',
+    "`revoke` stops the agent's credential from working at once.",
   ].join('\n'),
   options: {
     label: { type: 'string', short: 'l', multiple: true },
@@ -54,7 +56,15 @@ export function run(argv: string[]): Promise<number> {
         const labels = parseLabels(stringValues(values['label']));
         const server = stringValue(values['server']);
         const added = await client.registerCluster(name, labels, server ? { server } : {});
-        printResult(added, output, () => addedText(added, client.baseUrl));
+        printResult(added, output, () => tokenText(added, client.baseUrl, `Cluster ${name} added.`));
+        return 0;
+      }
+      case 'token': {
+        const name = expectName(rest, 'flotilla clusters token NAME');
+        const issued = await client.issueBootstrapToken(name);
+        printResult(issued, output, () =>
+          tokenText(issued, client.baseUrl, `Issued a new bootstrap token for cluster ${name}.`),
+        );
         return 0;
       }
       case 'revoke': {
@@ -63,14 +73,13 @@ export function run(argv: string[]): Promise<number> {
         printResult(cluster, output, () =>
           [
             `Revoked the agent credential of cluster ${cluster.name}; its agent can no longer reach the hub.`,
-            'To re-register it, issue a new bootstrap token:',
-            `  POST ${new URL(`/api/v1/clusters/${encodeURIComponent(cluster.name)}/bootstrap-tokens`, client.baseUrl).toString()}`,
+            `To re-register it: flotilla clusters token ${cluster.name}`,
           ].join('\n'),
         );
         return 0;
       }
       default:
-        throw new UsageError(`unknown sub-command '${sub}'; expected list, get, add or revoke`);
+        throw new UsageError(`unknown sub-command '${sub}'; expected list, get, add, token or revoke`);
     }
   });
 }
@@ -130,16 +139,16 @@ function clusterFields(c: ClusterView): string {
   ]);
 }
 
-function addedText(added: RegisteredCluster, hubUrl: string): string {
-  const name = added.cluster.name;
+function tokenText(issued: RegisteredCluster, hubUrl: string, headline: string): string {
+  const name = issued.cluster.name;
   return [
-    `Cluster ${name} added.`,
-    `Bootstrap token (single use, expires ${added.expiresAt}; it is not shown again):`,
-    `  ${added.bootstrapToken}`,
+    headline,
+    `Bootstrap token (single use, expires ${issued.expiresAt}; it is not shown again):`,
+    `  ${issued.bootstrapToken}`,
     '',
     'Start the agent inside the cluster (or with a kubeconfig for it) with:',
     `  FLOTILLA_HUB_URL=${hubUrl.replace(/\/$/, '')} FLOTILLA_CLUSTER_NAME=${name} \\`,
-    `  FLOTILLA_BOOTSTRAP_TOKEN=${added.bootstrapToken} flotilla-agent`,
+    `  FLOTILLA_BOOTSTRAP_TOKEN=${issued.bootstrapToken} flotilla-agent`,
     'The agent trades the token for its own credential on first contact.',
   ].join('\n');
 }

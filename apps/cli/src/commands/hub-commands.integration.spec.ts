@@ -250,11 +250,21 @@ describe('hub-backed commands against a real hub', () => {
     );
   });
 
-  it('revokes a cluster credential', async () => {
+  it('revokes a cluster credential and issues a new bootstrap token', async () => {
     expect((await json<ClusterView>(clusters, 'get', cluster)).registered).toBe(true);
     const revoked = await json<ClusterView>(clusters, 'revoke', cluster);
     expect(revoked.name).toBe(cluster);
     expect(revoked.registered).toBe(false);
     expect((await json<ClusterView>(clusters, 'get', cluster)).registered).toBe(false);
+
+    const token = await cli(clusters, 'token', cluster);
+    expect(token.code).toBe(0);
+    expect(token.out).toContain(`Issued a new bootstrap token for cluster ${cluster}.`);
+    expect(token.out).toMatch(/FLOTILLA_BOOTSTRAP_TOKEN=flb_\S+ flotilla-agent/);
+    const missing = await cli(clusters, 'token', 'nowhere');
+    expect(missing.code).toBe(1);
+    expect(missing.err).toContain(
+      `POST ${fleet.hubUrl}/api/v1/clusters/nowhere/bootstrap-tokens → 404 not-found`,
+    );
   });
 });

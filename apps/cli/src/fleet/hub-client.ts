@@ -199,6 +199,11 @@ export class HubClient {
     return this.request('GET', `/api/v1/clusters/${encodeURIComponent(name)}`);
   }
 
+  /** A new single-use bootstrap token for a cluster already in the inventory (re-registration). */
+  issueBootstrapToken(name: string): Promise<RegisteredCluster> {
+    return this.request('POST', `/api/v1/clusters/${encodeURIComponent(name)}/bootstrap-tokens`);
+  }
+
   /** The agent's credential stops working at once; the cluster stays in the inventory. */
   revokeCredential(name: string): Promise<ClusterView> {
     return this.request('POST', `/api/v1/clusters/${encodeURIComponent(name)}/revoke-credential`);
