@@ -1,0 +1,4 @@
+-- AlterTable
+ALTER TABLE "ApplicationSet" ADD COLUMN     "pendingExpansion" JSONB;
+
+
