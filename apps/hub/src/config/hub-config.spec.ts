@@ -12,6 +12,7 @@ describe('loadHubConfig', () => {
       sources: { pollIntervalSeconds: 30 },
       auth: { adminToken: null, bootstrapTokenTtlSeconds: 3600, credentialTtlSeconds: 0 },
       log: { level: 'info' },
+      appsets: { deletionGuardPercent: 50 },
     });
   });
 

@@ -71,6 +71,14 @@ export const hubEnvSchema = z.object({
     .min(0)
     .default(0)
     .describe('Lifetime of an agent credential; 0 = until revoked or the agent registers again.'),
+  DELETION_GUARD_PERCENT: z.coerce
+    .number()
+    .min(0)
+    .max(100)
+    .default(50)
+    .describe(
+      'An appset expansion that would delete more than this share of its targets (or all of them) waits for confirmation.',
+    ),
   LOG_LEVEL: z
     .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
     .default('info')
@@ -90,6 +98,7 @@ export interface HubConfig {
   sources: { pollIntervalSeconds: number };
   auth: { adminToken: string | null; bootstrapTokenTtlSeconds: number; credentialTtlSeconds: number };
   log: { level: HubEnv['LOG_LEVEL'] };
+  appsets: { deletionGuardPercent: number };
 }
 
 export const HUB_CONFIG = Symbol('HUB_CONFIG');
@@ -127,6 +136,7 @@ export function loadHubConfig(env: Record<string, string | undefined>): HubConfi
       credentialTtlSeconds: e.AGENT_CREDENTIAL_TTL_SECONDS,
     },
     log: { level: e.LOG_LEVEL },
+    appsets: { deletionGuardPercent: e.DELETION_GUARD_PERCENT },
   };
 }
 
