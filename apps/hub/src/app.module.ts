@@ -38,6 +38,8 @@ import { AgentGatewayService } from './agent-gateway/agent-gateway.service.js';
 import { AgentAuthGuard } from './agent-gateway/agent-auth.guard.js';
 import { ReportIngestService } from './agent-gateway/report-ingest.service.js';
 import { ReportIngestProcessor } from './agent-gateway/report-ingest.processor.js';
+import { WebhooksController } from './webhooks/webhooks.controller.js';
+import { WebhooksService } from './webhooks/webhooks.service.js';
 
 /** One handler per queue of the contract's registry (checked at start by WorkerBootstrap). */
 const HANDLERS = [
@@ -77,6 +79,7 @@ export class AppModule {
       ReportIngestService,
       AdminTokenGuard,
       AgentAuthGuard,
+      WebhooksService,
     ];
     const controllers: Type[] = [HealthController, MetricsController];
     if (config.roles.api) {
@@ -87,6 +90,7 @@ export class AppModule {
         TargetsController,
         AuditController,
         AgentGatewayController,
+        WebhooksController,
       );
     }
     if (config.roles.worker) {

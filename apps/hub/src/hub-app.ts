@@ -4,6 +4,7 @@ import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { Logger } from 'nestjs-pino';
 import type { HubConfig } from './config/hub-config.js';
 import { AppModule, type AppModuleOptions } from './app.module.js';
+import { WEBHOOK_PATH, webhookBodyParser } from './webhooks/webhook-body.js';
 
 /** Builds the hub application (not yet listening): used by main.ts and by the integration tests. */
 export async function createHubApp(
@@ -18,6 +19,8 @@ export async function createHubApp(
   });
   app.useLogger(app.get(Logger));
   app.disable('x-powered-by');
+  // Before the JSON parser: webhook signatures cover the raw bytes.
+  app.use(WEBHOOK_PATH, webhookBodyParser());
   // Report batches of up to 1000 entries are larger than express' 100 kB default.
   app.useBodyParser('json', { limit: '10mb' });
   if (config.roles.api) {

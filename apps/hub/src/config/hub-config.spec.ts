@@ -13,6 +13,7 @@ describe('loadHubConfig', () => {
       auth: { adminToken: null, bootstrapTokenTtlSeconds: 3600, credentialTtlSeconds: 0 },
       log: { level: 'info' },
       appsets: { deletionGuardPercent: 50 },
+      webhooks: { secret: null },
     });
   });
 

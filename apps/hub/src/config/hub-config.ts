@@ -71,6 +71,13 @@ export const hubEnvSchema = z.object({
     .min(0)
     .default(0)
     .describe('Lifetime of an agent credential; 0 = until revoked or the agent registers again.'),
+  FLOTILLA_WEBHOOK_SECRET: z
+    .string()
+    .min(16, 'must be at least 16 characters')
+    .optional()
+    .describe(
+      'Shared secret of Git push webhooks (GitHub/Gitea HMAC, GitLab token); unset = POST /api/v1/webhooks/git answers 503.',
+    ),
   DELETION_GUARD_PERCENT: z.coerce
     .number()
     .min(0)
@@ -99,6 +106,7 @@ export interface HubConfig {
   auth: { adminToken: string | null; bootstrapTokenTtlSeconds: number; credentialTtlSeconds: number };
   log: { level: HubEnv['LOG_LEVEL'] };
   appsets: { deletionGuardPercent: number };
+  webhooks: { secret: string | null };
 }
 
 export const HUB_CONFIG = Symbol('HUB_CONFIG');
@@ -137,6 +145,7 @@ export function loadHubConfig(env: Record<string, string | undefined>): HubConfi
     },
     log: { level: e.LOG_LEVEL },
     appsets: { deletionGuardPercent: e.DELETION_GUARD_PERCENT },
+    webhooks: { secret: e.FLOTILLA_WEBHOOK_SECRET ?? null },
   };
 }
 
