@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { Database } from '../db/database.js';
 import { toJson } from '../common/json.js';
 import type { Prisma } from '../generated/prisma/client.js';
+import { auditHash, ChainVerifier, GENESIS_HASH, type ChainBreak } from './audit-chain.js';
 
 export interface AuditEntry {
   actor: string;
@@ -10,60 +11,158 @@ export interface AuditEntry {
   details?: Record<string, unknown>;
 }
 
+export interface AuditQuery {
+  from?: Date;
+  to?: Date;
+  actor?: string;
+  scope?: string;
+  scopePrefix?: string;
+  action?: string;
+  outcome?: string;
+  cursor?: string;
+}
+
+export interface AuditEventView {
+  id: string;
+  at: string;
+  actor: string;
+  action: string;
+  scope: string;
+  details: unknown;
+  prevHash: string | null;
+  hash: string | null;
+}
+
+export interface VerifyResult {
+  valid: boolean;
+  checked: number;
+  /** Events older than the chain (no hash, before the first chained one); not verifiable. */
+  unchained: number;
+  firstBrokenAt?: ChainBreak;
+}
+
 type Tx = Prisma.TransactionClient;
 
-/** Append-only record of what changed, who did it and why. Nothing here updates or deletes. */
+/** Any constant works as long as every appender uses the same one; this is "audit" in ASCII. */
+const AUDIT_CHAIN_LOCK = 0x61756469;
+const VERIFY_PAGE = 1000;
+
+/**
+ * Append-only record of what changed, who did it and why, hash-chained so that tampering shows.
+ * Nothing here updates or deletes. Every audit event in the hub goes through `record`.
+ */
 @Injectable()
 export class AuditLog {
   constructor(private readonly db: Database) {}
 
-  /** Inside the caller's transaction when given one, so the record and the change land together. */
+  /**
+   * Inside the caller's transaction when given one, so the record and the change land together;
+   * else in a transaction of its own. The advisory lock serialises appenders across connections
+   * and hub replicas until commit, so two events never link to the same predecessor.
+   */
   async record(entry: AuditEntry, tx?: Tx): Promise<void> {
-    const client = tx ?? this.db.prisma;
-    await client.auditEvent.create({
-      data: {
-        actor: entry.actor,
-        action: entry.action,
-        scope: entry.scope,
-        details: toJson(entry.details ?? {}),
-      },
-    });
+    if (tx) return this.append(tx, entry);
+    await this.db.prisma.$transaction((t) => this.append(t, entry));
   }
 
-  async recordMany(entries: AuditEntry[], tx?: Tx): Promise<void> {
-    if (entries.length === 0) return;
-    const client = tx ?? this.db.prisma;
-    await client.auditEvent.createMany({
-      data: entries.map((e) => ({
-        actor: e.actor,
-        action: e.action,
-        scope: e.scope,
-        details: toJson(e.details ?? {}),
-      })),
-    });
+  private async append(tx: Tx, entry: AuditEntry): Promise<void> {
+    // PGlite has one connection, so it is serial anyway; the function exists there too.
+    await tx.$executeRaw`SELECT pg_advisory_xact_lock(${AUDIT_CHAIN_LOCK}::bigint)`;
+    const tail = await tx.auditEvent.findFirst({ orderBy: { id: 'desc' }, select: { hash: true } });
+    const prevHash = tail?.hash ?? GENESIS_HASH;
+    // Stored as read back (JSON round trip) and at millisecond precision, so the hash recomputes.
+    const details = toJson(entry.details ?? {});
+    const at = new Date();
+    const content = { at, actor: entry.actor, action: entry.action, scope: entry.scope, details };
+    await tx.auditEvent.create({ data: { ...content, prevHash, hash: auditHash(prevHash, content) } });
   }
 
-  async list(q: { scope?: string; action?: string; limit: number; cursor?: string }) {
+  private where(q: AuditQuery): Prisma.AuditEventWhereInput {
+    const scope: Prisma.StringFilter = {
+      ...(q.scope !== undefined && { equals: q.scope }),
+      ...(q.scopePrefix !== undefined && { startsWith: q.scopePrefix }),
+    };
+    return {
+      ...((q.from || q.to) && { at: { ...(q.from && { gte: q.from }), ...(q.to && { lt: q.to }) } }),
+      ...(q.actor !== undefined && { actor: q.actor }),
+      ...(Object.keys(scope).length > 0 && { scope }),
+      ...(q.action !== undefined && { action: { startsWith: q.action } }),
+      ...(q.outcome !== undefined && { details: { path: ['outcome'], equals: q.outcome } }),
+    };
+  }
+
+  /** Newest first, one page. */
+  async list(
+    q: AuditQuery & { limit: number },
+  ): Promise<{ items: AuditEventView[]; nextCursor: string | null }> {
     const rows = await this.db.prisma.auditEvent.findMany({
-      where: {
-        ...(q.scope ? { scope: q.scope } : {}),
-        ...(q.action ? { action: { startsWith: q.action } } : {}),
-      },
+      where: this.where(q),
       orderBy: { id: 'desc' },
       take: q.limit + 1,
       ...(q.cursor ? { cursor: { id: BigInt(q.cursor) }, skip: 1 } : {}),
     });
     const page = rows.slice(0, q.limit);
     return {
-      items: page.map((r) => ({
-        id: r.id.toString(),
-        at: r.at.toISOString(),
-        actor: r.actor,
-        action: r.action,
-        scope: r.scope,
-        details: r.details,
-      })),
+      items: page.map(view),
       nextCursor: rows.length > q.limit ? (page.at(-1)?.id.toString() ?? null) : null,
     };
   }
+
+  /** Every matching event (at most `limit`), newest first, fetched a page at a time for export. */
+  async *stream(q: AuditQuery & { limit?: number }): AsyncGenerator<AuditEventView> {
+    let remaining = q.limit ?? Infinity;
+    let cursor = q.cursor;
+    while (remaining > 0) {
+      const page = await this.list({ ...q, cursor, limit: Math.min(remaining, 500) });
+      for (const item of page.items) yield item;
+      remaining -= page.items.length;
+      if (!page.nextCursor) return;
+      cursor = page.nextCursor;
+    }
+  }
+
+  /** Walks the whole chain oldest first, a page at a time, and stops at the first break. */
+  async verify(): Promise<VerifyResult> {
+    const verifier = new ChainVerifier();
+    let after: bigint | undefined;
+    for (;;) {
+      const rows = await this.db.prisma.auditEvent.findMany({
+        ...(after !== undefined && { where: { id: { gt: after } } }),
+        orderBy: { id: 'asc' },
+        take: VERIFY_PAGE,
+      });
+      for (const row of rows) if (!verifier.next(row)) break;
+      const last = rows.at(-1);
+      if (verifier.broken || !last || rows.length < VERIFY_PAGE) break;
+      after = last.id;
+    }
+    return {
+      valid: verifier.broken === undefined,
+      checked: verifier.checked,
+      unchained: verifier.unchained,
+      ...(verifier.broken && { firstBrokenAt: verifier.broken }),
+    };
+  }
+}
+
+function view(r: {
+  id: bigint;
+  at: Date;
+  actor: string;
+  action: string;
+  scope: string;
+  details: unknown;
+  prevHash: string | null;
+  hash: string | null;
+}): AuditEventView {
+  return {
+    id: r.id.toString(),
+    at: r.at.toISOString(),
+    actor: r.actor,
+    action: r.action,
+    scope: r.scope,
+    details: r.details,
+    prevHash: r.prevHash,
+    hash: r.hash,
+  };
 }

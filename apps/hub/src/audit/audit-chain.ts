@@ -1,0 +1,91 @@
+import { createHash } from 'node:crypto';
+import { canonicalJson } from '@flotilla/manifests';
+
+/**
+ * The audit hash chain: each event's hash covers the previous event's hash and the event's own
+ * content, so editing, deleting or inserting a row breaks the chain from that row on.
+ */
+
+/** `prevHash` of the first chained event. */
+export const GENESIS_HASH = '0'.repeat(64);
+
+/** What an event's hash covers. The row id is left out: it is assigned by the database on insert. */
+export interface AuditContent {
+  at: Date;
+  actor: string;
+  action: string;
+  scope: string;
+  details: unknown;
+}
+
+export function auditHash(prevHash: string, content: AuditContent): string {
+  const body = canonicalJson({
+    at: content.at.toISOString(),
+    actor: content.actor,
+    action: content.action,
+    scope: content.scope,
+    details: content.details,
+  });
+  return createHash('sha256').update(`${prevHash}\n${body}`).digest('hex');
+}
+
+export type ChainBreakReason = 'hash-mismatch' | 'broken-link' | 'genesis';
+
+export interface ChainBreak {
+  id: string;
+  at: string;
+  reason: ChainBreakReason;
+  message: string;
+}
+
+export interface StoredAuditEvent extends AuditContent {
+  id: bigint;
+  prevHash: string | null;
+  hash: string | null;
+}
+
+/**
+ * Walks events in id order, one at a time, so a caller can stream pages through it. Events with no
+ * hash before the first chained one are history written before the chain existed: counted, not checked.
+ */
+export class ChainVerifier {
+  private previous: string | undefined;
+  checked = 0;
+  unchained = 0;
+  broken: ChainBreak | undefined;
+
+  /** Returns false once the chain is broken; later events are not looked at. */
+  next(event: StoredAuditEvent): boolean {
+    if (this.broken) return false;
+    const fail = (reason: ChainBreakReason, message: string): false => {
+      this.broken = { id: event.id.toString(), at: event.at.toISOString(), reason, message };
+      return false;
+    };
+    if (this.previous === undefined && event.hash === null && event.prevHash === null) {
+      this.unchained++;
+      return true;
+    }
+    this.checked++;
+    if (event.hash === null || event.prevHash === null) {
+      return fail('hash-mismatch', `event ${event.id} has no hash although earlier events are chained`);
+    }
+    if (this.previous === undefined) {
+      if (event.prevHash !== GENESIS_HASH) {
+        return fail(
+          'genesis',
+          `the first chained event ${event.id} does not start from the genesis hash: events before it were deleted or its prevHash was edited`,
+        );
+      }
+    } else if (event.prevHash !== this.previous) {
+      return fail(
+        'broken-link',
+        `event ${event.id} does not link to the event before it: a row was deleted or inserted before it`,
+      );
+    }
+    if (auditHash(event.prevHash, event) !== event.hash) {
+      return fail('hash-mismatch', `event ${event.id} does not match its hash: its content was edited`);
+    }
+    this.previous = event.hash;
+    return true;
+  }
+}
