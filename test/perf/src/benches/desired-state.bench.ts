@@ -191,7 +191,7 @@ export const desiredStateBench: BenchFn = async (ctx) => {
                 fleetSize: bigger,
                 samples: [capMs],
                 target,
-                notes: `not run: ${why}; counted as the ${capMs / 1000} s cap`,
+                notes: `${why}; counted as the ${capMs / 1000} s cap`,
                 command: COMMAND,
               }),
             );
