@@ -1,0 +1,161 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../fleet/free-port.js';
+import { LocalFleet } from '../fleet/local-fleet.js';
+import { runInProcess } from '../testing/run-in-process.js';
+import { csvField, run, verifyText, type AuditEventView, type AuditVerifyResult } from './audit.command.js';
+
+describe('flotilla audit without a hub', () => {
+  it.each([
+    [['--limit', '0'], "--limit must be a positive integer, not '0'"],
+    [['--limit', '5', '--all'], '--limit and --all exclude each other'],
+    [['--ndjson', '--csv'], '--ndjson and --csv exclude each other'],
+    [['--csv', '-o', 'json'], '--csv and -o exclude each other'],
+    [['--scope', 'a', '--scope-prefix', 'b'], '--scope and --scope-prefix exclude each other'],
+    [
+      ['--from', 'yesterday'],
+      "--from must be an RFC 3339 time such as 2026-03-29T01:00:00Z, not 'yesterday'",
+    ],
+    [['verify', '--actor', 'x'], "--actor is an option of 'audit list', not 'audit verify'"],
+    [['verify', 'extra'], "unexpected argument 'extra'"],
+    [['purge'], "unknown sub-command 'purge'"],
+  ])('%j is a usage error (exit 2)', async (argv, message) => {
+    const r = await runInProcess(run, argv);
+    expect(r.code).toBe(2);
+    expect(r.out).toBe('');
+    expect(r.err).toContain(`flotilla audit: ${message}`);
+  });
+
+  it('exits 1 naming the URL when nothing listens there', async () => {
+    const hub = `http://127.0.0.1:${await freePort()}`;
+    const r = await runInProcess(run, ['verify', '--hub', hub]);
+    expect(r.code).toBe(1);
+    expect(r.err).toMatch(new RegExp(`^flotilla audit: cannot reach the hub at ${hub}`));
+  });
+
+  it('words the verification result for people', () => {
+    expect(verifyText({ valid: true, checked: 3, unchained: 0 })).toBe(
+      'audit chain intact: 3 events checked',
+    );
+    expect(
+      verifyText({
+        valid: false,
+        checked: 2,
+        firstBrokenAt: { id: '2', at: '2026-01-01T00:00:00.000Z', reason: 'broken-link', message: 'gone' },
+      }),
+    ).toBe('audit chain BROKEN at event 2 (2026-01-01T00:00:00.000Z): broken-link — gone');
+    expect(csvField('a "b", c')).toBe('"a ""b"", c"');
+  });
+});
+
+/**
+ * Against a real hub process on a fresh PostgreSQL database (the tampering is done there by hand).
+ * Needs the built hub (`npx tsc -b apps/hub/tsconfig.app.json`), PostgreSQL and Redis.
+ */
+const PG_URL = process.env['TEST_DATABASE_URL'] ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
+const REDIS_URL = process.env['TEST_REDIS_URL'] ?? 'redis://127.0.0.1:6379';
+
+describe('flotilla audit against a real hub', () => {
+  const work = mkdtempSync(join(tmpdir(), 'flotilla-cli-audit-'));
+  const suffix = randomBytes(4).toString('hex');
+  const dbName = `flotilla_cli_audit_${suffix}`;
+  const redisPrefix = `flotilla-cli-audit-${suffix}`;
+  const admin = new pg.Client({ connectionString: PG_URL });
+  let sql: pg.Client;
+  let fleet: LocalFleet;
+  let hub: string[];
+  const cli = (...argv: string[]) => runInProcess(run, [...argv, ...hub]);
+
+  beforeAll(async () => {
+    await admin.connect();
+    await admin.query(`CREATE DATABASE ${dbName}`);
+    const dbUrl = new URL(PG_URL);
+    dbUrl.pathname = `/${dbName}`;
+    fleet = await LocalFleet.start({
+      workDir: join(work, 'fleet'),
+      clusters: 0,
+      databaseUrl: dbUrl.toString(),
+      redisUrl: REDIS_URL,
+      redisPrefix,
+    });
+    hub = ['--hub', fleet.hubUrl];
+    sql = new pg.Client({ connectionString: dbUrl.toString() });
+    await sql.connect();
+    for (const name of ['eu1', 'us1', 'ap1', 'sa1'])
+      await fleet.api.registerCluster(name, { note: 'x, "y"' });
+  }, 90_000);
+
+  afterAll(async () => {
+    await sql?.end();
+    await fleet?.stop();
+    await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
+    await admin.end();
+    const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
+    try {
+      let cursor = '0';
+      do {
+        const [next, keys] = await redis.scan(cursor, 'MATCH', `${redisPrefix}:*`, 'COUNT', 500);
+        cursor = next;
+        if (keys.length) await redis.del(...keys);
+      } while (cursor !== '0');
+    } finally {
+      redis.disconnect();
+    }
+    rmSync(work, { recursive: true, force: true });
+  }, 60_000);
+
+  it('lists with filters in every format', async () => {
+    const json = await cli('list', '--action', 'cluster.', '-o', 'json');
+    expect(json.code).toBe(0);
+    const events = JSON.parse(json.out) as AuditEventView[];
+    expect(events.map((e) => e.scope)).toEqual(['cluster:sa1', 'cluster:ap1', 'cluster:us1', 'cluster:eu1']);
+
+    const one = JSON.parse((await cli('--scope', 'cluster:us1', '-o', 'json')).out) as AuditEventView[];
+    expect(one.map((e) => [e.action, e.details])).toEqual([
+      ['cluster.created', { labels: { note: 'x, "y"' } }],
+    ]);
+    expect((await cli('--from', events[0]!.at, '--limit', '1', '-o', 'json')).out).toContain('cluster:sa1');
+
+    const table = await cli('--scope-prefix', 'cluster:e');
+    expect(table.out.split('\n')[0]).toMatch(/^AT +ACTOR +ACTION +SCOPE +DETAILS$/);
+    expect(table.out).toMatch(/cluster\.created +cluster:eu1 +\{"labels":\{"note":"x, \\"y\\""\}\}/);
+
+    const nd = await cli('--ndjson', '--all');
+    expect(nd.out.trimEnd().split('\n')).toHaveLength(4);
+    const csv = await cli('--csv', '--limit', '2');
+    const rows = csv.out.split('\r\n');
+    expect(rows[0]).toBe('id,at,actor,action,scope,details,prevHash,hash');
+    expect(rows[1]).toContain(',cluster.created,cluster:sa1,"{""labels"":{""note"":""x, \\""y\\""""}}",');
+    expect(rows).toHaveLength(4);
+  });
+
+  it('verify exits 0 on an intact chain, and 1 naming the event after a hand edit or delete', async () => {
+    const ok = await cli('verify');
+    expect(ok).toEqual({ code: 0, out: 'audit chain intact: 4 events checked\n', err: '' });
+
+    const { rows } = await sql.query<{ id: string; details: unknown }>(
+      'SELECT id, details FROM "AuditEvent" ORDER BY id',
+    );
+    await sql.query(`UPDATE "AuditEvent" SET actor = 'mallory' WHERE id = $1`, [rows[1]!.id]);
+    const edited = await cli('verify', '-o', 'json');
+    expect(edited.code).toBe(1);
+    const result = JSON.parse(edited.out) as AuditVerifyResult;
+    expect(result).toMatchObject({
+      valid: false,
+      checked: 2,
+      firstBrokenAt: { id: rows[1]!.id, reason: 'hash-mismatch' },
+    });
+
+    await sql.query(`DELETE FROM "AuditEvent" WHERE id = $1`, [rows[1]!.id]);
+    const deleted = await cli('verify');
+    expect(deleted.code).toBe(1);
+    expect(deleted.out).toMatch(
+      new RegExp(`^audit chain BROKEN at event ${rows[2]!.id} \\(.+\\): broken-link — `),
+    );
+  });
+});
