@@ -7,6 +7,7 @@ import { type CommandModule } from './command.js';
  */
 const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandModule> }> = {
   appsets: { summary: 'ApplicationSets on the hub', load: () => import('./commands/appsets.command.js') },
+  audit: { summary: "the hub's hash-chained audit log", load: () => import('./commands/audit.command.js') },
   clusters: { summary: "the hub's cluster inventory", load: () => import('./commands/clusters.command.js') },
   history: { summary: 'sync runs recorded by the hub', load: () => import('./commands/history.command.js') },
   targets: { summary: 'per-cluster targets on the hub', load: () => import('./commands/targets.command.js') },
