@@ -1,4 +1,5 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { createHash } from 'node:crypto';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import {
   generate,
   GeneratorError,
@@ -9,6 +10,8 @@ import {
 } from '@flotilla/generators';
 import { Database } from '../db/database.js';
 import { asRecord, toJson } from '../common/json.js';
+import { HubError } from '../common/hub-error.js';
+import { HUB_CONFIG, type HubConfig } from '../config/hub-config.js';
 import { AuditLog } from '../audit/audit.service.js';
 import { GitMirrorError } from '../git/git-mirror.js';
 import { GitMirrorsService } from '../git/git-mirrors.service.js';
@@ -18,7 +21,13 @@ import { RepositoriesService } from '../repositories/repositories.service.js';
 import { canonicalJson } from '@flotilla/manifests';
 import { literalRepoRefs } from './appset-document.js';
 import { syncPolicyOf } from './sync-policy.js';
-import { Prisma, type Cluster, type Repository } from '../generated/prisma/client.js';
+import {
+  deletionGuardLimit,
+  evaluateDeletionGuard,
+  preservesResourcesOnDeletion,
+  type GuardVerdict,
+} from './deletion-guard.js';
+import { Prisma, type Cluster, type Repository, type Target } from '../generated/prisma/client.js';
 
 /** Why an expansion could not finish; stored on the appset. Nothing about its targets changed. */
 export class ExpansionError extends Error {
@@ -32,9 +41,10 @@ export class ExpansionError extends Error {
   }
 }
 
-interface DesiredTarget {
+export interface DesiredTarget {
   name: string;
   clusterId: string;
+  clusterName: string;
   namespace: string;
   repoUrl: string;
   sourcePath: string;
@@ -46,11 +56,59 @@ interface DesiredTarget {
 }
 
 export interface ExpansionOutcome {
-  status: 'Ready' | 'Error' | 'Gone';
+  status: 'Ready' | 'Error' | 'Gone' | 'Held';
   created: number;
   updated: number;
   deleted: number;
   error?: { code: string; message: string; path?: string };
+  held?: PendingExpansion;
+}
+
+/** An expansion the deletion guard holds, as stored on the appset (`pendingExpansion`). */
+export interface PendingExpansion {
+  /** Hash of the computed target set; confirming names it, so what is applied is what was shown. */
+  inputsHash: string;
+  heldAt: string;
+  currentCount: number;
+  targetCount: number;
+  delete: string[];
+  create: string[];
+  update: string[];
+  deletePercent: number;
+  limit: number;
+}
+
+/** What an expansion would do to the stored targets. */
+export interface ExpansionPlan {
+  create: DesiredTarget[];
+  update: { current: Target; desired: DesiredTarget }[];
+  delete: Target[];
+}
+
+/** A person's go-ahead for a held expansion. */
+export interface ExpansionConfirmation {
+  inputsHash: string;
+  reason: string;
+  actor: string;
+}
+
+/** The dry run: what an expansion would compute and change, changing nothing. */
+export interface ExpansionPreview {
+  inputsHash: string;
+  targets: {
+    name: string;
+    cluster: string;
+    namespace: string;
+    repoUrl: string;
+    path: string;
+    targetRevision: string;
+    desiredRevision: string;
+    bundleDigest: string;
+  }[];
+  create: string[];
+  update: string[];
+  delete: string[];
+  guard: GuardVerdict;
 }
 
 /**
@@ -71,11 +129,98 @@ export class AppSetExpander {
     private readonly render: RenderService,
     private readonly audit: AuditLog,
     private readonly wakeups: ClusterWakeups,
+    @Inject(HUB_CONFIG) private readonly config: HubConfig,
   ) {}
 
   async expand(appSetId: string): Promise<ExpansionOutcome> {
+    return this.serialised(appSetId, () => this.expandNow(appSetId));
+  }
+
+  /**
+   * Applies the expansion the guard holds, as computed — only if a fresh computation still gives the
+   * same target set (else 409: the inputs moved, look at the preview again).
+   */
+  async confirm(appSetName: string, confirmation: ExpansionConfirmation): Promise<ExpansionOutcome> {
+    const found = await this.db.prisma.applicationSet.findUnique({ where: { name: appSetName } });
+    if (!found) throw HubError.notFound('appset', appSetName);
+    return this.serialised(found.id, async () => {
+      const appSet = await this.db.prisma.applicationSet.findUniqueOrThrow({ where: { id: found.id } });
+      const pending = appSet.pendingExpansion as PendingExpansion | null;
+      if (!pending) {
+        throw new HubError(
+          409,
+          'nothing-held',
+          `appset "${appSetName}" has no expansion waiting for confirmation`,
+        );
+      }
+      if (pending.inputsHash !== confirmation.inputsHash) {
+        throw new HubError(
+          409,
+          'hold-changed',
+          `the held expansion is ${pending.inputsHash}, not ${confirmation.inputsHash}; GET /api/v1/appsets/${appSetName} and confirm what it shows`,
+          'inputsHash',
+        );
+      }
+      let computed;
+      try {
+        computed = await this.desiredTargets(appSet.name, appSet.spec, true);
+      } catch (e) {
+        if (e instanceof ExpansionError) throw new HubError(409, e.code, e.message, e.path);
+        throw e;
+      }
+      if (targetSetHash(computed.desired) !== pending.inputsHash) {
+        throw new HubError(
+          409,
+          'inputs-changed',
+          `the inputs changed since the expansion was held; GET /api/v1/appsets/${appSetName}/preview to re-check, then confirm the new inputsHash`,
+          'inputsHash',
+        );
+      }
+      return this.apply(
+        appSet.id,
+        appSet.name,
+        appSet.spec,
+        computed.desired,
+        computed.repoUrls,
+        confirmation,
+      );
+    });
+  }
+
+  /** Computes an expansion of `document` and what it would change for the appset of that name; writes nothing. */
+  async preview(appSetName: string, document: unknown): Promise<ExpansionPreview> {
+    let desired: DesiredTarget[];
+    try {
+      ({ desired } = await this.desiredTargets(appSetName, document, false));
+    } catch (e) {
+      if (e instanceof ExpansionError) throw new HubError(422, e.code, e.message, e.path);
+      throw e;
+    }
+    const existing = await this.db.prisma.target.findMany({ where: { appSet: { name: appSetName } } });
+    const plan = planExpansion(existing, desired);
+    const limit = deletionGuardLimit(document, this.config.appsets.deletionGuardPercent);
+    return {
+      inputsHash: targetSetHash(desired),
+      targets: desired.map((d) => ({
+        name: d.name,
+        cluster: d.clusterName,
+        namespace: d.namespace,
+        repoUrl: d.repoUrl,
+        path: d.sourcePath,
+        targetRevision: d.targetRevision,
+        desiredRevision: d.desiredRevision,
+        bundleDigest: d.bundleDigest,
+      })),
+      create: plan.create.map((d) => d.name).sort(),
+      update: plan.update.map((u) => u.desired.name).sort(),
+      delete: plan.delete.map((t) => t.name).sort(),
+      guard: evaluateDeletionGuard(existing.length, plan.delete.length, limit),
+    };
+  }
+
+  private async serialised<T>(appSetId: string, work: () => Promise<T>): Promise<T> {
     const previous = this.running.get(appSetId) ?? Promise.resolve();
-    const run = previous.catch(() => undefined).then(() => this.expandNow(appSetId));
+    const run = previous.catch(() => undefined).then(work);
     this.running.set(appSetId, run);
     try {
       return await run;
@@ -90,7 +235,7 @@ export class AppSetExpander {
     let desired: DesiredTarget[];
     let repoUrls: string[];
     try {
-      ({ desired, repoUrls } = await this.desiredTargets(appSet.name, appSet.spec));
+      ({ desired, repoUrls } = await this.desiredTargets(appSet.name, appSet.spec, true));
     } catch (e) {
       if (!(e instanceof ExpansionError)) throw e;
       const error = { code: e.code, message: e.message, ...(e.path !== undefined && { path: e.path }) };
@@ -110,12 +255,14 @@ export class AppSetExpander {
       this.logger.warn(`appset ${appSet.name}: ${e.code}: ${e.message}`);
       return { status: 'Error', created: 0, updated: 0, deleted: 0, error };
     }
-    return this.apply(appSet.id, appSet.name, desired, repoUrls);
+    return this.apply(appSet.id, appSet.name, appSet.spec, desired, repoUrls);
   }
 
+  /** `register` false (the preview): use only repositories already fetched, register and fetch nothing. */
   private async desiredTargets(
     appSetName: string,
     spec: unknown,
+    register: boolean,
   ): Promise<{ desired: DesiredTarget[]; repoUrls: string[] }> {
     let parsed;
     try {
@@ -130,7 +277,7 @@ export class AppSetExpander {
     // Repositories named literally (git generators, a fixed template source) are fetched up front,
     // because the generators read files synchronously.
     for (const url of literalRepoRefs(spec).keys())
-      repoByUrl.set(url, await this.readyRepository(url, appSetName));
+      repoByUrl.set(url, await this.readyRepository(url, appSetName, register));
 
     let generated: GeneratedTarget[];
     try {
@@ -177,7 +324,7 @@ export class AppSetExpander {
         );
       let repo = repoByUrl.get(source.repoURL);
       if (!repo) {
-        repo = await this.readyRepository(source.repoURL, appSetName);
+        repo = await this.readyRepository(source.repoURL, appSetName, register);
         repoByUrl.set(source.repoURL, repo);
       }
       const targetRevision = source.targetRevision || 'HEAD';
@@ -192,6 +339,7 @@ export class AppSetExpander {
       desired.push({
         name: t.name,
         clusterId: cluster.id,
+        clusterName: cluster.name,
         namespace: t.application.spec.destination.namespace || 'default',
         repoUrl: repo.url,
         sourcePath: path,
@@ -215,7 +363,18 @@ export class AppSetExpander {
   }
 
   /** A registered repository with a usable mirror; fetched now if it never was. */
-  private async readyRepository(url: string, appSetName: string): Promise<Repository> {
+  private async readyRepository(url: string, appSetName: string, register: boolean): Promise<Repository> {
+    if (!register) {
+      const known = await this.db.prisma.repository.findUnique({ where: { url } });
+      if (!known || known.lastFetchedAt === null || !this.mirrors.mirrors.hasMirror(known.id)) {
+        throw new ExpansionError(
+          'repository-not-fetched',
+          `repository ${url} has not been fetched yet; the preview fetches nothing — POST /api/v1/repositories first`,
+          `repoURL ${url}`,
+        );
+      }
+      return known;
+    }
     let repo = await this.repos.register(url, `appset:${appSetName}`);
     if (!this.mirrors.mirrors.hasMirror(repo.id) || repo.lastFetchedAt === null) {
       const r = await this.repos.syncNow(repo.id);
@@ -290,8 +449,10 @@ export class AppSetExpander {
   private async apply(
     appSetId: string,
     appSetName: string,
+    document: unknown,
     desired: DesiredTarget[],
     repoUrls: string[],
+    confirmation?: ExpansionConfirmation,
   ): Promise<ExpansionOutcome> {
     const names = desired.map((d) => d.name);
     const clash = await this.db.prisma.target.findFirst({
@@ -320,55 +481,110 @@ export class AppSetExpander {
         error: { code: e.code, message: e.message, path: e.path ?? '' },
       };
     }
+    const inputsHash = targetSetHash(desired);
+    const limit = deletionGuardLimit(document, this.config.appsets.deletionGuardPercent);
     const touched = new Set<string>();
-    const counts = await this.db.prisma.$transaction(async (tx) => {
+    const outcome = await this.db.prisma.$transaction(async (tx): Promise<ExpansionOutcome> => {
+      const appSet = await tx.applicationSet.findUniqueOrThrow({ where: { id: appSetId } });
+      const previousHold = appSet.pendingExpansion as PendingExpansion | null;
       const existing = await tx.target.findMany({ where: { appSetId } });
-      const byName = new Map(existing.map((t) => [t.name, t]));
-      let created = 0;
-      let updated = 0;
-      for (const d of desired) {
-        const cur = byName.get(d.name);
-        const data = {
-          clusterId: d.clusterId,
-          namespace: d.namespace,
-          repoUrl: d.repoUrl,
-          sourcePath: d.sourcePath,
-          targetRevision: d.targetRevision,
-          desiredRevision: d.desiredRevision,
-          bundleDigest: d.bundleDigest,
-          syncPolicy: toJson(d.syncPolicy),
-          params: toJson(d.params),
+      const plan = planExpansion(existing, desired);
+      const verdict = evaluateDeletionGuard(existing.length, plan.delete.length, limit);
+      const confirmed = confirmation !== undefined && confirmation.inputsHash === inputsHash;
+      if (verdict.wouldHold && !confirmed) {
+        // Nothing is created, updated or deleted: the whole expansion waits, as computed.
+        const held: PendingExpansion = {
+          inputsHash,
+          heldAt: previousHold?.inputsHash === inputsHash ? previousHold.heldAt : new Date().toISOString(),
+          currentCount: existing.length,
+          targetCount: desired.length,
+          delete: plan.delete.map((t) => t.name).sort(),
+          create: plan.create.map((d) => d.name).sort(),
+          update: plan.update.map((u) => u.desired.name).sort(),
+          deletePercent: verdict.deletePercent,
+          limit,
         };
-        if (!cur) {
-          await tx.target.create({ data: { name: d.name, appSetId, ...data } });
-          touched.add(d.clusterId);
-          created++;
-          continue;
+        const error = {
+          code: 'deletion-held',
+          message: heldMessage(appSetName, held),
+          path: 'spec.deletionGuard.maxDeletePercent',
+        };
+        await tx.applicationSet.update({
+          where: { id: appSetId },
+          data: {
+            status: 'Held',
+            error: toJson(error),
+            pendingExpansion: toJson(held),
+            repoUrls,
+            lastExpandedAt: new Date(),
+          },
+        });
+        if (previousHold?.inputsHash !== inputsHash) {
+          await this.audit.record(
+            {
+              actor: 'hub',
+              action: 'appset.expansion-held',
+              scope: `appset:${appSetName}`,
+              details: { ...held },
+            },
+            tx,
+          );
         }
-        const same =
-          cur.clusterId === d.clusterId &&
-          cur.namespace === d.namespace &&
-          cur.repoUrl === d.repoUrl &&
-          cur.sourcePath === d.sourcePath &&
-          cur.targetRevision === d.targetRevision &&
-          cur.desiredRevision === d.desiredRevision &&
-          cur.bundleDigest === d.bundleDigest &&
-          canonicalJson(cur.syncPolicy) === canonicalJson(d.syncPolicy) &&
-          canonicalJson(cur.params) === canonicalJson(d.params);
-        if (same) continue;
-        await tx.target.update({ where: { id: cur.id }, data });
-        touched.add(cur.clusterId).add(d.clusterId);
-        updated++;
+        return { status: 'Held', created: 0, updated: 0, deleted: 0, error, held };
       }
-      const keep = new Set(names);
-      const gone = existing.filter((t) => !keep.has(t.name));
-      if (gone.length > 0) await tx.target.deleteMany({ where: { id: { in: gone.map((t) => t.id) } } });
-      for (const t of gone) touched.add(t.clusterId);
+      for (const d of plan.create) {
+        await tx.target.create({ data: { name: d.name, appSetId, ...targetData(d) } });
+        touched.add(d.clusterId);
+      }
+      for (const { current, desired: d } of plan.update) {
+        await tx.target.update({ where: { id: current.id }, data: targetData(d) });
+        touched.add(current.clusterId).add(d.clusterId);
+      }
+      if (plan.delete.length > 0)
+        await tx.target.deleteMany({ where: { id: { in: plan.delete.map((t) => t.id) } } });
+      for (const t of plan.delete) touched.add(t.clusterId);
       await tx.applicationSet.update({
         where: { id: appSetId },
-        data: { status: 'Ready', error: Prisma.DbNull, repoUrls, lastExpandedAt: new Date() },
+        data: {
+          status: 'Ready',
+          error: Prisma.DbNull,
+          pendingExpansion: Prisma.DbNull,
+          repoUrls,
+          lastExpandedAt: new Date(),
+        },
       });
-      if (created + updated + gone.length > 0) {
+      if (confirmed) {
+        await this.audit.record(
+          {
+            actor: confirmation.actor,
+            action: 'appset.expansion-confirmed',
+            scope: `appset:${appSetName}`,
+            details: {
+              inputsHash,
+              reason: confirmation.reason,
+              deleted: plan.delete.map((t) => t.name).sort(),
+              deletePercent: verdict.deletePercent,
+              limit,
+            },
+          },
+          tx,
+        );
+      } else if (previousHold) {
+        // A later expansion within the guard (the Git host recovered) replaces the hold by itself.
+        await this.audit.record(
+          {
+            actor: 'hub',
+            action: 'appset.hold-released',
+            scope: `appset:${appSetName}`,
+            details: { heldInputsHash: previousHold.inputsHash, inputsHash },
+          },
+          tx,
+        );
+      }
+      const created = plan.create.length;
+      const updated = plan.update.length;
+      const deleted = plan.delete.length;
+      if (created + updated + deleted > 0) {
         await this.audit.record(
           {
             actor: 'hub',
@@ -377,7 +593,9 @@ export class AppSetExpander {
             details: {
               created,
               updated,
-              deleted: gone.length,
+              deleted,
+              ...(preservesResourcesOnDeletion(document) &&
+                deleted > 0 && { preserveResourcesOnDeletion: true }),
               targets: desired.map((d) => ({
                 name: d.name,
                 revision: d.desiredRevision,
@@ -388,11 +606,73 @@ export class AppSetExpander {
           tx,
         );
       }
-      return { created, updated, deleted: gone.length };
+      return { status: 'Ready', created, updated, deleted };
     });
     await this.wakeups.notify(touched);
-    return { status: 'Ready', ...counts };
+    return outcome;
   }
+}
+
+/** Creates, updates (only when something differs) and deletes that turn `existing` into `desired`. */
+export function planExpansion(existing: Target[], desired: DesiredTarget[]): ExpansionPlan {
+  const byName = new Map(existing.map((t) => [t.name, t]));
+  const plan: ExpansionPlan = { create: [], update: [], delete: [] };
+  for (const d of desired) {
+    const cur = byName.get(d.name);
+    if (!cur) plan.create.push(d);
+    else if (!sameTarget(cur, d)) plan.update.push({ current: cur, desired: d });
+  }
+  const keep = new Set(desired.map((d) => d.name));
+  plan.delete = existing.filter((t) => !keep.has(t.name));
+  return plan;
+}
+
+function sameTarget(cur: Target, d: DesiredTarget): boolean {
+  return (
+    cur.clusterId === d.clusterId &&
+    cur.namespace === d.namespace &&
+    cur.repoUrl === d.repoUrl &&
+    cur.sourcePath === d.sourcePath &&
+    cur.targetRevision === d.targetRevision &&
+    cur.desiredRevision === d.desiredRevision &&
+    cur.bundleDigest === d.bundleDigest &&
+    canonicalJson(cur.syncPolicy) === canonicalJson(d.syncPolicy) &&
+    canonicalJson(cur.params) === canonicalJson(d.params)
+  );
+}
+
+function targetData(d: DesiredTarget) {
+  return {
+    clusterId: d.clusterId,
+    namespace: d.namespace,
+    repoUrl: d.repoUrl,
+    sourcePath: d.sourcePath,
+    targetRevision: d.targetRevision,
+    desiredRevision: d.desiredRevision,
+    bundleDigest: d.bundleDigest,
+    syncPolicy: toJson(d.syncPolicy),
+    params: toJson(d.params),
+  };
+}
+
+/** Identifies a computed target set: same hash, same creates/updates/deletes against the same database. */
+export function targetSetHash(desired: DesiredTarget[]): string {
+  const sorted = [...desired].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return createHash('sha256').update(canonicalJson(sorted)).digest('hex').slice(0, 24);
+}
+
+function heldMessage(appSetName: string, held: PendingExpansion): string {
+  const shown = held.delete.slice(0, 20).join(', ');
+  const more = held.delete.length > 20 ? ` and ${held.delete.length - 20} more` : '';
+  const why =
+    held.delete.length === held.currentCount
+      ? 'all of them'
+      : `${held.deletePercent} % > the ${held.limit} % limit`;
+  return (
+    `expansion held: it would delete ${held.delete.length} of ${held.currentCount} targets (${why}): ${shown}${more}. ` +
+    `Nothing changed. If intended, POST /api/v1/appsets/${appSetName}/confirm-expansion ` +
+    `{"inputsHash": "${held.inputsHash}", "reason": "..."}`
+  );
 }
 
 function clusterInfo(c: Cluster): ClusterInfo {

@@ -21,6 +21,27 @@ export class AppSetsController {
     return appSet;
   }
 
+  /** Dry run of a document (not stored): targets, what would be created/updated/deleted, the guard. */
+  @Post('preview')
+  @HttpCode(200)
+  @ApiBody({ description: 'An ApplicationSet document; nothing is stored' })
+  preview(@Body() body: unknown) {
+    return this.appsets.previewDocument(body);
+  }
+
+  @Get(':name/preview')
+  previewStored(@Param('name') name: string) {
+    return this.appsets.preview(name);
+  }
+
+  /** `{inputsHash, reason}`: applies the expansion the deletion guard holds, as it was computed. */
+  @Post(':name/confirm-expansion')
+  @HttpCode(200)
+  @ApiBody({ description: '{"inputsHash": "<pendingExpansion.inputsHash>", "reason": "<why>"}' })
+  confirmExpansion(@Param('name') name: string, @Body() body: unknown, @Actor() actor: string) {
+    return this.appsets.confirmExpansion(name, body, actor);
+  }
+
   @Get()
   list() {
     return this.appsets.list();

@@ -1,13 +1,16 @@
 import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
+import { z } from 'zod';
 import { Database } from '../db/database.js';
-import { HubError } from '../common/hub-error.js';
+import { HubError, parseInput } from '../common/hub-error.js';
 import { toJson } from '../common/json.js';
 import { AuditLog } from '../audit/audit.service.js';
 import { ClusterWakeups } from '../queues/cluster-wakeups.service.js';
 import { JobQueues } from '../queues/job-queues.service.js';
 import { RepositoriesService } from '../repositories/repositories.service.js';
 import { literalRepoRefs, readAppSetDocument } from './appset-document.js';
+import { AppSetExpander, type ExpansionOutcome, type ExpansionPreview } from './appset-expander.service.js';
+import { checkDeletionGuardSpec } from './deletion-guard.js';
 import type { ApplicationSet } from '../generated/prisma/client.js';
 
 /** ApplicationSets as people submit them, and the triggers that (re-)expand them. */
@@ -19,6 +22,7 @@ export class AppSetsService {
     private readonly queues: JobQueues,
     private readonly audit: AuditLog,
     private readonly wakeups: ClusterWakeups,
+    private readonly expander: AppSetExpander,
   ) {}
 
   /** Create or replace by name. Validated before anything is stored; expansion runs in the pipeline. */
@@ -27,6 +31,7 @@ export class AppSetsService {
     actor: string,
   ): Promise<{ created: boolean; appSet: ReturnType<AppSetsService['view']> }> {
     const doc = readAppSetDocument(body);
+    checkDeletionGuardSpec(doc.document);
     const repoUrls = [...literalRepoRefs(doc.document).keys()].sort();
     const existing = await this.db.prisma.applicationSet.findUnique({ where: { name: doc.name } });
     const row = await this.db.prisma.$transaction(async (tx) => {
@@ -92,6 +97,26 @@ export class AppSetsService {
     await this.wakeups.notify(row.targets.map((t) => t.clusterId));
   }
 
+  /** The dry run of a submitted document against the appset of its name (if stored); stores nothing. */
+  async previewDocument(body: unknown): Promise<ExpansionPreview> {
+    const doc = readAppSetDocument(body);
+    checkDeletionGuardSpec(doc.document);
+    return this.expander.preview(doc.name, doc.document);
+  }
+
+  /** The dry run of a stored appset with today's inventory and mirrors. */
+  async preview(name: string): Promise<ExpansionPreview> {
+    const row = await this.db.prisma.applicationSet.findUnique({ where: { name } });
+    if (!row) throw HubError.notFound('appset', name);
+    return this.expander.preview(name, row.spec);
+  }
+
+  /** Applies the expansion the deletion guard holds; the reason goes to the audit log. */
+  async confirmExpansion(name: string, body: unknown, actor: string): Promise<ExpansionOutcome> {
+    const input = parseInput(confirmExpansionBody, body);
+    return this.expander.confirm(name, { inputsHash: input.inputsHash, reason: input.reason, actor });
+  }
+
   /**
    * Queues an expansion whose job id is a hash of everything it reads (document, inventory, resolved
    * refs): asking twice with nothing changed is one job.
@@ -135,6 +160,7 @@ export class AppSetsService {
       apiVersion: r.apiVersion,
       status: r.status,
       error: r.error ?? null,
+      pendingExpansion: r.pendingExpansion ?? null,
       repoUrls: r.repoUrls,
       targetCount,
       lastExpandedAt: r.lastExpandedAt?.toISOString() ?? null,
@@ -144,3 +170,8 @@ export class AppSetsService {
     };
   }
 }
+
+const confirmExpansionBody = z.object({
+  inputsHash: z.string().min(1, 'name the held expansion (pendingExpansion.inputsHash of the appset)'),
+  reason: z.string().trim().min(1, 'say why these targets may go; it is written to the audit log').max(1000),
+});
