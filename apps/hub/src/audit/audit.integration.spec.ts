@@ -36,7 +36,7 @@ describe('audit log (real hub, PostgreSQL)', () => {
     await hub?.close();
   }, 60_000);
 
-  it('20 parallel cluster registrations leave one valid, unforked chain', async () => {
+  it('20 parallel cluster registrations, then an agent registration, a token and a revocation, form one valid, unforked chain', async () => {
     const answers = await Promise.all(
       Array.from({ length: 20 }, (_, i) =>
         fetch(`${hub.url}/api/v1/clusters`, {
@@ -47,28 +47,41 @@ describe('audit log (real hub, PostgreSQL)', () => {
       ),
     );
     expect(answers.map((a) => a.status)).toEqual(Array(20).fill(201));
+    const { bootstrapToken } = (await answers[0]!.json()) as { bootstrapToken: string };
+    const register = await fetch(`${hub.url}/api/agent/v1/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ clusterName: 'c0', bootstrapToken, agentVersion: 'test' }),
+    });
+    expect(register.ok).toBe(true);
+    const token = await fetch(`${hub.url}/api/v1/clusters/c1/bootstrap-tokens`, { method: 'POST' });
+    expect(token.ok).toBe(true);
     const revoke = await fetch(`${hub.url}/api/v1/clusters/c3/revoke-credential`, { method: 'POST' });
     expect(revoke.status).toBeLessThan(300);
 
     const { rows } = await sql.query<{ prevHash: string; hash: string }>(
       'SELECT "prevHash", "hash" FROM "AuditEvent" ORDER BY id',
     );
-    expect(rows).toHaveLength(21);
-    expect(new Set(rows.map((r) => r.prevHash)).size).toBe(21);
+    expect(rows).toHaveLength(23);
+    expect(new Set(rows.map((r) => r.prevHash)).size).toBe(23);
     for (let i = 1; i < rows.length; i++) expect(rows[i]?.prevHash).toBe(rows[i - 1]?.hash);
-    expect(await verify()).toEqual({ valid: true, checked: 21, unchained: 0 });
+    expect(await verify()).toEqual({ valid: true, checked: 23, unchained: 0 });
   });
 
   it('filters by actor, scope, scope prefix, action prefix and time, with cursor pages', async () => {
     const all = (await get<Page>('/api/v1/audit?limit=500')).body.items;
-    expect(all).toHaveLength(21);
+    expect(all).toHaveLength(23);
     expect(all[0]).toMatchObject({ action: 'cluster.credential-revoked', scope: 'cluster:c3' });
     const actor = all[0]!.actor;
-    expect((await get<Page>(`/api/v1/audit?actor=${actor}`)).body.items).toHaveLength(21);
+    expect((await get<Page>(`/api/v1/audit?actor=${actor}`)).body.items).toHaveLength(22);
+    const byAgent = (await get<Page>('/api/v1/audit?actor=agent:c0')).body.items;
+    expect(byAgent.map((e) => [e.action, e.scope, e.details])).toEqual([
+      ['cluster.registered', 'cluster:c0', { agentVersion: 'test' }],
+    ]);
     expect((await get<Page>('/api/v1/audit?actor=nobody')).body.items).toHaveLength(0);
     const c3 = (await get<Page>('/api/v1/audit?scope=cluster:c3')).body.items;
     expect(c3.map((e) => e.action)).toEqual(['cluster.credential-revoked', 'cluster.created']);
-    expect((await get<Page>('/api/v1/audit?scopePrefix=cluster:c1')).body.items).toHaveLength(11);
+    expect((await get<Page>('/api/v1/audit?scopePrefix=cluster:c1')).body.items).toHaveLength(12);
     expect((await get<Page>('/api/v1/audit?action=cluster.cred')).body.items).toHaveLength(1);
     const oldest = all.at(-1)!;
     const later = (await get<Page>(`/api/v1/audit?from=${encodeURIComponent(all[0]!.at)}`)).body.items;
@@ -90,7 +103,7 @@ describe('audit log (real hub, PostgreSQL)', () => {
     const nd = await get('/api/v1/audit?format=ndjson&scopePrefix=cluster:c1');
     expect(nd.type).toContain('application/x-ndjson');
     const lines = nd.text.trimEnd().split('\n');
-    expect(lines).toHaveLength(11);
+    expect(lines).toHaveLength(12);
     expect((JSON.parse(lines[0]!) as AuditEventView).scope).toMatch(/^cluster:c1/);
 
     const csv = await get('/api/v1/audit?format=csv&scope=cluster:c5');

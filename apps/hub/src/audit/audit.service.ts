@@ -58,7 +58,9 @@ export class AuditLog {
   /**
    * Inside the caller's transaction when given one, so the record and the change land together;
    * else in a transaction of its own. The advisory lock serialises appenders across connections
-   * and hub replicas until commit, so two events never link to the same predecessor.
+   * and hub replicas until commit, so two events never link to the same predecessor. Record last in
+   * a transaction: a transaction that holds the lock and then waits for a row another appender has
+   * locked is a deadlock, which PostgreSQL breaks by aborting one of the two.
    */
   async record(entry: AuditEntry, tx?: Tx): Promise<void> {
     if (tx) return this.append(tx, entry);
