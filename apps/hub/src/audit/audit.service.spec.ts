@@ -51,7 +51,7 @@ describe('AuditLog (in-memory PGlite)', () => {
     expect(await audit.verify()).toEqual({ valid: true, checked: 8, unchained: 0 });
   });
 
-  it('filters by time, actor, scope, scope prefix and action prefix', async () => {
+  it('filters by time, actor, scope, scope prefix, action prefix and outcome', async () => {
     const all = await audit.list({ limit: 100 });
     expect(all.items).toHaveLength(8);
     expect((await audit.list({ limit: 100, actor: 'carol' })).items).toHaveLength(5);
@@ -60,8 +60,18 @@ describe('AuditLog (in-memory PGlite)', () => {
     ]);
     expect((await audit.list({ limit: 100, scopePrefix: 'target:' })).items).toHaveLength(5);
     expect((await audit.list({ limit: 100, action: 'sync.' })).items).toHaveLength(5);
+    await audit.record({ actor: 'agent', action: 'sync.failed', scope: 'target:t9' });
+    await audit.record({
+      actor: 'ops',
+      action: 'rollout.step',
+      scope: 'appset:web',
+      details: { outcome: 'Failed' },
+    });
+    const failed = await audit.list({ limit: 100, outcome: 'Failed' });
+    expect(failed.items.map((e) => e.action)).toEqual(['rollout.step', 'sync.failed']);
     const first = all.items.at(-1)!;
     expect((await audit.list({ limit: 100, to: new Date(first.at) })).items).toHaveLength(0);
-    expect((await audit.list({ limit: 100, from: new Date(first.at) })).items).toHaveLength(8);
+    expect((await audit.list({ limit: 100, from: new Date(first.at) })).items).toHaveLength(10);
+    expect(await audit.verify()).toEqual({ valid: true, checked: 10, unchained: 0 });
   });
 });

@@ -89,7 +89,13 @@ export class AuditLog {
       ...(q.actor !== undefined && { actor: q.actor }),
       ...(Object.keys(scope).length > 0 && { scope }),
       ...(q.action !== undefined && { action: { startsWith: q.action } }),
-      ...(q.outcome !== undefined && { details: { path: ['outcome'], equals: q.outcome } }),
+      // Sync events carry their outcome in the action (`sync.failed`); others may carry `details.outcome`.
+      ...(q.outcome !== undefined && {
+        OR: [
+          { action: { endsWith: `.${q.outcome.toLowerCase()}` } },
+          { details: { path: ['outcome'], equals: q.outcome } },
+        ],
+      }),
     };
   }
 
