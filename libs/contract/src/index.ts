@@ -5,3 +5,4 @@ export * from './ignore-rule.js';
 export * from './agent-protocol.js';
 export * from './queues.js';
 export * from './api-error.js';
+export * from './audit-event.js';

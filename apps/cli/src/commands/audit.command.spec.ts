@@ -8,7 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../fleet/free-port.js';
 import { LocalFleet } from '../fleet/local-fleet.js';
 import { runInProcess } from '../testing/run-in-process.js';
-import { csvField, run, verifyText, type AuditEventView, type AuditVerifyResult } from './audit.command.js';
+import { csvField } from '@flotilla/contract';
+import { run, verifyText, type AuditEventView, type AuditVerifyResult } from './audit.command.js';
 
 describe('flotilla audit without a hub', () => {
   it.each([

@@ -1,3 +1,4 @@
+import { auditCsvHeader, auditCsvRow, type AuditEventView } from '@flotilla/contract';
 import { UsageError } from '../offline/offline-command.js';
 import {
   expectPositionals,
@@ -13,16 +14,7 @@ const DEFAULT_LIMIT = 50;
 /** The hub's largest page. */
 const MAX_PAGE = 500;
 
-export interface AuditEventView {
-  id: string;
-  at: string;
-  actor: string;
-  action: string;
-  scope: string;
-  details: unknown;
-  prevHash: string | null;
-  hash: string | null;
-}
+export type { AuditEventView } from '@flotilla/contract';
 
 interface AuditPage {
   items: AuditEventView[];
@@ -110,7 +102,7 @@ export function run(argv: string[]): Promise<number> {
     add('from', time('--from', values['from']));
     add('to', time('--to', values['to']));
 
-    if (csv) process.stdout.write(`${CSV_COLUMNS.join(',')}\r\n`);
+    if (csv) process.stdout.write(auditCsvHeader());
     const events: AuditEventView[] = [];
     let cursor: string | undefined;
     let remaining = all ? Infinity : limit;
@@ -123,7 +115,7 @@ export function run(argv: string[]): Promise<number> {
       remaining -= items.length;
       // Streamed formats: a consumer sees the newest events while older pages are still being fetched.
       if (ndjson) process.stdout.write(items.map((e) => `${JSON.stringify(e)}\n`).join(''));
-      else if (csv) process.stdout.write(items.map(csvRow).join(''));
+      else if (csv) process.stdout.write(items.map(auditCsvRow).join(''));
       else events.push(...items);
       if (!page.nextCursor || items.length === 0) break;
       cursor = page.nextCursor;
@@ -150,27 +142,6 @@ function time(flag: string, value: HubArgValue): string | undefined {
     throw new UsageError(`${flag} must be an RFC 3339 time such as 2026-03-29T01:00:00Z, not '${v}'`);
   }
   return v;
-}
-
-const CSV_COLUMNS = ['id', 'at', 'actor', 'action', 'scope', 'details', 'prevHash', 'hash'];
-
-/** RFC 4180: a field with a comma, quote or line break is quoted, and quotes inside are doubled. */
-export function csvField(value: string): string {
-  return /[",\r\n]/.test(value) ? `"${value.replaceAll('"', '""')}"` : value;
-}
-
-function csvRow(e: AuditEventView): string {
-  const cells = [
-    e.id,
-    e.at,
-    e.actor,
-    e.action,
-    e.scope,
-    JSON.stringify(e.details),
-    e.prevHash ?? '',
-    e.hash ?? '',
-  ];
-  return `${cells.map(csvField).join(',')}\r\n`;
 }
 
 function eventTable(events: AuditEventView[]): string {

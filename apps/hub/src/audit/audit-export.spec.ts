@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { csvField, csvHeader, csvRow, exportLines, ndjsonLine } from './audit-export.js';
+import {
+  auditCsvHeader as csvHeader,
+  auditCsvRow as csvRow,
+  auditNdjsonLine as ndjsonLine,
+  csvField,
+} from '@flotilla/contract';
+import { exportLines } from './audit-export.js';
 import type { AuditEventView } from './audit.service.js';
 
 const event: AuditEventView = {

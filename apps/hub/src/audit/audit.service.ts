@@ -1,3 +1,4 @@
+import type { AuditEventView } from '@flotilla/contract';
 import { Injectable } from '@nestjs/common';
 import { Database } from '../db/database.js';
 import { toJson } from '../common/json.js';
@@ -22,16 +23,7 @@ export interface AuditQuery {
   cursor?: string;
 }
 
-export interface AuditEventView {
-  id: string;
-  at: string;
-  actor: string;
-  action: string;
-  scope: string;
-  details: unknown;
-  prevHash: string | null;
-  hash: string | null;
-}
+export type { AuditEventView } from '@flotilla/contract';
 
 export interface VerifyResult {
   valid: boolean;

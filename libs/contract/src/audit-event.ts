@@ -1,0 +1,53 @@
+/**
+ * One audit event as the hub's API returns it (`GET /api/v1/audit`), and its export formats.
+ * The hub writes them and the CLI reads or re-exports them, so both use these definitions.
+ */
+export interface AuditEventView {
+  id: string;
+  at: string;
+  actor: string;
+  action: string;
+  scope: string;
+  details: unknown;
+  /** The previous event's hash (64 zeros for the first); null for events older than the chain. */
+  prevHash: string | null;
+  hash: string | null;
+}
+
+export const AUDIT_CSV_COLUMNS = [
+  'id',
+  'at',
+  'actor',
+  'action',
+  'scope',
+  'details',
+  'prevHash',
+  'hash',
+] as const;
+
+/** RFC 4180: a field with a comma, quote or line break is quoted, and quotes inside are doubled. */
+export function csvField(value: string): string {
+  return /[",\r\n]/.test(value) ? `"${value.replaceAll('"', '""')}"` : value;
+}
+
+export function auditCsvHeader(): string {
+  return `${AUDIT_CSV_COLUMNS.join(',')}\r\n`;
+}
+
+export function auditCsvRow(e: AuditEventView): string {
+  const cells = [
+    e.id,
+    e.at,
+    e.actor,
+    e.action,
+    e.scope,
+    JSON.stringify(e.details),
+    e.prevHash ?? '',
+    e.hash ?? '',
+  ];
+  return `${cells.map(csvField).join(',')}\r\n`;
+}
+
+export function auditNdjsonLine(e: AuditEventView): string {
+  return `${JSON.stringify(e)}\n`;
+}
