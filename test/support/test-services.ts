@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { Redis } from 'ioredis';
+import { deleteRedisKeys } from '@flotilla/cli/fleet';
 
 /** Real PostgreSQL and Redis for cross-app tests; each test file gets its own database and key prefix. */
 export const TEST_DATABASE_URL =
@@ -40,16 +40,6 @@ export async function createTestDatabase(
 }
 
 /** Deletes every key under a BullMQ prefix, so a test leaves the shared Redis as it found it. */
-export async function deleteRedisPrefix(prefix: string, url = TEST_REDIS_URL): Promise<void> {
-  const redis = new Redis(url, { maxRetriesPerRequest: 1 });
-  try {
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 500);
-      cursor = next;
-      if (keys.length) await redis.del(...keys);
-    } while (cursor !== '0');
-  } finally {
-    redis.disconnect();
-  }
+export function deleteRedisPrefix(prefix: string, url = TEST_REDIS_URL): Promise<void> {
+  return deleteRedisKeys(url, prefix);
 }

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Redis } from 'ioredis';
+import { deleteRedisKeys } from '../fleet/redis-server.js';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../fleet/free-port.js';
@@ -96,17 +96,7 @@ describe('flotilla audit against a real hub', () => {
     await fleet?.stop();
     await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
     await admin.end();
-    const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
-    try {
-      let cursor = '0';
-      do {
-        const [next, keys] = await redis.scan(cursor, 'MATCH', `${redisPrefix}:*`, 'COUNT', 500);
-        cursor = next;
-        if (keys.length) await redis.del(...keys);
-      } while (cursor !== '0');
-    } finally {
-      redis.disconnect();
-    }
+    await deleteRedisKeys(REDIS_URL, redisPrefix);
     rmSync(work, { recursive: true, force: true });
   }, 60_000);
 

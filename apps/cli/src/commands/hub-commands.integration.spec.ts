@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { Redis } from 'ioredis';
+import { deleteRedisKeys } from '../fleet/redis-server.js';
 import { simpleGit } from 'simple-git';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
@@ -72,17 +72,7 @@ describe('hub-backed commands against a real hub', () => {
 
   afterAll(async () => {
     await fleet?.stop();
-    const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
-    try {
-      let cursor = '0';
-      do {
-        const [next, keys] = await redis.scan(cursor, 'MATCH', `${redisPrefix}:*`, 'COUNT', 500);
-        cursor = next;
-        if (keys.length) await redis.del(...keys);
-      } while (cursor !== '0');
-    } finally {
-      redis.disconnect();
-    }
+    await deleteRedisKeys(REDIS_URL, redisPrefix);
     rmSync(work, { recursive: true, force: true });
   });
 

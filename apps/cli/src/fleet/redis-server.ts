@@ -63,3 +63,18 @@ export async function ensureRedis(
   });
   return { url, started: true };
 }
+
+/** Deletes every key under a key prefix (a BullMQ prefix), so a run leaves a shared Redis as it found it. */
+export async function deleteRedisKeys(url: string, prefix: string): Promise<void> {
+  const redis = new Redis(url, { maxRetriesPerRequest: 1 });
+  try {
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 500);
+      cursor = next;
+      if (keys.length) await redis.del(...keys);
+    } while (cursor !== '0');
+  } finally {
+    redis.disconnect();
+  }
+}
