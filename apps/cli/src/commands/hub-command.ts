@@ -1,7 +1,8 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { stringify } from 'yaml';
 import { HubApiError, HubClient, HubUnreachableError } from '../fleet/hub-client.js';
 import { UsageError, type OutputFormat } from '../offline/offline-command.js';
+
+export { printResult } from '../offline/offline-command.js';
 
 /**
  * Shared plumbing for the hub-backed commands (`clusters`, `appsets`, `targets`, `history`): the
@@ -123,23 +124,6 @@ export function describeApiError(err: HubApiError): string {
   const at = err.inputPath ? ` (at ${err.inputPath})` : '';
   const message = err.hubMessage.replace(/\s*\n\s*/g, ' ');
   return `${err.method} ${err.url} → ${err.status}${code}: ${message}${at}`;
-}
-
-/** Prints `value` as one JSON or YAML document, or as the table the command builds for people. */
-export function printResult(value: unknown, output: OutputFormat, table: () => string): void {
-  switch (output) {
-    case 'json':
-      process.stdout.write(`${JSON.stringify(value)}\n`);
-      return;
-    case 'yaml':
-      process.stdout.write(stringify(value));
-      return;
-    case 'table': {
-      const text = table();
-      if (text) process.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
-      return;
-    }
-  }
 }
 
 /** Aligned columns separated by three spaces, like kubectl; the last column is not padded. */

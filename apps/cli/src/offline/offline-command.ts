@@ -165,7 +165,17 @@ function isErrorResult(r: unknown): boolean {
 }
 
 function print(value: unknown, fmt: OutputFormat, table?: (r: unknown) => string): void {
-  switch (fmt) {
+  printResult(value, fmt, () => {
+    const items = Array.isArray(value) && table ? value : [value];
+    return items
+      .map((item) => (isErrorResult(item) || !table ? JSON.stringify(item, null, 2) : table(item)))
+      .join('\n');
+  });
+}
+
+/** Prints `value` as one JSON or YAML document, or as the table the command builds for people. */
+export function printResult(value: unknown, output: OutputFormat, table: () => string): void {
+  switch (output) {
     case 'json':
       process.stdout.write(`${JSON.stringify(value)}\n`);
       return;
@@ -173,12 +183,8 @@ function print(value: unknown, fmt: OutputFormat, table?: (r: unknown) => string
       process.stdout.write(stringify(value));
       return;
     case 'table': {
-      const items = Array.isArray(value) && table ? value : [value];
-      for (const item of items) {
-        process.stdout.write(
-          isErrorResult(item) || !table ? `${JSON.stringify(item, null, 2)}\n` : `${table(item)}\n`,
-        );
-      }
+      const text = table();
+      if (text) process.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
       return;
     }
   }
