@@ -4,7 +4,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { Redis } from 'ioredis';
 import {
   ensureRedis,
   freePort,
@@ -14,6 +13,7 @@ import {
   startGitDaemon,
   waitFor,
   type SupervisedProcess,
+  deleteRedisKeys,
 } from '@flotilla/cli/fleet';
 import { AppRepo, type AppShape } from './app-repo.js';
 import { onStop } from './cleanup.js';
@@ -140,7 +140,7 @@ export class HubStack {
         () => undefined,
       );
     }
-    if (this.redisUrl) await deletePrefix(this.redisUrl, this.redisPrefix).catch(() => undefined);
+    if (this.redisUrl) await deleteRedisKeys(this.redisUrl, this.redisPrefix).catch(() => undefined);
     rmSync(this.workDir, { recursive: true, force: true });
   }
 }
@@ -152,19 +152,5 @@ async function withAdmin<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
     return await fn(c);
   } finally {
     await c.end();
-  }
-}
-
-async function deletePrefix(url: string, prefix: string): Promise<void> {
-  const redis = new Redis(url, { maxRetriesPerRequest: 1 });
-  try {
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 500);
-      cursor = next;
-      if (keys.length) await redis.del(...keys);
-    } while (cursor !== '0');
-  } finally {
-    redis.disconnect();
   }
 }
