@@ -29,14 +29,22 @@ export class JobQueues {
   }
 
   /**
-   * Adds a job with the registry's id and options. Equal work collapses into one job; `fresh` makes
-   * the id unique for a request that must run even when equal work is already queued (a manual refresh).
+   * Adds a job with the registry's id and options. Equal work collapses into one job. `variant`
+   * extends the id for work that must run even though equal work already ran or is queued, yet must
+   * still collapse with its own repeats: a manual refresh (a unique variant), or a push webhook (the
+   * pushed commit, so a redelivered push is one job).
    */
-  async enqueue<Q extends QueueName>(queue: Q, payload: QueuePayloads[Q], fresh = false): Promise<void> {
+  async enqueue<Q extends QueueName>(
+    queue: Q,
+    payload: QueuePayloads[Q],
+    opts: { variant?: string } = {},
+  ): Promise<void> {
     const o = JOB_OPTIONS[queue];
     const id = jobId(queue, payload);
+    // BullMQ ids may not contain ':'; keep the variant to plain characters.
+    const variant = opts.variant?.replace(/[^0-9A-Za-z._-]/g, '').slice(0, 80);
     await this.queues[queue].add(queue, payload, {
-      jobId: fresh ? `${id}.${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}` : id,
+      jobId: variant ? `${id}.${variant}` : id,
       attempts: o.attempts,
       backoff: { type: 'exponential', delay: o.backoffMs },
       removeOnComplete: o.removeOnComplete,

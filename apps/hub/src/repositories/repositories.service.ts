@@ -73,7 +73,11 @@ export class RepositoriesService {
     const repo = await this.db.prisma.repository.findUnique({ where: { id } });
     if (!repo) throw HubError.notFound('repository', id);
     // A manual refresh must run even if a poll of this repository is already queued.
-    await this.queues.enqueue('source-sync', { repositoryId: id, reason: 'manual' }, true);
+    await this.queues.enqueue(
+      'source-sync',
+      { repositoryId: id, reason: 'manual' },
+      { variant: `manual.${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}` },
+    );
     return { repositoryId: id, queued: true };
   }
 

@@ -1,5 +1,4 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { JOB_OPTIONS, jobId, type QueuePayloads } from '@flotilla/contract';
 import { Counter } from 'prom-client';
 import { HUB_CONFIG, type HubConfig } from '../config/hub-config.js';
 import { Database } from '../db/database.js';
@@ -48,18 +47,12 @@ export class WebhooksService {
       .map((r) => r.id)
       .sort();
     for (const repositoryId of matched) {
-      const payload: QueuePayloads['source-sync'] = { repositoryId, reason: 'webhook' };
-      const o = JOB_OPTIONS['source-sync'];
-      // The contract's id `repo.<id>` stays in Redis after the job completes (removeOnComplete keeps
-      // the last 100), so reusing it would drop every later push. The pushed commit makes the id
-      // unique per push while a provider's redelivery of the same push still collapses into one job.
-      await this.queues.queue('source-sync').add('source-sync', payload, {
-        jobId: `${jobId('source-sync', payload)}.push.${push.after.replace(/[^0-9A-Za-z]/g, '').slice(0, 64)}`,
-        attempts: o.attempts,
-        backoff: { type: 'exponential', delay: o.backoffMs },
-        removeOnComplete: o.removeOnComplete,
-        removeOnFail: o.removeOnFail,
-      });
+      // Keyed by the pushed commit: a redelivered push collapses, a new push always runs.
+      await this.queues.enqueue(
+        'source-sync',
+        { repositoryId, reason: 'webhook' },
+        { variant: `push.${push.after}` },
+      );
     }
     if (matched.length > 0)
       this.logger.log(`push to ${push.ref} (${push.after}): fetching ${matched.join(', ')}`);
