@@ -8,6 +8,40 @@ import { type SyncInput, syncTarget } from './sync-target.js';
 
 const manifests = loadFixture('bundle-web.yaml');
 
+/**
+ * Waits until the simulated Deployment controller has finished rolling `web` out. Until then it
+ * writes the Deployment's status, which moves its resourceVersion, and a no-op apply racing with
+ * such a write would look like a change.
+ */
+async function rolledOut(kube: KubeClient): Promise<void> {
+  await expect
+    .poll(
+      async () => {
+        const d = (await kube.get({
+          apiVersion: 'apps/v1',
+          kind: 'Deployment',
+          namespace: 'shop',
+          name: 'web',
+        })) as
+          | {
+              metadata: { generation?: number };
+              spec?: { replicas?: number };
+              status?: Record<string, number>;
+            }
+          | undefined;
+        const s = d?.status ?? {};
+        return (
+          s['observedGeneration'] === d?.metadata.generation &&
+          s['updatedReplicas'] === d?.spec?.replicas &&
+          s['readyReplicas'] === d?.spec?.replicas &&
+          s['availableReplicas'] === d?.spec?.replicas
+        );
+      },
+      { timeout: 15_000, interval: 50 },
+    )
+    .toBe(true);
+}
+
 function assignment(syncPolicy: Record<string, boolean> = {}, name = 'web-a'): Assignment {
   return assignmentSchema.parse({
     targetId: `t-${name}`,
@@ -98,6 +132,7 @@ describe('syncTarget against a simulated cluster', () => {
     });
     expect(kept.report.message).toContain('prune is off');
     expect(kept.inventory.map((i) => i.name)).toContain('web-config');
+    await rolledOut(kube);
     const heal = await sync({
       assignment: assignment(),
       manifests: noConfigMap,
@@ -121,6 +156,7 @@ describe('syncTarget against a simulated cluster', () => {
       inventory: [],
       trigger: 'auto',
     });
+    await rolledOut(kube);
     const r = await sync({
       assignment: assignment(),
       manifests: manifests.filter((m) => m.kind !== 'ConfigMap'),
