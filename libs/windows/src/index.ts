@@ -10,3 +10,9 @@ export { windowMatches, type WindowTarget } from './window-selector.js';
 export { WindowError, type WindowErrorCode } from './window-error.js';
 export { parseGoDuration } from './go-duration.js';
 export { globMatch } from './glob-match.js';
+export {
+  windowsForTarget,
+  targetWindowStatus,
+  type NamedSyncWindow,
+  type TargetWindowStatus,
+} from './target-windows.js';
