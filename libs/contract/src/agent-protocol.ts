@@ -3,6 +3,7 @@ import { kubeObjectSchema, objectRefSchema } from './kube-object.js';
 import { healthStatusSchema, resourceActionSchema, syncOutcomeSchema, syncTriggerSchema } from './status.js';
 import { syncWindowSchema } from './sync-window.js';
 import { ignoreRuleSchema } from './ignore-rule.js';
+import { projectRestrictionsSchema } from './project-restrictions.js';
 
 /**
  * The pull protocol. The hub never connects to a cluster: agents call these endpoints,
@@ -44,6 +45,11 @@ export const syncPolicySchema = z.object({
   prune: z.boolean().default(true),
   /** Allow a revision that declares no objects at all to prune everything. */
   allowEmpty: z.boolean().default(false),
+  /**
+   * Argo CD's `RespectIgnoreDifferences=true`: when applying an object that already exists, fields
+   * its ignore rules match (jsonPointers, jqPathExpressions) keep their live value. Absent = false.
+   */
+  respectIgnoreDifferences: z.boolean().optional(),
 });
 export type SyncPolicy = z.infer<typeof syncPolicySchema>;
 
@@ -72,6 +78,8 @@ export const assignmentSchema = z.object({
   ignoreDifferences: z.array(ignoreRuleSchema).default([]),
   windows: z.array(syncWindowSchema).default([]),
   breakGlass: z.array(breakGlassSchema).default([]),
+  /** The target's project as it applies to this cluster; absent means unrestricted (the default project). */
+  project: projectRestrictionsSchema.optional(),
 });
 export type Assignment = z.infer<typeof assignmentSchema>;
 
@@ -91,9 +99,16 @@ export const bundleSchema = z.object({
 });
 export type Bundle = z.infer<typeof bundleSchema>;
 
+/** The sync phases a hook runs in (Argo CD's `argocd.argoproj.io/hook` values that run during a sync). */
+export const HOOK_PHASES = ['PreSync', 'Sync', 'PostSync', 'SyncFail'] as const;
+export const hookPhaseSchema = z.enum(HOOK_PHASES);
+export type HookPhase = z.infer<typeof hookPhaseSchema>;
+
 export const resourceResultSchema = objectRefSchema.extend({
   action: resourceActionSchema,
   message: z.string().default(''),
+  /** Set for a hook: the phase it ran in. `applied` = it ran and succeeded, `failed` = it failed. */
+  hookPhase: hookPhaseSchema.optional(),
 });
 export type ResourceResult = z.infer<typeof resourceResultSchema>;
 

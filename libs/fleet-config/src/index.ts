@@ -31,3 +31,17 @@ export { syncWindowObjectSchema, type SyncWindowObject } from './kinds/sync-wind
 export { labelSelectorSchema, SELECTOR_OPERATORS, type LabelSelector } from './label-selector.js';
 export { labelKeyProblem, labelValueProblem } from './label-syntax.js';
 export { fleetJsonSchemas, schemaFileName, serializeSchema } from './json-schemas.js';
+export {
+  UNRESTRICTED_PROJECT,
+  BUILT_IN_CLUSTER_SCOPED,
+  checkDestination,
+  checkObject,
+  checkRepository,
+  groupKindListed,
+  restrictionsFor,
+  scopeFromManifests,
+  type ProjectCluster,
+  type ProjectObjectRef,
+  type ProjectSpec,
+  type ProjectViolation,
+} from './project-policy.js';

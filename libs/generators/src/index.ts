@@ -10,6 +10,7 @@ export {
 export { generate, findDuplicateTargetNames } from './generate.js';
 export { GeneratorError, type GeneratorErrorCode } from './generator-error.js';
 export { RESOURCES_FINALIZER } from './render-application.js';
+export { compileSelector } from './label-selector.js';
 export type {
   ClusterInfo,
   RepositoryFiles,

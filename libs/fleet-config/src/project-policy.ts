@@ -1,0 +1,188 @@
+import { type GroupKindPattern, type ProjectRestrictions } from '@flotilla/contract';
+import { compileSelector } from '@flotilla/generators';
+import { globMatch } from '@flotilla/windows';
+import { repoPermitted } from './check-references.js';
+import { type ProjectObject } from './kinds/project.js';
+
+/** A project's rules as the hub stores them (the `spec` of a Project object, defaults applied). */
+export type ProjectSpec = ProjectObject['spec'];
+
+/** What Argo CD's `default` project allows: any repository, any destination, any kind. */
+export const UNRESTRICTED_PROJECT: ProjectSpec = {
+  sourceRepos: ['*'],
+  destinations: [{ cluster: '*', namespace: '*' }],
+  clusterResourceWhitelist: [{ group: '*', kind: '*' }],
+  clusterResourceBlacklist: [],
+  namespaceResourceBlacklist: [],
+  syncWindows: [],
+};
+
+/** A cluster as projects see it: its name and labels. */
+export interface ProjectCluster {
+  name: string;
+  labels: Readonly<Record<string, string>>;
+}
+
+/** One object of a bundle as the project check sees it; `namespace` is where it will land. */
+export interface ProjectObjectRef {
+  group: string;
+  kind: string;
+  name: string;
+  namespaced: boolean;
+  namespace?: string;
+}
+
+/** A refusal: which rule of which project, and a sentence naming the offending thing. */
+export interface ProjectViolation {
+  code: 'repo-not-permitted' | 'destination-not-permitted' | 'kind-not-permitted';
+  message: string;
+}
+
+/** True when some pattern of the list matches the group and kind (both globs, Argo CD style). */
+export function groupKindListed(list: readonly GroupKindPattern[], group: string, kind: string): boolean {
+  return list.some((p) => globMatch(p.group, group) && globMatch(p.kind, kind));
+}
+
+/** The repository check of a project; null when permitted. */
+export function checkRepository(
+  projectName: string,
+  project: ProjectSpec,
+  repoURL: string,
+): ProjectViolation | null {
+  if (repoPermitted(project.sourceRepos, repoURL)) return null;
+  return {
+    code: 'repo-not-permitted',
+    message: `repository '${repoURL}' is not permitted by project '${projectName}' (sourceRepos: ${project.sourceRepos.join(', ')})`,
+  };
+}
+
+/** Does this destination rule pick the cluster (by name glob or by labels)? */
+function destinationPicks(d: ProjectSpec['destinations'][number], cluster: ProjectCluster): boolean {
+  if (d.cluster !== undefined) return globMatch(d.cluster, cluster.name);
+  if (d.clusterSelector !== undefined)
+    return compileSelector(d.clusterSelector, 'clusterSelector')({ ...cluster.labels });
+  return false;
+}
+
+/** The destination check of a project: some rule picks the cluster and allows the namespace. */
+export function checkDestination(
+  projectName: string,
+  project: ProjectSpec,
+  cluster: ProjectCluster,
+  namespace: string,
+): ProjectViolation | null {
+  if (project.destinations.some((d) => destinationPicks(d, cluster) && globMatch(d.namespace, namespace)))
+    return null;
+  return {
+    code: 'destination-not-permitted',
+    message: `destination cluster '${cluster.name}', namespace '${namespace}' is not among the destinations of project '${projectName}'`,
+  };
+}
+
+/** The project narrowed to one cluster: what the agent there needs to check objects before applying. */
+export function restrictionsFor(
+  projectName: string,
+  project: ProjectSpec,
+  cluster: ProjectCluster,
+): ProjectRestrictions {
+  const namespaces = [
+    ...new Set(project.destinations.filter((d) => destinationPicks(d, cluster)).map((d) => d.namespace)),
+  ];
+  return {
+    name: projectName,
+    namespaces,
+    clusterResourceWhitelist: project.clusterResourceWhitelist,
+    clusterResourceBlacklist: project.clusterResourceBlacklist,
+    ...(project.namespaceResourceWhitelist !== undefined && {
+      namespaceResourceWhitelist: project.namespaceResourceWhitelist,
+    }),
+    namespaceResourceBlacklist: project.namespaceResourceBlacklist,
+  };
+}
+
+/**
+ * Whether one object may be created under the restrictions: a cluster-scoped kind must be
+ * whitelisted and not blacklisted; a namespaced object must land in an allowed namespace and its
+ * kind must pass the namespaced lists. Null when permitted.
+ */
+export function checkObject(
+  restrictions: ProjectRestrictions,
+  obj: ProjectObjectRef,
+): ProjectViolation | null {
+  const what = `${obj.group === '' ? '' : `${obj.group}/`}${obj.kind} '${obj.name}'`;
+  const project = `project '${restrictions.name}'`;
+  if (!obj.namespaced) {
+    if (
+      !groupKindListed(restrictions.clusterResourceWhitelist, obj.group, obj.kind) ||
+      groupKindListed(restrictions.clusterResourceBlacklist, obj.group, obj.kind)
+    )
+      return {
+        code: 'kind-not-permitted',
+        message: `${what}: cluster-scoped kind ${obj.kind} is not permitted by ${project} (clusterResourceWhitelist)`,
+      };
+    return null;
+  }
+  const namespace = obj.namespace ?? '';
+  if (!restrictions.namespaces.some((glob) => globMatch(glob, namespace)))
+    return {
+      code: 'destination-not-permitted',
+      message: `${what}: namespace '${namespace}' is not among the destinations of ${project} on this cluster`,
+    };
+  const white = restrictions.namespaceResourceWhitelist;
+  if (
+    (white !== undefined && !groupKindListed(white, obj.group, obj.kind)) ||
+    groupKindListed(restrictions.namespaceResourceBlacklist, obj.group, obj.kind)
+  )
+    return {
+      code: 'kind-not-permitted',
+      message: `${what}: kind ${obj.kind} is not permitted by ${project} (namespaceResourceWhitelist/Blacklist)`,
+    };
+  return null;
+}
+
+/**
+ * Kubernetes' built-in cluster-scoped kinds, by group. The hub uses it to check a rendered bundle
+ * before any agent sees it; the agent asks its API server (discovery) instead, which also knows CRDs.
+ */
+export const BUILT_IN_CLUSTER_SCOPED: ReadonlyMap<string, ReadonlySet<string>> = new Map([
+  ['', new Set(['Namespace', 'Node', 'PersistentVolume', 'ComponentStatus'])],
+  ['rbac.authorization.k8s.io', new Set(['ClusterRole', 'ClusterRoleBinding'])],
+  ['apiextensions.k8s.io', new Set(['CustomResourceDefinition'])],
+  ['apiregistration.k8s.io', new Set(['APIService'])],
+  ['storage.k8s.io', new Set(['StorageClass', 'CSIDriver', 'CSINode', 'VolumeAttachment'])],
+  ['scheduling.k8s.io', new Set(['PriorityClass'])],
+  ['node.k8s.io', new Set(['RuntimeClass'])],
+  ['networking.k8s.io', new Set(['IngressClass'])],
+  ['certificates.k8s.io', new Set(['CertificateSigningRequest'])],
+  [
+    'admissionregistration.k8s.io',
+    new Set([
+      'MutatingWebhookConfiguration',
+      'ValidatingWebhookConfiguration',
+      'ValidatingAdmissionPolicy',
+      'ValidatingAdmissionPolicyBinding',
+    ]),
+  ],
+]);
+
+/**
+ * Scope of a kind as far as the manifests alone tell: built-in kinds, and kinds whose
+ * CustomResourceDefinition is among `manifests`. Undefined when only the cluster knows.
+ */
+export function scopeFromManifests(
+  group: string,
+  kind: string,
+  manifests: readonly { apiVersion: string; kind: string; spec?: unknown }[],
+): 'Cluster' | 'Namespaced' | undefined {
+  if (BUILT_IN_CLUSTER_SCOPED.get(group)?.has(kind)) return 'Cluster';
+  for (const m of manifests) {
+    if (m.kind !== 'CustomResourceDefinition' || !m.apiVersion.startsWith('apiextensions.k8s.io/')) continue;
+    const spec = m.spec as { group?: unknown; names?: { kind?: unknown }; scope?: unknown } | undefined;
+    if (spec?.group === group && spec.names?.kind === kind)
+      return spec.scope === 'Cluster' ? 'Cluster' : 'Namespaced';
+  }
+  // Core and well-known groups hold no other cluster-scoped kinds: everything else there is namespaced.
+  if (BUILT_IN_CLUSTER_SCOPED.has(group) || ['apps', 'batch', 'autoscaling', 'policy'].includes(group))
+    return 'Namespaced';
+  return undefined;
+}
