@@ -3,3 +3,4 @@ export * from './manifest-error.js';
 export * from './parse-manifests.js';
 export * from './bundle-digest.js';
 export * from './sops/index.js';
+export * from './kustomize/index.js';

@@ -6,7 +6,10 @@ export type ManifestErrorCode =
   | 'TOO_LARGE'
   | 'TOO_DEEP'
   | 'NO_MANIFESTS'
-  | 'UNSAFE_PATH';
+  | 'UNSAFE_PATH'
+  | 'REMOTE_BASE'
+  | 'INVALID_KUSTOMIZATION'
+  | 'INVALID_KUSTOMIZE_OPTIONS';
 
 /** A manifest that cannot be used, with the file (and line where known) a person must fix. */
 export class ManifestError extends Error {
