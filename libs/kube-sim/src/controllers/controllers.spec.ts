@@ -99,6 +99,28 @@ describe('simulated controllers', () => {
     expect(get('batch', 'jobs', 'bad')['status']['failed']).toBe(2);
   });
 
+  it('bare pods with restartPolicy Never or OnFailure run to completion; Always pods keep running', async () => {
+    const pod = (name: string, image: string, restartPolicy: string): Obj =>
+      c.api.patch(
+        rt('', 'pods'),
+        'default',
+        name,
+        'apply',
+        { apiVersion: 'v1', kind: 'Pod', metadata: { name }, ...podTemplate(name, image, restartPolicy) },
+        { manager: 'test', force: true },
+      ).object;
+    pod('once', 'busybox:1.36', 'Never');
+    pod('retry', 'busybox:1.36', 'OnFailure');
+    pod('broken', 'busybox:1.36-fail', 'Never');
+    pod('server', 'nginx:1.27', 'Always');
+    const phase = (name: string): unknown => get('', 'pods', name)['status']?.['phase'];
+    await expect.poll(() => phase('once')).toBe('Succeeded');
+    await expect.poll(() => phase('retry')).toBe('Succeeded');
+    await expect.poll(() => phase('broken')).toBe('Failed');
+    await expect.poll(() => condition(get('', 'pods', 'server'), 'Ready')?.['status']).toBe('True');
+    expect(phase('server')).toBe('Running');
+  });
+
   it('-crashloop pods restart forever with back-off on the cluster clock', async () => {
     apply('apps', 'deployments', {
       apiVersion: 'apps/v1',

@@ -52,7 +52,7 @@ let ipCounter = 2;
 
 /**
  * Moves pods through their lives: scheduling onto the one simulated node, then Running and Ready
- * (or the injected failure), Job pods to Succeeded/Failed. At most one pod per owner becomes
+ * (or the injected failure), Job pods and other run-to-completion pods to Succeeded/Failed. At most one pod per owner becomes
  * ready per pass, so rollouts are visible step by step.
  */
 export function reconcilePods(ctx: ControllerContext): void {
@@ -84,8 +84,11 @@ export function reconcilePods(ctx: ControllerContext): void {
       ctx.writeStatus(rt, pod, runningStatus(spec, status, now, ready, behaviour, 0));
       continue;
     }
-    // Running.
-    if (isJob && behaviour === 'ok') {
+    // Running. A pod that is not restarted when it exits (a Job's, or a bare hook pod with
+    // restartPolicy Never/OnFailure) runs to completion; only `Always` pods serve forever.
+    const runsToCompletion =
+      isJob || spec['restartPolicy'] === 'Never' || spec['restartPolicy'] === 'OnFailure';
+    if (runsToCompletion && behaviour === 'ok') {
       ctx.writeStatus(rt, pod, finishedStatus(spec, status, now, 0));
     } else if (behaviour === 'fail' && (isJob || spec['restartPolicy'] === 'Never')) {
       ctx.writeStatus(rt, pod, finishedStatus(spec, status, now, 1));
