@@ -31,6 +31,8 @@ export interface AgentOptions {
   hubBackoff?: { initialMs: number; maxMs: number };
   /** Delay between consecutive self-heals of one target. Default 2 s doubling to 5 min. */
   selfHealBackoff?: { initialMs: number; maxMs: number };
+  /** Poll interval while a sync waits for a wave's health or a hook. Default 500 ms. */
+  syncPollMs?: number;
   differ?: DriftDiffer;
   health?: HealthAssessor;
   evaluateWindows?: WindowEvaluator;
@@ -103,6 +105,7 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
     gate: (a: Assignment, action: 'auto' | 'self-heal', at: Date) =>
       decideSync(a, config.clusterName, action, at, evaluate),
     healBackoff: options.selfHealBackoff ?? { initialMs: 2_000, maxMs: 300_000 },
+    syncWait: { timeoutMs: (config.waveTimeoutSeconds ?? 300) * 1000, pollMs: options.syncPollMs ?? 500 },
   };
 
   watcher.onChange((_type, obj) => {

@@ -7,6 +7,7 @@ export {
 } from './diff-objects.js';
 export { normalizeObject, type NormalizeOptions } from './normalize-object.js';
 export { DiffError, type DiffErrorCode } from './diff-error.js';
+export { keepLiveIgnoredFields } from './keep-live.js';
 export { compileIgnoreRules, type CompiledIgnoreRule, type ObjectIdentity } from './ignore-rules.js';
 export { parseQuantity, quantitiesEqual, type Quantity } from './quantity.js';
 export { formatPointer, parsePointer, type PathSegment } from './json-pointer.js';

@@ -21,6 +21,7 @@ describe('loadAgentConfig', () => {
       clusterName: 'east-1',
       stateDir: resolve('.flotilla-agent/east-1'),
       resyncSeconds: 180,
+      waveTimeoutSeconds: 300,
       logLevel: 'info',
     });
   });
@@ -32,6 +33,7 @@ describe('loadAgentConfig', () => {
       KUBECONFIG: '/etc/kube/config',
       FLOTILLA_STATE_DIR: '/var/lib/flotilla',
       FLOTILLA_RESYNC_SECONDS: '60',
+      FLOTILLA_WAVE_TIMEOUT_SECONDS: '45',
       FLOTILLA_LOG_LEVEL: '',
     });
     expect(config).toEqual({
@@ -41,6 +43,7 @@ describe('loadAgentConfig', () => {
       kubeconfigPath: '/etc/kube/config',
       stateDir: '/var/lib/flotilla',
       resyncSeconds: 60,
+      waveTimeoutSeconds: 45,
       logLevel: 'info',
     });
   });
@@ -51,6 +54,7 @@ describe('loadAgentConfig', () => {
         FLOTILLA_HUB_URL: 'hub:8080',
         FLOTILLA_CLUSTER_NAME: 'East_1',
         FLOTILLA_RESYNC_SECONDS: '1',
+        FLOTILLA_WAVE_TIMEOUT_SECONDS: '0',
         FLOTILLA_LOG_LEVEL: 'loud',
       }),
     ).toEqual([
@@ -60,6 +64,7 @@ describe('loadAgentConfig', () => {
         message: 'must be a DNS-style name: lower-case letters, digits, "-" and "."',
       },
       { variable: 'FLOTILLA_RESYNC_SECONDS', message: 'must be at least 5 seconds' },
+      { variable: 'FLOTILLA_WAVE_TIMEOUT_SECONDS', message: 'must be at least 1 second' },
       {
         variable: 'FLOTILLA_LOG_LEVEL',
         message: 'must be one of fatal, error, warn, info, debug, trace, silent',

@@ -29,6 +29,15 @@ export const agentEnvSchema = z.object({
       .max(86_400, { error: 'must be at most 86400 seconds (one day)' })
       .default(180),
   ),
+  FLOTILLA_WAVE_TIMEOUT_SECONDS: z.preprocess(
+    (v) => (v === '' ? undefined : v),
+    z.coerce
+      .number({ error: 'must be a whole number of seconds' })
+      .int({ error: 'must be a whole number of seconds' })
+      .min(1, { error: 'must be at least 1 second' })
+      .max(86_400, { error: 'must be at most 86400 seconds (one day)' })
+      .default(300),
+  ),
   SOPS_AGE_KEY_FILE: optionalText,
   SOPS_AGE_KEY: optionalText,
   FLOTILLA_LOG_LEVEL: z.preprocess(
@@ -47,6 +56,8 @@ export interface AgentConfig {
   kubeconfigPath?: string;
   stateDir: string;
   resyncSeconds: number;
+  /** How long a sync waits for one wave to turn healthy, or for a hook to finish, before it fails. Default 300. */
+  waveTimeoutSeconds?: number;
   logLevel: LogLevel;
   /** An age key file (`AGE-SECRET-KEY-…` lines) for SOPS-encrypted manifests; it never leaves the cluster. */
   ageKeyFile?: string;
@@ -75,6 +86,7 @@ export function loadAgentConfig(env: Record<string, string | undefined>): AgentC
     clusterName: e.FLOTILLA_CLUSTER_NAME,
     stateDir: resolve(e.FLOTILLA_STATE_DIR ?? `./.flotilla-agent/${e.FLOTILLA_CLUSTER_NAME}`),
     resyncSeconds: e.FLOTILLA_RESYNC_SECONDS,
+    waveTimeoutSeconds: e.FLOTILLA_WAVE_TIMEOUT_SECONDS,
     logLevel: e.FLOTILLA_LOG_LEVEL,
   };
   if (e.FLOTILLA_BOOTSTRAP_TOKEN !== undefined) config.bootstrapToken = e.FLOTILLA_BOOTSTRAP_TOKEN;

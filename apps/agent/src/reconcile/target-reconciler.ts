@@ -38,6 +38,8 @@ export interface ReconcilerDeps {
   now: () => Date;
   /** Delay between consecutive self-heals of one target: initial, doubling, capped. */
   healBackoff: { initialMs: number; maxMs: number };
+  /** How long a sync waits for one wave to be healthy (or a hook to finish), and how often it looks. */
+  syncWait?: { timeoutMs: number; pollMs: number };
 }
 
 interface Drifted {
@@ -62,6 +64,8 @@ export class TargetReconciler {
   private retryTimer: NodeJS.Timeout | undefined;
   private retryAt = Infinity;
   private stopped = false;
+  /** Cuts short a sync waiting for health when the agent stops. */
+  private readonly stopping = new AbortController();
   /** Drift already reported per object (signature of its paths), so a standing drift is told once. */
   private readonly reportedDrift = new Map<string, string>();
   private readonly fights = new FightDetector();
@@ -127,6 +131,7 @@ export class TargetReconciler {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.stopping.abort();
     clearTimeout(this.dirtyTimer);
     clearTimeout(this.retryTimer);
     await this.chain;
@@ -187,8 +192,14 @@ export class TargetReconciler {
       manifests: this.bundle.manifests,
       inventory: this.state.inventory,
       trigger,
+      health: this.deps.health,
       now: this.deps.now,
+      signal: this.stopping.signal,
     };
+    if (this.deps.syncWait) {
+      input.waitTimeoutMs = this.deps.syncWait.timeoutMs;
+      input.pollMs = this.deps.syncWait.pollMs;
+    }
     if (only) input.only = only;
     if (breakGlassId) input.breakGlassId = breakGlassId;
     const result = await syncTarget(input);

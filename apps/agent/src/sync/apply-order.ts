@@ -91,7 +91,8 @@ export function orderForPrune<T extends KubeObject>(objects: readonly T[]): T[] 
   return orderForApply(objects).reverse();
 }
 
-function isFoundation(obj: KubeObject): boolean {
+/** Namespaces and CRDs: applied before anything else, hooks included, as everything may live in or be one of them. */
+export function isFoundation(obj: KubeObject): boolean {
   return (
     (obj.kind === 'Namespace' && obj.apiVersion === 'v1') ||
     (obj.kind === 'CustomResourceDefinition' && obj.apiVersion.startsWith('apiextensions.k8s.io/'))

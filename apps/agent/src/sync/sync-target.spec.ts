@@ -2,7 +2,9 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Assignment, type KubeObject, TRACKING_ANNOTATION, assignmentSchema } from '@flotilla/contract';
 import { type SimClusterHandle, startSimCluster } from '@flotilla/kube-sim';
+import { type HealthAssessor } from '../health/target-health.js';
 import { type KubeClient, createKubeClient } from '../kube/kube-client.js';
+import { defaultHealthAssessor } from '../lib-adapters.js';
 import { loadFixture } from '../testing/agent-harness.js';
 import { type SyncInput, syncTarget } from './sync-target.js';
 
@@ -57,7 +59,9 @@ function assignment(syncPolicy: Record<string, boolean> = {}, name = 'web-a'): A
 describe('syncTarget against a simulated cluster', () => {
   let sim: SimClusterHandle;
   let kube: KubeClient;
+  let health: HealthAssessor;
   beforeAll(async () => {
+    health = await defaultHealthAssessor();
     sim = await startSimCluster({ name: 'sync' });
     const kc = new KubeConfig();
     kc.loadFromString(sim.kubeconfig());
@@ -68,7 +72,7 @@ describe('syncTarget against a simulated cluster', () => {
   });
 
   const sync = (over: Partial<SyncInput> & { assignment: Assignment }) =>
-    syncTarget({ kube, manifests, inventory: [], trigger: 'auto', ...over });
+    syncTarget({ kube, health, manifests, inventory: [], trigger: 'auto', pollMs: 50, ...over });
   const actions = (r: Awaited<ReturnType<typeof syncTarget>>) =>
     r.report.resources.map((x) => `${x.kind}/${x.name}:${x.action}`);
 
@@ -151,6 +155,7 @@ describe('syncTarget against a simulated cluster', () => {
     expect(cm?.metadata.annotations?.[TRACKING_ANNOTATION]).toBe('web-a');
     await syncTarget({
       kube,
+      health,
       assignment: assignment({}, 'web-b'),
       manifests: manifests.filter((m) => m.kind === 'ConfigMap'),
       inventory: [],
@@ -167,5 +172,90 @@ describe('syncTarget against a simulated cluster', () => {
     expect(
       await kube.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'shop', name: 'web-config' }),
     ).toBeDefined();
+  });
+
+  it('reports a no-op apply as unchanged although a controller wrote status in between', async () => {
+    await sync({ assignment: assignment() });
+    await rolledOut(kube);
+    const deployments = sim.api.rt('apps', 'v1', 'deployments');
+    let statusWrites = 0;
+    // Another writer updates the Deployment's status between the agent's read and its apply, as
+    // the Deployment controller does all the time: resourceVersion moves, nothing of ours does.
+    const racing: KubeClient = {
+      ...kube,
+      apply: async (obj) => {
+        if (obj.kind === 'Deployment') {
+          sim.api.patch(
+            deployments,
+            'shop',
+            'web',
+            'merge',
+            { status: { collisionCount: ++statusWrites } },
+            {
+              manager: 'status-writer',
+              subresource: 'status',
+            },
+          );
+        }
+        return kube.apply(obj);
+      },
+    };
+    const before = await kube.get({
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      namespace: 'shop',
+      name: 'web',
+    });
+    const same = await sync({ assignment: assignment(), kube: racing });
+    const after = same.live.get('apps/Deployment/shop/web');
+    expect(after?.metadata['resourceVersion']).not.toBe(before?.metadata['resourceVersion']);
+    expect(actions(same)).toEqual([
+      'Namespace/shop:unchanged',
+      'ConfigMap/web-config:unchanged',
+      'Deployment/web:unchanged',
+    ]);
+
+    // A real change under the same race is still `applied`.
+    const scaled = manifests.map((m) =>
+      m.kind === 'Deployment' ? { ...m, spec: { ...(m['spec'] as object), replicas: 3 } } : m,
+    );
+    const changed = await sync({ assignment: assignment(), kube: racing, manifests: scaled });
+    expect(actions(changed)).toContain('Deployment/web:applied');
+    expect(statusWrites).toBe(2);
+  });
+
+  it('keeps the live value of ignored fields when respectIgnoreDifferences is on, and only then', async () => {
+    const withRule = (respect: boolean): Assignment =>
+      assignmentSchema.parse({
+        ...assignment(),
+        syncPolicy: { respectIgnoreDifferences: respect },
+        ignoreDifferences: [{ group: 'apps', kind: 'Deployment', jsonPointers: ['/spec/replicas'] }],
+      });
+    await sync({ assignment: withRule(true) });
+    const web = { apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'shop', name: 'web' };
+    const replicas = async (): Promise<unknown> =>
+      ((await kube.get(web)) as { spec?: { replicas?: number } } | undefined)?.spec?.replicas;
+    // Someone (an autoscaler, a person) scales the Deployment out of band.
+    sim.api.patch(
+      sim.api.rt('apps', 'v1', 'deployments'),
+      'shop',
+      'web',
+      'merge',
+      { spec: { replicas: 5 } },
+      {
+        manager: 'kubectl-scale',
+      },
+    );
+    const kept = await sync({ assignment: withRule(true) });
+    expect(kept.report.outcome).toBe('Succeeded');
+    expect(await replicas()).toBe(5);
+    // The prepared object (what drift compares against) still says what Git says.
+    expect(
+      (kept.desired.find((d) => d.kind === 'Deployment')?.['spec'] as { replicas: number }).replicas,
+    ).toBe(2);
+
+    const reverted = await sync({ assignment: withRule(false) });
+    expect(reverted.report.outcome).toBe('Succeeded');
+    expect(await replicas()).toBe(2);
   });
 });

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import {
   type Assignment,
+  FIELD_MANAGER,
+  type HookPhase,
   type KubeObject,
   type ResourceResult,
   type SyncOutcome,
@@ -9,9 +11,14 @@ import {
   TRACKING_ANNOTATION,
   groupOf,
 } from '@flotilla/contract';
+import { isDeepStrictEqual } from 'node:util';
+import { keepLiveIgnoredFields } from '@flotilla/diff';
+import { type HealthAssessor, type ResourceHealth } from '../health/target-health.js';
 import { type KubeClient, idOf } from '../kube/kube-client.js';
 import { type ResourceId } from '../state/state-store.js';
-import { orderForApply, orderForPrune } from './apply-order.js';
+import { sleep } from '../util/backoff.js';
+import { isFoundation, orderForApply, orderForPrune, syncWaveOf } from './apply-order.js';
+import { type HookDeletePolicy, type SyncRole, syncRoleOf } from './hooks.js';
 
 /** `group/kind/namespace/name` of a resource id (the same key as the contract's `refKey`). */
 export function keyOf(id: ResourceId): string {
@@ -58,89 +65,158 @@ export interface SyncInput {
   /** What the target applied before (for prune), in apply order. */
   inventory: readonly ResourceId[];
   trigger: SyncTrigger;
-  /** Self-heal: re-apply only these object keys, prune nothing. */
+  /** Judges when a wave is healthy and when a hook has finished. */
+  health: HealthAssessor;
+  /** Self-heal: re-apply only these object keys, prune nothing, run no hooks, wait for nothing. */
   only?: ReadonlySet<string>;
   breakGlassId?: string;
   now?: () => Date;
+  /** How long one wave may take to become healthy, or one hook group to finish. Default 5 minutes. */
+  waitTimeoutMs?: number;
+  /** How often a wave's objects or a hook are read back while waiting. Default 500 ms. */
+  pollMs?: number;
+  /** Aborts any wait (the agent is stopping); the sync then fails with a message saying so. */
+  signal?: AbortSignal;
 }
 
 export interface SyncResult {
   report: SyncReport;
-  /** The objects as applied (prepared), in apply order. */
+  /** The objects as applied (prepared), in apply order. Hooks are not part of it. */
   desired: KubeObject[];
   /** The live objects the API returned from each successful apply, by key. */
   live: Map<string, KubeObject>;
   inventory: ResourceId[];
 }
 
+export const DEFAULT_WAIT_TIMEOUT_MS = 300_000;
+const DEFAULT_POLL_MS = 500;
+
+interface Step {
+  manifest: KubeObject;
+  role: SyncRole;
+  wave: number;
+}
+
+/** Stops the run: later waves and phases are not applied, nothing is pruned, SyncFail hooks run. */
+class SyncAborted extends Error {}
+
 /**
- * One sync run: server-side apply every declared object in order, then prune what the target
- * tracks and no longer declares (reverse order, only objects still carrying this target's tracking
- * annotation). Never throws for a cluster error: each object's outcome is in the report.
+ * One sync run, in Argo CD's order: PreSync hooks, then the declared objects (and Sync hooks) wave by
+ * wave — each wave applied by server-side apply, and the next one started only once every object of
+ * this wave is healthy (bounded by `waitTimeoutMs`) — then PostSync hooks, then prune what the
+ * target tracks and no longer declares. When anything fails, SyncFail hooks run instead of the
+ * rest. Never throws for a cluster error: each object's and hook's outcome is in the report.
  */
 export async function syncTarget(input: SyncInput): Promise<SyncResult> {
-  const { kube, assignment } = input;
   const now = input.now ?? (() => new Date());
   const startedAt = now().toISOString();
-  const results: ResourceResult[] = [];
-  const desired: KubeObject[] = [];
-  const live = new Map<string, KubeObject>();
-  const messages: string[] = [];
-  if (input.breakGlassId) messages.push(`outside sync windows under break-glass ${input.breakGlassId}`);
+  const run = new SyncRun(input);
+  if (input.breakGlassId) run.messages.push(`outside sync windows under break-glass ${input.breakGlassId}`);
 
-  let ordered: KubeObject[];
+  let steps: Step[];
   try {
-    ordered = orderForApply(input.manifests);
+    steps = orderForApply(input.manifests).map((manifest) => ({
+      manifest,
+      role: syncRoleOf(manifest),
+      wave: syncWaveOf(manifest),
+    }));
   } catch (err) {
     // Bad input changes nothing: refuse the whole revision before touching the cluster.
     return {
       report: makeReport(input, startedAt, now().toISOString(), 'Failed', (err as Error).message, []),
       desired: [],
-      live,
+      live: run.live,
       inventory: [...input.inventory],
     };
   }
 
-  for (const manifest of ordered) {
-    let obj: KubeObject;
+  const resources = steps.filter((s) => s.role.kind === 'resource');
+  const hooksOf = (phase: HookPhase): Step[] =>
+    steps.filter((s) => s.role.kind === 'hook' && s.role.phases.includes(phase));
+  let aborted = false;
+
+  if (input.only) {
+    // A heal re-applies drifted objects only: no hooks, no waiting (Argo CD: no hooks on selective syncs).
+    for (const s of resources) await run.applyResource(s.manifest);
+  } else {
     try {
-      obj = await prepareObject(kube, assignment, manifest);
+      // Namespaces and CRDs first, hooks included: a PreSync Job needs its namespace, and a custom
+      // resource its established CRD.
+      const foundation = resources.filter((s) => isFoundation(s.manifest));
+      const founded: KubeObject[] = [];
+      for (const s of foundation) {
+        const obj = await run.applyResource(s.manifest);
+        if (obj) founded.push(obj);
+      }
+      if (founded.length > 0) await run.waitHealthy('namespaces and CRDs', founded);
+      await run.runHooks('PreSync', hooksOf('PreSync'));
+      const syncSteps = steps.filter(
+        (s) =>
+          (s.role.kind === 'resource' && !isFoundation(s.manifest)) ||
+          (s.role.kind === 'hook' && s.role.phases.includes('Sync')),
+      );
+      const waves = groupByWave(syncSteps);
+      const postSync = hooksOf('PostSync');
+      for (const [i, wave] of waves.entries()) {
+        const applied: KubeObject[] = [];
+        let failures = 0;
+        for (const s of wave.steps.filter((x) => x.role.kind === 'resource')) {
+          const obj = await run.applyResource(s.manifest);
+          if (obj) applied.push(obj);
+          else failures++;
+        }
+        const isLast = i === waves.length - 1;
+        if (failures > 0 && !isLast)
+          throw new SyncAborted(`wave ${wave.wave}: ${failures} object(s) failed; later waves not applied`);
+        await run.runHooks(
+          'Sync',
+          wave.steps.filter((x) => x.role.kind === 'hook'),
+        );
+        // Argo CD: the next wave (and PostSync) starts only once this wave is healthy.
+        if (!isLast || postSync.length > 0) await run.waitHealthy(`wave ${wave.wave}`, applied);
+      }
+      if (run.failed() === 0) await run.runHooks('PostSync', postSync);
     } catch (err) {
-      results.push({ ...refOfId(idOf(manifest)), action: 'failed', message: (err as Error).message });
-      continue;
+      if (!(err instanceof SyncAborted)) throw err;
+      aborted = true;
+      run.messages.push(err.message);
     }
-    desired.push(obj);
-    const id = idOf(obj);
-    const key = keyOf(id);
-    if (input.only && !input.only.has(key)) continue;
-    try {
-      const before = await kube.get(id);
-      const after = await kube.apply(obj);
-      live.set(key, after);
-      const unchanged =
-        before !== undefined && before.metadata['resourceVersion'] === after.metadata['resourceVersion'];
-      results.push({ ...refOfId(id), action: unchanged ? 'unchanged' : 'applied', message: '' });
-    } catch (err) {
-      results.push({ ...refOfId(id), action: 'failed', message: (err as Error).message });
+    if (aborted || run.failed() > 0) {
+      try {
+        await run.runHooks('SyncFail', hooksOf('SyncFail'));
+      } catch (err) {
+        if (!(err instanceof SyncAborted)) throw err;
+        run.messages.push(err.message);
+      }
     }
   }
 
+  const { assignment, kube } = input;
+  const results = run.results;
+  const desired = run.desired;
   const desiredKeys = new Set(desired.map((d) => keyOf(idOf(d))));
   const inventory: ResourceId[] = desired.map(idOf);
-  // Objects whose manifest could not even be prepared are still declared: never prune them.
+  // Objects whose manifest could not even be prepared (or were never reached) are still declared:
+  // never prune them. Hooks and Skip objects are declared too, but never tracked.
   for (const m of input.manifests) desiredKeys.add(keyOf(idOf(m)));
   const leftovers = input.inventory.filter((id) => !desiredKeys.has(keyOf(id)));
+  if (aborted) {
+    // What a stopped run never reached keeps being tracked as before.
+    const reached = new Set(inventory.map(keyOf));
+    inventory.push(...input.inventory.filter((id) => desiredKeys.has(keyOf(id)) && !reached.has(keyOf(id))));
+  }
 
-  if (input.only) {
-    // A heal touches only drifted objects; what the target tracked before stays tracked.
+  if (input.only || aborted) {
+    // A heal touches only drifted objects, and a failed run stops before pruning:
+    // what the target tracked before stays tracked.
     inventory.push(...leftovers);
   } else if (leftovers.length > 0) {
     if (!assignment.syncPolicy.prune) {
       inventory.push(...leftovers);
-      messages.push(`${leftovers.length} object(s) no longer declared; prune is off, left in place`);
+      run.messages.push(`${leftovers.length} object(s) no longer declared; prune is off, left in place`);
     } else if (input.manifests.length === 0 && !assignment.syncPolicy.allowEmpty) {
       inventory.push(...leftovers);
-      messages.push(
+      run.messages.push(
         `revision declares no objects: refusing to prune all ${leftovers.length} (set syncPolicy.allowEmpty to allow it)`,
       );
     } else {
@@ -148,15 +224,250 @@ export async function syncTarget(input: SyncInput): Promise<SyncResult> {
     }
   }
 
-  const failed = results.filter((r) => r.action === 'failed').length;
-  const outcome: SyncOutcome = failed === 0 ? 'Succeeded' : failed === results.length ? 'Failed' : 'Partial';
-  if (failed > 0) messages.push(`${failed} of ${results.length} object(s) failed`);
+  const failed = run.failed();
+  const outcome: SyncOutcome = aborted
+    ? 'Failed'
+    : failed === 0
+      ? 'Succeeded'
+      : failed === results.length
+        ? 'Failed'
+        : 'Partial';
+  if (failed > 0) run.messages.push(`${failed} of ${results.length} object(s) failed`);
   return {
-    report: makeReport(input, startedAt, now().toISOString(), outcome, messages.join('; '), results),
+    report: makeReport(input, startedAt, now().toISOString(), outcome, run.messages.join('; '), results),
     desired,
-    live,
+    live: run.live,
     inventory,
   };
+}
+
+/** Consecutive steps with the same wave; the order inside stays apply order. */
+function groupByWave(steps: readonly Step[]): { wave: number; steps: Step[] }[] {
+  const waves: { wave: number; steps: Step[] }[] = [];
+  for (const s of steps) {
+    const last = waves.at(-1);
+    if (last && last.wave === s.wave) last.steps.push(s);
+    else waves.push({ wave: s.wave, steps: [s] });
+  }
+  return waves;
+}
+
+/** The mutable state of one sync run and the cluster calls it makes. */
+class SyncRun {
+  readonly results: ResourceResult[] = [];
+  readonly desired: KubeObject[] = [];
+  readonly live = new Map<string, KubeObject>();
+  readonly messages: string[] = [];
+  private readonly timeoutMs: number;
+  private readonly pollMs: number;
+
+  constructor(private readonly input: SyncInput) {
+    this.timeoutMs = input.waitTimeoutMs ?? DEFAULT_WAIT_TIMEOUT_MS;
+    this.pollMs = input.pollMs ?? DEFAULT_POLL_MS;
+  }
+
+  failed(): number {
+    return this.results.filter((r) => r.action === 'failed').length;
+  }
+
+  /**
+   * Prepares and applies one declared object; returns the live result, or undefined when it failed
+   * (the failure is recorded). With `only`, objects outside it are prepared but not applied.
+   */
+  async applyResource(manifest: KubeObject): Promise<KubeObject | undefined> {
+    const { kube, assignment } = this.input;
+    let obj: KubeObject;
+    try {
+      obj = await prepareObject(kube, assignment, manifest);
+    } catch (err) {
+      this.results.push({ ...refOfId(idOf(manifest)), action: 'failed', message: (err as Error).message });
+      return undefined;
+    }
+    this.desired.push(obj);
+    const id = idOf(obj);
+    const key = keyOf(id);
+    if (this.input.only && !this.input.only.has(key)) return undefined;
+    try {
+      const before = await kube.get(id);
+      const toApply =
+        before && assignment.syncPolicy.respectIgnoreDifferences && assignment.ignoreDifferences.length > 0
+          ? keepLiveIgnoredFields(obj, before, assignment.ignoreDifferences)
+          : obj;
+      const after = await kube.apply(toApply);
+      this.live.set(key, after);
+      const action = before && appliedNothing(before, after) ? 'unchanged' : 'applied';
+      this.results.push({ ...refOfId(id), action, message: '' });
+      return after;
+    } catch (err) {
+      this.results.push({ ...refOfId(id), action: 'failed', message: (err as Error).message });
+      return undefined;
+    }
+  }
+
+  /**
+   * Runs the hooks of one phase, wave by wave: each wave's hooks are created together (after
+   * deleting a previous run's object under BeforeHookCreation), then awaited until each has
+   * finished — Healthy is success, Degraded failure — and deleted as their policies say.
+   * Throws SyncAborted when a hook fails or does not finish in time.
+   */
+  async runHooks(phase: HookPhase, steps: readonly Step[]): Promise<void> {
+    for (const wave of groupByWave(steps)) {
+      const started: { obj: KubeObject; policies: HookDeletePolicy[] }[] = [];
+      const failures: string[] = [];
+      for (const s of wave.steps) {
+        if (s.role.kind !== 'hook') continue;
+        const policies = s.role.deletePolicies;
+        let ref = refOfId(idOf(s.manifest));
+        try {
+          const obj = await prepareObject(this.input.kube, this.input.assignment, s.manifest);
+          ref = refOfId(idOf(obj));
+          if (policies.includes('BeforeHookCreation')) await this.deleteAndWait(obj);
+          await this.input.kube.apply(obj);
+          started.push({ obj, policies });
+        } catch (err) {
+          this.results.push({ ...ref, action: 'failed', hookPhase: phase, message: (err as Error).message });
+          failures.push(`${describeRef(ref)}: ${(err as Error).message}`);
+        }
+      }
+      const outcomes = await this.waitFinished(started.map((h) => h.obj));
+      for (const [i, h] of started.entries()) {
+        const outcome = outcomes[i] as { ok: boolean; message: string };
+        const ref = refOfId(idOf(h.obj));
+        let message = outcome.message;
+        const policy: HookDeletePolicy = outcome.ok ? 'HookSucceeded' : 'HookFailed';
+        if (h.policies.includes(policy)) {
+          try {
+            await this.input.kube.delete(idOf(h.obj));
+            message = `${message ? `${message}; ` : ''}deleted (${policy})`;
+          } catch (err) {
+            message = `${message ? `${message}; ` : ''}could not delete (${policy}): ${(err as Error).message}`;
+          }
+        }
+        this.results.push({ ...ref, action: outcome.ok ? 'applied' : 'failed', hookPhase: phase, message });
+        if (!outcome.ok) failures.push(`${describeRef(ref)}: ${outcome.message}`);
+      }
+      if (failures.length > 0) throw new SyncAborted(`${phase} hook failed: ${failures.join('; ')}`);
+    }
+  }
+
+  /** Waits until every object is Healthy or Suspended (or has no health rule); SyncAborted on timeout. */
+  async waitHealthy(what: string, objects: readonly KubeObject[]): Promise<void> {
+    const pending = new Map(objects.map((o) => [keyOf(idOf(o)), o]));
+    const deadline = Date.now() + this.timeoutMs;
+    for (;;) {
+      /** Why each object still pending is not done yet, for the timeout message. */
+      const last = new Map<string, string>();
+      for (const [key, obj] of pending) {
+        const id = idOf(obj);
+        const live = await this.input.kube.get(id);
+        if (!live) {
+          last.set(key, `${describeRef(refOfId(id))} Missing`);
+          continue;
+        }
+        this.live.set(key, live);
+        const health = this.assess(live);
+        if (!health || health.status === 'Healthy' || health.status === 'Suspended') pending.delete(key);
+        else
+          last.set(
+            key,
+            `${describeRef(refOfId(id))} ${health.status}${health.message ? ` (${health.message})` : ''}`,
+          );
+      }
+      if (pending.size === 0) return;
+      if (Date.now() >= deadline || this.input.signal?.aborted) {
+        const why = this.input.signal?.aborted
+          ? 'the agent is stopping'
+          : `not healthy after ${seconds(this.timeoutMs)}`;
+        throw new SyncAborted(`${what} ${why}: ${[...last.values()].join(', ')}`);
+      }
+      await sleep(this.pollMs, this.input.signal);
+    }
+  }
+
+  /** Each hook's outcome, in order: finished well, failed, vanished, or still running at the deadline. */
+  private async waitFinished(hooks: readonly KubeObject[]): Promise<{ ok: boolean; message: string }[]> {
+    const outcomes: ({ ok: boolean; message: string } | undefined)[] = hooks.map(() => undefined);
+    const deadline = Date.now() + this.timeoutMs;
+    for (;;) {
+      for (const [i, hook] of hooks.entries()) {
+        if (outcomes[i]) continue;
+        const live = await this.input.kube.get(idOf(hook));
+        if (!live) {
+          outcomes[i] = { ok: false, message: 'deleted before it finished' };
+          continue;
+        }
+        const health = this.assess(live);
+        // A kind with no health rule (a ConfigMap as a hook) is done once it exists.
+        if (!health || health.status === 'Healthy')
+          outcomes[i] = { ok: true, message: health?.message ?? '' };
+        else if (health.status === 'Degraded' || health.status === 'Unknown')
+          outcomes[i] = { ok: false, message: health.message || health.status };
+      }
+      if (outcomes.every((o) => o !== undefined)) return outcomes;
+      if (Date.now() >= deadline || this.input.signal?.aborted) {
+        const why = this.input.signal?.aborted
+          ? 'the agent is stopping'
+          : `did not finish within ${seconds(this.timeoutMs)}`;
+        return outcomes.map((o) => o ?? { ok: false, message: why });
+      }
+      await sleep(this.pollMs, this.input.signal);
+    }
+  }
+
+  /** Deletes a previous run's hook object, if any, and waits until it is really gone. */
+  private async deleteAndWait(obj: KubeObject): Promise<void> {
+    const id = idOf(obj);
+    if (!(await this.input.kube.delete(id))) return;
+    const deadline = Date.now() + this.timeoutMs;
+    while (await this.input.kube.get(id)) {
+      if (Date.now() >= deadline || this.input.signal?.aborted)
+        throw new Error(`the previous ${id.kind} ${id.name} was not gone within ${seconds(this.timeoutMs)}`);
+      await sleep(this.pollMs, this.input.signal);
+    }
+  }
+
+  private assess(live: KubeObject): ResourceHealth | null {
+    try {
+      return this.input.health.assess(live);
+    } catch (err) {
+      return { status: 'Unknown', message: `health check failed: ${(err as Error).message}` };
+    }
+  }
+}
+
+/**
+ * True when an apply changed nothing this agent is responsible for. resourceVersion cannot tell:
+ * a controller writing status between our read and our apply moves it. So compare what the apply
+ * could have changed: the object without status and server bookkeeping, and this manager's own
+ * managedFields entry (its field set and time move only when the apply did something).
+ */
+export function appliedNothing(before: KubeObject, after: KubeObject): boolean {
+  return (
+    isDeepStrictEqual(ownEntry(before), ownEntry(after)) &&
+    isDeepStrictEqual(withoutBookkeeping(before), withoutBookkeeping(after))
+  );
+}
+
+function ownEntry(obj: KubeObject): unknown {
+  const entries = (obj.metadata as { managedFields?: Record<string, unknown>[] }).managedFields ?? [];
+  const own = entries.find(
+    (e) => e['manager'] === FIELD_MANAGER && e['operation'] === 'Apply' && !e['subresource'],
+  );
+  return own ? { fieldsV1: own['fieldsV1'], time: own['time'], apiVersion: own['apiVersion'] } : undefined;
+}
+
+function withoutBookkeeping(obj: KubeObject): unknown {
+  const { status: _status, metadata, ...rest } = obj as KubeObject & { status?: unknown };
+  const { resourceVersion: _rv, managedFields: _mf, ...meta } = metadata as Record<string, unknown>;
+  return { ...rest, metadata: meta };
+}
+
+function describeRef(ref: { group: string; kind: string; namespace?: string; name: string }): string {
+  return `${ref.group ? `${ref.group}/` : ''}${ref.kind} ${ref.namespace ? `${ref.namespace}/` : ''}${ref.name}`;
+}
+
+function seconds(ms: number): string {
+  return ms % 1000 === 0 ? `${ms / 1000} s` : `${(ms / 1000).toFixed(1)} s`;
 }
 
 /** Deletes leftovers still owned by this target; returns the ids it must keep tracking (failures). */
