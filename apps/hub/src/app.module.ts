@@ -40,6 +40,9 @@ import { ReportIngestService } from './agent-gateway/report-ingest.service.js';
 import { ReportIngestProcessor } from './agent-gateway/report-ingest.processor.js';
 import { WebhooksController } from './webhooks/webhooks.controller.js';
 import { WebhooksService } from './webhooks/webhooks.service.js';
+import { ProjectPolicy } from './projects/project-policy.service.js';
+import { ProjectsService } from './projects/projects.service.js';
+import { ProjectsController } from './projects/projects.controller.js';
 
 /** One handler per queue of the contract's registry (checked at start by WorkerBootstrap). */
 const HANDLERS = [
@@ -80,6 +83,8 @@ export class AppModule {
       AdminTokenGuard,
       AgentAuthGuard,
       WebhooksService,
+      ProjectPolicy,
+      ProjectsService,
     ];
     const controllers: Type[] = [HealthController, MetricsController];
     if (config.roles.api) {
@@ -91,6 +96,7 @@ export class AppModule {
         AuditController,
         AgentGatewayController,
         WebhooksController,
+        ProjectsController,
       );
     }
     if (config.roles.worker) {

@@ -24,6 +24,7 @@ export { clusterGroupObjectSchema, type ClusterGroupObject } from './kinds/clust
 export { projectObjectSchema, type ProjectObject, type ProjectDestination } from './kinds/project.js';
 export {
   rolloutStrategyObjectSchema,
+  rolloutStrategySpecSchema,
   type RolloutStrategyObject,
   type RolloutStep,
 } from './kinds/rollout-strategy.js';
@@ -38,6 +39,8 @@ export {
   checkObject,
   checkRepository,
   groupKindListed,
+  literalRepoFields,
+  projectNameOf,
   restrictionsFor,
   scopeFromManifests,
   type ProjectCluster,

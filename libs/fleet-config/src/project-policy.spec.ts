@@ -6,6 +6,8 @@ import {
   checkDestination,
   checkObject,
   checkRepository,
+  literalRepoFields,
+  projectNameOf,
   restrictionsFor,
   scopeFromManifests,
   type ProjectObjectRef,
@@ -152,5 +154,55 @@ describe('scopeFromManifests', () => {
     ['example.com', 'Gadget', undefined],
   ])('%s/%s → %s', (group, kind, scope) => {
     expect(scopeFromManifests(group, kind, [crd])).toBe(scope);
+  });
+});
+
+describe('projectNameOf', () => {
+  const doc = (spec: Record<string, unknown>) => ({ kind: 'ApplicationSet', spec });
+  it.each<[string, unknown, unknown]>([
+    ['no project: default', doc({}), { name: 'default', path: 'spec.project' }],
+    ['spec.project', doc({ project: 'team-a' }), { name: 'team-a', path: 'spec.project' }],
+    [
+      "the template's project (Argo CD)",
+      doc({ template: { spec: { project: 'team-a' } } }),
+      { name: 'team-a', path: 'spec.template.spec.project' },
+    ],
+    [
+      'a templated project',
+      doc({ template: { spec: { project: '{{team}}' } } }),
+      {
+        error: "the project must be written literally, not templated ('{{team}}')",
+        path: 'spec.template.spec.project',
+      },
+    ],
+    [
+      'two different projects',
+      doc({ project: 'a', template: { spec: { project: 'b' } } }),
+      {
+        error: "spec.template.spec.project 'b' differs from spec.project 'a': give one, or the same",
+        path: 'spec.template.spec.project',
+      },
+    ],
+  ])('%s', (_what, document, expected) => {
+    expect(projectNameOf(document)).toEqual(expected);
+  });
+});
+
+describe('literalRepoFields', () => {
+  it('finds every literal repoURL with its field path, skipping templated ones', () => {
+    const doc = {
+      spec: {
+        generators: [
+          { git: { repoURL: 'https://git/a', revision: 'main' } },
+          { matrix: { generators: [{ git: { repoURL: 'https://git/b' } }, { list: { elements: [] } }] } },
+        ],
+        template: { spec: { source: { repoURL: '{{repo}}' }, sources: [{ repoURL: 'https://git/c' }] } },
+      },
+    };
+    expect(literalRepoFields(doc)).toEqual([
+      { repoURL: 'https://git/a', path: 'spec.generators[0].git.repoURL' },
+      { repoURL: 'https://git/b', path: 'spec.generators[1].matrix.generators[0].git.repoURL' },
+      { repoURL: 'https://git/c', path: 'spec.template.spec.sources[0].repoURL' },
+    ]);
   });
 });

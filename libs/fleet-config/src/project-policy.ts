@@ -1,7 +1,7 @@
 import { type GroupKindPattern, type ProjectRestrictions } from '@flotilla/contract';
 import { compileSelector } from '@flotilla/generators';
 import { globMatch } from '@flotilla/windows';
-import { repoPermitted } from './check-references.js';
+import { DEFAULT_PROJECT, repoPermitted } from './check-references.js';
 import { type ProjectObject } from './kinds/project.js';
 
 /** A project's rules as the hub stores them (the `spec` of a Project object, defaults applied). */
@@ -185,4 +185,50 @@ export function scopeFromManifests(
   if (BUILT_IN_CLUSTER_SCOPED.has(group) || ['apps', 'batch', 'autoscaling', 'policy'].includes(group))
     return 'Namespaced';
   return undefined;
+}
+
+/**
+ * The project an ApplicationSet document belongs to: `spec.project` (Flotilla), else the template's
+ * `spec.project` (Argo CD), else `default`. A templated project is refused: the project decides
+ * what generation may do, so it cannot depend on what generation produces.
+ */
+export function projectNameOf(
+  document: unknown,
+): { name: string; path: string } | { error: string; path: string } {
+  const spec = (document as { spec?: { project?: unknown; template?: { spec?: { project?: unknown } } } })
+    ?.spec;
+  const own = spec?.project;
+  const fromTemplate = spec?.template?.spec?.project;
+  const [value, path] =
+    own !== undefined ? [own, 'spec.project'] : [fromTemplate, 'spec.template.spec.project'];
+  if (value === undefined || value === '') return { name: DEFAULT_PROJECT, path: 'spec.project' };
+  if (typeof value !== 'string') return { error: 'the project must be a string', path };
+  if (value.includes('{{'))
+    return { error: `the project must be written literally, not templated ('${value}')`, path };
+  if (own !== undefined && typeof fromTemplate === 'string' && fromTemplate !== '' && fromTemplate !== value)
+    return {
+      error: `spec.template.spec.project '${fromTemplate}' differs from spec.project '${value}': give one, or the same`,
+      path: 'spec.template.spec.project',
+    };
+  return { name: value, path };
+}
+
+/**
+ * Every repository URL written literally in a document, with the path of its field
+ * (`spec.generators[0].git.repoURL`, `spec.template.spec.source.repoURL`); templated ones are skipped.
+ */
+export function literalRepoFields(document: unknown): { repoURL: string; path: string }[] {
+  const out: { repoURL: string; path: string }[] = [];
+  const walk = (v: unknown, path: string): void => {
+    if (Array.isArray(v)) return v.forEach((item, i) => walk(item, `${path}[${i}]`));
+    if (typeof v !== 'object' || v === null) return;
+    for (const [key, child] of Object.entries(v)) {
+      const at = path === '' ? key : `${path}.${key}`;
+      if (key === 'repoURL' && typeof child === 'string' && child !== '' && !child.includes('{{'))
+        out.push({ repoURL: child, path: at });
+      else walk(child, at);
+    }
+  };
+  walk(document, '');
+  return out;
 }

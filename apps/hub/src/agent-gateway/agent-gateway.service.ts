@@ -13,6 +13,8 @@ import { Database } from '../db/database.js';
 import { HubError } from '../common/hub-error.js';
 import { hashSecret, newSecret } from '../common/secrets.js';
 import { AuditLog } from '../audit/audit.service.js';
+import { asRecord } from '../common/json.js';
+import { ProjectPolicy } from '../projects/project-policy.service.js';
 
 /** Registration, the desired set of one cluster, and bundles: the pull side of the protocol. */
 @Injectable()
@@ -21,6 +23,7 @@ export class AgentGatewayService {
     private readonly db: Database,
     private readonly audit: AuditLog,
     @Inject(HUB_CONFIG) private readonly config: HubConfig,
+    private readonly projects: ProjectPolicy,
   ) {}
 
   /** Trades a bootstrap token for a credential. Any problem is a 401 and changes nothing. */
@@ -110,8 +113,21 @@ export class AgentGatewayService {
     const targets = await this.db.prisma.target.findMany({
       where: { clusterId, bundleDigest: { not: null } },
       orderBy: { name: 'asc' },
-      include: { appSet: { select: { name: true } } },
+      include: { appSet: { select: { name: true, project: true } } },
     });
+    // Each target's project narrowed to this cluster; the agent refuses objects outside it.
+    const cluster = await this.db.prisma.cluster.findUnique({
+      where: { id: clusterId },
+      select: { labels: true },
+    });
+    const restrictions = await this.projects.restrictionsFor(
+      targets.map((t) => t.appSet.project),
+      { name: clusterName, labels: asRecord(cluster?.labels) },
+    );
+    const projectOf = (name: string) => {
+      const project = restrictions.get(name);
+      return project ? { project } : {};
+    };
     const assignments: Assignment[] = targets.map((t) => ({
       targetId: t.id,
       name: t.name,
@@ -120,6 +136,7 @@ export class AgentGatewayService {
       revision: t.desiredRevision,
       bundleDigest: t.bundleDigest ?? '',
       syncPolicy: syncPolicySchema.parse(t.syncPolicy ?? {}),
+      ...projectOf(t.appSet.project),
       ignoreDifferences: [],
       windows: [],
       breakGlass: [],

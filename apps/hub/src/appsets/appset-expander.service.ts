@@ -21,6 +21,7 @@ import { RepositoriesService } from '../repositories/repositories.service.js';
 import { canonicalJson } from '@flotilla/manifests';
 import { literalRepoRefs } from './appset-document.js';
 import { syncPolicyOf } from './sync-policy.js';
+import { ProjectGate, ProjectPolicy } from '../projects/project-policy.service.js';
 import {
   deletionGuardLimit,
   evaluateDeletionGuard,
@@ -129,6 +130,7 @@ export class AppSetExpander {
     private readonly render: RenderService,
     private readonly audit: AuditLog,
     private readonly wakeups: ClusterWakeups,
+    private readonly projects: ProjectPolicy,
     @Inject(HUB_CONFIG) private readonly config: HubConfig,
   ) {}
 
@@ -276,6 +278,11 @@ export class AppSetExpander {
     const repoByUrl = new Map<string, Repository>();
     // Repositories named literally (git generators, a fixed template source) are fetched up front,
     // because the generators read files synchronously.
+    // The project is checked before anything is fetched: a repository outside it is never read.
+    const gate = await this.projects.gateFor(spec);
+    if (!(gate instanceof ProjectGate)) throw new ExpansionError(gate.code, gate.message, gate.path);
+    const refused = gate.checkLiteralRepositories(spec);
+    if (refused) throw new ExpansionError(refused.code, refused.message, refused.path);
     for (const url of literalRepoRefs(spec).keys())
       repoByUrl.set(url, await this.readyRepository(url, appSetName, register));
 
@@ -322,6 +329,10 @@ export class AppSetExpander {
           'spec.source.repoURL is empty',
           `${at}.spec.source.repoURL`,
         );
+      const namespace = t.application.spec.destination.namespace || 'default';
+      const projectCluster = { name: cluster.name, labels: asRecord(cluster.labels) };
+      const refused = gate.checkTarget(at, source.repoURL, projectCluster, namespace);
+      if (refused) throw new ExpansionError(refused.code, refused.message, refused.path);
       let repo = repoByUrl.get(source.repoURL);
       if (!repo) {
         repo = await this.readyRepository(source.repoURL, appSetName, register);
@@ -336,6 +347,9 @@ export class AppSetExpander {
         digest = this.renderOne(repo, sha, path, `${at}.spec.source.path`);
         renders.set(key, digest);
       }
+      const refusedObject = await gate.checkBundle(at, await digest, projectCluster, namespace);
+      if (refusedObject)
+        throw new ExpansionError(refusedObject.code, refusedObject.message, refusedObject.path);
       desired.push({
         name: t.name,
         clusterId: cluster.id,

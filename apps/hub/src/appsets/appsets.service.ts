@@ -11,6 +11,9 @@ import { RepositoriesService } from '../repositories/repositories.service.js';
 import { literalRepoRefs, readAppSetDocument } from './appset-document.js';
 import { AppSetExpander, type ExpansionOutcome, type ExpansionPreview } from './appset-expander.service.js';
 import { checkDeletionGuardSpec } from './deletion-guard.js';
+import { projectNameOf } from '@flotilla/fleet-config';
+import { refuseGitManaged, sourceView } from '../projects/git-managed.js';
+import { ProjectGate, ProjectPolicy } from '../projects/project-policy.service.js';
 import type { ApplicationSet } from '../generated/prisma/client.js';
 
 /** ApplicationSets as people submit them, and the triggers that (re-)expand them. */
@@ -23,6 +26,7 @@ export class AppSetsService {
     private readonly audit: AuditLog,
     private readonly wakeups: ClusterWakeups,
     private readonly expander: AppSetExpander,
+    private readonly projects: ProjectPolicy,
   ) {}
 
   /** Create or replace by name. Validated before anything is stored; expansion runs in the pipeline. */
@@ -33,15 +37,35 @@ export class AppSetsService {
     const doc = readAppSetDocument(body);
     checkDeletionGuardSpec(doc.document);
     const repoUrls = [...literalRepoRefs(doc.document).keys()].sort();
+    const project = projectNameOf(doc.document);
+    if ('error' in project) throw new HubError(400, 'invalid-appset', project.error, project.path);
+    // Refused before anything is stored or fetched: an unknown project, or a repository outside it.
+    const gate = await this.projects.gateFor(doc.document);
+    if (!(gate instanceof ProjectGate)) throw new HubError(422, gate.code, gate.message, gate.path);
+    const refused = gate.checkLiteralRepositories(doc.document);
+    if (refused) throw new HubError(403, refused.code, refused.message, refused.path);
     const existing = await this.db.prisma.applicationSet.findUnique({ where: { name: doc.name } });
+    if (existing) refuseGitManaged('appset', doc.name, existing);
     const row = await this.db.prisma.$transaction(async (tx) => {
       const r = existing
         ? await tx.applicationSet.update({
             where: { id: existing.id },
-            data: { apiVersion: doc.apiVersion, spec: toJson(doc.document), repoUrls, status: 'Pending' },
+            data: {
+              apiVersion: doc.apiVersion,
+              spec: toJson(doc.document),
+              repoUrls,
+              project: project.name,
+              status: 'Pending',
+            },
           })
         : await tx.applicationSet.create({
-            data: { name: doc.name, apiVersion: doc.apiVersion, spec: toJson(doc.document), repoUrls },
+            data: {
+              name: doc.name,
+              apiVersion: doc.apiVersion,
+              spec: toJson(doc.document),
+              repoUrls,
+              project: project.name,
+            },
           });
       await this.audit.record(
         {
@@ -82,6 +106,7 @@ export class AppSetsService {
       include: { targets: { select: { clusterId: true } } },
     });
     if (!row) throw HubError.notFound('appset', name);
+    refuseGitManaged('appset', name, row);
     await this.db.prisma.$transaction(async (tx) => {
       await tx.applicationSet.delete({ where: { id: row.id } });
       await this.audit.record(
@@ -133,8 +158,15 @@ export class AppSetsService {
       orderBy: [{ repositoryId: 'asc' }, { ref: 'asc' }],
       select: { repositoryId: true, ref: true, sha: true },
     });
+    // The project bounds the expansion: a changed project is a new input.
+    const project = await this.db.prisma.project.findUnique({
+      where: { name: row.project },
+      select: { updatedAt: true },
+    });
     const inputsHash = createHash('sha256')
-      .update(JSON.stringify([row.updatedAt.toISOString(), row.spec, clusters, refs]))
+      .update(
+        JSON.stringify([row.updatedAt.toISOString(), row.spec, clusters, refs, project?.updatedAt ?? null]),
+      )
       .digest('hex')
       .slice(0, 24);
     await this.queues.enqueue('appset-expand', { appSetId, inputsHash });
@@ -162,6 +194,8 @@ export class AppSetsService {
       error: r.error ?? null,
       pendingExpansion: r.pendingExpansion ?? null,
       repoUrls: r.repoUrls,
+      project: r.project,
+      source: sourceView(r),
       targetCount,
       lastExpandedAt: r.lastExpandedAt?.toISOString() ?? null,
       createdAt: r.createdAt.toISOString(),
