@@ -19,6 +19,7 @@ import { type ResourceId } from '../state/state-store.js';
 import { sleep } from '../util/backoff.js';
 import { isFoundation, orderForApply, orderForPrune, syncWaveOf } from './apply-order.js';
 import { type HookDeletePolicy, type SyncRole, syncRoleOf } from './hooks.js';
+import { projectRefusals } from './project-check.js';
 
 /** `group/kind/namespace/name` of a resource id (the same key as the contract's `refKey`). */
 export function keyOf(id: ResourceId): string {
@@ -124,6 +125,18 @@ export async function syncTarget(input: SyncInput): Promise<SyncResult> {
     // Bad input changes nothing: refuse the whole revision before touching the cluster.
     return {
       report: makeReport(input, startedAt, now().toISOString(), 'Failed', (err as Error).message, []),
+      desired: [],
+      live: run.live,
+      inventory: [...input.inventory],
+    };
+  }
+
+  // Objects outside the target's project refuse the whole revision, before the cluster is touched.
+  const refused = await projectRefusals(input.kube, input.assignment, input.manifests);
+  if (refused.length > 0) {
+    const message = `${refused.length} object(s) outside project '${input.assignment.project?.name ?? ''}'; nothing applied`;
+    return {
+      report: makeReport(input, startedAt, now().toISOString(), 'Failed', message, refused),
       desired: [],
       live: run.live,
       inventory: [...input.inventory],
