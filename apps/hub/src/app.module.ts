@@ -1,6 +1,6 @@
 import { BullModule } from '@nestjs/bullmq';
 import { type DynamicModule, Module, type Provider, type Type } from '@nestjs/common';
-import { APP_FILTER, APP_INTERCEPTOR } from '@nestjs/core';
+import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR } from '@nestjs/core';
 import { QUEUE_NAMES } from '@flotilla/contract';
 import type { RedisOptions as BullRedisOptions } from 'bullmq';
 import { LoggerModule } from 'nestjs-pino';
@@ -8,6 +8,10 @@ import { HUB_CONFIG, type HubConfig } from './config/hub-config.js';
 import { Database } from './db/database.js';
 import { ApiErrorFilter } from './common/api-error.filter.js';
 import { AdminTokenGuard } from './common/admin-token.guard.js';
+import { PeopleAuthGuard } from './auth/people-auth.guard.js';
+import { ApiTokensService } from './auth/api-tokens.service.js';
+import { ApiTokensController } from './auth/api-tokens.controller.js';
+import { RateLimiter } from './auth/rate-limiter.service.js';
 import { AuditLog } from './audit/audit.service.js';
 import { AuditController } from './audit/audit.controller.js';
 import { HealthController } from './health/health.controller.js';
@@ -36,6 +40,7 @@ import { TargetsController } from './targets/targets.controller.js';
 import { AgentGatewayController } from './agent-gateway/agent-gateway.controller.js';
 import { AgentGatewayService } from './agent-gateway/agent-gateway.service.js';
 import { AgentAuthGuard } from './agent-gateway/agent-auth.guard.js';
+import { AgentCredentials } from './agent-gateway/agent-credentials.service.js';
 import { ReportIngestService } from './agent-gateway/report-ingest.service.js';
 import { ReportIngestProcessor } from './agent-gateway/report-ingest.processor.js';
 import { WebhooksController } from './webhooks/webhooks.controller.js';
@@ -67,6 +72,10 @@ export class AppModule {
       { provide: Database, useFactory: options.database ?? (() => Database.open(config.database)) },
       { provide: APP_FILTER, useClass: ApiErrorFilter },
       { provide: APP_INTERCEPTOR, useClass: HttpMetricsInterceptor },
+      // Every route not marked @Public() needs a people credential with the route's role.
+      { provide: APP_GUARD, useClass: PeopleAuthGuard },
+      ApiTokensService,
+      RateLimiter,
       HubMetrics,
       QueueMetrics,
       AuditLog,
@@ -82,6 +91,7 @@ export class AppModule {
       ReportIngestService,
       AdminTokenGuard,
       AgentAuthGuard,
+      AgentCredentials,
       WebhooksService,
       ProjectPolicy,
       ProjectsService,
@@ -94,6 +104,7 @@ export class AppModule {
         AppSetsController,
         TargetsController,
         AuditController,
+        ApiTokensController,
         AgentGatewayController,
         WebhooksController,
         ProjectsController,

@@ -4,7 +4,9 @@ import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { Logger } from 'nestjs-pino';
 import type { HubConfig } from './config/hub-config.js';
 import { AppModule, type AppModuleOptions } from './app.module.js';
+import { AGENT_API } from '@flotilla/contract';
 import { WEBHOOK_PATH, webhookBodyParser } from './webhooks/webhook-body.js';
+import { jsonBodyParser } from './common/json-body.js';
 
 /** Builds the hub application (not yet listening): used by main.ts and by the integration tests. */
 export async function createHubApp(
@@ -21,8 +23,9 @@ export async function createHubApp(
   app.disable('x-powered-by');
   // Before the JSON parser: webhook signatures cover the raw bytes.
   app.use(WEBHOOK_PATH, webhookBodyParser());
-  // Report batches of up to 1000 entries are larger than express' 100 kB default.
-  app.useBodyParser('json', { limit: '10mb' });
+  // Explicit caps everywhere: report batches (up to 1000 entries) get more room than people's requests.
+  app.use(AGENT_API.reports, jsonBodyParser(config.limits.agentReportBodyBytes, 'an agent report batch'));
+  app.use(jsonBodyParser(config.limits.apiBodyBytes, 'a request body'));
   if (config.roles.api) {
     const doc = new DocumentBuilder()
       .setTitle('Flotilla hub')

@@ -14,6 +14,8 @@ export const AGENT_API = {
   assignments: '/api/agent/v1/assignments',
   bundle: (digest: string) => `/api/agent/v1/bundles/${encodeURIComponent(digest)}`,
   reports: '/api/agent/v1/reports',
+  /** Trades the current credential for a new one; the old one keeps working for a short grace period. */
+  rotate: '/api/agent/v1/rotate',
 } as const;
 
 /** Field manager used for every server-side apply the agent makes. */
@@ -35,6 +37,10 @@ export const registerResponseSchema = z.object({
   expiresAt: z.iso.datetime().nullable(),
 });
 export type RegisterResponse = z.infer<typeof registerResponseSchema>;
+
+/** `POST rotate` answers like register: the cluster and its new credential (shown once). */
+export const rotateResponseSchema = registerResponseSchema;
+export type RotateResponse = RegisterResponse;
 
 export const syncPolicySchema = z.object({
   /** Apply new revisions without a person asking. */

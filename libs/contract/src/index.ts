@@ -7,3 +7,4 @@ export * from './agent-protocol.js';
 export * from './queues.js';
 export * from './api-error.js';
 export * from './audit-event.js';
+export * from './api-token.js';

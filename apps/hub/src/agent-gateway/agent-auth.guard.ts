@@ -1,16 +1,30 @@
-import { type CanActivate, type ExecutionContext, Injectable } from '@nestjs/common';
+import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import type { Request } from 'express';
+import { HUB_CONFIG, type HubConfig } from '../config/hub-config.js';
 import { Database } from '../db/database.js';
 import { HubError } from '../common/hub-error.js';
 import { bearerToken, hashSecret } from '../common/secrets.js';
+import { RateLimiter } from '../auth/rate-limiter.service.js';
 import type { Cluster } from '../generated/prisma/client.js';
 
-export type AgentRequest = Request & { cluster: Cluster };
+export type AgentRequest = Request & {
+  cluster: Cluster;
+  /** `previous`: the credential a rotation replaced, still accepted during its grace period. */
+  credentialGeneration: 'current' | 'previous';
+};
 
-/** An agent is its cluster: the bearer credential's hash picks the one cluster it may read and report for. */
+/**
+ * An agent is its cluster: the bearer credential's hash picks the one cluster it may read and report
+ * for. After a rotation the replaced credential works until its grace period ends; a revoked cluster
+ * is refused at once whichever credential it shows. Each agent has its own rate limit.
+ */
 @Injectable()
 export class AgentAuthGuard implements CanActivate {
-  constructor(private readonly db: Database) {}
+  constructor(
+    private readonly db: Database,
+    private readonly limiter: RateLimiter,
+    @Inject(HUB_CONFIG) private readonly config: HubConfig,
+  ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const req = context.switchToHttp().getRequest<AgentRequest>();
@@ -21,7 +35,21 @@ export class AgentAuthGuard implements CanActivate {
         'unauthorized',
         'send the agent credential as "Authorization: Bearer <credential>"',
       );
-    const cluster = await this.db.prisma.cluster.findUnique({ where: { credentialHash: hashSecret(token) } });
+    const hash = hashSecret(token);
+    let cluster = await this.db.prisma.cluster.findUnique({ where: { credentialHash: hash } });
+    let generation: AgentRequest['credentialGeneration'] = 'current';
+    if (!cluster) {
+      cluster = await this.db.prisma.cluster.findUnique({ where: { previousCredentialHash: hash } });
+      generation = 'previous';
+      const until = cluster?.previousCredentialValidUntil;
+      if (cluster && (!until || until.getTime() <= Date.now())) {
+        throw new HubError(
+          401,
+          'credential-rotated',
+          `this credential of cluster "${cluster.name}" was replaced by a rotation and its grace period ended${until ? ` at ${until.toISOString()}` : ''}; use the new one`,
+        );
+      }
+    }
     if (!cluster)
       throw new HubError(
         401,
@@ -42,7 +70,13 @@ export class AgentAuthGuard implements CanActivate {
         `the credential of cluster "${cluster.name}" expired; register again with a new bootstrap token`,
       );
     }
+    await this.limiter.take(
+      `agent:${cluster.id}`,
+      this.config.auth.rateLimitPerMinute.agent,
+      `the agent of cluster "${cluster.name}"`,
+    );
     req.cluster = cluster;
+    req.credentialGeneration = generation;
     return true;
   }
 }

@@ -18,31 +18,46 @@ import {
   type Bundle,
   type RegisterResponse,
   type ReportBatchResponse,
+  type RotateResponse,
 } from '@flotilla/contract';
 import type { Response } from 'express';
 import { z } from 'zod';
 import { HubError, parseInput } from '../common/hub-error.js';
 import { ClusterWakeups } from '../queues/cluster-wakeups.service.js';
+import { Public } from '../auth/roles.decorator.js';
 import { AgentAuthGuard, type AgentRequest } from './agent-auth.guard.js';
 import { AgentGatewayService, etagMatches } from './agent-gateway.service.js';
+import { AgentCredentials } from './agent-credentials.service.js';
 import { ReportIngestService } from './report-ingest.service.js';
 
 const waitSchema = z.coerce.number().int().min(0).max(60).default(30);
 
 /** The pull API agents call (paths and bodies from the contract's agent-protocol). */
 @ApiTags('agent')
+// Not a people route: agents authenticate with their cluster credential (AgentAuthGuard).
+@Public()
 @Controller('api/agent/v1')
 export class AgentGatewayController {
   constructor(
     private readonly gateway: AgentGatewayService,
     private readonly reports: ReportIngestService,
     private readonly wakeups: ClusterWakeups,
+    private readonly credentials: AgentCredentials,
   ) {}
 
   @Post('register')
   @HttpCode(200)
   register(@Body() body: unknown): Promise<RegisterResponse> {
     return this.gateway.register(parseInput(registerRequestSchema, body));
+  }
+
+  /** A new credential for this agent's cluster; the presented one works for a short grace period more. */
+  @Post('rotate')
+  @HttpCode(200)
+  @ApiBearerAuth()
+  @UseGuards(AgentAuthGuard)
+  rotate(@Req() req: AgentRequest): Promise<RotateResponse> {
+    return this.credentials.rotate(req.cluster, req.credentialGeneration);
   }
 
   /**
@@ -100,7 +115,7 @@ export class AgentGatewayController {
         'digest',
       );
     }
-    const bundle = await this.gateway.bundle(req.cluster.id, digest);
+    const bundle = await this.gateway.bundle(req.cluster, digest);
     // Content-addressed: the same digest is the same bytes forever.
     res.setHeader('Cache-Control', 'private, max-age=31536000, immutable');
     res.setHeader('ETag', `"${digest}"`);

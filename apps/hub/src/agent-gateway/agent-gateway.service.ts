@@ -86,6 +86,8 @@ export class AgentGatewayService {
           credentialHash: hashSecret(credential),
           credentialExpiresAt: expiresAt,
           credentialRevokedAt: null,
+          previousCredentialHash: null,
+          previousCredentialValidUntil: null,
           registeredAt: new Date(),
           agentVersion: req.agentVersion ?? null,
           lastSeenAt: new Date(),
@@ -149,14 +151,33 @@ export class AgentGatewayService {
     await this.db.prisma.cluster.update({ where: { id: clusterId }, data: { lastSeenAt: new Date() } });
   }
 
-  /** Only bundles one of the cluster's targets wants: another cluster's bundle is a 404, not a 403. */
-  async bundle(clusterId: string, digest: string): Promise<Bundle> {
+  /**
+   * Only bundles one of the cluster's targets wants: another cluster's bundle is a 404, not a 403
+   * (an agent learns nothing about what else exists), and the attempt is audited.
+   */
+  async bundle(cluster: { id: string; name: string }, digest: string): Promise<Bundle> {
     const wanted = await this.db.prisma.target.findFirst({
-      where: { clusterId, bundleDigest: digest },
+      where: {
+        clusterId: cluster.id,
+        OR: [{ releasedDigest: digest }, { pin: { bundleDigest: digest } }],
+      },
       select: { id: true },
     });
     const bundle = wanted ? await this.db.prisma.bundle.findUnique({ where: { digest } }) : null;
-    if (!bundle) throw new HubError(404, 'not-found', `bundle ${digest} is not assigned to this cluster`);
+    if (!bundle) {
+      if (!wanted) {
+        // Usually a probe; rarely a bundle replaced between the agent's two requests, which
+        // `assignedElsewhere: false` and the next assignments poll tell apart.
+        const elsewhere = await this.db.prisma.target.count({ where: { bundleDigest: digest } });
+        await this.audit.record({
+          actor: `agent:${cluster.name}`,
+          action: 'agent.access-denied',
+          scope: `cluster:${cluster.name}`,
+          details: { resource: 'bundle', digest, assignedElsewhere: elsewhere > 0 },
+        });
+      }
+      throw new HubError(404, 'not-found', `bundle ${digest} is not assigned to this cluster`);
+    }
     return {
       digest: bundle.digest,
       source: { repoUrl: bundle.repoUrl, revision: bundle.revision, path: bundle.path },

@@ -3,6 +3,7 @@ import { ApiBearerAuth, ApiBody, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { Actor } from '../common/actor.js';
 import { AdminTokenGuard } from '../common/admin-token.guard.js';
+import { Roles } from '../auth/roles.decorator.js';
 import { AppSetsService } from './appsets.service.js';
 
 @ApiTags('appsets')
@@ -14,6 +15,7 @@ export class AppSetsController {
 
   /** Creates or replaces an ApplicationSet (Flotilla's or Argo CD's form): 201 created, 200 replaced. */
   @Post()
+  @Roles('admin')
   @ApiBody({ description: 'An ApplicationSet document (flotilla.dev/v1alpha1 or argoproj.io/v1alpha1)' })
   async apply(@Body() body: unknown, @Actor() actor: string, @Res({ passthrough: true }) res: Response) {
     const { created, appSet } = await this.appsets.apply(body, actor);
@@ -23,6 +25,7 @@ export class AppSetsController {
 
   /** Dry run of a document (not stored): targets, what would be created/updated/deleted, the guard. */
   @Post('preview')
+  @Roles('viewer') // a dry run: stores nothing
   @HttpCode(200)
   @ApiBody({ description: 'An ApplicationSet document; nothing is stored' })
   preview(@Body() body: unknown) {
@@ -36,6 +39,7 @@ export class AppSetsController {
 
   /** `{inputsHash, reason}`: applies the expansion the deletion guard holds, as it was computed. */
   @Post(':name/confirm-expansion')
+  @Roles('operator')
   @HttpCode(200)
   @ApiBody({ description: '{"inputsHash": "<pendingExpansion.inputsHash>", "reason": "<why>"}' })
   confirmExpansion(@Param('name') name: string, @Body() body: unknown, @Actor() actor: string) {
@@ -53,6 +57,7 @@ export class AppSetsController {
   }
 
   @Delete(':name')
+  @Roles('admin')
   @HttpCode(204)
   async remove(@Param('name') name: string, @Actor() actor: string): Promise<void> {
     await this.appsets.remove(name, actor);

@@ -109,7 +109,12 @@ export class ClustersService {
     const updated = await this.db.prisma.$transaction(async (tx) => {
       const c = await tx.cluster.update({
         where: { id: cluster.id },
-        data: { credentialRevokedAt: new Date() },
+        // Both the current credential and one still in its rotation grace period stop at once.
+        data: {
+          credentialRevokedAt: new Date(),
+          previousCredentialHash: null,
+          previousCredentialValidUntil: null,
+        },
       });
       await this.audit.record({ actor, action: 'cluster.credential-revoked', scope: `cluster:${name}` }, tx);
       return c;

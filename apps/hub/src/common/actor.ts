@@ -1,14 +1,11 @@
 import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
-import type { Request } from 'express';
+import type { PeopleRequest } from '../auth/principal.js';
 
 /**
- * Who made a people-API call, for the audit log. Until RBAC lands every caller is the admin;
- * an `X-Flotilla-Actor` header lets the CLI and CI name themselves.
+ * Who made a people-API call, for the audit log: the identity PeopleAuthGuard proved (`token:<name>`,
+ * `oidc:<email>`, or `user:<name>` for the shared admin token and an open hub).
  */
 export const Actor = createParamDecorator((_data: unknown, ctx: ExecutionContext): string => {
-  const req = ctx.switchToHttp().getRequest<Request>();
-  const named = req.headers['x-flotilla-actor'];
-  return typeof named === 'string' && named.trim() !== ''
-    ? `user:${named.trim().slice(0, 100)}`
-    : 'user:admin';
+  const req = ctx.switchToHttp().getRequest<PeopleRequest>();
+  return req.principal?.actor ?? 'user:unknown';
 });

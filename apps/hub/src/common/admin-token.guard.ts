@@ -1,21 +1,23 @@
-import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@nestjs/common';
-import type { Request } from 'express';
-import { HUB_CONFIG, type HubConfig } from '../config/hub-config.js';
+import { type CanActivate, type ExecutionContext, Injectable } from '@nestjs/common';
+import type { PeopleRequest } from '../auth/principal.js';
 import { HubError } from './hub-error.js';
-import { bearerToken, sameSecret } from './secrets.js';
 
-/** With FLOTILLA_ADMIN_TOKEN set, the people's API requires it as a bearer token. */
+/**
+ * Superseded by the global PeopleAuthGuard (apps/hub/src/auth), which authenticates every route not
+ * marked @Public() and checks its @Roles. Controllers written before roles still name this guard; it
+ * now only insists that PeopleAuthGuard established who is calling, so such a route can never be
+ * reached anonymously even if it was (wrongly) also marked @Public().
+ */
 @Injectable()
 export class AdminTokenGuard implements CanActivate {
-  constructor(@Inject(HUB_CONFIG) private readonly config: HubConfig) {}
-
   canActivate(context: ExecutionContext): boolean {
-    const expected = this.config.auth.adminToken;
-    if (!expected) return true;
-    const token = bearerToken(context.switchToHttp().getRequest<Request>().headers.authorization);
-    if (!token)
-      throw new HubError(401, 'unauthorized', 'this hub requires "Authorization: Bearer <admin token>"');
-    if (!sameSecret(token, expected)) throw new HubError(401, 'unauthorized', 'the admin token is wrong');
+    if (!context.switchToHttp().getRequest<PeopleRequest>().principal) {
+      throw new HubError(
+        401,
+        'unauthorized',
+        'this route needs a people credential ("Authorization: Bearer <token>")',
+      );
+    }
     return true;
   }
 }

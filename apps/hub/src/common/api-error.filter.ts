@@ -15,6 +15,7 @@ export class ApiErrorFilter implements ExceptionFilter {
     if (exception instanceof HubError) {
       status = exception.status;
       body = exception.toApiError();
+      if (exception.headers && !res.headersSent) res.set(exception.headers);
     } else if (exception instanceof HttpException) {
       status = exception.getStatus();
       const r = exception.getResponse();

@@ -10,6 +10,8 @@ export class HubError extends Error {
     message: string,
     readonly path?: string,
     readonly details?: ApiError['details'],
+    /** Response headers that belong to the error, e.g. Retry-After on a 429. */
+    readonly headers?: Record<string, string>,
   ) {
     super(message);
   }

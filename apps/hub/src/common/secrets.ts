@@ -1,7 +1,10 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 
-/** A fresh secret with a readable prefix saying what it is (`flb_` bootstrap token, `fla_` agent credential). */
-export function newSecret(prefix: 'flb' | 'fla'): string {
+/**
+ * A fresh secret with a readable prefix saying what it is: `flb_` bootstrap token, `fla_` agent
+ * credential, `flp_` people API token.
+ */
+export function newSecret(prefix: 'flb' | 'fla' | 'flp'): string {
   return `${prefix}_${randomBytes(32).toString('base64url')}`;
 }
 

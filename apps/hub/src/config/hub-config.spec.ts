@@ -10,7 +10,15 @@ describe('loadHubConfig', () => {
       roles: { api: true, worker: true },
       dataDir: '.flotilla',
       sources: { pollIntervalSeconds: 30 },
-      auth: { adminToken: null, bootstrapTokenTtlSeconds: 3600, credentialTtlSeconds: 0 },
+      auth: {
+        adminToken: null,
+        bootstrapTokenTtlSeconds: 3600,
+        credentialTtlSeconds: 0,
+        credentialRotationGraceSeconds: 300,
+        oidc: null,
+        rateLimitPerMinute: { people: 600, agent: 600 },
+      },
+      limits: { apiBodyBytes: 1048576, agentReportBodyBytes: 10485760 },
       log: { level: 'info' },
       appsets: { deletionGuardPercent: 50 },
       webhooks: { secret: null },
@@ -30,6 +38,27 @@ describe('loadHubConfig', () => {
     expect(c.http.port).toBe(9000);
     expect(c.sources.pollIntervalSeconds).toBe(1.5);
     expect(c.auth.adminToken).toBeNull();
+  });
+
+  it('reads the OIDC issuer, audience and group-to-role map; an issuer without an audience is refused', () => {
+    const c = loadHubConfig({
+      FLOTILLA_OIDC_ISSUER: 'https://login.example.com/',
+      FLOTILLA_OIDC_AUDIENCE: 'flotilla',
+      FLOTILLA_OIDC_ROLE_MAP: 'sre=operator, platform-admins=admin',
+    });
+    expect(c.auth.oidc).toEqual({
+      issuer: 'https://login.example.com/',
+      audience: 'flotilla',
+      jwksUrl: null,
+      roleClaim: 'groups',
+      roleMap: { sre: 'operator', 'platform-admins': 'admin' },
+    });
+    expect(() => loadHubConfig({ FLOTILLA_OIDC_ISSUER: 'https://login.example.com/' })).toThrow(
+      /FLOTILLA_OIDC_AUDIENCE: required when FLOTILLA_OIDC_ISSUER is set/,
+    );
+    expect(() => loadHubConfig({ FLOTILLA_OIDC_ROLE_MAP: 'sre=root' })).toThrow(
+      /FLOTILLA_OIDC_ROLE_MAP: expected group=viewer\|operator\|admin pairs; got "sre=root"/,
+    );
   });
 
   it('names every wrong variable and why', () => {

@@ -1,6 +1,10 @@
 import { z } from 'zod';
 
 const HUB_ROLE_NAMES = ['api', 'worker'] as const;
+
+/** What a person may do, each including the one before: read, act on syncs, administer. */
+export const PEOPLE_ROLES = ['viewer', 'operator', 'admin'] as const;
+export type PeopleRole = (typeof PEOPLE_ROLES)[number];
 export type HubRole = (typeof HUB_ROLE_NAMES)[number];
 
 /**
@@ -58,7 +62,77 @@ export const hubEnvSchema = z.object({
     .string()
     .min(16, 'must be at least 16 characters')
     .optional()
-    .describe('When set, every /api/v1 endpoint requires "Authorization: Bearer <token>".'),
+    .describe(
+      'Break-the-ice admin credential. With it (or OIDC) set, every /api/v1 endpoint requires a bearer token: this one, an API token or an OIDC token.',
+    ),
+  FLOTILLA_OIDC_ISSUER: z
+    .url()
+    .optional()
+    .describe('OIDC issuer whose bearer JWTs the people API accepts (its "iss"); unset = no OIDC.'),
+  FLOTILLA_OIDC_AUDIENCE: z
+    .string()
+    .min(1)
+    .optional()
+    .describe('The "aud" an OIDC token must carry; required with FLOTILLA_OIDC_ISSUER.'),
+  FLOTILLA_OIDC_JWKS_URL: z
+    .url()
+    .optional()
+    .describe("The issuer's JWKS URL; unset = jwks_uri from <issuer>/.well-known/openid-configuration."),
+  FLOTILLA_OIDC_ROLE_CLAIM: z
+    .string()
+    .min(1)
+    .default('groups')
+    .describe('Claim holding the groups (or a single role string) that FLOTILLA_OIDC_ROLE_MAP maps.'),
+  FLOTILLA_OIDC_ROLE_MAP: z
+    .string()
+    .default('')
+    .transform((v, ctx) => {
+      const map: Record<string, PeopleRole> = {};
+      for (const pair of v
+        .split(',')
+        .map((p) => p.trim())
+        .filter(Boolean)) {
+        const eq = pair.lastIndexOf('=');
+        const group = pair.slice(0, eq).trim();
+        const role = pair.slice(eq + 1).trim();
+        if (eq <= 0 || !(PEOPLE_ROLES as readonly string[]).includes(role)) {
+          ctx.addIssue({
+            code: 'custom',
+            message: `expected group=viewer|operator|admin pairs; got "${pair}"`,
+          });
+          return z.NEVER;
+        }
+        map[group] = role as PeopleRole;
+      }
+      return map;
+    })
+    .describe(
+      'group=role pairs, comma-separated (e.g. "sre=operator,platform=admin"); the highest role wins.',
+    ),
+  RATE_LIMIT_PEOPLE_PER_MINUTE: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(600)
+    .describe('Requests per minute one people credential may make before 429; 0 = no limit.'),
+  RATE_LIMIT_AGENT_PER_MINUTE: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(600)
+    .describe('Requests per minute one agent may make before 429; 0 = no limit.'),
+  API_BODY_LIMIT_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(1024 * 1024)
+    .describe('Largest JSON body of a people-API request (appsets, clusters, tokens); larger = 413.'),
+  AGENT_REPORT_BODY_LIMIT_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(10 * 1024 * 1024)
+    .describe('Largest agent report batch (up to 1000 reports); larger = 413.'),
   BOOTSTRAP_TOKEN_TTL_SECONDS: z.coerce
     .number()
     .int()
@@ -70,7 +144,16 @@ export const hubEnvSchema = z.object({
     .int()
     .min(0)
     .default(0)
-    .describe('Lifetime of an agent credential; 0 = until revoked or the agent registers again.'),
+    .describe(
+      'Lifetime of an agent credential; the agent rotates it when a third of it is left. 0 = until revoked or the agent registers again.',
+    ),
+  AGENT_CREDENTIAL_ROTATION_GRACE_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(3600)
+    .default(300)
+    .describe('How long the replaced credential still works after an agent rotates (requests in flight).'),
   FLOTILLA_WEBHOOK_SECRET: z
     .string()
     .min(16, 'must be at least 16 characters')
@@ -103,10 +186,26 @@ export interface HubConfig {
   roles: { api: boolean; worker: boolean };
   dataDir: string;
   sources: { pollIntervalSeconds: number };
-  auth: { adminToken: string | null; bootstrapTokenTtlSeconds: number; credentialTtlSeconds: number };
+  auth: {
+    adminToken: string | null;
+    bootstrapTokenTtlSeconds: number;
+    credentialTtlSeconds: number;
+    credentialRotationGraceSeconds: number;
+    oidc: OidcConfig | null;
+    rateLimitPerMinute: { people: number; agent: number };
+  };
+  limits: { apiBodyBytes: number; agentReportBodyBytes: number };
   log: { level: HubEnv['LOG_LEVEL'] };
   appsets: { deletionGuardPercent: number };
   webhooks: { secret: string | null };
+}
+
+export interface OidcConfig {
+  issuer: string;
+  audience: string;
+  jwksUrl: string | null;
+  roleClaim: string;
+  roleMap: Record<string, PeopleRole>;
 }
 
 export const HUB_CONFIG = Symbol('HUB_CONFIG');
@@ -129,6 +228,11 @@ export function loadHubConfig(env: Record<string, string | undefined>): HubConfi
     );
   }
   const e = parsed.data;
+  if (e.FLOTILLA_OIDC_ISSUER && !e.FLOTILLA_OIDC_AUDIENCE) {
+    throw new ConfigError([
+      { variable: 'FLOTILLA_OIDC_AUDIENCE', message: 'required when FLOTILLA_OIDC_ISSUER is set' },
+    ]);
+  }
   return {
     http: { host: e.HOST, port: e.PORT },
     database: e.DATABASE_URL
@@ -142,7 +246,20 @@ export function loadHubConfig(env: Record<string, string | undefined>): HubConfi
       adminToken: e.FLOTILLA_ADMIN_TOKEN ?? null,
       bootstrapTokenTtlSeconds: e.BOOTSTRAP_TOKEN_TTL_SECONDS,
       credentialTtlSeconds: e.AGENT_CREDENTIAL_TTL_SECONDS,
+      credentialRotationGraceSeconds: e.AGENT_CREDENTIAL_ROTATION_GRACE_SECONDS,
+      oidc:
+        e.FLOTILLA_OIDC_ISSUER && e.FLOTILLA_OIDC_AUDIENCE
+          ? {
+              issuer: e.FLOTILLA_OIDC_ISSUER,
+              audience: e.FLOTILLA_OIDC_AUDIENCE,
+              jwksUrl: e.FLOTILLA_OIDC_JWKS_URL ?? null,
+              roleClaim: e.FLOTILLA_OIDC_ROLE_CLAIM,
+              roleMap: e.FLOTILLA_OIDC_ROLE_MAP,
+            }
+          : null,
+      rateLimitPerMinute: { people: e.RATE_LIMIT_PEOPLE_PER_MINUTE, agent: e.RATE_LIMIT_AGENT_PER_MINUTE },
     },
+    limits: { apiBodyBytes: e.API_BODY_LIMIT_BYTES, agentReportBodyBytes: e.AGENT_REPORT_BODY_LIMIT_BYTES },
     log: { level: e.LOG_LEVEL },
     appsets: { deletionGuardPercent: e.DELETION_GUARD_PERCENT },
     webhooks: { secret: e.FLOTILLA_WEBHOOK_SECRET ?? null },

@@ -3,8 +3,10 @@ import { ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { Database } from '../db/database.js';
 import { JobQueues } from '../queues/job-queues.service.js';
+import { Public } from '../auth/roles.decorator.js';
 
 @ApiTags('health')
+@Public()
 @Controller()
 export class HealthController {
   constructor(

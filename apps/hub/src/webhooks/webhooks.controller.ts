@@ -4,6 +4,7 @@ import { zodDetails } from '@flotilla/contract';
 import type { Request, Response } from 'express';
 import { z } from 'zod';
 import { HubError } from '../common/hub-error.js';
+import { Public } from '../auth/roles.decorator.js';
 import { parseWebhookEvent } from './webhook-payload.js';
 import {
   detectProvider,
@@ -18,6 +19,7 @@ import { WebhooksService } from './webhooks.service.js';
  * or a token), so the admin token is not asked for. Answers at once; the fetch runs in the worker.
  */
 @ApiTags('webhooks')
+@Public()
 @Controller('api/v1/webhooks')
 export class WebhooksController {
   constructor(private readonly webhooks: WebhooksService) {}
