@@ -144,4 +144,72 @@ describe('ReportIngestService (in-memory PGlite)', () => {
     ]);
     expect(events.at(-1)?.details).toMatchObject({ paths: ['/spec/replicas'] });
   });
+
+  const health = (id: string, targetId: string, status: 'Healthy' | 'Degraded', at: string): Report => ({
+    id,
+    type: 'health',
+    targetId,
+    at,
+    status,
+    message: status === 'Healthy' ? '' : 'crash loop',
+    resources: [],
+  });
+
+  it('counts an id repeated inside one batch once', async () => {
+    const before = await db.prisma.syncRun.count();
+    expect(
+      await ingest.ingestBatch(mine.clusterId, [
+        sync('s4', mine.targetId, 'Succeeded'),
+        sync('s4', mine.targetId, 'Succeeded'),
+      ]),
+    ).toEqual({ accepted: 1, duplicates: 1 });
+    expect(await db.prisma.syncRun.count()).toBe(before + 1);
+    expect(await db.prisma.processedReport.count({ where: { id: 's4' } })).toBe(1);
+    expect(
+      await db.prisma.auditEvent.count({ where: { details: { path: ['reportId'], equals: 's4' } } }),
+    ).toBe(1);
+  });
+
+  it('applies exactly the new reports of a batch that mixes new and replayed ones, in batch order', async () => {
+    const runsBefore = await db.prisma.syncRun.count();
+    const eventsBefore = await db.prisma.auditEvent.count();
+    const result = await ingest.ingestBatch(mine.clusterId, [
+      sync('s1', mine.targetId, 'Failed'), // replayed: stored in the first test
+      health('h2', mine.targetId, 'Healthy', '2026-01-01T00:00:05.000Z'),
+      health('h1', mine.targetId, 'Healthy', '2026-01-01T00:00:03.000Z'), // replayed
+      sync('s5', mine.targetId, 'Failed', 'c3'),
+      health('h3', mine.targetId, 'Degraded', '2026-01-01T00:00:07.000Z'),
+      sync('s2', mine.targetId, 'Succeeded'), // replayed
+    ]);
+    expect(result).toEqual({ accepted: 3, duplicates: 3 });
+
+    // Only s5 adds history; the failed sync leaves the last synced revision where s4 put it.
+    expect(await db.prisma.syncRun.count()).toBe(runsBefore + 1);
+    const t = await db.prisma.target.findUniqueOrThrow({ where: { id: mine.targetId } });
+    expect([t.health, t.healthMessage, t.lastSyncedRevision, t.lastReportAt?.toISOString()]).toEqual([
+      'Degraded',
+      'crash loop',
+      'c2',
+      '2026-01-01T00:00:07.000Z',
+    ]);
+    // Health moved Degraded → Healthy → Degraded within the batch: two changes, in order, and
+    // the replayed h1 (whose stored effect was Degraded) is not applied again.
+    const events = await db.prisma.auditEvent.findMany({ orderBy: { id: 'asc' }, skip: eventsBefore });
+    expect(events.map((e) => [e.action, (e.details as { reportId: string }).reportId])).toEqual([
+      ['health.changed', 'h2'],
+      ['sync.failed', 's5'],
+      ['health.changed', 'h3'],
+    ]);
+    expect(await new AuditLog(db).verify()).toMatchObject({ valid: true });
+
+    // The same batch again is a replay through and through.
+    expect(
+      await ingest.ingestBatch(mine.clusterId, [
+        sync('s1', mine.targetId, 'Failed'),
+        health('h2', mine.targetId, 'Healthy', '2026-01-01T00:00:05.000Z'),
+        sync('s5', mine.targetId, 'Failed', 'c3'),
+      ]),
+    ).toEqual({ accepted: 0, duplicates: 3 });
+    expect(await db.prisma.auditEvent.count()).toBe(eventsBefore + 3);
+  });
 });

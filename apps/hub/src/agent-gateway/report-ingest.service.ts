@@ -2,15 +2,55 @@ import { Injectable } from '@nestjs/common';
 import type { DriftReport, HealthReport, Report, SyncReport } from '@flotilla/contract';
 import { Database } from '../db/database.js';
 import { toJson } from '../common/json.js';
-import { AuditLog } from '../audit/audit.service.js';
+import { AuditLog, type AuditEntry } from '../audit/audit.service.js';
 import { HubMetrics } from '../metrics/hub-metrics.service.js';
 import { Prisma } from '../generated/prisma/client.js';
 
 type Tx = Prisma.TransactionClient;
 
+/** What a batch does to one target's status columns; undefined = leave the column as it is. */
+interface StatusChange {
+  health?: string;
+  healthMessage?: string;
+  lastSyncedRevision?: string;
+  lastSyncedDigest?: string;
+  lastSyncedAt?: string;
+  lastReportAt?: string;
+}
+
+/** A target as the batch sees it: its health moves as the batch's health reports are applied. */
+interface TargetState {
+  id: string;
+  name: string;
+  health: string;
+}
+
+/** Everything a batch writes, collected in report order and written set-based at the end. */
+interface BatchEffects {
+  syncRuns: Prisma.SyncRunCreateManyInput[];
+  status: Map<string, StatusChange>;
+  audit: AuditEntry[];
+}
+
 /**
- * Agent reports → history, status and audit. Each report is stored under its agent-made id in the
- * same transaction as its effects, so a replay (or two replicas receiving the same batch) is a no-op.
+ * A batch wider than PostgreSQL's bind-parameter limit allows in one statement is written in
+ * slices of this many rows (the contract caps a batch at 1,000 reports; jobs may pass more).
+ */
+const CHUNK = 1000;
+
+/**
+ * Generous bounds: at 1,000 agents the pool is busy, and waiting a little beats failing a batch the
+ * agent would only send again.
+ */
+const INGEST_TX = { maxWait: 15_000, timeout: 30_000 };
+
+/**
+ * Agent reports → history, status and audit. A batch (one POST) is one transaction: its report ids
+ * are stored with INSERT … ON CONFLICT DO NOTHING, and only the reports that insert returns as new
+ * are applied, in batch order — so a replay (or two replicas receiving the same batch) changes
+ * nothing, and a batch mixing new and replayed reports applies exactly the new ones. Sync history
+ * and audit events go in as multi-row INSERTs, target status as one UPDATE, and the audit chain
+ * lock is taken once per batch, at the end.
  */
 @Injectable()
 export class ReportIngestService {
@@ -21,147 +61,195 @@ export class ReportIngestService {
   ) {}
 
   async ingestBatch(clusterId: string, reports: Report[]): Promise<{ accepted: number; duplicates: number }> {
-    let accepted = 0;
-    let duplicates = 0;
-    for (const report of reports) {
-      const fresh = await this.ingestOne(clusterId, report);
-      if (fresh) accepted++;
-      else duplicates++;
-      this.metrics.reports.inc({ type: report.type, result: fresh ? 'accepted' : 'duplicate' });
+    // An id repeated inside the batch counts once, as its first occurrence; the rest are replays.
+    const firsts = new Map<string, Report>();
+    for (const r of reports) if (!firsts.has(r.id)) firsts.set(r.id, r);
+    const unique = [...firsts.values()];
+    const fresh = unique.length === 0 ? new Set<string>() : await this.ingestUnique(clusterId, unique);
+    for (const r of reports) {
+      const accepted = firsts.get(r.id) === r && fresh.has(r.id);
+      this.metrics.reports.inc({ type: r.type, result: accepted ? 'accepted' : 'duplicate' });
     }
-    return { accepted, duplicates };
+    return { accepted: fresh.size, duplicates: reports.length - fresh.size };
   }
 
-  /** True when the report was new. */
-  async ingestOne(clusterId: string, report: Report): Promise<boolean> {
-    try {
-      return await this.db.prisma.$transaction(async (tx) => {
-        const seen = await tx.processedReport.findUnique({ where: { id: report.id }, select: { id: true } });
-        if (seen) return false;
-        await tx.processedReport.create({
-          data: {
-            id: report.id,
-            clusterId,
-            type: report.type,
-            targetId: report.targetId,
-            payload: toJson(report),
-          },
-        });
-        // A report about a target this cluster does not run (deleted since, or someone else's) is kept
-        // for the record but changes nothing.
-        const target = await tx.target.findFirst({ where: { id: report.targetId, clusterId } });
-        if (!target) return true;
-        switch (report.type) {
+  /** The ids of the reports that were new. */
+  private async ingestUnique(clusterId: string, reports: Report[]): Promise<Set<string>> {
+    return this.db.prisma.$transaction(async (tx) => {
+      const fresh = await this.storeIds(tx, clusterId, reports);
+      const effects: BatchEffects = { syncRuns: [], status: new Map(), audit: [] };
+      const applied = reports.filter((r) => fresh.has(r.id));
+      // A report about a target this cluster does not run (deleted since, or someone else's) is kept
+      // for the record but changes nothing.
+      const targets = await this.targetsOf(tx, clusterId, applied);
+      for (const r of applied) {
+        const target = targets.get(r.targetId);
+        if (!target) continue;
+        switch (r.type) {
           case 'sync':
-            await this.sync(tx, clusterId, target.id, target.name, report);
+            applySync(effects, clusterId, target, r);
             break;
           case 'health':
-            await this.health(tx, target.id, target.name, target.health, report);
+            applyHealth(effects, target, r);
             break;
           case 'drift':
-            await this.drift(tx, target.id, target.name, report);
+            applyDrift(effects, target, r);
             break;
         }
-        return true;
+      }
+      for (let i = 0; i < effects.syncRuns.length; i += CHUNK)
+        await tx.syncRun.createMany({ data: effects.syncRuns.slice(i, i + CHUNK) });
+      await writeStatus(tx, effects.status);
+      // Last: the chain lock is held from here to commit, so nothing slow comes after it.
+      await this.audit.recordMany(effects.audit, tx);
+      return fresh;
+    }, INGEST_TX);
+  }
+
+  /**
+   * Stores every id not stored yet and returns those. Sorted by id, so two transactions storing
+   * overlapping batches lock the ids in the same order and one waits for the other instead of
+   * deadlocking; the waiter then finds them stored and skips them.
+   */
+  private async storeIds(tx: Tx, clusterId: string, reports: Report[]): Promise<Set<string>> {
+    const rows = reports
+      .map((r) => ({ id: r.id, clusterId, type: r.type, targetId: r.targetId, payload: toJson(r) }))
+      .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    const fresh = new Set<string>();
+    for (let i = 0; i < rows.length; i += CHUNK) {
+      const inserted = await tx.processedReport.createManyAndReturn({
+        data: rows.slice(i, i + CHUNK),
+        skipDuplicates: true,
+        select: { id: true },
       });
-    } catch (e) {
-      // Two replicas stored the same id at the same moment: the other one won, so this is a replay.
-      if (e instanceof Prisma.PrismaClientKnownRequestError && e.code === 'P2002') return false;
-      throw e;
+      for (const r of inserted) fresh.add(r.id);
     }
+    return fresh;
   }
 
-  private async sync(
-    tx: Tx,
-    clusterId: string,
-    targetId: string,
-    targetName: string,
-    r: SyncReport,
-  ): Promise<void> {
-    await tx.syncRun.create({
-      data: {
-        targetId,
-        clusterId,
-        revision: r.revision,
-        bundleDigest: r.bundleDigest,
-        trigger: r.trigger,
-        outcome: r.outcome,
-        message: r.message,
-        startedAt: new Date(r.startedAt),
-        finishedAt: new Date(r.finishedAt),
-        resources: toJson(r.resources),
-        agentReportId: r.id,
-      },
-    });
-    const at = new Date(r.at);
-    await tx.target.update({
-      where: { id: targetId },
-      data:
-        r.outcome === 'Succeeded'
-          ? {
-              lastSyncedRevision: r.revision,
-              lastSyncedDigest: r.bundleDigest,
-              lastSyncedAt: new Date(r.finishedAt),
-              lastReportAt: at,
-            }
-          : { lastReportAt: at },
-    });
-    await this.audit.record(
-      {
-        actor: `agent:${clusterId}`,
-        action: `sync.${r.outcome.toLowerCase()}`,
-        scope: `target:${targetName}`,
-        details: {
-          revision: r.revision,
-          bundleDigest: r.bundleDigest,
-          trigger: r.trigger,
-          message: r.message,
-          reportId: r.id,
-        },
-      },
-      tx,
-    );
+  /**
+   * This cluster's targets the reports are about, their rows locked in id order: two batches about
+   * the same targets (an agent's retry racing its original on another replica) take turns.
+   */
+  private async targetsOf(tx: Tx, clusterId: string, reports: Report[]): Promise<Map<string, TargetState>> {
+    const ids = [...new Set(reports.map((r) => r.targetId))];
+    if (ids.length === 0) return new Map();
+    const rows = await tx.$queryRaw<TargetState[]>`
+      SELECT "id", "name", "health" FROM "Target"
+      WHERE "id" = ANY(${ids}::text[]) AND "clusterId" = ${clusterId}
+      ORDER BY "id"
+      FOR UPDATE`;
+    return new Map(rows.map((t) => [t.id, t]));
   }
+}
 
-  private async health(
-    tx: Tx,
-    targetId: string,
-    targetName: string,
-    before: string,
-    r: HealthReport,
-  ): Promise<void> {
-    await tx.target.update({
-      where: { id: targetId },
-      data: { health: r.status, healthMessage: r.message, lastReportAt: new Date(r.at) },
-    });
-    if (before !== r.status) {
-      await this.audit.record(
-        {
-          actor: 'agent',
-          action: 'health.changed',
-          scope: `target:${targetName}`,
-          details: { from: before, to: r.status, message: r.message, reportId: r.id },
-        },
-        tx,
-      );
-    }
+function changeOf(effects: BatchEffects, targetId: string): StatusChange {
+  let change = effects.status.get(targetId);
+  if (!change) {
+    change = {};
+    effects.status.set(targetId, change);
   }
+  return change;
+}
 
-  private async drift(tx: Tx, targetId: string, targetName: string, r: DriftReport): Promise<void> {
-    await tx.target.update({ where: { id: targetId }, data: { lastReportAt: new Date(r.at) } });
-    await this.audit.record(
-      {
-        actor: r.manager ? `manager:${r.manager}` : 'agent',
-        action: `drift.${r.state}`,
-        scope: `target:${targetName}`,
-        details: {
-          resource: r.resource,
-          paths: r.paths,
-          breakGlassId: r.breakGlassId ?? null,
-          reportId: r.id,
-        },
-      },
-      tx,
-    );
+function applySync(effects: BatchEffects, clusterId: string, target: TargetState, r: SyncReport): void {
+  effects.syncRuns.push({
+    targetId: target.id,
+    clusterId,
+    revision: r.revision,
+    bundleDigest: r.bundleDigest,
+    trigger: r.trigger,
+    outcome: r.outcome,
+    message: r.message,
+    startedAt: new Date(r.startedAt),
+    finishedAt: new Date(r.finishedAt),
+    resources: toJson(r.resources),
+    agentReportId: r.id,
+  });
+  const change = changeOf(effects, target.id);
+  change.lastReportAt = utc(r.at);
+  if (r.outcome === 'Succeeded') {
+    change.lastSyncedRevision = r.revision;
+    change.lastSyncedDigest = r.bundleDigest;
+    change.lastSyncedAt = utc(r.finishedAt);
   }
+  effects.audit.push({
+    actor: `agent:${clusterId}`,
+    action: `sync.${r.outcome.toLowerCase()}`,
+    scope: `target:${target.name}`,
+    details: {
+      revision: r.revision,
+      bundleDigest: r.bundleDigest,
+      trigger: r.trigger,
+      message: r.message,
+      reportId: r.id,
+    },
+  });
+}
+
+function applyHealth(effects: BatchEffects, target: TargetState, r: HealthReport): void {
+  const change = changeOf(effects, target.id);
+  change.health = r.status;
+  change.healthMessage = r.message;
+  change.lastReportAt = utc(r.at);
+  if (target.health !== r.status) {
+    effects.audit.push({
+      actor: 'agent',
+      action: 'health.changed',
+      scope: `target:${target.name}`,
+      details: { from: target.health, to: r.status, message: r.message, reportId: r.id },
+    });
+  }
+  // The next health report of this batch compares with this one, as if ingested one by one.
+  target.health = r.status;
+}
+
+function applyDrift(effects: BatchEffects, target: TargetState, r: DriftReport): void {
+  changeOf(effects, target.id).lastReportAt = utc(r.at);
+  effects.audit.push({
+    actor: r.manager ? `manager:${r.manager}` : 'agent',
+    action: `drift.${r.state}`,
+    scope: `target:${target.name}`,
+    details: {
+      resource: r.resource,
+      paths: r.paths,
+      breakGlassId: r.breakGlassId ?? null,
+      reportId: r.id,
+    },
+  });
+}
+
+/**
+ * One UPDATE for every target of the batch; a NULL in a column means "not changed by this batch".
+ * Timestamps travel as UTC ISO text: the columns hold UTC without a zone, as Prisma writes them.
+ */
+async function writeStatus(tx: Tx, status: Map<string, StatusChange>): Promise<void> {
+  if (status.size === 0) return;
+  const entries = [...status.entries()];
+  const col = (pick: (c: StatusChange) => string | undefined) => entries.map(([, c]) => pick(c) ?? null);
+  await tx.$executeRaw`
+    UPDATE "Target" AS t SET
+      "health" = COALESCE(v."health", t."health"),
+      "healthMessage" = COALESCE(v."healthMessage", t."healthMessage"),
+      "lastSyncedRevision" = COALESCE(v."lastSyncedRevision", t."lastSyncedRevision"),
+      "lastSyncedDigest" = COALESCE(v."lastSyncedDigest", t."lastSyncedDigest"),
+      "lastSyncedAt" = COALESCE(v."lastSyncedAt"::timestamp, t."lastSyncedAt"),
+      "lastReportAt" = COALESCE(v."lastReportAt"::timestamp, t."lastReportAt"),
+      "updatedAt" = (now() AT TIME ZONE 'UTC')
+    FROM unnest(
+      ${entries.map(([id]) => id)}::text[],
+      ${col((c) => c.health)}::text[],
+      ${col((c) => c.healthMessage)}::text[],
+      ${col((c) => c.lastSyncedRevision)}::text[],
+      ${col((c) => c.lastSyncedDigest)}::text[],
+      ${col((c) => c.lastSyncedAt)}::text[],
+      ${col((c) => c.lastReportAt)}::text[]
+    ) AS v("id", "health", "healthMessage", "lastSyncedRevision", "lastSyncedDigest",
+           "lastSyncedAt", "lastReportAt")
+    WHERE t."id" = v."id"`;
+}
+
+/** `2026-01-01T02:00:00+02:00` → `2026-01-01T00:00:00.000Z`; PostgreSQL reads it as that UTC wall time. */
+function utc(iso: string): string {
+  return new Date(iso).toISOString();
 }

@@ -20,6 +20,8 @@ import { RenderError, RenderService } from '../render/render.service.js';
 import { RepositoriesService } from '../repositories/repositories.service.js';
 import { canonicalJson } from '@flotilla/manifests';
 import { literalRepoRefs } from './appset-document.js';
+import { ExpansionGitReads } from './expansion-git-reads.js';
+import { findNameClash, writePlan } from './expansion-writes.js';
 import { syncPolicyOf } from './sync-policy.js';
 import { ProjectGate, ProjectPolicy } from '../projects/project-policy.service.js';
 import {
@@ -275,6 +277,8 @@ export class AppSetExpander {
       throw e;
     }
     const clusters = await this.db.prisma.cluster.findMany({ orderBy: { name: 'asc' } });
+    const clusterIndex = indexClusters(clusters);
+    const git = new ExpansionGitReads(this.mirrors.mirrors);
     const repoByUrl = new Map<string, Repository>();
     // Repositories named literally (git generators, a fixed template source) are fetched up front,
     // because the generators read files synchronously.
@@ -290,7 +294,7 @@ export class AppSetExpander {
     try {
       generated = generate(parsed, {
         clusters: clusters.map((c) => clusterInfo(c)),
-        repository: (repoURL, revision) => this.files(repoByUrl, repoURL, revision),
+        repository: (repoURL, revision) => this.files(git, repoByUrl, repoURL, revision),
       }).targets;
     } catch (e) {
       if (e instanceof GeneratorError)
@@ -313,7 +317,7 @@ export class AppSetExpander {
         );
       }
       seen.set(t.name, i);
-      const cluster = this.clusterOf(t, clusters, at);
+      const cluster = this.clusterOf(t, clusterIndex, at);
       // Templates may use Argo CD's multi-source `sources`, which Flotilla does not render yet.
       const source = t.application.spec.source as typeof t.application.spec.source | undefined;
       if (!source) {
@@ -339,9 +343,10 @@ export class AppSetExpander {
         repoByUrl.set(source.repoURL, repo);
       }
       const targetRevision = source.targetRevision || 'HEAD';
-      const sha = this.resolve(repo, targetRevision, `${at}.spec.source.targetRevision`);
+      const sha = this.resolve(git, repo, targetRevision, `${at}.spec.source.targetRevision`);
       const path = source.path ?? '';
-      const key = `${repo.id}\0${sha}\0${path}`;
+      // One render per distinct input, however many targets share it (1,000 clusters, one render).
+      const key = renderKey(repo.id, sha, path, source);
       let digest = renders.get(key);
       if (!digest) {
         digest = this.renderOne(repo, sha, path, `${at}.spec.source.path`);
@@ -404,7 +409,12 @@ export class AppSetExpander {
     return repo;
   }
 
-  private files(repoByUrl: Map<string, Repository>, repoURL: string, revision: string): RepositoryFiles {
+  private files(
+    git: ExpansionGitReads,
+    repoByUrl: Map<string, Repository>,
+    repoURL: string,
+    revision: string,
+  ): RepositoryFiles {
     const repo = repoByUrl.get(repoURL);
     if (!repo) {
       throw new ExpansionError(
@@ -413,17 +423,16 @@ export class AppSetExpander {
         `repoURL ${repoURL}`,
       );
     }
-    const sha = this.resolve(repo, revision, `git generator ${repoURL}`);
-    const mirrors = this.mirrors.mirrors;
+    const sha = this.resolve(git, repo, revision, `git generator ${repoURL}`);
     return {
-      listFiles: () => mirrors.listFiles(repo.id, sha),
-      readFile: (path) => mirrors.readFile(repo.id, sha, path),
+      listFiles: () => git.listFiles(repo.id, sha),
+      readFile: (path) => git.readFile(repo.id, sha, path),
     };
   }
 
-  private resolve(repo: Repository, ref: string, at: string): string {
+  private resolve(git: ExpansionGitReads, repo: Repository, ref: string, at: string): string {
     try {
-      return this.mirrors.mirrors.resolve(repo.id, ref);
+      return git.resolve(repo.id, ref);
     } catch (e) {
       if (e instanceof GitMirrorError)
         throw new ExpansionError('unknown-revision', `${repo.url}: ${e.message}`, at);
@@ -431,10 +440,10 @@ export class AppSetExpander {
     }
   }
 
-  private clusterOf(t: GeneratedTarget, clusters: Cluster[], at: string): Cluster {
+  private clusterOf(t: GeneratedTarget, clusters: ClusterIndex, at: string): Cluster {
     const d = t.application.spec.destination;
     if (d.name) {
-      const c = clusters.find((x) => x.name === d.name);
+      const c = clusters.byName.get(d.name);
       if (!c)
         throw new ExpansionError(
           'unknown-cluster',
@@ -444,7 +453,7 @@ export class AppSetExpander {
       return c;
     }
     if (d.server) {
-      const c = clusters.find((x) => x.server !== '' && x.server === d.server);
+      const c = clusters.byServer.get(d.server);
       if (!c)
         throw new ExpansionError(
           'unknown-cluster',
@@ -468,15 +477,15 @@ export class AppSetExpander {
     repoUrls: string[],
     confirmation?: ExpansionConfirmation,
   ): Promise<ExpansionOutcome> {
-    const names = desired.map((d) => d.name);
-    const clash = await this.db.prisma.target.findFirst({
-      where: { name: { in: names }, appSetId: { not: appSetId } },
-      include: { appSet: { select: { name: true } } },
-    });
+    const clash = await findNameClash(
+      this.db,
+      desired.map((d) => d.name),
+      appSetId,
+    );
     if (clash) {
       const e = new ExpansionError(
         'target-name-conflict',
-        `target "${clash.name}" already belongs to appset "${clash.appSet.name}"`,
+        `target "${clash.target}" already belongs to appset "${clash.appSet}"`,
         'spec.template.metadata.name',
       );
       await this.db.prisma.applicationSet.update({
@@ -497,8 +506,12 @@ export class AppSetExpander {
     }
     const inputsHash = targetSetHash(desired);
     const limit = deletionGuardLimit(document, this.config.appsets.deletionGuardPercent);
-    const touched = new Set<string>();
+    let touched = new Set<string>();
+    // Everything slow (Git, generators, renders) is done: the transaction only reads the current
+    // targets, plans against them and writes the difference set-based, so it stays short.
     const outcome = await this.db.prisma.$transaction(async (tx): Promise<ExpansionOutcome> => {
+      // Expansions of one appset on two hub replicas take turns here.
+      await tx.$executeRaw`SELECT 1 FROM "ApplicationSet" WHERE "id" = ${appSetId} FOR UPDATE`;
       const appSet = await tx.applicationSet.findUniqueOrThrow({ where: { id: appSetId } });
       const previousHold = appSet.pendingExpansion as PendingExpansion | null;
       const existing = await tx.target.findMany({ where: { appSetId } });
@@ -546,17 +559,7 @@ export class AppSetExpander {
         }
         return { status: 'Held', created: 0, updated: 0, deleted: 0, error, held };
       }
-      for (const d of plan.create) {
-        await tx.target.create({ data: { name: d.name, appSetId, ...targetData(d) } });
-        touched.add(d.clusterId);
-      }
-      for (const { current, desired: d } of plan.update) {
-        await tx.target.update({ where: { id: current.id }, data: targetData(d) });
-        touched.add(current.clusterId).add(d.clusterId);
-      }
-      if (plan.delete.length > 0)
-        await tx.target.deleteMany({ where: { id: { in: plan.delete.map((t) => t.id) } } });
-      for (const t of plan.delete) touched.add(t.clusterId);
+      touched = await writePlan(tx, appSetId, plan);
       await tx.applicationSet.update({
         where: { id: appSetId },
         data: {
@@ -621,7 +624,7 @@ export class AppSetExpander {
         );
       }
       return { status: 'Ready', created, updated, deleted };
-    });
+    }, EXPANSION_TX);
     await this.wakeups.notify(touched);
     return outcome;
   }
@@ -655,19 +658,11 @@ function sameTarget(cur: Target, d: DesiredTarget): boolean {
   );
 }
 
-function targetData(d: DesiredTarget) {
-  return {
-    clusterId: d.clusterId,
-    namespace: d.namespace,
-    repoUrl: d.repoUrl,
-    sourcePath: d.sourcePath,
-    targetRevision: d.targetRevision,
-    desiredRevision: d.desiredRevision,
-    bundleDigest: d.bundleDigest,
-    syncPolicy: toJson(d.syncPolicy),
-    params: toJson(d.params),
-  };
-}
+/**
+ * A 20,000-target write takes a few seconds on a busy machine, past Prisma's 5 s default; the
+ * bound still ends a transaction that hangs. The wait covers a pool busy with report ingest.
+ */
+const EXPANSION_TX = { timeout: 60_000, maxWait: 15_000 };
 
 /** Identifies a computed target set: same hash, same creates/updates/deletes against the same database. */
 export function targetSetHash(desired: DesiredTarget[]): string {
@@ -687,6 +682,34 @@ function heldMessage(appSetName: string, held: PendingExpansion): string {
     `Nothing changed. If intended, POST /api/v1/appsets/${appSetName}/confirm-expansion ` +
     `{"inputsHash": "${held.inputsHash}", "reason": "..."}`
   );
+}
+
+interface ClusterIndex {
+  byName: Map<string, Cluster>;
+  /** The first cluster (by name) with each non-empty server, as a linear search in name order finds. */
+  byServer: Map<string, Cluster>;
+}
+
+function indexClusters(clusters: Cluster[]): ClusterIndex {
+  const index: ClusterIndex = { byName: new Map(), byServer: new Map() };
+  for (const c of clusters) {
+    index.byName.set(c.name, c);
+    if (c.server !== '' && !index.byServer.has(c.server)) index.byServer.set(c.server, c);
+  }
+  return index;
+}
+
+/**
+ * What a render depends on: the commit and path, plus every other source field (Kustomize or
+ * Helm options), so targets that differ only in generator parameters share one render while a
+ * per-target overlay gets its own.
+ */
+function renderKey(repositoryId: string, sha: string, path: string, source: object): string {
+  const rest: Record<string, unknown> = { ...source };
+  delete rest.repoURL;
+  delete rest.targetRevision;
+  delete rest.path;
+  return `${repositoryId}\0${sha}\0${path}\0${canonicalJson(rest)}`;
 }
 
 function clusterInfo(c: Cluster): ClusterInfo {

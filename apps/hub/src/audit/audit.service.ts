@@ -38,6 +38,8 @@ type Tx = Prisma.TransactionClient;
 /** Any constant works as long as every appender uses the same one; this is "audit" in ASCII. */
 const AUDIT_CHAIN_LOCK = 0x61756469;
 const VERIFY_PAGE = 1000;
+/** Audit rows per INSERT (7 columns each, far below PostgreSQL's bind-parameter limit). */
+const INSERT_CHUNK = 1000;
 
 /**
  * Append-only record of what changed, who did it and why, hash-chained so that tampering shows.
@@ -55,20 +57,38 @@ export class AuditLog {
    * locked is a deadlock, which PostgreSQL breaks by aborting one of the two.
    */
   async record(entry: AuditEntry, tx?: Tx): Promise<void> {
-    if (tx) return this.append(tx, entry);
-    await this.db.prisma.$transaction((t) => this.append(t, entry));
+    return this.recordMany([entry], tx);
   }
 
-  private async append(tx: Tx, entry: AuditEntry): Promise<void> {
+  /**
+   * Several events, chained in the given order, for one lock acquisition, one tail read and one
+   * multi-row INSERT — what a batch of agent reports needs, so that a fleet's reports do not queue
+   * one by one on the chain lock. Same transaction rules as `record`.
+   */
+  async recordMany(entries: AuditEntry[], tx?: Tx): Promise<void> {
+    if (entries.length === 0) return;
+    if (tx) return this.append(tx, entries);
+    await this.db.prisma.$transaction((t) => this.append(t, entries));
+  }
+
+  private async append(tx: Tx, entries: AuditEntry[]): Promise<void> {
     // PGlite has one connection, so it is serial anyway; the function exists there too.
     await tx.$executeRaw`SELECT pg_advisory_xact_lock(${AUDIT_CHAIN_LOCK}::bigint)`;
     const tail = await tx.auditEvent.findFirst({ orderBy: { id: 'desc' }, select: { hash: true } });
-    const prevHash = tail?.hash ?? GENESIS_HASH;
+    let prevHash = tail?.hash ?? GENESIS_HASH;
     // Stored as read back (JSON round trip) and at millisecond precision, so the hash recomputes.
-    const details = toJson(entry.details ?? {});
     const at = new Date();
-    const content = { at, actor: entry.actor, action: entry.action, scope: entry.scope, details };
-    await tx.auditEvent.create({ data: { ...content, prevHash, hash: auditHash(prevHash, content) } });
+    const rows = entries.map((entry) => {
+      const details = toJson(entry.details ?? {});
+      const content = { at, actor: entry.actor, action: entry.action, scope: entry.scope, details };
+      const row = { ...content, prevHash, hash: auditHash(prevHash, content) };
+      prevHash = row.hash;
+      return row;
+    });
+    // One INSERT … VALUES takes its ids from the sequence in row order, and the lock keeps every
+    // other appender out until commit, so id order is chain order, as `verify` walks it.
+    for (let i = 0; i < rows.length; i += INSERT_CHUNK)
+      await tx.auditEvent.createMany({ data: rows.slice(i, i + INSERT_CHUNK) });
   }
 
   private where(q: AuditQuery): Prisma.AuditEventWhereInput {
