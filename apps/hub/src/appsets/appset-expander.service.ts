@@ -349,7 +349,7 @@ export class AppSetExpander {
       const key = renderKey(repo.id, sha, path, source);
       let digest = renders.get(key);
       if (!digest) {
-        digest = this.renderOne(repo, sha, path, `${at}.spec.source.path`);
+        digest = this.renderOne(repo, sha, path, `${at}.spec.source.path`, source['kustomize']);
         renders.set(key, digest);
       }
       const refusedObject = await gate.checkBundle(at, await digest, projectCluster, namespace);
@@ -372,9 +372,21 @@ export class AppSetExpander {
     return { desired, repoUrls: [...repoByUrl.keys()].sort() };
   }
 
-  private async renderOne(repo: Repository, sha: string, path: string, at: string): Promise<string> {
+  private async renderOne(
+    repo: Repository,
+    sha: string,
+    path: string,
+    at: string,
+    kustomize: unknown,
+  ): Promise<string> {
     try {
-      return await this.render.render({ repositoryId: repo.id, repoUrl: repo.url, revision: sha, path });
+      return await this.render.render({
+        repositoryId: repo.id,
+        repoUrl: repo.url,
+        revision: sha,
+        path,
+        kustomize,
+      });
     } catch (e) {
       if (e instanceof RenderError) throw new ExpansionError(e.code, e.message, `${at}: ${e.path}`);
       throw e;

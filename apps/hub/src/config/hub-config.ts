@@ -161,6 +161,17 @@ export const hubEnvSchema = z.object({
     .describe(
       'Shared secret of Git push webhooks (GitHub/Gitea HMAC, GitLab token); unset = POST /api/v1/webhooks/git answers 503.',
     ),
+  ROLLOUT_TICK_SECONDS: z.coerce
+    .number()
+    .positive()
+    .default(5)
+    .describe('How often a running rollout looks at its step again (release, bake, advance).'),
+  CLUSTER_OFFLINE_SECONDS: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(120)
+    .describe('A cluster whose agent has not called for this long is offline: rollouts skip it within their failure budget.'),
   DELETION_GUARD_PERCENT: z.coerce
     .number()
     .min(0)
@@ -168,6 +179,47 @@ export const hubEnvSchema = z.object({
     .default(50)
     .describe(
       'An appset expansion that would delete more than this share of its targets (or all of them) waits for confirmation.',
+    ),
+  BREAK_GLASS_MAX_MINUTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(1440)
+    .describe('The longest a break-glass override may stay open, in minutes (default 24 h).'),
+  KUSTOMIZE_BINARY: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      'A `kustomize` binary to render kustomizations with; unset = `kubectl kustomize` (kubectl on PATH).',
+    ),
+  KUSTOMIZE_ALLOW_REMOTE_BASES: z
+    .enum(['true', 'false'])
+    .default('false')
+    .transform((v) => v === 'true')
+    .describe('Let kustomizations load remote bases (URLs, github.com/...); off, such a render is refused.'),
+  RENDER_TIMEOUT_SECONDS: z.coerce
+    .number()
+    .positive()
+    .default(60)
+    .describe('Longest one kustomize build may run before it is killed and the render fails.'),
+  RENDER_MAX_OUTPUT_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(32 * 1024 * 1024)
+    .describe('Largest output one kustomize build may write; more fails the render.'),
+  FLOTILLA_SECRETS_KEY: z
+    .string()
+    .regex(/^[0-9a-fA-F]{64}$/, 'must be 32 bytes as 64 hex digits (openssl rand -hex 32)')
+    .optional()
+    .describe('AES-256-GCM key for repository credentials at rest; unset = credentials cannot be stored.'),
+  FLOTILLA_SECRETS_KEY_PREVIOUS: z
+    .string()
+    .regex(/^([0-9a-fA-F]{64})(,[0-9a-fA-F]{64})*$/, 'comma-separated 64-hex-digit keys')
+    .optional()
+    .describe(
+      'Retired secrets keys (comma-separated) still read during a rotation; the hub re-encrypts with the current one at start.',
     ),
   LOG_LEVEL: z
     .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
@@ -197,7 +249,17 @@ export interface HubConfig {
   limits: { apiBodyBytes: number; agentReportBodyBytes: number };
   log: { level: HubEnv['LOG_LEVEL'] };
   appsets: { deletionGuardPercent: number };
+  rollouts: { tickSeconds: number; offlineAfterSeconds: number };
   webhooks: { secret: string | null };
+  breakGlass: { maxMinutes: number };
+  render: {
+    kustomizeBinary: string | null;
+    allowRemoteBases: boolean;
+    timeoutSeconds: number;
+    maxOutputBytes: number;
+  };
+  /** AES-256-GCM keys (hex): the current one encrypts, every one decrypts. */
+  secrets: { key: string | null; previousKeys: string[] };
 }
 
 export interface OidcConfig {
@@ -262,7 +324,19 @@ export function loadHubConfig(env: Record<string, string | undefined>): HubConfi
     limits: { apiBodyBytes: e.API_BODY_LIMIT_BYTES, agentReportBodyBytes: e.AGENT_REPORT_BODY_LIMIT_BYTES },
     log: { level: e.LOG_LEVEL },
     appsets: { deletionGuardPercent: e.DELETION_GUARD_PERCENT },
+    rollouts: { tickSeconds: e.ROLLOUT_TICK_SECONDS, offlineAfterSeconds: e.CLUSTER_OFFLINE_SECONDS },
     webhooks: { secret: e.FLOTILLA_WEBHOOK_SECRET ?? null },
+    breakGlass: { maxMinutes: e.BREAK_GLASS_MAX_MINUTES },
+    render: {
+      kustomizeBinary: e.KUSTOMIZE_BINARY ?? null,
+      allowRemoteBases: e.KUSTOMIZE_ALLOW_REMOTE_BASES,
+      timeoutSeconds: e.RENDER_TIMEOUT_SECONDS,
+      maxOutputBytes: e.RENDER_MAX_OUTPUT_BYTES,
+    },
+    secrets: {
+      key: e.FLOTILLA_SECRETS_KEY?.toLowerCase() ?? null,
+      previousKeys: e.FLOTILLA_SECRETS_KEY_PREVIOUS?.toLowerCase().split(',') ?? [],
+    },
   };
 }
 

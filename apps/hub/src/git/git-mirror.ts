@@ -1,7 +1,9 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
+import type { TreeEntry } from '@flotilla/manifests';
 import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { simpleGit, type SimpleGit } from 'simple-git';
+import { openGitAuth, type GitAuth } from './git-credentials.js';
 
 const FULL_SHA = /^[0-9a-f]{40}$/;
 // Never wait for a password prompt: a repository that needs credentials fails at once.
@@ -38,10 +40,13 @@ export class GitMirrors {
     return existsSync(`${this.dirOf(repositoryId)}/HEAD`);
   }
 
-  /** `git fetch --prune` into the mirror (made on first use). Fetches of one mirror never overlap. */
-  async fetch(repositoryId: string, url: string): Promise<void> {
+  /**
+   * `git fetch --prune` into the mirror (made on first use), authenticated with `auth` when given.
+   * Fetches of one mirror never overlap.
+   */
+  async fetch(repositoryId: string, url: string, auth?: GitAuth): Promise<void> {
     const previous = this.locks.get(repositoryId) ?? Promise.resolve();
-    const run = previous.catch(() => undefined).then(() => this.fetchNow(repositoryId, url));
+    const run = previous.catch(() => undefined).then(() => this.fetchNow(repositoryId, url, auth));
     this.locks.set(repositoryId, run);
     try {
       await run;
@@ -50,9 +55,10 @@ export class GitMirrors {
     }
   }
 
-  private async fetchNow(repositoryId: string, url: string): Promise<void> {
+  private async fetchNow(repositoryId: string, url: string, auth?: GitAuth): Promise<void> {
     const dir = this.dirOf(repositoryId);
     const fresh = !this.hasMirror(repositoryId);
+    const session = auth ? await openGitAuth(auth, `${this.root}/${repositoryId}.known_hosts`) : null;
     try {
       if (fresh) {
         mkdirSync(dir, { recursive: true });
@@ -63,11 +69,11 @@ export class GitMirrors {
       } else {
         await this.git(dir).addConfig('remote.origin.url', url);
       }
-      await this.git(dir).fetch(['--prune', '--quiet', 'origin']);
+      await this.git(dir, session?.env).fetch(['--prune', '--quiet', 'origin']);
       // A mirror's HEAD is not updated by fetch: follow the remote's default branch so "HEAD" means
       // what it means upstream.
       const head = /^ref: (refs\/heads\/\S+)\s+HEAD$/m.exec(
-        await this.git(dir).listRemote(['--symref', 'origin', 'HEAD']),
+        await this.git(dir, session?.env).listRemote(['--symref', 'origin', 'HEAD']),
       );
       if (head?.[1]) await this.git(dir).raw(['symbolic-ref', 'HEAD', head[1]]);
     } catch (e) {
@@ -75,6 +81,8 @@ export class GitMirrors {
       if (fresh) rmSync(dir, { recursive: true, force: true });
       const message = e instanceof Error ? e.message.trim().split('\n').slice(-3).join(' ') : String(e);
       throw new GitMirrorError('fetch-failed', `cannot fetch ${url}: ${message}`);
+    } finally {
+      await session?.dispose();
     }
   }
 
@@ -104,6 +112,65 @@ export class GitMirrors {
     return out.split('\0').filter(Boolean);
   }
 
+  /**
+   * Every entry of the commit's tree (files, symlinks with their targets, submodules) with its size,
+   * so a render can refuse what it must not read before anything is read or written.
+   */
+  listEntries(repositoryId: string, sha: string): TreeEntry[] {
+    const dir = this.requireMirror(repositoryId);
+    const out = this.run(dir, ['ls-tree', '-r', '-l', '-z', '--full-tree', sha]);
+    const entries: TreeEntry[] = [];
+    for (const record of out.split('\0')) {
+      // <mode> SP <type> SP <object> SP+ <size> TAB <path>
+      const m = /^(\d+) \w+ ([0-9a-f]+) +(\d+|-)\t(.+)$/s.exec(record);
+      if (!m) continue;
+      const [, mode, object, size, path] = m as unknown as [string, string, string, string, string];
+      if (mode === '160000') entries.push({ path, kind: 'submodule', size: 0 });
+      else if (mode === '120000')
+        entries.push({
+          path,
+          kind: 'symlink',
+          size: Number(size),
+          linkTarget: this.run(dir, ['cat-file', 'blob', object]),
+        });
+      else entries.push({ path, kind: 'file', size: Number(size) });
+    }
+    return entries;
+  }
+
+  /**
+   * Writes the commit's files into `target` (an empty directory) for a tool that needs a working
+   * tree, such as kustomize: `git archive | tar -x`, nothing touched in the mirror.
+   */
+  async checkout(repositoryId: string, sha: string, target: string): Promise<void> {
+    const dir = this.requireMirror(repositoryId);
+    const env = { ...process.env, ...GIT_ENV };
+    const archive = spawn('git', ['-C', dir, 'archive', '--format=tar', sha], {
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const tar = spawn('tar', ['-x', '-C', target], { stdio: ['pipe', 'ignore', 'pipe'] });
+    archive.stdout.pipe(tar.stdin);
+    let stderr = '';
+    archive.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    tar.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const exited = (p: ReturnType<typeof spawn>) =>
+      new Promise<number | null>((done) => {
+        p.on('error', (e) => {
+          stderr += e.message;
+          done(-1);
+        });
+        p.on('close', (code) => done(code));
+      });
+    const [a, t] = await Promise.all([exited(archive), exited(tar)]);
+    if (a !== 0 || t !== 0) {
+      throw new GitMirrorError(
+        'read-failed',
+        `cannot check out ${sha.slice(0, 12)}: ${stderr.trim() || `git archive exit ${a}, tar exit ${t}`}`,
+      );
+    }
+  }
+
   readFile(repositoryId: string, sha: string, path: string): string {
     const dir = this.requireMirror(repositoryId);
     try {
@@ -120,10 +187,19 @@ export class GitMirrors {
     return this.dirOf(repositoryId);
   }
 
-  private git(dir: string): SimpleGit {
+  /**
+   * `authEnv`: the askpass or SSH command variables of one authenticated fetch. simple-git refuses
+   * GIT_ASKPASS and GIT_SSH_COMMAND unless told they are safe: these are the hub's own, never input.
+   */
+  private git(dir: string, authEnv?: Record<string, string>): SimpleGit {
     // simple-git's environment guard refuses GIT_TERMINAL_PROMPT; without a terminal git cannot prompt
     // anyway, and the block timeout bounds a fetch that hangs.
-    return simpleGit({ baseDir: dir, timeout: { block: 60_000 } });
+    if (!authEnv) return simpleGit({ baseDir: dir, timeout: { block: 60_000 } });
+    return simpleGit({
+      baseDir: dir,
+      timeout: { block: 60_000 },
+      unsafe: { allowUnsafeAskPass: true, allowUnsafeSshCommand: true },
+    }).env({ ...inheritedEnv(), ...authEnv });
   }
 
   private run(dir: string, args: string[]): string {
@@ -134,6 +210,15 @@ export class GitMirrors {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
   }
+}
+
+/** The hub's environment without its own secrets, for a git that runs an askpass script or ssh. */
+function inheritedEnv(): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    if (v !== undefined && !k.startsWith('FLOTILLA_') && !k.endsWith('_URL')) out[k] = v;
+  }
+  return out;
 }
 
 /** `./apps/x/` → `apps/x`; '.' and '' → '' (the repository root). */

@@ -1,15 +1,38 @@
-import { Injectable } from '@nestjs/common';
+import { createHash } from 'node:crypto';
+import { mkdtemp, rm, writeFile, mkdir } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, posix } from 'node:path';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Counter } from 'prom-client';
+import type { KubeObject } from '@flotilla/contract';
 import {
   bundleDigest,
+  canonicalJson,
+  checkKustomizationTree,
+  checkTreeEntries,
+  DEFAULT_PARSE_LIMITS,
+  hasKustomizeOverrides,
   isManifestPath,
+  kustomizationFileIn,
   ManifestError,
+  overlayKustomization,
+  parseKustomizeOptions,
   parseManifestFiles,
   preserveSopsKeyOrder,
+  resolveInRepo,
+  safeSourcePath,
+  type KustomizeOptions,
+  type KustomizeRunner,
+  type TreeEntry,
 } from '@flotilla/manifests';
+import { AuditLog } from '../audit/audit.service.js';
+import { HUB_CONFIG, type HubConfig } from '../config/hub-config.js';
 import { Database } from '../db/database.js';
 import { toJson } from '../common/json.js';
+import { GitMirrorError } from '../git/git-mirror.js';
 import { GitMirrorsService } from '../git/git-mirrors.service.js';
-import { normalisePath } from '../git/git-mirror.js';
+import { HubMetrics } from '../metrics/hub-metrics.service.js';
+import { KustomizeError, KustomizeProcess } from './kustomize-process.js';
 
 export class RenderError extends Error {
   override readonly name = 'RenderError';
@@ -28,76 +51,370 @@ export interface RenderSource {
   repoUrl: string;
   revision: string;
   path: string;
+  /** Argo CD's `spec.source.kustomize` as the template rendered it (validated here). */
+  kustomize?: unknown;
 }
 
+export interface RenderedBundle {
+  digest: string;
+  manifests: KubeObject[];
+  renderer: 'plain' | 'kustomize';
+}
+
+type Rendered = Omit<RenderedBundle, 'renderer'>;
+
+/** The most a kustomize render checks out of one commit. */
+const MAX_CHECKOUT_BYTES = 256 * 1024 * 1024;
+
 /**
- * Renders (repo, commit, path) into a bundle: the manifests under path at that commit, read from the
- * bare mirror, parsed and digested. Bundles are stored once by digest and never rewritten.
+ * Renders (repo, commit, path, kustomize options) into a bundle. A directory with a kustomization (or
+ * any directory given kustomize options) is built by kustomize in a temporary checkout of the commit;
+ * any other directory is read as plain YAML/JSON straight from the bare mirror. Every render is
+ * checked for determinism: a new input is rendered twice, a known one is compared with the digest it
+ * gave before; a mismatch is recorded, counted, audited and refused. Bundles are stored once by digest.
  */
 @Injectable()
 export class RenderService {
+  private readonly logger = new Logger(RenderService.name);
+  private readonly kustomize: KustomizeRunner;
+  private readonly renders: Counter<'renderer' | 'outcome'>;
+
   constructor(
     private readonly db: Database,
     private readonly mirrors: GitMirrorsService,
-  ) {}
+    private readonly audit: AuditLog,
+    metrics: HubMetrics,
+    @Inject(HUB_CONFIG) private readonly config: HubConfig,
+  ) {
+    this.kustomize = new KustomizeProcess({
+      binary: config.render.kustomizeBinary,
+      timeoutMs: config.render.timeoutSeconds * 1000,
+      maxOutputBytes: config.render.maxOutputBytes,
+      allowRemoteBases: config.render.allowRemoteBases,
+    });
+    this.renders = new Counter({
+      name: 'flotilla_renders_total',
+      help: 'Bundle renders by renderer (plain, kustomize) and outcome (ok, error, nondeterministic)',
+      labelNames: ['renderer', 'outcome'],
+      registers: [metrics.registry],
+    });
+  }
 
+  /** The digest of the bundle for `src` (rendered and stored if needed). */
   async render(src: RenderSource): Promise<string> {
-    const dir = normalisePath(src.path);
-    const where = `${src.repoUrl}@${src.revision.slice(0, 12)}:${dir || '.'}`;
-    const files = this.mirrors.mirrors.listFiles(src.repositoryId, src.revision, dir);
-    if (files.length === 0) {
+    return (await this.renderBundle(src)).digest;
+  }
+
+  /**
+   * Renders `src` once, checks it for determinism, stores the bundle, and returns its digest and
+   * manifests. Callers render each distinct (repository, commit, path, options) once.
+   */
+  async renderBundle(src: RenderSource): Promise<RenderedBundle> {
+    const where = `${src.repoUrl}@${src.revision.slice(0, 12)}:${src.path || '.'}`;
+    const dir = this.translate(where, () => safeSourcePath(src.path));
+    const options = this.translate('spec.source.kustomize', () =>
+      parseKustomizeOptions(src.kustomize, 'spec.source.kustomize'),
+    );
+    const entries = this.gitRead(where, () =>
+      this.mirrors.mirrors.listEntries(src.repositoryId, src.revision),
+    );
+    const under = entries.filter((e) => dir === '' || e.path.startsWith(`${dir}/`));
+    if (under.length === 0) {
       throw new RenderError(
         'path-not-found',
         `path "${dir || '.'}" has no files at commit ${src.revision.slice(0, 12)} of ${src.repoUrl}`,
         where,
       );
     }
-    const manifestFiles = files.filter(isManifestPath);
-    if (manifestFiles.length === 0) {
-      throw new RenderError(
-        'no-manifests',
-        `path "${dir || '.'}" holds no YAML or JSON manifests (${files.length} other files)`,
-        where,
-      );
-    }
-    let digest: string;
-    let manifests: unknown[];
+    const useKustomize =
+      kustomizationFileIn(
+        under.map((e) => e.path),
+        dir,
+      ) !== undefined || hasKustomizeOverrides(options);
+    const renderer = useKustomize ? 'kustomize' : 'plain';
+    const produce = () =>
+      useKustomize
+        ? this.renderKustomize(src, dir, options, entries, where)
+        : Promise.resolve(this.renderPlain(src, dir, under, where));
+
+    const key = renderKey(src.repositoryId, src.revision, dir, options);
+    let bundle: RenderedBundle;
     try {
-      const objects = parseManifestFiles(
-        manifestFiles.map((f) => ({
-          path: dir ? f.slice(dir.length + 1) : f,
-          content: this.mirrors.mirrors.readFile(src.repositoryId, src.revision, f),
-        })),
-        // The bundle is stored as jsonb, which re-sorts keys; SOPS's MAC depends on their order, so
-        // encrypted objects carry it along (ciphertext only: the hub never decrypts).
-      ).map(preserveSopsKeyOrder);
-      if (objects.length === 0) {
-        throw new RenderError('no-manifests', `path "${dir || '.'}" declares no Kubernetes objects`, where);
-      }
-      digest = bundleDigest(objects);
-      manifests = objects;
-    } catch (e) {
-      if (e instanceof ManifestError) {
-        const file = dir ? `${dir}/${e.file}` : e.file;
+      const prior = await this.db.prisma.renderRecord.findUnique({ where: { key } });
+      const first = await produce();
+      // A new input is rendered twice; a known one is compared with what it gave before.
+      const againstDigest = prior ? prior.digest : (await produce()).digest;
+      if (againstDigest !== first.digest || prior?.deterministic === false) {
+        await this.flagNondeterministic(key, src, dir, options, renderer, againstDigest, first.digest);
         throw new RenderError(
-          `manifest-${e.code.toLowerCase().replaceAll('_', '-')}`,
-          `${file}${e.line ? `:${e.line}` : ''}: ${e.message.replace(`${e.file}${e.line ? `:${e.line}` : ''}: `, '')}`,
-          `${file}${e.line ? `:${e.line}` : ''}`,
+          'render-nondeterministic',
+          `rendering ${dir || '.'} at ${src.revision.slice(0, 12)} gave ${againstDigest} and then ${first.digest}: the same inputs must give the same manifests (a generator with random or time-based output?)`,
+          where,
         );
       }
+      bundle = { ...first, renderer };
+      await this.db.prisma.renderRecord.upsert({
+        where: { key },
+        create: {
+          key,
+          repositoryId: src.repositoryId,
+          revision: src.revision,
+          path: dir || '.',
+          options: toJson(options),
+          renderer,
+          digest: bundle.digest,
+        },
+        update: { checkedAt: new Date() },
+      });
+    } catch (e) {
+      const nondeterministic = e instanceof RenderError && e.code === 'render-nondeterministic';
+      this.renders.inc({ renderer, outcome: nondeterministic ? 'nondeterministic' : 'error' });
       throw e;
     }
+    this.renders.inc({ renderer, outcome: 'ok' });
     await this.db.prisma.bundle.upsert({
-      where: { digest },
+      where: { digest: bundle.digest },
       create: {
-        digest,
-        manifests: toJson(manifests),
+        digest: bundle.digest,
+        manifests: toJson(bundle.manifests),
         repoUrl: src.repoUrl,
         revision: src.revision,
         path: dir || '.',
       },
       update: {},
     });
-    return digest;
+    return bundle;
   }
+
+  private renderPlain(src: RenderSource, dir: string, under: TreeEntry[], where: string): Rendered {
+    this.translate(where, () =>
+      checkTreeEntries(under.filter((e) => e.kind !== 'file' || isManifestPath(e.path))),
+    );
+    const manifestEntries = under.filter((e) => e.kind !== 'submodule' && isManifestPath(e.path));
+    if (manifestEntries.length === 0) {
+      throw new RenderError(
+        'no-manifests',
+        `path "${dir || '.'}" holds no YAML or JSON manifests (${under.length} other files)`,
+        where,
+      );
+    }
+    const files = manifestEntries.map((e) => ({
+      path: dir ? e.path.slice(dir.length + 1) : e.path,
+      // A symlink inside the repository is read through (checkTreeEntries refused the others).
+      content: this.gitRead(where, () =>
+        this.mirrors.mirrors.readFile(src.repositoryId, src.revision, linkedPath(e)),
+      ),
+    }));
+    return this.parse(files, where, dir, `path "${dir || '.'}"`);
+  }
+
+  private async renderKustomize(
+    src: RenderSource,
+    dir: string,
+    options: KustomizeOptions,
+    entries: TreeEntry[],
+    where: string,
+  ): Promise<Rendered> {
+    const repoPaths = new Set<string>();
+    for (const e of entries) {
+      repoPaths.add(e.path);
+      for (let d = posix.dirname(e.path); d !== '.'; d = posix.dirname(d)) repoPaths.add(d);
+    }
+    const read = (path: string) =>
+      this.gitRead(where, () => this.mirrors.mirrors.readFile(src.repositoryId, src.revision, path));
+    const reached = this.translate(where, () =>
+      checkKustomizationTree(dir, repoPaths, read, this.config.render.allowRemoteBases),
+    );
+    const inReach = (path: string) => reached.some((d) => d === '' || path.startsWith(`${d}/`));
+    this.translate(where, () => {
+      // The whole checkout: no symlink out of it, and a bounded size; then the per-file limit on
+      // what this render's kustomizations can read.
+      checkTreeEntries(entries, { maxFileBytes: Number.POSITIVE_INFINITY, maxTreeBytes: MAX_CHECKOUT_BYTES });
+      checkTreeEntries(
+        entries.filter((e) => inReach(e.path)),
+        { maxFileBytes: DEFAULT_PARSE_LIMITS.maxFileBytes, maxTreeBytes: MAX_CHECKOUT_BYTES },
+      );
+    });
+    const work = await mkdtemp(join(tmpdir(), 'flotilla-render-'));
+    try {
+      const root = join(work, 'repo');
+      await mkdir(root);
+      await this.gitReadAsync(where, () =>
+        this.mirrors.mirrors.checkout(src.repositoryId, src.revision, root),
+      );
+      let buildDir = join(root, dir);
+      if (hasKustomizeOverrides(options)) {
+        buildDir = await this.writeOverlay(root, dir, options, entries, where);
+      }
+      let output: string;
+      try {
+        output = await this.kustomize.build(buildDir);
+      } catch (e) {
+        if (e instanceof KustomizeError) {
+          // Name files as the repository does, not by the throwaway checkout's path.
+          const stderr = oneParagraph(e.stderr.replaceAll(`${root}/`, ''));
+          throw new RenderError(
+            e.code,
+            `kustomize build of ${dir || '.'} failed: ${stderr || e.message}`,
+            where,
+          );
+        }
+        throw e;
+      }
+      return this.parse(
+        [{ path: 'kustomize-build-output.yaml', content: output }],
+        where,
+        undefined,
+        `the kustomize output of ${dir || '.'}`,
+      );
+    } finally {
+      await rm(work, { recursive: true, force: true });
+    }
+  }
+
+  /**
+   * Writes the generated overlay that applies the per-target options: beside the repository for a
+   * committed kustomization (it names that directory as its one resource), or as the kustomization of
+   * a plain directory (listing its manifest files), as Argo CD does for a directory without one.
+   */
+  private async writeOverlay(
+    root: string,
+    dir: string,
+    options: KustomizeOptions,
+    entries: TreeEntry[],
+    where: string,
+  ): Promise<string> {
+    const files = entries.filter((e) => dir === '' || e.path.startsWith(`${dir}/`)).map((e) => e.path);
+    if (kustomizationFileIn(files, dir)) {
+      const overlay = join(root, '.flotilla-overlay');
+      await mkdir(overlay);
+      await writeFile(
+        join(overlay, 'kustomization.yaml'),
+        overlayKustomization([posix.join('..', dir || '.')], options),
+      );
+      return overlay;
+    }
+    const manifests = files
+      .filter((f) => isManifestPath(dir ? f.slice(dir.length + 1) : f))
+      .map((f) => (dir ? f.slice(dir.length + 1) : f))
+      .sort();
+    if (manifests.length === 0) {
+      throw new RenderError('no-manifests', `path "${dir || '.'}" holds no YAML or JSON manifests`, where);
+    }
+    await writeFile(join(root, dir, 'kustomization.yaml'), overlayKustomization(manifests, options));
+    return join(root, dir);
+  }
+
+  /** `dir`: the directory the file paths are relative to (errors name the repository file). */
+  private parse(
+    files: { path: string; content: string }[],
+    where: string,
+    dir: string | undefined,
+    what: string,
+  ): Rendered {
+    const objects = this.translate(
+      where,
+      () =>
+        parseManifestFiles(files).map((o) =>
+          // The bundle is stored as jsonb, which re-sorts keys; SOPS's MAC depends on their order, so
+          // encrypted objects carry it along (ciphertext only: the hub never decrypts).
+          preserveSopsKeyOrder(o),
+        ),
+      dir,
+    );
+    if (objects.length === 0) {
+      throw new RenderError('no-manifests', `${what} declares no Kubernetes objects`, where);
+    }
+    return { digest: bundleDigest(objects), manifests: objects };
+  }
+
+  private async flagNondeterministic(
+    key: string,
+    src: RenderSource,
+    dir: string,
+    options: KustomizeOptions,
+    renderer: string,
+    expected: string,
+    got: string,
+  ): Promise<void> {
+    await this.db.prisma.renderRecord.upsert({
+      where: { key },
+      create: {
+        key,
+        repositoryId: src.repositoryId,
+        revision: src.revision,
+        path: dir || '.',
+        options: toJson(options),
+        renderer,
+        digest: expected,
+        deterministic: false,
+        conflictingDigest: got,
+      },
+      update: { deterministic: false, conflictingDigest: got, checkedAt: new Date() },
+    });
+    await this.audit.record({
+      actor: 'hub',
+      action: 'render.nondeterministic',
+      scope: `repository:${src.repoUrl}`,
+      details: { revision: src.revision, path: dir || '.', options, renderer, digests: [expected, got] },
+    });
+    this.logger.warn(`non-deterministic render of ${src.repoUrl}@${src.revision.slice(0, 12)}:${dir || '.'}`);
+  }
+
+  /** Runs a pure check and turns its ManifestError into a RenderError naming the repository file. */
+  private translate<T>(where: string, fn: () => T, dir?: string): T {
+    try {
+      return fn();
+    } catch (e) {
+      if (!(e instanceof ManifestError)) throw e;
+      const file = dir === undefined || e.file === '.' ? e.file : dir ? `${dir}/${e.file}` : e.file;
+      const at = `${file}${e.line ? `:${e.line}` : ''}`;
+      const detail = e.message.replace(`${e.file}${e.line ? `:${e.line}` : ''}: `, '');
+      throw new RenderError(
+        `manifest-${e.code.toLowerCase().replaceAll('_', '-')}`,
+        `${at}: ${detail}`,
+        at || where,
+      );
+    }
+  }
+
+  private gitRead<T>(where: string, fn: () => T): T {
+    try {
+      return fn();
+    } catch (e) {
+      if (e instanceof GitMirrorError) throw new RenderError(e.code, e.message, where);
+      throw e;
+    }
+  }
+
+  private async gitReadAsync(where: string, fn: () => Promise<void>): Promise<void> {
+    try {
+      await fn();
+    } catch (e) {
+      if (e instanceof GitMirrorError) throw new RenderError(e.code, e.message, where);
+      throw e;
+    }
+  }
+}
+
+/** The identity of a render: the same key must always give the same digest. */
+export function renderKey(
+  repositoryId: string,
+  revision: string,
+  dir: string,
+  options: KustomizeOptions,
+): string {
+  return createHash('sha256')
+    .update(canonicalJson([repositoryId, revision, dir, options]))
+    .digest('hex');
+}
+
+function linkedPath(e: TreeEntry): string {
+  if (e.kind !== 'symlink') return e.path;
+  const from = posix.dirname(e.path) === '.' ? '' : posix.dirname(e.path);
+  return resolveInRepo(from, e.linkTarget ?? '') ?? e.path;
+}
+
+function oneParagraph(text: string): string {
+  return text.trim().split('\n').slice(0, 20).join('\n');
 }

@@ -49,9 +49,9 @@ export function isRemoteReference(entry: string, repoPaths: ReadonlySet<string>,
 /**
  * Refuses a kustomization that would reach outside the commit: a remote base when they are not
  * allowed, or a local reference that climbs out of the repository. Throws ManifestError with the
- * file, the line and the field (`resources[2]`).
+ * file and the field (`resources[2]`). Returns the local references, resolved to repository paths.
  */
-export function checkKustomization(check: KustomizationCheck): void {
+export function checkKustomization(check: KustomizationCheck): string[] {
   const doc = parseDocument(check.content, { prettyErrors: false });
   const error = doc.errors[0];
   if (error) {
@@ -62,7 +62,8 @@ export function checkKustomization(check: KustomizationCheck): void {
     );
   }
   const value: unknown = doc.toJS({ maxAliasCount: 100 });
-  if (value === null || value === undefined) return;
+  const local: string[] = [];
+  if (value === null || value === undefined) return local;
   if (typeof value !== 'object' || Array.isArray(value)) {
     throw new ManifestError('INVALID_KUSTOMIZATION', check.file, 'a kustomization must be a mapping');
   }
@@ -85,13 +86,41 @@ export function checkKustomization(check: KustomizationCheck): void {
           `${field}[${i}]: "${entry}" is a remote base; remote bases are off (set KUSTOMIZE_ALLOW_REMOTE_BASES=true to allow them)`,
         );
       }
-      if (resolveInRepo(dir, entry) === null) {
+      const resolved = resolveInRepo(dir, entry);
+      if (resolved === null) {
         throw new ManifestError(
           'UNSAFE_PATH',
           check.file,
           `${field}[${i}]: "${entry}" points outside the repository`,
         );
       }
+      local.push(resolved);
     });
   }
+  return local;
+}
+
+/**
+ * Checks the kustomization in `dir` and every kustomization it reaches through local
+ * resources/components/bases, transitively (each once). `read` returns a repository file's text.
+ * Kustomizations elsewhere in the repository are not this render's business. Returns the
+ * directories reached (`dir` first), whose files kustomize may read.
+ */
+export function checkKustomizationTree(
+  dir: string,
+  repoPaths: ReadonlySet<string>,
+  read: (path: string) => string,
+  allowRemoteBases: boolean,
+): string[] {
+  const seen = new Set<string>();
+  const queue = [dir];
+  while (queue.length > 0) {
+    const next = queue.shift() ?? '';
+    if (seen.has(next)) continue;
+    seen.add(next);
+    const file = kustomizationFileIn(repoPaths, next);
+    if (!file) continue; // a plain file or a directory kustomize itself will complain about
+    queue.push(...checkKustomization({ file, content: read(file), repoPaths, allowRemoteBases }));
+  }
+  return [...seen];
 }

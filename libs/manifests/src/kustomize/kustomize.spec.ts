@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { ManifestError } from '../manifest-error.js';
-import { checkKustomization } from './kustomization.js';
+import { checkKustomization, checkKustomizationTree } from './kustomization.js';
 import { overlayKustomization, parseImageOverride, parseKustomizeOptions } from './kustomize-options.js';
 import { checkTreeEntries, resolveInRepo, safeSourcePath, type TreeEntry } from './repo-paths.js';
 
@@ -106,6 +106,42 @@ describe('checkKustomization', () => {
         allowRemoteBases: false,
       }),
     ).toThrow(/resources\[1\]: "https:\/\/x\.example\/r" is a remote base/);
+  });
+});
+
+describe('checkKustomizationTree', () => {
+  const files: Record<string, string> = {
+    'apps/web/kustomization.yaml': 'resources: [../../bases/web, extra.yaml]',
+    'bases/web/kustomization.yaml': 'resources: [deploy.yaml]\ncomponents: [../../components/tls]',
+    'components/tls/kustomization.yaml': 'kind: Component',
+    'unrelated/kustomization.yaml': 'resources: [../../../etc]',
+    'loop/a/kustomization.yaml': 'resources: [../b]',
+    'loop/b/kustomization.yaml': 'resources: [../a]',
+  };
+  const paths = new Set<string>();
+  for (const f of Object.keys(files)) {
+    paths.add(f);
+    for (let d = f.slice(0, f.lastIndexOf('/')); d; d = d.includes('/') ? d.slice(0, d.lastIndexOf('/')) : '')
+      paths.add(d);
+  }
+  const read = (p: string) => files[p] ?? '';
+
+  it('follows local references transitively and returns the directories reached', () => {
+    expect(checkKustomizationTree('apps/web', paths, read, false)).toEqual([
+      'apps/web',
+      'bases/web',
+      'apps/web/extra.yaml',
+      'bases/web/deploy.yaml',
+      'components/tls',
+    ]);
+  });
+
+  it('ignores kustomizations the render does not reach, and survives a cycle', () => {
+    expect(() => checkKustomizationTree('apps/web', paths, read, false)).not.toThrow();
+    expect(checkKustomizationTree('loop/a', paths, read, false)).toEqual(['loop/a', 'loop/b']);
+    expect(codeOf(() => checkKustomizationTree('unrelated', paths, read, false))).toBe(
+      'UNSAFE_PATH unrelated/kustomization.yaml',
+    );
   });
 });
 
