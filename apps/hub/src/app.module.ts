@@ -45,6 +45,12 @@ import { ReportIngestService } from './agent-gateway/report-ingest.service.js';
 import { ReportIngestProcessor } from './agent-gateway/report-ingest.processor.js';
 import { WebhooksController } from './webhooks/webhooks.controller.js';
 import { WebhooksService } from './webhooks/webhooks.service.js';
+import { WindowsService } from './windows/windows.service.js';
+import { WindowsController } from './windows/windows.controller.js';
+import { TargetWindowsController } from './windows/target-windows.controller.js';
+import { BreakGlassService } from './break-glass/break-glass.service.js';
+import { BreakGlassController } from './break-glass/break-glass.controller.js';
+import { BreakGlassExpiry } from './break-glass/break-glass-expiry.service.js';
 import { ProjectPolicy } from './projects/project-policy.service.js';
 import { ProjectsService } from './projects/projects.service.js';
 import { ProjectsController } from './projects/projects.controller.js';
@@ -93,6 +99,9 @@ export class AppModule {
       AgentAuthGuard,
       AgentCredentials,
       WebhooksService,
+      WindowsService,
+      BreakGlassService,
+      BreakGlassExpiry,
       ProjectPolicy,
       ProjectsService,
     ];
@@ -107,6 +116,9 @@ export class AppModule {
         ApiTokensController,
         AgentGatewayController,
         WebhooksController,
+        WindowsController,
+        TargetWindowsController,
+        BreakGlassController,
         ProjectsController,
       );
     }

@@ -1,6 +1,7 @@
 export * from './kube-object.js';
 export * from './status.js';
 export * from './sync-window.js';
+export * from './change-control.js';
 export * from './ignore-rule.js';
 export * from './project-restrictions.js';
 export * from './agent-protocol.js';

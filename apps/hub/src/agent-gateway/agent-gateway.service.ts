@@ -13,6 +13,9 @@ import { Database } from '../db/database.js';
 import { HubError } from '../common/hub-error.js';
 import { hashSecret, newSecret } from '../common/secrets.js';
 import { AuditLog } from '../audit/audit.service.js';
+import { windowsForTarget } from '@flotilla/windows';
+import { WindowsService } from '../windows/windows.service.js';
+import { BreakGlassService } from '../break-glass/break-glass.service.js';
 import { asRecord } from '../common/json.js';
 import { ProjectPolicy } from '../projects/project-policy.service.js';
 
@@ -24,6 +27,8 @@ export class AgentGatewayService {
     private readonly audit: AuditLog,
     @Inject(HUB_CONFIG) private readonly config: HubConfig,
     private readonly projects: ProjectPolicy,
+    private readonly windows: WindowsService,
+    private readonly breakGlass: BreakGlassService,
   ) {}
 
   /** Trades a bootstrap token for a credential. Any problem is a 401 and changes nothing. */
@@ -130,6 +135,12 @@ export class AgentGatewayService {
       const project = restrictions.get(name);
       return project ? { project } : {};
     };
+    // Sync windows and break-glass travel in the assignment, so the ETag changes when they do.
+    const namedWindows = await this.windows.named();
+    const overrides = await this.breakGlass.activeFor(
+      clusterName,
+      targets.map((t) => ({ name: t.name, clusterName, appSetName: t.appSet.name })),
+    );
     const assignments: Assignment[] = targets.map((t) => ({
       targetId: t.id,
       name: t.name,
@@ -140,8 +151,12 @@ export class AgentGatewayService {
       syncPolicy: syncPolicySchema.parse(t.syncPolicy ?? {}),
       ...projectOf(t.appSet.project),
       ignoreDifferences: [],
-      windows: [],
-      breakGlass: [],
+      windows: windowsForTarget(namedWindows, {
+        application: t.name,
+        namespace: t.namespace,
+        cluster: clusterName,
+      }).map((w) => w.window),
+      breakGlass: overrides.get(t.name) ?? [],
     }));
     const etag = `"${createHash('sha256').update(JSON.stringify(assignments)).digest('hex').slice(0, 32)}"`;
     return { clusterName, etag, assignments };

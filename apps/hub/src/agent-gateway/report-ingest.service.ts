@@ -4,6 +4,7 @@ import { Database } from '../db/database.js';
 import { toJson } from '../common/json.js';
 import { AuditLog, type AuditEntry } from '../audit/audit.service.js';
 import { HubMetrics } from '../metrics/hub-metrics.service.js';
+import { recordBreakGlassChanges } from '../break-glass/break-glass.service.js';
 import { Prisma } from '../generated/prisma/client.js';
 
 type Tx = Prisma.TransactionClient;
@@ -100,6 +101,16 @@ export class ReportIngestService {
       for (let i = 0; i < effects.syncRuns.length; i += CHUNK)
         await tx.syncRun.createMany({ data: effects.syncRuns.slice(i, i + CHUNK) });
       await writeStatus(tx, effects.status);
+      await recordBreakGlassChanges(
+        tx,
+        clusterId,
+        applied.flatMap((r) => {
+          const target = targets.get(r.targetId);
+          return r.type === 'drift' && r.breakGlassId && target
+            ? [{ report: r, targetName: target.name }]
+            : [];
+        }),
+      );
       // Last: the chain lock is held from here to commit, so nothing slow comes after it.
       await this.audit.recordMany(effects.audit, tx);
       return fresh;

@@ -22,6 +22,7 @@ describe('loadHubConfig', () => {
       log: { level: 'info' },
       appsets: { deletionGuardPercent: 50 },
       webhooks: { secret: null },
+      breakGlass: { maxMinutes: 1440 },
     });
   });
 

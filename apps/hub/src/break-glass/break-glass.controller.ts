@@ -1,0 +1,55 @@
+import { Body, Controller, Get, HttpCode, Param, Post, Query, UseGuards } from '@nestjs/common';
+import { ApiBearerAuth, ApiBody, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { Actor } from '../common/actor.js';
+import { AdminTokenGuard } from '../common/admin-token.guard.js';
+import { parseInput } from '../common/hub-error.js';
+import {
+  breakGlassIdSchema,
+  closeBreakGlassSchema,
+  listBreakGlassQuery,
+  openBreakGlassSchema,
+} from './break-glass-input.js';
+import { BreakGlassService } from './break-glass.service.js';
+
+@ApiTags('break-glass')
+@ApiBearerAuth()
+@UseGuards(AdminTokenGuard)
+@Controller('api/v1/break-glass')
+export class BreakGlassController {
+  constructor(private readonly breakGlass: BreakGlassService) {}
+
+  /** Opens an override on a cluster, an appset or one target, with a reason and an expiry. */
+  @Post()
+  @ApiBody({
+    description:
+      '{"scope": "cluster|appset|target", "name", "reason", "durationMinutes" | "expiresAt", "allowSyncOutsideWindows", "pauseSelfHeal"}',
+  })
+  open(@Body() body: unknown, @Actor() actor: string) {
+    return this.breakGlass.open(parseInput(openBreakGlassSchema, body), actor);
+  }
+
+  @Get()
+  @ApiQuery({ name: 'state', required: false, enum: ['active', 'closed', 'all'] })
+  list(@Query() query: unknown) {
+    return this.breakGlass.list(parseInput(listBreakGlassQuery, query, 'query').state);
+  }
+
+  @Get(':id')
+  get(@Param('id') id: string) {
+    return this.breakGlass.get(parseInput(breakGlassIdSchema, id, 'break-glass id'));
+  }
+
+  @Post(':id/close')
+  @HttpCode(200)
+  @ApiBody({ description: '{"reason": "<optional>"}', required: false })
+  close(@Param('id') id: string, @Body() body: unknown, @Actor() actor: string) {
+    const { reason } = parseInput(closeBreakGlassSchema, body ?? {});
+    return this.breakGlass.close(parseInput(breakGlassIdSchema, id, 'break-glass id'), reason, actor);
+  }
+
+  /** The post-incident record: every manual change seen under the override. */
+  @Get(':id/record')
+  record(@Param('id') id: string) {
+    return this.breakGlass.record(parseInput(breakGlassIdSchema, id, 'break-glass id'));
+  }
+}

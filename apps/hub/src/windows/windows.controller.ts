@@ -1,0 +1,63 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, UseGuards } from '@nestjs/common';
+import { ApiBearerAuth, ApiBody, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { Actor } from '../common/actor.js';
+import { AdminTokenGuard } from '../common/admin-token.guard.js';
+import { HubError, parseInput } from '../common/hub-error.js';
+import { createWindowSchema, deleteWindowQuery, parseWindowInput } from './window-input.js';
+import { WindowsService } from './windows.service.js';
+
+const WINDOW_BODY =
+  '{"name", "kind": "allow|deny", "schedule", "duration", "timeZone", "applications", "namespaces", "clusters", "manualSync", "andOperator", "description", "reason"}';
+
+@ApiTags('windows')
+@ApiBearerAuth()
+@UseGuards(AdminTokenGuard)
+@Controller('api/v1/windows')
+export class WindowsController {
+  constructor(private readonly windows: WindowsService) {}
+
+  @Post()
+  @ApiBody({ description: WINDOW_BODY })
+  create(@Body() body: unknown, @Actor() actor: string) {
+    const { name } = parseInput(createWindowSchema, body);
+    return this.windows.create(name, parseWindowInput(body), actor);
+  }
+
+  @Get()
+  list() {
+    return this.windows.list();
+  }
+
+  @Get(':name')
+  get(@Param('name') name: string) {
+    return this.windows.get(name);
+  }
+
+  /** Replaces the window with a new version (the name in the path; a body `name` must match it). */
+  @Put(':name')
+  @ApiBody({ description: WINDOW_BODY })
+  update(@Param('name') name: string, @Body() body: unknown, @Actor() actor: string) {
+    const { name: bodyName, ...rest } = (body ?? {}) as Record<string, unknown>;
+    if (bodyName !== undefined && bodyName !== name) {
+      throw new HubError(
+        400,
+        'invalid-request',
+        `name: must be "${name}" (the name in the path) or absent`,
+        'name',
+      );
+    }
+    return this.windows.update(name, parseWindowInput(rest), actor);
+  }
+
+  @Delete(':name')
+  @HttpCode(204)
+  @ApiQuery({ name: 'reason', required: false })
+  async remove(@Param('name') name: string, @Query() query: unknown, @Actor() actor: string): Promise<void> {
+    await this.windows.remove(name, parseInput(deleteWindowQuery, query, 'query').reason, actor);
+  }
+
+  @Get(':name/history')
+  history(@Param('name') name: string) {
+    return this.windows.history(name);
+  }
+}
