@@ -8,6 +8,10 @@ import { type CommandModule } from './command.js';
 const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandModule> }> = {
   appsets: { summary: 'ApplicationSets on the hub', load: () => import('./commands/appsets.command.js') },
   audit: { summary: "the hub's hash-chained audit log", load: () => import('./commands/audit.command.js') },
+  'break-glass': {
+    summary: 'incident overrides on the hub: sync outside windows, pause self-heal, the record',
+    load: () => import('./commands/break-glass.command.js'),
+  },
   clusters: { summary: "the hub's cluster inventory", load: () => import('./commands/clusters.command.js') },
   history: { summary: 'sync runs recorded by the hub', load: () => import('./commands/history.command.js') },
   targets: { summary: 'per-cluster targets on the hub', load: () => import('./commands/targets.command.js') },

@@ -18,7 +18,10 @@ Evaluates sync windows (Argo CD semantics) for one target and prints
 
 With more than one file or time the output is a JSON array: every file with every
 time, file-major (file 1 at each --at in order, then file 2 ...). nextChange is the
-next instant after TIME at which canSync flips, or null if it does not within a year.`;
+next instant after TIME at which canSync flips, or null if it does not within a year.
+
+The hub's windows: flotilla windows list | show NAME | history NAME | next TARGET
+(flotilla windows list --help).`;
 
 const OPTIONS = {
   file: { type: 'string', short: 'f', multiple: true },
@@ -107,7 +110,7 @@ function table(r: unknown): string {
   return `canSync=${v.canSync} active=[${v.active.join(',')}] matching=[${v.matching.join(',')}] nextChange=${v.nextChange ?? '-'}`;
 }
 
-export const run = offlineCommand(USAGE, OPTIONS, (values) => {
+const runOffline = offlineCommand(USAGE, OPTIONS, (values) => {
   const files = many(values['file']);
   const times = many(values['at']);
   if (files.length === 0) throw new UsageError(`windows needs at least one -f WINDOWS\n${USAGE}`);
@@ -135,3 +138,16 @@ export const run = offlineCommand(USAGE, OPTIONS, (values) => {
   }
   return { results, batch: results.length > 1, table };
 });
+
+/**
+ * `flotilla windows list|show|history|next …` ask the hub; anything else is the offline evaluator
+ * of CLI.md, which takes no positional arguments, so the two never collide. The hub-backed module
+ * loads only when asked for, keeping offline calls fast.
+ */
+export async function run(argv: string[]): Promise<number> {
+  const [first] = argv;
+  if (first !== undefined && ['list', 'show', 'history', 'next'].includes(first)) {
+    return (await import('./windows-hub.command.js')).run(argv);
+  }
+  return runOffline(argv);
+}

@@ -1,0 +1,58 @@
+import { describe, expect, it } from 'vitest';
+import { freePort } from '../fleet/free-port.js';
+import { runInProcess } from '../testing/run-in-process.js';
+import { run } from './break-glass.command.js';
+import { run as windows } from './windows.command.js';
+
+// Usage errors are found before any request; the hub-backed paths run in test/e2e/change-control.spec.ts.
+
+describe('flotilla break-glass without a hub', () => {
+  it.each([
+    [['open', 'cluster'], 'missing NAME'],
+    [
+      ['open', 'namespace', 'x', '--reason', 'r', '--for', '5'],
+      "scope must be cluster, appset or target, not 'namespace'",
+    ],
+    [['open', 'cluster', 'eu-1', '--for', '5'], '--reason is required'],
+    [['open', 'cluster', 'eu-1', '--reason', 'r'], 'give exactly one of --for MINUTES and --until TIME'],
+    [
+      ['open', 'cluster', 'eu-1', '--reason', 'r', '--for', '5', '--until', '2030-01-01T00:00:00Z'],
+      'give exactly one',
+    ],
+    [
+      ['open', 'cluster', 'eu-1', '--reason', 'r', '--for', '1.5'],
+      "--for must be a whole number of minutes, not '1.5'",
+    ],
+    [['close'], 'missing NAME'],
+    [['list', '--for', '5'], "--for applies to 'break-glass open' only"],
+    [['smash'], "unknown sub-command 'smash'"],
+  ])('%j is a usage error (exit 2)', async (argv, message) => {
+    const r = await runInProcess(run, argv);
+    expect(r.code).toBe(2);
+    expect(r.out).toBe('');
+    expect(r.err).toContain(`flotilla break-glass: ${message}`);
+  });
+
+  it('exits 1 naming the URL when nothing listens there', async () => {
+    const hub = `http://127.0.0.1:${await freePort()}`;
+    const r = await runInProcess(run, ['list', '--hub', hub]);
+    expect(r.code).toBe(1);
+    expect(r.err).toMatch(new RegExp(`^flotilla break-glass: cannot reach the hub at ${hub}`));
+  });
+});
+
+describe('flotilla windows, hub-backed forms', () => {
+  it('routes list/show/history/next to the hub and leaves the offline form alone', async () => {
+    const hub = `http://127.0.0.1:${await freePort()}`;
+    const r = await runInProcess(windows, ['next', 'web-eu-1', '--hub', hub]);
+    expect(r.code).toBe(1);
+    expect(r.err).toMatch(new RegExp(`^flotilla windows: cannot reach the hub at ${hub}`));
+    const usage = await runInProcess(windows, ['show']);
+    expect(usage.code).toBe(2);
+    expect(usage.err).toContain('missing NAME');
+    // No positional: still the offline evaluator of CLI.md, which wants -f.
+    const offline = await runInProcess(windows, ['--at', '2026-01-01T00:00:00Z']);
+    expect(offline.code).toBe(2);
+    expect(offline.err).toContain('windows needs at least one -f WINDOWS');
+  });
+});

@@ -1,0 +1,153 @@
+import type { SyncWindowVersionView, SyncWindowView, TargetWindowsView } from '@flotilla/contract';
+import { UsageError } from '../offline/offline-command.js';
+import {
+  expectName,
+  expectPositionals,
+  formatFields,
+  formatTable,
+  printResult,
+  runHubCommand,
+  type HubCommandSpec,
+} from './hub-command.js';
+
+const SPEC: HubCommandSpec = {
+  name: 'windows',
+  usage: [
+    'usage: flotilla windows list',
+    '       flotilla windows show NAME',
+    '       flotilla windows history NAME',
+    '       flotilla windows next TARGET',
+    '',
+    "The hub's sync windows. `history` lists every version of a window with who changed it, when",
+    'and why. `next` tells, for one target, which windows apply and which are active, whether it may',
+    'sync now, when that next opens and closes, and what a window holds back ("pending, eligible at T").',
+    'The offline evaluator is `flotilla windows -f WINDOWS --at TIME` (see its --help).',
+  ].join('\n'),
+  options: {},
+};
+
+export function run(argv: string[]): Promise<number> {
+  return runHubCommand(argv, SPEC, async ({ positionals, output, client }) => {
+    const [sub = 'list', ...rest] = positionals;
+    switch (sub) {
+      case 'list': {
+        expectPositionals(rest, [], 'flotilla windows list');
+        const windows = await client.request<SyncWindowView[]>('GET', '/api/v1/windows');
+        printResult(windows, output, () => windowTable(windows));
+        return 0;
+      }
+      case 'show': {
+        const name = expectName(rest, 'flotilla windows show NAME');
+        const w = await client.request<SyncWindowView>('GET', `/api/v1/windows/${encodeURIComponent(name)}`);
+        printResult(w, output, () => windowFields(w));
+        return 0;
+      }
+      case 'history': {
+        const name = expectName(rest, 'flotilla windows history NAME');
+        const versions = await client.request<SyncWindowVersionView[]>(
+          'GET',
+          `/api/v1/windows/${encodeURIComponent(name)}/history`,
+        );
+        printResult(versions, output, () => historyTable(versions));
+        return 0;
+      }
+      case 'next': {
+        const target = expectName(rest, 'flotilla windows next TARGET');
+        const view = await client.request<TargetWindowsView>(
+          'GET',
+          `/api/v1/targets/${encodeURIComponent(target)}/windows`,
+        );
+        printResult(view, output, () => nextText(view));
+        return 0;
+      }
+      default:
+        throw new UsageError(`unknown sub-command '${sub}'; expected list, show, history or next`);
+    }
+  });
+}
+
+const selectors = (w: SyncWindowView) =>
+  [
+    w.applications.length > 0 ? `apps=${w.applications.join(',')}` : '',
+    w.namespaces.length > 0 ? `ns=${w.namespaces.join(',')}` : '',
+    w.clusters.length > 0 ? `clusters=${w.clusters.join(',')}` : '',
+  ]
+    .filter(Boolean)
+    .join(w.andOperator ? ' AND ' : ' OR ');
+
+function windowTable(windows: SyncWindowView[]): string {
+  return formatTable(
+    ['NAME', 'KIND', 'SCHEDULE', 'DURATION', 'TIME ZONE', 'MANUAL', 'SELECTORS', 'VERSION'],
+    windows.map((w) => [
+      w.name,
+      w.kind,
+      w.schedule,
+      w.duration,
+      w.timeZone,
+      String(w.manualSync),
+      selectors(w),
+      String(w.version),
+    ]),
+  );
+}
+
+function windowFields(w: SyncWindowView): string {
+  return formatFields([
+    ['Name', w.name],
+    ['Kind', w.kind],
+    ['Schedule', `${w.schedule} for ${w.duration} (${w.timeZone})`],
+    ['Selectors', selectors(w) || '(none: applies to nothing)'],
+    ['Manual sync', w.manualSync ? 'allowed inside the window' : 'no'],
+    ['Description', w.description || '-'],
+    ['Version', `${w.version} (updated ${w.updatedAt})`],
+  ]);
+}
+
+function historyTable(versions: SyncWindowVersionView[]): string {
+  return formatTable(
+    ['VERSION', 'AT', 'CHANGE', 'ACTOR', 'KIND', 'SCHEDULE', 'DURATION', 'REASON'],
+    versions.map((v) => [
+      String(v.version),
+      v.at,
+      v.change,
+      v.actor,
+      v.window.kind,
+      v.window.schedule,
+      v.window.duration,
+      v.reason || '-',
+    ]),
+  );
+}
+
+function nextText(v: TargetWindowsView): string {
+  const lines = [
+    formatFields([
+      ['Target', `${v.target} on ${v.cluster}`],
+      ['Can sync now', v.canSync ? 'yes' : v.canSyncManually ? 'manual syncs only' : 'no'],
+      ['Next open', v.canSync ? 'open now' : (v.nextOpen ?? 'not within a year')],
+      ['Next close', v.nextClose ?? '-'],
+      [
+        'Pending',
+        v.pending
+          ? `${v.pending.revision.slice(0, 7)} (${v.pending.trigger}) blocked since ${v.pending.since}, eligible at ${v.pending.eligibleAt ?? 'no time within a year'}`
+          : 'nothing',
+      ],
+      [
+        'Break-glass',
+        v.breakGlass.length > 0
+          ? v.breakGlass.map((b) => `#${b.id} until ${b.expiresAt}: ${b.reason}`).join('; ')
+          : 'none',
+      ],
+    ]),
+  ];
+  if (v.windows.length > 0) {
+    lines.push(
+      '',
+      formatTable(
+        ['WINDOW', 'KIND', 'SCHEDULE', 'DURATION', 'TIME ZONE', 'ACTIVE'],
+        v.windows.map((w) => [w.name, w.kind, w.schedule, w.duration, w.timeZone, w.active ? 'yes' : 'no']),
+      ),
+    );
+  }
+  return lines.join('\n');
+}
