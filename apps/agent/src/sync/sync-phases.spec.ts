@@ -169,6 +169,21 @@ describe('sync phases, hooks and waves against a simulated cluster', () => {
     expect(await kube.get(id('Job', 'smoke'))).toBeUndefined();
   });
 
+  it('runs no hooks on a rollback or a self-heal', async () => {
+    const manifests = [
+      ns,
+      configMap('settings'),
+      job('migrate', { 'argocd.argoproj.io/hook': 'PreSync' }),
+      job('smoke', { 'argocd.argoproj.io/hook': 'PostSync' }),
+    ];
+    const rollback = await sync(manifests, { trigger: 'rollback' });
+    expect(line(rollback)).toEqual(['- Namespace/jobs:applied', '- ConfigMap/settings:applied']);
+    const heal = await sync(manifests, { trigger: 'self-heal', only: new Set(['/ConfigMap/jobs/settings']) });
+    expect(line(heal)).toEqual(['- ConfigMap/settings:unchanged']);
+    expect(await kube.get(id('Job', 'migrate'))).toBeUndefined();
+    expect(await kube.get(id('Job', 'smoke'))).toBeUndefined();
+  });
+
   it('refuses a revision with an unknown hook or delete policy, naming the annotation, applying nothing', async () => {
     const r = await sync([
       ns,

@@ -144,8 +144,10 @@ export async function syncTarget(input: SyncInput): Promise<SyncResult> {
   }
 
   const resources = steps.filter((s) => s.role.kind === 'resource');
+  // As in Argo CD, a rollback re-applies an older revision's objects without running its hooks.
+  const runsHooks = input.trigger !== 'rollback';
   const hooksOf = (phase: HookPhase): Step[] =>
-    steps.filter((s) => s.role.kind === 'hook' && s.role.phases.includes(phase));
+    steps.filter((s) => runsHooks && s.role.kind === 'hook' && s.role.phases.includes(phase));
   let aborted = false;
 
   if (input.only) {
@@ -166,7 +168,7 @@ export async function syncTarget(input: SyncInput): Promise<SyncResult> {
       const syncSteps = steps.filter(
         (s) =>
           (s.role.kind === 'resource' && !isFoundation(s.manifest)) ||
-          (s.role.kind === 'hook' && s.role.phases.includes('Sync')),
+          (runsHooks && s.role.kind === 'hook' && s.role.phases.includes('Sync')),
       );
       const waves = groupByWave(syncSteps);
       const postSync = hooksOf('PostSync');
