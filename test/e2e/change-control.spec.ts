@@ -1,0 +1,198 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { AppsV1Api, KubeConfig } from '@kubernetes/client-node';
+import type { BreakGlassRecordView, BreakGlassView, TargetWindowsView } from '@flotilla/contract';
+import { REPO_ROOT } from '@flotilla/cli/fleet';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GuestbookFleet } from '../support/guestbook-fleet.js';
+
+/**
+ * Change control end to end — a real hub (PostgreSQL, Redis), a Git repository behind git daemon,
+ * a simulated cluster with the real agent, the real kubectl and the built CLI:
+ * a deny window holds a new commit (the cluster stays on the old image, history shows Blocked,
+ * the target shows it pending) until the window is deleted, then it lands; a break-glass that
+ * pauses self-heal lets a hand-made `kubectl scale` stand and records it; closing it brings
+ * enforcement back and the agent heals the change.
+ */
+
+const CLI_MAIN = join(REPO_ROOT, 'apps/cli/dist/main.js');
+
+interface Outcome {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function exec(command: string, args: string[], env: Record<string, string>): Promise<Outcome> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
+  });
+}
+
+describe('sync windows and break-glass end to end', () => {
+  let e2e: GuestbookFleet;
+  let kubeDir: string;
+
+  beforeAll(async () => {
+    kubeDir = mkdtempSync(join(tmpdir(), 'flotilla-e2e-kubectl-'));
+    e2e = await GuestbookFleet.start({ name: 'cc', clusters: 1, pollSeconds: 1 });
+  }, 120_000);
+  afterAll(async () => {
+    await e2e?.stop();
+    rmSync(kubeDir, { recursive: true, force: true });
+  });
+
+  const cluster = () => e2e.fleet.clusters[0]!;
+  const target = () => `${cluster().name}-guestbook`;
+
+  /** The built CLI against the fleet's hub, `-o json` parsed. */
+  async function flotilla<T>(...args: string[]): Promise<T> {
+    const r = await exec(process.execPath, [CLI_MAIN, ...args, '--hub', e2e.fleet.hubUrl, '-o', 'json'], {});
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    return JSON.parse(r.stdout) as T;
+  }
+
+  function kubectl(...args: string[]): Promise<Outcome> {
+    return exec('kubectl', ['-n', 'guestbook', ...args], {
+      KUBECONFIG: cluster().kubeconfigPath,
+      KUBECACHEDIR: join(kubeDir, 'cache'),
+      HOME: kubeDir,
+    });
+  }
+
+  async function replicas(): Promise<number | undefined> {
+    const kc = new KubeConfig();
+    kc.loadFromFile(cluster().kubeconfigPath);
+    const d = await kc
+      .makeApiClient(AppsV1Api)
+      .readNamespacedDeployment({ name: 'guestbook-ui', namespace: 'guestbook' });
+    return d.spec?.replicas;
+  }
+
+  const image = async () => (await e2e.images())[0];
+
+  /** Whether the agent recorded the manual change under the override or healed it, within 15 s. */
+  async function settle(id: number): Promise<'recorded' | 'healed'> {
+    for (let i = 0; i < 60; i++) {
+      const record = await flotilla<BreakGlassRecordView>('break-glass', 'record', String(id));
+      if (record.changes.length > 0) return 'recorded';
+      if ((await replicas()) === 2) return 'healed';
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    throw new Error('the agent neither recorded nor healed the manual scale within 15 s');
+  }
+
+  it('a deny window holds a new commit, which lands when the window is deleted', async () => {
+    const { fleet } = e2e;
+    await e2e.createAppSet();
+    const first = await e2e.head();
+    await expect
+      .poll(() => e2e.targetStates(), { timeout: 60_000, interval: 500 })
+      .toEqual(e2e.allSyncedAt(first));
+
+    // Always active (fires every minute, lasts an hour): nothing automatic reaches this cluster.
+    await fleet.api.request('POST', '/api/v1/windows', {
+      name: 'freeze',
+      kind: 'deny',
+      schedule: '* * * * *',
+      duration: '1h',
+      clusters: [cluster().name],
+      reason: 'change freeze for the e2e',
+    });
+    // Any assignment that brings the new revision also brings the window: it was stored first.
+    const second = await e2e.commitImageTag('1.2.0');
+    await expect
+      .poll(
+        async () =>
+          (await fleet.api.syncRuns({ target: target() })).items
+            .filter((r) => r.revision === second)
+            .map((r) => r.outcome),
+        { timeout: 60_000, interval: 500 },
+      )
+      .toContain('Blocked');
+    expect(await image()).toBe('ghcr.io/example/guestbook-ui:1.0.0');
+    const held = await flotilla<TargetWindowsView>('windows', 'next', target());
+    expect(held).toMatchObject({
+      canSync: false,
+      windows: [{ name: 'freeze', kind: 'deny', active: true }],
+      pending: { revision: second, trigger: 'auto', eligibleAt: null },
+    });
+
+    // Deleting the window opens it: the agent is woken with windowless assignments and syncs.
+    await fleet.api.request('DELETE', '/api/v1/windows/freeze?reason=freeze%20over');
+    await expect.poll(image, { timeout: 60_000, interval: 500 }).toBe('ghcr.io/example/guestbook-ui:1.2.0');
+    await expect
+      .poll(() => e2e.targetStates(), { timeout: 30_000, interval: 500 })
+      .toEqual(e2e.allSyncedAt(second));
+    const runs = (await fleet.api.syncRuns({ target: target() })).items.filter((r) => r.revision === second);
+    // Newest first: the sync that landed after the blocked attempt.
+    expect(runs.map((r) => r.outcome)).toEqual(['Succeeded', 'Blocked']);
+    expect((await flotilla<TargetWindowsView>('windows', 'next', target())).pending).toBeNull();
+  }, 180_000);
+
+  it('break-glass lets a manual scale stand and records it; after close the agent heals it', async () => {
+    expect(await replicas()).toBe(2);
+    const opened = await flotilla<BreakGlassView>(
+      'break-glass',
+      'open',
+      'cluster',
+      cluster().name,
+      '--reason',
+      'INC-42: scale out by hand',
+      '--for',
+      '30',
+      '--pause-self-heal',
+    );
+    expect(opened).toMatchObject({ state: 'active', pauseSelfHeal: true, allowSyncOutsideWindows: false });
+
+    // The override reaches the agent through its woken long-poll. Should the scale beat it there,
+    // the agent heals it (replicas back to 2, nothing recorded) and the scale is made again.
+    let manual = 0;
+    for (let attempt = 1; attempt <= 3; attempt++) {
+      manual = 3 + attempt;
+      const scaled = await kubectl('scale', 'deployment/guestbook-ui', `--replicas=${manual}`);
+      expect(scaled.stderr).toBe('');
+      if ((await settle(opened.id)) === 'recorded') break;
+    }
+    const record = await flotilla<BreakGlassRecordView>('break-glass', 'record', String(opened.id));
+    expect(record.changes[0]).toMatchObject({
+      summary: `manual change under break-glass #${opened.id}`,
+      target: target(),
+      cluster: cluster().name,
+      resource: { group: 'apps', kind: 'Deployment', namespace: 'guestbook', name: 'guestbook-ui' },
+      state: 'tolerated',
+    });
+    expect(record.changes[0]?.paths).toContain('/spec/replicas');
+    // The change stands while the override is open (the agent reported it tolerated, not healed).
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    expect(await replicas()).toBe(manual);
+
+    const closed = await flotilla<BreakGlassView>(
+      'break-glass',
+      'close',
+      String(opened.id),
+      '--reason',
+      'resolved',
+    );
+    expect(closed).toMatchObject({ state: 'closed', closeReason: 'resolved' });
+    // Enforcement is back: the agent gets assignments without the override and heals the drift.
+    await expect.poll(replicas, { timeout: 60_000, interval: 500 }).toBe(2);
+    const audit = await e2e.fleet.api.request<{ items: { action: string }[] }>(
+      'GET',
+      `/api/v1/audit?scope=cluster:${cluster().name}&action=break-glass.`,
+    );
+    expect(audit.items.map((e) => e.action)).toEqual(['break-glass.closed', 'break-glass.opened']);
+  }, 180_000);
+});
