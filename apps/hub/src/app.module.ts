@@ -36,7 +36,12 @@ import { AppSetExpandProcessor } from './appsets/appset-expand.processor.js';
 import { RenderService } from './render/render.service.js';
 import { RenderProcessor } from './render/render.processor.js';
 import { RolloutProcessor } from './rollouts/rollout.processor.js';
+import { RolloutsService } from './rollouts/rollouts.service.js';
+import { RolloutsController } from './rollouts/rollouts.controller.js';
+import { PinsService } from './pins/pins.service.js';
+import { PinsController } from './pins/pins.controller.js';
 import { TargetsController } from './targets/targets.controller.js';
+import { SyncHistory } from './targets/sync-history.service.js';
 import { AgentGatewayController } from './agent-gateway/agent-gateway.controller.js';
 import { AgentGatewayService } from './agent-gateway/agent-gateway.service.js';
 import { AgentAuthGuard } from './agent-gateway/agent-auth.guard.js';
@@ -92,6 +97,9 @@ export class AppModule {
       RepositoriesService,
       AppSetsService,
       AppSetExpander,
+      RolloutsService,
+      SyncHistory,
+      PinsService,
       RenderService,
       AgentGatewayService,
       ReportIngestService,
@@ -112,6 +120,8 @@ export class AppModule {
         RepositoriesController,
         AppSetsController,
         TargetsController,
+        RolloutsController,
+        PinsController,
         AuditController,
         ApiTokensController,
         AgentGatewayController,

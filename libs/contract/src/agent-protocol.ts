@@ -86,6 +86,12 @@ export const assignmentSchema = z.object({
   breakGlass: z.array(breakGlassSchema).default([]),
   /** The target's project as it applies to this cluster; absent means unrestricted (the default project). */
   project: projectRestrictionsSchema.optional(),
+  /**
+   * Set when the appset rolls out with a strategy: a new revision still Degraded or Progressing this
+   * long after it was applied is rolled back by the agent to the last healthy bundle it holds (a sync
+   * with trigger `rollback`). Absent: the agent never rolls back on its own.
+   */
+  autoRollback: z.object({ progressDeadlineSeconds: z.number().int().positive() }).optional(),
 });
 export type Assignment = z.infer<typeof assignmentSchema>;
 
@@ -135,6 +141,10 @@ export const syncReportSchema = reportBase.extend({
   finishedAt: z.iso.datetime(),
   message: z.string().default(''),
   resources: z.array(resourceResultSchema).default([]),
+  /** Trigger `rollback` only: the revision that failed and was replaced by this sync's revision. */
+  rolledBackFrom: z
+    .object({ revision: z.string(), bundleDigest: z.string(), reason: z.string().default('') })
+    .optional(),
 });
 
 export const healthReportSchema = reportBase.extend({

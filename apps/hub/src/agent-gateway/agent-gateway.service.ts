@@ -13,11 +13,13 @@ import { Database } from '../db/database.js';
 import { HubError } from '../common/hub-error.js';
 import { hashSecret, newSecret } from '../common/secrets.js';
 import { AuditLog } from '../audit/audit.service.js';
+import { rolloutStrategyOf } from '../rollouts/rollout-strategy.js';
+import { compileSelector } from '@flotilla/generators';
+import { asRecord } from '../common/json.js';
+import { ProjectPolicy } from '../projects/project-policy.service.js';
 import { windowsForTarget } from '@flotilla/windows';
 import { WindowsService } from '../windows/windows.service.js';
 import { BreakGlassService } from '../break-glass/break-glass.service.js';
-import { asRecord } from '../common/json.js';
-import { ProjectPolicy } from '../projects/project-policy.service.js';
 
 /** Registration, the desired set of one cluster, and bundles: the pull side of the protocol. */
 @Injectable()
@@ -117,11 +119,17 @@ export class AgentGatewayService {
   }
 
   async assignments(clusterId: string, clusterName: string): Promise<AssignmentsResponse> {
-    const targets = await this.db.prisma.target.findMany({
-      where: { clusterId, bundleDigest: { not: null } },
-      orderBy: { name: 'asc' },
-      include: { appSet: { select: { name: true, project: true } } },
-    });
+    // Agents get what is released (or pinned), never straight what Git wants: see rollouts/.
+    const now = new Date();
+    const targets = (
+      await this.db.prisma.target.findMany({
+        where: { clusterId, OR: [{ releasedDigest: { not: null } }, { pin: { isNot: null } }] },
+        orderBy: { name: 'asc' },
+        include: { appSet: { select: { name: true, project: true, spec: true } }, pin: true },
+      })
+    )
+      .map((t) => ({ ...t, served: servedRevision(t, now) }))
+      .filter((t) => t.served.bundleDigest !== '');
     // Each target's project narrowed to this cluster; the agent refuses objects outside it.
     const cluster = await this.db.prisma.cluster.findUnique({
       where: { id: clusterId },
@@ -146,9 +154,10 @@ export class AgentGatewayService {
       name: t.name,
       appSet: t.appSet.name,
       namespace: t.namespace,
-      revision: t.desiredRevision,
-      bundleDigest: t.bundleDigest ?? '',
+      revision: t.served.revision,
+      bundleDigest: t.served.bundleDigest,
       syncPolicy: syncPolicySchema.parse(t.syncPolicy ?? {}),
+      ...autoRollbackOf(t.appSet.spec, asRecord(cluster?.labels)),
       ...projectOf(t.appSet.project),
       ignoreDifferences: [],
       windows: windowsForTarget(namedWindows, {
@@ -199,6 +208,41 @@ export class AgentGatewayService {
       manifests: bundle.manifests as Bundle['manifests'],
     };
   }
+}
+
+/** A pin (unexpired) wins over the release; a target with neither is not served. */
+function servedRevision(
+  t: {
+    releasedRevision: string | null;
+    releasedDigest: string | null;
+    pin: { revision: string; bundleDigest: string; expiresAt: Date | null } | null;
+  },
+  now: Date,
+): { revision: string; bundleDigest: string } {
+  if (t.pin && (t.pin.expiresAt === null || t.pin.expiresAt > now))
+    return { revision: t.pin.revision, bundleDigest: t.pin.bundleDigest };
+  return { revision: t.releasedRevision ?? '', bundleDigest: t.releasedDigest ?? '' };
+}
+
+/**
+ * With a rollout strategy the agent may roll a failed revision back on its own, once the progress
+ * deadline of the step that picks its cluster has passed.
+ */
+function autoRollbackOf(
+  spec: unknown,
+  clusterLabels: Record<string, string>,
+): Pick<Assignment, 'autoRollback'> {
+  let strategy;
+  try {
+    strategy = rolloutStrategyOf(spec);
+  } catch {
+    return {}; // refused when stored; an older document simply gets no automatic rollback
+  }
+  if (!strategy) return {};
+  const step =
+    strategy.steps.find((s, i) => compileSelector(s.selector, `spec.rollout.steps[${i}]`)(clusterLabels)) ??
+    strategy.steps.at(-1);
+  return step ? { autoRollback: { progressDeadlineSeconds: step.progressDeadlineSeconds } } : {};
 }
 
 /** ETag comparison as HTTP does it: a list, weak or strong, or `*`. */

@@ -5,6 +5,7 @@ import { toJson } from '../common/json.js';
 import { AuditLog, type AuditEntry } from '../audit/audit.service.js';
 import { HubMetrics } from '../metrics/hub-metrics.service.js';
 import { recordBreakGlassChanges } from '../break-glass/break-glass.service.js';
+import { recordAutomaticRollbacks } from '../rollouts/automatic-rollback.js';
 import { Prisma } from '../generated/prisma/client.js';
 
 type Tx = Prisma.TransactionClient;
@@ -110,6 +111,16 @@ export class ReportIngestService {
             ? [{ report: r, targetName: target.name }]
             : [];
         }),
+      );
+      effects.audit.push(
+        ...(await recordAutomaticRollbacks(
+          tx,
+          clusterId,
+          applied.flatMap((r) => {
+            const target = targets.get(r.targetId);
+            return r.type === 'sync' && target ? [{ report: r, targetId: target.id }] : [];
+          }),
+        )),
       );
       // Last: the chain lock is held from here to commit, so nothing slow comes after it.
       await this.audit.recordMany(effects.audit, tx);

@@ -16,6 +16,7 @@ import { AuditLog } from '../audit/audit.service.js';
 import { GitMirrorError } from '../git/git-mirror.js';
 import { GitMirrorsService } from '../git/git-mirrors.service.js';
 import { ClusterWakeups } from '../queues/cluster-wakeups.service.js';
+import { RolloutsService } from '../rollouts/rollouts.service.js';
 import { RenderError, RenderService } from '../render/render.service.js';
 import { RepositoriesService } from '../repositories/repositories.service.js';
 import { canonicalJson } from '@flotilla/manifests';
@@ -132,6 +133,7 @@ export class AppSetExpander {
     private readonly render: RenderService,
     private readonly audit: AuditLog,
     private readonly wakeups: ClusterWakeups,
+    private readonly rollouts: RolloutsService,
     private readonly projects: ProjectPolicy,
     @Inject(HUB_CONFIG) private readonly config: HubConfig,
   ) {}
@@ -638,6 +640,8 @@ export class AppSetExpander {
       return { status: 'Ready', created, updated, deleted };
     }, EXPANSION_TX);
     await this.wakeups.notify(touched);
+    // What Git wants is now on the targets; whether agents get it yet is the rollout's decision.
+    await this.rollouts.afterExpansion(appSetId);
     return outcome;
   }
 }

@@ -11,6 +11,7 @@ import { RepositoriesService } from '../repositories/repositories.service.js';
 import { literalRepoRefs, readAppSetDocument } from './appset-document.js';
 import { AppSetExpander, type ExpansionOutcome, type ExpansionPreview } from './appset-expander.service.js';
 import { checkDeletionGuardSpec } from './deletion-guard.js';
+import { checkRolloutSpec } from '../rollouts/rollout-strategy.js';
 import { projectNameOf } from '@flotilla/fleet-config';
 import { refuseGitManaged, sourceView } from '../projects/git-managed.js';
 import { ProjectGate, ProjectPolicy } from '../projects/project-policy.service.js';
@@ -36,6 +37,7 @@ export class AppSetsService {
   ): Promise<{ created: boolean; appSet: ReturnType<AppSetsService['view']> }> {
     const doc = readAppSetDocument(body);
     checkDeletionGuardSpec(doc.document);
+    checkRolloutSpec(doc.document);
     const repoUrls = [...literalRepoRefs(doc.document).keys()].sort();
     const project = projectNameOf(doc.document);
     if ('error' in project) throw new HubError(400, 'invalid-appset', project.error, project.path);
@@ -126,6 +128,7 @@ export class AppSetsService {
   async previewDocument(body: unknown): Promise<ExpansionPreview> {
     const doc = readAppSetDocument(body);
     checkDeletionGuardSpec(doc.document);
+    checkRolloutSpec(doc.document);
     return this.expander.preview(doc.name, doc.document);
   }
 

@@ -71,6 +71,27 @@ export class JobQueues {
     await this.queues['source-sync'].removeJobScheduler(`poll.${repositoryId}`);
   }
 
+  /**
+   * A running rollout is driven by a repeatable tick (one scheduler per rollout, so a hub restart
+   * finds it in Redis and carries on); removed when the rollout stops moving.
+   */
+  async scheduleRolloutTicks(payload: QueuePayloads['rollout'], everySeconds: number): Promise<void> {
+    const o = JOB_OPTIONS.rollout;
+    await this.queues.rollout.upsertJobScheduler(
+      `tick.${jobId('rollout', payload)}`,
+      { every: Math.round(everySeconds * 1000) },
+      {
+        name: 'rollout',
+        data: payload,
+        opts: { removeOnComplete: o.removeOnComplete, removeOnFail: o.removeOnFail },
+      },
+    );
+  }
+
+  async unscheduleRolloutTicks(payload: QueuePayloads['rollout']): Promise<void> {
+    await this.queues.rollout.removeJobScheduler(`tick.${jobId('rollout', payload)}`);
+  }
+
   /** For /readyz: a command round-trip to Redis. */
   async ping(): Promise<void> {
     await this.queues['source-sync'].getJobCounts('waiting');

@@ -5,21 +5,19 @@ import { AdminTokenGuard } from '../common/admin-token.guard.js';
 import { parseInput } from '../common/hub-error.js';
 import { Database } from '../db/database.js';
 import { syncStatusOf } from './sync-status.js';
+import { SyncHistory, syncHistoryQuery } from './sync-history.service.js';
 
 const targetsQuery = z.object({ cluster: z.string().optional(), appSet: z.string().optional() });
-const syncRunsQuery = z.object({
-  target: z.string().optional(),
-  cluster: z.string().optional(),
-  limit: z.coerce.number().int().min(1).max(500).default(50),
-  cursor: z.string().optional(),
-});
 
 @ApiTags('targets')
 @ApiBearerAuth()
 @UseGuards(AdminTokenGuard)
 @Controller('api/v1')
 export class TargetsController {
-  constructor(private readonly db: Database) {}
+  constructor(
+    private readonly db: Database,
+    private readonly history: SyncHistory,
+  ) {}
 
   @Get('targets')
   @ApiQuery({ name: 'cluster', required: false })
@@ -32,7 +30,7 @@ export class TargetsController {
         ...(q.appSet ? { appSet: { name: q.appSet } } : {}),
       },
       orderBy: { name: 'asc' },
-      include: { cluster: { select: { name: true } }, appSet: { select: { name: true } } },
+      include: { cluster: { select: { name: true } }, appSet: { select: { name: true } }, pin: true },
     });
     return rows.map((t) => ({
       id: t.id,
@@ -45,6 +43,16 @@ export class TargetsController {
       targetRevision: t.targetRevision,
       desiredRevision: t.desiredRevision,
       bundleDigest: t.bundleDigest,
+      // What the agent is given: the release (a rollout may hold it back), or a pin that overrides it.
+      releasedRevision: t.releasedRevision,
+      pin: t.pin
+        ? {
+            revision: t.pin.revision,
+            reason: t.pin.reason,
+            actor: t.pin.actor,
+            expiresAt: t.pin.expiresAt?.toISOString() ?? null,
+          }
+        : null,
       syncPolicy: t.syncPolicy,
       syncStatus: syncStatusOf(t),
       health: t.health,
@@ -55,42 +63,23 @@ export class TargetsController {
     }));
   }
 
-  /** Newest first; pass `nextCursor` back as `cursor` for the next page. */
+  /**
+   * Sync history, newest first: every attempt (trigger auto, manual, self-heal, rollback; outcome
+   * Succeeded, Failed, Partial, Blocked). Filters combine with AND; `outcome` and `trigger` take a
+   * comma-separated list; `from` (inclusive) and `to` (exclusive) bound startedAt. Pass `nextCursor`
+   * back as `cursor` for the next page; pages never skip or repeat a run.
+   */
   @Get('sync-runs')
   @ApiQuery({ name: 'target', required: false })
   @ApiQuery({ name: 'cluster', required: false })
+  @ApiQuery({ name: 'appSet', required: false })
+  @ApiQuery({ name: 'outcome', required: false, description: 'e.g. Failed,Partial' })
+  @ApiQuery({ name: 'trigger', required: false, description: 'e.g. rollback' })
+  @ApiQuery({ name: 'from', required: false })
+  @ApiQuery({ name: 'to', required: false })
   @ApiQuery({ name: 'limit', required: false })
   @ApiQuery({ name: 'cursor', required: false })
-  async syncRuns(@Query() query: unknown) {
-    const q = parseInput(syncRunsQuery, query, 'query');
-    const rows = await this.db.prisma.syncRun.findMany({
-      where: {
-        ...(q.target ? { target: { name: q.target } } : {}),
-        ...(q.cluster ? { target: { cluster: { name: q.cluster } } } : {}),
-        ...(q.target && q.cluster ? { target: { name: q.target, cluster: { name: q.cluster } } } : {}),
-      },
-      orderBy: [{ startedAt: 'desc' }, { id: 'desc' }],
-      take: q.limit + 1,
-      ...(q.cursor ? { cursor: { id: q.cursor }, skip: 1 } : {}),
-      include: { target: { select: { name: true, cluster: { select: { name: true } } } } },
-    });
-    const page = rows.slice(0, q.limit);
-    return {
-      items: page.map((r) => ({
-        id: r.id,
-        target: r.target.name,
-        cluster: r.target.cluster.name,
-        revision: r.revision,
-        bundleDigest: r.bundleDigest,
-        trigger: r.trigger,
-        outcome: r.outcome,
-        message: r.message,
-        startedAt: r.startedAt.toISOString(),
-        finishedAt: r.finishedAt.toISOString(),
-        resources: r.resources,
-        reportId: r.agentReportId,
-      })),
-      nextCursor: rows.length > q.limit ? (page.at(-1)?.id ?? null) : null,
-    };
+  syncRuns(@Query() query: unknown) {
+    return this.history.list(parseInput(syncHistoryQuery, query, 'query'));
   }
 }

@@ -1,0 +1,36 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, UseGuards } from '@nestjs/common';
+import { ApiBearerAuth, ApiBody, ApiTags } from '@nestjs/swagger';
+import { Actor } from '../common/actor.js';
+import { AdminTokenGuard } from '../common/admin-token.guard.js';
+import { PinsService } from './pins.service.js';
+
+@ApiTags('pins')
+@ApiBearerAuth()
+@UseGuards(AdminTokenGuard)
+@Controller('api/v1')
+export class PinsController {
+  constructor(private readonly pins: PinsService) {}
+
+  /** Every pin, newest first; an expired pin is shown (`expired: true`) but no longer served. */
+  @Get('pins')
+  list() {
+    return this.pins.list();
+  }
+
+  /** Rolls one target back (or forward) to a revision, even under auto-sync, until unpinned or expired. */
+  @Post('targets/:name/pin')
+  @HttpCode(200)
+  @ApiBody({
+    description: '{"revision": "<sha|branch|tag>", "reason": "<why>", "expiresAt": "<RFC 3339, optional>"}',
+  })
+  pin(@Param('name') name: string, @Body() body: unknown, @Actor() actor: string) {
+    return this.pins.pin(name, body, actor);
+  }
+
+  @Delete('targets/:name/pin')
+  @HttpCode(204)
+  @ApiBody({ description: '{"reason": "<why>"}' })
+  async unpin(@Param('name') name: string, @Body() body: unknown, @Actor() actor: string): Promise<void> {
+    await this.pins.unpin(name, body, actor);
+  }
+}

@@ -1,0 +1,171 @@
+import { Injectable } from '@nestjs/common';
+import { z } from 'zod';
+import { Database } from '../db/database.js';
+import { HubError, parseInput } from '../common/hub-error.js';
+import { AuditLog } from '../audit/audit.service.js';
+import { GitMirrorError } from '../git/git-mirror.js';
+import { GitMirrorsService } from '../git/git-mirrors.service.js';
+import { ClusterWakeups } from '../queues/cluster-wakeups.service.js';
+import { RenderError, RenderService } from '../render/render.service.js';
+import type { TargetPin } from '../generated/prisma/client.js';
+
+export const pinRequestSchema = z.object({
+  /** A commit, branch or tag of the target's repository; resolved to a commit when the pin is made. */
+  revision: z.string().trim().min(1),
+  reason: z.string().trim().min(1, 'say why (it goes to the audit log)').max(1000),
+  expiresAt: z.iso
+    .datetime({ offset: true })
+    .optional()
+    .refine((v) => v === undefined || Date.parse(v) > Date.now(), 'must be in the future'),
+});
+export type PinRequest = z.infer<typeof pinRequestSchema>;
+
+const unpinSchema = z.object({
+  reason: z.string().trim().min(1, 'say why (it goes to the audit log)').max(1000),
+});
+
+/**
+ * Rollback by pinning: a pinned target is served the pinned revision's bundle whatever Git (and
+ * auto-sync) says, until it is unpinned or the pin expires. Pins made by automatic rollback look the
+ * same, with actor `agent:<cluster>`.
+ */
+@Injectable()
+export class PinsService {
+  constructor(
+    private readonly db: Database,
+    private readonly audit: AuditLog,
+    private readonly mirrors: GitMirrorsService,
+    private readonly render: RenderService,
+    private readonly wakeups: ClusterWakeups,
+  ) {}
+
+  async pin(targetName: string, body: unknown, actor: string) {
+    const req = parseInput(pinRequestSchema, body);
+    const target = await this.db.prisma.target.findUnique({ where: { name: targetName } });
+    if (!target) throw HubError.notFound('target', targetName);
+    const repo = await this.db.prisma.repository.findUnique({ where: { url: target.repoUrl } });
+    if (!repo || !this.mirrors.mirrors.hasMirror(repo.id))
+      throw new HubError(409, 'repository-not-fetched', `repository ${target.repoUrl} has no mirror yet`);
+    let sha: string;
+    try {
+      sha = this.mirrors.mirrors.resolve(repo.id, req.revision);
+    } catch (e) {
+      if (e instanceof GitMirrorError)
+        throw new HubError(422, 'unknown-revision', `${target.repoUrl}: ${e.message}`, 'revision');
+      throw e;
+    }
+    const digest = await this.bundleFor(target, repo.id, sha);
+    const expiresAt = req.expiresAt ? new Date(req.expiresAt) : null;
+    const pin = await this.db.prisma.$transaction(async (tx) => {
+      const row = await tx.targetPin.upsert({
+        where: { targetId: target.id },
+        create: {
+          targetId: target.id,
+          revision: sha,
+          bundleDigest: digest,
+          reason: req.reason,
+          actor,
+          expiresAt,
+        },
+        update: {
+          revision: sha,
+          bundleDigest: digest,
+          reason: req.reason,
+          actor,
+          expiresAt,
+          createdAt: new Date(),
+        },
+      });
+      await this.audit.record(
+        {
+          actor,
+          action: 'target.pinned',
+          scope: `target:${target.name}`,
+          details: {
+            revision: sha,
+            bundleDigest: digest,
+            reason: req.reason,
+            expiresAt: req.expiresAt ?? null,
+          },
+        },
+        tx,
+      );
+      return row;
+    });
+    await this.wakeups.notify([target.clusterId]);
+    return view(target.name, pin);
+  }
+
+  async unpin(targetName: string, body: unknown, actor: string): Promise<void> {
+    const { reason } = parseInput(unpinSchema, body);
+    const target = await this.db.prisma.target.findUnique({
+      where: { name: targetName },
+      include: { pin: true },
+    });
+    if (!target) throw HubError.notFound('target', targetName);
+    if (!target.pin) throw new HubError(404, 'not-found', `target "${targetName}" is not pinned`);
+    const pin = target.pin;
+    await this.db.prisma.$transaction(async (tx) => {
+      await tx.targetPin.delete({ where: { targetId: target.id } });
+      await this.audit.record(
+        {
+          actor,
+          action: 'target.unpinned',
+          scope: `target:${target.name}`,
+          details: { revision: pin.revision, pinnedBy: pin.actor, reason },
+        },
+        tx,
+      );
+    });
+    await this.wakeups.notify([target.clusterId]);
+  }
+
+  async list() {
+    const rows = await this.db.prisma.targetPin.findMany({
+      orderBy: { createdAt: 'desc' },
+      include: { target: { select: { name: true } } },
+    });
+    return rows.map((p) => view(p.target.name, p));
+  }
+
+  /**
+   * The bundle the target ran at that commit when it has one in its history (exactly what it ran,
+   * whatever template options made it); otherwise the target's source path rendered at the commit.
+   */
+  private async bundleFor(
+    target: { id: string; repoUrl: string; sourcePath: string },
+    repositoryId: string,
+    sha: string,
+  ): Promise<string> {
+    const ran = await this.db.prisma.syncRun.findFirst({
+      where: { targetId: target.id, revision: sha, outcome: 'Succeeded' },
+      orderBy: { startedAt: 'desc' },
+      select: { bundleDigest: true },
+    });
+    if (ran) return ran.bundleDigest;
+    try {
+      return await this.render.render({
+        repositoryId,
+        repoUrl: target.repoUrl,
+        revision: sha,
+        path: target.sourcePath,
+      });
+    } catch (e) {
+      if (e instanceof RenderError) throw new HubError(422, e.code, e.message, 'revision');
+      throw e;
+    }
+  }
+}
+
+function view(targetName: string, p: TargetPin) {
+  return {
+    target: targetName,
+    revision: p.revision,
+    bundleDigest: p.bundleDigest,
+    reason: p.reason,
+    actor: p.actor,
+    createdAt: p.createdAt.toISOString(),
+    expiresAt: p.expiresAt?.toISOString() ?? null,
+    expired: p.expiresAt !== null && p.expiresAt <= new Date(),
+  };
+}
