@@ -12,6 +12,8 @@ export interface GuestbookFleetOptions {
   clusters: number;
   pollSeconds: number;
   hubEnv?: Record<string, string>;
+  /** Labels per cluster, by index (rollout steps select clusters by label). */
+  labels?: (index: number) => Record<string, string>;
 }
 
 /**
@@ -58,6 +60,7 @@ export class GuestbookFleet {
         redisPrefix,
         pollSeconds: opts.pollSeconds,
         ...(opts.hubEnv ? { hubEnv: opts.hubEnv } : {}),
+        ...(opts.labels ? { labels: opts.labels } : {}),
       });
       return new GuestbookFleet(fleet, repo, repoDir, daemon.url('guestbook.git'), cleanup);
     } catch (err) {

@@ -3,6 +3,7 @@ import {
   type Assignment,
   type Bundle,
   type DriftReport,
+  type HealthStatus,
   FIELD_MANAGER,
   type KubeObject,
   type Report,
@@ -18,6 +19,7 @@ import { type KubeClient, idOf } from '../kube/kube-client.js';
 import { type ResourceId, type StateStore, type TargetState } from '../state/state-store.js';
 import { keyOf, prepareObject, refOfId, syncTarget } from '../sync/sync-target.js';
 import { type GateAction, type GateDecision } from '../windows/sync-gate.js';
+import { type RollbackHook } from '../rollback/auto-rollback.js';
 
 /** The live view the reconciler reads: the watch cache, kept fresh by informers. */
 export interface LiveView {
@@ -40,6 +42,8 @@ export interface ReconcilerDeps {
   healBackoff: { initialMs: number; maxMs: number };
   /** How long a sync waits for one wave to be healthy (or a hook to finish), and how often it looks. */
   syncWait?: { timeoutMs: number; pollMs: number };
+  /** Automatic rollback (apps/agent/src/rollback); absent: never roll back on its own. */
+  rollback?: RollbackHook;
 }
 
 interface Drifted {
@@ -72,6 +76,8 @@ export class TargetReconciler {
   private healStreak = 0;
   private lastHealAt = 0;
   private lastHealth: string | undefined;
+  /** The target's health as last judged (told to the hub or not), for automatic rollback. */
+  private lastStatus: HealthStatus | undefined;
   private failedSyncs = 0;
   private blockedReported: string | undefined;
 
@@ -184,6 +190,7 @@ export class TargetReconciler {
     trigger: SyncTrigger,
     only: Set<string> | undefined,
     breakGlassId?: string,
+    rolledBackFrom?: SyncReport['rolledBackFrom'],
   ): Promise<SyncReport> {
     const a = this.assignment;
     const input: Parameters<typeof syncTarget>[0] = {
@@ -203,6 +210,7 @@ export class TargetReconciler {
     if (only) input.only = only;
     if (breakGlassId) input.breakGlassId = breakGlassId;
     const result = await syncTarget(input);
+    if (rolledBackFrom) result.report.rolledBackFrom = rolledBackFrom;
     this.setDesired(result.desired);
     this.state.inventory = result.inventory;
     if (!only)
@@ -214,6 +222,7 @@ export class TargetReconciler {
       };
     this.state.pendingIntent = null;
     await this.deps.store.saveTargetState(a.targetId, this.state);
+    if (!only) await this.deps.rollback?.synced(a, result.report);
     this.deps.log.info(
       { target: a.name, trigger, outcome: result.report.outcome, resources: result.report.resources.length },
       'sync finished',
@@ -229,6 +238,7 @@ export class TargetReconciler {
       const delay = Math.min(maxMs, initialMs * 2 ** this.failedSyncs++);
       this.scheduleRetry(new Date(this.deps.now().getTime() + delay));
     }
+    if (!only && trigger !== 'rollback') await this.maybeRollBack();
     return result.report;
   }
 
@@ -322,6 +332,26 @@ export class TargetReconciler {
     if (reports.length > 0) await this.deps.emit(reports);
     if (drifted.length > 0 && a.syncPolicy.automated && a.syncPolicy.selfHeal) await this.heal(drifted);
     else await this.emitHealthIfChanged(liveByKey);
+    await this.maybeRollBack();
+  }
+
+  /**
+   * A revision still failing its deadline after it was applied is replaced by the last healthy
+   * bundle (see rollback/). Not held by sync windows: it restores what ran before the change.
+   */
+  private async maybeRollBack(): Promise<void> {
+    const hook = this.deps.rollback;
+    if (!hook || this.lastStatus === undefined) return;
+    const verdict = await hook.judged(this.assignment, this.lastStatus, this.deps.now());
+    if (verdict.recheckAt) this.scheduleRetry(new Date(verdict.recheckAt.getTime() + 100));
+    const order = verdict.order;
+    if (!order) return;
+    this.assignment = order.assignment;
+    this.bundle = order.bundle;
+    this.fights.clear();
+    this.state.contested = {};
+    this.reportedDrift.clear();
+    await this.runSync('rollback', undefined, undefined, order.rolledBackFrom);
   }
 
   private async heal(drifted: Drifted[]): Promise<void> {
@@ -463,6 +493,7 @@ export class TargetReconciler {
       return { ref: refOfId(id), live };
     });
     const health = aggregateHealth(objects, this.deps.health);
+    this.lastStatus = health.status;
     const signature = JSON.stringify(health);
     if (signature === this.lastHealth) return null;
     this.lastHealth = signature;
