@@ -77,12 +77,10 @@ describe('people API authentication and roles', () => {
       token: secrets['viewer'],
     });
     expect(sync.status).toBe(403);
-    expect(sync.body).toEqual({
-      code: 'forbidden',
-      message: expect.stringMatching(
-        /^token:alice-viewer has the viewer role; POST .*\/refresh needs operator$/,
-      ),
-    });
+    expect(sync.body.code).toBe('forbidden');
+    expect(sync.body.message).toMatch(
+      /^token:alice-viewer has the viewer role; POST .*\/refresh needs operator$/,
+    );
     expect(await tableCounts(hub)).toEqual(before);
   });
 

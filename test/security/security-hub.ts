@@ -41,11 +41,11 @@ export function caller(hub: TestHub) {
       ...(opts.rawBody !== undefined && { body: opts.rawBody }),
     });
     const text = await res.text();
-    let body: unknown = null;
+    let body: unknown;
     try {
       body = text ? JSON.parse(text) : null;
     } catch {
-      body = text;
+      body = text; // not JSON (an express error page would land here): the test sees the text
     }
     return { status: res.status, body: body as T, headers: res.headers };
   };
@@ -91,4 +91,22 @@ export async function sql(
   } finally {
     await db.end();
   }
+}
+
+/** Polls `read` until `done` holds (for set-up in hooks, where expect.poll is not available). */
+export async function waitUntil<T>(
+  what: string,
+  read: () => Promise<T>,
+  done: (value: T) => boolean,
+  timeoutMs = 60_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: T = await read();
+  while (!done(last)) {
+    if (Date.now() > deadline)
+      throw new Error(`timed out waiting for ${what}; last value: ${JSON.stringify(last)}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    last = await read();
+  }
+  return last;
 }

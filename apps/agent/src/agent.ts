@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { type Assignment, type AssignmentsResponse, type Bundle, type Report } from '@flotilla/contract';
 import { bundleDigest } from '@flotilla/manifests';
@@ -9,10 +8,10 @@ import { type AgentConfig } from './config/agent-config.js';
 import { type DriftDiffer } from './drift/drift-differ.js';
 import { type HealthAssessor } from './health/target-health.js';
 import { HubClient, HubError } from './hub/hub-client.js';
+import { pollSecondsBeforeRotation, rotationDue } from './hub/credential-rotation.js';
 import { createKubeClient } from './kube/kube-client.js';
 import { ObjectWatcher } from './kube/object-watcher.js';
 import { TargetReconciler } from './reconcile/target-reconciler.js';
-import { AutoRollback } from './rollback/auto-rollback.js';
 import { ReportQueue } from './reports/report-queue.js';
 import { BundleDecryptError, BundleDecryptor } from './secrets/bundle-decryptor.js';
 import { StateStore } from './state/state-store.js';
@@ -95,16 +94,6 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
     await queue.enqueue(reports);
     wakeDelivery?.();
   };
-  // Automatic rollback keeps its per-target memory beside the rest of the state (see rollback/).
-  const rollback = new AutoRollback(
-    join(config.stateDir, 'rollback'),
-    async (a, digest) => {
-      const stored = await store.loadBundle(digest);
-      return stored ? plaintextBundle(a, stored) : undefined;
-    },
-    log,
-  );
-  await rollback.init();
   const deps = {
     kube,
     live: watcher,
@@ -117,7 +106,6 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
     gate: (a: Assignment, action: 'auto' | 'self-heal', at: Date) =>
       decideSync(a, config.clusterName, action, at, evaluate),
     healBackoff: options.selfHealBackoff ?? { initialMs: 2_000, maxMs: 300_000 },
-    rollback,
     syncWait: { timeoutMs: (config.waveTimeoutSeconds ?? 300) * 1000, pollMs: options.syncPollMs ?? 500 },
   };
 
@@ -170,13 +158,11 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
       if (!stored) continue;
       seen.add(a.targetId);
       // A bundle whose secrets cannot be decrypted leaves the target on its last good revision.
-      const plaintext = await plaintextBundle(a, stored);
-      if (!plaintext) continue;
-      // A revision this agent rolled back from stays replaced by the healthy one until the hub moves on.
-      const run = await rollback.effective(a, plaintext);
+      const bundle = await plaintextBundle(a, stored);
+      if (!bundle) continue;
       const existing = reconcilers.get(a.targetId);
-      if (existing) existing.update(run.assignment, run.bundle);
-      else reconcilers.set(a.targetId, await TargetReconciler.start(deps, run.assignment, run.bundle));
+      if (existing) existing.update(a, bundle);
+      else reconcilers.set(a.targetId, await TargetReconciler.start(deps, a, bundle));
     }
     // A target the hub no longer assigns is left as it is in the cluster (orphaned), never deleted:
     // an empty answer from a confused hub must not wipe a cluster.
@@ -217,10 +203,32 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
       clusterId: reg.clusterId,
       credential: reg.credential,
       expiresAt: reg.expiresAt,
+      issuedAt: now().toISOString(),
     });
     log.info({ clusterId: reg.clusterId }, 'registered with the hub');
     credential = reg.credential;
     return credential;
+  };
+
+  /**
+   * Trades the credential for a new one when a third of its life is left. The new one is stored
+   * (atomically: a crash leaves the old or the new file, never half) before it is used; if the agent
+   * dies in between, the old one still works for the hub's grace period.
+   */
+  const rotateIfDue = async (cred: string): Promise<string> => {
+    const stored = await store.loadCredential();
+    if (!stored || stored.credential !== cred || !rotationDue(stored, now())) return cred;
+    const next = await hub.rotate(cred, abort.signal);
+    await store.saveCredential({
+      clusterName: next.clusterName,
+      clusterId: next.clusterId,
+      credential: next.credential,
+      expiresAt: next.expiresAt,
+      issuedAt: now().toISOString(),
+    });
+    credential = next.credential;
+    log.info({ expiresAt: next.expiresAt }, 'rotated the agent credential');
+    return next.credential;
   };
 
   const fetchBundles = async (cred: string, response: AssignmentsResponse): Promise<Map<string, Bundle>> => {
@@ -252,8 +260,13 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
     const backoff = new Backoff(options.hubBackoff ?? { initialMs: 1_000, maxMs: 60_000 });
     while (!abort.signal.aborted) {
       try {
-        const cred = await ensureCredential();
-        const poll = await hub.assignments(cred, etag, options.longPollSeconds ?? 30, abort.signal);
+        const cred = await rotateIfDue(await ensureCredential());
+        const wait = pollSecondsBeforeRotation(
+          await store.loadCredential(),
+          options.longPollSeconds ?? 30,
+          now(),
+        );
+        const poll = await hub.assignments(cred, etag, wait, abort.signal);
         if (poll.changed) {
           const bundles = await fetchBundles(cred, poll.response);
           await store.saveAssignments(poll.response);

@@ -6,10 +6,12 @@ import {
   type RegisterRequest,
   type RegisterResponse,
   type Report,
+  type RotateResponse,
   assignmentsResponseSchema,
   bundleSchema,
   registerResponseSchema,
   reportBatchResponseSchema,
+  rotateResponseSchema,
 } from '@flotilla/contract';
 
 export type HubErrorCode =
@@ -55,6 +57,16 @@ export class HubClient {
       signal,
     });
     return this.parse(AGENT_API.register, res, registerResponseSchema);
+  }
+
+  /** Trades `credential` for a new one; the hub keeps accepting the old one for a short grace period. */
+  async rotate(credential: string, signal?: AbortSignal): Promise<RotateResponse> {
+    const res = await this.call(AGENT_API.rotate, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${credential}` },
+      signal,
+    });
+    return this.parse(AGENT_API.rotate, res, rotateResponseSchema);
   }
 
   /** Long-polls: the hub answers 304 after `waitSeconds` when nothing changed since `etag`. */

@@ -15,6 +15,8 @@ export const storedCredentialSchema = z.object({
   clusterId: z.string(),
   credential: z.string().min(1),
   expiresAt: z.string().nullable(),
+  /** When the hub issued it; the agent rotates when a third of its lifetime is left. */
+  issuedAt: z.string().optional(),
 });
 export type StoredCredential = z.infer<typeof storedCredentialSchema>;
 
