@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { type Assignment, type AssignmentsResponse, type Bundle, type Report } from '@flotilla/contract';
 import { bundleDigest } from '@flotilla/manifests';
@@ -12,6 +13,7 @@ import { pollSecondsBeforeRotation, rotationDue } from './hub/credential-rotatio
 import { createKubeClient } from './kube/kube-client.js';
 import { ObjectWatcher } from './kube/object-watcher.js';
 import { TargetReconciler } from './reconcile/target-reconciler.js';
+import { AutoRollback } from './rollback/auto-rollback.js';
 import { ReportQueue } from './reports/report-queue.js';
 import { BundleDecryptError, BundleDecryptor } from './secrets/bundle-decryptor.js';
 import { StateStore } from './state/state-store.js';
@@ -94,6 +96,16 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
     await queue.enqueue(reports);
     wakeDelivery?.();
   };
+  // Automatic rollback keeps its per-target memory beside the rest of the state (see rollback/).
+  const rollback = new AutoRollback(
+    join(config.stateDir, 'rollback'),
+    async (a, digest) => {
+      const stored = await store.loadBundle(digest);
+      return stored ? plaintextBundle(a, stored) : undefined;
+    },
+    log,
+  );
+  await rollback.init();
   const deps = {
     kube,
     live: watcher,
@@ -106,6 +118,7 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
     gate: (a: Assignment, action: 'auto' | 'self-heal', at: Date) =>
       decideSync(a, config.clusterName, action, at, evaluate),
     healBackoff: options.selfHealBackoff ?? { initialMs: 2_000, maxMs: 300_000 },
+    rollback,
     syncWait: { timeoutMs: (config.waveTimeoutSeconds ?? 300) * 1000, pollMs: options.syncPollMs ?? 500 },
   };
 
@@ -158,11 +171,13 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
       if (!stored) continue;
       seen.add(a.targetId);
       // A bundle whose secrets cannot be decrypted leaves the target on its last good revision.
-      const bundle = await plaintextBundle(a, stored);
-      if (!bundle) continue;
+      const plaintext = await plaintextBundle(a, stored);
+      if (!plaintext) continue;
+      // A revision this agent rolled back from stays replaced by the healthy one until the hub moves on.
+      const run = await rollback.effective(a, plaintext);
       const existing = reconcilers.get(a.targetId);
-      if (existing) existing.update(a, bundle);
-      else reconcilers.set(a.targetId, await TargetReconciler.start(deps, a, bundle));
+      if (existing) existing.update(run.assignment, run.bundle);
+      else reconcilers.set(a.targetId, await TargetReconciler.start(deps, run.assignment, run.bundle));
     }
     // A target the hub no longer assigns is left as it is in the cluster (orphaned), never deleted:
     // an empty answer from a confused hub must not wipe a cluster.
