@@ -189,7 +189,8 @@ export class GitMirrors {
 
   /**
    * `authEnv`: the askpass or SSH command variables of one authenticated fetch. simple-git refuses
-   * GIT_ASKPASS and GIT_SSH_COMMAND unless told they are safe: these are the hub's own, never input.
+   * GIT_ASKPASS and GIT_SSH_COMMAND unless told they are safe (twice: the unsafe flag and its
+   * environment guard): these are the hub's own, never input.
    */
   private git(dir: string, authEnv?: Record<string, string>): SimpleGit {
     // simple-git's environment guard refuses GIT_TERMINAL_PROMPT; without a terminal git cannot prompt
@@ -199,6 +200,7 @@ export class GitMirrors {
       baseDir: dir,
       timeout: { block: 60_000 },
       unsafe: { allowUnsafeAskPass: true, allowUnsafeSshCommand: true },
+      allowEnvironment: Object.keys(authEnv).filter((k) => k.startsWith('GIT_')),
     }).env({ ...inheritedEnv(), ...authEnv });
   }
 
@@ -212,11 +214,27 @@ export class GitMirrors {
   }
 }
 
-/** The hub's environment without its own secrets, for a git that runs an askpass script or ssh. */
+// What an authenticated git (and its askpass script or ssh) may see of the hub's environment: enough
+// to find programs, certificates and proxies; nothing of the hub's own secrets.
+const PASSED_ENV = [
+  'PATH',
+  'HOME',
+  'TMPDIR',
+  'SSL_CERT_FILE',
+  'SSL_CERT_DIR',
+  'HTTP_PROXY',
+  'HTTPS_PROXY',
+  'NO_PROXY',
+  'http_proxy',
+  'https_proxy',
+  'no_proxy',
+];
+
 function inheritedEnv(): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) {
-    if (v !== undefined && !k.startsWith('FLOTILLA_') && !k.endsWith('_URL')) out[k] = v;
+  const out: Record<string, string> = { LC_ALL: 'C' };
+  for (const k of PASSED_ENV) {
+    const v = process.env[k];
+    if (v !== undefined) out[k] = v;
   }
   return out;
 }

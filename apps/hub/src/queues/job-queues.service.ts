@@ -2,6 +2,7 @@ import { InjectQueue } from '@nestjs/bullmq';
 import { Injectable } from '@nestjs/common';
 import { JOB_OPTIONS, jobId, type QueueName, type QueuePayloads } from '@flotilla/contract';
 import type { Queue } from 'bullmq';
+import { pollOffsetMs } from '../repositories/poll-jitter.js';
 
 /** The one place jobs are added: ids and options always come from the contract's registry. */
 @Injectable()
@@ -52,13 +53,16 @@ export class JobQueues {
     });
   }
 
-  /** Polling: one repeatable source-sync per repository, replaced when the interval changes. */
+  /**
+   * Polling: one repeatable source-sync per repository, replaced when the interval changes, each at
+   * its own jittered point of the interval (pollOffsetMs).
+   */
   async schedulePoll(repositoryId: string, everySeconds: number): Promise<void> {
     const payload: QueuePayloads['source-sync'] = { repositoryId, reason: 'poll' };
     const o = JOB_OPTIONS['source-sync'];
     await this.queues['source-sync'].upsertJobScheduler(
       `poll.${repositoryId}`,
-      { every: Math.round(everySeconds * 1000) },
+      { every, offset: pollOffsetMs(repositoryId, every) },
       {
         name: 'source-sync',
         data: payload,

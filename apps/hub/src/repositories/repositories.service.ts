@@ -1,16 +1,43 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { z } from 'zod';
 import { HUB_CONFIG, type HubConfig } from '../config/hub-config.js';
 import { Database } from '../db/database.js';
 import { HubError } from '../common/hub-error.js';
 import { AuditLog } from '../audit/audit.service.js';
+import { CredentialCipher, CredentialCipherError } from '../git/credential-cipher.js';
+import type { GitAuth } from '../git/git-credentials.js';
 import { GitMirrorError } from '../git/git-mirror.js';
 import { GitMirrorsService } from '../git/git-mirrors.service.js';
 import { JobQueues } from '../queues/job-queues.service.js';
 import { literalRepoRefs } from '../appsets/appset-document.js';
 import type { Repository } from '../generated/prisma/client.js';
 
+/** Repository credentials as an admin gives them; stored sealed, never shown again. */
+export const repositoryCredentialsSchema = z.discriminatedUnion('type', [
+  z
+    .object({
+      type: z.literal('https-token'),
+      username: z.string().min(1).max(256),
+      token: z.string().min(1).max(8192),
+    })
+    .strict(),
+  z
+    .object({
+      type: z.literal('ssh-key'),
+      privateKey: z
+        .string()
+        .max(64 * 1024)
+        .refine((k) => /-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(k), {
+          message: 'must be a PEM/OpenSSH private key (-----BEGIN ... PRIVATE KEY-----)',
+        }),
+    })
+    .strict(),
+]);
+export type RepositoryCredentials = z.output<typeof repositoryCredentialsSchema>;
+
 export const registerRepositorySchema = z.object({
+  credentials: repositoryCredentialsSchema.optional(),
   url: z
     .string()
     .min(1)
@@ -25,10 +52,14 @@ export interface SyncResult {
   error?: string;
 }
 
-/** Repositories the hub mirrors, their fetch status, and the commits their tracked refs point at. */
+/**
+ * Repositories the hub mirrors, their fetch status, the commits their tracked refs point at, and
+ * their credentials (sealed with FLOTILLA_SECRETS_KEY, opened only for the length of a fetch).
+ */
 @Injectable()
-export class RepositoriesService {
+export class RepositoriesService implements OnModuleInit {
   private readonly logger = new Logger(RepositoriesService.name);
+  private readonly cipher: CredentialCipher;
 
   constructor(
     private readonly db: Database,
@@ -36,20 +67,102 @@ export class RepositoriesService {
     private readonly queues: JobQueues,
     private readonly audit: AuditLog,
     @Inject(HUB_CONFIG) private readonly config: HubConfig,
-  ) {}
+  ) {
+    this.cipher = new CredentialCipher(config.secrets.key, config.secrets.previousKeys);
+  }
 
-  /** Registers a URL (idempotent) and, when it is new, schedules its polling and a first fetch. */
-  async register(url: string, actor: string): Promise<Repository> {
+  /**
+   * Key rotation: credentials sealed with a key now in FLOTILLA_SECRETS_KEY_PREVIOUS are sealed again
+   * with the current key, so the previous one can be dropped at the next restart.
+   */
+  async onModuleInit(): Promise<void> {
+    if (!this.cipher.canSeal) return;
+    const sealed = await this.db.prisma.repository.findMany({
+      where: { credentialCiphertext: { not: null } },
+      select: { id: true, url: true, credentialCiphertext: true },
+    });
+    let resealed = 0;
+    for (const r of sealed) {
+      if (!r.credentialCiphertext || !this.cipher.isStale(r.credentialCiphertext)) continue;
+      try {
+        const plain = this.cipher.open(r.credentialCiphertext, credentialContext(r.id));
+        // Only if nobody changed it meanwhile (another replica resealing, an admin replacing it).
+        const { count } = await this.db.prisma.repository.updateMany({
+          where: { id: r.id, credentialCiphertext: r.credentialCiphertext },
+          data: { credentialCiphertext: this.cipher.seal(plain, credentialContext(r.id)) },
+        });
+        resealed += count;
+      } catch (e) {
+        if (!(e instanceof CredentialCipherError)) throw e;
+        this.logger.warn(`repository ${r.url}: credentials cannot be resealed: ${e.message}`);
+      }
+    }
+    if (resealed > 0)
+      this.logger.log(`resealed the credentials of ${resealed} repositories with the current key`);
+  }
+
+  /** Stores (replaces) a repository's credentials, sealed; audited without the secret. */
+  async setCredentials(id: string, credentials: RepositoryCredentials, actor: string) {
+    const repo = await this.db.prisma.repository.findUnique({ where: { id } });
+    if (!repo) throw HubError.notFound('repository', id);
+    await this.db.prisma.repository.update({ where: { id }, data: this.sealed(id, credentials) });
+    await this.audit.record({
+      actor,
+      action: 'repository.credentials-set',
+      scope: `repository:${repo.url}`,
+      details: {
+        type: credentials.type,
+        ...(credentials.type === 'https-token' && { username: credentials.username }),
+      },
+    });
+    return this.get(id);
+  }
+
+  async clearCredentials(id: string, actor: string) {
+    const repo = await this.db.prisma.repository.findUnique({ where: { id } });
+    if (!repo) throw HubError.notFound('repository', id);
+    await this.db.prisma.repository.update({
+      where: { id },
+      data: { credentialType: null, credentialUsername: null, credentialCiphertext: null },
+    });
+    await this.audit.record({
+      actor,
+      action: 'repository.credentials-removed',
+      scope: `repository:${repo.url}`,
+    });
+    return this.get(id);
+  }
+
+  /**
+   * Registers a URL (idempotent) and, when it is new, schedules its polling and a first fetch.
+   * `credentials` are sealed into the new row before that fetch; for a known URL they replace the
+   * stored ones and a fetch is queued.
+   */
+  async register(url: string, actor: string, credentials?: RepositoryCredentials): Promise<Repository> {
     const existing = await this.db.prisma.repository.findUnique({ where: { url } });
-    if (existing) return existing;
+    if (existing) {
+      if (credentials) {
+        await this.setCredentials(existing.id, credentials, actor);
+        await this.refresh(existing.id);
+      }
+      return existing;
+    }
+    const id = randomUUID();
     let repo: Repository;
     try {
-      repo = await this.db.prisma.repository.create({ data: { url } });
+      repo = await this.db.prisma.repository.create({
+        data: { id, url, ...(credentials && this.sealed(id, credentials)) },
+      });
     } catch {
       // Another request registered it at the same moment.
       return this.db.prisma.repository.findUniqueOrThrow({ where: { url } });
     }
-    await this.audit.record({ actor, action: 'repository.registered', scope: `repository:${url}` });
+    await this.audit.record({
+      actor,
+      action: 'repository.registered',
+      scope: `repository:${url}`,
+      ...(credentials && { details: { credentials: credentials.type } }),
+    });
     await this.queues.schedulePoll(repo.id, this.config.sources.pollIntervalSeconds);
     await this.queues.enqueue('source-sync', { repositoryId: repo.id, reason: 'manual' });
     return repo;
@@ -92,9 +205,14 @@ export class RepositoriesService {
     });
     if (!repo) return { ok: false, changed: false, error: 'repository no longer exists' };
     try {
-      await this.mirrors.mirrors.fetch(repo.id, repo.url);
+      await this.mirrors.mirrors.fetch(repo.id, repo.url, this.authOf(repo));
     } catch (e) {
-      const error = e instanceof GitMirrorError ? e.message : String(e);
+      const error =
+        e instanceof GitMirrorError
+          ? e.message
+          : e instanceof CredentialCipherError
+            ? `cannot use the stored credentials: ${e.message}`
+            : String(e);
       await this.db.prisma.repository.update({
         where: { id: repo.id },
         data: { status: 'Error', error, lastAttemptAt: new Date() },
@@ -155,10 +273,40 @@ export class RepositoriesService {
     return [...refs].sort();
   }
 
+  /** The credential columns for `credentials`, sealed for the row `id`. */
+  private sealed(id: string, credentials: RepositoryCredentials) {
+    if (!this.cipher.canSeal) {
+      throw new HubError(
+        503,
+        'secrets-key-missing',
+        'FLOTILLA_SECRETS_KEY is not set on the hub: repository credentials cannot be stored',
+        'credentials',
+      );
+    }
+    const secret = credentials.type === 'https-token' ? credentials.token : credentials.privateKey;
+    return {
+      credentialType: credentials.type,
+      credentialUsername: credentials.type === 'https-token' ? credentials.username : null,
+      credentialCiphertext: this.cipher.seal(secret, credentialContext(id)),
+    };
+  }
+
+  /** The repository's credentials, opened for one fetch (throws CredentialCipherError). */
+  private authOf(r: Repository): GitAuth | undefined {
+    if (!r.credentialType || !r.credentialCiphertext) return undefined;
+    const secret = this.cipher.open(r.credentialCiphertext, credentialContext(r.id));
+    return r.credentialType === 'ssh-key'
+      ? { type: 'ssh-key', privateKey: secret }
+      : { type: 'https-token', username: r.credentialUsername ?? '', token: secret };
+  }
+
   private view(r: Repository & { refs: { ref: string; sha: string; resolvedAt: Date }[] }) {
     return {
       id: r.id,
       url: r.url,
+      // Never the secret: whether there is one, its kind, and the (public) HTTPS username.
+      hasCredentials: r.credentialCiphertext !== null,
+      credentials: r.credentialType ? { type: r.credentialType, username: r.credentialUsername } : null,
       status: r.status,
       error: r.error,
       lastFetchedAt: r.lastFetchedAt?.toISOString() ?? null,
@@ -167,4 +315,9 @@ export class RepositoriesService {
       lastFetchedCommit: r.refs.find((x) => x.ref === 'HEAD')?.sha ?? null,
     };
   }
+}
+
+/** Bound into each ciphertext, so a sealed credential only opens on its own repository's row. */
+function credentialContext(repositoryId: string): string {
+  return `repository:${repositoryId}`;
 }
