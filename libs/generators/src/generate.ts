@@ -17,13 +17,7 @@ import { type GenerateContext, type GenerateResult, type GeneratedTarget, type P
  * Generators run in order; each one's post-selector filters its own output. Throws GeneratorError.
  */
 export function generate(appSet: ApplicationSet, ctx: GenerateContext): GenerateResult {
-  const env: GeneratorEnv = {
-    goTemplate: appSet.spec.goTemplate,
-    goTemplateOptions: appSet.spec.goTemplateOptions,
-    applyNestedSelectors: appSet.spec.applyNestedSelectors,
-    ctx,
-    runChild: (raw, path, depth, inherited) => runChild(raw, env, path, depth, inherited),
-  };
+  const env = generatorEnv(appSet, ctx);
   const params: Params[] = [];
   const targets: GeneratedTarget[] = [];
   appSet.spec.generators.forEach((generator, i) => {
@@ -47,6 +41,49 @@ export function findDuplicateTargetNames(targets: GeneratedTarget[]): string[] {
   const dup = new Set<string>();
   for (const t of targets) (seen.has(t.name) ? dup : seen).add(t.name);
   return [...dup].sort();
+}
+
+function generatorEnv(appSet: ApplicationSet, ctx: GenerateContext): GeneratorEnv {
+  const env: GeneratorEnv = {
+    goTemplate: appSet.spec.goTemplate,
+    goTemplateOptions: appSet.spec.goTemplateOptions,
+    applyNestedSelectors: appSet.spec.applyNestedSelectors,
+    ctx,
+    runChild: (raw, path, depth, inherited) => runChild(raw, env, path, depth, inherited),
+  };
+  return env;
+}
+
+/**
+ * One top-level generator, step by step, for explain: its parameter sets before and after its
+ * post-selector, and the Application each kept set renders to (same code path as generate).
+ */
+export function generateStepwise(
+  appSet: ApplicationSet,
+  ctx: GenerateContext,
+  index: number,
+): {
+  produced: Params[];
+  kept: Params[];
+  targets: GeneratedTarget[];
+  render: (p: Params) => GeneratedTarget;
+} {
+  const env = generatorEnv(appSet, ctx);
+  const generator = appSet.spec.generators[index];
+  if (!generator)
+    throw new GeneratorError('INVALID_GENERATOR', 'no such generator', `spec.generators[${index}]`);
+  const path = `spec.generators[${index}]`;
+  const produced = produce(generator, env, path, 0);
+  const kept = postSelect(produced, generator.selector, path);
+  const template = mergeFill(
+    bodyOf(generator).template ?? {},
+    appSet.spec.template,
+  ) as ApplicationSet['spec']['template'];
+  const render = (p: Params): GeneratedTarget => {
+    const application = renderApplication(template, p, appSet, path);
+    return { name: application.metadata.name, params: p, application };
+  };
+  return { produced, kept, targets: kept.map(render), render };
 }
 
 /** Runs one validated generator and applies its post-selector. */

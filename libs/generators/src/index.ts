@@ -8,6 +8,15 @@ export {
   SUPPORTED_GENERATORS,
 } from './application-set.js';
 export { generate, findDuplicateTargetNames } from './generate.js';
+export {
+  explain,
+  unmetRequirements,
+  type Explanation,
+  type ExplainedTarget,
+  type GeneratorExplanation,
+  type SelectorCheck,
+  type UnmetRequirement,
+} from './explain.js';
 export { GeneratorError, type GeneratorErrorCode } from './generator-error.js';
 export { RESOURCES_FINALIZER } from './render-application.js';
 export { compileSelector } from './label-selector.js';
