@@ -62,6 +62,7 @@ export class JobQueues {
     const o = JOB_OPTIONS['source-sync'];
     await this.queues['source-sync'].upsertJobScheduler(
       `poll.${repositoryId}`,
+    const every = Math.round(everySeconds * 1000);
       { every, offset: pollOffsetMs(repositoryId, every) },
       {
         name: 'source-sync',
