@@ -60,9 +60,9 @@ export class JobQueues {
   async schedulePoll(repositoryId: string, everySeconds: number): Promise<void> {
     const payload: QueuePayloads['source-sync'] = { repositoryId, reason: 'poll' };
     const o = JOB_OPTIONS['source-sync'];
+    const every = Math.round(everySeconds * 1000);
     await this.queues['source-sync'].upsertJobScheduler(
       `poll.${repositoryId}`,
-    const every = Math.round(everySeconds * 1000);
       { every, offset: pollOffsetMs(repositoryId, every) },
       {
         name: 'source-sync',
