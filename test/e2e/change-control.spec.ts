@@ -13,7 +13,7 @@ import { GuestbookFleet } from '../support/guestbook-fleet.js';
  * a simulated cluster with the real agent, the real kubectl and the built CLI:
  * a deny window holds a new commit (the cluster stays on the old image, history shows Blocked,
  * the target shows it pending) until the window is deleted, then it lands; a break-glass that
- * pauses self-heal lets a hand-made `kubectl scale` stand and records it; closing it brings
+ * pauses self-heal lets a hand-made `kubectl scale` stand and records it; closing it, or its expiry, brings
  * enforcement back and the agent heals the change.
  */
 
@@ -83,12 +83,15 @@ describe('sync windows and break-glass end to end', () => {
 
   const image = async () => (await e2e.images())[0];
 
-  /** Whether the agent recorded the manual change under the override or healed it, within 15 s. */
-  async function settle(id: number): Promise<'recorded' | 'healed'> {
+  /**
+   * Whether the agent recorded the manual change under the override or healed it (`healed` tells),
+   * within 15 s.
+   */
+  async function settle(id: number, healed: () => Promise<boolean>): Promise<'recorded' | 'healed'> {
     for (let i = 0; i < 60; i++) {
       const record = await flotilla<BreakGlassRecordView>('break-glass', 'record', String(id));
       if (record.changes.length > 0) return 'recorded';
-      if ((await replicas()) === 2) return 'healed';
+      if (await healed()) return 'healed';
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
     throw new Error('the agent neither recorded nor healed the manual scale within 15 s');
@@ -164,7 +167,7 @@ describe('sync windows and break-glass end to end', () => {
       manual = 3 + attempt;
       const scaled = await kubectl('scale', 'deployment/guestbook-ui', `--replicas=${manual}`);
       expect(scaled.stderr).toBe('');
-      if ((await settle(opened.id)) === 'recorded') break;
+      if ((await settle(opened.id, async () => (await replicas()) === 2)) === 'recorded') break;
     }
     const record = await flotilla<BreakGlassRecordView>('break-glass', 'record', String(opened.id));
     expect(record.changes[0]).toMatchObject({
@@ -194,5 +197,64 @@ describe('sync windows and break-glass end to end', () => {
       `/api/v1/audit?scope=cluster:${cluster().name}&action=break-glass.`,
     );
     expect(audit.items.map((e) => e.action)).toEqual(['break-glass.closed', 'break-glass.opened']);
+  }, 180_000);
+
+  it('at expiry enforcement returns on its own: the agent heals what the override let stand', async () => {
+    const desiredImage = 'ghcr.io/example/guestbook-ui:1.2.0';
+    expect(await image()).toBe(desiredImage);
+    const until = new Date(Date.now() + 15_000).toISOString();
+    const opened = await flotilla<BreakGlassView>(
+      'break-glass',
+      'open',
+      'target',
+      target(),
+      '--reason',
+      'INC-43: hold replicas while we look',
+      '--until',
+      until,
+      '--pause-self-heal',
+    );
+    let recorded = false;
+    for (let attempt = 1; attempt <= 3 && !recorded; attempt++) {
+      // Another field than the scale above: the agent's fight detector gives up on an object after
+      // three identical heal rounds, and this is a different change, not a tug of war.
+      await kubectl(
+        'set',
+        'image',
+        'deployment/guestbook-ui',
+        `guestbook-ui=ghcr.io/example/guestbook-ui:hotfix-${attempt}`,
+      );
+      recorded = (await settle(opened.id, async () => (await image()) === desiredImage)) === 'recorded';
+    }
+    expect(recorded).toBe(true);
+    // Nobody closes it: after `until` the agent drops the override and heals; the hub records the expiry.
+    await expect.poll(image, { timeout: 60_000, interval: 500 }).toBe(desiredImage);
+    expect(Date.now()).toBeGreaterThanOrEqual(Date.parse(until));
+    await expect
+      .poll(
+        async () =>
+          (await flotilla<BreakGlassView[]>('break-glass', 'list')).find((b) => b.id === opened.id)?.state,
+        {
+          timeout: 30_000,
+          interval: 500,
+        },
+      )
+      .toBe('expired');
+    // The sweep (every 5 s) writes the close into the audit log.
+    await expect
+      .poll(
+        async () =>
+          (
+            await e2e.fleet.api.request<{ items: { action: string; actor: string }[] }>(
+              'GET',
+              `/api/v1/audit?scope=target:${target()}&action=break-glass.`,
+            )
+          ).items.map((e) => [e.action, e.actor]),
+        { timeout: 30_000, interval: 500 },
+      )
+      .toEqual([
+        ['break-glass.expired', 'system:break-glass-expiry'],
+        ['break-glass.opened', 'user:admin'],
+      ]);
   }, 180_000);
 });
