@@ -254,10 +254,10 @@ export function planRollout(
     }
 
     // Everything in the step is Healthy at the new revision (or failed/skipped within budget): bake.
-    // A step that selects no cluster has nothing to bake.
+    // A step with no healthy cluster at the new revision (none selected, all pinned or skipped) has nothing to bake.
     state.bakeStartedAt ??= opts.now;
     const bakedMs = now - state.bakeStartedAt.getTime();
-    if (members.length > 0 && bakedMs < step.bakeSeconds * 1000) {
+    if (done.length > 0 && bakedMs < step.bakeSeconds * 1000) {
       const more = Math.ceil((step.bakeSeconds * 1000 - bakedMs) / 1000);
       return {
         status: 'Progressing',
