@@ -1,0 +1,50 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ChaosSession, scenarioNames } from './chaos-run.js';
+
+/**
+ * CI's fault runs: the same scenarios as `npm run chaos`, at reduced size (3 clusters × 3 apps,
+ * PostgreSQL down 10 s, an agent offline 10 s), on one fleet with its own PostgreSQL cluster and
+ * redis-server. Each scenario asserts its end state and that no report, history row or audit event
+ * was lost or doubled; a failure names the check that failed.
+ */
+describe('chaos: fault runs at CI size', () => {
+  let session: ChaosSession;
+  const progress = process.env['CHAOS_VERBOSE'] ? (line: string) => console.log(line) : () => undefined;
+
+  beforeAll(async () => {
+    session = await ChaosSession.start(
+      {
+        clusters: 3,
+        apps: 3,
+        postgresOutageSeconds: 10,
+        agentOfflineSeconds: 10,
+        convergeTimeoutMs: 120_000,
+      },
+      progress,
+    );
+  }, 180_000);
+  afterAll(async () => {
+    await session?.stop();
+  }, 60_000);
+
+  /**
+   * Known defects that `npm run chaos` reports as FAILED; CI shows them as skipped until they are fixed
+   * (docs/chaos.md, Findings). two-hubs: each hub replica keeps its own Git mirrors, and a replica whose
+   * mirror is behind or empty expands or renders from it — targets went back to an older commit, or a
+   * commit never rolled out.
+   */
+  const knownDefects = new Set(['two-hubs']);
+
+  // In order: the fleet run deploys the apps every fault then breaks.
+  for (const name of scenarioNames()) {
+    it.skipIf(knownDefects.has(name))(
+      `${name}: converges with nothing lost or doubled`,
+      async () => {
+        const result = await session.run(name);
+        expect(result.ok, result.detail).toBe(true);
+        expect(result.outcome?.ledger.sent).toBeGreaterThan(0);
+      },
+      240_000,
+    );
+  }
+});
