@@ -15,6 +15,7 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandMod
   clusters: { summary: "the hub's cluster inventory", load: () => import('./commands/clusters.command.js') },
   history: { summary: 'sync runs recorded by the hub', load: () => import('./commands/history.command.js') },
   targets: { summary: 'per-cluster targets on the hub', load: () => import('./commands/targets.command.js') },
+  tokens: { summary: "people's API tokens on the hub", load: () => import('./commands/tokens.command.js') },
   diff: {
     summary: 'compare a desired object with a live one, as the agent does for drift',
     load: () => import('./commands/diff.command.js'),

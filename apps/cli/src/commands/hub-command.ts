@@ -36,7 +36,7 @@ export interface HubCommandSpec {
 const COMMON_USAGE = [
   'common options:',
   `  --hub URL      the hub's base URL (default $FLOTILLA_HUB_URL, else ${DEFAULT_HUB_URL})`,
-  '  --token T      admin token sent as a Bearer token (default $FLOTILLA_TOKEN)',
+  '  --token T      API token (or the admin token) sent as a Bearer token (default $FLOTILLA_TOKEN)',
   '  -o FORMAT      table (default), json or yaml',
 ].join('\n');
 
