@@ -2,6 +2,7 @@ import { Body, Controller, Get, HttpCode, Param, Post, Query, UseGuards } from '
 import { ApiBearerAuth, ApiBody, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { Actor } from '../common/actor.js';
 import { AdminTokenGuard } from '../common/admin-token.guard.js';
+import { Roles } from '../auth/roles.decorator.js';
 import { parseInput } from '../common/hub-error.js';
 import {
   breakGlassIdSchema,
@@ -20,6 +21,7 @@ export class BreakGlassController {
 
   /** Opens an override on a cluster, an appset or one target, with a reason and an expiry. */
   @Post()
+  @Roles('operator')
   @ApiBody({
     description:
       '{"scope": "cluster|appset|target", "name", "reason", "durationMinutes" | "expiresAt", "allowSyncOutsideWindows", "pauseSelfHeal"}',
@@ -40,6 +42,7 @@ export class BreakGlassController {
   }
 
   @Post(':id/close')
+  @Roles('operator')
   @HttpCode(200)
   @ApiBody({ description: '{"reason": "<optional>"}', required: false })
   close(@Param('id') id: string, @Body() body: unknown, @Actor() actor: string) {

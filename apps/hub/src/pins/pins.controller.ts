@@ -2,6 +2,7 @@ import { Body, Controller, Delete, Get, HttpCode, Param, Post, UseGuards } from 
 import { ApiBearerAuth, ApiBody, ApiTags } from '@nestjs/swagger';
 import { Actor } from '../common/actor.js';
 import { AdminTokenGuard } from '../common/admin-token.guard.js';
+import { Roles } from '../auth/roles.decorator.js';
 import { PinsService } from './pins.service.js';
 
 @ApiTags('pins')
@@ -19,6 +20,7 @@ export class PinsController {
 
   /** Rolls one target back (or forward) to a revision, even under auto-sync, until unpinned or expired. */
   @Post('targets/:name/pin')
+  @Roles('operator')
   @HttpCode(200)
   @ApiBody({
     description: '{"revision": "<sha|branch|tag>", "reason": "<why>", "expiresAt": "<RFC 3339, optional>"}',
@@ -28,6 +30,7 @@ export class PinsController {
   }
 
   @Delete('targets/:name/pin')
+  @Roles('operator')
   @HttpCode(204)
   @ApiBody({ description: '{"reason": "<why>"}' })
   async unpin(@Param('name') name: string, @Body() body: unknown, @Actor() actor: string): Promise<void> {

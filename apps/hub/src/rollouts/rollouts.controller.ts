@@ -3,6 +3,7 @@ import { ApiBearerAuth, ApiBody, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { z } from 'zod';
 import { Actor } from '../common/actor.js';
 import { AdminTokenGuard } from '../common/admin-token.guard.js';
+import { Roles } from '../auth/roles.decorator.js';
 import { parseInput } from '../common/hub-error.js';
 import { RolloutsService } from './rollouts.service.js';
 
@@ -34,6 +35,7 @@ export class RolloutsController {
   }
 
   @Post(':appSet/pause')
+  @Roles('operator')
   @HttpCode(200)
   @ApiBody({ description: '{"reason": "<why>"}' })
   pause(@Param('appSet') appSet: string, @Body() body: unknown, @Actor() actor: string) {
@@ -41,6 +43,7 @@ export class RolloutsController {
   }
 
   @Post(':appSet/resume')
+  @Roles('operator')
   @HttpCode(200)
   @ApiBody({ description: '{"reason": "<why>"}' })
   resume(@Param('appSet') appSet: string, @Body() body: unknown, @Actor() actor: string) {
@@ -49,6 +52,7 @@ export class RolloutsController {
 
   /** Opens a manual gate, or moves past the current step without waiting for it. */
   @Post(':appSet/promote')
+  @Roles('operator')
   @HttpCode(200)
   @ApiBody({ description: '{"reason": "<why>"}' })
   promote(@Param('appSet') appSet: string, @Body() body: unknown, @Actor() actor: string) {
