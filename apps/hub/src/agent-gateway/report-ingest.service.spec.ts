@@ -212,4 +212,38 @@ describe('ReportIngestService (in-memory PGlite)', () => {
     ).toEqual({ accepted: 0, duplicates: 3 });
     expect(await db.prisma.auditEvent.count()).toBe(eventsBefore + 3);
   });
+
+  it('answers batches that arrive together from one shared transaction, each with its own counts', async () => {
+    const runsBefore = await db.prisma.syncRun.count();
+    // Sent at once: the first starts a transaction, the others wait and share the next one.
+    const answers = await Promise.all([
+      ingest.ingestBatch(mine.clusterId, [sync('g1', mine.targetId, 'Succeeded')]),
+      ingest.ingestBatch(theirs.clusterId, [sync('g2', theirs.targetId, 'Succeeded')]),
+      ingest.ingestBatch(mine.clusterId, [
+        sync('g1', mine.targetId, 'Succeeded'),
+        sync('g3', mine.targetId, 'Failed'),
+      ]),
+      ingest.ingestBatch(theirs.clusterId, [sync('g2', theirs.targetId, 'Succeeded')]),
+    ]);
+    expect(answers).toEqual([
+      { accepted: 1, duplicates: 0 },
+      { accepted: 1, duplicates: 0 },
+      { accepted: 1, duplicates: 1 },
+      { accepted: 0, duplicates: 1 },
+    ]);
+    expect(await db.prisma.syncRun.count()).toBe(runsBefore + 3);
+    expect(await new AuditLog(db).verify()).toMatchObject({ valid: true });
+  });
+
+  it('fails only the batch that cannot be stored when it shares a transaction with others', async () => {
+    const bad: Report = { ...sync('b2', mine.targetId, 'Succeeded'), at: 'not a time' };
+    const settled = await Promise.allSettled([
+      ingest.ingestBatch(mine.clusterId, [sync('b1', mine.targetId, 'Succeeded')]),
+      ingest.ingestBatch(mine.clusterId, [bad]),
+      ingest.ingestBatch(theirs.clusterId, [sync('b3', theirs.targetId, 'Succeeded')]),
+    ]);
+    expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    const stored = await db.prisma.processedReport.findMany({ where: { id: { in: ['b1', 'b2', 'b3'] } } });
+    expect(stored.map((r) => r.id).sort()).toEqual(['b1', 'b3']);
+  });
 });

@@ -46,13 +46,30 @@ const CHUNK = 1000;
  */
 const INGEST_TX = { maxWait: 15_000, timeout: 30_000 };
 
+/** At most this many reports share one transaction (batches are never split). */
+const GROUP_REPORTS = 5000;
+
+/** A batch waiting for the next group transaction, and how to answer its request. */
+interface Waiting {
+  clusterId: string;
+  reports: Report[];
+  resolve: (fresh: Set<string>) => void;
+  reject: (error: unknown) => void;
+}
+
 /**
- * Agent reports → history, status and audit. A batch (one POST) is one transaction: its report ids
- * are stored with INSERT … ON CONFLICT DO NOTHING, and only the reports that insert returns as new
- * are applied, in batch order — so a replay (or two replicas receiving the same batch) changes
- * nothing, and a batch mixing new and replayed reports applies exactly the new ones. Sync history
- * and audit events go in as multi-row INSERTs, target status as one UPDATE, and the audit chain
- * lock is taken once per batch, at the end.
+ * Agent reports → history, status and audit. A batch's report ids are stored with INSERT … ON
+ * CONFLICT DO NOTHING, and only the reports that insert returns as new are applied, in batch order
+ * — so a replay (or two replicas receiving the same batch) changes nothing, and a batch mixing new
+ * and replayed reports applies exactly the new ones. Sync history and audit events go in as
+ * multi-row INSERTs, target status as one UPDATE.
+ *
+ * Group commit: the audit chain lock is held from the append to commit, so transactions that
+ * append take turns — at 100 agents reporting at once, one transaction per batch queued them one
+ * commit after another. Instead, batches that arrive while a transaction runs wait and then share
+ * the next one: one chain append and one commit for all of them. Each request is answered when its
+ * group commits. A group that fails is retried one batch at a time, so a batch that cannot be
+ * stored fails alone.
  */
 @Injectable()
 export class ReportIngestService {
@@ -67,7 +84,7 @@ export class ReportIngestService {
     const firsts = new Map<string, Report>();
     for (const r of reports) if (!firsts.has(r.id)) firsts.set(r.id, r);
     const unique = [...firsts.values()];
-    const fresh = unique.length === 0 ? new Set<string>() : await this.ingestUnique(clusterId, unique);
+    const fresh = unique.length === 0 ? new Set<string>() : await this.enqueue(clusterId, unique);
     for (const r of reports) {
       const accepted = firsts.get(r.id) === r && fresh.has(r.id);
       this.metrics.reports.inc({ type: r.type, result: accepted ? 'accepted' : 'duplicate' });
@@ -75,57 +92,106 @@ export class ReportIngestService {
     return { accepted: fresh.size, duplicates: reports.length - fresh.size };
   }
 
-  /** The ids of the reports that were new. */
-  private async ingestUnique(clusterId: string, reports: Report[]): Promise<Set<string>> {
-    return this.db.prisma.$transaction(async (tx) => {
-      const fresh = await this.storeIds(tx, clusterId, reports);
-      const effects: BatchEffects = { syncRuns: [], status: new Map(), audit: [] };
-      const applied = reports.filter((r) => fresh.has(r.id));
-      // A report about a target this cluster does not run (deleted since, or someone else's) is kept
-      // for the record but changes nothing.
-      const targets = await this.targetsOf(tx, clusterId, applied);
-      for (const r of applied) {
-        const target = targets.get(r.targetId);
-        if (!target) continue;
-        switch (r.type) {
-          case 'sync':
-            applySync(effects, clusterId, target, r);
-            break;
-          case 'health':
-            applyHealth(effects, target, r);
-            break;
-          case 'drift':
-            applyDrift(effects, target, r);
-            break;
+  private readonly waiting: Waiting[] = [];
+  private draining = false;
+
+  /** The ids of the reports that were new, once the group holding them has committed. */
+  private enqueue(clusterId: string, reports: Report[]): Promise<Set<string>> {
+    return new Promise((resolve, reject) => {
+      this.waiting.push({ clusterId, reports, resolve, reject });
+      if (!this.draining) void this.drain();
+    });
+  }
+
+  private async drain(): Promise<void> {
+    this.draining = true;
+    try {
+      while (this.waiting.length > 0) {
+        const group = takeGroup(this.waiting);
+        try {
+          const fresh = await this.ingestGroup(group);
+          group.forEach((w, i) => w.resolve(fresh[i] ?? new Set()));
+        } catch (e) {
+          if (group.length === 1) {
+            group[0]?.reject(e);
+            continue;
+          }
+          // Alone, a batch that cannot be stored fails by itself and the others go through.
+          for (const w of group) {
+            await this.ingestGroup([w]).then(([f]) => w.resolve(f ?? new Set()), w.reject);
+          }
         }
       }
-      for (let i = 0; i < effects.syncRuns.length; i += CHUNK)
-        await tx.syncRun.createMany({ data: effects.syncRuns.slice(i, i + CHUNK) });
-      await writeStatus(tx, effects.status);
-      await recordBreakGlassChanges(
+    } finally {
+      this.draining = false;
+    }
+  }
+
+  /** One transaction for the group: each batch in arrival order, then one chain append for all. */
+  private async ingestGroup(group: Waiting[]): Promise<Set<string>[]> {
+    return this.db.prisma.$transaction(async (tx) => {
+      const fresh: Set<string>[] = [];
+      const audit: AuditEntry[] = [];
+      for (const w of group) {
+        const done = await this.ingestInto(tx, w.clusterId, w.reports);
+        fresh.push(done.fresh);
+        audit.push(...done.audit);
+      }
+      // Last: the chain lock is held from here to commit, so nothing slow comes after it.
+      await this.audit.recordMany(audit, tx);
+      return fresh;
+    }, INGEST_TX);
+  }
+
+  /** One batch inside the group's transaction: what was new, and the audit events it makes. */
+  private async ingestInto(
+    tx: Tx,
+    clusterId: string,
+    reports: Report[],
+  ): Promise<{ fresh: Set<string>; audit: AuditEntry[] }> {
+    const fresh = await this.storeIds(tx, clusterId, reports);
+    const effects: BatchEffects = { syncRuns: [], status: new Map(), audit: [] };
+    const applied = reports.filter((r) => fresh.has(r.id));
+    // A report about a target this cluster does not run (deleted since, or someone else's) is kept
+    // for the record but changes nothing.
+    const targets = await this.targetsOf(tx, clusterId, applied);
+    for (const r of applied) {
+      const target = targets.get(r.targetId);
+      if (!target) continue;
+      switch (r.type) {
+        case 'sync':
+          applySync(effects, clusterId, target, r);
+          break;
+        case 'health':
+          applyHealth(effects, target, r);
+          break;
+        case 'drift':
+          applyDrift(effects, target, r);
+          break;
+      }
+    }
+    for (let i = 0; i < effects.syncRuns.length; i += CHUNK)
+      await tx.syncRun.createMany({ data: effects.syncRuns.slice(i, i + CHUNK) });
+    await writeStatus(tx, effects.status);
+    await recordBreakGlassChanges(
+      tx,
+      clusterId,
+      applied.flatMap((r) => {
+        const target = targets.get(r.targetId);
+        return r.type === 'drift' && r.breakGlassId && target ? [{ report: r, targetName: target.name }] : [];
+      }),
+    );
+    effects.audit.push(
+      ...(await recordAutomaticRollbacks(
         tx,
         clusterId,
         applied.flatMap((r) => {
           const target = targets.get(r.targetId);
-          return r.type === 'drift' && r.breakGlassId && target
-            ? [{ report: r, targetName: target.name }]
-            : [];
+          return r.type === 'sync' && target ? [{ report: r, targetId: target.id }] : [];
         }),
-      );
-      effects.audit.push(
-        ...(await recordAutomaticRollbacks(
-          tx,
-          clusterId,
-          applied.flatMap((r) => {
-            const target = targets.get(r.targetId);
-            return r.type === 'sync' && target ? [{ report: r, targetId: target.id }] : [];
-          }),
-        )),
-      );
-      // Last: the chain lock is held from here to commit, so nothing slow comes after it.
-      await this.audit.recordMany(effects.audit, tx);
-      return fresh;
-    }, INGEST_TX);
+      )),
+    );
+    return { fresh, audit: effects.audit };
   }
 
   /**
@@ -163,6 +229,17 @@ export class ReportIngestService {
       FOR UPDATE`;
     return new Map(rows.map((t) => [t.id, t]));
   }
+}
+
+/** The oldest waiting batches, up to GROUP_REPORTS reports (always at least one batch). */
+function takeGroup(waiting: Waiting[]): Waiting[] {
+  let n = 0;
+  let size = 0;
+  while (n < waiting.length && (n === 0 || size + (waiting[n]?.reports.length ?? 0) <= GROUP_REPORTS)) {
+    size += waiting[n]?.reports.length ?? 0;
+    n++;
+  }
+  return waiting.splice(0, n);
 }
 
 function changeOf(effects: BatchEffects, targetId: string): StatusChange {

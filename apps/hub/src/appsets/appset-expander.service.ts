@@ -16,6 +16,7 @@ import { AuditLog } from '../audit/audit.service.js';
 import { GitMirrorError } from '../git/git-mirror.js';
 import { GitMirrorsService } from '../git/git-mirrors.service.js';
 import { ClusterWakeups } from '../queues/cluster-wakeups.service.js';
+import { HubMetrics } from '../metrics/hub-metrics.service.js';
 import { RolloutsService } from '../rollouts/rollouts.service.js';
 import { RenderError, RenderService } from '../render/render.service.js';
 import { RepositoriesService } from '../repositories/repositories.service.js';
@@ -133,6 +134,7 @@ export class AppSetExpander {
     private readonly render: RenderService,
     private readonly audit: AuditLog,
     private readonly wakeups: ClusterWakeups,
+    private readonly metrics: HubMetrics,
     private readonly rollouts: RolloutsService,
     private readonly projects: ProjectPolicy,
     @Inject(HUB_CONFIG) private readonly config: HubConfig,
@@ -351,6 +353,7 @@ export class AppSetExpander {
       const key = renderKey(repo.id, sha, path, source);
       let digest = renders.get(key);
       if (!digest) {
+        this.metrics.renders.inc();
         digest = this.renderOne(repo, sha, path, `${at}.spec.source.path`, source['kustomize']);
         renders.set(key, digest);
       }

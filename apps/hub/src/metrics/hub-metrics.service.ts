@@ -13,6 +13,7 @@ export class HubMetrics {
   readonly httpDuration: Histogram<'method' | 'route'>;
   readonly jobs: Counter<'queue' | 'outcome'>;
   readonly reports: Counter<'type' | 'result'>;
+  readonly renders: Counter;
 
   constructor(db: Database) {
     collectDefaultMetrics({ register: this.registry });
@@ -39,6 +40,11 @@ export class HubMetrics {
       name: 'flotilla_agent_reports_total',
       help: 'Agent reports received, by type and result (accepted or duplicate)',
       labelNames: ['type', 'result'],
+      registers: [this.registry],
+    });
+    this.renders = new Counter({
+      name: 'flotilla_expansion_renders_total',
+      help: 'Renders expansions started: one per distinct repository, commit, path and source options, however many targets share it',
       registers: [this.registry],
     });
     new Gauge({
