@@ -52,8 +52,8 @@ export interface TargetWindowsView {
   /** Active break-glass overrides covering the target. */
   breakGlass: BreakGlassOverrideView[];
   /**
-   * The change a window holds back: the agent reported the desired revision as Blocked and it has
-   * not synced since. `eligibleAt` is when the windows let it through (now under a break-glass
+   * The change a window holds back: the agent's last run is Blocked — a sync of a revision the
+   * target has not synced since, or a self-heal. `eligibleAt` is when the windows let it through (now under a break-glass
    * that allows syncing outside windows), null when nothing opens within a year.
    */
   pending: {

@@ -47,7 +47,9 @@ export class TargetWindowsController {
       target.lastSyncedRevision === target.desiredRevision && target.lastSyncedDigest === target.bundleDigest;
     const bypass = overrides.some((b) => b.allowSyncOutsideWindows);
     const pending =
-      lastRun && lastRun.outcome === 'Blocked' && !synced
+      // A blocked sync waits until the target syncs; a blocked self-heal until the next run, which
+      // is recorded whether it heals or not (the target was already at its revision).
+      lastRun && lastRun.outcome === 'Blocked' && (!synced || lastRun.trigger === 'self-heal')
         ? {
             revision: lastRun.revision,
             trigger: lastRun.trigger,

@@ -174,6 +174,43 @@ describe('sync windows at the hub', () => {
     const us = await fleet.call<TargetWindowsView>('GET', '/api/v1/targets/web-us-1/windows');
     expect(us.body).toMatchObject({ windows: [], canSync: true, nextClose: null, pending: null });
     expect((await fleet.call('GET', '/api/v1/targets/nope/windows')).status).toBe(404);
+
+    // The revision lands (a break-glass, say): nothing pending. Then a window blocks a self-heal of
+    // the synced target: pending again, as a self-heal.
+    const later = new Date(Date.now() + 1_000).toISOString();
+    const landed = {
+      ...report,
+      id: randomUUID(),
+      at: later,
+      startedAt: later,
+      finishedAt: later,
+      outcome: 'Succeeded',
+    };
+    expect((await fleet.agent('eu-1', 'POST', '/api/agent/v1/reports', { reports: [landed] })).status).toBe(
+      200,
+    );
+    expect(
+      (await fleet.call<TargetWindowsView>('GET', '/api/v1/targets/web-eu-1/windows')).body.pending,
+    ).toBeNull();
+    const healAt = new Date(Date.now() + 2_000).toISOString();
+    const healBlocked = {
+      ...report,
+      id: randomUUID(),
+      at: healAt,
+      startedAt: healAt,
+      finishedAt: healAt,
+      trigger: 'self-heal',
+    };
+    expect(
+      (await fleet.agent('eu-1', 'POST', '/api/agent/v1/reports', { reports: [healBlocked] })).status,
+    ).toBe(200);
+    expect(
+      (await fleet.call<TargetWindowsView>('GET', '/api/v1/targets/web-eu-1/windows')).body.pending,
+    ).toMatchObject({
+      trigger: 'self-heal',
+      since: healAt,
+      eligibleAt: ends.toISOString(),
+    });
   });
 
   it('keeps every version with who, when and why, also after delete, and audits each change', async () => {
