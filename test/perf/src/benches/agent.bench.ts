@@ -64,7 +64,7 @@ export const agentBench: BenchFn = async (ctx) => {
     const agent = stack.supervisor.spawn(
       'agent',
       process.execPath,
-      [join(REPO_ROOT, 'apps/agent/dist/main.js')],
+      [join(REPO_ROOT, 'apps/agent/dist/bundle/flotilla-agent.mjs')],
       {
         env: {
           FLOTILLA_HUB_URL: stack.hubUrl,
