@@ -16,6 +16,18 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandMod
   history: { summary: 'sync runs recorded by the hub', load: () => import('./commands/history.command.js') },
   targets: { summary: 'per-cluster targets on the hub', load: () => import('./commands/targets.command.js') },
   tokens: { summary: "people's API tokens on the hub", load: () => import('./commands/tokens.command.js') },
+  rollouts: {
+    summary: 'fleet rollouts on the hub: status and why they wait, pause, resume, promote',
+    load: () => import('./commands/rollouts.command.js'),
+  },
+  pins: {
+    summary: 'rollback by pinning targets to a revision, even under auto-sync',
+    load: () => import('./commands/pins.command.js'),
+  },
+  rollback: {
+    summary: 'pin a target to an earlier revision (= flotilla pins add)',
+    load: async () => ({ run: (await import('./commands/pins.command.js')).runAdd }),
+  },
   diff: {
     summary: 'compare a desired object with a live one, as the agent does for drift',
     load: () => import('./commands/diff.command.js'),

@@ -17,15 +17,23 @@ const MAX_PAGE = 500;
 const SPEC: HubCommandSpec = {
   name: 'history',
   usage: [
-    'usage: flotilla history [--target T] [--cluster C] [--limit N | --all] [--ndjson]',
+    'usage: flotilla history [--target T] [--cluster C] [--app-set A] [--outcome O,…] [--trigger T,…]',
+    '                        [--since TIME] [--until TIME] [--limit N | --all] [--ndjson]',
     '',
     'Sync runs recorded by the hub, newest first: every attempt with its trigger, revision and outcome.',
+    'Filters combine: --outcome Succeeded|Failed|Partial|Blocked and --trigger auto|manual|self-heal|rollback',
+    'take comma-separated lists; --since (inclusive) and --until (exclusive) are RFC 3339 times.',
     `--limit N shows at most N runs (default ${DEFAULT_LIMIT}); --all follows the hub's pages to the end.`,
     '-o json prints one array; --ndjson prints one JSON object per line as pages arrive.',
   ].join('\n'),
   options: {
     target: { type: 'string' },
     cluster: { type: 'string' },
+    'app-set': { type: 'string' },
+    outcome: { type: 'string' },
+    trigger: { type: 'string' },
+    since: { type: 'string' },
+    until: { type: 'string' },
     limit: { type: 'string' },
     all: { type: 'boolean' },
     ndjson: { type: 'boolean' },
@@ -34,7 +42,7 @@ const SPEC: HubCommandSpec = {
 
 export function run(argv: string[]): Promise<number> {
   return runHubCommand(argv, SPEC, async ({ values, positionals, output, outputGiven, client }) => {
-    expectPositionals(positionals, [], 'flotilla history [--target T] [--cluster C] [--limit N | --all]');
+    expectPositionals(positionals, [], 'flotilla history [filters] [--limit N | --all]');
     const all = values['all'] === true;
     const ndjson = values['ndjson'] === true;
     const rawLimit = stringValue(values['limit']);
@@ -44,6 +52,11 @@ export function run(argv: string[]): Promise<number> {
     const filter: SyncRunQuery = {
       target: stringValue(values['target']),
       cluster: stringValue(values['cluster']),
+      appSet: stringValue(values['app-set']),
+      outcome: stringValue(values['outcome']),
+      trigger: stringValue(values['trigger']),
+      from: stringValue(values['since']),
+      to: stringValue(values['until']),
     };
 
     const runs: SyncRunView[] = [];

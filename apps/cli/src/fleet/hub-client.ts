@@ -146,6 +146,14 @@ export interface SyncRunPage {
 export interface SyncRunQuery {
   target?: string;
   cluster?: string;
+  appSet?: string;
+  /** Comma-separated outcomes (Succeeded, Failed, Partial, Blocked). */
+  outcome?: string;
+  /** Comma-separated triggers (auto, manual, self-heal, rollback). */
+  trigger?: string;
+  /** RFC 3339; `from` inclusive, `to` exclusive, on the run's start. */
+  from?: string;
+  to?: string;
   limit?: number;
   cursor?: string;
 }

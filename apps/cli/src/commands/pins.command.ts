@@ -1,0 +1,120 @@
+import { UsageError } from '../offline/offline-command.js';
+import {
+  expectName,
+  expectPositionals,
+  formatTable,
+  printResult,
+  runHubCommand,
+  shortSha,
+  stringValue,
+  type HubCommandSpec,
+} from './hub-command.js';
+
+/** A pin as the hub shows it (GET /api/v1/pins). */
+export interface PinView {
+  target: string;
+  revision: string;
+  bundleDigest: string;
+  reason: string;
+  actor: string;
+  createdAt: string;
+  expiresAt: string | null;
+  expired: boolean;
+}
+
+const ADD_USAGE = 'flotilla pins add TARGET REVISION --reason TEXT [--until TIME]';
+const REMOVE_USAGE = 'flotilla pins remove TARGET --reason TEXT';
+
+const SPEC: HubCommandSpec = {
+  name: 'pins',
+  usage: [
+    'usage: flotilla pins [list]',
+    `       ${ADD_USAGE}`,
+    `       ${REMOVE_USAGE}`,
+    '',
+    'Rollback by pinning: a pinned target is given REVISION (a commit, branch or tag of its repository)',
+    'even under auto-sync, until it is removed or --until an RFC 3339 time passes. Agents that roll',
+    'back on their own leave a pin by agent:<cluster>. `flotilla rollback` is `pins add`.',
+  ].join('\n'),
+  options: {
+    reason: { type: 'string' },
+    until: { type: 'string' },
+  },
+};
+
+export function run(argv: string[]): Promise<number> {
+  return runPins(argv, undefined);
+}
+
+/** `flotilla rollback TARGET REVISION --reason …`: the same as `flotilla pins add`. */
+export function runAdd(argv: string[]): Promise<number> {
+  return runPins(argv, 'add');
+}
+
+function runPins(argv: string[], forced: 'add' | undefined): Promise<number> {
+  return runHubCommand(argv, SPEC, async ({ values, positionals, output, client }) => {
+    const [sub = 'list', ...rest] = forced ? [forced, ...positionals] : positionals;
+    if (sub !== 'add' && values['until'] !== undefined)
+      throw new UsageError('--until applies to pins add only');
+    switch (sub) {
+      case 'list': {
+        expectPositionals(rest, [], 'flotilla pins list');
+        const pins = await client.request<PinView[]>('GET', '/api/v1/pins');
+        printResult(pins, output, () => table(pins));
+        return 0;
+      }
+      case 'add': {
+        const [target = '', revision = ''] = expectPositionals(rest, ['TARGET', 'REVISION'], ADD_USAGE);
+        const reason = stringValue(values['reason']);
+        if (!reason)
+          throw new UsageError(`--reason is required (it goes to the audit log); usage: ${ADD_USAGE}`);
+        const until = stringValue(values['until']);
+        const pin = await client.request<PinView>(
+          'POST',
+          `/api/v1/targets/${encodeURIComponent(target)}/pin`,
+          {
+            revision,
+            reason,
+            ...(until !== undefined && { expiresAt: until }),
+          },
+        );
+        printResult(pin, output, () =>
+          [
+            `Pinned ${pin.target} at ${shortSha(pin.revision)} (${pin.bundleDigest})${pin.expiresAt ? ` until ${pin.expiresAt}` : ''}.`,
+            `Remove it: flotilla pins remove ${pin.target} --reason '…'`,
+          ].join('\n'),
+        );
+        return 0;
+      }
+      case 'remove': {
+        const target = expectName(rest, REMOVE_USAGE);
+        const reason = stringValue(values['reason']);
+        if (!reason)
+          throw new UsageError(`--reason is required (it goes to the audit log); usage: ${REMOVE_USAGE}`);
+        await client.request('DELETE', `/api/v1/targets/${encodeURIComponent(target)}/pin`, { reason });
+        printResult(
+          { target, unpinned: true },
+          output,
+          () => `Unpinned ${target}; it follows its release again.`,
+        );
+        return 0;
+      }
+      default:
+        throw new UsageError(`unknown sub-command '${sub}'; expected list, add or remove`);
+    }
+  });
+}
+
+function table(pins: PinView[]): string {
+  return formatTable(
+    ['TARGET', 'REVISION', 'BY', 'SINCE', 'EXPIRES', 'REASON'],
+    pins.map((p) => [
+      p.target,
+      shortSha(p.revision),
+      p.actor,
+      p.createdAt,
+      p.expiresAt ? `${p.expiresAt}${p.expired ? ' (expired)' : ''}` : 'never',
+      p.reason,
+    ]),
+  );
+}

@@ -1,0 +1,164 @@
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { simpleGit } from 'simple-git';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../fleet/free-port.js';
+import { LocalFleet } from '../fleet/local-fleet.js';
+import { deleteRedisKeys } from '../fleet/redis-server.js';
+import { runInProcess } from '../testing/run-in-process.js';
+import { run as history } from './history.command.js';
+import { run as pins, runAdd as rollback, type PinView } from './pins.command.js';
+import { run as rollouts, type RolloutView } from './rollouts.command.js';
+
+const REDIS_URL = process.env['TEST_REDIS_URL'] ?? 'redis://127.0.0.1:6379';
+
+describe('flotilla rollouts / pins / rollback without a hub', () => {
+  it.each([
+    [rollouts, 'rollouts', ['status'], 'missing NAME'],
+    [rollouts, 'rollouts', ['pause', 'web'], '--reason is required'],
+    [rollouts, 'rollouts', ['rewind', 'web'], "unknown sub-command 'rewind'"],
+    [pins, 'pins', ['add', 'web-eu-1'], 'missing REVISION'],
+    [pins, 'pins', ['add', 'web-eu-1', 'abc'], '--reason is required'],
+    [pins, 'pins', ['list', '--until', '2030-01-01T00:00:00Z'], '--until applies to pins add only'],
+    [pins, 'pins', ['remove', 'web-eu-1'], '--reason is required'],
+    [rollback, 'pins', ['web-eu-1'], 'missing REVISION'],
+  ] as const)('%#: %s %j is a usage error (exit 2)', async (command, name, argv, message) => {
+    const r = await runInProcess(command, [...argv]);
+    expect(r.code).toBe(2);
+    expect(r.out).toBe('');
+    expect(r.err).toContain(`flotilla ${name}: ${message}`);
+  });
+
+  it('exits 1 naming the URL when nothing listens there', async () => {
+    const hub = `http://127.0.0.1:${await freePort()}`;
+    const r = await runInProcess(rollouts, ['--hub', hub]);
+    expect(r.code).toBe(1);
+    expect(r.err).toMatch(new RegExp(`^flotilla rollouts: cannot reach the hub at ${hub}`));
+  });
+});
+
+/**
+ * The commands against a real hub process (embedded PGlite, the test Redis under a private
+ * prefix) with one simulated cluster and its agent. The appset's rollout is one manual gate, so a
+ * person has to promote it; then the target is pinned back and unpinned.
+ */
+describe('flotilla rollouts / pins / history against a real hub', () => {
+  const work = mkdtempSync(join(tmpdir(), 'flotilla-cli-rollouts-'));
+  const redisPrefix = `flotilla-cli-rollouts-${randomBytes(4).toString('hex')}`;
+  let fleet: LocalFleet;
+  let hub: string[];
+  let head: string;
+  let target: string;
+
+  const cli = (command: (argv: string[]) => Promise<number>, ...argv: string[]) =>
+    runInProcess(command, [...argv, ...hub]);
+  const json = async <T>(command: (argv: string[]) => Promise<number>, ...argv: string[]): Promise<T> => {
+    const r = await cli(command, ...argv, '-o', 'json');
+    expect(r.err).toBe('');
+    expect(r.code).toBe(0);
+    return JSON.parse(r.out) as T;
+  };
+
+  beforeAll(async () => {
+    const repoDir = join(work, 'repo');
+    mkdirSync(join(repoDir, 'apps/web'), { recursive: true });
+    writeFileSync(
+      join(repoDir, 'apps/web/web.yaml'),
+      readFileSync(new URL('testdata/web-manifests.yaml', import.meta.url), 'utf8'),
+    );
+    const git = simpleGit(repoDir);
+    await git.init(['--initial-branch=main']);
+    await git.addConfig('user.name', 'CLI spec').addConfig('user.email', 'cli@flotilla.local');
+    await git.add('.').commit('web');
+    head = (await git.revparse(['HEAD'])).trim();
+    fleet = await LocalFleet.start({
+      workDir: join(work, 'fleet'),
+      clusters: 1,
+      namePrefix: 'rl-',
+      redisUrl: REDIS_URL,
+      redisPrefix,
+      pollSeconds: 1,
+      hubEnv: { ROLLOUT_TICK_SECONDS: '0.5' },
+    });
+    hub = ['--hub', fleet.hubUrl];
+    const cluster = fleet.clusters[0]!.name;
+    target = `web-${cluster}`;
+    await fleet.api.createAppSet({
+      apiVersion: 'flotilla.dev/v1alpha1',
+      kind: 'ApplicationSet',
+      metadata: { name: 'web' },
+      spec: {
+        generators: [{ list: { elements: [{ cluster }] } }],
+        template: {
+          metadata: { name: 'web-{{cluster}}' },
+          spec: {
+            source: { repoURL: pathToFileURL(repoDir).toString(), targetRevision: 'main', path: 'apps/web' },
+            destination: { name: '{{cluster}}', namespace: 'web' },
+          },
+        },
+        rollout: { steps: [{ name: 'approval', selector: {}, maxUnavailable: 0 }] },
+      },
+    });
+  }, 90_000);
+
+  afterAll(async () => {
+    await fleet?.stop();
+    await deleteRedisKeys(REDIS_URL, redisPrefix);
+    rmSync(work, { recursive: true, force: true });
+  });
+
+  it('shows why a rollout waits, promotes it with a reason, and it completes', async () => {
+    await expect
+      .poll(async () => (await json<RolloutView>(rollouts, 'status', 'web')).message, { timeout: 30_000 })
+      .toBe('step approval is a manual gate: promote the rollout to release its 1 cluster(s)');
+    const table = await cli(rollouts, 'status', 'web');
+    expect(table.out).toMatch(/^Status: +Progressing$/m);
+    expect(table.out).toMatch(/^Step: +approval \(1\/1\)$/m);
+    expect(table.out).toMatch(new RegExp(`^${target} +rl-\\S+ +- +- +\\S+ *$`, 'm'));
+
+    const promoted = await cli(rollouts, 'promote', 'web', '--reason', 'change ticket 7');
+    expect(promoted.code).toBe(0);
+    expect(promoted.out).toContain('promoted by');
+    await expect
+      .poll(async () => (await json<RolloutView>(rollouts, 'status', 'web')).status, { timeout: 60_000 })
+      .toBe('Completed');
+    const list = await json<RolloutView[]>(rollouts, 'list', '--app-set', 'web');
+    expect(list.map((r) => [r.revision, r.status])).toEqual([[head, 'Completed']]);
+  }, 90_000);
+
+  it('pins with rollback, lists, unpins; history filters by trigger and outcome', async () => {
+    const pinned = await cli(rollback, target, 'main', '--reason', 'hold while billing migrates');
+    expect(pinned.code).toBe(0);
+    expect(pinned.out).toContain(`Pinned ${target} at ${head.slice(0, 7)}`);
+    const listed = await json<PinView[]>(pins, 'list');
+    expect(listed).toEqual([
+      expect.objectContaining({
+        target,
+        revision: head,
+        reason: 'hold while billing migrates',
+        expired: false,
+      }),
+    ]);
+    expect((await cli(pins, 'remove', target, '--reason', 'migrated')).code).toBe(0);
+    expect(await json<PinView[]>(pins, 'list')).toEqual([]);
+
+    const auto = await json<{ trigger: string; outcome: string }[]>(
+      history,
+      '--app-set',
+      'web',
+      '--trigger',
+      'auto',
+      '--outcome',
+      'Succeeded',
+    );
+    expect(auto.length).toBeGreaterThan(0);
+    expect(auto.every((r) => r.trigger === 'auto' && r.outcome === 'Succeeded')).toBe(true);
+    expect(await json<unknown[]>(history, '--trigger', 'rollback')).toEqual([]);
+    const bad = await cli(history, '--trigger', 'sometimes');
+    expect(bad.code).toBe(1);
+    expect(bad.err).toContain('trigger');
+  }, 60_000);
+});

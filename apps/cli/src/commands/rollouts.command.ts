@@ -1,0 +1,140 @@
+import { UsageError } from '../offline/offline-command.js';
+import {
+  expectName,
+  expectPositionals,
+  formatFields,
+  formatTable,
+  printResult,
+  runHubCommand,
+  shortSha,
+  stringValue,
+  type HubCommandSpec,
+} from './hub-command.js';
+
+/** A rollout as the hub shows it (GET /api/v1/rollouts[/:appSet]). */
+export interface RolloutView {
+  appSet: string;
+  revision: string;
+  status: string;
+  step: string | null;
+  stepIndex: number;
+  steps: string[];
+  message: string;
+  createdAt: string;
+  finishedAt: string | null;
+  targets?: {
+    name: string;
+    cluster: string;
+    desiredRevision: string;
+    releasedRevision: string | null;
+    lastSyncedRevision: string | null;
+    health: string;
+    pinnedAt: string | null;
+    failed: string | null;
+    skipped: string | null;
+  }[];
+}
+
+const ACTION_USAGE = 'flotilla rollouts pause|resume|promote APPSET --reason TEXT';
+
+const SPEC: HubCommandSpec = {
+  name: 'rollouts',
+  usage: [
+    'usage: flotilla rollouts [list] [--app-set A]',
+    '       flotilla rollouts status APPSET [--revision SHA]',
+    `       ${ACTION_USAGE}`,
+    '',
+    'Fleet rollouts of appsets with a spec.rollout strategy. `status` shows the step, why the rollout',
+    'waits, and every target: released, synced, health, pinned, failed or skipped (with the reason).',
+    '`pause` stops releasing; `resume` continues; `promote` opens a manual gate (maxUnavailable 0) or',
+    'moves past the current step without waiting. Every action needs --reason and is audited.',
+  ].join('\n'),
+  options: {
+    'app-set': { type: 'string' },
+    revision: { type: 'string' },
+    reason: { type: 'string' },
+  },
+};
+
+export function run(argv: string[]): Promise<number> {
+  return runHubCommand(argv, SPEC, async ({ values, positionals, output, client }) => {
+    const [sub = 'list', ...rest] = positionals;
+    switch (sub) {
+      case 'list': {
+        expectPositionals(rest, [], 'flotilla rollouts list [--app-set A]');
+        const appSet = stringValue(values['app-set']);
+        const list = await client.request<RolloutView[]>(
+          'GET',
+          `/api/v1/rollouts${appSet ? `?appSet=${encodeURIComponent(appSet)}` : ''}`,
+        );
+        printResult(list, output, () => listTable(list));
+        return 0;
+      }
+      case 'status': {
+        const appSet = expectName(rest, 'flotilla rollouts status APPSET [--revision SHA]');
+        const revision = stringValue(values['revision']);
+        const view = await client.request<RolloutView>(
+          'GET',
+          `/api/v1/rollouts/${encodeURIComponent(appSet)}${revision ? `?revision=${encodeURIComponent(revision)}` : ''}`,
+        );
+        printResult(view, output, () => statusText(view));
+        return 0;
+      }
+      case 'pause':
+      case 'resume':
+      case 'promote': {
+        const appSet = expectName(rest, ACTION_USAGE);
+        const reason = stringValue(values['reason']);
+        if (!reason)
+          throw new UsageError(`--reason is required (it goes to the audit log); usage: ${ACTION_USAGE}`);
+        const view = await client.request<RolloutView>(
+          'POST',
+          `/api/v1/rollouts/${encodeURIComponent(appSet)}/${sub}`,
+          { reason },
+        );
+        printResult(
+          view,
+          output,
+          () => `Rollout of ${appSet} at ${shortSha(view.revision)}: ${view.status}. ${view.message}`,
+        );
+        return 0;
+      }
+      default:
+        throw new UsageError(`unknown sub-command '${sub}'; expected list, status, pause, resume or promote`);
+    }
+  });
+}
+
+function stepLabel(r: RolloutView): string {
+  return r.step ? `${r.step} (${r.stepIndex + 1}/${r.steps.length})` : '-';
+}
+
+function listTable(list: RolloutView[]): string {
+  return formatTable(
+    ['APPSET', 'REVISION', 'STATUS', 'STEP', 'STARTED', 'MESSAGE'],
+    list.map((r) => [r.appSet, shortSha(r.revision), r.status, stepLabel(r), r.createdAt, r.message]),
+  );
+}
+
+function statusText(r: RolloutView): string {
+  const head = formatFields([
+    ['Appset', r.appSet],
+    ['Revision', r.revision],
+    ['Status', r.status],
+    ['Step', stepLabel(r)],
+    ['Why', r.message],
+    ['Started', r.createdAt],
+    ['Finished', r.finishedAt ?? '-'],
+  ]);
+  const targets = r.targets ?? [];
+  if (targets.length === 0) return head;
+  const rows = targets.map((t) => [
+    t.name,
+    t.cluster,
+    shortSha(t.releasedRevision),
+    shortSha(t.lastSyncedRevision),
+    t.health,
+    t.pinnedAt ? `pinned ${shortSha(t.pinnedAt)}` : (t.failed ?? t.skipped ?? ''),
+  ]);
+  return `${head}\n\n${formatTable(['TARGET', 'CLUSTER', 'RELEASED', 'SYNCED', 'HEALTH', 'NOTE'], rows)}`;
+}
