@@ -59,6 +59,9 @@ import { BreakGlassExpiry } from './break-glass/break-glass-expiry.service.js';
 import { ProjectPolicy } from './projects/project-policy.service.js';
 import { ProjectsService } from './projects/projects.service.js';
 import { ProjectsController } from './projects/projects.controller.js';
+import { FleetRepoService } from './fleet-repo/fleet-repo.service.js';
+import { FleetReconcileProcessor } from './fleet-repo/fleet-reconcile.processor.js';
+import { FleetSourcesController } from './fleet-repo/fleet-sources.controller.js';
 
 /** One handler per queue of the contract's registry (checked at start by WorkerBootstrap). */
 const HANDLERS = [
@@ -67,6 +70,7 @@ const HANDLERS = [
   RenderProcessor,
   RolloutProcessor,
   ReportIngestProcessor,
+  FleetReconcileProcessor,
 ];
 
 export interface AppModuleOptions {
@@ -112,6 +116,7 @@ export class AppModule {
       BreakGlassExpiry,
       ProjectPolicy,
       ProjectsService,
+      FleetRepoService,
     ];
     const controllers: Type[] = [HealthController, MetricsController];
     if (config.roles.api) {
@@ -130,6 +135,7 @@ export class AppModule {
         TargetWindowsController,
         BreakGlassController,
         ProjectsController,
+        FleetSourcesController,
       );
     }
     if (config.roles.worker) {

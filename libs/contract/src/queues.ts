@@ -8,6 +8,8 @@ export interface QueuePayloads {
   render: { repositoryId: string; revision: string; path: string; paramsHash: string };
   rollout: { appSetId: string; revision: string };
   'report-ingest': { clusterId: string; reportId: string };
+  /** Reconcile the hub's own objects from one fleet source at one commit. */
+  'fleet-reconcile': { fleetSourceId: string; commit: string; inventoryHash: string };
 }
 export type QueueName = keyof QueuePayloads;
 
@@ -17,6 +19,7 @@ export const QUEUE_NAMES = [
   'render',
   'rollout',
   'report-ingest',
+  'fleet-reconcile',
 ] as const satisfies readonly QueueName[];
 
 interface JobOptions {
@@ -32,6 +35,7 @@ export const JOB_OPTIONS: Record<QueueName, JobOptions> = {
   render: { attempts: 3, backoffMs: 1_000, removeOnComplete: 100, removeOnFail: 500 },
   rollout: { attempts: 10, backoffMs: 2_000, removeOnComplete: 100, removeOnFail: 500 },
   'report-ingest': { attempts: 10, backoffMs: 500, removeOnComplete: 1_000, removeOnFail: 1_000 },
+  'fleet-reconcile': { attempts: 5, backoffMs: 1_000, removeOnComplete: 100, removeOnFail: 500 },
 };
 
 /**
@@ -56,6 +60,10 @@ export function jobId<Q extends QueueName>(queue: Q, payload: QueuePayloads[Q]):
     }
     case 'report-ingest':
       return `report.${(payload as QueuePayloads['report-ingest']).reportId}`;
+    case 'fleet-reconcile': {
+      const p = payload as QueuePayloads['fleet-reconcile'];
+      return `fleet.${p.fleetSourceId}.${p.commit}.${p.inventoryHash}`;
+    }
   }
   throw new Error(`unknown queue ${String(queue)}`);
 }

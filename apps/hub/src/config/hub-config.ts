@@ -180,6 +180,12 @@ export const hubEnvSchema = z.object({
     .describe(
       'An appset expansion that would delete more than this share of its targets (or all of them) waits for confirmation.',
     ),
+  FLEET_REPOSITORIES: z
+    .string()
+    .default('')
+    .describe(
+      'Fleet repositories the hub reconciles its own objects from, comma-separated: <url>[#<revision>[:<path>]] (revision HEAD, path the root by default).',
+    ),
   BREAK_GLASS_MAX_MINUTES: z.coerce
     .number()
     .int()
@@ -249,6 +255,7 @@ export interface HubConfig {
   limits: { apiBodyBytes: number; agentReportBodyBytes: number };
   log: { level: HubEnv['LOG_LEVEL'] };
   appsets: { deletionGuardPercent: number };
+  fleet: { repositories: string };
   rollouts: { tickSeconds: number; offlineAfterSeconds: number };
   webhooks: { secret: string | null };
   breakGlass: { maxMinutes: number };
@@ -324,6 +331,7 @@ export function loadHubConfig(env: Record<string, string | undefined>): HubConfi
     limits: { apiBodyBytes: e.API_BODY_LIMIT_BYTES, agentReportBodyBytes: e.AGENT_REPORT_BODY_LIMIT_BYTES },
     log: { level: e.LOG_LEVEL },
     appsets: { deletionGuardPercent: e.DELETION_GUARD_PERCENT },
+    fleet: { repositories: e.FLEET_REPOSITORIES },
     rollouts: { tickSeconds: e.ROLLOUT_TICK_SECONDS, offlineAfterSeconds: e.CLUSTER_OFFLINE_SECONDS },
     webhooks: { secret: e.FLOTILLA_WEBHOOK_SECRET ?? null },
     breakGlass: { maxMinutes: e.BREAK_GLASS_MAX_MINUTES },

@@ -15,6 +15,7 @@ export class JobQueues {
     @InjectQueue('render') render: Queue,
     @InjectQueue('rollout') rollout: Queue,
     @InjectQueue('report-ingest') reportIngest: Queue,
+    @InjectQueue('fleet-reconcile') fleetReconcile: Queue,
   ) {
     this.queues = {
       'source-sync': sourceSync,
@@ -22,6 +23,7 @@ export class JobQueues {
       render,
       rollout,
       'report-ingest': reportIngest,
+      'fleet-reconcile': fleetReconcile,
     };
   }
 

@@ -4,6 +4,7 @@ import { AppSetsService } from '../appsets/appsets.service.js';
 import { Database } from '../db/database.js';
 import { HubMetrics } from '../metrics/hub-metrics.service.js';
 import { QueueWorker } from '../queues/queue-worker.js';
+import { FleetRepoService } from '../fleet-repo/fleet-repo.service.js';
 import { RepositoriesService } from './repositories.service.js';
 
 /** Fetch a mirror, resolve its tracked refs, and re-expand the appsets that read it when a ref moved. */
@@ -16,6 +17,7 @@ export class SourceSyncProcessor extends QueueWorker<'source-sync'> {
     private readonly repos: RepositoriesService,
     private readonly appsets: AppSetsService,
     private readonly db: Database,
+    private readonly fleet: FleetRepoService,
     protected readonly metrics: HubMetrics,
   ) {
     super();
@@ -26,6 +28,12 @@ export class SourceSyncProcessor extends QueueWorker<'source-sync'> {
     if (result.changed) {
       const repo = await this.db.prisma.repository.findUnique({ where: { id: p.repositoryId } });
       if (repo) await this.appsets.requestExpandForRepository(repo.url);
+    }
+    if (result.ok) {
+      // Fleet sources follow their own revision (not a tracked ref): asked after every good fetch; a
+      // commit already applied is one deduplicated job.
+      const repo = await this.db.prisma.repository.findUnique({ where: { id: p.repositoryId } });
+      if (repo) await this.fleet.requestForRepository(repo.url);
     }
     // A failed fetch is recorded on the repository and retried by the next poll, not by BullMQ.
     return result;

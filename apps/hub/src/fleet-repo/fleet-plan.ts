@@ -1,0 +1,58 @@
+import { canonicalJson } from '@flotilla/manifests';
+import { type FleetKind, type FleetObject } from '@flotilla/fleet-config';
+
+/** What a fleet source manages now, as recorded (FleetManaged rows). */
+export interface ManagedEntry {
+  kind: string;
+  name: string;
+  fleetSourceId: string;
+  file: string;
+  object: unknown;
+}
+
+/** What applying one commit changes: objects to create, update (content or file moved) and delete. */
+export interface FleetPlan {
+  create: FleetObject[];
+  update: FleetObject[];
+  unchanged: FleetObject[];
+  delete: ManagedEntry[];
+  /** Objects another fleet source already manages: the commit is refused, naming both. */
+  conflicts: { object: FleetObject; owner: ManagedEntry }[];
+}
+
+export const keyOf = (kind: string, name: string): string => `${kind}/${name}`;
+
+/**
+ * Compares a commit's valid objects with what this source manages (and what other sources manage).
+ * Pure: the reconciler applies the plan in one transaction.
+ */
+export function planFleet(
+  sourceId: string,
+  desired: readonly FleetObject[],
+  managed: readonly ManagedEntry[],
+): FleetPlan {
+  const byKey = new Map(managed.map((m) => [keyOf(m.kind, m.name), m]));
+  const plan: FleetPlan = { create: [], update: [], unchanged: [], delete: [], conflicts: [] };
+  const wanted = new Set<string>();
+  for (const o of desired) {
+    const key = keyOf(o.kind, o.name);
+    wanted.add(key);
+    const current = byKey.get(key);
+    if (!current) plan.create.push(o);
+    else if (current.fleetSourceId !== sourceId) plan.conflicts.push({ object: o, owner: current });
+    else if (current.file !== o.file || canonicalJson(current.object) !== canonicalJson(o.object))
+      plan.update.push(o);
+    else plan.unchanged.push(o);
+  }
+  plan.delete = managed.filter((m) => m.fleetSourceId === sourceId && !wanted.has(keyOf(m.kind, m.name)));
+  return plan;
+}
+
+/** Kinds in the order they are applied: what others reference first. */
+export const APPLY_ORDER: readonly FleetKind[] = [
+  'ClusterGroup',
+  'Project',
+  'SyncWindow',
+  'RolloutStrategy',
+  'ApplicationSet',
+];

@@ -1,0 +1,668 @@
+import { createHash } from 'node:crypto';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
+import {
+  isFleetFile,
+  projectNameOf,
+  validateFleetDirectory,
+  type FleetFile,
+  type FleetObject,
+} from '@flotilla/fleet-config';
+import { globMatch } from '@flotilla/windows';
+import { parseAllDocuments } from 'yaml';
+import { z } from 'zod';
+import { Database } from '../db/database.js';
+import { HubError, parseInput } from '../common/hub-error.js';
+import { asRecord, toJson } from '../common/json.js';
+import { HUB_CONFIG, type HubConfig } from '../config/hub-config.js';
+import { AuditLog, type AuditEntry } from '../audit/audit.service.js';
+import { GitMirrorsService } from '../git/git-mirrors.service.js';
+import { JobQueues } from '../queues/job-queues.service.js';
+import { ClusterWakeups } from '../queues/cluster-wakeups.service.js';
+import { RepositoriesService } from '../repositories/repositories.service.js';
+import { AppSetsService } from '../appsets/appsets.service.js';
+import { literalRepoRefs, readAppSetDocument } from '../appsets/appset-document.js';
+import { evaluateDeletionGuard } from '../appsets/deletion-guard.js';
+import { ProjectsService } from '../projects/projects.service.js';
+import { WindowsService } from '../windows/windows.service.js';
+import { Prisma, type FleetSource } from '../generated/prisma/client.js';
+import { APPLY_ORDER, keyOf, planFleet, type FleetPlan, type ManagedEntry } from './fleet-plan.js';
+import { normaliseFleetPath, parseFleetRepositories, type FleetSourceSetting } from './fleet-setting.js';
+
+const run = promisify(execFile);
+
+/** What one reconcile of a fleet source did. */
+export interface FleetOutcome {
+  status: 'Ready' | 'Error' | 'Held' | 'Gone';
+  commit?: string;
+  created: string[];
+  updated: string[];
+  deleted: string[];
+  error?: unknown;
+}
+
+/** A person's go-ahead for a commit the deletion guard holds. */
+export interface FleetConfirmation {
+  commit: string;
+  reason: string;
+  actor: string;
+}
+
+interface PendingDeletion {
+  commit: string;
+  delete: string[];
+  currentCount: number;
+  deletePercent: number;
+  limit: number;
+  heldAt: string;
+}
+
+const sourceBody = z.strictObject({
+  repoUrl: z.string().trim().min(1, 'the fleet repository URL is required'),
+  revision: z.string().trim().min(1).default('HEAD'),
+  path: z.string().default(''),
+});
+const confirmBody = z.strictObject({
+  commit: z.string().regex(/^[0-9a-f]{40}$/, 'the full sha of the held commit (pendingDeletion.commit)'),
+  reason: z.string().trim().min(1, 'say why these objects may go; it is written to the audit log').max(1000),
+});
+
+/**
+ * The hub's own objects reconciled from fleet repositories. At each new commit of a source the whole
+ * directory is validated (any invalid object → nothing changes, the errors name file, document and
+ * field); then Projects, ApplicationSets and cluster labels (ClusterGroup) are created, updated and
+ * deleted in one transaction, and SyncWindows through the windows service, each recording its commit,
+ * author and file. A commit that would delete too many objects waits for confirmation.
+ */
+@Injectable()
+export class FleetRepoService implements OnApplicationBootstrap {
+  private readonly logger = new Logger(FleetRepoService.name);
+  private readonly running = new Map<string, Promise<unknown>>();
+
+  constructor(
+    private readonly db: Database,
+    private readonly repos: RepositoriesService,
+    private readonly mirrors: GitMirrorsService,
+    private readonly queues: JobQueues,
+    private readonly wakeups: ClusterWakeups,
+    private readonly audit: AuditLog,
+    private readonly appsets: AppSetsService,
+    private readonly projects: ProjectsService,
+    private readonly windows: WindowsService,
+    @Inject(HUB_CONFIG) private readonly config: HubConfig,
+  ) {}
+
+  /** Sources named in FLEET_REPOSITORIES exist from the start (a hub on an empty database rebuilds). */
+  async onApplicationBootstrap(): Promise<void> {
+    for (const setting of parseFleetRepositories(this.config.fleet.repositories))
+      await this.addSource(setting, 'hub:config');
+  }
+
+  async add(body: unknown, actor: string) {
+    const input = parseInput(sourceBody, body);
+    const path = normaliseFleetPath(input.path, 'path');
+    return this.addSource({ repoUrl: input.repoUrl, revision: input.revision, path }, actor);
+  }
+
+  private async addSource(setting: FleetSourceSetting, actor: string) {
+    const key = { repoUrl: setting.repoUrl, revision: setting.revision, path: setting.path };
+    let row = await this.db.prisma.fleetSource.findUnique({ where: { repoUrl_revision_path: key } });
+    const created = !row;
+    if (!row) {
+      row = await this.db.prisma.$transaction(async (tx) => {
+        const r = await tx.fleetSource.create({ data: key });
+        await this.audit.record(
+          { actor, action: 'fleet-source.created', scope: `fleet-source:${r.id}`, details: key },
+          tx,
+        );
+        return r;
+      });
+    }
+    const repo = await this.repos.register(setting.repoUrl, `fleet-source:${row.id}`);
+    await this.queues.enqueue('source-sync', { repositoryId: repo.id, reason: 'manual' });
+    return { created, source: view(row) };
+  }
+
+  async list() {
+    return (await this.db.prisma.fleetSource.findMany({ orderBy: { createdAt: 'asc' } })).map(view);
+  }
+
+  async get(id: string) {
+    const row = await this.db.prisma.fleetSource.findUnique({ where: { id } });
+    if (!row) throw HubError.notFound('fleet source', id);
+    const managed = await this.db.prisma.fleetManaged.findMany({
+      where: { fleetSourceId: id },
+      orderBy: [{ kind: 'asc' }, { name: 'asc' }],
+    });
+    return {
+      ...view(row),
+      objects: managed.map((m) => ({ kind: m.kind, name: m.name, file: m.file, commit: m.commit })),
+    };
+  }
+
+  /**
+   * Stops following a source. Its objects stay and become API-managed (never deleted by a removal:
+   * removing the setting is not saying "delete the fleet").
+   */
+  async remove(id: string, actor: string): Promise<void> {
+    const row = await this.db.prisma.fleetSource.findUnique({ where: { id } });
+    if (!row) throw HubError.notFound('fleet source', id);
+    const released = {
+      managedBy: 'api',
+      sourceRepo: null,
+      sourceCommit: null,
+      sourceAuthor: null,
+      sourceFile: null,
+    };
+    await this.db.prisma.$transaction(async (tx) => {
+      const managed = await tx.fleetManaged.findMany({ where: { fleetSourceId: id } });
+      const names = (kind: string) => managed.filter((m) => m.kind === kind).map((m) => m.name);
+      await tx.applicationSet.updateMany({
+        where: { name: { in: names('ApplicationSet') } },
+        data: released,
+      });
+      await tx.project.updateMany({ where: { name: { in: names('Project') } }, data: released });
+      await tx.fleetManaged.deleteMany({ where: { fleetSourceId: id } });
+      await tx.fleetSource.delete({ where: { id } });
+      await this.audit.record(
+        {
+          actor,
+          action: 'fleet-source.deleted',
+          scope: `fleet-source:${id}`,
+          details: { repoUrl: row.repoUrl, released: managed.map((m) => keyOf(m.kind, m.name)) },
+        },
+        tx,
+      );
+    });
+  }
+
+  /** After a fetch of `url`: one reconcile job per source of that repository at its current commit. */
+  async requestForRepository(url: string): Promise<void> {
+    const sources = await this.db.prisma.fleetSource.findMany({ where: { repoUrl: url } });
+    if (sources.length === 0) return;
+    const repo = await this.db.prisma.repository.findUnique({ where: { url } });
+    if (!repo || !this.mirrors.mirrors.hasMirror(repo.id)) return;
+    // Cluster names are an input too: a ClusterGroup's labels reach clusters registered later.
+    const clusters = await this.db.prisma.cluster.findMany({
+      select: { name: true },
+      orderBy: { name: 'asc' },
+    });
+    const inventoryHash = createHash('sha256')
+      .update(clusters.map((c) => c.name).join('\n'))
+      .digest('hex')
+      .slice(0, 16);
+    for (const s of sources) {
+      let commit: string;
+      try {
+        commit = this.mirrors.mirrors.resolve(repo.id, s.revision);
+      } catch (e) {
+        await this.fail(s, null, {
+          code: 'unknown-revision',
+          message: (e as Error).message,
+          path: 'revision',
+        });
+        continue;
+      }
+      await this.queues.enqueue('fleet-reconcile', { fleetSourceId: s.id, commit, inventoryHash });
+    }
+  }
+
+  /** Applies the held commit after a person confirmed it (same commit, or 409). */
+  async confirm(id: string, body: unknown, actor: string): Promise<FleetOutcome> {
+    const input = parseInput(confirmBody, body);
+    const row = await this.db.prisma.fleetSource.findUnique({ where: { id } });
+    if (!row) throw HubError.notFound('fleet source', id);
+    const pending = row.pendingDeletion as PendingDeletion | null;
+    if (!pending)
+      throw new HubError(409, 'nothing-held', `fleet source ${id} has no commit waiting for confirmation`);
+    if (pending.commit !== input.commit)
+      throw new HubError(
+        409,
+        'hold-changed',
+        `the held commit is ${pending.commit}, not ${input.commit}; GET /api/v1/fleet-sources/${id} and confirm what it shows`,
+        'commit',
+      );
+    return this.reconcile(id, input.commit, { commit: input.commit, reason: input.reason, actor });
+  }
+
+  async reconcile(id: string, commit: string, confirmation?: FleetConfirmation): Promise<FleetOutcome> {
+    const previous = this.running.get(id) ?? Promise.resolve();
+    const work = previous.catch(() => undefined).then(() => this.reconcileNow(id, commit, confirmation));
+    this.running.set(id, work);
+    try {
+      return await work;
+    } finally {
+      if (this.running.get(id) === work) this.running.delete(id);
+    }
+  }
+
+  private async reconcileNow(
+    id: string,
+    commit: string,
+    confirmation?: FleetConfirmation,
+  ): Promise<FleetOutcome> {
+    const none = { created: [], updated: [], deleted: [] };
+    const source = await this.db.prisma.fleetSource.findUnique({ where: { id } });
+    if (!source) return { status: 'Gone', ...none };
+    const repo = await this.db.prisma.repository.findUnique({ where: { url: source.repoUrl } });
+    if (!repo || !this.mirrors.mirrors.hasMirror(repo.id)) {
+      const error = { code: 'repository-not-fetched', message: `${source.repoUrl} has not been fetched yet` };
+      await this.fail(source, commit, error);
+      return { status: 'Error', commit, ...none, error };
+    }
+
+    // 1. Validate the whole directory; any error refuses the whole commit.
+    const files: FleetFile[] = this.mirrors.mirrors
+      .listFiles(repo.id, commit, source.path)
+      .filter(isFleetFile)
+      .map((path) => ({ path, content: this.mirrors.mirrors.readFile(repo.id, commit, path) }));
+    const validation = validateFleetDirectory(files);
+    if (validation.errors.length > 0) {
+      const error = {
+        code: 'invalid-commit',
+        message: `commit ${commit.slice(0, 12)} has ${validation.errors.length} invalid object(s); nothing changed`,
+        errors: validation.errors.slice(0, 100),
+      };
+      await this.fail(source, commit, error);
+      return { status: 'Error', commit, ...none, error };
+    }
+
+    // 2. Plan against what the fleet sources manage; never take another source's object.
+    const author = await this.authorOf(repo.id, commit);
+    const managed: ManagedEntry[] = await this.db.prisma.fleetManaged.findMany();
+    const plan = planFleet(id, withRawAppSets(validation.objects, files), managed);
+    if (plan.conflicts.length > 0) {
+      const c = plan.conflicts[0];
+      const error = {
+        code: 'managed-elsewhere',
+        message: `${keyOf(c?.object.kind ?? '', c?.object.name ?? '')} (${c?.object.file ?? ''}) is already managed by fleet source ${c?.owner.fleetSourceId ?? ''} (${c?.owner.file ?? ''}); nothing changed`,
+        path: c?.object.file,
+      };
+      await this.fail(source, commit, error);
+      return { status: 'Error', commit, ...none, error };
+    }
+    if (
+      plan.create.length + plan.update.length + plan.delete.length === 0 &&
+      source.appliedCommit === commit &&
+      source.status === 'Ready'
+    )
+      return { status: 'Ready', commit, ...none };
+
+    // 3. The deletion guard: a truncated commit (or a wrong path) must not delete the fleet.
+    const mine = managed.filter((m) => m.fleetSourceId === id).length;
+    const verdict = evaluateDeletionGuard(mine, plan.delete.length, this.config.appsets.deletionGuardPercent);
+    if (verdict.wouldHold && confirmation?.commit !== commit) {
+      const pending: PendingDeletion = {
+        commit,
+        delete: plan.delete.map((m) => keyOf(m.kind, m.name)).sort(),
+        currentCount: mine,
+        deletePercent: verdict.deletePercent,
+        limit: verdict.limit,
+        heldAt: new Date().toISOString(),
+      };
+      const error = {
+        code: 'deletion-held',
+        message:
+          `commit ${commit.slice(0, 12)} would delete ${pending.delete.length} of ${mine} objects (${verdict.deletePercent} %, limit ${verdict.limit} %): ` +
+          `${pending.delete.slice(0, 20).join(', ')}. Nothing changed. If intended, POST /api/v1/fleet-sources/${id}/confirm {"commit": "${commit}", "reason": "..."}`,
+      };
+      const already = (source.pendingDeletion as PendingDeletion | null)?.commit === commit;
+      await this.db.prisma.fleetSource.update({
+        where: { id },
+        data: { status: 'Held', error: toJson(error), pendingDeletion: toJson(pending), seenCommit: commit },
+      });
+      if (!already)
+        await this.audit.record({
+          actor: 'hub',
+          action: 'fleet.deletion-held',
+          scope: `fleet-source:${id}`,
+          details: { ...pending, author },
+        });
+      return { status: 'Held', commit, ...none, error };
+    }
+
+    // 4. Apply: hub objects in one transaction, then windows through their service.
+    let applied;
+    try {
+      applied = await this.apply(source, commit, author, plan, managed, confirmation);
+      await this.applyWindows(plan, commit, author);
+    } catch (e) {
+      // A refusal of the hub's own checks (an appset the API would refuse too): recorded, not retried.
+      if (!(e instanceof HubError)) throw e;
+      const error = { ...e.toApiError(), message: `commit ${commit.slice(0, 12)}: ${e.message}` };
+      await this.fail(source, commit, error);
+      return { status: 'Error', commit, ...none, error };
+    }
+    await this.afterApply(applied);
+    return {
+      status: 'Ready',
+      commit,
+      created: plan.create.map((o) => keyOf(o.kind, o.name)),
+      updated: plan.update.map((o) => keyOf(o.kind, o.name)),
+      deleted: plan.delete.map((m) => keyOf(m.kind, m.name)),
+    };
+  }
+
+  private async apply(
+    source: FleetSource,
+    commit: string,
+    author: string,
+    plan: FleetPlan,
+    managed: readonly ManagedEntry[],
+    confirmation?: FleetConfirmation,
+  ): Promise<{ appSetIds: string[]; projects: string[]; labelsChanged: boolean; clusterIds: string[] }> {
+    const actor = `git:${author}`;
+    const gitSource = (o: FleetObject) => ({
+      managedBy: 'git',
+      sourceRepo: source.repoUrl,
+      sourceCommit: commit,
+      sourceAuthor: author,
+      sourceFile: o.file,
+    });
+    const order = (o: { kind: string }) => APPLY_ORDER.indexOf(o.kind as (typeof APPLY_ORDER)[number]);
+    const upserts = [...plan.create, ...plan.update].sort((a, b) => order(a) - order(b));
+    const created = new Set(plan.create.map((o) => keyOf(o.kind, o.name)));
+    const result = {
+      appSetIds: [] as string[],
+      projects: [] as string[],
+      labelsChanged: false,
+      clusterIds: [] as string[],
+    };
+
+    await this.db.prisma.$transaction(
+      async (tx) => {
+        const events: AuditEntry[] = [];
+        const event = (
+          action: string,
+          scope: string,
+          o: { file: string },
+          extra: Record<string, unknown> = {},
+        ) =>
+          events.push({
+            actor,
+            action,
+            scope,
+            details: { commit, author, file: o.file, repoUrl: source.repoUrl, ...extra },
+          });
+        for (const o of upserts) {
+          const verb = created.has(keyOf(o.kind, o.name)) ? 'created' : 'updated';
+          switch (o.kind) {
+            case 'Project': {
+              await tx.project.upsert({
+                where: { name: o.name },
+                create: { name: o.name, document: toJson(o.object), ...gitSource(o) },
+                update: { document: toJson(o.object), ...gitSource(o) },
+              });
+              result.projects.push(o.name);
+              event(`project.${verb}`, `project:${o.name}`, o);
+              break;
+            }
+            case 'ApplicationSet': {
+              const doc = readAppSetDocument(o.object);
+              const project = projectNameOf(doc.document);
+              const repoUrls = [...literalRepoRefs(doc.document).keys()].sort();
+              const data = {
+                apiVersion: doc.apiVersion,
+                spec: toJson(doc.document),
+                repoUrls,
+                project: 'name' in project ? project.name : 'default',
+                ...gitSource(o),
+              };
+              const row = await tx.applicationSet.upsert({
+                where: { name: o.name },
+                create: { name: o.name, ...data },
+                update: { ...data, status: 'Pending' },
+              });
+              result.appSetIds.push(row.id);
+              event(`appset.${verb}`, `appset:${o.name}`, o, { repoUrls });
+              break;
+            }
+            case 'ClusterGroup':
+              event(`cluster-group.${verb}`, `cluster-group:${o.name}`, o, { spec: o.object.spec });
+              break;
+            case 'SyncWindow':
+              break; // through the windows service, after this transaction
+            case 'RolloutStrategy':
+              event(`rollout-strategy.${verb}`, `rollout-strategy:${o.name}`, o);
+              break;
+          }
+          const row = {
+            fleetSourceId: source.id,
+            file: o.file,
+            document: o.document,
+            commit,
+            author,
+            object: toJson(o.object),
+          };
+          await tx.fleetManaged.upsert({
+            where: { kind_name: { kind: o.kind, name: o.name } },
+            create: { kind: o.kind, name: o.name, ...row },
+            update: row,
+          });
+        }
+        for (const m of plan.delete) {
+          if (m.kind === 'ApplicationSet') {
+            const gone = await tx.applicationSet.findUnique({
+              where: { name: m.name },
+              include: { targets: { select: { clusterId: true } } },
+            });
+            if (gone) {
+              result.clusterIds.push(...gone.targets.map((t) => t.clusterId));
+              await tx.applicationSet.delete({ where: { id: gone.id } });
+            }
+            event('appset.deleted', `appset:${m.name}`, m);
+          } else if (m.kind === 'Project') {
+            await tx.project.deleteMany({ where: { name: m.name } });
+            event('project.deleted', `project:${m.name}`, m);
+          } else if (m.kind === 'ClusterGroup') {
+            event('cluster-group.deleted', `cluster-group:${m.name}`, m);
+          } else if (m.kind === 'RolloutStrategy') {
+            event('rollout-strategy.deleted', `rollout-strategy:${m.name}`, m);
+          }
+          if (m.kind !== 'SyncWindow')
+            await tx.fleetManaged.delete({ where: { kind_name: { kind: m.kind, name: m.name } } });
+        }
+        result.labelsChanged = await this.applyClusterLabels(tx, managedGroups(plan, managed, source.id));
+        events.push({
+          actor,
+          action: confirmation ? 'fleet.applied-confirmed' : 'fleet.applied',
+          scope: `fleet-source:${source.id}`,
+          details: {
+            repoUrl: source.repoUrl,
+            commit,
+            author,
+            created: plan.create.map((o) => keyOf(o.kind, o.name)),
+            updated: plan.update.map((o) => keyOf(o.kind, o.name)),
+            deleted: plan.delete.map((m) => keyOf(m.kind, m.name)),
+            ...(confirmation && { confirmedBy: confirmation.actor, reason: confirmation.reason }),
+          },
+        });
+        await tx.fleetSource.update({
+          where: { id: source.id },
+          data: {
+            status: 'Ready',
+            error: Prisma.DbNull,
+            pendingDeletion: Prisma.DbNull,
+            appliedCommit: commit,
+            appliedAuthor: author,
+            appliedAt: new Date(),
+            seenCommit: commit,
+          },
+        });
+        // Audit events go last in the transaction (the chain lock is held until commit).
+        await this.audit.recordMany(events, tx);
+      },
+      { timeout: 60_000 },
+    );
+    return result;
+  }
+
+  /**
+   * Cluster labels from every ClusterGroup the fleet sources manage: a label a group set is removed
+   * when no group sets it any more; labels set through the API on other keys are left alone.
+   */
+  private async applyClusterLabels(
+    tx: Prisma.TransactionClient,
+    change: { before: GroupSpec[]; after: GroupSpec[] },
+  ): Promise<boolean> {
+    if (change.before.length === 0 && change.after.length === 0) return false;
+    const clusters = await tx.cluster.findMany({ select: { id: true, name: true, labels: true } });
+    let changed = false;
+    for (const c of clusters) {
+      const picks = (g: GroupSpec) =>
+        g.clusters.includes(c.name) || g.clusterPatterns.some((p) => globMatch(p, c.name));
+      const labels = asRecord(c.labels);
+      const next = { ...labels };
+      for (const g of change.before.filter(picks)) for (const k of Object.keys(g.labels)) delete next[k];
+      for (const g of change.after.filter(picks)) Object.assign(next, g.labels);
+      if (JSON.stringify(sortKeys(next)) === JSON.stringify(sortKeys(labels))) continue;
+      await tx.cluster.update({ where: { id: c.id }, data: { labels: toJson(next) } });
+      changed = true;
+    }
+    return changed;
+  }
+
+  private async applyWindows(plan: FleetPlan, commit: string, author: string): Promise<void> {
+    const actor = `git:${author}`;
+    for (const o of [...plan.create, ...plan.update]) {
+      if (o.kind !== 'SyncWindow') continue;
+      const { projects: _projects, ...window } = o.object.spec;
+      const input = {
+        window,
+        description: o.object.metadata.annotations?.['description'] ?? '',
+        reason: `fleet commit ${commit.slice(0, 12)} (${o.file})`,
+      };
+      const exists = await this.db.prisma.syncWindow.findUnique({ where: { name: o.name } });
+      if (exists && !exists.deletedAt) await this.windows.update(o.name, input, actor);
+      else await this.windows.create(o.name, input, actor);
+    }
+    for (const m of plan.delete) {
+      if (m.kind !== 'SyncWindow') continue;
+      const exists = await this.db.prisma.syncWindow.findUnique({ where: { name: m.name } });
+      if (exists && !exists.deletedAt)
+        await this.windows.remove(m.name, `fleet commit ${commit.slice(0, 12)} removed ${m.file}`, actor);
+      await this.db.prisma.fleetManaged.deleteMany({ where: { kind: m.kind, name: m.name } });
+    }
+  }
+
+  private async afterApply(applied: {
+    appSetIds: string[];
+    projects: string[];
+    labelsChanged: boolean;
+    clusterIds: string[];
+  }): Promise<void> {
+    for (const id of applied.appSetIds) {
+      const row = await this.db.prisma.applicationSet.findUnique({ where: { id } });
+      for (const url of row?.repoUrls ?? []) await this.repos.register(url, `appset:${row?.name ?? ''}`);
+      await this.appsets.requestExpand(id);
+    }
+    for (const name of applied.projects) await this.projects.reconsider(name);
+    if (applied.labelsChanged) await this.appsets.requestExpandAll();
+    await this.wakeups.notify(applied.clusterIds);
+  }
+
+  private async fail(
+    source: FleetSource,
+    commit: string | null,
+    error: Record<string, unknown>,
+  ): Promise<void> {
+    const same =
+      source.status === 'Error' &&
+      source.seenCommit === commit &&
+      JSON.stringify(source.error) === JSON.stringify(error);
+    if (same) return;
+    await this.db.prisma.fleetSource.update({
+      where: { id: source.id },
+      data: { status: 'Error', error: toJson(error), ...(commit !== null && { seenCommit: commit }) },
+    });
+    await this.audit.record({
+      actor: 'hub',
+      action: 'fleet.rejected',
+      scope: `fleet-source:${source.id}`,
+      details: { repoUrl: source.repoUrl, commit, ...error },
+    });
+    this.logger.warn(`fleet source ${source.repoUrl}: ${String(error['code'])}: ${String(error['message'])}`);
+  }
+
+  /** `Name <email>` of the commit's author, read from the mirror. */
+  private async authorOf(repositoryId: string, commit: string): Promise<string> {
+    const { stdout } = await run('git', [
+      '-C',
+      this.mirrors.mirrors.dirOf(repositoryId),
+      'log',
+      '-1',
+      '--format=%an <%ae>',
+      commit,
+    ]);
+    return stdout.trim();
+  }
+}
+
+interface GroupSpec {
+  clusters: string[];
+  clusterPatterns: string[];
+  labels: Record<string, string>;
+}
+
+/**
+ * This source's ClusterGroups as last applied (`before`) and as the commit has them (`after`): the
+ * labels of `before` are taken off the clusters they picked, then those of `after` are put on.
+ */
+function managedGroups(
+  plan: FleetPlan,
+  managed: readonly ManagedEntry[],
+  sourceId: string,
+): { before: GroupSpec[]; after: GroupSpec[] } {
+  const before = managed
+    .filter((m) => m.kind === 'ClusterGroup' && m.fleetSourceId === sourceId)
+    .map((m) => groupSpec(m.object));
+  const after = [...plan.create, ...plan.update, ...plan.unchanged]
+    .filter((o) => o.kind === 'ClusterGroup')
+    .map((o) => groupSpec(o.object));
+  return { before, after };
+}
+
+/**
+ * ApplicationSets are stored as written (the hub's generators read Argo CD's form), not in the
+ * normalised form the validation parsed them into.
+ */
+function withRawAppSets(objects: readonly FleetObject[], files: readonly FleetFile[]): FleetObject[] {
+  const contents = new Map(files.map((f) => [f.path, f.content]));
+  return objects.map((o) => {
+    if (o.kind !== 'ApplicationSet') return o;
+    const docs = parseAllDocuments(contents.get(o.file) ?? '');
+    const raw = docs[o.document]?.toJS() as FleetObject['object'] | undefined;
+    return raw === undefined ? o : ({ ...o, object: raw } as FleetObject);
+  });
+}
+
+function groupSpec(object: unknown): GroupSpec {
+  const spec = (object as { spec?: Partial<GroupSpec> }).spec ?? {};
+  return {
+    clusters: spec.clusters ?? [],
+    clusterPatterns: spec.clusterPatterns ?? [],
+    labels: spec.labels ?? {},
+  };
+}
+
+function sortKeys(o: Record<string, string>): [string, string][] {
+  return Object.entries(o).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+}
+
+function view(r: FleetSource) {
+  return {
+    id: r.id,
+    repoUrl: r.repoUrl,
+    revision: r.revision,
+    path: r.path,
+    status: r.status,
+    error: r.error ?? null,
+    pendingDeletion: r.pendingDeletion ?? null,
+    appliedCommit: r.appliedCommit,
+    appliedAuthor: r.appliedAuthor,
+    appliedAt: r.appliedAt?.toISOString() ?? null,
+    seenCommit: r.seenCommit,
+    createdAt: r.createdAt.toISOString(),
+  };
+}

@@ -1,0 +1,48 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Res, UseGuards } from '@nestjs/common';
+import { ApiBearerAuth, ApiBody, ApiTags } from '@nestjs/swagger';
+import type { Response } from 'express';
+import { Actor } from '../common/actor.js';
+import { AdminTokenGuard } from '../common/admin-token.guard.js';
+import { FleetRepoService } from './fleet-repo.service.js';
+
+@ApiTags('fleet-sources')
+@ApiBearerAuth()
+@UseGuards(AdminTokenGuard)
+@Controller('api/v1/fleet-sources')
+export class FleetSourcesController {
+  constructor(private readonly fleet: FleetRepoService) {}
+
+  /** Follows a fleet repository `{repoUrl, revision?, path?}`: 201 added, 200 already followed. */
+  @Post()
+  @ApiBody({ description: '{"repoUrl": "...", "revision": "main", "path": "fleet"}' })
+  async add(@Body() body: unknown, @Actor() actor: string, @Res({ passthrough: true }) res: Response) {
+    const { created, source } = await this.fleet.add(body, actor);
+    res.status(created ? 201 : 200);
+    return source;
+  }
+
+  @Get()
+  list() {
+    return this.fleet.list();
+  }
+
+  /** Status (Ready, Error naming file/document/field, Held), the applied commit and author, the objects. */
+  @Get(':id')
+  get(@Param('id') id: string) {
+    return this.fleet.get(id);
+  }
+
+  /** `{commit, reason}`: applies a commit the deletion guard holds. */
+  @Post(':id/confirm')
+  @HttpCode(200)
+  confirm(@Param('id') id: string, @Body() body: unknown, @Actor() actor: string) {
+    return this.fleet.confirm(id, body, actor);
+  }
+
+  /** Stops following the source; its objects stay, API-managed from now on. */
+  @Delete(':id')
+  @HttpCode(204)
+  async remove(@Param('id') id: string, @Actor() actor: string): Promise<void> {
+    await this.fleet.remove(id, actor);
+  }
+}
