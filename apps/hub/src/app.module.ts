@@ -35,6 +35,8 @@ import { AppSetExpander } from './appsets/appset-expander.service.js';
 import { AppSetExpandProcessor } from './appsets/appset-expand.processor.js';
 import { RenderService } from './render/render.service.js';
 import { RenderProcessor } from './render/render.processor.js';
+import { ExplainService } from './explain/explain.service.js';
+import { ExplainController } from './explain/explain.controller.js';
 import { RolloutProcessor } from './rollouts/rollout.processor.js';
 import { RolloutsService } from './rollouts/rollouts.service.js';
 import { RolloutsController } from './rollouts/rollouts.controller.js';
@@ -105,6 +107,7 @@ export class AppModule {
       SyncHistory,
       PinsService,
       RenderService,
+      ExplainService,
       AgentGatewayService,
       ReportIngestService,
       AdminTokenGuard,
@@ -125,6 +128,7 @@ export class AppModule {
         RepositoriesController,
         AppSetsController,
         TargetsController,
+        ExplainController,
         RolloutsController,
         PinsController,
         AuditController,

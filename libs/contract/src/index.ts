@@ -9,3 +9,4 @@ export * from './queues.js';
 export * from './api-error.js';
 export * from './audit-event.js';
 export * from './api-token.js';
+export * from './explain.js';
