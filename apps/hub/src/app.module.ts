@@ -64,6 +64,7 @@ import { ProjectsController } from './projects/projects.controller.js';
 import { FleetRepoService } from './fleet-repo/fleet-repo.service.js';
 import { FleetReconcileProcessor } from './fleet-repo/fleet-reconcile.processor.js';
 import { FleetSourcesController } from './fleet-repo/fleet-sources.controller.js';
+import { FleetOwnership } from './fleet-repo/fleet-ownership.service.js';
 
 /** One handler per queue of the contract's registry (checked at start by WorkerBootstrap). */
 const HANDLERS = [
@@ -120,6 +121,7 @@ export class AppModule {
       ProjectPolicy,
       ProjectsService,
       FleetRepoService,
+      FleetOwnership,
     ];
     const controllers: Type[] = [HealthController, MetricsController];
     if (config.roles.api) {

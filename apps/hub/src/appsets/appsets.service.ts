@@ -13,7 +13,8 @@ import { AppSetExpander, type ExpansionOutcome, type ExpansionPreview } from './
 import { checkDeletionGuardSpec } from './deletion-guard.js';
 import { checkRolloutSpec } from '../rollouts/rollout-strategy.js';
 import { projectNameOf } from '@flotilla/fleet-config';
-import { refuseGitManaged, sourceView } from '../projects/git-managed.js';
+import { sourceView } from '../projects/git-managed.js';
+import { FleetOwnership } from '../fleet-repo/fleet-ownership.service.js';
 import { ProjectGate, ProjectPolicy } from '../projects/project-policy.service.js';
 import type { ApplicationSet } from '../generated/prisma/client.js';
 
@@ -28,6 +29,7 @@ export class AppSetsService {
     private readonly wakeups: ClusterWakeups,
     private readonly expander: AppSetExpander,
     private readonly projects: ProjectPolicy,
+    private readonly ownership: FleetOwnership,
   ) {}
 
   /** Create or replace by name. Validated before anything is stored; expansion runs in the pipeline. */
@@ -47,7 +49,7 @@ export class AppSetsService {
     const refused = gate.checkLiteralRepositories(doc.document);
     if (refused) throw new HubError(403, refused.code, refused.message, refused.path);
     const existing = await this.db.prisma.applicationSet.findUnique({ where: { name: doc.name } });
-    if (existing) refuseGitManaged('appset', doc.name, existing);
+    if (existing) await this.ownership.checkEdit('ApplicationSet', doc.name, actor);
     const row = await this.db.prisma.$transaction(async (tx) => {
       const r = existing
         ? await tx.applicationSet.update({
@@ -108,7 +110,7 @@ export class AppSetsService {
       include: { targets: { select: { clusterId: true } } },
     });
     if (!row) throw HubError.notFound('appset', name);
-    refuseGitManaged('appset', name, row);
+    await this.ownership.checkEdit('ApplicationSet', name, actor);
     await this.db.prisma.$transaction(async (tx) => {
       await tx.applicationSet.delete({ where: { id: row.id } });
       await this.audit.record(

@@ -8,6 +8,8 @@ export interface ManagedEntry {
   fleetSourceId: string;
   file: string;
   object: unknown;
+  /** Edited through the API under a break-glass: rewritten from Git by the next reconcile. */
+  divergedAt?: Date | null;
 }
 
 /** What applying one commit changes: objects to create, update (content or file moved) and delete. */
@@ -40,7 +42,11 @@ export function planFleet(
     const current = byKey.get(key);
     if (!current) plan.create.push(o);
     else if (current.fleetSourceId !== sourceId) plan.conflicts.push({ object: o, owner: current });
-    else if (current.file !== o.file || canonicalJson(current.object) !== canonicalJson(o.object))
+    else if (
+      current.divergedAt ||
+      current.file !== o.file ||
+      canonicalJson(current.object) !== canonicalJson(o.object)
+    )
       plan.update.push(o);
     else plan.unchanged.push(o);
   }

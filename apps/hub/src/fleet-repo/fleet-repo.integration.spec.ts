@@ -186,6 +186,51 @@ describe('fleet repository', () => {
     expect(updated.body.source.commit).toBe(fixed);
   }, 120_000);
 
+  it('allows an edit of a Git-managed window under a break-glass, audited and shown as diverging until Git writes it', async () => {
+    const window = { kind: 'deny', schedule: '0 0 * * 6', duration: '24h', timeZone: 'Europe/Paris' };
+    const refused = await call<{ code: string; message: string; path: string }>(
+      'PUT',
+      '/api/v1/windows/weekend-freeze',
+      window,
+    );
+    expect(refused.status).toBe(409);
+    expect(refused.body).toMatchObject({ code: 'git-managed', path: 'fleet/windows.yaml' });
+    expect(refused.body.message).toContain(`change fleet/windows.yaml in ${fleetRepo.url}`);
+    expect(refused.body.message).toContain('or open a break-glass');
+
+    const c1 = await call<{ id: number }>('POST', '/api/v1/break-glass', {
+      scope: 'cluster',
+      name: 'c1',
+      reason: 'incident 42: the freeze must be shorter',
+      durationMinutes: 30,
+      allowSyncOutsideWindows: true,
+    });
+    expect(c1.status).toBe(201);
+    expect((await call('PUT', '/api/v1/windows/weekend-freeze', window)).status).toBe(200);
+    const diverged = await source();
+    const entry = diverged.objects?.find((o) => o.name === 'weekend-freeze') as
+      { diverged: unknown } | undefined;
+    expect(entry?.diverged).toMatchObject({ by: 'user:admin', breakGlassId: c1.body.id });
+    const audit = await call<{ items: { details: Record<string, unknown> }[] }>(
+      'GET',
+      `/api/v1/audit?scope=fleet-source:${diverged.id}&action=fleet.diverged`,
+    );
+    expect(audit.body.items[0]?.details).toMatchObject({ kind: 'SyncWindow', name: 'weekend-freeze' });
+    expect(
+      (await call('POST', `/api/v1/break-glass/${c1.body.id}/close`, { reason: 'resolved' })).status,
+    ).toBe(200);
+
+    // The next commit writes Git's version back and the divergence ends.
+    const next = fleetRepo.commit({ 'fleet/README.md': '# fleet objects\n' }, 'docs');
+    await settle((x) => `${x.status} ${x.appliedCommit ?? '-'}`, `Ready ${next}`);
+    const caughtUp = await source();
+    const again = caughtUp.objects?.find((o) => o.name === 'weekend-freeze') as
+      { diverged: unknown } | undefined;
+    expect(again?.diverged).toBeNull();
+    const live = await call<{ duration: string }>('GET', '/api/v1/windows/weekend-freeze');
+    expect(live.body.duration).toBe('48h');
+  }, 120_000);
+
   it('holds a commit that deletes every object until a person confirms it; a revert restores them', async () => {
     const kept = fleetRepo.head();
     const truncated = fleetRepo.commit(

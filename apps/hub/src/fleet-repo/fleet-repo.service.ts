@@ -137,7 +137,16 @@ export class FleetRepoService implements OnApplicationBootstrap {
     });
     return {
       ...view(row),
-      objects: managed.map((m) => ({ kind: m.kind, name: m.name, file: m.file, commit: m.commit })),
+      objects: managed.map((m) => ({
+        kind: m.kind,
+        name: m.name,
+        file: m.file,
+        commit: m.commit,
+        // An emergency edit under a break-glass: the hub differs from Git until the next commit writes it.
+        diverged: m.divergedAt
+          ? { at: m.divergedAt.toISOString(), by: m.divergedBy, breakGlassId: m.divergedUnder }
+          : null,
+      })),
     };
   }
 
@@ -428,6 +437,9 @@ export class FleetRepoService implements OnApplicationBootstrap {
               break;
           }
           const row = {
+            divergedAt: null,
+            divergedBy: null,
+            divergedUnder: null,
             fleetSourceId: source.id,
             file: o.file,
             document: o.document,

@@ -1,5 +1,3 @@
-import { HubError } from '../common/hub-error.js';
-
 /** Where a Git-managed object came from, as stored on its row. */
 export interface GitSource {
   managedBy: string;
@@ -20,18 +18,4 @@ export function sourceView(row: GitSource) {
       author: row.sourceAuthor,
     }),
   };
-}
-
-/**
- * Objects reconciled from a fleet repository are changed in Git, not through the API: the refusal
- * names the repository file so the person knows where to make the change.
- */
-export function refuseGitManaged(kind: string, name: string, row: GitSource): void {
-  if (row.managedBy !== 'git') return;
-  throw new HubError(
-    409,
-    'git-managed',
-    `${kind} "${name}" is managed by Git: change ${row.sourceFile ?? '(unknown file)'} in ${row.sourceRepo ?? '(unknown repository)'} (commit ${(row.sourceCommit ?? '').slice(0, 12)}) instead`,
-    row.sourceFile ?? undefined,
-  );
 }

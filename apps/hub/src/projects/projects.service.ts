@@ -7,7 +7,8 @@ import { AuditLog } from '../audit/audit.service.js';
 import { AppSetsService } from '../appsets/appsets.service.js';
 import { ClusterWakeups } from '../queues/cluster-wakeups.service.js';
 import type { Project } from '../generated/prisma/client.js';
-import { refuseGitManaged, sourceView } from './git-managed.js';
+import { FleetOwnership } from '../fleet-repo/fleet-ownership.service.js';
+import { sourceView } from './git-managed.js';
 
 /** Projects created, replaced and deleted through the API (Git-managed ones are refused here). */
 @Injectable()
@@ -17,6 +18,7 @@ export class ProjectsService {
     private readonly audit: AuditLog,
     private readonly appsets: AppSetsService,
     private readonly wakeups: ClusterWakeups,
+    private readonly ownership: FleetOwnership,
   ) {}
 
   /** Create or replace by name. Validated first; the appsets naming it are re-expanded against it. */
@@ -24,7 +26,7 @@ export class ProjectsService {
     const doc: ProjectObject = parseInput(projectObjectSchema, body, 'Project');
     const name = doc.metadata.name;
     const existing = await this.db.prisma.project.findUnique({ where: { name } });
-    if (existing) refuseGitManaged('project', name, existing);
+    if (existing) await this.ownership.checkEdit('Project', name, actor);
     const row = await this.db.prisma.$transaction(async (tx) => {
       const r = existing
         ? await tx.project.update({ where: { id: existing.id }, data: { document: toJson(doc) } })
@@ -59,7 +61,7 @@ export class ProjectsService {
   async remove(name: string, actor: string): Promise<void> {
     const row = await this.db.prisma.project.findUnique({ where: { name } });
     if (!row) throw HubError.notFound('project', name);
-    refuseGitManaged('project', name, row);
+    await this.ownership.checkEdit('Project', name, actor);
     const users = await this.db.prisma.applicationSet.findMany({
       where: { project: name },
       select: { name: true },

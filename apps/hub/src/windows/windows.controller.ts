@@ -5,6 +5,7 @@ import { AdminTokenGuard } from '../common/admin-token.guard.js';
 import { HubError, parseInput } from '../common/hub-error.js';
 import { createWindowSchema, deleteWindowQuery, parseWindowInput } from './window-input.js';
 import { WindowsService } from './windows.service.js';
+import { FleetOwnership } from '../fleet-repo/fleet-ownership.service.js';
 
 const WINDOW_BODY =
   '{"name", "kind": "allow|deny", "schedule", "duration", "timeZone", "applications", "namespaces", "clusters", "manualSync", "andOperator", "description", "reason"}';
@@ -14,7 +15,10 @@ const WINDOW_BODY =
 @UseGuards(AdminTokenGuard)
 @Controller('api/v1/windows')
 export class WindowsController {
-  constructor(private readonly windows: WindowsService) {}
+  constructor(
+    private readonly windows: WindowsService,
+    private readonly ownership: FleetOwnership,
+  ) {}
 
   @Post()
   @ApiBody({ description: WINDOW_BODY })
@@ -36,7 +40,7 @@ export class WindowsController {
   /** Replaces the window with a new version (the name in the path; a body `name` must match it). */
   @Put(':name')
   @ApiBody({ description: WINDOW_BODY })
-  update(@Param('name') name: string, @Body() body: unknown, @Actor() actor: string) {
+  async update(@Param('name') name: string, @Body() body: unknown, @Actor() actor: string) {
     const { name: bodyName, ...rest } = (body ?? {}) as Record<string, unknown>;
     if (bodyName !== undefined && bodyName !== name) {
       throw new HubError(
@@ -46,14 +50,19 @@ export class WindowsController {
         'name',
       );
     }
-    return this.windows.update(name, parseWindowInput(rest), actor);
+    const input = parseWindowInput(rest);
+    // A window from a fleet repository changes in Git (or under a break-glass, then diverging).
+    await this.ownership.checkEdit('SyncWindow', name, actor);
+    return this.windows.update(name, input, actor);
   }
 
   @Delete(':name')
   @HttpCode(204)
   @ApiQuery({ name: 'reason', required: false })
   async remove(@Param('name') name: string, @Query() query: unknown, @Actor() actor: string): Promise<void> {
-    await this.windows.remove(name, parseInput(deleteWindowQuery, query, 'query').reason, actor);
+    const { reason } = parseInput(deleteWindowQuery, query, 'query');
+    await this.ownership.checkEdit('SyncWindow', name, actor);
+    await this.windows.remove(name, reason, actor);
   }
 
   @Get(':name/history')
