@@ -8,9 +8,11 @@ import { normalisePath } from '../git/git-mirror.js';
 import { RenderService } from './render.service.js';
 
 /**
- * Re-renders one (repository, commit, path) and points the targets that want it at the bundle.
- * Expansion renders inline (so a bad path changes no target); this queue repairs targets whose
- * bundle is missing, e.g. after bundles were pruned by an operator.
+ * Re-renders one (repository, commit, path) as a plain or committed-kustomization render and wakes
+ * the clusters whose targets point at the bundle it stores. Expansion renders inline (so a bad path
+ * changes no target); this queue restores a bundle that was pruned by an operator. Targets whose
+ * digest differs (per-target kustomize options, or a newer expansion) are left to their expansion:
+ * a repair never repoints a target at another bundle.
  */
 @Processor('render')
 export class RenderProcessor extends QueueWorker<'render'> {
@@ -34,15 +36,16 @@ export class RenderProcessor extends QueueWorker<'render'> {
       revision: p.revision,
       path: p.path,
     });
-    const where = {
-      repoUrl: repo.url,
-      desiredRevision: p.revision,
-      sourcePath: { in: [p.path, normalisePath(p.path)] },
-      NOT: { bundleDigest: digest },
-    };
-    const stale = await this.db.prisma.target.findMany({ where, select: { clusterId: true } });
-    await this.db.prisma.target.updateMany({ where, data: { bundleDigest: digest } });
-    await this.wakeups.notify(stale.map((t) => t.clusterId));
-    return { digest, targets: stale.length };
+    const served = await this.db.prisma.target.findMany({
+      where: {
+        repoUrl: repo.url,
+        desiredRevision: p.revision,
+        sourcePath: { in: [p.path, normalisePath(p.path)] },
+        bundleDigest: digest,
+      },
+      select: { clusterId: true },
+    });
+    await this.wakeups.notify([...new Set(served.map((t) => t.clusterId))]);
+    return { digest, targets: served.length };
   }
 }
