@@ -2,7 +2,8 @@ import { rmSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
 import pg from 'pg';
 import {
   ensureRedis,
@@ -40,16 +41,26 @@ export class HubStack {
   databaseUrl = '';
   redisUrl = '';
   readonly redisPrefix = `flotilla-bench-${randomBytes(4).toString('hex')}`;
+  /** Signs the push webhooks `pushWebhook` sends. */
+  readonly webhookSecret = randomBytes(16).toString('hex');
   private dbName = '';
   private forget: (() => void) | undefined;
 
   private constructor(readonly workDir: string) {}
 
-  static async start(shape: AppShape, progress: (line: string) => void): Promise<HubStack> {
+  /**
+   * `privateRedis`: run on a redis-server of its own instead of the shared one, so that Redis load
+   * (`INFO commandstats`) counts this hub's commands only.
+   */
+  static async start(
+    shape: AppShape,
+    progress: (line: string) => void,
+    opts: { privateRedis?: boolean } = {},
+  ): Promise<HubStack> {
     const stack = new HubStack(await mkdtemp(join(tmpdir(), 'flotilla-bench-')));
     stack.forget = onStop(() => stack.stop());
     try {
-      await stack.boot(shape, progress);
+      await stack.boot(shape, progress, opts.privateRedis ?? false);
     } catch (err) {
       await stack.stop();
       throw err;
@@ -57,14 +68,22 @@ export class HubStack {
     return stack;
   }
 
-  private async boot(shape: AppShape, progress: (line: string) => void): Promise<void> {
+  private async boot(
+    shape: AppShape,
+    progress: (line: string) => void,
+    privateRedis: boolean,
+  ): Promise<void> {
     this.dbName = `flotilla_bench_${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`;
     await withAdmin((c) => c.query(`CREATE DATABASE "${this.dbName}"`));
     const url = new URL(ADMIN_DATABASE_URL);
     url.pathname = `/${this.dbName}`;
     this.databaseUrl = url.toString();
 
-    const redis = await ensureRedis(REDIS_URL, this.supervisor);
+    // A free port answers nothing, so ensureRedis starts a private redis-server.
+    const redis = await ensureRedis(
+      privateRedis ? `redis://127.0.0.1:${await freePort()}` : REDIS_URL,
+      this.supervisor,
+    );
     this.redisUrl = redis.url;
 
     this.repo = await AppRepo.create(join(this.workDir, 'git', 'fleet.git'), shape);
@@ -84,6 +103,7 @@ export class HubStack {
         FLOTILLA_DATA_DIR: join(this.workDir, 'hub'),
         // Changes arrive through an explicit refresh, so a poll never lands inside a measurement.
         SOURCE_POLL_INTERVAL_SECONDS: '3600',
+        FLOTILLA_WEBHOOK_SECRET: this.webhookSecret,
         LOG_LEVEL: 'warn',
       },
       logFile: join(this.workDir, 'hub.log'),
@@ -119,6 +139,50 @@ export class HubStack {
       { timeoutMs: 60_000, intervalMs: 100 },
     );
     return repo.id;
+  }
+
+  /** Tells the hub about a commit as a Git host would: a signed GitHub push webhook (202 expected). */
+  async pushWebhook(after: string): Promise<void> {
+    const body = JSON.stringify({
+      ref: 'refs/heads/main',
+      before: '0'.repeat(40),
+      after,
+      repository: { clone_url: this.repoUrl, html_url: this.repoUrl.replace(/\.git$/, '') },
+    });
+    const res = await fetch(new URL('/api/v1/webhooks/git', this.hubUrl), {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'x-github-event': 'push',
+        'x-github-delivery': randomBytes(8).toString('hex'),
+        'x-hub-signature-256': `sha256=${createHmac('sha256', this.webhookSecret).update(body).digest('hex')}`,
+      },
+      body,
+    });
+    if (res.status !== 202) throw new Error(`the push webhook answered ${res.status}: ${await res.text()}`);
+  }
+
+  /** Redis commands executed so far (`INFO commandstats`, every command summed). */
+  async redisCommands(): Promise<number> {
+    const client = new Redis(this.redisUrl, { maxRetriesPerRequest: 1 });
+    try {
+      let calls = 0;
+      for (const m of (await client.info('commandstats')).matchAll(/calls=(\d+)/g)) calls += Number(m[1]);
+      return calls;
+    } finally {
+      client.disconnect();
+    }
+  }
+
+  /** Committed transactions of the bench database so far (`pg_stat_database.xact_commit`). */
+  async pgTransactions(): Promise<number> {
+    return withAdmin(async (c) => {
+      const r = await c.query<{ n: string }>(
+        'SELECT xact_commit::text AS n FROM pg_stat_database WHERE datname = $1',
+        [this.dbName],
+      );
+      return Number(r.rows[0]?.n ?? 0);
+    });
   }
 
   /** A plain PostgreSQL client on the bench database (for counts and the bare-insert floor). */

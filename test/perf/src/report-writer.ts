@@ -36,7 +36,7 @@ const SECTIONS: Record<string, { title: string; what: string }> = {
   },
   fleet: {
     title: 'Fleet runs: real hub, real agents, simulated clusters',
-    what: 'The hub as its own process on PostgreSQL and Redis; N simulated clusters and N agents in one bench process (`startAgent`, each with its own identity, credential, state dir and long-poll). 10 apps per cluster (a namespace, a Deployment, a Service, a ConfigMap). A commit changes every app; the bench asks the hub to refresh the repository (no webhook exists yet) and watches every cluster until all its apps carry the commit.',
+    what: 'The hub as its own process on PostgreSQL and Redis; N simulated clusters and N agents in one bench process (`startAgent`, each with its own identity, credential, state dir and long-poll). 10 apps per cluster (a namespace, a Deployment, a Service, a ConfigMap). A commit changes every app; the bench sends the hub a signed GitHub push webhook and watches every cluster until all its apps carry the commit. From the webhook until the hub reports every target Synced it also samples the hub process (CPU, RSS), counts the agent reports stored, the commands of the bench’s private redis-server (`INFO commandstats`) and the transactions of its database (`pg_stat_database`). Horizontal hubs and faults: `npm run chaos` ([chaos.md](chaos.md)).',
   },
 };
 

@@ -8,7 +8,7 @@ import { startSimFleet, type SimFleet } from '@flotilla/kube-sim';
 import { watchConfigMaps } from '../config-map-watch.js';
 import { appName, fleetAppSet, type AppShape } from '../app-repo.js';
 import { HubStack } from '../hub-stack.js';
-import { procMemory, sampleIdle } from '../proc-stats.js';
+import { procCpuSeconds, procMemory, sampleIdle } from '../proc-stats.js';
 import { figure } from '../stats.js';
 import { type BenchFn, type Figure } from '../types.js';
 
@@ -17,14 +17,17 @@ const COMMAND = 'npm run bench -- --only fleet';
 /**
  * A whole fleet on one machine: the real hub process on PostgreSQL and Redis, N simulated
  * clusters, and N agents run in this process through `startAgent` (each with its own identity,
- * credential, state dir and long-poll). Measures cold convergence, commit → converged per cluster
- * (seen on a watch of each cluster), and the hub's idle cost per cluster.
+ * credential, state dir and long-poll). Commits arrive by signed push webhook. Measures cold
+ * convergence, commit → converged per cluster (seen on a watch of each cluster), the hub's idle cost
+ * per cluster, and per rollout the hub's CPU and RSS, the reports stored per second and the Redis
+ * commands and PostgreSQL transactions it took.
  */
 export const fleetBench: BenchFn = async (ctx) => {
   const count = ctx.params['clusters'] ?? 10;
   const shape: AppShape = { apps: 10, deployments: 1, services: 1, configMaps: 1 };
   const bench = 'fleet';
-  const stack = await HubStack.start(shape, ctx.progress);
+  // A private redis-server, so INFO commandstats counts this hub's commands and nobody else's.
+  const stack = await HubStack.start(shape, ctx.progress, { privateRedis: true });
   const agents: Agent[] = [];
   const watches: { stop(): void }[] = [];
   let fleet: SimFleet | undefined;
@@ -117,9 +120,18 @@ export const fleetBench: BenchFn = async (ctx) => {
         : undefined;
     };
 
+    /** Agent reports the hub has stored so far (one row per report id). */
+    const storedReports = (): Promise<number> =>
+      stack.sql(async (c) =>
+        Number(
+          (await c.query<{ n: string }>('SELECT count(*)::text AS n FROM "ProcessedReport"')).rows[0]?.n ?? 0,
+        ),
+      );
+
     // Cold fleet.
     await stack.addRepository();
     let revision = (await stack.repo.git.revparse(['HEAD'])).trim();
+    const coldReports0 = await storedReports();
     const tCold = performance.now();
     const coldClusters = clusterTimes('r0', tCold, 600_000);
     await stack.api.createAppSet(fleetAppSet('bench', stack.repoUrl));
@@ -130,14 +142,21 @@ export const fleetBench: BenchFn = async (ctx) => {
       intervalMs: 250,
     });
     const coldHubMs = performance.now() - tCold;
+    const coldReports = (await storedReports()) - coldReports0;
     ctx.progress(
       `cold fleet: objects everywhere after ${coldObjectsMs.toFixed(0)} ms, hub all Synced after ${coldHubMs.toFixed(0)} ms`,
     );
 
     // Idle.
     await new Promise((resolve) => setTimeout(resolve, 5_000));
-    const idle = await sampleIdle(stack.hub.pid, ctx.quick ? 5_000 : 20_000, 10);
-    ctx.progress(`hub idle: RSS ${idle[idle.length - 1]?.rssMB.toFixed(0)} MB`);
+    const idleMs = ctx.quick ? 5_000 : 20_000;
+    const [idleRedis0, idlePg0] = [await stack.redisCommands(), await stack.pgTransactions()];
+    const idle = await sampleIdle(stack.hub.pid, idleMs, 10);
+    const idleRedisPerSec = ((await stack.redisCommands()) - idleRedis0) / (idleMs / 1000);
+    const idlePgPerSec = ((await stack.pgTransactions()) - idlePg0) / (idleMs / 1000);
+    ctx.progress(
+      `hub idle: RSS ${idle[idle.length - 1]?.rssMB.toFixed(0)} MB, Redis ${idleRedisPerSec.toFixed(1)} commands/s, PostgreSQL ${idlePgPerSec.toFixed(1)} transactions/s`,
+    );
 
     // Commits.
     const commits = ctx.quick ? 2 : count >= 100 ? 3 : 5;
@@ -145,6 +164,13 @@ export const fleetBench: BenchFn = async (ctx) => {
     const allClusters: number[] = [];
     const hubSynced: number[] = [];
     const fetchFloor: number[] = [];
+    // Per commit, from the webhook until the hub reports every target Synced at it.
+    const rolloutCpu: number[] = [];
+    const rolloutCpuMsPerCluster: number[] = [];
+    const rolloutRss: number[] = [];
+    const ingestRate: number[] = [];
+    const redisPerCommit: number[] = [];
+    const pgPerCommit: number[] = [];
     const mirror = join(stack.workDir, 'floor-mirror.git');
     execFileSync('git', ['clone', '--quiet', '--mirror', stack.repoUrl, mirror]);
     let missing = 0;
@@ -154,10 +180,16 @@ export const fleetBench: BenchFn = async (ctx) => {
       const f0 = performance.now();
       execFileSync('git', ['-C', mirror, 'fetch', '--quiet', '--prune', 'origin']);
       fetchFloor.push(performance.now() - f0);
-      const repos = await stack.api.repositories();
+      const [reports0, redis0, pg0] = [
+        await storedReports(),
+        await stack.redisCommands(),
+        await stack.pgTransactions(),
+      ];
+      const cpu0 = procCpuSeconds(stack.hub.pid);
+      const rssTimer = setInterval(() => rolloutRss.push(procMemory(stack.hub.pid).rssMB), 500);
       const t0 = performance.now();
       const times = clusterTimes(release, t0, 120_000);
-      for (const r of repos) await stack.api.refreshRepository(r.id);
+      await stack.pushWebhook(revision);
       const got = await times;
       for (const t of got) {
         if (t === null) missing++;
@@ -169,7 +201,15 @@ export const fleetBench: BenchFn = async (ctx) => {
         timeoutMs: 120_000,
         intervalMs: 100,
       });
-      hubSynced.push(performance.now() - t0);
+      const rolloutMs = performance.now() - t0;
+      hubSynced.push(rolloutMs);
+      clearInterval(rssTimer);
+      const cpuSeconds = procCpuSeconds(stack.hub.pid) - cpu0;
+      rolloutCpu.push((cpuSeconds / (rolloutMs / 1000)) * 100);
+      rolloutCpuMsPerCluster.push((cpuSeconds * 1000) / count);
+      ingestRate.push(((await storedReports()) - reports0) / (rolloutMs / 1000));
+      redisPerCommit.push((await stack.redisCommands()) - redis0);
+      pgPerCommit.push((await stack.pgTransactions()) - pg0);
       ctx.progress(`commit ${k}/${commits}: last cluster converged after ${worst.toFixed(0)} ms`);
       await new Promise((resolve) => setTimeout(resolve, 1_000));
     }
@@ -180,7 +220,7 @@ export const fleetBench: BenchFn = async (ctx) => {
       figure({
         id: `fleet.commit-to-converged.${count}`,
         bench,
-        title: `commit + refresh → a cluster carries the commit on all ${shape.apps} apps (per cluster), ${count} clusters`,
+        title: `commit + webhook → a cluster carries the commit on all ${shape.apps} apps (per cluster), ${count} clusters`,
         unit: 'ms',
         fleetSize: count,
         samples: perCluster,
@@ -203,7 +243,7 @@ export const fleetBench: BenchFn = async (ctx) => {
       figure({
         id: `fleet.commit-to-all-converged.${count}`,
         bench,
-        title: `commit + refresh → the last of ${count} clusters converged`,
+        title: `commit + webhook → the last of ${count} clusters converged`,
         unit: 'ms',
         fleetSize: count,
         samples: allClusters,
@@ -212,7 +252,7 @@ export const fleetBench: BenchFn = async (ctx) => {
       figure({
         id: `fleet.commit-to-hub-synced.${count}`,
         bench,
-        title: `commit + refresh → the hub reports all ${count * shape.apps} targets Synced at the commit`,
+        title: `commit + webhook → the hub reports all ${count * shape.apps} targets Synced at the commit`,
         unit: 'ms',
         fleetSize: count,
         samples: hubSynced,
@@ -226,7 +266,67 @@ export const fleetBench: BenchFn = async (ctx) => {
         unit: 'ms',
         fleetSize: count,
         samples: coldTimes.map((t) => t ?? 600_000),
-        notes: `per cluster; the hub reported all targets Synced after ${coldHubMs.toFixed(0)} ms`,
+        notes: `per cluster; the hub reported all targets Synced after ${coldHubMs.toFixed(0)} ms, having stored ${coldReports} agent reports (${((coldReports * 1000) / coldHubMs).toFixed(0)} per second)`,
+        command: COMMAND,
+      }),
+      figure({
+        id: `fleet.hub-rollout-cpu.${count}`,
+        bench,
+        title: `hub CPU during a rollout (webhook → all Synced), ${count} clusters`,
+        unit: '% of a core',
+        fleetSize: count,
+        samples: rolloutCpu,
+        notes: `one sample per commit (${commits})`,
+        command: COMMAND,
+      }),
+      figure({
+        id: `fleet.hub-rollout-cpu-per-cluster.${count}`,
+        bench,
+        title: `hub CPU time per cluster for one commit's rollout, ${count} clusters`,
+        unit: 'ms',
+        fleetSize: count,
+        samples: rolloutCpuMsPerCluster,
+        command: COMMAND,
+      }),
+      figure({
+        id: `fleet.hub-rollout-rss.${count}`,
+        bench,
+        title: `hub RSS during rollouts, ${count} clusters`,
+        unit: 'MB',
+        fleetSize: count,
+        samples: rolloutRss,
+        notes: 'sampled every 500 ms while commits rolled out',
+        command: COMMAND,
+      }),
+      figure({
+        id: `fleet.report-ingest-rate.${count}`,
+        bench,
+        title: `agent reports stored per second during a rollout, ${count} clusters`,
+        unit: 'reports/s',
+        fleetSize: count,
+        samples: ingestRate,
+        notes:
+          'new ProcessedReport rows ÷ webhook → all Synced; bounded by what the agents send, not a capacity test',
+        command: COMMAND,
+      }),
+      figure({
+        id: `fleet.redis-commands-per-commit.${count}`,
+        bench,
+        title: `Redis commands for one commit's rollout, ${count} clusters`,
+        unit: 'commands',
+        fleetSize: count,
+        samples: redisPerCommit,
+        notes: `INFO commandstats of the bench's private redis-server; idle: ${idleRedisPerSec.toFixed(1)} commands/s (${(idleRedisPerSec / count).toFixed(2)} per cluster)`,
+        command: COMMAND,
+      }),
+      figure({
+        id: `fleet.pg-transactions-per-commit.${count}`,
+        bench,
+        title: `PostgreSQL transactions for one commit's rollout, ${count} clusters`,
+        unit: 'transactions',
+        fleetSize: count,
+        samples: pgPerCommit,
+        notes: `pg_stat_database.xact_commit of the bench database (flushed by backends about once a second); idle: ${idlePgPerSec.toFixed(1)} transactions/s`,
         command: COMMAND,
       }),
       figure({
@@ -286,6 +386,12 @@ export const fleetBench: BenchFn = async (ctx) => {
           name: 'hub idle CPU (% of a core)',
           unit: '%',
           points: [{ x: count, y: med(`fleet.hub-idle-cpu.${count}`) }],
+        },
+        {
+          chart: 'fleet-hub-cpu',
+          name: 'hub CPU during a rollout (% of a core)',
+          unit: '%',
+          points: [{ x: count, y: med(`fleet.hub-rollout-cpu.${count}`) }],
         },
       ],
       remarks: [],
