@@ -25,6 +25,7 @@ interface TargetState {
   id: string;
   name: string;
   health: string;
+  appSetId: string;
 }
 
 /** Everything a batch writes, collected in report order and written set-based at the end. */
@@ -223,7 +224,7 @@ export class ReportIngestService {
     const ids = [...new Set(reports.map((r) => r.targetId))];
     if (ids.length === 0) return new Map();
     const rows = await tx.$queryRaw<TargetState[]>`
-      SELECT "id", "name", "health" FROM "Target"
+      SELECT "id", "name", "health", "appSetId" FROM "Target"
       WHERE "id" = ANY(${ids}::text[]) AND "clusterId" = ${clusterId}
       ORDER BY "id"
       FOR UPDATE`;
@@ -255,6 +256,7 @@ function applySync(effects: BatchEffects, clusterId: string, target: TargetState
   effects.syncRuns.push({
     targetId: target.id,
     clusterId,
+    appSetId: target.appSetId,
     revision: r.revision,
     bundleDigest: r.bundleDigest,
     trigger: r.trigger,

@@ -37,9 +37,10 @@ export const syncHistoryQuery = z.object({
 export type SyncHistoryQuery = z.output<typeof syncHistoryQuery>;
 
 /**
- * Sync history queries. Names are resolved to ids first, so the run table is read through its
- * (clusterId, startedAt) and (targetId, startedAt) indexes; paging is keyset on (startedAt, id), so
- * a page costs the same at the start of ten million runs as deep inside them.
+ * Sync history queries. Names are resolved to ids first, so the run table is read through one of
+ * its (clusterId | targetId | appSetId [, outcome], startedAt) indexes, newest first. Paging is
+ * keyset on (startedAt, id), so a page costs the same at the start of ten million runs as deep
+ * inside them.
  */
 @Injectable()
 export class SyncHistory {
@@ -53,16 +54,18 @@ export class SyncHistory {
       if (!c) return empty;
       where.push({ clusterId: c.id });
     }
-    if (q.target || q.appSet) {
-      const targets = await this.db.prisma.target.findMany({
-        where: {
-          ...(q.target ? { name: q.target } : {}),
-          ...(q.appSet ? { appSet: { name: q.appSet } } : {}),
-        },
+    if (q.appSet) {
+      const a = await this.db.prisma.applicationSet.findUnique({
+        where: { name: q.appSet },
         select: { id: true },
       });
-      if (targets.length === 0) return empty;
-      where.push({ targetId: { in: targets.map((t) => t.id) } });
+      if (!a) return empty;
+      where.push({ appSetId: a.id });
+    }
+    if (q.target) {
+      const t = await this.db.prisma.target.findUnique({ where: { name: q.target }, select: { id: true } });
+      if (!t) return empty;
+      where.push({ targetId: t.id });
     }
     if (q.outcome) where.push({ outcome: { in: q.outcome } });
     if (q.trigger) where.push({ trigger: { in: q.trigger } });
