@@ -161,7 +161,7 @@ describe('agent identity', () => {
     expect(await tableCounts(hub)).toEqual({ ...before, AuditEvent: before['AuditEvent']! + 1 });
   });
 
-  it("makes a report about another cluster's target harmless", async () => {
+  it("makes a report about another cluster's target harmless, and audits it", async () => {
     const target = (await sql(hub, `SELECT id FROM "Target" WHERE name = 'web-us1'`))[0]!['id'] as string;
     const at = new Date().toISOString();
     const r = await call<{ accepted: number }>('POST', '/api/agent/v1/reports', {
@@ -182,6 +182,16 @@ describe('agent identity', () => {
     expect(r.status).toBe(200);
     const [row] = await sql(hub, `SELECT health, "healthMessage" FROM "Target" WHERE name = 'web-us1'`);
     expect(row).toEqual({ health: 'Unknown', healthMessage: '' });
+    const audit = await sql(
+      hub,
+      `SELECT action, details FROM "AuditEvent" WHERE action = 'agent.access-denied' AND scope = 'target:web-us1'`,
+    );
+    expect(audit).toEqual([
+      {
+        action: 'agent.access-denied',
+        details: { resource: 'report', reportId: 'forged-health-1', type: 'health' },
+      },
+    ]);
   });
 
   it('rotates a credential: the old one works for the grace period, then is refused; only the current may rotate', async () => {

@@ -192,6 +192,14 @@ export class ReportIngestService {
         }),
       )),
     );
+    // A report about a target that exists on another cluster is an agent overstepping: audited.
+    effects.audit.push(
+      ...(await foreignReports(
+        tx,
+        clusterId,
+        applied.filter((r) => !targets.has(r.targetId)),
+      )),
+    );
     return { fresh, audit: effects.audit };
   }
 
@@ -353,4 +361,30 @@ async function writeStatus(tx: Tx, status: Map<string, StatusChange>): Promise<v
 /** `2026-01-01T02:00:00+02:00` → `2026-01-01T00:00:00.000Z`; PostgreSQL reads it as that UTC wall time. */
 function utc(iso: string): string {
   return new Date(iso).toISOString();
+}
+
+/**
+ * Audit entries for reports about targets that exist but belong to another cluster (a target deleted
+ * since the agent's last poll is not there at all, and is not an attempt).
+ */
+async function foreignReports(tx: Tx, clusterId: string, reports: Report[]): Promise<AuditEntry[]> {
+  if (reports.length === 0) return [];
+  const others = await tx.target.findMany({
+    where: { id: { in: [...new Set(reports.map((r) => r.targetId))] } },
+    select: { id: true, name: true },
+  });
+  const names = new Map(others.map((t) => [t.id, t.name]));
+  return reports.flatMap((r) => {
+    const name = names.get(r.targetId);
+    return name
+      ? [
+          {
+            actor: `agent:${clusterId}`,
+            action: 'agent.access-denied',
+            scope: `target:${name}`,
+            details: { resource: 'report', reportId: r.id, type: r.type },
+          },
+        ]
+      : [];
+  });
 }
