@@ -2,9 +2,11 @@
 import { setFlagsFromString } from 'node:v8';
 import { ConfigError, loadAgentConfig } from './config/agent-config.js';
 
-// The agent is idle most of the time and works in short bursts (a sync, a heal). V8 doubles its
-// young generation under allocation pressure up to 32 MB and keeps it; held at its initial size,
-// scavenges get a little more frequent and the process stays ~30 MB smaller (docs/benchmarks.md).
+// The agent is idle most of the time and works in short bursts (a sync, a heal). By default V8
+// doubles its young generation under allocation pressure up to 32 MB and keeps it, and lets the old
+// generation grow to several times what is live before collecting it, so a burst's garbage stays
+// resident while the agent idles. Held at its initial size, and with V8 tuned for footprint, GCs get
+// a little more frequent and the process is ~80 MB smaller (docs/benchmarks.md, agent RSS).
 setFlagsFromString('--semi-space-growth-factor=1');
 setFlagsFromString('--optimize-for-size');
 
