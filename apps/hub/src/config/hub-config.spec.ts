@@ -24,6 +24,13 @@ describe('loadHubConfig', () => {
       rollouts: { tickSeconds: 5, offlineAfterSeconds: 120 },
       webhooks: { secret: null },
       breakGlass: { maxMinutes: 1440 },
+      render: {
+        kustomizeBinary: null,
+        allowRemoteBases: false,
+        timeoutSeconds: 60,
+        maxOutputBytes: 33554432,
+      },
+      secrets: { key: null, previousKeys: [] },
     });
   });
 
@@ -85,6 +92,29 @@ describe('loadHubConfig', () => {
     ]);
     expect(issues.find((i) => i.variable === 'HUB_ROLES')?.message).toContain('api, worker');
     expect((error as Error).message).toContain('PORT:');
+  });
+
+  it('reads the render and secrets-key variables, refusing a key that is not 32 bytes of hex', () => {
+    const key = 'ab'.repeat(32);
+    const c = loadHubConfig({
+      KUSTOMIZE_BINARY: '/usr/local/bin/kustomize',
+      KUSTOMIZE_ALLOW_REMOTE_BASES: 'true',
+      FLOTILLA_SECRETS_KEY: key.toUpperCase(),
+      FLOTILLA_SECRETS_KEY_PREVIOUS: `${'cd'.repeat(32)},${'ef'.repeat(32)}`,
+    });
+    expect(c.render).toMatchObject({ kustomizeBinary: '/usr/local/bin/kustomize', allowRemoteBases: true });
+    expect(c.secrets).toEqual({ key, previousKeys: ['cd'.repeat(32), 'ef'.repeat(32)] });
+    let error: unknown;
+    try {
+      loadHubConfig({ FLOTILLA_SECRETS_KEY: 'short', KUSTOMIZE_ALLOW_REMOTE_BASES: 'yes' });
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as ConfigError).issues.map((i) => i.variable).sort()).toEqual([
+      'FLOTILLA_SECRETS_KEY',
+      'KUSTOMIZE_ALLOW_REMOTE_BASES',
+    ]);
   });
 
   it('documents every variable in .env.example, optional ones commented out', () => {
