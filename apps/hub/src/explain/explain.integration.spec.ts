@@ -57,6 +57,7 @@ beforeAll(async () => {
   repo = createTestGitRepo({
     'web/kustomization.yaml': 'resources:\n  - cm.yaml\n',
     'web/cm.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\ndata:\n  a: "1"\n',
+    'broken/kustomization.yaml': 'resources:\n  - missing.yaml\n',
   });
   head = repo.head();
   hub = await startTestHub();
@@ -164,6 +165,30 @@ describe('GET /api/v1/explain', () => {
       stored: { desiredRevision: head },
       holds: [{ kind: 'deletion-guard' }],
     });
+  });
+
+  it("an appset whose kustomization fails shows kustomize's stderr as its error, and explain names it", async () => {
+    const doc = appSetDoc();
+    doc.metadata.name = 'broken';
+    doc.spec.template.metadata.name = 'broken-{{name}}';
+    doc.spec.template.spec.source.path = 'broken';
+    expect([200, 201]).toContain((await call('POST', '/api/v1/appsets', doc)).status);
+    let appSet = { status: 'Pending', error: null as { code: string; message: string } | null };
+    await expect
+      .poll(
+        async () => {
+          appSet = (await call<typeof appSet>('GET', '/api/v1/appsets/broken')).body;
+          return appSet.status;
+        },
+        { timeout: 60_000 },
+      )
+      .toBe('Error');
+    expect(appSet.error?.code).toBe('kustomize-failed');
+    expect(appSet.error?.message).toContain("accumulating resources from 'missing.yaml'");
+    const v = (await call<ExplainView>('GET', '/api/v1/explain?cluster=eu1&appset=broken')).body;
+    expect(v.targets[0]?.stored).toBeNull();
+    expect(v.targets[0]?.holds.map((h) => h.kind)).toEqual(['appset-error', 'not-expanded']);
+    expect(v.targets[0]?.holds[0]?.message).toContain('missing.yaml');
   });
 
   it.each([
