@@ -41,6 +41,7 @@ import { RolloutProcessor } from './rollouts/rollout.processor.js';
 import { RolloutsService } from './rollouts/rollouts.service.js';
 import { RolloutsController } from './rollouts/rollouts.controller.js';
 import { PinsService } from './pins/pins.service.js';
+import { PinExpiry } from './pins/pin-expiry.service.js';
 import { PinsController } from './pins/pins.controller.js';
 import { TargetsController } from './targets/targets.controller.js';
 import { SyncHistory } from './targets/sync-history.service.js';
@@ -107,6 +108,7 @@ export class AppModule {
       RolloutsService,
       SyncHistory,
       PinsService,
+      PinExpiry,
       RenderService,
       ExplainService,
       AgentGatewayService,

@@ -120,6 +120,42 @@ export class PinsService {
     await this.wakeups.notify([target.clusterId]);
   }
 
+  /** Removes pins past their expiry (each claimed by a conditional delete), audited; returns how many. */
+  async sweepExpired(now = new Date()): Promise<number> {
+    const due = await this.db.prisma.targetPin.findMany({
+      where: { expiresAt: { lte: now } },
+      include: { target: { select: { name: true, clusterId: true } } },
+      take: 500,
+    });
+    const woken: string[] = [];
+    for (const pin of due) {
+      const removed = await this.db.prisma.$transaction(async (tx) => {
+        const claimed = await tx.targetPin.deleteMany({
+          where: { targetId: pin.targetId, createdAt: pin.createdAt, expiresAt: { lte: now } },
+        });
+        if (claimed.count === 0) return false; // another replica, or the pin was replaced meanwhile
+        await this.audit.record(
+          {
+            actor: 'system:pin-expiry',
+            action: 'target.pin-expired',
+            scope: `target:${pin.target.name}`,
+            details: {
+              revision: pin.revision,
+              pinnedBy: pin.actor,
+              reason: pin.reason,
+              expiresAt: pin.expiresAt,
+            },
+          },
+          tx,
+        );
+        return true;
+      });
+      if (removed) woken.push(pin.target.clusterId);
+    }
+    await this.wakeups.notify(woken);
+    return woken.length;
+  }
+
   async list() {
     const rows = await this.db.prisma.targetPin.findMany({
       orderBy: { createdAt: 'desc' },

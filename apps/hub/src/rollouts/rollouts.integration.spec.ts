@@ -208,6 +208,27 @@ describe('rollouts, pins and sync history (PostgreSQL, Redis, Git)', () => {
     expect(await revisionServed('eu-1')).toBe(second);
   });
 
+  it('an expired pin is removed, audited, and the target follows its release again', async () => {
+    const pinned = await fleet.call('POST', '/api/v1/targets/web-us-1/pin', {
+      revision: first,
+      reason: 'for two seconds',
+      expiresAt: new Date(Date.now() + 2_000).toISOString(),
+    });
+    expect(pinned.status).toBe(200);
+    expect(await revisionServed('us-1')).toBe(first);
+    await expect.poll(() => revisionServed('us-1'), { timeout: 15_000, interval: 500 }).toBe(second);
+    await expect
+      .poll(async () => (await fleet.call<unknown[]>('GET', '/api/v1/pins')).body, { timeout: 10_000 })
+      .toEqual([]);
+    const expired = await fleet.call<{ items: { actor: string; scope: string }[] }>(
+      'GET',
+      '/api/v1/audit?action=target.pin-expired',
+    );
+    expect(expired.body.items).toEqual([
+      expect.objectContaining({ actor: 'system:pin-expiry', scope: 'target:web-us-1' }),
+    ]);
+  });
+
   it('an automatic rollback report fails the revision, pins the target and is found in the history', async () => {
     // eu-1's agent restored the first revision on its own.
     const [a] = await assignments('eu-1');

@@ -121,7 +121,14 @@ export class RolloutsService {
           });
         } else {
           await tx.rollout.create({
-            data: { appSetId, revision, strategy: toJson(strategy), ...state, message: 'starting' },
+            data: {
+              appSetId,
+              revision,
+              strategy: toJson(strategy),
+              ...state,
+              progress: toJson(emptyProgress()),
+              message: 'starting',
+            },
           });
         }
         await this.audit.recordMany(
@@ -245,7 +252,7 @@ export class RolloutsService {
       orderBy: { name: 'asc' },
       include: targetWithPlanInputs,
     });
-    const progress = rollout.progress as unknown as RolloutProgress;
+    const progress = stateOf(rollout).progress;
     return {
       ...this.view(rollout, appSet.name),
       targets: targets.map((t) => ({
