@@ -86,25 +86,11 @@ export const hubEnvSchema = z.object({
   FLOTILLA_OIDC_ROLE_MAP: z
     .string()
     .default('')
-    .transform((v, ctx) => {
-      const map: Record<string, PeopleRole> = {};
-      for (const pair of v
-        .split(',')
-        .map((p) => p.trim())
-        .filter(Boolean)) {
-        const eq = pair.lastIndexOf('=');
-        const group = pair.slice(0, eq).trim();
-        const role = pair.slice(eq + 1).trim();
-        if (eq <= 0 || !(PEOPLE_ROLES as readonly string[]).includes(role)) {
-          ctx.addIssue({
-            code: 'custom',
-            message: `expected group=viewer|operator|admin pairs; got "${pair}"`,
-          });
-          return z.NEVER;
-        }
-        map[group] = role as PeopleRole;
+    .superRefine((v, ctx) => {
+      const bad = parseRoleMap(v).bad;
+      if (bad !== null) {
+        ctx.addIssue({ code: 'custom', message: `expected group=viewer|operator|admin pairs; got "${bad}"` });
       }
-      return map;
     })
     .describe(
       'group=role pairs, comma-separated (e.g. "sre=operator,platform=admin"); the highest role wins.',
@@ -171,7 +157,9 @@ export const hubEnvSchema = z.object({
     .int()
     .positive()
     .default(120)
-    .describe('A cluster whose agent has not called for this long is offline: rollouts skip it within their failure budget.'),
+    .describe(
+      'A cluster whose agent has not called for this long is offline: rollouts skip it within their failure budget.',
+    ),
   DELETION_GUARD_PERCENT: z.coerce
     .number()
     .min(0)
@@ -323,7 +311,7 @@ export function loadHubConfig(env: Record<string, string | undefined>): HubConfi
               audience: e.FLOTILLA_OIDC_AUDIENCE,
               jwksUrl: e.FLOTILLA_OIDC_JWKS_URL ?? null,
               roleClaim: e.FLOTILLA_OIDC_ROLE_CLAIM,
-              roleMap: e.FLOTILLA_OIDC_ROLE_MAP,
+              roleMap: parseRoleMap(e.FLOTILLA_OIDC_ROLE_MAP).map,
             }
           : null,
       rateLimitPerMinute: { people: e.RATE_LIMIT_PEOPLE_PER_MINUTE, agent: e.RATE_LIMIT_AGENT_PER_MINUTE },
@@ -346,6 +334,21 @@ export function loadHubConfig(env: Record<string, string | undefined>): HubConfi
       previousKeys: e.FLOTILLA_SECRETS_KEY_PREVIOUS?.toLowerCase().split(',') ?? [],
     },
   };
+}
+
+/** `group=role,…` → a map; `bad` is the first pair that is not one (kept a string, so `.env.example` shows it). */
+function parseRoleMap(text: string): { map: Record<string, PeopleRole>; bad: string | null } {
+  const map: Record<string, PeopleRole> = {};
+  for (const pair of text
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean)) {
+    const eq = pair.lastIndexOf('=');
+    const role = pair.slice(eq + 1).trim();
+    if (eq <= 0 || !(PEOPLE_ROLES as readonly string[]).includes(role)) return { map, bad: pair };
+    map[pair.slice(0, eq).trim()] = role as PeopleRole;
+  }
+  return { map, bad: null };
 }
 
 /** `.env.example` text: every variable with its description and default (commented out when optional). */
