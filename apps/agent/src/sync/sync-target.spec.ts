@@ -174,27 +174,34 @@ describe('syncTarget against a simulated cluster', () => {
     ).toBeDefined();
   });
 
-  it('reports a no-op apply as unchanged although a controller wrote status in between', async () => {
+  it('reports a no-op apply as unchanged although a controller wrote status and an annotation in between', async () => {
     await sync({ assignment: assignment() });
     await rolledOut(kube);
     const deployments = sim.api.rt('apps', 'v1', 'deployments');
     let statusWrites = 0;
-    // Another writer updates the Deployment's status between the agent's read and its apply, as
-    // the Deployment controller does all the time: resourceVersion moves, nothing of ours does.
+    // Another writer updates the Deployment's status and an annotation of its own between the agent's
+    // read and its apply, as the Deployment controller does: resourceVersion moves, nothing of ours does.
     const racing: KubeClient = {
       ...kube,
       apply: async (obj) => {
         if (obj.kind === 'Deployment') {
+          ++statusWrites;
           sim.api.patch(
             deployments,
             'shop',
             'web',
             'merge',
-            { status: { collisionCount: ++statusWrites } },
-            {
-              manager: 'status-writer',
-              subresource: 'status',
-            },
+            { status: { collisionCount: statusWrites } },
+            { manager: 'status-writer', subresource: 'status' },
+          );
+          // …and its own annotation, as the Deployment controller writes the revision.
+          sim.api.patch(
+            deployments,
+            'shop',
+            'web',
+            'merge',
+            { metadata: { annotations: { 'example.com/observed': String(statusWrites) } } },
+            { manager: 'status-writer' },
           );
         }
         return kube.apply(obj);

@@ -310,7 +310,7 @@ class SyncRun {
           : obj;
       const after = await kube.apply(toApply);
       this.live.set(key, after);
-      const action = before && appliedNothing(before, after) ? 'unchanged' : 'applied';
+      const action = before && appliedNothing(before, after, toApply) ? 'unchanged' : 'applied';
       this.results.push({ ...refOfId(id), action, message: '' });
       return after;
     } catch (err) {
@@ -452,14 +452,15 @@ class SyncRun {
 
 /**
  * True when an apply changed nothing this agent is responsible for. resourceVersion cannot tell:
- * a controller writing status between our read and our apply moves it. So compare what the apply
- * could have changed: the object without status and server bookkeeping, and this manager's own
- * managedFields entry (its field set and time move only when the apply did something).
+ * a controller writing status (or its own annotation) between our read and our apply moves it. So
+ * compare only what the apply could have changed: the values at the paths the applied object sets,
+ * before and after, and this manager's own managedFields entry (its field set, and its time, which
+ * the server moves when the apply changes a value it owns).
  */
-export function appliedNothing(before: KubeObject, after: KubeObject): boolean {
+export function appliedNothing(before: KubeObject, after: KubeObject, applied: KubeObject): boolean {
   return (
     isDeepStrictEqual(ownEntry(before), ownEntry(after)) &&
-    isDeepStrictEqual(withoutBookkeeping(before), withoutBookkeeping(after))
+    isDeepStrictEqual(projectOnto(before, applied), projectOnto(after, applied))
   );
 }
 
@@ -471,10 +472,19 @@ function ownEntry(obj: KubeObject): unknown {
   return own ? { fieldsV1: own['fieldsV1'], time: own['time'], apiVersion: own['apiVersion'] } : undefined;
 }
 
-function withoutBookkeeping(obj: KubeObject): unknown {
-  const { status: _status, metadata, ...rest } = obj as KubeObject & { status?: unknown };
-  const { resourceVersion: _rv, managedFields: _mf, ...meta } = metadata as Record<string, unknown>;
-  return { ...rest, metadata: meta };
+/**
+ * The parts of `live` at the keys `shape` has, recursively through objects; a list or a scalar is
+ * taken whole (list items carry server defaults, but the same ones before and after).
+ */
+function projectOnto(live: unknown, shape: unknown): unknown {
+  if (!isRecord(shape) || !isRecord(live)) return live;
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(shape)) out[key] = projectOnto(live[key], shape[key]);
+  return out;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function describeRef(ref: { group: string; kind: string; namespace?: string; name: string }): string {
