@@ -199,7 +199,9 @@ export class GitMirrors {
     return simpleGit({
       baseDir: dir,
       timeout: { block: 60_000 },
-      unsafe: { allowUnsafeAskPass: true, allowUnsafeSshCommand: true },
+      // No credential helper: a host-wide `credential.helper=store` would write the token to disk.
+      config: ['credential.helper='],
+      unsafe: { allowUnsafeAskPass: true, allowUnsafeSshCommand: true, allowUnsafeCredentialHelper: true },
       allowEnvironment: Object.keys(authEnv).filter((k) => k.startsWith('GIT_')),
     }).env({ ...inheritedEnv(), ...authEnv });
   }
