@@ -178,6 +178,19 @@ describe('plain rendering', () => {
 });
 
 describe('render determinism', () => {
+  it('two renders of the same new input at once agree and record it once', async () => {
+    const [a, b] = await Promise.all([
+      render.renderBundle(source('base', { namePrefix: 'twice-' })),
+      render.renderBundle(source('base', { namePrefix: 'twice-' })),
+    ]);
+    expect(a.digest).toBe(b.digest);
+    const records = await db.prisma.renderRecord.findMany({
+      where: { repositoryId, revision: sha, path: 'base', digest: a.digest },
+    });
+    expect(records).toHaveLength(1);
+    expect(records[0]).toMatchObject({ deterministic: true, options: { namePrefix: 'twice-' } });
+  });
+
   it('records each input with its digest and refuses a re-render that gives another one', async () => {
     const first = await render.renderBundle(source('overlays/prod'));
     const record = await db.prisma.renderRecord.findFirstOrThrow({

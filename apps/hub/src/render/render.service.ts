@@ -153,19 +153,34 @@ export class RenderService {
         );
       }
       bundle = { ...first, renderer };
-      await this.db.prisma.renderRecord.upsert({
-        where: { key },
-        create: {
-          key,
-          repositoryId: src.repositoryId,
-          revision: src.revision,
-          path: dir || '.',
-          options: toJson(options),
-          renderer,
-          digest: bundle.digest,
-        },
-        update: { checkedAt: new Date() },
+      // Insert-if-absent: another render of the same input may have recorded it meanwhile (two
+      // appsets, two replicas); then its digest must be ours too.
+      const { count } = await this.db.prisma.renderRecord.createMany({
+        data: [
+          {
+            key,
+            repositoryId: src.repositoryId,
+            revision: src.revision,
+            path: dir || '.',
+            options: toJson(options),
+            renderer,
+            digest: bundle.digest,
+          },
+        ],
+        skipDuplicates: true,
       });
+      if (count === 0) {
+        const recorded = await this.db.prisma.renderRecord.findUniqueOrThrow({ where: { key } });
+        if (recorded.digest !== bundle.digest) {
+          await this.flagNondeterministic(key, src, dir, options, renderer, recorded.digest, bundle.digest);
+          throw new RenderError(
+            'render-nondeterministic',
+            `rendering ${dir || '.'} at ${src.revision.slice(0, 12)} gave ${recorded.digest} and then ${bundle.digest}: the same inputs must give the same manifests`,
+            where,
+          );
+        }
+        await this.db.prisma.renderRecord.update({ where: { key }, data: { checkedAt: new Date() } });
+      }
     } catch (e) {
       const nondeterministic = e instanceof RenderError && e.code === 'render-nondeterministic';
       this.renders.inc({ renderer, outcome: nondeterministic ? 'nondeterministic' : 'error' });
