@@ -310,6 +310,8 @@ export class AppSetExpander {
     const seen = new Map<string, number>();
     const desired: DesiredTarget[] = [];
     const renders = new Map<string, Promise<string>>();
+    // What needs a target's bundle waits until every render has started, so renders overlap.
+    const awaitingBundle: (() => Promise<void>)[] = [];
     for (const [i, t] of generated.entries()) {
       const at = `targets[${i}] (${t.name})`;
       const prev = seen.get(t.name);
@@ -355,25 +357,36 @@ export class AppSetExpander {
       if (!digest) {
         this.metrics.renders.inc();
         digest = this.renderOne(repo, sha, path, `${at}.spec.source.path`, source['kustomize']);
+        // Awaited below, in target order; this only keeps a failure from counting as unhandled
+        // while the loop goes on.
+        digest.catch(() => undefined);
         renders.set(key, digest);
       }
-      const refusedObject = await gate.checkBundle(at, await digest, projectCluster, namespace);
-      if (refusedObject)
-        throw new ExpansionError(refusedObject.code, refusedObject.message, refusedObject.path);
-      desired.push({
-        name: t.name,
-        clusterId: cluster.id,
-        clusterName: cluster.name,
-        namespace: t.application.spec.destination.namespace || 'default',
-        repoUrl: repo.url,
-        sourcePath: path,
-        targetRevision,
-        desiredRevision: sha,
-        bundleDigest: await digest,
-        syncPolicy: syncPolicyOf(t.application.spec.syncPolicy),
-        params: t.params,
+      const rendered = digest;
+      const resolvedRepo = repo;
+      awaitingBundle.push(async () => {
+        const bundleDigest = await rendered;
+        const refusedObject = await gate.checkBundle(at, bundleDigest, projectCluster, namespace);
+        if (refusedObject)
+          throw new ExpansionError(refusedObject.code, refusedObject.message, refusedObject.path);
+        desired.push({
+          name: t.name,
+          clusterId: cluster.id,
+          clusterName: cluster.name,
+          namespace,
+          repoUrl: resolvedRepo.url,
+          sourcePath: path,
+          targetRevision,
+          desiredRevision: sha,
+          bundleDigest,
+          syncPolicy: syncPolicyOf(t.application.spec.syncPolicy),
+          params: t.params,
+        });
       });
     }
+    // Errors found without a render (names, clusters, revisions) come first; then the first target,
+    // in order, whose render or bundle check failed.
+    for (const finish of awaitingBundle) await finish();
     return { desired, repoUrls: [...repoByUrl.keys()].sort() };
   }
 

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { toJson } from '../common/json.js';
 import type { Database } from '../db/database.js';
 import type { Prisma } from '../generated/prisma/client.js';
@@ -28,14 +29,14 @@ export async function findNameClash(
 }
 
 /**
- * Makes the stored targets of `appSetId` match the plan with set-based statements: INSERTs of
- * many rows, one UPDATE … FROM unnest(…) per chunk, DELETE by id. Returns the clusters whose
- * desired set changed. Runs inside the caller's transaction; reads nothing.
+ * Makes the stored targets of `appSetId` match the plan with set-based statements: one
+ * INSERT … SELECT FROM unnest(…) and one UPDATE … FROM unnest(…) per chunk, DELETE by id. Returns
+ * the clusters whose desired set changed. Runs inside the caller's transaction; reads nothing.
  */
 export async function writePlan(tx: Tx, appSetId: string, plan: ExpansionPlan): Promise<Set<string>> {
   const touched = new Set<string>();
   for (const chunk of chunks(plan.create)) {
-    await tx.target.createMany({ data: chunk.map((d) => ({ name: d.name, appSetId, ...targetRow(d) })) });
+    await insertTargets(tx, appSetId, chunk);
     for (const d of chunk) touched.add(d.clusterId);
   }
   for (const chunk of chunks(plan.update)) {
@@ -49,24 +50,39 @@ export async function writePlan(tx: Tx, appSetId: string, plan: ExpansionPlan): 
   return touched;
 }
 
-/** The columns an expansion owns; status columns (health, last sync) are the agents'. */
-function targetRow(d: DesiredTarget) {
-  return {
-    clusterId: d.clusterId,
-    namespace: d.namespace,
-    repoUrl: d.repoUrl,
-    sourcePath: d.sourcePath,
-    targetRevision: d.targetRevision,
-    desiredRevision: d.desiredRevision,
-    bundleDigest: d.bundleDigest,
-    syncPolicy: toJson(d.syncPolicy),
-    params: toJson(d.params),
-  };
+const json = (v: unknown) => JSON.stringify(toJson(v));
+
+/**
+ * The columns an expansion owns; status columns (health, last sync) keep their defaults. Raw SQL
+ * because Prisma's createMany spent about 1.5 ms a row here (30 s for 20,000 targets); this is
+ * one statement per 1,000 rows. Ids are made here, as Prisma's @default(uuid()) would.
+ */
+async function insertTargets(tx: Tx, appSetId: string, rows: DesiredTarget[]): Promise<void> {
+  const col = <T>(pick: (d: DesiredTarget) => T) => rows.map(pick);
+  await tx.$executeRaw`
+    INSERT INTO "Target" ("id", "name", "appSetId", "clusterId", "namespace", "repoUrl", "sourcePath",
+      "targetRevision", "desiredRevision", "bundleDigest", "syncPolicy", "params", "updatedAt")
+    SELECT v."id", v."name", ${appSetId}, v."clusterId", v."namespace", v."repoUrl", v."sourcePath",
+      v."targetRevision", v."desiredRevision", v."bundleDigest", v."syncPolicy"::jsonb, v."params"::jsonb,
+      (now() AT TIME ZONE 'UTC')
+    FROM unnest(
+      ${rows.map(() => randomUUID())}::text[],
+      ${col((d) => d.name)}::text[],
+      ${col((d) => d.clusterId)}::text[],
+      ${col((d) => d.namespace)}::text[],
+      ${col((d) => d.repoUrl)}::text[],
+      ${col((d) => d.sourcePath)}::text[],
+      ${col((d) => d.targetRevision)}::text[],
+      ${col((d) => d.desiredRevision)}::text[],
+      ${col((d) => d.bundleDigest)}::text[],
+      ${col((d) => json(d.syncPolicy))}::text[],
+      ${col((d) => json(d.params))}::text[]
+    ) AS v("id", "name", "clusterId", "namespace", "repoUrl", "sourcePath", "targetRevision",
+           "desiredRevision", "bundleDigest", "syncPolicy", "params")`;
 }
 
 async function updateTargets(tx: Tx, rows: ExpansionPlan['update']): Promise<void> {
   const col = <T>(pick: (d: DesiredTarget) => T) => rows.map((u) => pick(u.desired));
-  const json = (v: unknown) => JSON.stringify(v ?? null);
   // "updatedAt" is what Prisma's @updatedAt would write: the current time in UTC, as Prisma stores
   // every timestamp in these columns.
   await tx.$executeRaw`
