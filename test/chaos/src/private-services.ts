@@ -1,4 +1,4 @@
-import { mkdirSync, chmodSync, chownSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -20,11 +20,36 @@ function asPostgresUser(): boolean {
   return process.getuid?.() === 0;
 }
 
+/**
+ * A PostgreSQL server binary: from PATH, else from Debian's versioned directory
+ * (`/usr/lib/postgresql/<major>/bin`, the newest), where `initdb` and `postgres` live off PATH.
+ */
+function postgresBinary(program: string): string {
+  try {
+    execFileSync(program, ['--version'], { stdio: 'ignore' });
+    return program;
+  } catch {
+    const root = '/usr/lib/postgresql';
+    const majors = existsSync(root)
+      ? readdirSync(root)
+          .filter((v) => existsSync(join(root, v, 'bin', program)))
+          .sort((a, b) => Number(b) - Number(a))
+      : [];
+    if (!majors[0]) {
+      throw new Error(
+        `${program} is not on PATH nor under ${root}: install the PostgreSQL server (Debian/Ubuntu: apt-get install postgresql)`,
+      );
+    }
+    return join(root, majors[0], 'bin', program);
+  }
+}
+
 /** The command line running `program` as the user PostgreSQL accepts. */
 function postgresCommand(program: string, args: string[]): [string, string[]] {
+  const binary = postgresBinary(program);
   return asPostgresUser()
-    ? ['setpriv', ['--reuid=postgres', '--regid=postgres', '--init-groups', '--', program, ...args]]
-    : [program, args];
+    ? ['setpriv', ['--reuid=postgres', '--regid=postgres', '--init-groups', '--', binary, ...args]]
+    : [binary, args];
 }
 
 /**
