@@ -169,6 +169,30 @@ describe('sync phases, hooks and waves against a simulated cluster', () => {
     expect(await kube.get(id('Job', 'smoke'))).toBeUndefined();
   });
 
+  it('runs a bare Pod as a hook: Succeeded passes, Failed fails the sync', async () => {
+    const pod = (name: string, image: string, phase: string): KubeObject => ({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name, annotations: { 'flotilla.dev/hook': phase } },
+      spec: { restartPolicy: 'Never', containers: [{ name: 'main', image }] },
+    });
+    const ok = await sync([ns, configMap('settings'), pod('check', 'busybox:1.36', 'PostSync')]);
+    expect(ok.report.outcome).toBe('Succeeded');
+    expect(line(ok)).toEqual([
+      '- Namespace/jobs:applied',
+      '- ConfigMap/settings:applied',
+      'PostSync Pod/check:applied',
+    ]);
+    const bad = await sync([ns, configMap('settings'), pod('check', 'busybox:1.36-fail', 'Sync')]);
+    expect(bad.report.outcome).toBe('Failed');
+    expect(line(bad)).toEqual([
+      '- Namespace/jobs:unchanged',
+      '- ConfigMap/settings:unchanged',
+      'Sync Pod/check:failed',
+    ]);
+    expect(bad.report.message).toMatch(/^Sync hook failed: Pod jobs\/check: /);
+  });
+
   it('runs no hooks on a rollback or a self-heal', async () => {
     const manifests = [
       ns,
