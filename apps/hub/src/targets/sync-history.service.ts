@@ -73,6 +73,9 @@ export class SyncHistory {
     if (q.to) where.push({ startedAt: { lt: q.to } });
     if (q.cursor) {
       const { startedAt, id } = decodeCursor(q.cursor);
+      // (startedAt, id) < cursor. The plain `lte` is redundant but is what PostgreSQL can start an
+      // index range scan at; the OR alone is only a filter, read from the newest run down.
+      where.push({ startedAt: { lte: startedAt } });
       where.push({ OR: [{ startedAt: { lt: startedAt } }, { startedAt, id: { lt: id } }] });
     }
     const rows = await this.db.prisma.syncRun.findMany({
