@@ -29,6 +29,24 @@ export class PinsController {
     return this.pins.pin(name, body, actor);
   }
 
+  /** Pins every target of the appset on clusters matching `clusterSelector` (all without one), or none. */
+  @Post('appsets/:name/pin')
+  @HttpCode(200)
+  @ApiBody({
+    description:
+      '{"revision": "<sha|branch|tag>", "reason": "<why>", "expiresAt": "<optional>", "clusterSelector": {"matchLabels": {...}}}',
+  })
+  pinAppSet(@Param('name') name: string, @Body() body: unknown, @Actor() actor: string) {
+    return this.pins.pinAppSet(name, body, actor);
+  }
+
+  @Delete('appsets/:name/pin')
+  @HttpCode(200)
+  @ApiBody({ description: '{"reason": "<why>", "clusterSelector": {"matchLabels": {...}}}' })
+  async unpinAppSet(@Param('name') name: string, @Body() body: unknown, @Actor() actor: string) {
+    return { unpinned: await this.pins.unpinAppSet(name, body, actor) };
+  }
+
   @Delete('targets/:name/pin')
   @Roles('operator')
   @HttpCode(204)

@@ -8,6 +8,9 @@ import { GitMirrorsService } from '../git/git-mirrors.service.js';
 import { ClusterWakeups } from '../queues/cluster-wakeups.service.js';
 import { RenderError, RenderService } from '../render/render.service.js';
 import type { TargetPin } from '../generated/prisma/client.js';
+import { labelSelectorSchema, type LabelSelector } from '@flotilla/fleet-config';
+import { compileSelector } from '@flotilla/generators';
+import { asRecord } from '../common/json.js';
 
 export const pinRequestSchema = z.object({
   /** A commit, branch or tag of the target's repository; resolved to a commit when the pin is made. */
@@ -19,6 +22,16 @@ export const pinRequestSchema = z.object({
     .refine((v) => v === undefined || Date.parse(v) > Date.now(), 'must be in the future'),
 });
 export type PinRequest = z.infer<typeof pinRequestSchema>;
+
+export const appSetPinRequestSchema = pinRequestSchema.extend({
+  /** Cluster labels, as a Kubernetes label selector; absent = every target of the appset. */
+  clusterSelector: labelSelectorSchema.optional(),
+});
+
+const appSetUnpinSchema = z.object({
+  reason: z.string().trim().min(1, 'say why (it goes to the audit log)').max(1000),
+  clusterSelector: labelSelectorSchema.optional(),
+});
 
 const unpinSchema = z.object({
   reason: z.string().trim().min(1, 'say why (it goes to the audit log)').max(1000),
@@ -43,41 +56,107 @@ export class PinsService {
     const req = parseInput(pinRequestSchema, body);
     const target = await this.db.prisma.target.findUnique({ where: { name: targetName } });
     if (!target) throw HubError.notFound('target', targetName);
+    const [pin] = await this.write([await this.prepare(target, req.revision)], req, actor);
+    return pin;
+  }
+
+  /**
+   * Pins every target of an appset whose cluster matches `clusterSelector` (all of them without
+   * one). Every revision and bundle is resolved first and all pins are written in one transaction,
+   * so a bad request pins nothing.
+   */
+  async pinAppSet(appSetName: string, body: unknown, actor: string) {
+    const req = parseInput(appSetPinRequestSchema, body);
+    const chosen = await this.targetsOf(appSetName, req.clusterSelector);
+    const prepared = [];
+    for (const t of chosen) prepared.push(await this.prepare(t, req.revision));
+    return this.write(prepared, req, actor);
+  }
+
+  /** Unpins every pinned target of the appset on a matching cluster; returns their names. */
+  async unpinAppSet(appSetName: string, body: unknown, actor: string): Promise<string[]> {
+    const { reason, clusterSelector } = parseInput(appSetUnpinSchema, body);
+    const chosen = await this.targetsOf(appSetName, clusterSelector);
+    const pins = await this.db.prisma.targetPin.findMany({
+      where: { targetId: { in: chosen.map((t) => t.id) } },
+      include: { target: { select: { name: true, clusterId: true } } },
+    });
+    await this.db.prisma.$transaction(async (tx) => {
+      await tx.targetPin.deleteMany({ where: { targetId: { in: pins.map((p) => p.targetId) } } });
+      await this.audit.recordMany(
+        pins.map((p) => ({
+          actor,
+          action: 'target.unpinned',
+          scope: `target:${p.target.name}`,
+          details: { revision: p.revision, pinnedBy: p.actor, reason },
+        })),
+        tx,
+      );
+    });
+    await this.wakeups.notify(pins.map((p) => p.target.clusterId));
+    return pins.map((p) => p.target.name).sort();
+  }
+
+  private async targetsOf(appSetName: string, selector: LabelSelector | undefined) {
+    const appSet = await this.db.prisma.applicationSet.findUnique({ where: { name: appSetName } });
+    if (!appSet) throw HubError.notFound('appset', appSetName);
+    const targets = await this.db.prisma.target.findMany({
+      where: { appSetId: appSet.id },
+      orderBy: { name: 'asc' },
+      include: { cluster: { select: { labels: true } } },
+    });
+    const matches = compileSelector(selector, 'clusterSelector');
+    const chosen = targets.filter((t) => matches(asRecord(t.cluster.labels)));
+    if (chosen.length === 0)
+      throw new HubError(
+        404,
+        'not-found',
+        `no target of appset "${appSetName}" is on a cluster matching clusterSelector`,
+        'clusterSelector',
+      );
+    return chosen;
+  }
+
+  /** The commit `revision` names in the target's repository, and the bundle to serve for it. */
+  private async prepare(
+    target: { id: string; name: string; clusterId: string; repoUrl: string; sourcePath: string },
+    revision: string,
+  ) {
     const repo = await this.db.prisma.repository.findUnique({ where: { url: target.repoUrl } });
     if (!repo || !this.mirrors.mirrors.hasMirror(repo.id))
       throw new HubError(409, 'repository-not-fetched', `repository ${target.repoUrl} has no mirror yet`);
     let sha: string;
     try {
-      sha = this.mirrors.mirrors.resolve(repo.id, req.revision);
+      sha = this.mirrors.mirrors.resolve(repo.id, revision);
     } catch (e) {
       if (e instanceof GitMirrorError)
         throw new HubError(422, 'unknown-revision', `${target.repoUrl}: ${e.message}`, 'revision');
       throw e;
     }
-    const digest = await this.bundleFor(target, repo.id, sha);
+    return { target, sha, digest: await this.bundleFor(target, repo.id, sha) };
+  }
+
+  private async write(
+    prepared: Awaited<ReturnType<PinsService['prepare']>>[],
+    req: { reason: string; expiresAt?: string | undefined },
+    actor: string,
+  ) {
     const expiresAt = req.expiresAt ? new Date(req.expiresAt) : null;
-    const pin = await this.db.prisma.$transaction(async (tx) => {
-      const row = await tx.targetPin.upsert({
-        where: { targetId: target.id },
-        create: {
-          targetId: target.id,
-          revision: sha,
-          bundleDigest: digest,
-          reason: req.reason,
-          actor,
-          expiresAt,
-        },
-        update: {
-          revision: sha,
-          bundleDigest: digest,
-          reason: req.reason,
-          actor,
-          expiresAt,
-          createdAt: new Date(),
-        },
-      });
-      await this.audit.record(
-        {
+    const pins = await this.db.prisma.$transaction(async (tx) => {
+      const rows = [];
+      for (const { target, sha, digest } of prepared) {
+        const pin = { revision: sha, bundleDigest: digest, reason: req.reason, actor, expiresAt };
+        rows.push({
+          name: target.name,
+          row: await tx.targetPin.upsert({
+            where: { targetId: target.id },
+            create: { targetId: target.id, ...pin },
+            update: { ...pin, createdAt: new Date() },
+          }),
+        });
+      }
+      await this.audit.recordMany(
+        prepared.map(({ target, sha, digest }) => ({
           actor,
           action: 'target.pinned',
           scope: `target:${target.name}`,
@@ -87,13 +166,13 @@ export class PinsService {
             reason: req.reason,
             expiresAt: req.expiresAt ?? null,
           },
-        },
+        })),
         tx,
       );
-      return row;
+      return rows;
     });
-    await this.wakeups.notify([target.clusterId]);
-    return view(target.name, pin);
+    await this.wakeups.notify(prepared.map((p) => p.target.clusterId));
+    return pins.map((p) => view(p.name, p.row));
   }
 
   async unpin(targetName: string, body: unknown, actor: string): Promise<void> {

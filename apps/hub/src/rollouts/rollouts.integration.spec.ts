@@ -208,6 +208,37 @@ describe('rollouts, pins and sync history (PostgreSQL, Redis, Git)', () => {
     expect(await revisionServed('eu-1')).toBe(second);
   });
 
+  it('pins a whole appset (or the clusters a selector picks) at once, or nothing', async () => {
+    const none = await fleet.call<{ path: string }>('POST', '/api/v1/appsets/web/pin', {
+      revision: first,
+      reason: 'x',
+      clusterSelector: { matchLabels: { ring: 'canary' } },
+    });
+    expect([none.status, none.body.path]).toEqual([404, 'clusterSelector']);
+    const badSelector = await fleet.call<{ path: string }>('POST', '/api/v1/appsets/web/pin', {
+      revision: first,
+      reason: 'x',
+      clusterSelector: { matchExpressions: [{ key: 'ring', operator: 'Near' }] },
+    });
+    expect([badSelector.status, badSelector.body.path]).toEqual([
+      400,
+      'clusterSelector.matchExpressions[0].operator',
+    ]);
+    expect(await revisionServed('eu-1')).toBe(second);
+
+    const pinned = await fleet.call<{ target: string }[]>('POST', '/api/v1/appsets/web/pin', {
+      revision: first,
+      reason: 'fleet-wide rollback',
+    });
+    expect(pinned.body.map((p) => p.target)).toEqual(['web-eu-1', 'web-us-1']);
+    expect([await revisionServed('eu-1'), await revisionServed('us-1')]).toEqual([first, first]);
+    const unpinned = await fleet.call<{ unpinned: string[] }>('DELETE', '/api/v1/appsets/web/pin', {
+      reason: 'fixed forward',
+    });
+    expect(unpinned.body.unpinned).toEqual(['web-eu-1', 'web-us-1']);
+    expect([await revisionServed('eu-1'), await revisionServed('us-1')]).toEqual([second, second]);
+  });
+
   it('an expired pin is removed, audited, and the target follows its release again', async () => {
     const pinned = await fleet.call('POST', '/api/v1/targets/web-us-1/pin', {
       revision: first,
