@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FightDetector } from './fight-detector.js';
+import { endedBreakGlass, FightDetector } from './fight-detector.js';
 
 describe('FightDetector', () => {
   const key = 'apps/Deployment/shop/web';
@@ -33,5 +33,31 @@ describe('FightDetector', () => {
     d.record(key, ['/spec/replicas'], 'hpa', 0);
     d.forget(key);
     expect(d.record(key, ['/spec/replicas'], 'hpa', 1)).toBe(false);
+  });
+
+  it('counts afresh after a break-glass ends, so reverting the manual change is not the fight-making round', () => {
+    const d = new FightDetector(3, 60_000);
+    const open = [{ id: 'bg-7' }];
+    // Two heals of a person's `kubectl scale` before the incident...
+    expect(d.record(key, ['/spec/replicas'], 'kubectl', 0)).toBe(false);
+    expect(d.record(key, ['/spec/replicas'], 'kubectl', 1_000)).toBe(false);
+    // ...the override pauses self-heal, the same manager scales by hand, the override is closed.
+    if (endedBreakGlass(open, []).length > 0) d.clear();
+    expect(d.record(key, ['/spec/replicas'], 'kubectl', 2_000)).toBe(false);
+    // A real fight afterwards is still caught.
+    expect(d.record(key, ['/spec/replicas'], 'kubectl', 3_000)).toBe(false);
+    expect(d.record(key, ['/spec/replicas'], 'kubectl', 4_000)).toBe(true);
+  });
+});
+
+describe('endedBreakGlass', () => {
+  it('names the overrides the new assignment no longer carries', () => {
+    expect(endedBreakGlass([{ id: 'a' }, { id: 'b' }], [{ id: 'b' }, { id: 'c' }])).toEqual(['a']);
+  });
+
+  it('is empty when overrides stay, are only added, or there never were any', () => {
+    expect(endedBreakGlass([{ id: 'a' }], [{ id: 'a' }])).toEqual([]);
+    expect(endedBreakGlass([], [{ id: 'a' }])).toEqual([]);
+    expect(endedBreakGlass([], [])).toEqual([]);
   });
 });

@@ -43,3 +43,16 @@ export class FightDetector {
     this.rounds.clear();
   }
 }
+
+/**
+ * The break-glass overrides `before` carried that `after` no longer does (closed or expired). Drift
+ * healed right after one ends is the incident's manual changes being undone once, not a tug of war,
+ * so the caller forgets the rounds it counted before and during the override.
+ */
+export function endedBreakGlass(
+  before: readonly { id: string }[],
+  after: readonly { id: string }[],
+): string[] {
+  const still = new Set(after.map((b) => b.id));
+  return before.filter((b) => !still.has(b.id)).map((b) => b.id);
+}

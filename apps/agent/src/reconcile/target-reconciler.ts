@@ -13,7 +13,7 @@ import {
 import { type Logger } from 'pino';
 import { type DriftDiffer } from '../drift/drift-differ.js';
 import { blameManager } from '../drift/blame-manager.js';
-import { FightDetector } from '../drift/fight-detector.js';
+import { endedBreakGlass, FightDetector } from '../drift/fight-detector.js';
 import { type HealthAssessor, aggregateHealth } from '../health/target-health.js';
 import { type KubeClient, idOf } from '../kube/kube-client.js';
 import { type ResourceId, type StateStore, type TargetState } from '../state/state-store.js';
@@ -106,8 +106,11 @@ export class TargetReconciler {
   /** A new assignment from the hub (possibly the same); syncs when the desired state changed. */
   update(assignment: Assignment, bundle: Bundle): void {
     const newRevision = assignment.bundleDigest !== this.assignment.bundleDigest;
+    const overrideEnded = endedBreakGlass(this.assignment.breakGlass, assignment.breakGlass).length > 0;
     this.assignment = assignment;
     this.bundle = bundle;
+    // The heals after a break-glass revert the incident's manual changes: a fresh count, not round N.
+    if (overrideEnded && !newRevision) this.fights.clear();
     if (newRevision) {
       this.fights.clear();
       this.state.contested = {};
