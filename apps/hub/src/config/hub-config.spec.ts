@@ -21,6 +21,7 @@ describe('loadHubConfig', () => {
       limits: { apiBodyBytes: 1048576, agentReportBodyBytes: 10485760 },
       log: { level: 'info' },
       appsets: { deletionGuardPercent: 50 },
+      fleet: { repositories: '' },
       rollouts: { tickSeconds: 5, offlineAfterSeconds: 120 },
       webhooks: { secret: null },
       breakGlass: { maxMinutes: 1440 },
