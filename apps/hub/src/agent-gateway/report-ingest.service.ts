@@ -26,6 +26,7 @@ interface TargetState {
   name: string;
   health: string;
   appSetId: string;
+  clusterId: string;
 }
 
 /** Everything a batch writes, collected in report order and written set-based at the end. */
@@ -128,34 +129,51 @@ export class ReportIngestService {
     }
   }
 
-  /** One transaction for the group: each batch in arrival order, then one chain append for all. */
+  /**
+   * One transaction for the group, set-based across its batches: one INSERT of report ids, one
+   * locking read of the targets, then each batch applied in arrival order in memory, then one
+   * INSERT of sync runs, one UPDATE of target status and one chain append for all of them.
+   */
   private async ingestGroup(group: Waiting[]): Promise<Set<string>[]> {
     return this.db.prisma.$transaction(async (tx) => {
-      const fresh: Set<string>[] = [];
-      const audit: AuditEntry[] = [];
-      for (const w of group) {
-        const done = await this.ingestInto(tx, w.clusterId, w.reports);
-        fresh.push(done.fresh);
-        audit.push(...done.audit);
-      }
+      // An id sent in two batches of the group belongs to the first; the second sees a replay.
+      const owner = new Map<string, number>();
+      group.forEach((w, i) => {
+        for (const r of w.reports) if (!owner.has(r.id)) owner.set(r.id, i);
+      });
+      const stored = await this.storeIds(
+        tx,
+        group.flatMap((w, i) =>
+          w.reports
+            .filter((r) => owner.get(r.id) === i)
+            .map((report) => ({ clusterId: w.clusterId, report })),
+        ),
+      );
+      const applied = group.map((w, i) => w.reports.filter((r) => owner.get(r.id) === i && stored.has(r.id)));
+      const targets = await this.targetsOf(tx, applied.flat());
+      const effects: BatchEffects = { syncRuns: [], status: new Map(), audit: [] };
+      for (const [i, w] of group.entries())
+        await this.applyBatch(tx, effects, w.clusterId, applied[i] ?? [], targets);
+      for (let i = 0; i < effects.syncRuns.length; i += CHUNK)
+        await tx.syncRun.createMany({ data: effects.syncRuns.slice(i, i + CHUNK) });
+      await writeStatus(tx, effects.status);
       // Last: the chain lock is held from here to commit, so nothing slow comes after it.
-      await this.audit.recordMany(audit, tx);
-      return fresh;
+      await this.audit.recordMany(effects.audit, tx);
+      return applied.map((reports) => new Set(reports.map((r) => r.id)));
     }, INGEST_TX);
   }
 
-  /** One batch inside the group's transaction: what was new, and the audit events it makes. */
-  private async ingestInto(
+  /** One batch's new reports, in order, into the group's effects (and the hooks that need the tx). */
+  private async applyBatch(
     tx: Tx,
+    effects: BatchEffects,
     clusterId: string,
-    reports: Report[],
-  ): Promise<{ fresh: Set<string>; audit: AuditEntry[] }> {
-    const fresh = await this.storeIds(tx, clusterId, reports);
-    const effects: BatchEffects = { syncRuns: [], status: new Map(), audit: [] };
-    const applied = reports.filter((r) => fresh.has(r.id));
+    applied: Report[],
+    allTargets: Map<string, TargetState>,
+  ): Promise<void> {
     // A report about a target this cluster does not run (deleted since, or someone else's) is kept
     // for the record but changes nothing.
-    const targets = await this.targetsOf(tx, clusterId, applied);
+    const targets = new Map([...allTargets].filter(([, t]) => t.clusterId === clusterId));
     for (const r of applied) {
       const target = targets.get(r.targetId);
       if (!target) continue;
@@ -171,9 +189,6 @@ export class ReportIngestService {
           break;
       }
     }
-    for (let i = 0; i < effects.syncRuns.length; i += CHUNK)
-      await tx.syncRun.createMany({ data: effects.syncRuns.slice(i, i + CHUNK) });
-    await writeStatus(tx, effects.status);
     await recordBreakGlassChanges(
       tx,
       clusterId,
@@ -200,7 +215,6 @@ export class ReportIngestService {
         applied.filter((r) => !targets.has(r.targetId)),
       )),
     );
-    return { fresh, audit: effects.audit };
   }
 
   /**
@@ -208,9 +222,15 @@ export class ReportIngestService {
    * overlapping batches lock the ids in the same order and one waits for the other instead of
    * deadlocking; the waiter then finds them stored and skips them.
    */
-  private async storeIds(tx: Tx, clusterId: string, reports: Report[]): Promise<Set<string>> {
+  private async storeIds(tx: Tx, reports: { clusterId: string; report: Report }[]): Promise<Set<string>> {
     const rows = reports
-      .map((r) => ({ id: r.id, clusterId, type: r.type, targetId: r.targetId, payload: toJson(r) }))
+      .map(({ clusterId, report: r }) => ({
+        id: r.id,
+        clusterId,
+        type: r.type,
+        targetId: r.targetId,
+        payload: toJson(r),
+      }))
       .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
     const fresh = new Set<string>();
     for (let i = 0; i < rows.length; i += CHUNK) {
@@ -225,15 +245,16 @@ export class ReportIngestService {
   }
 
   /**
-   * This cluster's targets the reports are about, their rows locked in id order: two batches about
-   * the same targets (an agent's retry racing its original on another replica) take turns.
+   * The targets the reports name, their rows locked in id order: two groups about the same targets
+   * (an agent's retry racing its original on another replica) take turns. Each batch then keeps
+   * only its own cluster's.
    */
-  private async targetsOf(tx: Tx, clusterId: string, reports: Report[]): Promise<Map<string, TargetState>> {
+  private async targetsOf(tx: Tx, reports: Report[]): Promise<Map<string, TargetState>> {
     const ids = [...new Set(reports.map((r) => r.targetId))];
     if (ids.length === 0) return new Map();
     const rows = await tx.$queryRaw<TargetState[]>`
-      SELECT "id", "name", "health", "appSetId" FROM "Target"
-      WHERE "id" = ANY(${ids}::text[]) AND "clusterId" = ${clusterId}
+      SELECT "id", "name", "health", "appSetId", "clusterId" FROM "Target"
+      WHERE "id" = ANY(${ids}::text[])
       ORDER BY "id"
       FOR UPDATE`;
     return new Map(rows.map((t) => [t.id, t]));
