@@ -6,6 +6,7 @@ import { CredentialCipher } from '../git/credential-cipher.js';
 import { JobQueues } from '../queues/job-queues.service.js';
 import { createTestGitRepo, startTestHub, type TestGitRepo, type TestHub } from '../testing/index.js';
 import { startTestHttpGitServer, type TestHttpGitServer } from '../testing/test-http-git-server.js';
+import { sshdAvailable, startTestSshGitServer } from '../testing/test-ssh-git-server.js';
 import { pollOffsetMs } from './poll-jitter.js';
 import { RepositoriesService } from './repositories.service.js';
 
@@ -158,6 +159,38 @@ describe('HTTPS token credentials', () => {
     const row = await hub.app.get(Database).prisma.repository.findUniqueOrThrow({ where: { id } });
     expect(row.credentialCiphertext).toBeNull();
   });
+});
+
+// OpenSSH's sshd is needed (apt-get install openssh-server); without it these are skipped.
+describe.skipIf(!sshdAvailable)('SSH key credentials', () => {
+  it('fetches over SSH with the stored deploy key, and not without it', async () => {
+    const ssh = await startTestSshGitServer(repo.dir);
+    try {
+      const anonymous = await call<RepositoryView>('POST', '/api/v1/repositories', { url: ssh.url });
+      await expect
+        .poll(async () => (await view(anonymous.body.id)).status, { timeout: 40_000 })
+        .toBe('Error');
+      expect((await view(anonymous.body.id)).error).toMatch(
+        /cannot fetch ssh:.*(correct access rights|Permission denied|Host key verification)/,
+      );
+
+      const put = await call<RepositoryView>('PUT', `/api/v1/repositories/${anonymous.body.id}/credentials`, {
+        type: 'ssh-key',
+        privateKey: ssh.privateKey,
+      });
+      expect(put.body).toMatchObject({
+        hasCredentials: true,
+        credentials: { type: 'ssh-key', username: null },
+      });
+      expect(JSON.stringify(put.body)).not.toContain('PRIVATE KEY');
+      await expect
+        .poll(async () => (await view(anonymous.body.id)).status, { timeout: 40_000 })
+        .toBe('Ready');
+      expect((await view(anonymous.body.id)).lastFetchedCommit).toBe(repo.head());
+    } finally {
+      await ssh.close();
+    }
+  }, 120_000);
 });
 
 describe('key rotation', () => {
