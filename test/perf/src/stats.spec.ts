@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { figure, percentile, summarize } from './stats.js';
+import { figure, percentile, summarize, targetValue } from './stats.js';
 
 describe('summarize', () => {
   it('takes nearest-rank percentiles: with fewer than 100 runs the p99 is the worst run', () => {
@@ -30,6 +30,25 @@ describe('figure', () => {
     expect(figure({ ...base, samples: [100, 200, 999], target }).verdict).toBe('met');
     expect(figure({ ...base, samples: [100, 200, 1000], target }).verdict).toBe('missed');
     expect(figure({ ...base, samples: [1] }).verdict).toBe('no target');
+  });
+
+  it('judges a p95 target on the 95th percentile, not the worst run', () => {
+    const target = { on: 'p95' as const, op: '<' as const, value: 50, text: 'p95 < 50 ms' };
+    // 100 runs: 95 of 10 ms, 5 of 500 ms; rank 95 is still 10 ms.
+    const samples = [...Array.from({ length: 95 }, () => 10), 500, 500, 500, 500, 500];
+    const f = figure({ ...base, samples, target });
+    expect(f.p95).toBe(10);
+    expect(f.p99).toBe(500);
+    expect(f.verdict).toBe('met');
+    expect(targetValue(f)).toBe(10);
+    // One more slow run moves rank 95 onto it.
+    expect(figure({ ...base, samples: [...samples.slice(1), 500], target }).verdict).toBe('missed');
+  });
+
+  it('reads a p95 target from the p99 of a figure written before p95 was recorded', () => {
+    const old = { ...figure({ ...base, samples: [1, 2, 3] }), p95: undefined };
+    expect(targetValue({ ...old, target: { on: 'p95', op: '<', value: 5, text: 'p95 < 5' } })).toBe(3);
+    expect(targetValue({ ...old, target: { on: 'median', op: '<', value: 5, text: 'median < 5' } })).toBe(2);
   });
 
   it('meets an equality target only when every run equals it', () => {

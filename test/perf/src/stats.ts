@@ -3,6 +3,7 @@ import { type Figure, type Target } from './types.js';
 export interface Summary {
   runs: number;
   median: number;
+  p95: number;
   p99: number;
   min: number;
   max: number;
@@ -20,6 +21,7 @@ export function summarize(samples: readonly number[]): Summary {
   return {
     runs: sorted.length,
     median: percentile(sorted, 50),
+    p95: percentile(sorted, 95),
     p99: percentile(sorted, 99),
     min: sorted[0] as number,
     max: sorted[sorted.length - 1] as number,
@@ -76,4 +78,19 @@ export function figure(input: FigureInput): Figure {
   }
   if (input.notes) out.notes = input.notes;
   return out;
+}
+
+/** The statistic a figure's target judges (figures written before p95 existed fall back to p99). */
+export function targetValue(f: Figure): number {
+  switch (f.target?.on) {
+    case 'median':
+      return f.median;
+    case 'max':
+      return f.max;
+    case 'p95':
+      return f.p95 ?? f.p99;
+    case 'p99':
+    case undefined:
+      return f.p99;
+  }
 }

@@ -10,6 +10,8 @@ export interface Figure {
   fleetSize: number;
   runs: number;
   median: number;
+  /** Absent in figures written before it was recorded. */
+  p95?: number;
   p99: number;
   min: number;
   max: number;
@@ -25,7 +27,7 @@ export interface Figure {
 
 export interface Target {
   /** Which statistic is judged. */
-  on: 'median' | 'p99' | 'max';
+  on: 'median' | 'p95' | 'p99' | 'max';
   op: '<' | '>' | '=';
   value: number;
   /** The target as a person states it, e.g. `p99 < 1 s`. */
