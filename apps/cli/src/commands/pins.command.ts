@@ -22,8 +22,9 @@ export interface PinView {
   expired: boolean;
 }
 
-const ADD_USAGE = 'flotilla pins add TARGET REVISION --reason TEXT [--until TIME]';
-const REMOVE_USAGE = 'flotilla pins remove TARGET --reason TEXT';
+const ADD_USAGE =
+  'flotilla pins add TARGET REVISION | --app-set A [--selector k=v,...] REVISION  --reason TEXT [--until TIME]';
+const REMOVE_USAGE = 'flotilla pins remove TARGET | --app-set A [--selector k=v,...]  --reason TEXT';
 
 const SPEC: HubCommandSpec = {
   name: 'pins',
@@ -34,11 +35,15 @@ const SPEC: HubCommandSpec = {
     '',
     'Rollback by pinning: a pinned target is given REVISION (a commit, branch or tag of its repository)',
     'even under auto-sync, until it is removed or --until an RFC 3339 time passes. Agents that roll',
-    'back on their own leave a pin by agent:<cluster>. `flotilla rollback` is `pins add`.',
+    'back on their own leave a pin by agent:<cluster>. `flotilla rollback` is `pins add`. With',
+    '--app-set, every target of the appset is pinned (or unpinned) at once, or those on clusters whose',
+    'labels match --selector (k=v pairs, all must hold); a bad request pins nothing.',
   ].join('\n'),
   options: {
     reason: { type: 'string' },
     until: { type: 'string' },
+    'app-set': { type: 'string' },
+    selector: { type: 'string' },
   },
 };
 
@@ -56,6 +61,9 @@ function runPins(argv: string[], forced: 'add' | undefined): Promise<number> {
     const [sub = 'list', ...rest] = forced ? [forced, ...positionals] : positionals;
     if (sub !== 'add' && values['until'] !== undefined)
       throw new UsageError('--until applies to pins add only');
+    const appSet = stringValue(values['app-set']);
+    const selector = parseSelector(stringValue(values['selector']));
+    if (selector && appSet === undefined) throw new UsageError('--selector needs --app-set');
     switch (sub) {
       case 'list': {
         expectPositionals(rest, [], 'flotilla pins list');
@@ -64,11 +72,26 @@ function runPins(argv: string[], forced: 'add' | undefined): Promise<number> {
         return 0;
       }
       case 'add': {
-        const [target = '', revision = ''] = expectPositionals(rest, ['TARGET', 'REVISION'], ADD_USAGE);
         const reason = stringValue(values['reason']);
         if (!reason)
           throw new UsageError(`--reason is required (it goes to the audit log); usage: ${ADD_USAGE}`);
         const until = stringValue(values['until']);
+        if (appSet !== undefined) {
+          const [revision = ''] = expectPositionals(rest, ['REVISION'], ADD_USAGE);
+          const pinned = await client.request<PinView[]>(
+            'POST',
+            `/api/v1/appsets/${encodeURIComponent(appSet)}/pin`,
+            {
+              revision,
+              reason,
+              ...(until !== undefined && { expiresAt: until }),
+              ...(selector && { clusterSelector: selector }),
+            },
+          );
+          printResult(pinned, output, () => table(pinned));
+          return 0;
+        }
+        const [target = '', revision = ''] = expectPositionals(rest, ['TARGET', 'REVISION'], ADD_USAGE);
         const pin = await client.request<PinView>(
           'POST',
           `/api/v1/targets/${encodeURIComponent(target)}/pin`,
@@ -87,10 +110,24 @@ function runPins(argv: string[], forced: 'add' | undefined): Promise<number> {
         return 0;
       }
       case 'remove': {
-        const target = expectName(rest, REMOVE_USAGE);
         const reason = stringValue(values['reason']);
         if (!reason)
           throw new UsageError(`--reason is required (it goes to the audit log); usage: ${REMOVE_USAGE}`);
+        if (appSet !== undefined) {
+          expectPositionals(rest, [], REMOVE_USAGE);
+          const removed = await client.request<{ unpinned: string[] }>(
+            'DELETE',
+            `/api/v1/appsets/${encodeURIComponent(appSet)}/pin`,
+            { reason, ...(selector && { clusterSelector: selector }) },
+          );
+          printResult(
+            removed,
+            output,
+            () => `Unpinned ${removed.unpinned.length} target(s): ${removed.unpinned.join(', ')}`,
+          );
+          return 0;
+        }
+        const target = expectName(rest, REMOVE_USAGE);
         await client.request('DELETE', `/api/v1/targets/${encodeURIComponent(target)}/pin`, { reason });
         printResult(
           { target, unpinned: true },
@@ -117,4 +154,16 @@ function table(pins: PinView[]): string {
       p.reason,
     ]),
   );
+}
+
+/** `k=v,k2=v2` → a matchLabels selector; undefined when not given. */
+function parseSelector(raw: string | undefined): { matchLabels: Record<string, string> } | undefined {
+  if (raw === undefined) return undefined;
+  const matchLabels: Record<string, string> = {};
+  for (const pair of raw.split(',').filter(Boolean)) {
+    const eq = pair.indexOf('=');
+    if (eq <= 0) throw new UsageError(`--selector takes k=v pairs separated by commas, not '${pair}'`);
+    matchLabels[pair.slice(0, eq)] = pair.slice(eq + 1);
+  }
+  return { matchLabels };
 }

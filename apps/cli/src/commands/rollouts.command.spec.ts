@@ -20,11 +20,24 @@ describe('flotilla rollouts / pins / rollback without a hub', () => {
     [rollouts, 'rollouts', ['status'], 'missing NAME'],
     [rollouts, 'rollouts', ['pause', 'web'], '--reason is required'],
     [rollouts, 'rollouts', ['rewind', 'web'], "unknown sub-command 'rewind'"],
-    [pins, 'pins', ['add', 'web-eu-1'], 'missing REVISION'],
+    [pins, 'pins', ['add', 'web-eu-1', '--reason', 'r'], 'missing REVISION'],
     [pins, 'pins', ['add', 'web-eu-1', 'abc'], '--reason is required'],
     [pins, 'pins', ['list', '--until', '2030-01-01T00:00:00Z'], '--until applies to pins add only'],
     [pins, 'pins', ['remove', 'web-eu-1'], '--reason is required'],
-    [rollback, 'pins', ['web-eu-1'], 'missing REVISION'],
+    [rollback, 'pins', ['web-eu-1', '--reason', 'r'], 'missing REVISION'],
+    [
+      pins,
+      'pins',
+      ['add', 'abc', '--reason', 'r', '--selector', 'ring=canary'],
+      '--selector needs --app-set',
+    ],
+    [
+      pins,
+      'pins',
+      ['add', '--app-set', 'web', 'abc', '--reason', 'r', '--selector', 'ring'],
+      "--selector takes k=v pairs separated by commas, not 'ring'",
+    ],
+    [pins, 'pins', ['remove', 'extra', '--app-set', 'web', '--reason', 'r'], "unexpected argument 'extra'"],
   ] as const)('%#: %s %j is a usage error (exit 2)', async (command, name, argv, message) => {
     const r = await runInProcess(command, [...argv]);
     expect(r.code).toBe(2);
@@ -144,6 +157,40 @@ describe('flotilla rollouts / pins / history against a real hub', () => {
     ]);
     expect((await cli(pins, 'remove', target, '--reason', 'migrated')).code).toBe(0);
     expect(await json<PinView[]>(pins, 'list')).toEqual([]);
+
+    // The appset form: every target, or those a cluster selector picks (none here: 404, nothing pinned).
+    const none = await cli(
+      pins,
+      'add',
+      '--app-set',
+      'web',
+      'main',
+      '--reason',
+      'r',
+      '--selector',
+      'ring=canary',
+    );
+    expect(none.code).toBe(1);
+    expect(none.err).toContain('clusterSelector');
+    const all = await json<PinView[]>(
+      pins,
+      'add',
+      '--app-set',
+      'web',
+      'main',
+      '--reason',
+      'freeze the fleet',
+    );
+    expect(all.map((p) => p.target)).toEqual([target]);
+    const removed = await json<{ unpinned: string[] }>(
+      pins,
+      'remove',
+      '--app-set',
+      'web',
+      '--reason',
+      'thaw',
+    );
+    expect(removed.unpinned).toEqual([target]);
 
     const auto = await json<{ trigger: string; outcome: string }[]>(
       history,
