@@ -125,14 +125,21 @@ describe('an ApplicationSet reaching outside its project', () => {
   }, 120_000);
 
   it('refuses a repository outside the project at submission, changing nothing', async () => {
-    const before = await tableCounts(hub);
+    // The agent registers and reports in the background: compare what a submission could touch.
+    const touched = async () => {
+      const { Repository, ApplicationSet, Target, Bundle } = await tableCounts(hub);
+      return { Repository, ApplicationSet, Target, Bundle };
+    };
+    const before = await touched();
     const r = await call<Refusal>('POST', '/api/v1/appsets', {
       body: appSet('other-repo', { repoUrl: elsewhere.url }),
     });
     expect(r.status).toBe(403);
     expect(r.body).toMatchObject({ code: 'repo-not-permitted', path: 'spec.template.spec.source.repoURL' });
     expect(r.body.message).toContain(`repository '${elsewhere.url}' is not permitted by project 'team-a'`);
-    expect(await tableCounts(hub)).toEqual(before);
+    expect(await touched()).toEqual(before);
+    const audit = await call<{ items: unknown[] }>('GET', '/api/v1/audit?scope=appset:other-repo');
+    expect(audit.body.items).toEqual([]);
   });
 
   it.each([
