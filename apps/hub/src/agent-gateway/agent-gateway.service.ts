@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import {
-  syncPolicySchema,
   type Assignment,
   type AssignmentsResponse,
   type Bundle,
@@ -14,6 +13,7 @@ import { HubError } from '../common/hub-error.js';
 import { hashSecret, newSecret } from '../common/secrets.js';
 import { AuditLog } from '../audit/audit.service.js';
 import { rolloutStrategyOf } from '../rollouts/rollout-strategy.js';
+import { assignmentSyncSettingsOf } from '../appsets/sync-policy.js';
 import { compileSelector } from '@flotilla/generators';
 import { asRecord } from '../common/json.js';
 import { ProjectPolicy } from '../projects/project-policy.service.js';
@@ -156,10 +156,10 @@ export class AgentGatewayService {
       namespace: t.namespace,
       revision: t.served.revision,
       bundleDigest: t.served.bundleDigest,
-      syncPolicy: syncPolicySchema.parse(t.syncPolicy ?? {}),
+      // Target.syncPolicy holds the template's ignore rules too (see appsets/sync-policy.ts).
+      ...assignmentSyncSettingsOf(t.syncPolicy),
       ...autoRollbackOf(t.appSet.spec, asRecord(cluster?.labels)),
       ...projectOf(t.appSet.project),
-      ignoreDifferences: [],
       windows: windowsForTarget(namedWindows, {
         application: t.name,
         namespace: t.namespace,

@@ -24,7 +24,7 @@ import { canonicalJson } from '@flotilla/manifests';
 import { literalRepoRefs } from './appset-document.js';
 import { ExpansionGitReads } from './expansion-git-reads.js';
 import { findNameClash, writePlan } from './expansion-writes.js';
-import { syncPolicyOf } from './sync-policy.js';
+import { SyncSettingsError, targetSyncSettingsOf } from './sync-policy.js';
 import { ProjectGate, ProjectPolicy } from '../projects/project-policy.service.js';
 import {
   deletionGuardLimit,
@@ -364,6 +364,8 @@ export class AppSetExpander {
       }
       const rendered = digest;
       const resolvedRepo = repo;
+      // Rules may be templated, so each target's rendered ones are checked (before it waits on a render).
+      const syncSettings = syncSettingsOf(t.application.spec, t.name);
       awaitingBundle.push(async () => {
         const bundleDigest = await rendered;
         const refusedObject = await gate.checkBundle(at, bundleDigest, projectCluster, namespace);
@@ -379,7 +381,7 @@ export class AppSetExpander {
           targetRevision,
           desiredRevision: sha,
           bundleDigest,
-          syncPolicy: syncPolicyOf(t.application.spec.syncPolicy),
+          syncPolicy: syncSettings,
           params: t.params,
         });
       });
@@ -659,6 +661,17 @@ export class AppSetExpander {
     // What Git wants is now on the targets; whether agents get it yet is the rollout's decision.
     await this.rollouts.afterExpansion(appSetId);
     return outcome;
+  }
+}
+
+/** A target's sync policy and ignore rules; a bad rule fails the expansion, naming the field. */
+function syncSettingsOf(spec: GeneratedTarget['application']['spec'], targetName: string) {
+  try {
+    return targetSyncSettingsOf(spec);
+  } catch (e) {
+    if (e instanceof SyncSettingsError)
+      throw new ExpansionError(e.code, `target "${targetName}": ${e.message}`, e.path);
+    throw e;
   }
 }
 

@@ -12,6 +12,7 @@ import { literalRepoRefs, readAppSetDocument } from './appset-document.js';
 import { AppSetExpander, type ExpansionOutcome, type ExpansionPreview } from './appset-expander.service.js';
 import { checkDeletionGuardSpec } from './deletion-guard.js';
 import { checkRolloutSpec } from '../rollouts/rollout-strategy.js';
+import { checkIgnoreRulesSpec } from './sync-policy.js';
 import { projectNameOf } from '@flotilla/fleet-config';
 import { sourceView } from '../projects/git-managed.js';
 import { FleetOwnership } from '../fleet-repo/fleet-ownership.service.js';
@@ -40,6 +41,7 @@ export class AppSetsService {
     const doc = readAppSetDocument(body);
     checkDeletionGuardSpec(doc.document);
     checkRolloutSpec(doc.document);
+    checkIgnoreRulesSpec(doc.document);
     const repoUrls = [...literalRepoRefs(doc.document).keys()].sort();
     const project = projectNameOf(doc.document);
     if ('error' in project) throw new HubError(400, 'invalid-appset', project.error, project.path);
@@ -131,6 +133,7 @@ export class AppSetsService {
     const doc = readAppSetDocument(body);
     checkDeletionGuardSpec(doc.document);
     checkRolloutSpec(doc.document);
+    checkIgnoreRulesSpec(doc.document);
     return this.expander.preview(doc.name, doc.document);
   }
 

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { syncPolicyOf } from './sync-policy.js';
+import {
+  assignmentSyncSettingsOf,
+  checkSyncSettingsSpec,
+  SyncSettingsError,
+  syncPolicyOf,
+  targetSyncSettingsOf,
+} from './sync-policy.js';
 
 describe('syncPolicyOf', () => {
   it("applies Flotilla's defaults when the template says nothing", () => {
@@ -42,5 +48,156 @@ describe('syncPolicyOf', () => {
       prune: true,
       allowEmpty: false,
     });
+  });
+});
+
+describe('RespectIgnoreDifferences', () => {
+  it("maps Argo CD's sync option beside automated, and only when it is there", () => {
+    expect(
+      syncPolicyOf({
+        automated: { selfHeal: true },
+        syncOptions: ['CreateNamespace=true', 'RespectIgnoreDifferences=true'],
+      }),
+    ).toEqual({
+      automated: true,
+      selfHeal: true,
+      prune: false,
+      allowEmpty: false,
+      respectIgnoreDifferences: true,
+    });
+    expect(
+      syncPolicyOf({ automated: {}, syncOptions: ['RespectIgnoreDifferences=false'] })
+        .respectIgnoreDifferences,
+    ).toBe(false);
+    expect(syncPolicyOf({ automated: {}, syncOptions: ['ServerSideApply=true'] })).not.toHaveProperty(
+      'respectIgnoreDifferences',
+    );
+  });
+});
+
+describe('targetSyncSettingsOf', () => {
+  const replicas = { group: 'apps', kind: 'Deployment', jsonPointers: ['/spec/replicas'] };
+
+  it('stores the policy alone when there are no rules, so existing targets compare equal', () => {
+    expect(targetSyncSettingsOf({ syncPolicy: { automated: { selfHeal: true } } })).toEqual({
+      automated: true,
+      selfHeal: true,
+      prune: false,
+      allowEmpty: false,
+    });
+    expect(targetSyncSettingsOf({ ignoreDifferences: [] })).not.toHaveProperty('ignoreDifferences');
+  });
+
+  it("stores the rules with the contract's defaults, and the assignment gets them back apart", () => {
+    const stored = targetSyncSettingsOf({
+      syncPolicy: { automated: { selfHeal: true }, syncOptions: ['RespectIgnoreDifferences=true'] },
+      ignoreDifferences: [
+        replicas,
+        {
+          kind: 'ConfigMap',
+          name: 'app',
+          jqPathExpressions: ['.data.cache'],
+          managedFieldsManagers: ['kube-controller'],
+        },
+      ],
+    });
+    expect(stored.ignoreDifferences).toEqual([
+      {
+        group: 'apps',
+        kind: 'Deployment',
+        jsonPointers: ['/spec/replicas'],
+        jqPathExpressions: [],
+        managedFieldsManagers: [],
+      },
+      {
+        group: '',
+        kind: 'ConfigMap',
+        name: 'app',
+        jsonPointers: [],
+        jqPathExpressions: ['.data.cache'],
+        managedFieldsManagers: ['kube-controller'],
+      },
+    ]);
+    const sent = assignmentSyncSettingsOf(JSON.parse(JSON.stringify(stored)));
+    expect(sent.syncPolicy).toEqual({
+      automated: true,
+      selfHeal: true,
+      prune: false,
+      allowEmpty: false,
+      respectIgnoreDifferences: true,
+    });
+    expect(sent.ignoreDifferences).toEqual(stored.ignoreDifferences);
+  });
+
+  it('reads a policy stored before rules existed as having none', () => {
+    expect(
+      assignmentSyncSettingsOf({ automated: true, selfHeal: true, prune: true, allowEmpty: false }),
+    ).toEqual({
+      syncPolicy: { automated: true, selfHeal: true, prune: true, allowEmpty: false },
+      ignoreDifferences: [],
+    });
+  });
+
+  function failure(f: () => unknown): { path: string; message: string } {
+    try {
+      f();
+    } catch (e) {
+      if (e instanceof SyncSettingsError) return { path: e.path, message: e.message };
+      throw e;
+    }
+    throw new Error('expected a SyncSettingsError');
+  }
+
+  it('names the bad JSON pointer, jq expression or field by its path in the ApplicationSet', () => {
+    expect(
+      failure(() =>
+        targetSyncSettingsOf({
+          ignoreDifferences: [{ kind: 'Deployment', jsonPointers: ['/spec/replicas', 'spec/x'] }],
+        }),
+      ),
+    ).toMatchObject({ path: 'spec.template.spec.ignoreDifferences[0].jsonPointers[1]' });
+    expect(
+      failure(() =>
+        targetSyncSettingsOf({ ignoreDifferences: [{ kind: 'Deployment', jsonPointers: ['spec/x'] }] }),
+      ).message,
+    ).toContain("'spec/x' is not a JSON pointer");
+    expect(
+      failure(() =>
+        targetSyncSettingsOf({
+          ignoreDifferences: [replicas, { kind: 'Secret', jqPathExpressions: ['.data['] }],
+        }),
+      ).path,
+    ).toBe('spec.template.spec.ignoreDifferences[1].jqPathExpressions[0]');
+    expect(failure(() => targetSyncSettingsOf({ ignoreDifferences: [{ jsonPointers: ['/a'] }] })).path).toBe(
+      'spec.template.spec.ignoreDifferences[0].kind',
+    );
+    expect(
+      failure(() => targetSyncSettingsOf({ ignoreDifferences: [{ kind: 'X', jsonPointers: [3] }] })).path,
+    ).toBe('spec.template.spec.ignoreDifferences[0].jsonPointers[0]');
+    expect(failure(() => targetSyncSettingsOf({ ignoreDifferences: { kind: 'X' } })).path).toBe(
+      'spec.template.spec.ignoreDifferences',
+    );
+    expect(
+      failure(() => targetSyncSettingsOf({ syncPolicy: { syncOptions: ['RespectIgnoreDifferences'] } })).path,
+    ).toBe('spec.template.spec.syncPolicy.syncOptions[0]');
+  });
+});
+
+describe('checkSyncSettingsSpec', () => {
+  const appSet = (ignoreDifferences: unknown) => ({ spec: { template: { spec: { ignoreDifferences } } } });
+
+  it('refuses a literal bad rule at submission', () => {
+    expect(() =>
+      checkSyncSettingsSpec(appSet([{ kind: 'Deployment', jsonPointers: ['/ok', 'bad'] }])),
+    ).toThrow(expect.objectContaining({ path: 'spec.template.spec.ignoreDifferences[0].jsonPointers[1]' }));
+  });
+
+  it('leaves templated rules to expansion, where each target renders its own', () => {
+    expect(() =>
+      checkSyncSettingsSpec(
+        appSet([{ kind: 'Deployment', name: '{{.name}}', jsonPointers: ['{{.pointer}}'] }]),
+      ),
+    ).not.toThrow();
+    expect(() => checkSyncSettingsSpec({ spec: { template: { spec: {} } } })).not.toThrow();
   });
 });
