@@ -68,11 +68,7 @@ async function refresh(): Promise<void> {
 describe('hostile input', () => {
   beforeAll(async () => {
     repo = createTestGitRepo({ 'apps/web/config.yaml': CONFIGMAP, 'outside/secret.yaml': CONFIGMAP });
-    // No background polling: every fetch in this file is one a test asks for (or must not cause).
-    hub = await startSecureHub({
-      FLOTILLA_WEBHOOK_SECRET: WEBHOOK_SECRET,
-      SOURCE_POLL_INTERVAL_SECONDS: '3600',
-    });
+    hub = await startSecureHub({ FLOTILLA_WEBHOOK_SECRET: WEBHOOK_SECRET });
     call = caller(hub);
     expect((await call('POST', '/api/v1/clusters', { body: { name: 'eu1' } })).status).toBe(201);
     expect((await call('POST', '/api/v1/appsets', { body: appSet('web', 'apps/web') })).status).toBe(201);

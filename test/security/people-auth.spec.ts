@@ -28,6 +28,7 @@ describe('people API authentication and roles', () => {
       body: { url: 'https://git.invalid/fleet.git' },
     });
     expect(repo.status).toBe(201);
+    await waitForIdleQueues(hub.app); // its first fetch (which fails: git.invalid) is audited
   }, 120_000);
 
   afterAll(async () => {

@@ -18,9 +18,13 @@ export interface Refusal {
   path?: string;
 }
 
-/** A real hub (PostgreSQL, Redis) with FLOTILLA_ADMIN_TOKEN set, so people's routes need a token. */
+/**
+ * A real hub (PostgreSQL, Redis) with FLOTILLA_ADMIN_TOKEN set, so people's routes need a token.
+ * Repositories are fetched when registered or refreshed, never on a timer: "nothing changed"
+ * assertions must not race a background fetch.
+ */
 export function startSecureHub(env: Record<string, string> = {}): Promise<TestHub> {
-  return startTestHub({ FLOTILLA_ADMIN_TOKEN: ADMIN_TOKEN, ...env });
+  return startTestHub({ FLOTILLA_ADMIN_TOKEN: ADMIN_TOKEN, SOURCE_POLL_INTERVAL_SECONDS: '3600', ...env });
 }
 
 export function caller(hub: TestHub) {
