@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import type { DriftReport, HealthReport, Report, SyncReport } from '@flotilla/contract';
 import { Database } from '../db/database.js';
@@ -155,7 +156,7 @@ export class ReportIngestService {
       for (const [i, w] of group.entries())
         await this.applyBatch(tx, effects, w.clusterId, applied[i] ?? [], targets);
       for (let i = 0; i < effects.syncRuns.length; i += CHUNK)
-        await tx.syncRun.createMany({ data: effects.syncRuns.slice(i, i + CHUNK) });
+        await insertSyncRuns(tx, effects.syncRuns.slice(i, i + CHUNK));
       await writeStatus(tx, effects.status);
       // Last: the chain lock is held from here to commit, so nothing slow comes after it.
       await this.audit.recordMany(effects.audit, tx);
@@ -223,22 +224,27 @@ export class ReportIngestService {
    * deadlocking; the waiter then finds them stored and skips them.
    */
   private async storeIds(tx: Tx, reports: { clusterId: string; report: Report }[]): Promise<Set<string>> {
-    const rows = reports
-      .map(({ clusterId, report: r }) => ({
-        id: r.id,
-        clusterId,
-        type: r.type,
-        targetId: r.targetId,
-        payload: toJson(r),
-      }))
-      .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    const rows = [...reports].sort((a, b) =>
+      a.report.id < b.report.id ? -1 : a.report.id > b.report.id ? 1 : 0,
+    );
     const fresh = new Set<string>();
     for (let i = 0; i < rows.length; i += CHUNK) {
-      const inserted = await tx.processedReport.createManyAndReturn({
-        data: rows.slice(i, i + CHUNK),
-        skipDuplicates: true,
-        select: { id: true },
-      });
+      const chunk = rows.slice(i, i + CHUNK);
+      // Raw SQL: Prisma's createMany costs about 1.5 ms a row in JavaScript, which at a fleet's
+      // report rate was most of the ingest time; this is one statement per 1,000 rows.
+      const inserted = await tx.$queryRaw<{ id: string }[]>`
+        INSERT INTO "ProcessedReport" ("id", "clusterId", "type", "targetId", "payload")
+        SELECT v."id", v."clusterId", v."type", v."targetId", v."payload"::jsonb
+        FROM unnest(
+          ${chunk.map((r) => r.report.id)}::text[],
+          ${chunk.map((r) => r.clusterId)}::text[],
+          ${chunk.map((r) => r.report.type)}::text[],
+          ${chunk.map((r) => r.report.targetId)}::text[],
+          ${chunk.map((r) => JSON.stringify(toJson(r.report)))}::text[]
+        ) WITH ORDINALITY AS v("id", "clusterId", "type", "targetId", "payload", "n")
+        ORDER BY v."n"
+        ON CONFLICT ("id") DO NOTHING
+        RETURNING "id"`;
       for (const r of inserted) fresh.add(r.id);
     }
     return fresh;
@@ -259,6 +265,39 @@ export class ReportIngestService {
       FOR UPDATE`;
     return new Map(rows.map((t) => [t.id, t]));
   }
+}
+
+/**
+ * Sync runs with one statement (see storeIds for why raw SQL). Every column `applySync` fills is
+ * here; a new SyncRun column written at ingest must be added to both.
+ */
+async function insertSyncRuns(tx: Tx, rows: Prisma.SyncRunCreateManyInput[]): Promise<void> {
+  if (rows.length === 0) return;
+  const col = (pick: (r: Prisma.SyncRunCreateManyInput) => string | null | undefined) =>
+    rows.map((r) => pick(r) ?? null);
+  const time = (v: string | Date) => new Date(v).toISOString();
+  await tx.$executeRaw`
+    INSERT INTO "SyncRun" ("id", "targetId", "clusterId", "appSetId", "revision", "bundleDigest",
+      "trigger", "outcome", "message", "startedAt", "finishedAt", "resources", "agentReportId")
+    SELECT v."id", v."targetId", v."clusterId", v."appSetId", v."revision", v."bundleDigest",
+      v."trigger", v."outcome", v."message", v."startedAt"::timestamp, v."finishedAt"::timestamp,
+      v."resources"::jsonb, v."agentReportId"
+    FROM unnest(
+      ${rows.map(() => randomUUID())}::text[],
+      ${col((r) => r.targetId)}::text[],
+      ${col((r) => r.clusterId)}::text[],
+      ${col((r) => r.appSetId)}::text[],
+      ${col((r) => r.revision)}::text[],
+      ${col((r) => r.bundleDigest)}::text[],
+      ${col((r) => r.trigger)}::text[],
+      ${col((r) => r.outcome)}::text[],
+      ${col((r) => r.message ?? '')}::text[],
+      ${col((r) => time(r.startedAt))}::text[],
+      ${col((r) => time(r.finishedAt))}::text[],
+      ${col((r) => JSON.stringify(r.resources ?? []))}::text[],
+      ${col((r) => r.agentReportId)}::text[]
+    ) AS v("id", "targetId", "clusterId", "appSetId", "revision", "bundleDigest", "trigger",
+           "outcome", "message", "startedAt", "finishedAt", "resources", "agentReportId")`;
 }
 
 /** The oldest waiting batches, up to GROUP_REPORTS reports (always at least one batch). */

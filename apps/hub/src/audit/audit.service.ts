@@ -85,10 +85,26 @@ export class AuditLog {
       prevHash = row.hash;
       return row;
     });
-    // One INSERT … VALUES takes its ids from the sequence in row order, and the lock keeps every
-    // other appender out until commit, so id order is chain order, as `verify` walks it.
-    for (let i = 0; i < rows.length; i += INSERT_CHUNK)
-      await tx.auditEvent.createMany({ data: rows.slice(i, i + INSERT_CHUNK) });
+    // The INSERT takes ids from the sequence in the order the SELECT yields rows (ORDER BY the
+    // ordinality), and the lock keeps every other appender out until commit, so id order is chain
+    // order, as `verify` walks it. Raw SQL: Prisma's createMany costs ~1.5 ms a row, and this runs
+    // while holding the chain lock.
+    for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
+      const chunk = rows.slice(i, i + INSERT_CHUNK);
+      await tx.$executeRaw`
+        INSERT INTO "AuditEvent" ("at", "actor", "action", "scope", "details", "prevHash", "hash")
+        SELECT v."at"::timestamp, v."actor", v."action", v."scope", v."details"::jsonb, v."prevHash", v."hash"
+        FROM unnest(
+          ${chunk.map((r) => r.at.toISOString())}::text[],
+          ${chunk.map((r) => r.actor)}::text[],
+          ${chunk.map((r) => r.action)}::text[],
+          ${chunk.map((r) => r.scope)}::text[],
+          ${chunk.map((r) => JSON.stringify(r.details))}::text[],
+          ${chunk.map((r) => r.prevHash)}::text[],
+          ${chunk.map((r) => r.hash)}::text[]
+        ) WITH ORDINALITY AS v("at", "actor", "action", "scope", "details", "prevHash", "hash", "n")
+        ORDER BY v."n"`;
+    }
   }
 
   private where(q: AuditQuery): Prisma.AuditEventWhereInput {
