@@ -14,6 +14,10 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandMod
   },
   clusters: { summary: "the hub's cluster inventory", load: () => import('./commands/clusters.command.js') },
   history: { summary: 'sync runs recorded by the hub', load: () => import('./commands/history.command.js') },
+  'fleet-sources': {
+    summary: 'fleet repositories the hub reconciles its own objects from: status, errors, confirm',
+    load: () => import('./commands/fleet-sources.command.js'),
+  },
   export: {
     summary: "the hub's API-created objects as fleet-config YAML, ready to commit to a fleet repository",
     load: () => import('./commands/export.command.js'),

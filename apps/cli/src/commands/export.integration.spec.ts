@@ -11,6 +11,7 @@ import { LocalFleet } from '../fleet/local-fleet.js';
 import { waitFor } from '../fleet/wait-for.js';
 import { runInProcess } from '../testing/run-in-process.js';
 import { run as exportCommand } from './export.command.js';
+import { run as fleetSources } from './fleet-sources.command.js';
 
 /**
  * `flotilla export` against a real hub process (embedded PGlite, the test Redis under a private
@@ -145,5 +146,20 @@ describe('flotilla export', () => {
       files.map((path) => ({ path, content: readFileSync(join(dir, path), 'utf8') })),
     );
     expect(validation.errors).toEqual([]);
+  });
+
+  it('lists and shows the fleet source: status, applied commit and author, objects with their files', async () => {
+    const list = await runInProcess(fleetSources, ['--hub', fleet.hubUrl, '-o', 'json']);
+    expect(list.code).toBe(0);
+    const [source] = JSON.parse(list.out) as { id: string; status: string }[];
+    expect(source?.status).toBe('Ready');
+    const show = await runInProcess(fleetSources, ['show', source?.id ?? '', '--hub', fleet.hubUrl]);
+    expect(show.code).toBe(0);
+    expect(show.out).toMatch(/^Status: +Ready$/m);
+    expect(show.out).toMatch(/^Applied: +[0-9a-f]{40} by Export spec <export@flotilla\.local>$/m);
+    expect(show.out).toMatch(/^Project +platform +platform\.yaml +-$/m);
+    const missing = await runInProcess(fleetSources, ['show', 'nope', '--hub', fleet.hubUrl]);
+    expect(missing.code).toBe(1);
+    expect(missing.err).toContain('fleet source "nope" does not exist');
   });
 });

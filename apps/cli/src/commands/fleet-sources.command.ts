@@ -1,0 +1,150 @@
+import { UsageError } from '../offline/offline-command.js';
+import {
+  age,
+  expectName,
+  expectPositionals,
+  formatFields,
+  formatTable,
+  printResult,
+  runHubCommand,
+  stringValue,
+  type HubCommandSpec,
+} from './hub-command.js';
+
+const SPEC: HubCommandSpec = {
+  name: 'fleet-sources',
+  usage: [
+    'usage: flotilla fleet-sources [list]',
+    '       flotilla fleet-sources show ID',
+    '       flotilla fleet-sources add URL [--revision REV] [--path DIR]',
+    '       flotilla fleet-sources confirm ID --commit SHA --reason TEXT',
+    '       flotilla fleet-sources remove ID',
+    '',
+    'Fleet repositories the hub reconciles its own objects from (docs/fleet-config.md). `show` prints',
+    'the status (an invalid commit lists each error with file, document and field), the applied commit',
+    'and author, and the objects with their files; `confirm` applies a commit the deletion guard holds.',
+  ].join('\n'),
+  options: {
+    revision: { type: 'string' },
+    path: { type: 'string' },
+    commit: { type: 'string' },
+    reason: { type: 'string' },
+  },
+};
+
+interface SourceView {
+  id: string;
+  repoUrl: string;
+  revision: string;
+  path: string;
+  status: string;
+  error: {
+    code: string;
+    message: string;
+    errors?: { file: string; document: number; path: string; message: string }[];
+  } | null;
+  appliedCommit: string | null;
+  appliedAuthor: string | null;
+  appliedAt: string | null;
+  objects?: { kind: string; name: string; file: string; diverged: { by: string } | null }[];
+}
+
+export function run(argv: string[]): Promise<number> {
+  return runHubCommand(argv, SPEC, async ({ values, positionals, output, client }) => {
+    const [sub = 'list', ...rest] = positionals;
+    switch (sub) {
+      case 'list': {
+        expectPositionals(rest, [], 'flotilla fleet-sources [list]');
+        const sources = await client.request<SourceView[]>('GET', '/api/v1/fleet-sources');
+        printResult(sources, output, () =>
+          formatTable(
+            ['ID', 'REPOSITORY', 'REVISION', 'PATH', 'STATUS', 'COMMIT', 'APPLIED'],
+            sources.map((s) => [
+              s.id,
+              s.repoUrl,
+              s.revision,
+              s.path || '.',
+              s.status,
+              s.appliedCommit?.slice(0, 12) ?? '-',
+              age(s.appliedAt),
+            ]),
+          ),
+        );
+        return 0;
+      }
+      case 'show': {
+        const id = expectName(rest, 'flotilla fleet-sources show ID');
+        const s = await client.request<SourceView>('GET', `/api/v1/fleet-sources/${encodeURIComponent(id)}`);
+        printResult(s, output, () =>
+          [
+            formatFields([
+              ['Repository', `${s.repoUrl} ${s.revision} ${s.path || '.'}`],
+              ['Status', s.status],
+              ['Applied', s.appliedCommit ? `${s.appliedCommit} by ${s.appliedAuthor ?? '?'}` : '-'],
+              ...(s.error ? ([['Error', `${s.error.code}: ${s.error.message}`]] as [string, string][]) : []),
+            ]),
+            ...(s.error?.errors ?? []).map(
+              (e) => `  ${e.file} (document ${e.document}): ${e.path}: ${e.message}`,
+            ),
+            '',
+            formatTable(
+              ['KIND', 'NAME', 'FILE', 'DIVERGED'],
+              (s.objects ?? []).map((o) => [
+                o.kind,
+                o.name,
+                o.file,
+                o.diverged ? `by ${o.diverged.by}` : '-',
+              ]),
+            ),
+          ].join('\n'),
+        );
+        return 0;
+      }
+      case 'add': {
+        const url = expectName(rest, 'flotilla fleet-sources add URL');
+        const revision = stringValue(values['revision']);
+        const path = stringValue(values['path']);
+        const s = await client.request<SourceView>('POST', '/api/v1/fleet-sources', {
+          repoUrl: url,
+          ...(revision !== undefined && { revision }),
+          ...(path !== undefined && { path }),
+        });
+        printResult(
+          s,
+          output,
+          () => `Fleet source ${s.id} follows ${s.repoUrl} ${s.revision} ${s.path || '.'}`,
+        );
+        return 0;
+      }
+      case 'confirm': {
+        const id = expectName(rest, 'flotilla fleet-sources confirm ID --commit SHA --reason TEXT');
+        const commit = stringValue(values['commit']);
+        const reason = stringValue(values['reason']);
+        if (!commit || !reason) throw new UsageError('confirm needs --commit SHA and --reason TEXT');
+        const r = await client.request<{ status: string; deleted: string[] }>(
+          'POST',
+          `/api/v1/fleet-sources/${encodeURIComponent(id)}/confirm`,
+          { commit, reason },
+        );
+        printResult(
+          r,
+          output,
+          () => `Applied ${commit.slice(0, 12)}; deleted ${r.deleted.join(', ') || 'nothing'}`,
+        );
+        return 0;
+      }
+      case 'remove': {
+        const id = expectName(rest, 'flotilla fleet-sources remove ID');
+        await client.request('DELETE', `/api/v1/fleet-sources/${encodeURIComponent(id)}`);
+        printResult(
+          { removed: id },
+          output,
+          () => `Fleet source ${id} removed; its objects stay, API-managed.`,
+        );
+        return 0;
+      }
+      default:
+        throw new UsageError(`unknown sub-command '${sub}'; expected list, show, add, confirm or remove`);
+    }
+  });
+}
