@@ -290,8 +290,9 @@ export const historyBench: BenchFn = async (ctx) => {
         await sql.query(q.text, q.values);
         floor.push(performance.now() - start);
       }
-      const last = mainStatements.at(-1);
-      const plan = last ? await explain(sql, last) : ['(no statement recorded)'];
+      // The plan of the slowest call's statement: the one that decides the tail.
+      const slowest = mainStatements[floor.indexOf(Math.max(...floor))];
+      const plan = slowest ? await explain(sql, slowest) : ['(no statement recorded)'];
       const s = summarize(ms);
       const f = figure({
         id: c.id,
@@ -309,7 +310,7 @@ export const historyBench: BenchFn = async (ctx) => {
       ctx.progress(`${c.id}: ${f.notes ?? ''} → ${f.verdict}`);
       remarks.push(
         [
-          `Plan of “${c.title}” (EXPLAIN (ANALYZE, BUFFERS) of the statement the hub sent, with its parameters):`,
+          `Plan of “${c.title}”: EXPLAIN (ANALYZE, BUFFERS) of the statement the hub sent in the call whose statement ran slowest alone, with its parameters:`,
           '',
           '  ```text',
           ...plan.map((line) => `  ${line}`),
