@@ -11,6 +11,7 @@ const BENCHES: Record<string, () => Promise<BenchFn>> = {
   agent: async () => (await import('./benches/agent.bench.js')).agentBench,
   diff: async () => (await import('./benches/diff.bench.js')).diffThroughput,
   desired: async () => (await import('./benches/desired-state.bench.js')).desiredStateBench,
+  ingest: async () => (await import('./benches/ingest.bench.js')).ingestBench,
   fleet: async () => (await import('./benches/fleet.bench.js')).fleetBench,
 };
 

@@ -32,7 +32,11 @@ const SECTIONS: Record<string, { title: string; what: string }> = {
   },
   desired: {
     title: 'Desired state: expansion and rendering',
-    what: '`generate` alone for 1,000 clusters × 20 app directories (a matrix of the clusters and git-directories generators). Then the same ApplicationSet posted to the real hub on a ladder of 10, 100 and 1,000 registered clusters: time until the appset reports `Ready` with every target stored; a size that does not finish within 90 s is recorded as 90 s (missed) and the larger sizes are not tried. The floor reads the stored rows back and inserts them into a copy of the table. The bundle count shows whether each app was rendered once for all its clusters.',
+    what: '`generate` alone for 1,000 clusters × 20 app directories (a matrix of the clusters and git-directories generators). Then the same ApplicationSet posted to the real hub on a ladder of 10, 100 and 1,000 registered clusters: time until the appset reports `Ready` with every target stored; a size that does not finish within 90 s is recorded as 90 s (missed) and the larger sizes are not tried. The floor reads the stored rows back and inserts them into a copy of the table. The render count (`flotilla_expansion_renders_total` on the hub) and the bundle count show whether each app was rendered once for all its clusters. At the largest size a commit then changes every app and the repository is refreshed: the re-expansion time runs until every stored target points at the new commit.',
+  },
+  ingest: {
+    title: 'Report ingest at fleet scale',
+    what: 'The hub as its own process on PostgreSQL and Redis, 100 registered agents (real credentials, the real `POST /api/agent/v1/reports` route) and 10 targets per cluster. Each round every agent posts one batch at the same moment — a sync and a health report per target, as after a commit — so the hub ingests 2,000 reports at once; then the first round is sent again (all replays). The floor reads back every report, sync run and audit event the hub stored and inserts them into copies of their tables with multi-row INSERTs in one transaction.',
   },
   fleet: {
     title: 'Fleet runs: real hub, real agents, simulated clusters',
