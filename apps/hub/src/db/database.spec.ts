@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pgDriver from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestPostgres, type TestPostgres } from '../testing/test-database.js';
 import { Database } from './database.js';
@@ -32,6 +33,34 @@ describe('Database.open on PostgreSQL', () => {
       );
     } finally {
       await Promise.all([a.close(), b.close()]);
+    }
+  });
+
+  it('survives PostgreSQL dropping every connection: no crash, the next queries reconnect', async () => {
+    const db = await Database.open({ kind: 'postgres', url: pg.url });
+    try {
+      await db.ping();
+      await db.prisma.cluster.count();
+      // What a restart or failover does to the hub's sessions, idle ones included (their 'error'
+      // event used to end the process).
+      const admin = new pgDriver.Client({ connectionString: pg.url });
+      await admin.connect();
+      try {
+        const killed = await admin.query<{ n: number }>(
+          `SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity
+            WHERE datname = current_database() AND pid <> pg_backend_pid()`,
+        );
+        expect(killed.rows[0]?.n).toBeGreaterThan(0);
+      } finally {
+        await admin.end();
+      }
+      // Let the idle connections see their termination before the next query.
+      await new Promise((r) => setTimeout(r, 200));
+      await expect(db.ping()).resolves.toBeUndefined();
+      await db.prisma.cluster.create({ data: { name: 'after-reconnect' } });
+      expect(await db.prisma.cluster.count({ where: { name: 'after-reconnect' } })).toBe(1);
+    } finally {
+      await db.close();
     }
   });
 });
