@@ -373,6 +373,13 @@ export class TargetReconciler {
       }
       return;
     }
+    // Waiting out the back-off comes first: a round is a heal made, so a drift looked at again while
+    // waiting is not counted twice towards a fight.
+    const at = this.nextHealTime();
+    if (at.getTime() > now.getTime()) {
+      this.scheduleRetry(at);
+      return;
+    }
     const contested: Report[] = [];
     const toHeal = drifted.filter((d) => {
       if (!this.fights.record(d.key, d.paths, d.manager, now.getTime())) return true;
@@ -389,11 +396,6 @@ export class TargetReconciler {
       await this.deps.emit(contested);
     }
     if (toHeal.length === 0) return;
-    const at = this.nextHealTime();
-    if (at.getTime() > now.getTime()) {
-      this.scheduleRetry(at);
-      return;
-    }
     this.healStreak = now.getTime() - this.lastHealAt > this.deps.healBackoff.maxMs ? 1 : this.healStreak + 1;
     this.lastHealAt = now.getTime();
     const report = await this.runSync('self-heal', new Set(toHeal.map((d) => d.key)), decision.breakGlassId);
