@@ -21,6 +21,9 @@ import { Backoff, sleep } from './util/backoff.js';
 import { type WindowEvaluator, decideSync } from './windows/sync-gate.js';
 import { defaultDiffer, defaultHealthAssessor, defaultWindowEvaluator } from './lib-adapters.js';
 
+/** Bundles an agent fetches from the hub in parallel after a changed assignment set. */
+const BUNDLE_FETCHES_AT_ONCE = 4;
+
 export const AGENT_VERSION = '0.1.0';
 
 /** Knobs for tests and the demo; production uses the defaults. */
@@ -249,20 +252,27 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
   const fetchBundles = async (cred: string, response: AssignmentsResponse): Promise<Map<string, Bundle>> => {
     const bundles = new Map<string, Bundle>();
     const failures: string[] = [];
-    for (const digest of new Set(response.assignments.map((a) => a.bundleDigest))) {
-      let bundle = await store.loadBundle(digest);
-      if (!bundle) {
-        const fetched = await hub.bundle(cred, digest, abort.signal);
-        const actual = bundleDigest(fetched.manifests);
-        if (fetched.digest !== digest || actual !== digest) {
-          failures.push(`bundle ${digest}: content hashes to ${actual}; refused`);
-          continue;
+    const digests = [...new Set(response.assignments.map((a) => a.bundleDigest))];
+    // A commit usually changes every bundle at once: fetched one after another, ten bundles cost ten
+    // round trips before anything is applied. A few at a time keep the hub's load per agent bounded.
+    let nextDigest = 0;
+    const fetchSome = async (): Promise<void> => {
+      for (let digest = digests[nextDigest++]; digest !== undefined; digest = digests[nextDigest++]) {
+        let bundle = await store.loadBundle(digest);
+        if (!bundle) {
+          const fetched = await hub.bundle(cred, digest, abort.signal);
+          const actual = bundleDigest(fetched.manifests);
+          if (fetched.digest !== digest || actual !== digest) {
+            failures.push(`bundle ${digest}: content hashes to ${actual}; refused`);
+            continue;
+          }
+          await store.saveBundle(fetched);
+          bundle = fetched;
         }
-        await store.saveBundle(fetched);
-        bundle = fetched;
+        bundles.set(digest, bundle);
       }
-      bundles.set(digest, bundle);
-    }
+    };
+    await Promise.all(Array.from({ length: Math.min(BUNDLE_FETCHES_AT_ONCE, digests.length) }, fetchSome));
     if (failures.length > 0) {
       // Apply what verified, keep the old state for the rest, and retry the set after a back-off.
       await applyAssignments(response.assignments, bundles);
