@@ -6,13 +6,16 @@ import { startAgent, type Agent } from '@flotilla/agent';
 import { waitFor } from '@flotilla/cli/fleet';
 import { startSimFleet, type SimFleet } from '@flotilla/kube-sim';
 import { watchConfigMaps } from '../config-map-watch.js';
+import { AgentCallTrace, commitPath, type PathStage } from '../fleet-trace.js';
 import { appName, fleetAppSet, type AppShape } from '../app-repo.js';
 import { HubStack } from '../hub-stack.js';
 import { procCpuSeconds, procMemory, sampleIdle } from '../proc-stats.js';
-import { figure } from '../stats.js';
+import { figure, summarize } from '../stats.js';
 import { type BenchFn, type Figure } from '../types.js';
 
 const COMMAND = 'npm run bench -- --only fleet';
+
+const median = (samples: number[]): number => summarize(samples).median;
 
 /**
  * A whole fleet on one machine: the real hub process on PostgreSQL and Redis, N simulated
@@ -52,6 +55,8 @@ export const fleetBench: BenchFn = async (ctx) => {
   const agents: Agent[] = [];
   const watches: { stop(): void }[] = [];
   let fleet: SimFleet | undefined;
+  // Every agent → hub request, for the per-stage breakdown of each commit's path.
+  const trace = new AgentCallTrace(stack.hubUrl);
   try {
     await new Promise((resolve) => setTimeout(resolve, 2_000));
     const hubBaseline = procMemory(stack.hub.pid).rssMB;
@@ -196,6 +201,8 @@ export const fleetBench: BenchFn = async (ctx) => {
     const pgPerCommit: number[] = [];
     const mirror = join(stack.workDir, 'floor-mirror.git');
     execFileSync('git', ['clone', '--quiet', '--mirror', stack.repoUrl, mirror]);
+    const pathStages: PathStage[] = [];
+    const pathCalls: Record<string, number> = {};
     let missing = 0;
     let commitCapMs = 120_000;
     let done = 0;
@@ -217,6 +224,8 @@ export const fleetBench: BenchFn = async (ctx) => {
         await stack.pgTransactions(),
       ];
       const cpu0 = procCpuSeconds(stack.hub.pid);
+      trace.forget(Date.now());
+      const wall0 = Date.now();
       const rssTimer = setInterval(() => rolloutRss.push(procMemory(stack.hub.pid).rssMB), 500);
       const t0 = performance.now();
       const times = clusterTimes(release, t0, commitCapMs);
@@ -243,6 +252,27 @@ export const fleetBench: BenchFn = async (ctx) => {
       ingestRate.push(((await storedReports()) - reports0) / (rolloutMs / 1000));
       redisPerCommit.push((await stack.redisCommands()) - redis0);
       pgPerCommit.push((await stack.pgTransactions()) - pg0);
+      const path = await stack.sql((c) =>
+        commitPath(
+          c,
+          trace.since(wall0),
+          revision,
+          wall0,
+          got.filter((t): t is number => t !== null),
+        ),
+      );
+      for (const [i, st] of path.stages.entries()) {
+        const acc = (pathStages[i] ??= { ...st, samples: [] });
+        acc.samples.push(...st.samples);
+      }
+      for (const [key, n] of Object.entries(path.status)) pathCalls[key] = (pathCalls[key] ?? 0) + n;
+      ctx.progress(
+        `commit ${k} path (median ms after the webhook): ` +
+          path.stages
+            .map((st) => `${st.stage} ${st.samples.length ? median(st.samples).toFixed(0) : '-'}`)
+            .join(' | ') +
+          `; agent calls: ${JSON.stringify(path.status)}`,
+      );
       ctx.progress(`commit ${k}/${commits}: last cluster converged after ${worst.toFixed(0)} ms`);
       await new Promise((resolve) => setTimeout(resolve, 1_000));
     }
@@ -393,6 +423,27 @@ export const fleetBench: BenchFn = async (ctx) => {
         command: COMMAND,
       }),
     ];
+    const callSummary = Object.entries(pathCalls)
+      .sort()
+      .map(([key, n]) => `${key}: ${n}`)
+      .join(', ');
+    for (const [i, st] of pathStages.entries()) {
+      if (st.samples.length === 0) continue;
+      figures.push(
+        figure({
+          id: `fleet.path-${String(i + 1).padStart(2, '0')}.${count}`,
+          bench,
+          title: `commit path, ${count} clusters, step ${i + 1}: ${st.stage} (ms after the webhook)`,
+          unit: 'ms',
+          fleetSize: count,
+          samples: st.samples,
+          notes:
+            `${st.how}; over ${done} commits` +
+            (i === pathStages.length - 1 ? `; agent → hub requests during the rollouts: ${callSummary}` : ''),
+          command: COMMAND,
+        }),
+      );
+    }
     const med = (id: string): number => figures.find((f) => f.id === id)?.median ?? 0;
     const p99 = (id: string): number => figures.find((f) => f.id === id)?.p99 ?? 0;
     return {
@@ -432,6 +483,7 @@ export const fleetBench: BenchFn = async (ctx) => {
       remarks: capped.map((c) => `fleet (${count} clusters): ${c}; recorded at the cap`),
     };
   } finally {
+    trace.stop();
     for (const w of watches) w.stop();
     await Promise.all(agents.map((a) => a.stop()));
     await fleet?.stop();
