@@ -22,7 +22,7 @@ import { RenderError, RenderService } from '../render/render.service.js';
 import { RepositoriesService } from '../repositories/repositories.service.js';
 import { canonicalJson } from '@flotilla/manifests';
 import { literalRepoRefs } from './appset-document.js';
-import { ExpansionGitReads } from './expansion-git-reads.js';
+import { ExpansionGitReads, type ResolvedRef, type SharedRefs } from './expansion-git-reads.js';
 import { findNameClash, writePlan } from './expansion-writes.js';
 import { SyncSettingsError, targetSyncSettingsOf } from './sync-policy.js';
 import { ProjectGate, ProjectPolicy } from '../projects/project-policy.service.js';
@@ -140,8 +140,27 @@ export class AppSetExpander {
     @Inject(HUB_CONFIG) private readonly config: HubConfig,
   ) {}
 
+  /** The refs every replica shares, and this replica's mirror brought up to them when it lags. */
+  private readonly sharedRefs: SharedRefs = {
+    load: async (repositoryId) => {
+      const rows = await this.db.prisma.repositoryRef.findMany({ where: { repositoryId } });
+      return new Map(rows.map((r) => [r.ref, r.sha]));
+    },
+    fetchMirror: (repositoryId) => this.repos.fetchMirror(repositoryId),
+  };
+
   async expand(appSetId: string): Promise<ExpansionOutcome> {
-    return this.serialised(appSetId, () => this.expandNow(appSetId));
+    return this.serialised(appSetId, async () => {
+      // A result computed from inputs that moved meanwhile (a newer commit recorded by another
+      // replica, a new spec) is dropped and computed again from the new inputs.
+      for (let attempt = 1; attempt <= STALE_RETRIES; attempt++) {
+        const outcome = await this.expandNow(appSetId);
+        if (outcome !== STALE) return outcome;
+        this.logger.log(`appset ${appSetId}: inputs moved during expansion ${attempt}; expanding again`);
+      }
+      // Still moving: BullMQ retries the job later (with back-off) rather than spin here.
+      throw new Error(`appset ${appSetId}: inputs kept moving during ${STALE_RETRIES} expansions`);
+    });
   }
 
   /**
@@ -184,14 +203,24 @@ export class AppSetExpander {
           'inputsHash',
         );
       }
-      return this.apply(
+      const outcome = await this.apply(
         appSet.id,
         appSet.name,
         appSet.spec,
         computed.desired,
         computed.repoUrls,
+        computed.refs,
         confirmation,
       );
+      if (outcome === STALE) {
+        throw new HubError(
+          409,
+          'inputs-changed',
+          `the inputs changed while the confirmed expansion was written; GET /api/v1/appsets/${appSetName}/preview to re-check, then confirm the new inputsHash`,
+          'inputsHash',
+        );
+      }
+      return outcome;
     });
   }
 
@@ -237,13 +266,14 @@ export class AppSetExpander {
     }
   }
 
-  private async expandNow(appSetId: string): Promise<ExpansionOutcome> {
+  private async expandNow(appSetId: string): Promise<ExpansionOutcome | Stale> {
     const appSet = await this.db.prisma.applicationSet.findUnique({ where: { id: appSetId } });
     if (!appSet) return { status: 'Gone', created: 0, updated: 0, deleted: 0 };
     let desired: DesiredTarget[];
     let repoUrls: string[];
+    let refs: ResolvedRef[];
     try {
-      ({ desired, repoUrls } = await this.desiredTargets(appSet.name, appSet.spec, true));
+      ({ desired, repoUrls, refs } = await this.desiredTargets(appSet.name, appSet.spec, true));
     } catch (e) {
       if (!(e instanceof ExpansionError)) throw e;
       const error = { code: e.code, message: e.message, ...(e.path !== undefined && { path: e.path }) };
@@ -263,7 +293,7 @@ export class AppSetExpander {
       this.logger.warn(`appset ${appSet.name}: ${e.code}: ${e.message}`);
       return { status: 'Error', created: 0, updated: 0, deleted: 0, error };
     }
-    return this.apply(appSet.id, appSet.name, appSet.spec, desired, repoUrls);
+    return this.apply(appSet.id, appSet.name, appSet.spec, desired, repoUrls, refs);
   }
 
   /** `register` false (the preview): use only repositories already fetched, register and fetch nothing. */
@@ -271,7 +301,7 @@ export class AppSetExpander {
     appSetName: string,
     spec: unknown,
     register: boolean,
-  ): Promise<{ desired: DesiredTarget[]; repoUrls: string[] }> {
+  ): Promise<{ desired: DesiredTarget[]; repoUrls: string[]; refs: ResolvedRef[] }> {
     let parsed;
     try {
       parsed = parseApplicationSet(spec);
@@ -282,7 +312,7 @@ export class AppSetExpander {
     }
     const clusters = await this.db.prisma.cluster.findMany({ orderBy: { name: 'asc' } });
     const clusterIndex = indexClusters(clusters);
-    const git = new ExpansionGitReads(this.mirrors.mirrors);
+    const git = new ExpansionGitReads(this.mirrors.mirrors, this.sharedRefs);
     const repoByUrl = new Map<string, Repository>();
     // Repositories named literally (git generators, a fixed template source) are fetched up front,
     // because the generators read files synchronously.
@@ -291,8 +321,11 @@ export class AppSetExpander {
     if (!(gate instanceof ProjectGate)) throw new ExpansionError(gate.code, gate.message, gate.path);
     const refused = gate.checkLiteralRepositories(spec);
     if (refused) throw new ExpansionError(refused.code, refused.message, refused.path);
-    for (const url of literalRepoRefs(spec).keys())
-      repoByUrl.set(url, await this.readyRepository(url, appSetName, register));
+    for (const url of literalRepoRefs(spec).keys()) {
+      const repo = await this.readyRepository(url, appSetName, register);
+      await git.prepare(repo.id, { fetch: register });
+      repoByUrl.set(url, repo);
+    }
 
     let generated: GeneratedTarget[];
     try {
@@ -346,6 +379,7 @@ export class AppSetExpander {
       let repo = repoByUrl.get(source.repoURL);
       if (!repo) {
         repo = await this.readyRepository(source.repoURL, appSetName, register);
+        await git.prepare(repo.id, { fetch: register });
         repoByUrl.set(source.repoURL, repo);
       }
       const targetRevision = source.targetRevision || 'HEAD';
@@ -389,7 +423,7 @@ export class AppSetExpander {
     // Errors found without a render (names, clusters, revisions) come first; then the first target,
     // in order, whose render or bundle check failed.
     for (const finish of awaitingBundle) await finish();
-    return { desired, repoUrls: [...repoByUrl.keys()].sort() };
+    return { desired, repoUrls: [...repoByUrl.keys()].sort(), refs: git.resolvedRefs() };
   }
 
   private async renderOne(
@@ -507,8 +541,9 @@ export class AppSetExpander {
     document: unknown,
     desired: DesiredTarget[],
     repoUrls: string[],
+    refs: ResolvedRef[],
     confirmation?: ExpansionConfirmation,
-  ): Promise<ExpansionOutcome> {
+  ): Promise<ExpansionOutcome | Stale> {
     const clash = await findNameClash(
       this.db,
       desired.map((d) => d.name),
@@ -541,10 +576,14 @@ export class AppSetExpander {
     let touched = new Set<string>();
     // Everything slow (Git, generators, renders) is done: the transaction only reads the current
     // targets, plans against them and writes the difference set-based, so it stays short.
-    const outcome = await this.db.prisma.$transaction(async (tx): Promise<ExpansionOutcome> => {
+    const outcome = await this.db.prisma.$transaction(async (tx): Promise<ExpansionOutcome | Stale> => {
       // Expansions of one appset on two hub replicas take turns here.
       await tx.$executeRaw`SELECT 1 FROM "ApplicationSet" WHERE "id" = ${appSetId} FOR UPDATE`;
       const appSet = await tx.applicationSet.findUniqueOrThrow({ where: { id: appSetId } });
+      // Computed from older inputs than what is stored now (a ref another replica recorded at a newer
+      // commit, a spec replaced meanwhile): writing it could move targets backwards. Checked under
+      // the appset's row lock, so no newer expansion can commit between this check and the write.
+      if (canonicalJson(appSet.spec) !== canonicalJson(document) || (await refsMoved(tx, refs))) return STALE;
       const previousHold = appSet.pendingExpansion as PendingExpansion | null;
       const existing = await tx.target.findMany({ where: { appSetId } });
       const plan = planExpansion(existing, desired);
@@ -657,6 +696,7 @@ export class AppSetExpander {
       }
       return { status: 'Ready', created, updated, deleted };
     }, EXPANSION_TX);
+    if (outcome === STALE) return STALE;
     await this.wakeups.notify(touched);
     // What Git wants is now on the targets; whether agents get it yet is the rollout's decision.
     await this.rollouts.afterExpansion(appSetId);
@@ -708,6 +748,26 @@ function sameTarget(cur: Target, d: DesiredTarget): boolean {
  * bound still ends a transaction that hangs. The wait covers a pool busy with report ingest.
  */
 const EXPANSION_TX = { timeout: 60_000, maxWait: 15_000 };
+
+/** An expansion whose inputs moved before it was written: nothing was written. */
+const STALE = Symbol('stale expansion');
+type Stale = typeof STALE;
+/** Recomputations in one job before the job fails and BullMQ retries it. */
+const STALE_RETRIES = 3;
+
+/** Whether any ref the expansion resolved is now stored at another commit. */
+async function refsMoved(tx: Prisma.TransactionClient, refs: ResolvedRef[]): Promise<boolean> {
+  if (refs.length === 0) return false;
+  const stored = await tx.repositoryRef.findMany({
+    where: { repositoryId: { in: [...new Set(refs.map((r) => r.repositoryId))] } },
+    select: { repositoryId: true, ref: true, sha: true },
+  });
+  const now = new Map(stored.map((r) => [`${r.repositoryId}\0${r.ref}`, r.sha]));
+  return refs.some((r) => {
+    const sha = now.get(`${r.repositoryId}\0${r.ref.trim() === '' ? 'HEAD' : r.ref.trim()}`);
+    return sha !== undefined && sha !== r.sha;
+  });
+}
 
 /** Identifies a computed target set: same hash, same creates/updates/deletes against the same database. */
 export function targetSetHash(desired: DesiredTarget[]): string {

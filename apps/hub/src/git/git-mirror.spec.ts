@@ -46,6 +46,17 @@ describe('GitMirrors (real git)', () => {
     expect(() => mirrors.resolve('r1', 'no-such-branch')).toThrow(GitMirrorError);
   });
 
+  it('names the commits a mirror lacks until it fetches them', async () => {
+    const known = repo.head();
+    const later = repo.commit({ 'apps/web/a.yaml': 'a: 3\n' });
+    // README.md's blob: an object of the mirror, but not a commit.
+    const blob = '45b983be36b73c0788dc9cbcb76cbb80fc7bb057';
+    expect(mirrors.missingCommits('r1', [known, later, blob])).toEqual([later, blob]);
+    expect(mirrors.missingCommits('never-fetched', [known])).toEqual([known]);
+    await mirrors.fetch('r1', repo.url);
+    expect(mirrors.missingCommits('r1', [known, later])).toEqual([]);
+  });
+
   it('reports an unreachable repository as a fetch error', async () => {
     await expect(mirrors.fetch('r2', 'file:///nonexistent/flotilla')).rejects.toMatchObject({
       code: 'fetch-failed',

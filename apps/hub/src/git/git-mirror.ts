@@ -104,6 +104,25 @@ export class GitMirrors {
     );
   }
 
+  /**
+   * Which of `shas` the mirror does not hold as commits (one `git cat-file --batch-check` for all):
+   * another replica may have recorded a commit this replica's mirror has not fetched yet.
+   */
+  missingCommits(repositoryId: string, shas: string[]): string[] {
+    if (shas.length === 0) return [];
+    if (!this.hasMirror(repositoryId)) return [...shas];
+    const out = execFileSync('git', ['-C', this.dirOf(repositoryId), 'cat-file', '--batch-check'], {
+      encoding: 'utf8',
+      env: { ...process.env, ...GIT_ENV },
+      input: shas.map((s) => `${s}^{commit}\n`).join(''),
+      maxBuffer: 16 * 1024 * 1024,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    // One line per input, in order: "<sha> commit <size>" when present, "<input> missing" when not.
+    const lines = out.split('\n');
+    return shas.filter((_, i) => !/^[0-9a-f]{40} commit /.test(lines[i] ?? ''));
+  }
+
   /** Every file path of the commit under `path` ('' = whole tree), '/'-separated. */
   listFiles(repositoryId: string, sha: string, path = ''): string[] {
     const dir = this.requireMirror(repositoryId);

@@ -199,11 +199,13 @@ export class RepositoriesService implements OnModuleInit {
    * records the error on the repository. `changed` tells whether any tracked ref moved.
    */
   async syncNow(repositoryId: string): Promise<SyncResult> {
-    const repo = await this.db.prisma.repository.findUnique({
-      where: { id: repositoryId },
-      include: { refs: true },
-    });
+    const repo = await this.db.prisma.repository.findUnique({ where: { id: repositoryId } });
     if (!repo) return { ok: false, changed: false, error: 'repository no longer exists' };
+    // When the fetch asked the remote, on the database's clock (one clock for every replica): two
+    // replicas fetching one repository record what they saw in the order they asked, not the order
+    // they finished, so a slow fetch of an older commit never moves a ref back.
+    const [{ startedAt } = { startedAt: new Date() }] = await this.db.prisma.$queryRaw<{ startedAt: Date }[]>`
+      SELECT clock_timestamp() AS "startedAt"`;
     try {
       await this.mirrors.mirrors.fetch(repo.id, repo.url, this.authOf(repo));
     } catch (e) {
@@ -228,10 +230,16 @@ export class RepositoriesService implements OnModuleInit {
       return { ok: false, changed: false, error };
     }
     const tracked = await this.trackedRefs(repo.url);
-    const before = new Map(repo.refs.map((r) => [r.ref, r.sha]));
-    const now = new Date();
-    let changed = repo.lastFetchedAt === null;
+    let changed = false;
     await this.db.prisma.$transaction(async (tx) => {
+      // Replicas recording fetches of this repository take turns; a fetch that began before the one
+      // already recorded saw an older remote and writes nothing.
+      const [current] = await tx.$queryRaw<{ lastFetchedAt: Date | null }[]>`
+        SELECT "lastFetchedAt" FROM "Repository" WHERE "id" = ${repo.id} FOR UPDATE`;
+      if (!current || (current.lastFetchedAt !== null && current.lastFetchedAt > startedAt)) return;
+      changed = current.lastFetchedAt === null;
+      const stored = await tx.repositoryRef.findMany({ where: { repositoryId: repo.id } });
+      const before = new Map(stored.map((r) => [r.ref, r.sha]));
       for (const ref of tracked) {
         let sha: string;
         try {
@@ -244,16 +252,25 @@ export class RepositoriesService implements OnModuleInit {
         changed = true;
         await tx.repositoryRef.upsert({
           where: { repositoryId_ref: { repositoryId: repo.id, ref } },
-          create: { repositoryId: repo.id, ref, sha, resolvedAt: now },
-          update: { sha, resolvedAt: now },
+          create: { repositoryId: repo.id, ref, sha, resolvedAt: startedAt },
+          update: { sha, resolvedAt: startedAt },
         });
       }
       await tx.repository.update({
         where: { id: repo.id },
-        data: { status: 'Ready', error: null, lastFetchedAt: now, lastAttemptAt: now },
+        data: { status: 'Ready', error: null, lastFetchedAt: startedAt, lastAttemptAt: new Date() },
       });
     });
     return { ok: true, changed };
+  }
+
+  /**
+   * Brings this replica's mirror up to the remote and records nothing: for an expansion whose
+   * replica lacks a commit another replica recorded (refs are shared, mirrors are per replica).
+   */
+  async fetchMirror(repositoryId: string): Promise<void> {
+    const repo = await this.db.prisma.repository.findUniqueOrThrow({ where: { id: repositoryId } });
+    await this.mirrors.mirrors.fetch(repo.id, repo.url, this.authOf(repo));
   }
 
   /** Refs anyone reads from this repository: appset literals, targets' revisions, and HEAD. */
