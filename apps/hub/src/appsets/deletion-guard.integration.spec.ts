@@ -2,7 +2,13 @@ import 'reflect-metadata';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { createTestGitRepo, startTestHub, type TestGitRepo, type TestHub } from '../testing/index.js';
+import {
+  createTestGitRepo,
+  startTestHub,
+  waitForIdleQueues,
+  type TestGitRepo,
+  type TestHub,
+} from '../testing/index.js';
 
 // The deletion guard on the real hub (PostgreSQL, Redis, Git): a shrinking expansion waits, changes
 // nothing, is shown and audited; a person confirms it with a reason; the preview writes nothing.
@@ -118,6 +124,9 @@ async function applyAndSettle(
       { timeout: 60_000 },
     )
     .toBe(`${status} ${targetCount}`);
+  // The appset shows Ready when the expansion commits; the job goes on to release the targets
+  // (rollouts set releasedRevision), so a snapshot taken now could change under the test.
+  await waitForIdleQueues(hub.app);
   return appSet(name);
 }
 
