@@ -13,6 +13,7 @@ const BENCHES: Record<string, () => Promise<BenchFn>> = {
   desired: async () => (await import('./benches/desired-state.bench.js')).desiredStateBench,
   ingest: async () => (await import('./benches/ingest.bench.js')).ingestBench,
   fleet: async () => (await import('./benches/fleet.bench.js')).fleetBench,
+  history: async () => (await import('./benches/history.bench.js')).historyBench,
 };
 
 // One benchmark per process, so that its RSS and CPU are its own and a crash stays contained.
