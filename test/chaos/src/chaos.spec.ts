@@ -29,11 +29,9 @@ describe('chaos: fault runs at CI size', () => {
 
   /**
    * Known defects that `npm run chaos` reports as FAILED; CI shows them as skipped until they are fixed
-   * (docs/chaos.md, Findings). two-hubs: each hub replica keeps its own Git mirrors, and a replica whose
-   * mirror is behind or empty expands or renders from it — targets went back to an older commit, or a
-   * commit never rolled out.
+   * (docs/chaos.md, Findings). None at present.
    */
-  const knownDefects = new Set(['two-hubs']);
+  const knownDefects = new Set<string>([]);
 
   // In order: the fleet run deploys the apps every fault then breaks.
   for (const name of scenarioNames()) {
@@ -42,6 +40,8 @@ describe('chaos: fault runs at CI size', () => {
       async () => {
         const result = await session.run(name);
         expect(result.ok, result.detail).toBe(true);
+        // A hub that exits by itself is a defect even when the restarted one loses nothing.
+        expect(result.hubCrashes).toEqual([]);
         expect(result.outcome?.ledger.sent).toBeGreaterThan(0);
       },
       240_000,

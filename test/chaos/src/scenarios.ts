@@ -159,6 +159,21 @@ const redisRestart: Scenario = {
   },
 };
 
+/** Each hub's `/readyz` answer: its status and what it says of the database ('unreachable': no answer). */
+async function readiness(urls: string[]): Promise<{ status: number; database: string }[]> {
+  return Promise.all(
+    urls.map(async (url) => {
+      try {
+        const res = await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(15_000) });
+        const body = (await res.json()) as { checks?: { database?: string } };
+        return { status: res.status, database: body.checks?.database ?? 'missing' };
+      } catch (e) {
+        return { status: 0, database: `unreachable: ${String(e)}` };
+      }
+    }),
+  );
+}
+
 const postgresStop: Scenario = {
   name: 'postgres-stop',
   fault: 'stop PostgreSQL mid-rollout, start it again',
@@ -171,14 +186,27 @@ const postgresStop: Scenario = {
     ctx.progress(
       `  PostgreSQL stopped with ${fleet.clustersOn(release)}/${fleet.clusterCount} clusters on ${release}; down for ${params.postgresOutageSeconds} s`,
     );
-    await sleep(params.postgresOutageSeconds * 1000);
+    // Halfway through, the hub is still up and says the database is down (it used to exit here).
+    await sleep((params.postgresOutageSeconds * 1000) / 2);
+    const during = await readiness(fleet.liveHubs().map((h) => h.url));
+    check(
+      during.every((r) => r.status === 503 && r.database !== 'ok'),
+      `during the outage /readyz should answer 503 with the database down: ${JSON.stringify(during)}`,
+    );
+    await sleep((params.postgresOutageSeconds * 1000) / 2);
     const queuedDuringOutage = fleet.queuedBatches();
     await fleet.postgres.startServer();
     ctx.progress(`  PostgreSQL back; ${queuedDuringOutage} report batches were waiting on agents' disks`);
     const { ms, ledger } = await settle(ctx, release, sha);
+    const after = await readiness(fleet.liveHubs().map((h) => h.url));
+    check(
+      after.every((r) => r.status === 200),
+      `after the outage /readyz should answer 200: ${JSON.stringify(after)}`,
+    );
     return {
       figures: {
         outage: `${params.postgresOutageSeconds} s`,
+        'readyz during the outage': during.map((r) => r.status).join('/'),
         'batches queued at the end of the outage': String(queuedDuringOutage),
         'commit → converged': seconds(ms),
       },
