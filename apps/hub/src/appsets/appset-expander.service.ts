@@ -697,9 +697,16 @@ export class AppSetExpander {
       return { status: 'Ready', created, updated, deleted };
     }, EXPANSION_TX);
     if (outcome === STALE) return STALE;
-    await this.wakeups.notify(touched);
     // What Git wants is now on the targets; whether agents get it yet is the rollout's decision.
-    await this.rollouts.afterExpansion(appSetId);
+    // Agents are woken after the release, not before: woken first, every long-poll of the fleet
+    // recomputed an unchanged assignment set and was still busy when the release's wake-up came
+    // (about 2 s at 100 clusters). The wake-up still goes out when the release fails, for changes
+    // agents see without one (sync policy, removed targets).
+    try {
+      await this.rollouts.afterExpansion(appSetId);
+    } finally {
+      await this.wakeups.notify(touched);
+    }
     return outcome;
   }
 }
