@@ -127,21 +127,55 @@ export class AuditLog {
     };
   }
 
-  /** Newest first, one page. */
+  /**
+   * Newest first, one page; `nextCursor` is the id of the page's last event, whatever the filter.
+   *
+   * Without a time range the order is the chain's, by id, which the (actor, id) index and the
+   * primary key serve directly. With one (`from`, `to` or both) the order is by (at, id), paged by
+   * keyset: PostgreSQL then walks the `at` index backwards inside the range and the filters discard
+   * at most the range's own events. Ordered by id, it would walk the primary key down from the
+   * newest event and discard everything newer than the range first (1.8 M rows for a month in the
+   * middle of a 2 M-event year). The two orders agree, because `append` stamps `at` under the chain
+   * lock; they differ only where hub replicas' clocks disagreed, and then a time range is asked in
+   * time.
+   */
   async list(
     q: AuditQuery & { limit: number },
   ): Promise<{ items: AuditEventView[]; nextCursor: string | null }> {
-    const rows = await this.db.prisma.auditEvent.findMany({
-      where: this.where(q),
-      orderBy: { id: 'desc' },
-      take: q.limit + 1,
-      ...(q.cursor ? { cursor: { id: BigInt(q.cursor) }, skip: 1 } : {}),
-    });
+    const rows = q.from || q.to ? await this.pageByTime(q) : await this.pageById(q);
     const page = rows.slice(0, q.limit);
     return {
       items: page.map(view),
       nextCursor: rows.length > q.limit ? (page.at(-1)?.id.toString() ?? null) : null,
     };
+  }
+
+  private pageById(q: AuditQuery & { limit: number }) {
+    return this.db.prisma.auditEvent.findMany({
+      where: this.where(q),
+      orderBy: { id: 'desc' },
+      take: q.limit + 1,
+      ...(q.cursor ? { cursor: { id: BigInt(q.cursor) }, skip: 1 } : {}),
+    });
+  }
+
+  private async pageByTime(q: AuditQuery & { limit: number }) {
+    const where: Prisma.AuditEventWhereInput[] = [this.where(q)];
+    if (q.cursor) {
+      const id = BigInt(q.cursor);
+      // The cursor stays the plain id the API has always handed out; its `at` is one primary-key read.
+      const after = await this.db.prisma.auditEvent.findUnique({ where: { id }, select: { at: true } });
+      if (!after) return [];
+      // (at, id) < the cursor's. The plain `lte` is redundant but is where the index range scan can
+      // start; the OR alone is only a filter, applied from the end of the range down.
+      where.push({ at: { lte: after.at } });
+      where.push({ OR: [{ at: { lt: after.at } }, { at: after.at, id: { lt: id } }] });
+    }
+    return this.db.prisma.auditEvent.findMany({
+      where: { AND: where },
+      orderBy: [{ at: 'desc' }, { id: 'desc' }],
+      take: q.limit + 1,
+    });
   }
 
   /** Every matching event (at most `limit`), newest first, fetched a page at a time for export. */
