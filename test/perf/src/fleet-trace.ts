@@ -1,7 +1,7 @@
 import type pg from 'pg';
 
 /** One agent → hub request, as the in-process agents made it. */
-interface AgentCall {
+export interface AgentCall {
   /** The agent's bearer credential: one key per cluster, without knowing its name. */
   agent: string;
   kind: 'assignments' | 'bundle' | 'reports' | 'other';
@@ -94,10 +94,16 @@ export async function commitPath(
     'SELECT max("releasedAt") AS at FROM "Target" WHERE "releasedRevision" = $1',
     [revision],
   );
-  // Per cluster: the agent's own apply times (reported in the sync run) and when the hub stored them.
+  // Per cluster: the agent's own apply times (reported in the sync run the new assignment started)
+  // and when the hub stored them. Self-heal runs at the same revision come later and are counted
+  // apart, so they do not stretch the apply.
   const runs = await q<{ started: Date; finished: Date; stored: Date }>(
     `SELECT min("startedAt") AS started, max("finishedAt") AS finished, max("createdAt") AS stored
-       FROM "SyncRun" WHERE revision = $1 GROUP BY "clusterId"`,
+       FROM "SyncRun" WHERE revision = $1 AND trigger = 'auto' GROUP BY "clusterId"`,
+    [revision],
+  );
+  const otherRuns = await q<{ trigger: string; n: string }>(
+    `SELECT trigger, count(*)::text AS n FROM "SyncRun" WHERE revision = $1 AND trigger <> 'auto' GROUP BY trigger`,
     [revision],
   );
   const synced = await q<{ at: Date }>(
@@ -114,6 +120,7 @@ export async function commitPath(
     const key = `${c.kind} ${c.status}`;
     status[key] = (status[key] ?? 0) + 1;
   }
+  for (const r of otherRuns) status[`sync runs ${r.trigger}`] = Number(r.n);
   const firstAssignment: number[] = [];
   const lastBundle: number[] = [];
   const lastReport: number[] = [];
@@ -144,12 +151,12 @@ export async function commitPath(
     {
       stage: 'agent started applying',
       samples: runs.map((r) => after(r.started) ?? 0),
-      how: 'min SyncRun.startedAt per cluster',
+      how: "min SyncRun.startedAt per cluster (trigger 'auto')",
     },
     {
       stage: 'agent finished applying',
       samples: runs.map((r) => after(r.finished) ?? 0),
-      how: 'max SyncRun.finishedAt per cluster',
+      how: "max SyncRun.finishedAt per cluster (trigger 'auto')",
     },
     { stage: 'objects seen on the cluster', samples: converged, how: 'watch of each cluster' },
     {
@@ -160,7 +167,7 @@ export async function commitPath(
     {
       stage: 'hub stored the sync runs',
       samples: runs.map((r) => after(r.stored) ?? 0),
-      how: 'max SyncRun.createdAt per cluster',
+      how: "max SyncRun.createdAt per cluster (trigger 'auto')",
     },
     {
       stage: 'hub marked the targets Synced',
