@@ -132,7 +132,7 @@ describe('SyncHistory (in-memory PGlite)', () => {
       expect(page).toEqual({ items: expected, nextCursor: null });
     }
     // Every item has the full shape, JSON and timestamps as the API sends them.
-    const [newest] = (await list({ limit: '1' })).items;
+    const [newest] = (await list({ target: 'web-us-1', limit: '1' })).items;
     expect(newest).toEqual({
       id: expect.any(String) as string,
       target: 'web-us-1',
