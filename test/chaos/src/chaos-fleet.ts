@@ -235,7 +235,10 @@ export class ChaosFleet {
     hub.proc = proc;
     const client = new HubClient(hub.url);
     const exited = proc.exited.then((code) => {
-      throw new Error(`hub ${hub.index} exited (${code}) before it was ready; see ${logFile}`);
+      // The workdir is removed at the end of the run: the reason goes into the message itself
+      // (main.ts writes one `flotilla hub: cannot start: …` line).
+      const last = readFileSync(logFile, 'utf8').trim().split('\n').at(-1)?.slice(0, 300) ?? '';
+      throw new Error(`hub ${hub.index} exited (${code}) before it was ready: ${last} (log ${logFile})`);
     });
     await Promise.race([
       waitFor(`hub ${hub.index} to be ready`, async () => ((await client.ready()) ? true : undefined), {
