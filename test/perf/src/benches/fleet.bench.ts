@@ -439,6 +439,28 @@ export const fleetBench: BenchFn = async (ctx) => {
         }),
       );
     }
+    /** One line: each step's median, and how the time splits between the hub and the agents. */
+    const whereTheSecondsWent = (): string => {
+      const at = (stage: string): number => {
+        const st = pathStages.find((x) => x.stage === stage);
+        return st && st.samples.length ? median(st.samples) / 1000 : NaN;
+      };
+      const steps = pathStages
+        .filter((st) => st.samples.length > 0)
+        .map((st) => `${st.stage} ${(median(st.samples) / 1000).toFixed(1)} s`)
+        .join(', ');
+      const answered = at('agent long-poll answered with the commit');
+      const seen = at('objects seen on the cluster');
+      const stored = at('hub stored the sync runs');
+      const finished = at('agent finished applying');
+      return (
+        `fleet (${count} clusters): where a commit's seconds went (median per step, after the webhook): ${steps}. ` +
+        `Webhook → long-poll answered (hub: fetch, expansion, release, wake-up): ${answered.toFixed(1)} s; ` +
+        `answered → objects on the cluster (agent: bundles, apply): ${(seen - answered).toFixed(1)} s; ` +
+        `apply finished → runs stored (report delivery and ingest): ${(stored - finished).toFixed(1)} s. ` +
+        `Hub CPU during the rollouts: median ${med(`fleet.hub-rollout-cpu.${count}`).toFixed(0)} % of a core.`
+      );
+    };
     const med = (id: string): number => figures.find((f) => f.id === id)?.median ?? 0;
     const p99 = (id: string): number => figures.find((f) => f.id === id)?.p99 ?? 0;
     return {
@@ -477,6 +499,7 @@ export const fleetBench: BenchFn = async (ctx) => {
       ],
       remarks: [
         ...capped.map((c) => `fleet (${count} clusters): ${c}; recorded at the cap`),
+        ...(pathStages.length > 0 ? [whereTheSecondsWent()] : []),
         // Answers the question of a report count that did not grow while the hub said Synced.
         `fleet (${count} clusters): during the ${done} commits the agents' requests were answered ${callSummary} ` +
           `(${Object.entries(pathCalls)
