@@ -38,8 +38,8 @@ export class ExpansionGitReads {
   private readonly contents = new Map<string, string>();
   /** repositoryId → the stored refs, once prepared. */
   private readonly stored = new Map<string, Map<string, string>>();
-  /** repositoryId → why recorded commits are still missing from the mirror after a fetch. */
-  private readonly unavailable = new Map<string, { shas: Set<string>; why: string }>();
+  /** repositoryId → recorded commits still missing from the mirror (and the fetch's error, if it failed). */
+  private readonly unavailable = new Map<string, { shas: Set<string>; fetchError: string | undefined }>();
   private readonly used = new Map<string, ResolvedRef>();
 
   constructor(
@@ -55,18 +55,20 @@ export class ExpansionGitReads {
     if (this.stored.has(repositoryId)) return;
     const refs = await this.shared.load(repositoryId);
     let missing = this.mirrors.missingCommits(repositoryId, [...new Set(refs.values())]);
-    let why = 'this hub replica has not fetched it yet';
-    if (missing.length > 0 && opts.fetch) {
+    let fetchError: string | undefined;
+    // A stored ref whose commit left the remote (a deleted branch keeps its row) would otherwise cost
+    // every expansion a fetch: only commits no fetch has failed to bring are worth one.
+    if (opts.fetch && missing.some((sha) => !this.mirrors.knownNotOnRemote(repositoryId, sha))) {
       try {
         await this.shared.fetchMirror(repositoryId);
-        why = 'it is not on the remote any more (force-pushed away?)';
+        missing = this.mirrors.missingCommits(repositoryId, missing);
+        this.mirrors.noteNotOnRemote(repositoryId, missing);
       } catch (e) {
-        why = e instanceof Error ? e.message : String(e);
+        fetchError = e instanceof Error ? e.message : String(e);
       }
-      missing = this.mirrors.missingCommits(repositoryId, missing);
     }
     this.stored.set(repositoryId, refs);
-    if (missing.length > 0) this.unavailable.set(repositoryId, { shas: new Set(missing), why });
+    if (missing.length > 0) this.unavailable.set(repositoryId, { shas: new Set(missing), fetchError });
   }
 
   resolve(repositoryId: string, ref: string): string {
@@ -75,9 +77,14 @@ export class ExpansionGitReads {
       const sha = recorded ?? this.mirrors.resolve(repositoryId, ref);
       const gone = this.unavailable.get(repositoryId);
       if (gone?.shas.has(sha)) {
+        const why =
+          gone.fetchError ??
+          (this.mirrors.knownNotOnRemote(repositoryId, sha)
+            ? 'a fetch did not bring it: it is not on the remote any more (force-pushed away?)'
+            : 'this hub replica has not fetched it yet');
         throw new GitMirrorError(
           'unknown-revision',
-          `"${ref}" is recorded at ${sha.slice(0, 12)}, which this hub's mirror lacks: ${gone.why}`,
+          `"${ref}" is recorded at ${sha.slice(0, 12)}, which this hub's mirror lacks: ${why}`,
         );
       }
       this.used.set(`${repositoryId}\0${ref}`, { repositoryId, ref, sha });

@@ -27,6 +27,8 @@ export class GitMirrorError extends Error {
 export class GitMirrors {
   private readonly root: string;
   private readonly locks = new Map<string, Promise<unknown>>();
+  /** repositoryId → commits a fetch of the mirror did not bring (gone from the remote). */
+  private readonly notOnRemote = new Map<string, Set<string>>();
 
   constructor(dataDir: string) {
     this.root = resolve(dataDir, 'repos');
@@ -121,6 +123,19 @@ export class GitMirrors {
     // One line per input, in order: "<sha> commit <size>" when present, "<input> missing" when not.
     const lines = out.split('\n');
     return shas.filter((_, i) => !/^[0-9a-f]{40} commit /.test(lines[i] ?? ''));
+  }
+
+  /** Remembers commits a fetch did not bring, so asking for them again does not fetch again. */
+  noteNotOnRemote(repositoryId: string, shas: string[]): void {
+    if (shas.length === 0) return;
+    const known = this.notOnRemote.get(repositoryId) ?? new Set<string>();
+    for (const sha of shas) known.add(sha);
+    this.notOnRemote.set(repositoryId, known);
+  }
+
+  /** Whether a fetch of this mirror already failed to bring `sha`. */
+  knownNotOnRemote(repositoryId: string, sha: string): boolean {
+    return this.notOnRemote.get(repositoryId)?.has(sha) ?? false;
   }
 
   /** Every file path of the commit under `path` ('' = whole tree), '/'-separated. */
