@@ -1,12 +1,4 @@
 -- AlterTable
-ALTER TABLE "ApplicationSet" ADD COLUMN     "managedBy" TEXT NOT NULL DEFAULT 'api',
-ADD COLUMN     "project" TEXT NOT NULL DEFAULT 'default',
-ADD COLUMN     "sourceAuthor" TEXT,
-ADD COLUMN     "sourceCommit" TEXT,
-ADD COLUMN     "sourceFile" TEXT,
-ADD COLUMN     "sourceRepo" TEXT;
-
--- AlterTable
 ALTER TABLE "Target" ADD COLUMN     "releasedAt" TIMESTAMP(3),
 ADD COLUMN     "releasedDigest" TEXT,
 ADD COLUMN     "releasedRevision" TEXT;
@@ -54,40 +46,6 @@ CREATE TABLE "TargetPin" (
     CONSTRAINT "TargetPin_pkey" PRIMARY KEY ("targetId")
 );
 
--- CreateTable
-CREATE TABLE "Project" (
-    "id" TEXT NOT NULL,
-    "name" TEXT NOT NULL,
-    "document" JSONB NOT NULL,
-    "managedBy" TEXT NOT NULL DEFAULT 'api',
-    "sourceRepo" TEXT,
-    "sourceCommit" TEXT,
-    "sourceAuthor" TEXT,
-    "sourceFile" TEXT,
-    "createdAt" TIMESTAMP(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
-    "updatedAt" TIMESTAMP(3) NOT NULL,
-
-    CONSTRAINT "Project_pkey" PRIMARY KEY ("id")
-);
-
--- CreateTable
-CREATE TABLE "FleetSource" (
-    "id" TEXT NOT NULL,
-    "repoUrl" TEXT NOT NULL,
-    "revision" TEXT NOT NULL DEFAULT 'HEAD',
-    "path" TEXT NOT NULL DEFAULT '',
-    "status" TEXT NOT NULL DEFAULT 'Pending',
-    "error" JSONB,
-    "appliedCommit" TEXT,
-    "appliedAuthor" TEXT,
-    "appliedAt" TIMESTAMP(3),
-    "seenCommit" TEXT,
-    "createdAt" TIMESTAMP(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
-    "updatedAt" TIMESTAMP(3) NOT NULL,
-
-    CONSTRAINT "FleetSource_pkey" PRIMARY KEY ("id")
-);
-
 -- CreateIndex
 CREATE INDEX "Rollout_status_idx" ON "Rollout"("status");
 
@@ -96,12 +54,6 @@ CREATE UNIQUE INDEX "Rollout_appSetId_revision_key" ON "Rollout"("appSetId", "re
 
 -- CreateIndex
 CREATE INDEX "TargetPin_expiresAt_idx" ON "TargetPin"("expiresAt");
-
--- CreateIndex
-CREATE UNIQUE INDEX "Project_name_key" ON "Project"("name");
-
--- CreateIndex
-CREATE UNIQUE INDEX "FleetSource_repoUrl_revision_path_key" ON "FleetSource"("repoUrl", "revision", "path");
 
 -- AddForeignKey
 ALTER TABLE "Rollout" ADD CONSTRAINT "Rollout_appSetId_fkey" FOREIGN KEY ("appSetId") REFERENCES "ApplicationSet"("id") ON DELETE CASCADE ON UPDATE CASCADE;

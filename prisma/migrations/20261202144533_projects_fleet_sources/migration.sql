@@ -1,14 +1,13 @@
 -- AlterTable
--- IF NOT EXISTS throughout: a migration written in parallel (rollouts_pins) picked up these statements too.
-ALTER TABLE "ApplicationSet" ADD COLUMN IF NOT EXISTS "managedBy" TEXT NOT NULL DEFAULT 'api',
-ADD COLUMN IF NOT EXISTS "project" TEXT NOT NULL DEFAULT 'default',
-ADD COLUMN IF NOT EXISTS "sourceAuthor" TEXT,
-ADD COLUMN IF NOT EXISTS "sourceCommit" TEXT,
-ADD COLUMN IF NOT EXISTS "sourceFile" TEXT,
-ADD COLUMN IF NOT EXISTS "sourceRepo" TEXT;
+ALTER TABLE "ApplicationSet" ADD COLUMN "managedBy" TEXT NOT NULL DEFAULT 'api',
+ADD COLUMN "project" TEXT NOT NULL DEFAULT 'default',
+ADD COLUMN "sourceAuthor" TEXT,
+ADD COLUMN "sourceCommit" TEXT,
+ADD COLUMN "sourceFile" TEXT,
+ADD COLUMN "sourceRepo" TEXT;
 
 -- CreateTable
-CREATE TABLE IF NOT EXISTS "Project" (
+CREATE TABLE "Project" (
     "id" TEXT NOT NULL,
     "name" TEXT NOT NULL,
     "document" JSONB NOT NULL,
@@ -24,7 +23,7 @@ CREATE TABLE IF NOT EXISTS "Project" (
 );
 
 -- CreateTable
-CREATE TABLE IF NOT EXISTS "FleetSource" (
+CREATE TABLE "FleetSource" (
     "id" TEXT NOT NULL,
     "repoUrl" TEXT NOT NULL,
     "revision" TEXT NOT NULL DEFAULT 'HEAD',
@@ -42,5 +41,5 @@ CREATE TABLE IF NOT EXISTS "FleetSource" (
 );
 
 -- CreateIndex
-CREATE UNIQUE INDEX IF NOT EXISTS "Project_name_key" ON "Project"("name");
-CREATE UNIQUE INDEX IF NOT EXISTS "FleetSource_repoUrl_revision_path_key" ON "FleetSource"("repoUrl", "revision", "path");
+CREATE UNIQUE INDEX "Project_name_key" ON "Project"("name");
+CREATE UNIQUE INDEX "FleetSource_repoUrl_revision_path_key" ON "FleetSource"("repoUrl", "revision", "path");
