@@ -147,16 +147,24 @@ describe('agent identity', () => {
     });
     const audit = await sql(
       hub,
-      `SELECT actor, action, scope, details FROM "AuditEvent" WHERE action = 'agent.access-denied' ORDER BY id`,
+      `SELECT actor, action, scope, details - 'origin' AS details, details->'origin'->>'ip' AS "fromIp"
+       FROM "AuditEvent" WHERE action = 'agent.access-denied' ORDER BY id`,
     );
     expect(audit).toEqual([
       {
         actor: 'agent:eu1',
         action: 'agent.access-denied',
         scope: 'cluster:eu1',
-        details: { resource: 'bundle', digest: theirs, assignedElsewhere: true },
+        details: {
+          resource: 'bundle',
+          digest: theirs,
+          assignedElsewhere: true,
+        },
+        // From where: the agent's address is recorded with the attempt.
+        fromIp: audit[0]?.['fromIp'],
       },
     ]);
+    expect(audit[0]?.['fromIp']).toMatch(/127\.0\.0\.1$/);
     // The audit event is the only change.
     expect(await tableCounts(hub)).toEqual({ ...before, AuditEvent: before['AuditEvent']! + 1 });
   });
@@ -184,14 +192,21 @@ describe('agent identity', () => {
     expect(row).toEqual({ health: 'Unknown', healthMessage: '' });
     const audit = await sql(
       hub,
-      `SELECT action, details FROM "AuditEvent" WHERE action = 'agent.access-denied' AND scope = 'target:web-us1'`,
+      `SELECT action, details - 'origin' AS details, details->'origin'->>'ip' AS "fromIp"
+       FROM "AuditEvent" WHERE action = 'agent.access-denied' AND scope = 'target:web-us1'`,
     );
     expect(audit).toEqual([
       {
         action: 'agent.access-denied',
-        details: { resource: 'report', reportId: 'forged-health-1', type: 'health' },
+        details: {
+          resource: 'report',
+          reportId: 'forged-health-1',
+          type: 'health',
+        },
+        fromIp: audit[0]?.['fromIp'],
       },
     ]);
+    expect(audit[0]?.['fromIp']).toMatch(/127\.0\.0\.1$/);
   });
 
   it('rotates a credential: the old one works for the grace period, then is refused; only the current may rotate', async () => {

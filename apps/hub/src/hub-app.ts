@@ -7,6 +7,7 @@ import { AppModule, type AppModuleOptions } from './app.module.js';
 import { AGENT_API } from '@flotilla/contract';
 import { WEBHOOK_PATH, webhookBodyParser } from './webhooks/webhook-body.js';
 import { jsonBodyParser } from './common/json-body.js';
+import { requestOriginMiddleware } from './common/request-origin.js';
 
 /** Builds the hub application (not yet listening): used by main.ts and by the integration tests. */
 export async function createHubApp(
@@ -26,6 +27,8 @@ export async function createHubApp(
   // Explicit caps everywhere: report batches (up to 1000 entries) get more room than people's requests.
   app.use(AGENT_API.reports, jsonBodyParser(config.limits.agentReportBodyBytes, 'an agent report batch'));
   app.use(jsonBodyParser(config.limits.apiBodyBytes, 'a request body'));
+  // After the parsers, so that handlers (and the audit log) see the request's origin.
+  app.use(requestOriginMiddleware);
   if (config.roles.api) {
     const doc = new DocumentBuilder()
       .setTitle('Flotilla hub')

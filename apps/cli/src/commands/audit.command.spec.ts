@@ -107,21 +107,31 @@ describe('flotilla audit against a real hub', () => {
     expect(events.map((e) => e.scope)).toEqual(['cluster:sa1', 'cluster:ap1', 'cluster:us1', 'cluster:eu1']);
 
     const one = JSON.parse((await cli('--scope', 'cluster:us1', '-o', 'json')).out) as AuditEventView[];
-    expect(one.map((e) => [e.action, e.details])).toEqual([
-      ['cluster.created', { labels: { note: 'x, "y"' } }],
-    ]);
+    expect(one).toHaveLength(1);
+    // Details carry the change and where the request came from.
+    expect(one[0]).toMatchObject({
+      action: 'cluster.created',
+      details: {
+        labels: { note: 'x, "y"' },
+        origin: { ip: expect.stringMatching(/127\.0\.0\.1$/) as unknown },
+      },
+    });
     expect((await cli('--from', events[0]!.at, '--limit', '1', '-o', 'json')).out).toContain('cluster:sa1');
 
     const table = await cli('--scope-prefix', 'cluster:e');
     expect(table.out.split('\n')[0]).toMatch(/^AT +ACTOR +ACTION +SCOPE +DETAILS$/);
-    expect(table.out).toMatch(/cluster\.created +cluster:eu1 +\{"labels":\{"note":"x, \\"y\\""\}\}/);
+    expect(table.out).toMatch(
+      /cluster\.created +cluster:eu1 +\{"labels":\{"note":"x, \\"y\\""\},"origin":\{"ip":/,
+    );
 
     const nd = await cli('--ndjson', '--all');
     expect(nd.out.trimEnd().split('\n')).toHaveLength(4);
     const csv = await cli('--csv', '--limit', '2');
     const rows = csv.out.split('\r\n');
     expect(rows[0]).toBe('id,at,actor,action,scope,details,prevHash,hash');
-    expect(rows[1]).toContain(',cluster.created,cluster:sa1,"{""labels"":{""note"":""x, \\""y\\""""}}",');
+    expect(rows[1]).toContain(
+      ',cluster.created,cluster:sa1,"{""labels"":{""note"":""x, \\""y\\""""},""origin"":{""ip"":""',
+    );
     expect(rows).toHaveLength(4);
   });
 

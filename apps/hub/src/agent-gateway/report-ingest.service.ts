@@ -4,6 +4,7 @@ import type { DriftReport, HealthReport, Report, SyncReport } from '@flotilla/co
 import { Database } from '../db/database.js';
 import { toJson } from '../common/json.js';
 import { AuditLog, type AuditEntry } from '../audit/audit.service.js';
+import { currentOrigin, type RequestOrigin } from '../common/request-origin.js';
 import { HubMetrics } from '../metrics/hub-metrics.service.js';
 import { recordBreakGlassChanges } from '../break-glass/break-glass.service.js';
 import { recordAutomaticRollbacks } from '../rollouts/automatic-rollback.js';
@@ -56,6 +57,8 @@ const GROUP_REPORTS = 5000;
 interface Waiting {
   clusterId: string;
   reports: Report[];
+  /** Where the batch's request came from: a group commit runs in whichever request started it. */
+  origin: RequestOrigin | null;
   resolve: (fresh: Set<string>) => void;
   reject: (error: unknown) => void;
 }
@@ -101,7 +104,7 @@ export class ReportIngestService {
   /** The ids of the reports that were new, once the group holding them has committed. */
   private enqueue(clusterId: string, reports: Report[]): Promise<Set<string>> {
     return new Promise((resolve, reject) => {
-      this.waiting.push({ clusterId, reports, resolve, reject });
+      this.waiting.push({ clusterId, reports, origin: currentOrigin() ?? null, resolve, reject });
       if (!this.draining) void this.drain();
     });
   }
@@ -153,8 +156,11 @@ export class ReportIngestService {
       const applied = group.map((w, i) => w.reports.filter((r) => owner.get(r.id) === i && stored.has(r.id)));
       const targets = await this.targetsOf(tx, applied.flat());
       const effects: BatchEffects = { syncRuns: [], status: new Map(), audit: [] };
-      for (const [i, w] of group.entries())
+      for (const [i, w] of group.entries()) {
+        const firstAudit = effects.audit.length;
         await this.applyBatch(tx, effects, w.clusterId, applied[i] ?? [], targets);
+        for (const entry of effects.audit.slice(firstAudit)) entry.origin ??= w.origin;
+      }
       for (let i = 0; i < effects.syncRuns.length; i += CHUNK)
         await insertSyncRuns(tx, effects.syncRuns.slice(i, i + CHUNK));
       await writeStatus(tx, effects.status);

@@ -75,9 +75,15 @@ describe('audit log (real hub, PostgreSQL)', () => {
     const actor = all[0]!.actor;
     expect((await get<Page>(`/api/v1/audit?actor=${actor}`)).body.items).toHaveLength(22);
     const byAgent = (await get<Page>('/api/v1/audit?actor=agent:c0')).body.items;
-    expect(byAgent.map((e) => [e.action, e.scope, e.details])).toEqual([
-      ['cluster.registered', 'cluster:c0', { agentVersion: 'test' }],
-    ]);
+    expect(byAgent).toHaveLength(1);
+    expect(byAgent[0]).toMatchObject({
+      action: 'cluster.registered',
+      scope: 'cluster:c0',
+      details: { agentVersion: 'test' },
+    });
+    // From where: the address (and client) of the request that made the change.
+    const origin = (byAgent[0]!.details as { origin?: { ip?: string } }).origin;
+    expect(origin?.ip).toMatch(/127\.0\.0\.1$/);
     expect((await get<Page>('/api/v1/audit?actor=nobody')).body.items).toHaveLength(0);
     const c3 = (await get<Page>('/api/v1/audit?scope=cluster:c3')).body.items;
     expect(c3.map((e) => e.action)).toEqual(['cluster.credential-revoked', 'cluster.created']);
@@ -110,7 +116,9 @@ describe('audit log (real hub, PostgreSQL)', () => {
     expect(csv.type).toContain('text/csv');
     const csvLines = csv.text.split('\r\n');
     expect(csvLines[0]).toBe('id,at,actor,action,scope,details,prevHash,hash');
-    expect(csvLines[1]).toContain(',cluster.created,cluster:c5,"{""labels"":{""note"":""a,\\""b\\""""}}",');
+    expect(csvLines[1]).toContain(
+      ',cluster.created,cluster:c5,"{""labels"":{""note"":""a,\\""b\\""""},""origin"":{""ip"":""',
+    );
     expect(csvLines).toHaveLength(3);
     expect((await get('/api/v1/audit?format=ndjson&limit=2')).text.trimEnd().split('\n')).toHaveLength(2);
   });

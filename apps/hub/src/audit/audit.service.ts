@@ -2,6 +2,7 @@ import type { AuditEventView } from '@flotilla/contract';
 import { Injectable } from '@nestjs/common';
 import { Database } from '../db/database.js';
 import { toJson } from '../common/json.js';
+import { currentOrigin, type RequestOrigin } from '../common/request-origin.js';
 import type { Prisma } from '../generated/prisma/client.js';
 import { auditHash, ChainVerifier, GENESIS_HASH, type ChainBreak } from './audit-chain.js';
 
@@ -10,6 +11,12 @@ export interface AuditEntry {
   action: string;
   scope: string;
   details?: Record<string, unknown>;
+  /**
+   * From where (client address and User-Agent), stored as `details.origin`. Left out, it is the
+   * origin of the request being served, if any; `null` records none (work no request started, or a
+   * group of agent batches that each carry their own).
+   */
+  origin?: RequestOrigin | null;
 }
 
 export interface AuditQuery {
@@ -78,8 +85,10 @@ export class AuditLog {
     let prevHash = tail?.hash ?? GENESIS_HASH;
     // Stored as read back (JSON round trip) and at millisecond precision, so the hash recomputes.
     const at = new Date();
+    const requestOrigin = currentOrigin();
     const rows = entries.map((entry) => {
-      const details = toJson(entry.details ?? {});
+      const origin = entry.origin === undefined ? requestOrigin : entry.origin;
+      const details = toJson({ ...entry.details, ...(origin && { origin }) });
       const content = { at, actor: entry.actor, action: entry.action, scope: entry.scope, details };
       const row = { ...content, prevHash, hash: auditHash(prevHash, content) };
       prevHash = row.hash;
