@@ -25,7 +25,7 @@ const SECTIONS: Record<string, { title: string; what: string }> = {
   },
   agent: {
     title: 'Agent: memory, cold sync and drift-to-heal',
-    what: 'The agent binary (`apps/agent/dist/main.js`) as its own process against the real hub (its own process, on PostgreSQL and Redis, with the apps served by `git daemon`) and one simulated cluster. 500 objects in 50 targets (each app: a namespace, 2 Deployments, 2 Services, 5 ConfigMaps). Drift: another client merge-patches one ConfigMap per target (field manager `kubectl-edit`); a separate watch times the write until the healed value comes back.',
+    what: 'The agent binary as shipped (`apps/agent/dist/bundle/flotilla-agent.mjs`, the rolldown bundle `flotilla-agent` runs) as its own process against the real hub (its own process, on PostgreSQL and Redis, with the apps served by `git daemon`) and one simulated cluster. 500 objects in 50 targets (each app: a namespace, 2 Deployments, 2 Services, 5 ConfigMaps). Drift: another client merge-patches one ConfigMap per target (field manager `kubectl-edit`); a separate watch times the write until the healed value comes back.',
   },
   diff: {
     title: 'Diff throughput',
