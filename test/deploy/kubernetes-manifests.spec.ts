@@ -57,4 +57,15 @@ describe('deploy/kubernetes manifests', () => {
       for (const o of objects) expect(stdout).toContain(o.metadata.name);
     });
   }
+
+  it('grants the agent only the verbs it uses, and nothing that raises its own rights', () => {
+    const content = readFileSync(join(REPO_ROOT, 'deploy/kubernetes/agent/agent.yaml'), 'utf8');
+    const roles = parseManifestFiles([{ path: 'agent.yaml', content }]).filter((o) =>
+      ['ClusterRole', 'Role'].includes(o.kind),
+    );
+    expect(roles.map((r) => r.metadata.name)).toEqual(['flotilla-agent']);
+    const rules = (roles[0] as unknown as { rules: { verbs: string[] }[] }).rules;
+    const verbs = new Set(rules.flatMap((r) => r.verbs));
+    expect([...verbs].sort()).toEqual(['create', 'delete', 'get', 'list', 'patch', 'watch']);
+  });
 });
