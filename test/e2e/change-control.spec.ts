@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,6 +6,7 @@ import type { BreakGlassRecordView, BreakGlassView, TargetWindowsView } from '@f
 import { REPO_ROOT } from '@flotilla/cli/fleet';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GuestbookFleet } from '../support/guestbook-fleet.js';
+import { execProcess, type ProcessOutcome } from '../support/exec-process.js';
 
 /**
  * Change control end to end — a real hub (PostgreSQL, Redis), a Git repository behind git daemon,
@@ -18,27 +18,6 @@ import { GuestbookFleet } from '../support/guestbook-fleet.js';
  */
 
 const CLI_MAIN = join(REPO_ROOT, 'apps/cli/dist/main.js');
-
-interface Outcome {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-function exec(command: string, args: string[], env: Record<string, string>): Promise<Outcome> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, {
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-  });
-}
 
 describe('sync windows and break-glass end to end', () => {
   let e2e: GuestbookFleet;
@@ -58,14 +37,18 @@ describe('sync windows and break-glass end to end', () => {
 
   /** The built CLI against the fleet's hub, `-o json` parsed. */
   async function flotilla<T>(...args: string[]): Promise<T> {
-    const r = await exec(process.execPath, [CLI_MAIN, ...args, '--hub', e2e.fleet.hubUrl, '-o', 'json'], {});
+    const r = await execProcess(
+      process.execPath,
+      [CLI_MAIN, ...args, '--hub', e2e.fleet.hubUrl, '-o', 'json'],
+      {},
+    );
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     return JSON.parse(r.stdout) as T;
   }
 
-  function kubectl(...args: string[]): Promise<Outcome> {
-    return exec('kubectl', ['-n', 'guestbook', ...args], {
+  function kubectl(...args: string[]): Promise<ProcessOutcome> {
+    return execProcess('kubectl', ['-n', 'guestbook', ...args], {
       KUBECONFIG: cluster().kubeconfigPath,
       KUBECACHEDIR: join(kubeDir, 'cache'),
       HOME: kubeDir,

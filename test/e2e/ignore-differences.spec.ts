@@ -1,10 +1,10 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AppsV1Api, KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GuestbookFleet } from '../support/guestbook-fleet.js';
+import { execProcess, type ProcessOutcome } from '../support/exec-process.js';
 
 /**
  * Ignore rules end to end — a real hub (PostgreSQL, Redis), a Git repository behind git daemon, a
@@ -13,27 +13,6 @@ import { GuestbookFleet } from '../support/guestbook-fleet.js';
  * An out-of-band `kubectl scale` is neither reported nor healed; a changed image is healed, and
  * that heal keeps the hand-set replica count.
  */
-
-interface Outcome {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-function exec(command: string, args: string[], env: Record<string, string>): Promise<Outcome> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, {
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-  });
-}
 
 interface AuditItem {
   action: string;
@@ -57,8 +36,8 @@ describe('ignoreDifferences end to end', () => {
   const target = () => `${cluster().name}-guestbook`;
   const desiredImage = 'ghcr.io/example/guestbook-ui:1.0.0';
 
-  function kubectl(...args: string[]): Promise<Outcome> {
-    return exec('kubectl', ['-n', 'guestbook', ...args], {
+  function kubectl(...args: string[]): Promise<ProcessOutcome> {
+    return execProcess('kubectl', ['-n', 'guestbook', ...args], {
       KUBECONFIG: cluster().kubeconfigPath,
       KUBECACHEDIR: join(kubeDir, 'cache'),
       HOME: kubeDir,
