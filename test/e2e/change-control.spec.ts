@@ -1,12 +1,10 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AppsV1Api, KubeConfig } from '@kubernetes/client-node';
 import type { BreakGlassRecordView, BreakGlassView, TargetWindowsView } from '@flotilla/contract';
 import { REPO_ROOT } from '@flotilla/cli/fleet';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GuestbookFleet } from '../support/guestbook-fleet.js';
-import { execProcess, type ProcessOutcome } from '../support/exec-process.js';
+import { execProcess } from '../support/exec-process.js';
 
 /**
  * Change control end to end — a real hub (PostgreSQL, Redis), a Git repository behind git daemon,
@@ -21,15 +19,12 @@ const CLI_MAIN = join(REPO_ROOT, 'apps/cli/dist/main.js');
 
 describe('sync windows and break-glass end to end', () => {
   let e2e: GuestbookFleet;
-  let kubeDir: string;
 
   beforeAll(async () => {
-    kubeDir = mkdtempSync(join(tmpdir(), 'flotilla-e2e-kubectl-'));
     e2e = await GuestbookFleet.start({ name: 'cc', clusters: 1, pollSeconds: 1 });
   }, 120_000);
   afterAll(async () => {
     await e2e?.stop();
-    rmSync(kubeDir, { recursive: true, force: true });
   });
 
   const cluster = () => e2e.fleet.clusters[0]!;
@@ -47,13 +42,7 @@ describe('sync windows and break-glass end to end', () => {
     return JSON.parse(r.stdout) as T;
   }
 
-  function kubectl(...args: string[]): Promise<ProcessOutcome> {
-    return execProcess('kubectl', ['-n', 'guestbook', ...args], {
-      KUBECONFIG: cluster().kubeconfigPath,
-      KUBECACHEDIR: join(kubeDir, 'cache'),
-      HOME: kubeDir,
-    });
-  }
+  const kubectl = (...args: string[]) => e2e.kubectl(0, ...args);
 
   async function replicas(): Promise<number | undefined> {
     const kc = new KubeConfig();

@@ -1,10 +1,6 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { AppsV1Api, KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GuestbookFleet } from '../support/guestbook-fleet.js';
-import { execProcess, type ProcessOutcome } from '../support/exec-process.js';
 
 /**
  * Ignore rules end to end — a real hub (PostgreSQL, Redis), a Git repository behind git daemon, a
@@ -21,28 +17,19 @@ interface AuditItem {
 
 describe('ignoreDifferences end to end', () => {
   let e2e: GuestbookFleet;
-  let kubeDir: string;
 
   beforeAll(async () => {
-    kubeDir = mkdtempSync(join(tmpdir(), 'flotilla-e2e-kubectl-'));
     e2e = await GuestbookFleet.start({ name: 'ign', clusters: 1, pollSeconds: 1 });
   }, 120_000);
   afterAll(async () => {
     await e2e?.stop();
-    rmSync(kubeDir, { recursive: true, force: true });
   });
 
   const cluster = () => e2e.fleet.clusters[0]!;
   const target = () => `${cluster().name}-guestbook`;
   const desiredImage = 'ghcr.io/example/guestbook-ui:1.0.0';
 
-  function kubectl(...args: string[]): Promise<ProcessOutcome> {
-    return execProcess('kubectl', ['-n', 'guestbook', ...args], {
-      KUBECONFIG: cluster().kubeconfigPath,
-      KUBECACHEDIR: join(kubeDir, 'cache'),
-      HOME: kubeDir,
-    });
-  }
+  const kubectl = (...args: string[]) => e2e.kubectl(0, ...args);
 
   async function deployment() {
     const kc = new KubeConfig();

@@ -5,6 +5,7 @@ import { AppsV1Api, KubeConfig } from '@kubernetes/client-node';
 import { simpleGit, type SimpleGit } from 'simple-git';
 import { LocalFleet, ProcessSupervisor, REPO_ROOT, startGitDaemon } from '@flotilla/cli/fleet';
 import { createTestDatabase, deleteRedisPrefix, TEST_REDIS_URL, uniqueName } from './test-services.js';
+import { execProcess, type ProcessOutcome } from './exec-process.js';
 
 export interface GuestbookFleetOptions {
   /** Prefix of the simulated clusters' names, also used for the temp dir and Redis prefix. */
@@ -27,6 +28,7 @@ export class GuestbookFleet {
     readonly repo: SimpleGit,
     readonly repoDir: string,
     readonly repoUrl: string,
+    private readonly workDir: string,
     private readonly cleanup: () => Promise<void>,
   ) {}
 
@@ -62,7 +64,7 @@ export class GuestbookFleet {
         ...(opts.hubEnv ? { hubEnv: opts.hubEnv } : {}),
         ...(opts.labels ? { labels: opts.labels } : {}),
       });
-      return new GuestbookFleet(fleet, repo, repoDir, daemon.url('guestbook.git'), cleanup);
+      return new GuestbookFleet(fleet, repo, repoDir, daemon.url('guestbook.git'), work, cleanup);
     } catch (err) {
       await cleanup();
       throw err;
@@ -71,6 +73,20 @@ export class GuestbookFleet {
 
   stop(): Promise<void> {
     return this.cleanup();
+  }
+
+  /**
+   * Real kubectl against cluster `index`, in the guestbook namespace, as an operator would type it;
+   * its discovery cache and HOME live in the fleet's temp dir, so nothing outside it is touched.
+   */
+  kubectl(index: number, ...args: string[]): Promise<ProcessOutcome> {
+    const cluster = this.fleet.clusters[index];
+    if (!cluster) throw new Error(`the fleet has no cluster #${index}`);
+    return execProcess('kubectl', ['-n', 'guestbook', ...args], {
+      KUBECONFIG: cluster.kubeconfigPath,
+      KUBECACHEDIR: join(this.workDir, 'kubectl-cache'),
+      HOME: this.workDir,
+    });
   }
 
   /** The guestbook on every cluster of the fleet, auto-synced from `main`. */
