@@ -17,6 +17,7 @@ import {
   deleteRedisKeys,
 } from '@flotilla/cli/fleet';
 import { AppRepo, type AppShape } from './app-repo.js';
+import { cpuProfileArgs } from './cpu-profile.js';
 import { onStop } from './cleanup.js';
 
 export const ADMIN_DATABASE_URL =
@@ -93,21 +94,26 @@ export class HubStack {
     const port = await freePort();
     this.hubUrl = `http://127.0.0.1:${port}`;
     this.api = new HubClient(this.hubUrl);
-    this.hub = this.supervisor.spawn('hub', process.execPath, [join(REPO_ROOT, 'apps/hub/dist/main.js')], {
-      env: {
-        HOST: '127.0.0.1',
-        PORT: String(port),
-        DATABASE_URL: this.databaseUrl,
-        REDIS_URL: this.redisUrl,
-        REDIS_PREFIX: this.redisPrefix,
-        FLOTILLA_DATA_DIR: join(this.workDir, 'hub'),
-        // Changes arrive through an explicit refresh, so a poll never lands inside a measurement.
-        SOURCE_POLL_INTERVAL_SECONDS: '3600',
-        FLOTILLA_WEBHOOK_SECRET: this.webhookSecret,
-        LOG_LEVEL: 'warn',
+    this.hub = this.supervisor.spawn(
+      'hub',
+      process.execPath,
+      [...cpuProfileArgs(), join(REPO_ROOT, 'apps/hub/dist/main.js')],
+      {
+        env: {
+          HOST: '127.0.0.1',
+          PORT: String(port),
+          DATABASE_URL: this.databaseUrl,
+          REDIS_URL: this.redisUrl,
+          REDIS_PREFIX: this.redisPrefix,
+          FLOTILLA_DATA_DIR: join(this.workDir, 'hub'),
+          // Changes arrive through an explicit refresh, so a poll never lands inside a measurement.
+          SOURCE_POLL_INTERVAL_SECONDS: '3600',
+          FLOTILLA_WEBHOOK_SECRET: this.webhookSecret,
+          LOG_LEVEL: 'warn',
+        },
+        logFile: join(this.workDir, 'hub.log'),
       },
-      logFile: join(this.workDir, 'hub.log'),
-    });
+    );
     const exited = this.hub.exited.then((code) => {
       throw new Error(`the hub exited (${code}) before it was ready`);
     });

@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { cpuProfileArgs } from './cpu-profile.js';
 import { describeMachine } from './machine.js';
 import { renderMarkdown, type BenchFile, type BenchRun } from './report-writer.js';
 import { targetValue } from './stats.js';
@@ -128,6 +129,7 @@ function runJob(job: Job, quick: boolean, resultFile: string): Promise<BenchOutp
       process.execPath,
       [
         '--expose-gc',
+        ...cpuProfileArgs(),
         join(ROOT, 'test/perf/dist/child.js'),
         job.bench,
         JSON.stringify(job.params),
