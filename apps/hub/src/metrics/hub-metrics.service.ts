@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { Database } from '../db/database.js';
+import { ClusterWakeups } from '../queues/cluster-wakeups.service.js';
 
 /** An agent counts as connected when it polled within this window (long-polls last at most 60 s). */
 const CONNECTED_WINDOW_MS = 90_000;
@@ -15,7 +16,7 @@ export class HubMetrics {
   readonly reports: Counter<'type' | 'result'>;
   readonly renders: Counter;
 
-  constructor(db: Database) {
+  constructor(db: Database, wakeups?: ClusterWakeups) {
     collectDefaultMetrics({ register: this.registry });
     this.httpRequests = new Counter({
       name: 'flotilla_http_requests_total',
@@ -56,5 +57,15 @@ export class HubMetrics {
         this.set(await db.prisma.cluster.count({ where: { lastSeenAt: { gte: since } } }));
       },
     });
+    if (wakeups) {
+      new Gauge({
+        name: 'flotilla_agent_long_polls',
+        help: 'Agent long-polls (GET /api/agent/v1/assignments) this hub process holds open now',
+        registers: [this.registry],
+        collect() {
+          this.set(wakeups.openLongPolls);
+        },
+      });
+    }
   }
 }

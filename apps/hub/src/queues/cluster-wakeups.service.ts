@@ -23,6 +23,11 @@ export class ClusterWakeups implements OnModuleInit, OnApplicationShutdown {
   private publisher!: Redis;
   private subscriber!: Redis;
   private closed = false;
+  /** Counts wake-ups received; `stamp()` reads it, `wokenAt` holds each cluster's last. */
+  private seq = 0;
+  private readonly wokenAt = new Map<string, number>();
+  /** Set when wake-ups may have been missed (the subscriber reconnected): every cluster counts as woken. */
+  private allWokenAt = 0;
 
   constructor(@Inject(HUB_CONFIG) private readonly config: HubConfig) {
     this.channel = `${config.redis.prefix}:wake:cluster`;
@@ -41,8 +46,16 @@ export class ClusterWakeups implements OnModuleInit, OnApplicationShutdown {
         cause: e,
       });
     }
-    this.subscriber.on('message', (_channel: string, clusterId: string) => this.wakeLocal(clusterId));
+    this.subscriber.on('message', (_channel: string, clusterId: string) => {
+      this.wokenAt.set(clusterId, ++this.seq);
+      this.wakeLocal(clusterId);
+    });
     await this.subscriber.subscribe(this.channel);
+    // ioredis subscribes again after a reconnect; what was published meanwhile is lost: wake everyone.
+    this.subscriber.on('ready', () => {
+      this.allWokenAt = ++this.seq;
+      for (const id of [...this.waiters.keys()]) this.wakeLocal(id);
+    });
   }
 
   async onApplicationShutdown(): Promise<void> {
@@ -52,14 +65,27 @@ export class ClusterWakeups implements OnModuleInit, OnApplicationShutdown {
     await Promise.allSettled([this.subscriber.quit(), this.publisher.quit()]);
   }
 
+  /**
+   * Wakes the long-polls of these clusters on every replica. One message per cluster (each replica's
+   * subscriber picks its own), all sent in one pipeline: one round trip however many clusters a
+   * release touches, instead of one awaited PUBLISH each.
+   */
   async notify(clusterIds: Iterable<string>): Promise<void> {
-    for (const id of new Set(clusterIds)) {
-      try {
-        await this.publisher.publish(this.channel, id);
-      } catch (e) {
-        // Agents still converge on their next poll; a lost wake-up only costs latency.
-        this.logger.warn(`wake-up for cluster ${id} not published: ${String(e)}`);
+    const ids = [...new Set(clusterIds)];
+    if (ids.length === 0) return;
+    const pipeline = this.publisher.pipeline();
+    for (const id of ids) pipeline.publish(this.channel, id);
+    try {
+      const results = (await pipeline.exec()) ?? [];
+      const failed = results.filter(([err]) => err !== null);
+      if (failed.length > 0) {
+        this.logger.warn(
+          `${failed.length} of ${ids.length} wake-up(s) not published: ${String(failed[0]?.[0])}`,
+        );
       }
+    } catch (e) {
+      // Agents still converge on their next poll; a lost wake-up only costs latency.
+      this.logger.warn(`${ids.length} wake-up(s) not published: ${String(e)}`);
     }
   }
 
@@ -109,8 +135,34 @@ export class ClusterWakeups implements OnModuleInit, OnApplicationShutdown {
     };
   }
 
+  /** A point in the sequence of wake-ups received; take it before reading state to compare later. */
+  stamp(): number {
+    return this.seq;
+  }
+
+  /**
+   * True when a wake-up for the cluster arrived after `stamp()` returned `stamp` — or may have been
+   * missed (the subscriber reconnected, or is not connected now).
+   */
+  wokenSince(clusterId: string, stamp: number): boolean {
+    if (this.subscriber.status !== 'ready') return true;
+    return this.allWokenAt > stamp || (this.wokenAt.get(clusterId) ?? 0) > stamp;
+  }
+
+  /** The clusters with a long-poll held open on this replica now. */
+  listeningClusterIds(): string[] {
+    return [...this.waiters.keys()];
+  }
+
   get stopping(): boolean {
     return this.closed;
+  }
+
+  /** Agent long-polls this process holds open now: one listener per `GET assignments` in progress. */
+  get openLongPolls(): number {
+    let n = 0;
+    for (const set of this.waiters.values()) n += set.size;
+    return n;
   }
 
   private wakeLocal(clusterId: string): void {
