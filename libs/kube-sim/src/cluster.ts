@@ -45,6 +45,8 @@ export interface SimClusterHandle extends SimCluster {
   closeWatches(): number;
   /** Number of watch streams currently open. */
   openWatches(): number;
+  /** TCP connections the API server has accepted since it started (connection reuse checks). */
+  acceptedConnections(): number;
   /** Drops the watch history: resuming from an older resourceVersion then gets 410 Gone. */
   compactHistory(): void;
   /** Wakes the controllers now (e.g. after advancing a manual clock). */
@@ -82,6 +84,7 @@ export async function startSimCluster(opts: SimClusterOptions): Promise<SimClust
     kubeconfig: () => kubeconfigFor(opts.name, url),
     closeWatches: () => http.closeWatches(),
     openWatches: () => http.openWatches,
+    acceptedConnections: () => http.acceptedConnections,
     compactHistory: () => store.compact(),
     poke: () => scheduler.wake(controllers, 0),
     stop: () => {

@@ -66,12 +66,17 @@ export class ApiHttpServer {
   readonly server: Server;
   private readonly watches = new Set<WatchStream>();
   readonly faults: ApiFaults = {};
+  /** TCP connections accepted since start: a client that reuses its connections keeps this low. */
+  acceptedConnections = 0;
 
   constructor(private readonly api: ClusterApi) {
     this.server = createServer((req, res) => {
       this.handle(req, res).catch((err: unknown) => this.fail(res, err));
     });
     this.server.keepAliveTimeout = 5_000;
+    this.server.on('connection', () => {
+      this.acceptedConnections++;
+    });
   }
 
   listen(port: number): Promise<number> {
