@@ -49,8 +49,14 @@ interface FleetAgent {
   cluster: string;
   stateDir: string;
   kubeConfig: KubeConfig;
+  kubeconfigPath: string;
+  /** The agent when it runs in this process (the usual case). */
   agent: Agent | undefined;
+  /** The agent when it runs as its own OS process (`apps/agent/dist/main.js`), so it can be killed -9. */
+  proc: SupervisedProcess | undefined;
 }
+
+const AGENT_MAIN = join(REPO_ROOT, 'apps/agent/dist/main.js');
 
 /** What the hub's rows say about the agents' reports, compared with what the agents sent. */
 export interface LedgerCheck {
@@ -168,7 +174,9 @@ export class ChaosFleet {
         cluster: sim.name,
         stateDir: join(this.workDir, 'agents', sim.name),
         kubeConfig,
+        kubeconfigPath: sim.kubeconfigPath ?? '',
         agent: undefined,
+        proc: undefined,
       };
       this.agents.push(entry);
       await this.startAgent(i, reg.bootstrapToken);
@@ -318,10 +326,45 @@ export class ChaosFleet {
     );
   }
 
+  /** Stops cluster i's agent, wherever it runs (a process with SIGTERM: a clean stop). */
   async stopAgent(i: number): Promise<void> {
     const entry = this.agents[i];
     await entry?.agent?.stop();
-    if (entry) entry.agent = undefined;
+    if (entry?.proc) await this.supervisor.stop(entry.proc);
+    if (entry) Object.assign(entry, { agent: undefined, proc: undefined });
+  }
+
+  /**
+   * Runs cluster i's agent as its own process, as a Deployment runs it, from the same state dir (so
+   * it resumes with its credential, cached assignments, bundles and queued reports).
+   */
+  startAgentProcess(i: number): SupervisedProcess {
+    const entry = this.agents[i];
+    if (!entry) throw new Error(`no cluster ${i}`);
+    if (entry.agent || entry.proc) throw new Error(`cluster ${entry.cluster}'s agent already runs`);
+    if (!entry.kubeconfigPath) throw new Error(`cluster ${entry.cluster} has no kubeconfig file`);
+    entry.proc = this.supervisor.spawn(`agent-${entry.cluster}`, process.execPath, [AGENT_MAIN], {
+      env: {
+        FLOTILLA_HUB_URL: this.proxy.url,
+        FLOTILLA_CLUSTER_NAME: entry.cluster,
+        KUBECONFIG: entry.kubeconfigPath,
+        FLOTILLA_STATE_DIR: entry.stateDir,
+        FLOTILLA_RESYNC_SECONDS: '3600',
+        FLOTILLA_LOG_LEVEL: 'warn',
+      },
+      logFile: join(this.workDir, `agent-${entry.cluster}.log`),
+    });
+    return entry.proc;
+  }
+
+  /** kill -9 of cluster i's agent process: no stop, no flush, whatever it was doing is cut short. */
+  async killAgentProcess(i: number): Promise<number | string> {
+    const entry = this.agents[i];
+    if (!entry?.proc) throw new Error(`cluster ${i}'s agent does not run as a process`);
+    const proc = entry.proc;
+    entry.proc = undefined;
+    await this.supervisor.kill(proc);
+    return proc.exited;
   }
 
   /** Registers the repository and the clusters × app directories appset; waits for the cold fleet. */

@@ -1,5 +1,12 @@
 import { ChaosFleet } from './chaos-fleet.js';
-import { SCENARIOS, type ChaosParams, type Scenario, type ScenarioOutcome } from './scenarios.js';
+import {
+  ChaosCheckError,
+  SCENARIOS,
+  type ChaosParams,
+  type ChaosTarget,
+  type Scenario,
+  type ScenarioOutcome,
+} from './scenarios.js';
 
 export interface ScenarioResult {
   name: string;
@@ -11,6 +18,8 @@ export interface ScenarioResult {
   /** Hub processes that died on their own during the scenario (restarted by the harness). */
   hubCrashes: string[];
   outcome?: ScenarioOutcome;
+  /** Which promise a failed scenario broke (anything but a failed check counts as `scenario`). */
+  missed?: ChaosTarget;
 }
 
 export function scenarioNames(): string[] {
@@ -79,6 +88,7 @@ export class ChaosSession {
         seconds: (performance.now() - t0) / 1000,
         detail: err instanceof Error ? err.message : String(err),
         hubCrashes: crashes(),
+        missed: err instanceof ChaosCheckError ? err.target : 'scenario',
       };
     }
     this.results.push(result);
@@ -103,4 +113,38 @@ export function summaryTable(results: ScenarioResult[]): string {
     '| --- | --- | --- | ---: | --- | --- |',
     ...rows,
   ].join('\n');
+}
+
+/**
+ * The targets a fault run is judged by (DESIGN.md: "kill any process mid-rollout: nothing is lost,
+ * work resumes", and a hub must ride out its dependencies' faults), each met only when every
+ * scenario that ran met it.
+ */
+export function targetsTable(results: ScenarioResult[]): { table: string; met: number; missed: number } {
+  const targets: { text: string; missedBy: (r: ScenarioResult) => boolean }[] = [
+    {
+      text: 'nothing lost or doubled: every report an agent sent stored exactly once, with its history row and audit event; each commit expanded once',
+      missedBy: (r) => r.missed === 'nothing-lost',
+    },
+    {
+      text: 'work resumes: every cluster converges on the commit, the hub reports it Synced, no report left queued',
+      missedBy: (r) => r.missed === 'work-resumes',
+    },
+    {
+      text: "each scenario's own checks hold (held deletion, refetched bundle, work split, readiness, …)",
+      missedBy: (r) => r.missed === 'scenario',
+    },
+    { text: 'no hub process crashes', missedBy: (r) => r.hubCrashes.length > 0 },
+  ];
+  let missed = 0;
+  const rows = targets.map((t) => {
+    const by = results.filter(t.missedBy).map((r) => r.name);
+    if (by.length) missed++;
+    return `| ${t.text} | ${by.length ? `**missed** (${by.join(', ')})` : 'met'} |`;
+  });
+  return {
+    table: ['| target | verdict |', '| --- | --- |', ...rows].join('\n'),
+    met: targets.length - missed,
+    missed,
+  };
 }

@@ -1,5 +1,5 @@
 import { describeMachine } from '../../perf/src/machine.js';
-import { ChaosSession, scenarioNames, summaryTable } from './chaos-run.js';
+import { ChaosSession, scenarioNames, summaryTable, targetsTable } from './chaos-run.js';
 import { type ChaosParams } from './scenarios.js';
 
 /** The whole run is bounded like `npm run bench`: 30 minutes on 2 cores, with a minute to clean up. */
@@ -88,8 +88,12 @@ async function main(): Promise<void> {
   console.log('');
   console.log(summaryTable(session.results));
   console.log('');
+  const targets = targetsTable(session.results);
+  console.log(targets.table);
+  console.log('');
   console.log(
-    `${session.results.length - failed} passed, ${failed} failed in ${((Date.now() - started) / 60_000).toFixed(1)} min`,
+    `${session.results.length - failed} scenarios passed, ${failed} failed; ` +
+      `${targets.met} targets met, ${targets.missed} missed; in ${((Date.now() - started) / 60_000).toFixed(1)} min`,
   );
   if (failed > 0 || session.results.length < only.length) process.exitCode = 1;
 }

@@ -1,4 +1,4 @@
-import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { QUEUE_NAMES, type AssignmentsResponse, type Bundle } from '@flotilla/contract';
 import { waitFor } from '@flotilla/cli/fleet';
@@ -40,12 +40,25 @@ export interface Scenario {
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
 
+/**
+ * The promise DESIGN.md makes of every fault ("kill any process mid-rollout: nothing is lost, work
+ * resumes"), split so that a run can say which part it missed; `scenario` is any other check a
+ * scenario makes of its own fault (a held deletion, a refetched bundle, a split of the work).
+ */
+export type ChaosTarget = 'nothing-lost' | 'work-resumes' | 'scenario';
+
 export class ChaosCheckError extends Error {
   override name = 'ChaosCheckError';
+  constructor(
+    message: string,
+    readonly target: ChaosTarget = 'scenario',
+  ) {
+    super(message);
+  }
 }
 
-function check(condition: boolean, message: string): void {
-  if (!condition) throw new ChaosCheckError(message);
+function check(condition: boolean, message: string, target: ChaosTarget = 'scenario'): void {
+  if (!condition) throw new ChaosCheckError(message, target);
 }
 
 /** Fails unless the hub stored every report the agents posted exactly once, with its history and audit. */
@@ -53,15 +66,28 @@ export async function assertLedger(fleet: ChaosFleet): Promise<LedgerCheck> {
   const l = await fleet.checkLedger();
   const few = (ids: string[]): string =>
     `${ids.length} (${ids.slice(0, 3).join(', ')}${ids.length > 3 ? ', …' : ''})`;
-  check(l.lost.length === 0, `reports posted by agents but not stored by the hub: ${few(l.lost)}`);
-  check(l.phantom.length === 0, `reports stored that no agent posted: ${few(l.phantom)}`);
-  check(l.missingHistory.length === 0, `sync reports without a history row: ${few(l.missingHistory)}`);
-  check(l.missingAudit.length === 0, `sync/drift reports without an audit event: ${few(l.missingAudit)}`);
+  check(
+    l.lost.length === 0,
+    `reports posted by agents but not stored by the hub: ${few(l.lost)}`,
+    'nothing-lost',
+  );
+  check(l.phantom.length === 0, `reports stored that no agent posted: ${few(l.phantom)}`, 'nothing-lost');
+  check(
+    l.missingHistory.length === 0,
+    `sync reports without a history row: ${few(l.missingHistory)}`,
+    'nothing-lost',
+  );
+  check(
+    l.missingAudit.length === 0,
+    `sync/drift reports without an audit event: ${few(l.missingAudit)}`,
+    'nothing-lost',
+  );
   check(
     l.duplicateAudit.length === 0,
     `reports named by more than one audit event: ${few(l.duplicateAudit)}`,
+    'nothing-lost',
   );
-  check(l.queued === 0, `${l.queued} report batches still queued on agents' disks`);
+  check(l.queued === 0, `${l.queued} report batches still queued on agents' disks`, 'work-resumes');
   return l;
 }
 
@@ -71,11 +97,18 @@ async function settle(
   release: string,
   sha: string,
 ): Promise<{ ms: number; ledger: LedgerCheck }> {
-  const ms = await ctx.fleet.waitConverged(release, sha, ctx.params.convergeTimeoutMs);
+  let ms: number;
+  try {
+    ms = await ctx.fleet.waitConverged(release, sha, ctx.params.convergeTimeoutMs);
+  } catch (err) {
+    if (err instanceof DesiredStateRegression) throw err;
+    throw new ChaosCheckError((err as Error).message, 'work-resumes');
+  }
   const expansions = await ctx.fleet.expansionsTo(sha);
   check(
     expansions === 1,
     `${expansions} appset.expanded audit events moved targets to ${sha.slice(0, 8)} (expected 1)`,
+    'nothing-lost',
   );
   return { ms, ledger: await assertLedger(ctx.fleet) };
 }
@@ -243,6 +276,61 @@ const agentOffline: Scenario = {
     const { ledger } = await settle(ctx, release, sha);
     return {
       figures: { offline: seconds(back - t0), 'back → converged': seconds(performance.now() - back) },
+      ledger,
+    };
+  },
+};
+
+const agentKill: Scenario = {
+  name: 'agent-kill',
+  fault: 'kill -9 an agent process mid-sync, restart it from its state dir',
+  async run(ctx) {
+    const { fleet } = ctx;
+    const agent = fleet.agents[0];
+    if (!agent) throw new Error('no agent');
+    const apps = fleet.shape.apps;
+    const onRelease = (release: string): number =>
+      [...(fleet.releases[0]?.values() ?? [])].filter((r) => r === release).length;
+    // In this process an agent can only be stopped politely; as its own process it can be killed.
+    await fleet.stopAgent(0);
+    fleet.startAgentProcess(0);
+    const release = ctx.nextRelease();
+    const sha = await fleet.commitAndPush(release);
+    // Killed at the first sign of work on the commit — a new bundle on its disk, or the commit on one
+    // of its apps — so that it dies between fetching, applying and reporting.
+    const bundlesDir = join(agent.stateDir, 'bundles');
+    const bundleFiles = (): number => (existsSync(bundlesDir) ? readdirSync(bundlesDir).length : 0);
+    const bundlesBefore = bundleFiles();
+    await waitFor(
+      `${agent.cluster}'s agent to start on ${release}`,
+      () => Promise.resolve(bundleFiles() > bundlesBefore || onRelease(release) > 0 ? true : undefined),
+      { timeoutMs: ctx.params.convergeTimeoutMs, intervalMs: 2 },
+    );
+    const exit = await fleet.killAgentProcess(0);
+    const appliedAtKill = onRelease(release);
+    const bundlesAtKill = bundleFiles() - bundlesBefore;
+    const queuedAtKill = fleet.queuedBatches();
+    check(exit === 'SIGKILL', `the agent process ended with ${exit}, not SIGKILL`);
+    ctx.progress(
+      `  killed ${agent.cluster}'s agent (-9) with ${bundlesAtKill}/${apps} new bundles on its disk and ${appliedAtKill}/${apps} of its apps on ${release}; ${queuedAtKill} report batches on agents' disks`,
+    );
+    await sleep(1_000);
+    const back = performance.now();
+    fleet.startAgentProcess(0);
+    ctx.progress(`  ${agent.cluster}'s agent restarted from ${agent.stateDir}`);
+    const { ms, ledger } = await settle(ctx, release, sha);
+    const restartToConverged = performance.now() - back;
+    // Back in this process for the scenarios after this one.
+    await fleet.stopAgent(0);
+    await fleet.startAgent(0);
+    return {
+      figures: {
+        'at the kill: new bundles on disk': `${bundlesAtKill}/${apps}`,
+        'apps on the commit': `${appliedAtKill}/${apps}`,
+        'batches queued at the kill': String(queuedAtKill),
+        'commit → converged': seconds(ms),
+        'restart → converged': seconds(restartToConverged),
+      },
       ledger,
     };
   },
@@ -480,6 +568,7 @@ export const SCENARIOS: Scenario[] = [
   redisRestart,
   postgresStop,
   agentOffline,
+  agentKill,
   bundleCorrupt,
   gitHostEmpty,
   twoHubs,
