@@ -37,6 +37,8 @@ import { Prisma, type Cluster, type Repository, type Target } from '../generated
 /** Why an expansion could not finish; stored on the appset. Nothing about its targets changed. */
 export class ExpansionError extends Error {
   override readonly name = 'ExpansionError';
+  /** The branch and tag heads the failed expansion had resolved, to tell a stale failure from a real one. */
+  refs: ResolvedRef[] = [];
   constructor(
     readonly code: string,
     message: string,
@@ -276,24 +278,46 @@ export class AppSetExpander {
       ({ desired, repoUrls, refs } = await this.desiredTargets(appSet.name, appSet.spec, true));
     } catch (e) {
       if (!(e instanceof ExpansionError)) throw e;
-      const error = { code: e.code, message: e.message, ...(e.path !== undefined && { path: e.path }) };
-      const previous = JSON.stringify(appSet.error);
-      await this.db.prisma.applicationSet.update({
+      return this.recordFailure(appSet, e);
+    }
+    return this.apply(appSet.id, appSet.name, appSet.spec, desired, repoUrls, refs);
+  }
+
+  /**
+   * Records a failed expansion, under the appset's row lock like a successful one. A failure computed
+   * from older inputs than what is stored now — a spec replaced, a ref another replica recorded at a
+   * newer commit, another expansion written since this one began — is dropped and computed again
+   * instead: a broken commit that was already fixed must not turn a Ready appset to Error.
+   */
+  private async recordFailure(
+    started: { id: string; name: string; spec: unknown; lastExpandedAt: Date | null },
+    e: ExpansionError,
+  ): Promise<ExpansionOutcome | Stale> {
+    const error = { code: e.code, message: e.message, ...(e.path !== undefined && { path: e.path }) };
+    const outcome = await this.db.prisma.$transaction(async (tx): Promise<ExpansionOutcome | Stale> => {
+      await tx.$executeRaw`SELECT 1 FROM "ApplicationSet" WHERE "id" = ${started.id} FOR UPDATE`;
+      const appSet = await tx.applicationSet.findUnique({ where: { id: started.id } });
+      if (!appSet) return { status: 'Gone', created: 0, updated: 0, deleted: 0 };
+      if (
+        canonicalJson(appSet.spec) !== canonicalJson(started.spec) ||
+        appSet.lastExpandedAt?.getTime() !== started.lastExpandedAt?.getTime() ||
+        (await refsMoved(tx, e.refs))
+      )
+        return STALE;
+      await tx.applicationSet.update({
         where: { id: appSet.id },
         data: { status: 'Error', error: toJson(error), lastExpandedAt: new Date() },
       });
-      if (appSet.status !== 'Error' || previous !== JSON.stringify(error)) {
-        await this.audit.record({
-          actor: 'hub',
-          action: 'appset.expand-failed',
-          scope: `appset:${appSet.name}`,
-          details: error,
-        });
+      if (appSet.status !== 'Error' || JSON.stringify(appSet.error) !== JSON.stringify(error)) {
+        await this.audit.record(
+          { actor: 'hub', action: 'appset.expand-failed', scope: `appset:${appSet.name}`, details: error },
+          tx,
+        );
       }
-      this.logger.warn(`appset ${appSet.name}: ${e.code}: ${e.message}`);
       return { status: 'Error', created: 0, updated: 0, deleted: 0, error };
-    }
-    return this.apply(appSet.id, appSet.name, appSet.spec, desired, repoUrls, refs);
+    });
+    if (outcome !== STALE) this.logger.warn(`appset ${started.name}: ${e.code}: ${e.message}`);
+    return outcome;
   }
 
   /** `register` false (the preview): use only repositories already fetched, register and fetch nothing. */
@@ -310,9 +334,24 @@ export class AppSetExpander {
         throw new ExpansionError(e.code.toLowerCase().replaceAll('_', '-'), e.message, e.path);
       throw e;
     }
+    const git = new ExpansionGitReads(this.mirrors.mirrors, this.sharedRefs);
+    try {
+      return await this.generateDesired(appSetName, spec, parsed, git, register);
+    } catch (e) {
+      if (e instanceof ExpansionError) e.refs = git.resolvedRefs();
+      throw e;
+    }
+  }
+
+  private async generateDesired(
+    appSetName: string,
+    spec: unknown,
+    parsed: ReturnType<typeof parseApplicationSet>,
+    git: ExpansionGitReads,
+    register: boolean,
+  ): Promise<{ desired: DesiredTarget[]; repoUrls: string[]; refs: ResolvedRef[] }> {
     const clusters = await this.db.prisma.cluster.findMany({ orderBy: { name: 'asc' } });
     const clusterIndex = indexClusters(clusters);
-    const git = new ExpansionGitReads(this.mirrors.mirrors, this.sharedRefs);
     const repoByUrl = new Map<string, Repository>();
     // Repositories named literally (git generators, a fixed template source) are fetched up front,
     // because the generators read files synchronously.

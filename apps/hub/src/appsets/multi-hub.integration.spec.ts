@@ -165,6 +165,54 @@ describe('two hub replicas on one database', () => {
     }
   });
 
+  it('a failure computed from a commit that was fixed meanwhile is dropped: the appset stays Ready at the fix', async () => {
+    // A commit whose manifest does not parse: expanded at it, the appset would go to Error.
+    const broken = repo.commit({ 'app/cm.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: [unclosed\n' });
+    expect(await a.repos.syncNow(repositoryId)).toMatchObject({ ok: true, changed: true });
+    const blocker = new pg.Client({ connectionString: postgres.url });
+    await blocker.connect();
+    try {
+      await blocker.query('BEGIN');
+      await blocker.query('SELECT 1 FROM "ApplicationSet" WHERE "id" = $1 FOR UPDATE', [appSetId]);
+      // Replica b fails at the broken commit and waits for the row lock to record the failure...
+      const expanding = b.expander.expand(appSetId);
+      await waitForLockWaiter(blocker);
+      // ...while replica a records the fix.
+      const fixed = repo.commit({ 'app/cm.yaml': configMap('fixed') });
+      expect(await a.repos.syncNow(repositoryId)).toMatchObject({ ok: true, changed: true });
+      await blocker.query('COMMIT');
+
+      expect(await expanding).toMatchObject({ status: 'Ready', updated: 2 });
+      expect(await targetRevisions()).toEqual([fixed, fixed]);
+      const appSet = await db.prisma.applicationSet.findUniqueOrThrow({ where: { id: appSetId } });
+      expect(appSet.status).toBe('Ready');
+      // The failure at the broken commit was never recorded.
+      const failures = await db.prisma.auditEvent.count({
+        where: { action: 'appset.expand-failed', scope: 'appset:shared' },
+      });
+      expect(failures).toBe(0);
+      expect(await expandedRevisions()).not.toContain(broken);
+    } finally {
+      await blocker.end();
+    }
+  });
+
+  it('a failure at the commit still recorded is written as before', async () => {
+    repo.commit({ 'app/cm.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: [unclosed\n' });
+    expect(await a.repos.syncNow(repositoryId)).toMatchObject({ ok: true, changed: true });
+    const outcome = await b.expander.expand(appSetId);
+    expect(outcome.status).toBe('Error');
+    const appSet = await db.prisma.applicationSet.findUniqueOrThrow({ where: { id: appSetId } });
+    expect(appSet.status).toBe('Error');
+    expect(
+      await db.prisma.auditEvent.count({ where: { action: 'appset.expand-failed', scope: 'appset:shared' } }),
+    ).toBe(1);
+    // Fixed again for the test after this one.
+    repo.commit({ 'app/cm.yaml': configMap('after-broken') });
+    expect(await a.repos.syncNow(repositoryId)).toMatchObject({ ok: true, changed: true });
+    expect((await a.expander.expand(appSetId)).status).toBe('Ready');
+  });
+
   it('a fetch that began before the last recorded one moves no ref', async () => {
     const stored = await db.prisma.repositoryRef.findMany({
       where: { repositoryId },
