@@ -21,9 +21,6 @@ import { Backoff, sleep } from './util/backoff.js';
 import { type WindowEvaluator, decideSync } from './windows/sync-gate.js';
 import { defaultDiffer, defaultHealthAssessor, defaultWindowEvaluator } from './lib-adapters.js';
 
-/** Bundles an agent fetches from the hub in parallel after a changed assignment set. */
-const BUNDLE_FETCHES_AT_ONCE = 4;
-
 export const AGENT_VERSION = '0.1.0';
 
 /** Knobs for tests and the demo; production uses the defaults. */
@@ -253,26 +250,31 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
     const bundles = new Map<string, Bundle>();
     const failures: string[] = [];
     const digests = [...new Set(response.assignments.map((a) => a.bundleDigest))];
-    // A commit usually changes every bundle at once: fetched one after another, ten bundles cost ten
-    // round trips before anything is applied. A few at a time keep the hub's load per agent bounded.
-    let nextDigest = 0;
-    const fetchSome = async (): Promise<void> => {
-      for (let digest = digests[nextDigest++]; digest !== undefined; digest = digests[nextDigest++]) {
-        let bundle = await store.loadBundle(digest);
-        if (!bundle) {
-          const fetched = await hub.bundle(cred, digest, abort.signal);
-          const actual = bundleDigest(fetched.manifests);
-          if (fetched.digest !== digest || actual !== digest) {
-            failures.push(`bundle ${digest}: content hashes to ${actual}; refused`);
-            continue;
-          }
-          await store.saveBundle(fetched);
-          bundle = fetched;
+    const missing: string[] = [];
+    for (const digest of digests) {
+      const stored = await store.loadBundle(digest);
+      if (stored) bundles.set(digest, stored);
+      else missing.push(digest);
+    }
+    if (missing.length > 0) {
+      // A commit usually changes every bundle at once: all of them in one request (chunked by the hub's
+      // cap), not one round trip each.
+      const fetched = await hub.bundles(cred, missing, abort.signal);
+      const wanted = new Set(missing);
+      for (const bundle of fetched.bundles) {
+        if (!wanted.delete(bundle.digest)) continue; // not asked for (or twice): ignored
+        const actual = bundleDigest(bundle.manifests);
+        if (actual !== bundle.digest) {
+          failures.push(`bundle ${bundle.digest}: content hashes to ${actual}; refused`);
+          continue;
         }
-        bundles.set(digest, bundle);
+        await store.saveBundle(bundle);
+        bundles.set(bundle.digest, bundle);
       }
-    };
-    await Promise.all(Array.from({ length: Math.min(BUNDLE_FETCHES_AT_ONCE, digests.length) }, fetchSome));
+      for (const digest of wanted) {
+        failures.push(`bundle ${digest}: the hub did not send it (no longer assigned to this cluster?)`);
+      }
+    }
     if (failures.length > 0) {
       // Apply what verified, keep the old state for the rest, and retry the set after a back-off.
       await applyAssignments(response.assignments, bundles);

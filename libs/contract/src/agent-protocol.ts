@@ -13,6 +13,8 @@ export const AGENT_API = {
   register: '/api/agent/v1/register',
   assignments: '/api/agent/v1/assignments',
   bundle: (digest: string) => `/api/agent/v1/bundles/${encodeURIComponent(digest)}`,
+  /** Many bundles in one request (`POST`, body `BundleBatchRequest`); agents older than it use `bundle`. */
+  bundleBatch: '/api/agent/v1/bundles/batch',
   reports: '/api/agent/v1/reports',
   /** Trades the current credential for a new one; the old one keeps working for a short grace period. */
   rotate: '/api/agent/v1/rotate',
@@ -110,6 +112,35 @@ export const bundleSchema = z.object({
   manifests: z.array(kubeObjectSchema),
 });
 export type Bundle = z.infer<typeof bundleSchema>;
+
+/** How many digests one `POST bundles/batch` may ask for; an agent wanting more sends several. */
+export const BUNDLE_BATCH_MAX = 100;
+
+export const bundleDigestSchema = z
+  .string()
+  .regex(/^sha256:[0-9a-f]{64}$/, 'a bundle digest looks like sha256:<64 hex digits>');
+
+/** `POST bundles/batch`: the bundles of these digests (each at most once). */
+export const bundleBatchRequestSchema = z.object({
+  digests: z
+    .array(bundleDigestSchema)
+    .min(1)
+    .max(BUNDLE_BATCH_MAX, `at most ${BUNDLE_BATCH_MAX} digests per request; send the rest in another`),
+});
+export type BundleBatchRequest = z.infer<typeof bundleBatchRequestSchema>;
+
+/**
+ * The answer to `POST bundles/batch`. `bundles` holds every asked-for bundle one of the cluster's
+ * targets wants (released or pinned), each once, in no set order; `refused` lists the others — not
+ * assigned to this cluster, or not stored — without telling which (as the single endpoint's 404),
+ * and the hub audits each foreign digest as `agent.access-denied`. A refused digest usually means the
+ * assignments changed since the agent read them: poll again.
+ */
+export const bundleBatchResponseSchema = z.object({
+  bundles: z.array(bundleSchema),
+  refused: z.array(z.string()).default([]),
+});
+export type BundleBatchResponse = z.infer<typeof bundleBatchResponseSchema>;
 
 /** The sync phases a hook runs in (Argo CD's `argocd.argoproj.io/hook` values that run during a sync). */
 export const HOOK_PHASES = ['PreSync', 'Sync', 'PostSync', 'SyncFail'] as const;

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BUNDLE_BATCH_MAX } from '@flotilla/contract';
 import { HubStandIn } from '../testing/hub-stand-in.js';
 import { HubClient, HubError } from './hub-client.js';
 
@@ -32,6 +33,37 @@ describe('HubClient against a stand-in hub', () => {
     hub.setAssignments([]);
     const next = await client.assignments(reg.credential, etag, 5);
     expect(next.changed && next.response.etag).not.toBe(etag);
+  });
+
+  it('fetches many bundles in batches of at most BUNDLE_BATCH_MAX, listing what the hub refused', async () => {
+    const { credential } = await client.register('east', hub.bootstrapToken);
+    const digests = Array.from({ length: BUNDLE_BATCH_MAX + 5 }, (_, i) =>
+      hub.addBundle([{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `cm-${i}` } }]),
+    );
+    const unknown = `sha256:${'b'.repeat(64)}`;
+    const before = hub.bundleBatches;
+    const got = await client.bundles(credential, [...digests, unknown, digests[0] ?? '']);
+    expect(hub.bundleBatches - before).toBe(2);
+    expect(got.bundles.map((b) => b.digest).sort()).toEqual([...digests].sort());
+    expect(got.bundles.find((b) => b.digest === digests[3])?.manifests[0]?.metadata.name).toBe('cm-3');
+    expect(got.refused).toEqual([unknown]);
+  });
+
+  it('asks a hub without the batch endpoint one digest at a time', async () => {
+    const { credential } = await client.register('east', hub.bootstrapToken);
+    const a = hub.addBundle([{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'old-a' } }]);
+    const unknown = `sha256:${'c'.repeat(64)}`;
+    hub.batchBundles = false;
+    try {
+      const before = hub.bundleBatches;
+      const got = await client.bundles(credential, [a, unknown]);
+      expect(hub.bundleBatches).toBe(before);
+      expect(got.bundles.map((b) => b.digest)).toEqual([a]);
+      expect(got.refused).toEqual([unknown]);
+      expect(hub.bundleFetches.get(a)).toBe(1);
+    } finally {
+      hub.batchBundles = true;
+    }
   });
 
   it('says which kind of failure it met, and where', async () => {

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import {
   AGENT_API,
+  BUNDLE_BATCH_MAX,
   type AssignmentsResponse,
   type Bundle,
   type RegisterRequest,
@@ -8,6 +9,7 @@ import {
   type Report,
   type RotateResponse,
   assignmentsResponseSchema,
+  bundleBatchResponseSchema,
   bundleSchema,
   registerResponseSchema,
   reportBatchResponseSchema,
@@ -88,6 +90,59 @@ export class HubClient {
     const path = AGENT_API.bundle(digest);
     const res = await this.call(path, { headers: { authorization: `Bearer ${credential}` }, signal });
     return this.parse(path, res, bundleSchema);
+  }
+
+  /**
+   * The bundles of `digests` in as few requests as the hub allows (BUNDLE_BATCH_MAX digests each, one
+   * after another). `refused` lists what the hub would not give (not assigned to this cluster any
+   * more, usually: poll again). A hub without the batch endpoint is asked one digest at a time.
+   * The caller verifies every bundle against its digest.
+   */
+  async bundles(
+    credential: string,
+    digests: readonly string[],
+    signal?: AbortSignal,
+  ): Promise<{ bundles: Bundle[]; refused: string[] }> {
+    const unique = [...new Set(digests)];
+    const out = { bundles: [] as Bundle[], refused: [] as string[] };
+    for (let i = 0; i < unique.length; i += BUNDLE_BATCH_MAX) {
+      const chunk = unique.slice(i, i + BUNDLE_BATCH_MAX);
+      let res: Response;
+      try {
+        res = await this.call(AGENT_API.bundleBatch, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${credential}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ digests: chunk }),
+          signal,
+        });
+      } catch (err) {
+        // 404 for the batch itself: a hub from before it. (Refusals come as a 200 listing them.)
+        if (err instanceof HubError && err.status === 404)
+          return this.bundlesOneByOne(credential, unique, signal);
+        throw err;
+      }
+      const answer = await this.parse(AGENT_API.bundleBatch, res, bundleBatchResponseSchema);
+      out.bundles.push(...answer.bundles);
+      out.refused.push(...answer.refused);
+    }
+    return out;
+  }
+
+  private async bundlesOneByOne(
+    credential: string,
+    digests: readonly string[],
+    signal?: AbortSignal,
+  ): Promise<{ bundles: Bundle[]; refused: string[] }> {
+    const out = { bundles: [] as Bundle[], refused: [] as string[] };
+    for (const digest of digests) {
+      try {
+        out.bundles.push(await this.bundle(credential, digest, signal));
+      } catch (err) {
+        if (err instanceof HubError && err.status === 404) out.refused.push(digest);
+        else throw err;
+      }
+    }
+    return out;
   }
 
   async postReports(credential: string, reports: Report[], signal?: AbortSignal): Promise<void> {

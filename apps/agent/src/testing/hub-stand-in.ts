@@ -8,6 +8,7 @@ import {
   type KubeObject,
   type Report,
   assignmentSchema,
+  bundleBatchRequestSchema,
   registerRequestSchema,
   reportBatchSchema,
 } from '@flotilla/contract';
@@ -28,6 +29,10 @@ export class HubStandIn {
   /** How many times each report id arrived (a replay counts twice). */
   readonly receipts = new Map<string, number>();
   readonly bundleFetches = new Map<string, number>();
+  /** `POST bundles/batch` requests answered. */
+  bundleBatches = 0;
+  /** False plays a hub from before the batch endpoint (404: the agent asks one digest at a time). */
+  batchBundles = true;
   registrations = 0;
 
   private server: Server | undefined;
@@ -141,6 +146,28 @@ export class HubStandIn {
       if (req.headers['if-none-match'] === this.etag) return send(res, 304);
       res.setHeader('etag', this.etag);
       return send(res, 200, { clusterName: 'east', etag: this.etag, assignments: this.assignments });
+    }
+    if (req.method === 'POST' && url.pathname === AGENT_API.bundleBatch && this.batchBundles) {
+      const body = bundleBatchRequestSchema.safeParse(await readJson(req));
+      if (!body.success) return send(res, 400, { code: 'INVALID_REQUEST', message: body.error.message });
+      this.bundleBatches++;
+      const bundles: Bundle[] = [];
+      const refused: string[] = [];
+      for (const digest of new Set(body.data.digests)) {
+        this.bundleFetches.set(digest, (this.bundleFetches.get(digest) ?? 0) + 1);
+        const bundle = this.bundles.get(digest);
+        if (!bundle) refused.push(digest);
+        else if (this.tampered.delete(digest)) {
+          bundles.push({
+            ...bundle,
+            manifests: [
+              ...bundle.manifests,
+              { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'injected' } },
+            ],
+          });
+        } else bundles.push(bundle);
+      }
+      return send(res, 200, { bundles, refused });
     }
     const bundleMatch = /^\/api\/agent\/v1\/bundles\/(.+)$/.exec(url.pathname);
     if (req.method === 'GET' && bundleMatch?.[1]) {

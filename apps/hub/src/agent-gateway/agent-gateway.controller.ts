@@ -13,8 +13,10 @@ import {
 } from '@nestjs/common';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
 import {
+  bundleBatchRequestSchema,
   registerRequestSchema,
   reportBatchSchema,
+  type AssignmentsResponse,
   type Bundle,
   type RegisterResponse,
   type ReportBatchResponse,
@@ -62,7 +64,8 @@ export class AgentGatewayController {
 
   /**
    * Long-poll: with `If-None-Match` equal to the current ETag, holds the request until the cluster's
-   * desired set changes (200) or `wait` seconds pass (304).
+   * desired set changes (200) or `wait` seconds pass (304). A re-poll whose ETag this replica knows is
+   * still current (nothing woke the cluster since it computed it) waits without reading the database.
    */
   @Get('assignments')
   @ApiBearerAuth()
@@ -75,28 +78,50 @@ export class AgentGatewayController {
   ): Promise<void> {
     const wait = parseInput(waitSchema, waitRaw, 'query parameter wait (seconds, 0-60)');
     const cluster = req.cluster;
-    await this.gateway.touch(cluster.id);
+    this.gateway.touch(cluster);
+    // Listen before reading (or trusting a remembered ETag), so a change landing in between wakes us.
     const listener = this.wakeups.listen(cluster.id);
     const stop = () => listener.close();
     // The response's close (not the request's) tells that the agent went away mid-wait.
     res.once('close', stop);
     try {
       const deadline = Date.now() + wait * 1000;
-      let current = await this.gateway.assignments(cluster.id, cluster.name);
-      while (etagMatches(ifNoneMatch, current.etag)) {
+      let current: AssignmentsResponse | undefined;
+      let etag = this.gateway.knownEtag(cluster);
+      if (etag === undefined || !etagMatches(ifNoneMatch, etag)) {
+        current = await this.gateway.assignments(cluster.id, cluster.name);
+        etag = current.etag;
+      }
+      while (etagMatches(ifNoneMatch, etag) || !current) {
         const left = deadline - Date.now();
         if (left <= 0 || this.wakeups.stopping || res.destroyed) {
-          res.status(304).setHeader('ETag', current.etag).end();
+          res.status(304).setHeader('ETag', etag).end();
           return;
         }
-        await listener.next(left);
+        if (!(await listener.next(left))) continue; // time is up (or the hub is stopping): 304 above
         current = await this.gateway.assignments(cluster.id, cluster.name);
+        etag = current.etag;
       }
-      res.status(200).setHeader('ETag', current.etag).json(current);
+      res.status(200).setHeader('ETag', etag).json(current);
     } finally {
       res.off('close', stop);
       listener.close();
     }
+  }
+
+  /**
+   * Many bundles in one request (see `bundleBatchResponseSchema`): what the cluster's targets want of
+   * `digests`, and the rest listed as refused. At most BUNDLE_BATCH_MAX digests (400 beyond, path
+   * `digests`).
+   */
+  @Post('bundles/batch')
+  @HttpCode(200)
+  @ApiBearerAuth()
+  @UseGuards(AgentAuthGuard)
+  async bundleBatch(@Req() req: AgentRequest, @Body() body: unknown, @Res() res: Response): Promise<void> {
+    const { digests } = parseInput(bundleBatchRequestSchema, body);
+    const json = await this.gateway.bundleBatch(req.cluster, digests);
+    res.status(200).type('application/json').send(json);
   }
 
   @Get('bundles/:digest')
@@ -128,7 +153,7 @@ export class AgentGatewayController {
   @UseGuards(AgentAuthGuard)
   async reportBatch(@Req() req: AgentRequest, @Body() body: unknown): Promise<ReportBatchResponse> {
     const batch = parseInput(reportBatchSchema, body);
-    await this.gateway.touch(req.cluster.id);
+    this.gateway.touch(req.cluster);
     return this.reports.ingestBatch(req.cluster.id, batch.reports);
   }
 }

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { Inject, Injectable } from '@nestjs/common';
+import { type BeforeApplicationShutdown, Inject, Injectable, Logger } from '@nestjs/common';
 import {
   type Assignment,
   type AssignmentsResponse,
@@ -12,7 +12,7 @@ import { Database } from '../db/database.js';
 import { HubError } from '../common/hub-error.js';
 import { hashSecret, newSecret } from '../common/secrets.js';
 import { AuditLog } from '../audit/audit.service.js';
-import { rolloutStrategyOf } from '../rollouts/rollout-strategy.js';
+import { rolloutStrategyOf, type RolloutStrategy } from '../rollouts/rollout-strategy.js';
 import { assignmentSyncSettingsOf } from '../appsets/sync-policy.js';
 import { compileSelector } from '@flotilla/generators';
 import { asRecord } from '../common/json.js';
@@ -20,10 +20,63 @@ import { ProjectPolicy } from '../projects/project-policy.service.js';
 import { windowsForTarget } from '@flotilla/windows';
 import { WindowsService } from '../windows/windows.service.js';
 import { BreakGlassService } from '../break-glass/break-glass.service.js';
+import { ClusterWakeups } from '../queues/cluster-wakeups.service.js';
+
+/**
+ * `Cluster.lastSeenAt` is written at most this often per cluster: a request finding it older marks
+ * the cluster seen, and every this-many seconds one UPDATE marks every cluster holding a long-poll on
+ * this replica. So "last seen" is the last time the hub heard from the agent, within about this long.
+ */
+export const LAST_SEEN_EVERY_MS = 15_000;
+/** Clusters marked seen are written together, one UPDATE at most this long after the request. */
+const LAST_SEEN_FLUSH_MS = 1_000;
+/**
+ * An assignments ETag this replica computed is trusted without reading the database until a wake-up
+ * for the cluster arrives, the cluster row changes, a pin or break-glass in it expires, or this long
+ * passes (a safety net for a change made without a wake-up).
+ */
+export const KNOWN_ETAG_MAX_AGE_MS = 5 * 60_000;
+
+/** One target row as `assignments` reads it: only the columns the answer needs. */
+interface AssignedTargetRow {
+  id: string;
+  name: string;
+  namespace: string;
+  syncPolicy: unknown;
+  releasedRevision: string | null;
+  releasedDigest: string | null;
+  appSetId: string;
+  appSetName: string;
+  project: string;
+  appSetUpdatedMs: number;
+  hasPin: boolean;
+  pinRevision: string | null;
+  pinDigest: string | null;
+  pinExpiresMs: number | null;
+}
+
+/** What a replica remembers of the last assignments it computed for a cluster. */
+interface KnownEtag {
+  etag: string;
+  /** ClusterWakeups.stamp() taken before the computation read anything. */
+  stamp: number;
+  clusterUpdatedMs: number;
+  validUntil: number;
+}
 
 /** Registration, the desired set of one cluster, and bundles: the pull side of the protocol. */
 @Injectable()
-export class AgentGatewayService {
+export class AgentGatewayService implements BeforeApplicationShutdown {
+  private readonly logger = new Logger(AgentGatewayService.name);
+  /** Parsed `spec.rollout` per appset, valid while the appset's updatedAt is unchanged. */
+  private readonly strategies = new Map<string, { updatedMs: number; strategy: RolloutStrategy | null }>();
+  private readonly known = new Map<string, KnownEtag>();
+  /** Clusters seen since the last write of lastSeenAt, with when. */
+  private readonly seen = new Map<string, number>();
+  private flushTimer: NodeJS.Timeout | undefined;
+  private refreshTimer: NodeJS.Timeout | undefined;
+  private flushing: Promise<void> = Promise.resolve();
+
   constructor(
     private readonly db: Database,
     private readonly audit: AuditLog,
@@ -31,6 +84,7 @@ export class AgentGatewayService {
     private readonly projects: ProjectPolicy,
     private readonly windows: WindowsService,
     private readonly breakGlass: BreakGlassService,
+    private readonly wakeups: ClusterWakeups,
   ) {}
 
   /** Trades a bootstrap token for a credential. Any problem is a 401 and changes nothing. */
@@ -118,61 +172,185 @@ export class AgentGatewayService {
     };
   }
 
+  /**
+   * The cluster's complete desired set and its ETag. Two statements read the cluster and its served
+   * targets (only the columns the answer needs); per-appset work (the rollout strategy, parsed once
+   * per appset version and kept) is shared by the appset's targets.
+   */
   async assignments(clusterId: string, clusterName: string): Promise<AssignmentsResponse> {
-    // Agents get what is released (or pinned), never straight what Git wants: see rollouts/.
-    const now = new Date();
-    const targets = (
-      await this.db.prisma.target.findMany({
-        where: { clusterId, OR: [{ releasedDigest: { not: null } }, { pin: { isNot: null } }] },
-        orderBy: { name: 'asc' },
-        include: { appSet: { select: { name: true, project: true, spec: true } }, pin: true },
+    // Taken before reading: a wake-up landing while this runs makes the remembered ETag stale.
+    const stamp = this.wakeups.stamp();
+    const now = Date.now();
+    const [clusterRows, rows] = await Promise.all([
+      this.db.sql.query<{ labels: unknown; updatedMs: number }>(
+        `SELECT labels, (extract(epoch FROM "updatedAt") * 1000)::float8 AS "updatedMs"
+           FROM "Cluster" WHERE id = $1`,
+        [clusterId],
+      ),
+      // Agents get what is released (or pinned), never straight what Git wants: see rollouts/.
+      this.db.sql.query<AssignedTargetRow>(
+        `SELECT t.id, t.name, t.namespace, t."syncPolicy", t."releasedRevision", t."releasedDigest",
+                a.id AS "appSetId", a.name AS "appSetName", a.project,
+                (extract(epoch FROM a."updatedAt") * 1000)::float8 AS "appSetUpdatedMs",
+                p."targetId" IS NOT NULL AS "hasPin", p.revision AS "pinRevision",
+                p."bundleDigest" AS "pinDigest",
+                (extract(epoch FROM p."expiresAt") * 1000)::float8 AS "pinExpiresMs"
+           FROM "Target" t
+           JOIN "ApplicationSet" a ON a.id = t."appSetId"
+           LEFT JOIN "TargetPin" p ON p."targetId" = t.id
+          WHERE t."clusterId" = $1 AND (t."releasedDigest" IS NOT NULL OR p."targetId" IS NOT NULL)
+          ORDER BY t.name`,
+        [clusterId],
+      ),
+    ]);
+    const clusterLabels = asRecord(clusterRows[0]?.labels);
+    // A pin's expiry changes the answer without a wake-up until the sweep runs: remember until then.
+    let validUntil = now + KNOWN_ETAG_MAX_AGE_MS;
+    const targets = rows
+      .map((t) => {
+        if (t.pinExpiresMs !== null && t.pinExpiresMs > now)
+          validUntil = Math.min(validUntil, t.pinExpiresMs);
+        return { ...t, served: servedRevision(t, now) };
       })
-    )
-      .map((t) => ({ ...t, served: servedRevision(t, now) }))
       .filter((t) => t.served.bundleDigest !== '');
     // Each target's project narrowed to this cluster; the agent refuses objects outside it.
-    const cluster = await this.db.prisma.cluster.findUnique({
-      where: { id: clusterId },
-      select: { labels: true },
-    });
-    const restrictions = await this.projects.restrictionsFor(
-      targets.map((t) => t.appSet.project),
-      { name: clusterName, labels: asRecord(cluster?.labels) },
-    );
+    const [restrictions, namedWindows, overrides, rollbackOf] = await Promise.all([
+      this.projects.restrictionsFor(
+        targets.map((t) => t.project),
+        { name: clusterName, labels: clusterLabels },
+      ),
+      // Sync windows and break-glass travel in the assignment, so the ETag changes when they do.
+      this.windows.named(),
+      this.breakGlass.activeFor(
+        clusterName,
+        targets.map((t) => ({ name: t.name, clusterName, appSetName: t.appSetName })),
+        new Date(now),
+      ),
+      this.autoRollbackByAppSet(targets, clusterLabels),
+    ]);
     const projectOf = (name: string) => {
       const project = restrictions.get(name);
       return project ? { project } : {};
     };
-    // Sync windows and break-glass travel in the assignment, so the ETag changes when they do.
-    const namedWindows = await this.windows.named();
-    const overrides = await this.breakGlass.activeFor(
-      clusterName,
-      targets.map((t) => ({ name: t.name, clusterName, appSetName: t.appSet.name })),
-    );
-    const assignments: Assignment[] = targets.map((t) => ({
-      targetId: t.id,
-      name: t.name,
-      appSet: t.appSet.name,
-      namespace: t.namespace,
-      revision: t.served.revision,
-      bundleDigest: t.served.bundleDigest,
-      // Target.syncPolicy holds the template's ignore rules too (see appsets/sync-policy.ts).
-      ...assignmentSyncSettingsOf(t.syncPolicy),
-      ...autoRollbackOf(t.appSet.spec, asRecord(cluster?.labels)),
-      ...projectOf(t.appSet.project),
-      windows: windowsForTarget(namedWindows, {
-        application: t.name,
+    const assignments: Assignment[] = targets.map((t) => {
+      const breakGlass = overrides.get(t.name) ?? [];
+      for (const b of breakGlass) validUntil = Math.min(validUntil, Date.parse(b.expiresAt));
+      return {
+        targetId: t.id,
+        name: t.name,
+        appSet: t.appSetName,
         namespace: t.namespace,
-        cluster: clusterName,
-      }).map((w) => w.window),
-      breakGlass: overrides.get(t.name) ?? [],
-    }));
+        revision: t.served.revision,
+        bundleDigest: t.served.bundleDigest,
+        // Target.syncPolicy holds the template's ignore rules too (see appsets/sync-policy.ts).
+        ...assignmentSyncSettingsOf(t.syncPolicy),
+        ...rollbackOf.get(t.appSetId),
+        ...projectOf(t.project),
+        windows: windowsForTarget(namedWindows, {
+          application: t.name,
+          namespace: t.namespace,
+          cluster: clusterName,
+        }).map((w) => w.window),
+        breakGlass,
+      };
+    });
     const etag = `"${createHash('sha256').update(JSON.stringify(assignments)).digest('hex').slice(0, 32)}"`;
+    const clusterUpdatedMs = clusterRows[0]?.updatedMs ?? 0;
+    this.known.set(clusterId, { etag, stamp, clusterUpdatedMs, validUntil });
     return { clusterName, etag, assignments };
   }
 
-  async touch(clusterId: string): Promise<void> {
-    await this.db.prisma.cluster.update({ where: { id: clusterId }, data: { lastSeenAt: new Date() } });
+  /**
+   * The ETag of the cluster's assignments when this replica knows it is still current without reading
+   * anything: computed here, no wake-up for the cluster since (any replica's change publishes one),
+   * the cluster row unchanged (labels pick rollout steps and project rules), and no pin or break-glass
+   * in it expired. Undefined otherwise: compute them.
+   */
+  knownEtag(cluster: { id: string; updatedAt: Date }, now = Date.now()): string | undefined {
+    const k = this.known.get(cluster.id);
+    if (!k) return undefined;
+    if (
+      now >= k.validUntil ||
+      k.clusterUpdatedMs !== cluster.updatedAt.getTime() ||
+      this.wakeups.wokenSince(cluster.id, k.stamp)
+    ) {
+      this.known.delete(cluster.id);
+      return undefined;
+    }
+    return k.etag;
+  }
+
+  /** The automatic-rollback setting per appset for a cluster with these labels. */
+  private async autoRollbackByAppSet(
+    targets: readonly { appSetId: string; appSetUpdatedMs: number }[],
+    clusterLabels: Record<string, string>,
+  ): Promise<Map<string, Pick<Assignment, 'autoRollback'>>> {
+    const versions = new Map(targets.map((t) => [t.appSetId, t.appSetUpdatedMs]));
+    const stale = [...versions]
+      .filter(([id, ms]) => this.strategies.get(id)?.updatedMs !== ms)
+      .map(([id]) => id);
+    if (stale.length > 0) {
+      const specs = await this.db.sql.query<{ id: string; spec: unknown; updatedMs: number }>(
+        `SELECT id, spec, (extract(epoch FROM "updatedAt") * 1000)::float8 AS "updatedMs"
+           FROM "ApplicationSet" WHERE id = ANY($1::text[])`,
+        [stale],
+      );
+      if (this.strategies.size > 10_000) this.strategies.clear();
+      for (const a of specs)
+        this.strategies.set(a.id, { updatedMs: a.updatedMs, strategy: strategyOrNull(a.spec) });
+    }
+    const out = new Map<string, Pick<Assignment, 'autoRollback'>>();
+    for (const id of versions.keys())
+      out.set(id, autoRollbackOf(this.strategies.get(id)?.strategy ?? null, clusterLabels));
+    return out;
+  }
+
+  /**
+   * Marks the cluster seen. Written only when its stored lastSeenAt is older than LAST_SEEN_EVERY_MS,
+   * and then together with the other clusters seen meanwhile (one UPDATE per flush, not one per request).
+   */
+  touch(cluster: { id: string; lastSeenAt: Date | null }, now = Date.now()): void {
+    this.refreshTimer ??= setInterval(() => this.markListening(), LAST_SEEN_EVERY_MS).unref();
+    const last = cluster.lastSeenAt?.getTime();
+    if (last !== undefined && now - last < LAST_SEEN_EVERY_MS) return;
+    this.seen.set(cluster.id, Math.max(now, this.seen.get(cluster.id) ?? 0));
+    this.flushTimer ??= setTimeout(() => void this.flushSeen(), LAST_SEEN_FLUSH_MS).unref();
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    clearInterval(this.refreshTimer);
+    await this.flushSeen();
+  }
+
+  /** An agent holding a long-poll here is connected: it counts as seen now. */
+  private markListening(): void {
+    const now = Date.now();
+    for (const id of this.wakeups.listeningClusterIds()) this.seen.set(id, now);
+    void this.flushSeen();
+  }
+
+  private flushSeen(): Promise<void> {
+    clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
+    // One flush at a time, in order: a later one never writes an older time over a newer one.
+    this.flushing = this.flushing.then(async () => {
+      if (this.seen.size === 0) return;
+      const ids = [...this.seen.keys()];
+      const at = [...this.seen.values()].map((ms) => new Date(ms).toISOString());
+      this.seen.clear();
+      try {
+        await this.db.sql.query(
+          `UPDATE "Cluster" c SET "lastSeenAt" = v.at
+             FROM unnest($1::text[], $2::timestamp(3)[]) AS v(id, at)
+            WHERE c.id = v.id AND (c."lastSeenAt" IS NULL OR c."lastSeenAt" < v.at)`,
+          [ids, at],
+        );
+      } catch (e) {
+        // Only "last seen" is late; the next request or refresh writes it again.
+        this.logger.warn(`lastSeenAt of ${ids.length} cluster(s) not written: ${String(e)}`);
+      }
+    });
+    return this.flushing;
   }
 
   /**
@@ -208,20 +386,78 @@ export class AgentGatewayService {
       manifests: bundle.manifests as Bundle['manifests'],
     };
   }
+
+  /**
+   * `POST bundles/batch`: the bundles of `digests` this cluster's targets want (released or pinned,
+   * the single endpoint's rule), read with one statement, as the response body (JSON text: the stored
+   * manifests are spliced in as PostgreSQL prints them, never parsed and printed again here). Digests
+   * not served are listed in `refused`; a foreign one is audited as the single endpoint does.
+   */
+  async bundleBatch(cluster: { id: string; name: string }, digests: readonly string[]): Promise<string> {
+    const asked = [...new Set(digests)];
+    const rows = await this.db.sql.query<{ digest: string; head: string; manifests: string }>(
+      `SELECT b.digest,
+              json_build_object('digest', b.digest,
+                                'source', json_build_object('repoUrl', b."repoUrl", 'revision', b.revision,
+                                                            'path', b.path))::text AS head,
+              b.manifests::text AS manifests
+         FROM "Bundle" b
+        WHERE b.digest = ANY($2::text[])
+          AND EXISTS (SELECT 1 FROM "Target" t LEFT JOIN "TargetPin" p ON p."targetId" = t.id
+                       WHERE t."clusterId" = $1
+                         AND (t."releasedDigest" = b.digest OR p."bundleDigest" = b.digest))`,
+      [cluster.id, asked],
+    );
+    const served = new Set(rows.map((r) => r.digest));
+    const refused = asked.filter((d) => !served.has(d));
+    if (refused.length > 0) await this.auditRefusedBundles(cluster, refused);
+    // head is `{"digest":…,"source":{…}}`: the manifests go in before its closing brace.
+    const bundles = rows.map((r) => `${r.head.slice(0, -1)},"manifests":${r.manifests}}`);
+    return `{"bundles":[${bundles.join(',')}],"refused":${JSON.stringify(refused)}}`;
+  }
+
+  /** Audits the refused digests no target of the cluster wants (a wanted one is only not stored yet). */
+  private async auditRefusedBundles(cluster: { id: string; name: string }, refused: string[]): Promise<void> {
+    const rows = await this.db.sql.query<{ digest: string; wanted: boolean; elsewhere: boolean }>(
+      `SELECT d.digest,
+              EXISTS (SELECT 1 FROM "Target" t LEFT JOIN "TargetPin" p ON p."targetId" = t.id
+                       WHERE t."clusterId" = $1
+                         AND (t."releasedDigest" = d.digest OR p."bundleDigest" = d.digest)) AS wanted,
+              EXISTS (SELECT 1 FROM "Target" t WHERE t."bundleDigest" = d.digest) AS elsewhere
+         FROM unnest($2::text[]) AS d(digest)`,
+      [cluster.id, refused],
+    );
+    for (const r of rows.filter((x) => !x.wanted)) {
+      await this.audit.record({
+        actor: `agent:${cluster.name}`,
+        action: 'agent.access-denied',
+        scope: `cluster:${cluster.name}`,
+        details: { resource: 'bundle', digest: r.digest, assignedElsewhere: r.elsewhere },
+      });
+    }
+  }
 }
 
 /** A pin (unexpired) wins over the release; a target with neither is not served. */
 function servedRevision(
-  t: {
-    releasedRevision: string | null;
-    releasedDigest: string | null;
-    pin: { revision: string; bundleDigest: string; expiresAt: Date | null } | null;
-  },
-  now: Date,
+  t: Pick<
+    AssignedTargetRow,
+    'releasedRevision' | 'releasedDigest' | 'hasPin' | 'pinRevision' | 'pinDigest' | 'pinExpiresMs'
+  >,
+  now: number,
 ): { revision: string; bundleDigest: string } {
-  if (t.pin && (t.pin.expiresAt === null || t.pin.expiresAt > now))
-    return { revision: t.pin.revision, bundleDigest: t.pin.bundleDigest };
+  if (t.hasPin && (t.pinExpiresMs === null || t.pinExpiresMs > now))
+    return { revision: t.pinRevision ?? '', bundleDigest: t.pinDigest ?? '' };
   return { revision: t.releasedRevision ?? '', bundleDigest: t.releasedDigest ?? '' };
+}
+
+/** The appset's rollout strategy; null without one, or when the stored document no longer parses. */
+function strategyOrNull(spec: unknown): RolloutStrategy | null {
+  try {
+    return rolloutStrategyOf(spec);
+  } catch {
+    return null; // refused when stored; an older document simply gets no automatic rollback
+  }
 }
 
 /**
@@ -229,15 +465,9 @@ function servedRevision(
  * deadline of the step that picks its cluster has passed.
  */
 function autoRollbackOf(
-  spec: unknown,
+  strategy: RolloutStrategy | null,
   clusterLabels: Record<string, string>,
 ): Pick<Assignment, 'autoRollback'> {
-  let strategy;
-  try {
-    strategy = rolloutStrategyOf(spec);
-  } catch {
-    return {}; // refused when stored; an older document simply gets no automatic rollback
-  }
   if (!strategy) return {};
   const step =
     strategy.steps.find((s, i) => compileSelector(s.selector, `spec.rollout.steps[${i}]`)(clusterLabels)) ??

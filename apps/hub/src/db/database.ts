@@ -38,8 +38,9 @@ export class Database implements OnApplicationShutdown {
       // away queries fail (readiness says so, jobs fail and are retried) and nothing else stops.
       const pool = new pg.Pool({
         connectionString: config.url,
-        // Raw SQL is rare (migrations, readiness): a few connections are plenty.
-        max: 4,
+        // Raw SQL: migrations, readiness, and the agent gateway's hot reads (assignments, bundle
+        // batches, lastSeenAt), which skip Prisma's per-row mapping; as many as Prisma's own pool.
+        max: 10,
         connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
       });
       pool.on('error', (e) => logConnectionLoss('sql pool', e));

@@ -1,0 +1,131 @@
+import 'reflect-metadata';
+import {
+  type AssignmentsResponse,
+  BUNDLE_BATCH_MAX,
+  type Bundle,
+  type BundleBatchResponse,
+} from '@flotilla/contract';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { Database } from '../db/database.js';
+import { ClusterWakeups } from '../queues/cluster-wakeups.service.js';
+import { startTwoClusterFleet, type TwoClusterFleet } from '../testing/two-cluster-fleet.js';
+import { AgentGatewayService, KNOWN_ETAG_MAX_AGE_MS, LAST_SEEN_EVERY_MS } from './agent-gateway.service.js';
+
+// The pull side on the real hub (PostgreSQL, Redis, Git): bundles in one request, re-polls answered
+// from a remembered ETag until something wakes the cluster, lastSeenAt written in batches.
+
+let fleet: TwoClusterFleet;
+
+const assignments = (headers: Record<string, string> = {}, wait = 0) =>
+  fleet.agent<AssignmentsResponse>(
+    'eu-1',
+    'GET',
+    `/api/agent/v1/assignments?wait=${wait}`,
+    undefined,
+    headers,
+  );
+
+const clusterRow = (name: string) =>
+  fleet.hub.app.get(Database).prisma.cluster.findUniqueOrThrow({ where: { name } });
+
+describe('agent gateway', () => {
+  beforeAll(async () => {
+    fleet = await startTwoClusterFleet();
+  }, 180_000);
+  afterAll(async () => {
+    await fleet?.close();
+  }, 60_000);
+
+  it('answers many bundles in one request: the cluster’s own, the rest refused and audited', async () => {
+    const digest = (await assignments()).body.assignments[0]?.bundleDigest ?? '';
+    const single = await fleet.agent<Bundle>('eu-1', 'GET', `/api/agent/v1/bundles/${digest}`);
+    expect(single.status).toBe(200);
+    const foreign = `sha256:${'d'.repeat(64)}`;
+
+    const batch = await fleet.agent<BundleBatchResponse>('eu-1', 'POST', '/api/agent/v1/bundles/batch', {
+      digests: [digest, foreign, digest],
+    });
+    expect(batch.status).toBe(200);
+    expect(batch.body).toEqual({ bundles: [single.body], refused: [foreign] });
+
+    const audit = await fleet.call<{ items: { actor: string; details: Record<string, unknown> }[] }>(
+      'GET',
+      '/api/v1/audit?action=agent.access-denied',
+    );
+    expect(
+      audit.body.items.map((e) => [e.actor, e.details['digest'], e.details['assignedElsewhere']]),
+    ).toEqual([['agent:eu-1', foreign, false]]);
+
+    const tooMany = Array.from(
+      { length: BUNDLE_BATCH_MAX + 1 },
+      (_, i) => `sha256:${i.toString(16).padStart(64, '0')}`,
+    );
+    const refused = await fleet.agent<{ path: string }>('eu-1', 'POST', '/api/agent/v1/bundles/batch', {
+      digests: tooMany,
+    });
+    expect([refused.status, refused.body.path]).toEqual([400, 'digests']);
+    const malformed = await fleet.agent<{ path: string }>('eu-1', 'POST', '/api/agent/v1/bundles/batch', {
+      digests: ['sha256:nope'],
+    });
+    expect([malformed.status, malformed.body.path]).toEqual([400, 'digests[0]']);
+  });
+
+  it('answers a re-poll with a current ETag without computing the assignments until a wake-up', async () => {
+    const gateway = fleet.hub.app.get(AgentGatewayService);
+    const computed = vi.spyOn(gateway, 'assignments');
+    try {
+      const first = await assignments();
+      expect(first.status).toBe(200);
+      const etag = first.etag ?? '';
+      expect(computed).toHaveBeenCalledTimes(1);
+
+      // Nothing woke eu-1 since: 304 from the remembered ETag, the database not read.
+      expect((await assignments({ 'if-none-match': etag })).status).toBe(304);
+      expect(computed).toHaveBeenCalledTimes(1);
+
+      // A wake-up (from any replica, through Redis) makes the next poll compute again: same set, 304.
+      const cluster = await clusterRow('eu-1');
+      await fleet.hub.app.get(ClusterWakeups).notify([cluster.id]);
+      await expect
+        .poll(async () => {
+          const r = await assignments({ 'if-none-match': etag });
+          return [r.status, computed.mock.calls.length > 1];
+        })
+        .toEqual([304, true]);
+      const afterWake = computed.mock.calls.length;
+      expect((await assignments({ 'if-none-match': etag })).status).toBe(304);
+      expect(computed).toHaveBeenCalledTimes(afterWake);
+
+      // A change to the cluster row (labels pick rollout steps and project rules) is seen without one.
+      await fleet.hub.app
+        .get(Database)
+        .prisma.cluster.update({ where: { id: cluster.id }, data: { labels: { tier: 'gold' } } });
+      expect((await assignments({ 'if-none-match': etag })).status).toBe(304);
+      expect(computed).toHaveBeenCalledTimes(afterWake + 1);
+
+      // And however quiet the cluster, a remembered ETag is trusted only so long.
+      const fresh = await clusterRow('eu-1');
+      expect(gateway.knownEtag(fresh)).toBe(etag);
+      expect(gateway.knownEtag(fresh, Date.now() + KNOWN_ETAG_MAX_AGE_MS + 1)).toBeUndefined();
+    } finally {
+      computed.mockRestore();
+    }
+  });
+
+  it('writes lastSeenAt only when older than LAST_SEEN_EVERY_MS, soon after the request', async () => {
+    const db = fleet.hub.app.get(Database);
+    const old = new Date(Date.now() - LAST_SEEN_EVERY_MS - 60_000);
+    await db.prisma.cluster.update({ where: { name: 'us-1' }, data: { lastSeenAt: old } });
+    const before = Date.now();
+    expect((await fleet.agent('us-1', 'GET', '/api/agent/v1/assignments?wait=0')).status).toBe(200);
+    await expect
+      .poll(async () => (await clusterRow('us-1')).lastSeenAt?.getTime() ?? 0, { timeout: 10_000 })
+      .toBeGreaterThanOrEqual(before - 1);
+    const seen = (await clusterRow('us-1')).lastSeenAt?.getTime();
+
+    // Seen moments ago: another request leaves the row alone.
+    expect((await fleet.agent('us-1', 'GET', '/api/agent/v1/assignments?wait=0')).status).toBe(200);
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect((await clusterRow('us-1')).lastSeenAt?.getTime()).toBe(seen);
+  });
+});
