@@ -28,7 +28,7 @@ export class AgentCallTrace {
       const rest = url.slice(prefix.length);
       const kind = rest.startsWith('assignments')
         ? 'assignments'
-        : rest.startsWith('bundles/')
+        : rest.startsWith('bundles')
           ? 'bundle'
           : rest.startsWith('reports')
             ? 'reports'
@@ -70,7 +70,7 @@ export interface PathStage {
  * steps from the traced requests. Every time is wall-clock ms after `t0` (the webhook sent).
  */
 export async function commitPath(
-  db: pg.Client,
+  q: <R extends pg.QueryResultRow>(sql: string, params: unknown[]) => Promise<R[]>,
   trace: AgentCall[],
   revision: string,
   t0: number,
@@ -79,8 +79,6 @@ export async function commitPath(
   const after = (d: Date | string | null | undefined): number | undefined =>
     d == null ? undefined : new Date(d).getTime() - t0;
   const one = (v: number | undefined): number[] => (v === undefined ? [] : [v]);
-  const q = async <R extends pg.QueryResultRow>(sql: string, params: unknown[]): Promise<R[]> =>
-    (await db.query<R>(sql, params)).rows;
 
   const fetched = await q<{ at: Date | null }>(
     'SELECT min("resolvedAt") AS at FROM "RepositoryRef" WHERE sha = $1',
@@ -116,7 +114,9 @@ export async function commitPath(
   const byAgent = new Map<string, AgentCall[]>();
   const status: Record<string, number> = {};
   for (const c of trace) {
-    byAgent.set(c.agent, [...(byAgent.get(c.agent) ?? []), c]);
+    const mine = byAgent.get(c.agent);
+    if (mine) mine.push(c);
+    else byAgent.set(c.agent, [c]);
     const key = `${c.kind} ${c.status}`;
     status[key] = (status[key] ?? 0) + 1;
   }
@@ -124,13 +124,13 @@ export async function commitPath(
   const firstAssignment: number[] = [];
   const lastBundle: number[] = [];
   const lastReport: number[] = [];
+  const lastStored = runs.reduce((m, x) => Math.max(m, after(x.stored) ?? 0), -Infinity);
   for (const calls of byAgent.values()) {
     const a = calls.find((c) => c.kind === 'assignments' && c.status === 200);
     if (a) firstAssignment.push(a.answeredAt - t0);
     const b = calls.filter((c) => c.kind === 'bundle' && c.status === 200).at(-1);
     if (b) lastBundle.push(b.answeredAt - t0);
     const r = calls.filter((c) => c.kind === 'reports' && c.status < 300);
-    const lastStored = Math.max(...runs.map((x) => after(x.stored) ?? 0));
     const rr = r.filter((c) => c.answeredAt - t0 <= lastStored + 1).at(-1);
     if (rr) lastReport.push(rr.answeredAt - t0);
   }

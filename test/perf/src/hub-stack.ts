@@ -168,16 +168,27 @@ export class HubStack {
     if (res.status !== 202) throw new Error(`the push webhook answered ${res.status}: ${await res.text()}`);
   }
 
-  /** Redis commands executed so far (`INFO commandstats`, every command summed). */
+  /**
+   * Redis commands executed so far (`INFO commandstats`, every command summed but `INFO` itself,
+   * which only this probe and client start-ups send).
+   */
   async redisCommands(): Promise<number> {
     const client = new Redis(this.redisUrl, { maxRetriesPerRequest: 1 });
     try {
       let calls = 0;
-      for (const m of (await client.info('commandstats')).matchAll(/calls=(\d+)/g)) calls += Number(m[1]);
+      for (const m of (await client.info('commandstats')).matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm))
+        if (m[1] !== 'info') calls += Number(m[2]);
       return calls;
     } finally {
       client.disconnect();
     }
+  }
+
+  /** One unlabelled sample of the hub's Prometheus metrics (`GET /metrics`); undefined when absent. */
+  async hubMetric(name: string): Promise<number | undefined> {
+    const text = await (await fetch(new URL('/metrics', this.hubUrl))).text();
+    const line = text.split('\n').find((l) => l.startsWith(`${name} `));
+    return line === undefined ? undefined : Number(line.slice(name.length + 1));
   }
 
   /** Committed transactions of the bench database so far (`pg_stat_database.xact_commit`). */

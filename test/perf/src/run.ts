@@ -17,11 +17,15 @@ type BenchName = (typeof ALL)[number];
  * (and is stopped by PID at that point); a job with less than two minutes left is skipped.
  */
 const BUDGET_MS = 29 * 60_000;
+/** The 1,000-cluster fleet run's limit: what the other jobs leave of the budget (see jobsFor). */
+const FLEET_1000_MINUTES = 9;
 
 interface Job {
   bench: BenchName;
   params: Record<string, number>;
   timeoutMs: number;
+  /** Kept back from the jobs before this one, so that they cannot leave it too little time. */
+  reserveMs?: number;
 }
 
 function usage(): never {
@@ -29,7 +33,7 @@ function usage(): never {
     [
       'usage: npm run bench -- [--only sim,agent,diff,desired,ingest,fleet,history] [--quick] [--fleet-sizes 10,100] [--history-runs N] [--out DIR] [--render-only]',
       '  --quick        reduced sizes (CI); writes to test/perf/dist/quick unless --out is given',
-      '  --fleet-sizes  fleet run sizes (default 10,100; 1000 fits only a quiet machine)',
+      '  --fleet-sizes  fleet run sizes (default 10,100,1000)',
       '  --history-runs sync runs the history bench loads, and a fifth as many audit events (default 10000000)',
       '  --render-only  rewrite benchmarks.md from benchmarks.json without running anything',
     ].join('\n'),
@@ -76,7 +80,7 @@ function parseArgs(argv: string[]): {
   return {
     only,
     quick,
-    fleetSizes: fleetSizes ?? (quick ? [5] : [10, 100]),
+    fleetSizes: fleetSizes ?? (quick ? [5] : [10, 100, 1000]),
     historyRuns,
     out: out ?? (quick ? join(ROOT, 'test/perf/dist/quick') : join(ROOT, 'docs')),
     renderOnly,
@@ -106,10 +110,13 @@ function jobsFor(
     case 'ingest':
       return [{ bench, params: {}, timeoutMs: 4 * min }];
     case 'fleet':
+      // The child is told its limit (limitSeconds, set when the job starts) and fits its waits in it.
       return fleetSizes.map((clusters) => ({
         bench,
         params: { clusters },
-        timeoutMs: (clusters >= 100 ? 12 : 5) * min,
+        timeoutMs: (clusters >= 1000 ? FLEET_1000_MINUTES : clusters >= 100 ? 8 : 5) * min,
+        // The 1,000-cluster run is never dropped for time: earlier jobs leave it at least this.
+        ...(clusters >= 1000 && !quick ? { reserveMs: 7 * min } : {}),
       }));
     case 'history':
       return [
@@ -117,6 +124,8 @@ function jobsFor(
           bench,
           params: historyRuns ? { runs: historyRuns } : {},
           timeoutMs: 20 * min,
+          // Enough for a million runs, the fewest it loads when time is short.
+          ...(!quick ? { reserveMs: 3 * min } : {}),
         },
       ];
   }
@@ -167,7 +176,8 @@ function flatness(
   if (sized.length < 2) return undefined;
   const a = sized[sized.length - 2] as Figure;
   const b = sized[sized.length - 1] as Figure;
-  const ratio = a.median > 0 ? b.median / a.median : Number.POSITIVE_INFINITY;
+  // Nothing at both sizes is flat; something after nothing is not.
+  const ratio = a.median > 0 ? b.median / a.median : b.median > 0 ? Number.POSITIVE_INFINITY : 1;
   return {
     id: `${prefix.replace(/\.$/, '')}-flatness`,
     bench,
@@ -204,9 +214,19 @@ async function main(): Promise<void> {
   const tmp = mkdtempSync(join(tmpdir(), 'flotilla-bench-results-'));
   const runs: Record<string, BenchRun> = {};
   const failures: string[] = [];
+  /** Jobs skipped or cut short, and how long each job took, for the summary. */
+  const incomplete: string[] = [];
+  const durations: string[] = [];
+  const plan = args.only.map((bench) => ({
+    bench,
+    jobs: jobsFor(bench, args.quick, args.fleetSizes, args.historyRuns),
+  }));
+  const allJobs = plan.flatMap((p) => p.jobs);
+  /** What the jobs after `job` have reserved. */
+  const reservedAfter = (job: Job): number =>
+    allJobs.slice(allJobs.indexOf(job) + 1).reduce((sum, j) => sum + (j.reserveMs ?? 0), 0);
   try {
-    for (const bench of args.only) {
-      const jobs = jobsFor(bench, args.quick, args.fleetSizes, args.historyRuns);
+    for (const { bench, jobs } of plan) {
       const run: BenchRun = {
         date: new Date().toISOString(),
         quick: args.quick,
@@ -217,7 +237,7 @@ async function main(): Promise<void> {
       };
       for (const [i, job] of jobs.entries()) {
         const label = `${bench}${job.params['clusters'] !== undefined ? ` (${job.params['clusters']} clusters)` : ''}`;
-        const left = BUDGET_MS - (Date.now() - started);
+        const left = BUDGET_MS - (Date.now() - started) - reservedAfter(job);
         if (bench === 'history' && !args.quick && job.params['runs'] === undefined && left < job.timeoutMs) {
           // Ten million runs take most of the 20-minute limit to load on the shared two cores; with
           // less left, load fewer (whole millions, at least one) rather than be stopped half-way.
@@ -227,11 +247,14 @@ async function main(): Promise<void> {
           run.remarks.push(
             `history loaded ${runs.toLocaleString('en-US')} runs instead of 10,000,000: ${(left / 60_000).toFixed(0)} min of the budget were left`,
           );
+          incomplete.push(`trimmed: ${run.remarks[run.remarks.length - 1] ?? ''}`);
         }
         job.timeoutMs = Math.min(job.timeoutMs, left);
+        if (bench === 'fleet') job.params['limitSeconds'] = Math.floor(job.timeoutMs / 1000);
         if (left < 2 * 60_000) {
           run.remarks.push(`${label} skipped: the run had used its ${BUDGET_MS / 60_000} min budget`);
           console.log(`- ${label}: skipped (budget)`);
+          incomplete.push(`skipped ${label}: the ${BUDGET_MS / 60_000} min budget was used up`);
           continue;
         }
         console.log(`- ${label} …`);
@@ -239,6 +262,7 @@ async function main(): Promise<void> {
         const result = await runJob(job, args.quick, join(tmp, `${bench}-${i}.json`));
         if (typeof result === 'string') {
           failures.push(`${label}: ${result}`);
+          durations.push(`${label} ${((Date.now() - t0) / 1000).toFixed(0)} s (failed)`);
           run.remarks.push(`${label} failed (${result}); its figures are missing from this run`);
           console.log(`- ${label}: FAILED (${result})`);
           continue;
@@ -246,29 +270,37 @@ async function main(): Promise<void> {
         run.figures.push(...result.figures);
         run.series.push(...result.series);
         run.remarks.push(...result.remarks);
+        durations.push(`${label} ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+        for (const rem of result.remarks)
+          if (/recorded at the cap/.test(rem)) incomplete.push(`capped wait in ${rem}`);
         console.log(
           `- ${label}: ${result.figures.length} figures in ${((Date.now() - t0) / 1000).toFixed(0)} s`,
         );
       }
       const derived =
         bench === 'sim'
-          ? flatness(
-              run.figures,
-              'sim.idle-rss-per-cluster.',
-              'sim',
-              'kube-sim RSS per idle cluster',
-              'npm run bench -- --only sim',
-            )
-          : bench === 'fleet'
-            ? flatness(
+          ? [
+              flatness(
                 run.figures,
-                'fleet.hub-idle-rss-per-cluster.',
-                'fleet',
-                'hub RSS per idle cluster',
-                'npm run bench -- --only fleet',
+                'sim.idle-rss-per-cluster.',
+                'sim',
+                'kube-sim RSS per idle cluster',
+                'npm run bench -- --only sim',
+              ),
+            ]
+          : bench === 'fleet'
+            ? (
+                [
+                  ['fleet.hub-idle-rss-per-cluster.', 'hub RSS per idle cluster'],
+                  ['fleet.hub-idle-cpu-per-cluster.', 'hub CPU per idle cluster'],
+                  ['fleet.redis-idle-per-cluster.', 'Redis commands per idle cluster'],
+                  ['fleet.pg-idle-per-cluster.', 'PostgreSQL transactions per idle cluster'],
+                ] as const
+              ).map(([prefix, what]) =>
+                flatness(run.figures, prefix, 'fleet', what, 'npm run bench -- --only fleet'),
               )
-            : undefined;
-      if (derived) run.figures.push(derived);
+            : [];
+      for (const f of derived) if (f) run.figures.push(f);
       runs[bench] = run;
     }
   } finally {
@@ -295,6 +327,9 @@ async function main(): Promise<void> {
       `  ${f.verdict === 'met' ? 'met   ' : 'MISSED'} ${f.title}: ${f.target?.on} ${v.toFixed(1)} ${f.unit} (target ${f.target?.text})`,
     );
   }
+  for (const fail of failures) console.log(`  FAILED ${fail}: its figures are missing`);
+  for (const line of incomplete) console.log(`  ${line}`);
+  console.log(`  job durations: ${durations.join(', ')}`);
   console.log(
     `${judged.filter((f) => f.verdict === 'met').length} targets met, ${judged.filter((f) => f.verdict === 'missed').length} missed, ` +
       `${figures.length} figures, ${failures.length} failed jobs; wrote ${jsonPath} and benchmarks.md`,
