@@ -38,7 +38,7 @@ describe('@kubernetes/client-node against a simulated cluster', () => {
   let objects: k8s.KubernetesObjectApi;
 
   beforeAll(async () => {
-    cluster = await startSimCluster({ name: 'client-node-conformance' });
+    cluster = await startSimCluster({ name: 'client-node-conformance', freezeObjects: true });
     kc = new k8s.KubeConfig();
     kc.loadFromString(cluster.kubeconfig());
     objects = k8s.KubernetesObjectApi.makeApiClient(kc);

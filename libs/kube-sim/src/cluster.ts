@@ -2,7 +2,11 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ClusterApi } from './api/cluster-api.js';
 import { type SimClock, systemClock } from './clock.js';
-import { ControllerManager, type OtherWriters } from './controllers/controller-manager.js';
+import {
+  ControllerManager,
+  type ControllerStats,
+  type OtherWriters,
+} from './controllers/controller-manager.js';
 import { type ControllerScheduler, sharedScheduler } from './controllers/scheduler.js';
 import { kubeconfigFor } from './kubeconfig.js';
 import { ResourceRegistry } from './resources/resource-registry.js';
@@ -20,6 +24,11 @@ export interface SimClusterOptions {
   scheduler?: ControllerScheduler;
   /** Watch history kept for resumes (events). Default 2000. */
   historyLimit?: number;
+  /**
+   * Deep-freezes every stored object, so that code which mutates an object it read from the
+   * simulator (instead of cloning it first) throws. For tests; off by default (it costs a walk per write).
+   */
+  freezeObjects?: boolean;
 }
 
 export interface SimCluster {
@@ -49,19 +58,27 @@ export interface SimClusterHandle extends SimCluster {
   acceptedConnections(): number;
   /** Drops the watch history: resuming from an older resourceVersion then gets 410 Gone. */
   compactHistory(): void;
-  /** Wakes the controllers now (e.g. after advancing a manual clock). */
+  /** Runs every controller now (e.g. after advancing a manual clock). */
   poke(): void;
+  /** Controller passes so far, runs per controller (a pass runs only those with work) and time spent. */
+  controllerStats(): ControllerStats;
 }
 
 export async function startSimCluster(opts: SimClusterOptions): Promise<SimClusterHandle> {
   const clock = opts.clock ?? systemClock;
-  const store = new ObjectStore(opts.historyLimit ?? 2000);
+  const store = new ObjectStore(opts.historyLimit ?? 2000, { freeze: opts.freezeObjects ?? false });
   const api = new ClusterApi(new ResourceRegistry(), store, clock);
   api.bootstrap();
   const controllers = new ControllerManager(api);
   const scheduler = opts.scheduler ?? sharedScheduler;
-  const unsubscribe = store.subscribe(() => scheduler.wake(controllers));
-  const unclock = clock.onAdvance?.(() => scheduler.wake(controllers, 0));
+  const unsubscribe = store.subscribe((e) => {
+    if (controllers.observe(e)) scheduler.wake(controllers);
+  });
+  const wakeAll = (): void => {
+    controllers.wakeAll();
+    scheduler.wake(controllers, 0);
+  };
+  const unclock = clock.onAdvance?.(wakeAll);
   scheduler.wake(controllers);
   const http = new ApiHttpServer(api);
   const port = await http.listen(opts.port ?? 0);
@@ -86,7 +103,8 @@ export async function startSimCluster(opts: SimClusterOptions): Promise<SimClust
     openWatches: () => http.openWatches,
     acceptedConnections: () => http.acceptedConnections,
     compactHistory: () => store.compact(),
-    poke: () => scheduler.wake(controllers, 0),
+    poke: wakeAll,
+    controllerStats: () => controllers.stats(),
     stop: () => {
       stopped ??= (async () => {
         unsubscribe();

@@ -9,6 +9,14 @@ export function clone<T>(v: T): T {
   return v === undefined ? v : (JSON.parse(JSON.stringify(v)) as T);
 }
 
+/** Freezes a JSON value and everything inside it (stored snapshots, under the store's `freeze` option). */
+export function deepFreeze<T>(v: T): T {
+  if (typeof v !== 'object' || v === null || Object.isFrozen(v)) return v;
+  Object.freeze(v);
+  for (const x of Object.values(v as object)) deepFreeze(x);
+  return v;
+}
+
 export function deepEqual(a: unknown, b: unknown): boolean {
   if (a === b) return true;
   if (Array.isArray(a)) {

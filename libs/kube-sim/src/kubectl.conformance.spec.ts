@@ -15,7 +15,7 @@ describe('real kubectl against a simulated cluster', () => {
   let k: Kubectl;
 
   beforeAll(async () => {
-    cluster = await startSimCluster({ name: 'kubectl-conformance' });
+    cluster = await startSimCluster({ name: 'kubectl-conformance', freezeObjects: true });
     k = new Kubectl(cluster.kubeconfig());
   });
 

@@ -74,7 +74,8 @@ export function randomSuffix(n = 5): string {
  * The API semantics of one cluster, independent of HTTP: create, update, patch (JSON, merge,
  * strategic, apply), delete with finalizers and propagation, subresources, lists. Every write
  * goes through `commit`, which defaults, validates, tracks managedFields and generation, and
- * skips no-op writes.
+ * skips no-op writes. Objects it returns are the store's immutable snapshots, not copies: read
+ * them, or clone them before changing anything.
  */
 export class ClusterApi {
   private nextIp = 10;

@@ -39,7 +39,7 @@ describe('server-side apply (ClusterApi, no HTTP)', () => {
   };
 
   beforeEach(() => {
-    api = new ClusterApi(new ResourceRegistry(), new ObjectStore(), new ManualClock());
+    api = new ClusterApi(new ResourceRegistry(), new ObjectStore(2000, { freeze: true }), new ManualClock());
     api.bootstrap();
     deployments = api.rt('apps', 'v1', 'deployments');
   });

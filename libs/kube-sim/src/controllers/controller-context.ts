@@ -10,6 +10,10 @@ export const NODE_NAME = 'sim-node-1';
 export class ControllerContext {
   /** Smallest delay (ms) any controller asked for before its next pass. */
   nextWake: number | undefined;
+  /** The controller running now (set by the ControllerManager), so that `wakeIn` knows who asked. */
+  current = '';
+  /** Controllers that asked for another pass (by `wakeIn`, or by a write that lost a race). */
+  readonly woken = new Set<string>();
 
   constructor(readonly api: ClusterApi) {}
 
@@ -28,8 +32,10 @@ export class ControllerContext {
 
   wakeIn(ms: number): void {
     this.nextWake = this.nextWake === undefined ? ms : Math.min(this.nextWake, ms);
+    this.woken.add(this.current);
   }
 
+  /** The store's snapshots, not copies: read them, never change them (build new objects to write). */
   list(group: string, plural: string, namespace?: string): JsonObject[] {
     return this.api.list(this.rt(group, plural), namespace).items;
   }

@@ -29,7 +29,7 @@ describe('simulated controllers', () => {
     (o['status']?.['conditions'] as Obj[] | undefined)?.find((x) => x['type'] === type);
 
   beforeAll(async () => {
-    c = await startSimCluster({ name: 'controllers', clock });
+    c = await startSimCluster({ name: 'controllers', clock, freezeObjects: true });
   });
   afterAll(async () => {
     await c.stop();

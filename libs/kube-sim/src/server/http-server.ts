@@ -243,14 +243,13 @@ export class ApiHttpServer {
     return ua ? (ua.split('/')[0] ?? 'unknown') : 'unknown';
   }
 
-  /** Strips apiVersion/kind from built-in list items, as the real apiserver does. */
+  /**
+   * Strips apiVersion/kind from built-in list items, as the real apiserver does. Items are the
+   * store's read-only snapshots, so each gets a shallow copy without those two keys.
+   */
   private listBody(rt: ResourceType, items: JsonObject[], resourceVersion: string): object {
-    if (!rt.custom)
-      for (const i of items) {
-        delete i['apiVersion'];
-        delete i['kind'];
-      }
-    return { kind: rt.listKind, apiVersion: apiVersionOf(rt), metadata: { resourceVersion }, items };
+    const out = rt.custom ? items : items.map(({ apiVersion: _apiVersion, kind: _kind, ...rest }) => rest);
+    return { kind: rt.listKind, apiVersion: apiVersionOf(rt), metadata: { resourceVersion }, items: out };
   }
 
   private async dispatch(

@@ -51,7 +51,7 @@ describe('watch protocol', () => {
     );
 
   beforeAll(async () => {
-    c = await startSimCluster({ name: 'watch' });
+    c = await startSimCluster({ name: 'watch', freezeObjects: true });
   });
   afterAll(async () => {
     await c.stop();

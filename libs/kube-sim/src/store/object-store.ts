@@ -1,5 +1,5 @@
 import { expired } from '../errors.js';
-import { type JsonObject, str } from '../json.js';
+import { deepFreeze, type JsonObject, str } from '../json.js';
 
 export type EventType = 'ADDED' | 'MODIFIED' | 'DELETED';
 
@@ -26,8 +26,10 @@ function nameOf(o: JsonObject): { namespace: string; name: string } {
 
 /**
  * One cluster's objects, its global resourceVersion counter (the etcd revision) and a bounded
- * event history so that watches resume from a resourceVersion. Objects are stored as snapshots:
- * callers get copies and write whole new objects, so nothing leaks between requests.
+ * event history so that watches resume from a resourceVersion. Objects are stored as immutable
+ * snapshots and handed out as they are, without copies: whoever reads one must not change it
+ * (clone it first), and `put` takes ownership of the object it is given. With `freeze`, every
+ * snapshot is deep-frozen, so a reader that mutates one fails loudly (the kube-sim specs use it).
  */
 export class ObjectStore {
   private revision = 1;
@@ -38,7 +40,14 @@ export class ObjectStore {
   private readonly listeners = new Map<string, Set<WatchListener>>();
   private readonly anyListeners = new Set<WatchListener>();
 
-  constructor(private readonly historyLimit = 2000) {}
+  private readonly freeze: boolean;
+
+  constructor(
+    private readonly historyLimit = 2000,
+    opts: { freeze?: boolean } = {},
+  ) {
+    this.freeze = opts.freeze ?? false;
+  }
 
   get resourceVersion(): number {
     return this.revision;
@@ -54,18 +63,18 @@ export class ObjectStore {
     return b;
   }
 
+  /** The stored snapshot (read-only). */
   get(resource: string, namespace: string, name: string): JsonObject | undefined {
-    const o = this.objects.get(resource)?.get(`${namespace}/${name}`);
-    return o ? structuredClone(o) : undefined;
+    return this.objects.get(resource)?.get(`${namespace}/${name}`);
   }
 
-  /** Objects of one resource (optionally one namespace), sorted by namespace then name. */
+  /** Snapshots of one resource (optionally one namespace), sorted by namespace then name (read-only). */
   list(resource: string, namespace?: string): JsonObject[] {
     const b = this.objects.get(resource);
     if (!b) return [];
     const prefix = namespace === undefined ? undefined : `${namespace}/`;
     const keys = [...b.keys()].filter((k) => prefix === undefined || k.startsWith(prefix)).sort();
-    return keys.map((k) => structuredClone(b.get(k)!));
+    return keys.map((k) => b.get(k)!);
   }
 
   /** Every object of every resource (for garbage collection and namespace cleanup). */
@@ -77,15 +86,19 @@ export class ObjectStore {
     return this.objects.get(resource)?.size ?? 0;
   }
 
-  /** Writes an object, bumping the revision; returns the stored copy with its new resourceVersion. */
+  /**
+   * Writes an object, bumping the revision, and returns it as stored (with its new
+   * resourceVersion). The store keeps `o` itself: the caller hands it over and must not touch it,
+   * or anything inside it, afterwards.
+   */
   put(resource: string, o: JsonObject, type: 'ADDED' | 'MODIFIED'): JsonObject {
     const rv = ++this.revision;
-    const stored = structuredClone(o);
-    (stored['metadata'] as JsonObject)['resourceVersion'] = str(rv);
-    const { namespace, name } = nameOf(stored);
-    this.bucket(resource).set(`${namespace}/${name}`, stored);
-    this.emit({ rv, type, resource, namespace, name, object: stored });
-    return structuredClone(stored);
+    (o['metadata'] as JsonObject)['resourceVersion'] = str(rv);
+    if (this.freeze) deepFreeze(o);
+    const { namespace, name } = nameOf(o);
+    this.bucket(resource).set(`${namespace}/${name}`, o);
+    this.emit({ rv, type, resource, namespace, name, object: o });
+    return o;
   }
 
   /** Removes an object; the DELETED event carries the deletion's resourceVersion. */
@@ -95,10 +108,14 @@ export class ObjectStore {
     if (!b || !old) return undefined;
     b.delete(`${namespace}/${name}`);
     const rv = ++this.revision;
-    const last = structuredClone(old);
-    (last['metadata'] as JsonObject)['resourceVersion'] = str(rv);
+    // The last state shares everything but its metadata with the (immutable) stored snapshot.
+    const last: JsonObject = {
+      ...old,
+      metadata: { ...(old['metadata'] as JsonObject), resourceVersion: str(rv) },
+    };
+    if (this.freeze) deepFreeze(last);
     this.emit({ rv, type: 'DELETED', resource, namespace, name, object: last });
-    return structuredClone(last);
+    return last;
   }
 
   private emit(e: StoreEvent): void {
