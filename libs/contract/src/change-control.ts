@@ -10,6 +10,11 @@ import type { SyncWindow } from './sync-window.js';
 /** A named, versioned sync window: the window's own fields plus its name and bookkeeping. */
 export interface SyncWindowView extends SyncWindow {
   name: string;
+  /**
+   * The projects whose targets the window governs (an AppProject's windows in Argo CD); empty means
+   * every project. The selectors above pick among those targets.
+   */
+  projects: string[];
   version: number;
   description: string;
   createdAt: string;
@@ -21,6 +26,7 @@ export interface SyncWindowVersionView {
   version: number;
   change: 'created' | 'updated' | 'deleted';
   window: SyncWindow;
+  projects: string[];
   description: string;
   actor: string;
   reason: string;

@@ -47,6 +47,31 @@ describe('windowsForTarget', () => {
   it('gives nothing when no window concerns the target', () => {
     expect(windowsForTarget([usOnly, andWindow], target)).toEqual([]);
   });
+
+  it("scoped to projects, a window governs only those projects' targets, whatever its selectors pick", () => {
+    const paymentsFreeze = { ...night, name: 'payments-freeze', projects: ['payments'] };
+    expect(
+      windowsForTarget([paymentsFreeze, office], { ...target, project: 'payments' }).map((w) => w.name),
+    ).toEqual(['office-hours', 'payments-freeze']);
+    expect(
+      windowsForTarget([paymentsFreeze, office], { ...target, project: 'web' }).map((w) => w.name),
+    ).toEqual(['office-hours']);
+    // Not knowing the target's project, only unscoped windows apply.
+    expect(windowsForTarget([paymentsFreeze], target)).toEqual([]);
+    // An empty list is no scope at all.
+    expect(windowsForTarget([{ ...night, projects: [] }], { ...target, project: 'web' })).toHaveLength(1);
+    expect(
+      targetWindowStatus([paymentsFreeze], { ...target, project: 'web' }, new Date('2026-03-10T23:00:00Z'))
+        .canSync,
+    ).toBe(true);
+    expect(
+      targetWindowStatus(
+        [paymentsFreeze],
+        { ...target, project: 'payments' },
+        new Date('2026-03-10T23:00:00Z'),
+      ).canSync,
+    ).toBe(false);
+  });
 });
 
 describe('targetWindowStatus', () => {

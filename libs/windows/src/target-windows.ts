@@ -6,6 +6,8 @@ import { windowMatches, type WindowTarget } from './window-selector.js';
 export interface NamedSyncWindow {
   name: string;
   window: SyncWindow;
+  /** Only targets of these projects; empty or absent means every project. */
+  projects?: readonly string[];
 }
 
 /**
@@ -18,7 +20,7 @@ export function windowsForTarget(
   target: WindowTarget,
 ): NamedSyncWindow[] {
   return windows
-    .filter((w) => windowMatches(w.window, target))
+    .filter((w) => inProjects(w, target) && windowMatches(w.window, target))
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
 
@@ -56,4 +58,14 @@ export function targetWindowStatus(
     nextOpen: nextOpen(specs, target, at),
     nextClose: auto.canSync ? auto.nextChange : null,
   };
+}
+
+/**
+ * A window scoped to projects governs only their targets, whatever its selectors say, as a window of
+ * an Argo CD AppProject governs only that project's applications. A target whose project is not
+ * known is governed only by unscoped windows.
+ */
+function inProjects(w: NamedSyncWindow, target: WindowTarget): boolean {
+  if (!w.projects || w.projects.length === 0) return true;
+  return target.project !== undefined && w.projects.includes(target.project);
 }

@@ -9,6 +9,8 @@ export interface WindowTarget {
   cluster: string;
   /** The cluster's API server URL, when known: Argo CD lets `clusters` globs match either. */
   clusterServer?: string;
+  /** The project of the target's appset, for windows scoped to projects (see `windowsForTarget`). */
+  project?: string;
 }
 
 /**

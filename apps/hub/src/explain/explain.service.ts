@@ -121,7 +121,12 @@ export class ExplainService {
         }
         const status = targetWindowStatus(
           named,
-          { application: t.name, namespace: t.destination.namespace ?? 'default', cluster: row.name },
+          {
+            application: t.name,
+            namespace: t.destination.namespace ?? 'default',
+            cluster: row.name,
+            project: appSet.project,
+          },
           now,
         );
         const breakGlass = overrides.get(t.name) ?? [];

@@ -539,9 +539,10 @@ export class FleetRepoService implements OnApplicationBootstrap {
     const actor = `git:${author}`;
     for (const o of [...plan.create, ...plan.update]) {
       if (o.kind !== 'SyncWindow') continue;
-      const { projects: _projects, ...window } = o.object.spec;
+      const { projects, ...window } = o.object.spec;
       const input = {
         window,
+        projects: [...new Set(projects)].sort(),
         description: o.object.metadata.annotations?.['description'] ?? '',
         reason: `fleet commit ${commit.slice(0, 12)} (${o.file})`,
       };

@@ -24,11 +24,16 @@ export class TargetWindowsController {
   async windowsOf(@Param('name') name: string): Promise<TargetWindowsView> {
     const target = await this.db.prisma.target.findUnique({
       where: { name },
-      include: { cluster: { select: { name: true } }, appSet: { select: { name: true } } },
+      include: { cluster: { select: { name: true } }, appSet: { select: { name: true, project: true } } },
     });
     if (!target) throw HubError.notFound('target', name);
     const now = new Date();
-    const subject = { application: target.name, namespace: target.namespace, cluster: target.cluster.name };
+    const subject = {
+      application: target.name,
+      namespace: target.namespace,
+      cluster: target.cluster.name,
+      project: target.appSet.project,
+    };
     const named = await this.windows.named();
     const status: TargetWindowStatus = targetWindowStatus(named, subject, now);
     const overrides =

@@ -30,9 +30,17 @@ describe('parseWindowInput', () => {
         manualSync: false,
         andOperator: false,
       },
+      projects: [],
       description: 'office hours',
       reason: 'CHG-1',
     });
+  });
+
+  it('keeps the projects a window is scoped to sorted and once each', () => {
+    expect(parseWindowInput({ ...window, projects: ['web', 'payments', 'web'] }).projects).toEqual([
+      'payments',
+      'web',
+    ]);
   });
 
   it.each([
@@ -44,6 +52,7 @@ describe('parseWindowInput', () => {
     [{ ...window, clusters: ['eu-*', 3] }, 'invalid-field', 'clusters[1]'],
     [{ ...window, schedules: '* * * * *' }, 'invalid-request', 'schedules'],
     [{ ...window, reason: 42 }, 'invalid-request', 'reason'],
+    [{ ...window, projects: ['web', 'Payments'] }, 'invalid-request', 'projects[1]'],
   ])('refuses %j with %s at %s', (body, code, path) => {
     const r = refusal(body);
     expect(r).toMatchObject({ status: 400, code, path });

@@ -15,6 +15,8 @@ export const windowNameSchema = z
 const windowBodySchema = z
   .object({
     description: z.string().max(500).default(''),
+    /** The projects whose targets the window governs; empty means every project. */
+    projects: z.array(windowNameSchema).max(100).default([]),
     /** Why this change; kept in the window's history and the audit log. */
     reason: z.string().max(1000).default(''),
   })
@@ -25,12 +27,14 @@ export const deleteWindowQuery = z.object({ reason: z.string().max(1000).default
 
 export interface WindowInput {
   window: SyncWindow;
+  /** Sorted and without repeats, so that the same scope is always stored the same way. */
+  projects: string[];
   description: string;
   reason: string;
 }
 
 const windowFields = Object.keys(syncWindowSchema.shape);
-const ALLOWED_FIELDS = new Set(['name', ...windowFields, 'description', 'reason']);
+const ALLOWED_FIELDS = new Set(['name', ...windowFields, 'projects', 'description', 'reason']);
 
 /**
  * Reads a window from a request body: the window fields go through libs/windows' validateWindows
@@ -53,7 +57,12 @@ export function parseWindowInput(body: unknown): WindowInput {
   const fields = Object.fromEntries(windowFields.filter((k) => k in raw).map((k) => [k, raw[k]]));
   try {
     const [window] = validateWindows([fields]);
-    return { window: window as SyncWindow, description: extras.description, reason: extras.reason };
+    return {
+      window: window as SyncWindow,
+      projects: [...new Set(extras.projects)].sort(),
+      description: extras.description,
+      reason: extras.reason,
+    };
   } catch (e) {
     if (!(e instanceof WindowError)) throw e;
     const path = e.path.replace(/^\[0\]\.?/, '') || '(root)';

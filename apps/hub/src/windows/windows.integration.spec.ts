@@ -213,6 +213,53 @@ describe('sync windows at the hub', () => {
     });
   });
 
+  it("scoped to projects, a window governs only those projects' targets; an unknown project is refused", async () => {
+    const unknown = await fleet.call<{ code: string; path: string; message: string }>(
+      'POST',
+      '/api/v1/windows',
+      {
+        ...freezeEu,
+        name: 'freeze-payments',
+        projects: ['payments'],
+      },
+    );
+    expect(unknown.status).toBe(400);
+    expect(unknown.body).toMatchObject({ code: 'invalid-request', path: 'projects[0]' });
+    expect(unknown.body.message).toContain('no project named "payments"');
+
+    const project = {
+      apiVersion: 'flotilla.dev/v1alpha1',
+      kind: 'Project',
+      metadata: { name: 'payments' },
+      spec: { sourceRepos: ['*'], destinations: [{ cluster: '*', namespace: '*' }] },
+    };
+    expect((await fleet.call('POST', '/api/v1/projects', project)).status).toBe(201);
+    // web-eu-1's appset is in the default project: a window of the payments project passes it by,
+    // however its selectors match; a window of the default project governs it.
+    const payments = await fleet.call<WindowView>('POST', '/api/v1/windows', {
+      ...freezeEu,
+      name: 'freeze-payments',
+      projects: ['payments', 'payments'],
+    });
+    expect(payments.status).toBe(201);
+    expect(payments.body.projects).toEqual(['payments']);
+    expect(
+      (
+        await fleet.call<WindowView>('POST', '/api/v1/windows', {
+          ...freezeEu,
+          name: 'freeze-default',
+          projects: ['default'],
+        })
+      ).status,
+    ).toBe(201);
+    const view = await fleet.call<TargetWindowsView>('GET', '/api/v1/targets/web-eu-1/windows');
+    expect(view.body.windows.map((w) => w.name)).toEqual(['freeze-default', 'freeze-eu']);
+    const history = await fleet.call<WindowVersionView[]>('GET', '/api/v1/windows/freeze-payments/history');
+    expect(history.body[0]?.projects).toEqual(['payments']);
+    for (const name of ['freeze-payments', 'freeze-default'])
+      expect((await fleet.call('DELETE', `/api/v1/windows/${name}?reason=test`)).status).toBe(204);
+  });
+
   it('keeps every version with who, when and why, also after delete, and audits each change', async () => {
     const put = await fleet.call('PUT', '/api/v1/windows/freeze-eu', { ...freezeEu, name: 'other' });
     expect(put).toMatchObject({ status: 400, body: { code: 'invalid-request', path: 'name' } });

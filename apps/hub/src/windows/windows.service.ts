@@ -5,7 +5,7 @@ import {
   type SyncWindowVersionView,
   type SyncWindowView,
 } from '@flotilla/contract';
-import { windowMatches, type NamedSyncWindow } from '@flotilla/windows';
+import { windowsForTarget, type NamedSyncWindow } from '@flotilla/windows';
 import { Database } from '../db/database.js';
 import { HubError } from '../common/hub-error.js';
 import { toJson } from '../common/json.js';
@@ -39,22 +39,24 @@ export class WindowsService {
         'name',
       );
     }
+    await this.checkProjects(input.projects);
     // A deleted name comes back as the next version of the same window, so its history stays whole.
     const row = await this.write(existing, name, input, actor, 'created');
-    await this.wake([input.window]);
+    await this.wake([scoped(input)]);
     return view(row);
   }
 
   async update(name: string, input: WindowInput, actor: string): Promise<SyncWindowView> {
     const existing = await this.live(name);
+    await this.checkProjects(input.projects);
     const row = await this.write(existing, name, input, actor, 'updated');
-    await this.wake([specOf(existing), input.window]);
+    await this.wake([scopedOf(existing), scoped(input)]);
     return view(row);
   }
 
   async remove(name: string, reason: string, actor: string): Promise<void> {
     const existing = await this.live(name);
-    const spec = specOf(existing);
+    const window = scopedOf(existing);
     await this.db.prisma.$transaction(async (tx) => {
       const version = await this.bump(tx, existing.id, existing.version);
       await tx.syncWindow.update({ where: { id: existing.id }, data: { version, deletedAt: new Date() } });
@@ -63,7 +65,7 @@ export class WindowsService {
           windowId: existing.id,
           version,
           change: 'deleted',
-          spec: toJson(spec),
+          spec: toJson({ ...window.window, projects: window.projects }),
           description: existing.description,
           actor,
           reason,
@@ -74,7 +76,7 @@ export class WindowsService {
         tx,
       );
     });
-    await this.wake([spec]);
+    await this.wake([window]);
   }
 
   async list(): Promise<SyncWindowView[]> {
@@ -100,6 +102,7 @@ export class WindowsService {
       version: v.version,
       change: v.change as SyncWindowVersionView['change'],
       window: syncWindowSchema.parse(v.spec),
+      projects: projectsOf(v.spec),
       description: v.description,
       actor: v.actor,
       reason: v.reason,
@@ -113,7 +116,11 @@ export class WindowsService {
       where: { deletedAt: null },
       select: { name: true, spec: true },
     });
-    return rows.map((r) => ({ name: r.name, window: syncWindowSchema.parse(r.spec) }));
+    return rows.map((r) => ({
+      name: r.name,
+      window: syncWindowSchema.parse(r.spec),
+      projects: projectsOf(r.spec),
+    }));
   }
 
   private async live(name: string): Promise<SyncWindowRow> {
@@ -133,7 +140,8 @@ export class WindowsService {
       const version = existing ? await this.bump(tx, existing.id, existing.version) : 1;
       const data = {
         version,
-        spec: toJson(input.window),
+        // The scope is kept beside the window's own fields, so each version records it too.
+        spec: toJson({ ...input.window, projects: input.projects }),
         description: input.description,
         deletedAt: null,
       };
@@ -156,7 +164,7 @@ export class WindowsService {
           actor,
           action: `window.${change}`,
           scope: `window:${name}`,
-          details: { version, reason: input.reason, window: input.window },
+          details: { version, reason: input.reason, window: input.window, projects: input.projects },
         },
         tx,
       );
@@ -183,31 +191,76 @@ export class WindowsService {
     return current + 1;
   }
 
+  /** A window scoped to projects that do not exist would govern nothing: refused, naming the project. */
+  private async checkProjects(projects: string[]): Promise<void> {
+    const wanted = projects.filter((p) => p !== 'default');
+    if (wanted.length === 0) return;
+    const found = new Set(
+      (
+        await this.db.prisma.project.findMany({ where: { name: { in: wanted } }, select: { name: true } })
+      ).map((p) => p.name),
+    );
+    const missing = projects.findIndex((p) => p !== 'default' && !found.has(p));
+    if (missing >= 0) {
+      throw new HubError(
+        400,
+        'invalid-request',
+        `projects[${missing}]: no project named "${projects[missing]}" (create it first, or leave projects empty for every project)`,
+        `projects[${missing}]`,
+      );
+    }
+  }
+
   /** Wakes every cluster running a target that one of these windows picks. */
-  private async wake(windows: SyncWindow[]): Promise<void> {
+  private async wake(windows: NamedSyncWindow[]): Promise<void> {
     const targets = await this.db.prisma.target.findMany({
-      select: { name: true, namespace: true, clusterId: true, cluster: { select: { name: true } } },
+      select: {
+        name: true,
+        namespace: true,
+        clusterId: true,
+        cluster: { select: { name: true } },
+        appSet: { select: { project: true } },
+      },
     });
     const clusters = targets
-      .filter((t) =>
-        windows.some((w) =>
-          windowMatches(w, { application: t.name, namespace: t.namespace, cluster: t.cluster.name }),
-        ),
+      .filter(
+        (t) =>
+          windowsForTarget(windows, {
+            application: t.name,
+            namespace: t.namespace,
+            cluster: t.cluster.name,
+            project: t.appSet.project,
+          }).length > 0,
       )
       .map((t) => t.clusterId);
     await this.wakeups.notify(clusters);
   }
 }
 
-function specOf(row: SyncWindowRow): SyncWindow {
+function stored(row: SyncWindowRow): SyncWindow {
   return syncWindowSchema.parse(row.spec);
+}
+
+/** Windows written before projects existed have none: they govern every project. */
+function projectsOf(spec: unknown): string[] {
+  const projects = (spec as { projects?: unknown } | null)?.projects;
+  return Array.isArray(projects) ? projects.filter((p): p is string => typeof p === 'string') : [];
+}
+
+function scoped(input: WindowInput): NamedSyncWindow {
+  return { name: '', window: input.window, projects: input.projects };
+}
+
+function scopedOf(row: SyncWindowRow): NamedSyncWindow {
+  return { name: row.name, window: stored(row), projects: projectsOf(row.spec) };
 }
 
 function view(row: SyncWindowRow): SyncWindowView {
   return {
     name: row.name,
     version: row.version,
-    ...specOf(row),
+    ...stored(row),
+    projects: projectsOf(row.spec),
     description: row.description,
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
