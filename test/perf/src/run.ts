@@ -6,8 +6,8 @@ import { fileURLToPath } from 'node:url';
 import { cpuProfileArgs } from './cpu-profile.js';
 import { describeMachine } from './machine.js';
 import { renderMarkdown, type BenchFile, type BenchRun } from './report-writer.js';
-import { targetValue } from './stats.js';
-import { type BenchOutput, type Figure } from './types.js';
+import { flatness, targetValue } from './stats.js';
+import { type BenchOutput } from './types.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const ALL = ['sim', 'agent', 'diff', 'desired', 'ingest', 'fleet', 'history'] as const;
@@ -161,39 +161,6 @@ function runJob(job: Job, quick: boolean, resultFile: string): Promise<BenchOutp
       } else resolve(`exited with ${code ?? signal}`);
     });
   });
-}
-
-/** Figures that compare sizes: is the cost per idle cluster flat as the fleet grows? */
-function flatness(
-  figures: Figure[],
-  prefix: string,
-  bench: string,
-  what: string,
-  command: string,
-): Figure | undefined {
-  const sized = figures.filter((f) => f.id.startsWith(prefix)).sort((a, b) => a.fleetSize - b.fleetSize);
-  // The smallest size is dominated by fixed costs; compare the two largest.
-  if (sized.length < 2) return undefined;
-  const a = sized[sized.length - 2] as Figure;
-  const b = sized[sized.length - 1] as Figure;
-  // Nothing at both sizes is flat; something after nothing is not.
-  const ratio = a.median > 0 ? b.median / a.median : b.median > 0 ? Number.POSITIVE_INFINITY : 1;
-  return {
-    id: `${prefix.replace(/\.$/, '')}-flatness`,
-    bench,
-    title: `${what}: per-cluster cost at ${b.fleetSize} ÷ at ${a.fleetSize} clusters`,
-    unit: 'ratio',
-    fleetSize: b.fleetSize,
-    runs: Math.min(a.runs, b.runs),
-    median: ratio,
-    p99: ratio,
-    min: ratio,
-    max: ratio,
-    target: { on: 'median', op: '<', value: 1.5, text: 'flat: < 1.5× as the fleet grows 10×' },
-    verdict: ratio < 1.5 ? 'met' : 'missed',
-    notes: `medians ${a.median.toFixed(1)} and ${b.median.toFixed(1)} ${a.unit}`,
-    command,
-  };
 }
 
 async function main(): Promise<void> {

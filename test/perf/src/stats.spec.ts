@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { figure, percentile, summarize, targetValue } from './stats.js';
+import { figure, flatness, percentile, summarize, targetValue } from './stats.js';
 
 describe('summarize', () => {
   it('takes nearest-rank percentiles: with fewer than 100 runs the p99 is the worst run', () => {
@@ -64,5 +64,40 @@ describe('figure', () => {
       floor: { what: 'bare apply', samples: [100, 200, 300] },
     });
     expect(f.floor).toEqual({ what: 'bare apply', median: 200, ratio: 2 });
+  });
+});
+
+describe('flatness', () => {
+  const sized = (size: number, samples: number[]) =>
+    figure({
+      id: `fleet.redis-idle-per-cluster.${size}`,
+      bench: 'fleet',
+      title: `per cluster, ${size} clusters`,
+      unit: 'commands/min',
+      fleetSize: size,
+      samples,
+      command: 'c',
+    });
+  const judge = (...figures: ReturnType<typeof sized>[]) =>
+    flatness(figures, 'fleet.redis-idle-per-cluster.', 'fleet', 'Redis per idle cluster', 'c');
+
+  it('compares the two largest sizes, whatever order the figures come in', () => {
+    const f = judge(sized(1000, [13]), sized(10, [100]), sized(100, [10]));
+    expect(f?.id).toBe('fleet.redis-idle-per-cluster-flatness');
+    expect(f?.title).toBe('Redis per idle cluster: per-cluster cost at 1000 ÷ at 100 clusters');
+    expect(f?.median).toBeCloseTo(1.3);
+    expect(f?.verdict).toBe('met');
+    expect(judge(sized(100, [10]), sized(1000, [15]))?.verdict).toBe('missed');
+  });
+
+  it('calls nothing at both sizes flat, and something after nothing not flat', () => {
+    expect(judge(sized(100, [0]), sized(1000, [0]))?.verdict).toBe('met');
+    const grew = judge(sized(100, [0]), sized(1000, [2]));
+    expect(grew?.median).toBe(Number.POSITIVE_INFINITY);
+    expect(grew?.verdict).toBe('missed');
+  });
+
+  it('has nothing to say about a single size', () => {
+    expect(judge(sized(100, [10]))).toBeUndefined();
   });
 });

@@ -94,3 +94,36 @@ export function targetValue(f: Figure): number {
       return f.p99;
   }
 }
+
+/** Figures that compare sizes: is the cost per idle cluster flat as the fleet grows? */
+export function flatness(
+  figures: Figure[],
+  prefix: string,
+  bench: string,
+  what: string,
+  command: string,
+): Figure | undefined {
+  const sized = figures.filter((f) => f.id.startsWith(prefix)).sort((a, b) => a.fleetSize - b.fleetSize);
+  // The smallest size is dominated by fixed costs; compare the two largest.
+  if (sized.length < 2) return undefined;
+  const a = sized[sized.length - 2] as Figure;
+  const b = sized[sized.length - 1] as Figure;
+  // Nothing at both sizes is flat; something after nothing is not.
+  const ratio = a.median > 0 ? b.median / a.median : b.median > 0 ? Number.POSITIVE_INFINITY : 1;
+  return {
+    id: `${prefix.replace(/\.$/, '')}-flatness`,
+    bench,
+    title: `${what}: per-cluster cost at ${b.fleetSize} ÷ at ${a.fleetSize} clusters`,
+    unit: 'ratio',
+    fleetSize: b.fleetSize,
+    runs: Math.min(a.runs, b.runs),
+    median: ratio,
+    p99: ratio,
+    min: ratio,
+    max: ratio,
+    target: { on: 'median', op: '<', value: 1.5, text: 'flat: < 1.5× as the fleet grows 10×' },
+    verdict: ratio < 1.5 ? 'met' : 'missed',
+    notes: `medians ${a.median.toFixed(1)} and ${b.median.toFixed(1)} ${a.unit}`,
+    command,
+  };
+}
