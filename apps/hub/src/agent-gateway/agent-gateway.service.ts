@@ -4,6 +4,7 @@ import {
   type Assignment,
   type AssignmentsResponse,
   type Bundle,
+  type ProjectRestrictions,
   type RegisterRequest,
   type RegisterResponse,
 } from '@flotilla/contract';
@@ -16,11 +17,13 @@ import { rolloutStrategyOf, type RolloutStrategy } from '../rollouts/rollout-str
 import { assignmentSyncSettingsOf } from '../appsets/sync-policy.js';
 import { compileSelector } from '@flotilla/generators';
 import { asRecord } from '../common/json.js';
-import { ProjectPolicy } from '../projects/project-policy.service.js';
-import { windowsForTarget } from '@flotilla/windows';
+import { specOfRow } from '../projects/project-policy.service.js';
+import { restrictionsFor, type ProjectSpec } from '@flotilla/fleet-config';
+import { windowsForTarget, type NamedSyncWindow } from '@flotilla/windows';
 import { WindowsService } from '../windows/windows.service.js';
 import { BreakGlassService } from '../break-glass/break-glass.service.js';
 import { ClusterWakeups } from '../queues/cluster-wakeups.service.js';
+import { BurstSharedRead } from './burst-shared-read.js';
 
 /**
  * `Cluster.lastSeenAt` is written at most this often per cluster: a request finding it older marks
@@ -81,11 +84,25 @@ export class AgentGatewayService implements BeforeApplicationShutdown {
     private readonly db: Database,
     private readonly audit: AuditLog,
     @Inject(HUB_CONFIG) private readonly config: HubConfig,
-    private readonly projects: ProjectPolicy,
     private readonly windows: WindowsService,
     private readonly breakGlass: BreakGlassService,
     private readonly wakeups: ClusterWakeups,
-  ) {}
+  ) {
+    this.namedWindows = new BurstSharedRead(() => this.windows.named(), wakeups);
+    this.projectSpecs = new BurstSharedRead(() => this.readProjectSpecs(), wakeups);
+  }
+
+  /** Named sync windows and stored projects, read once per burst of computations (see BurstSharedRead). */
+  private readonly namedWindows: BurstSharedRead<NamedSyncWindow[]>;
+  private readonly projectSpecs: BurstSharedRead<Map<string, ProjectSpec>>;
+
+  /** Every stored project's spec (a handful of rows; the implicit `default` is absent unless stored). */
+  private async readProjectSpecs(): Promise<Map<string, ProjectSpec>> {
+    const rows = await this.db.sql.query<{ name: string; document: unknown }>(
+      `SELECT name, document FROM "Project"`,
+    );
+    return new Map(rows.map((r) => [r.name, specOfRow(r.document)]));
+  }
 
   /** Trades a bootstrap token for a credential. Any problem is a 401 and changes nothing. */
   async register(req: RegisterRequest): Promise<RegisterResponse> {
@@ -214,13 +231,10 @@ export class AgentGatewayService implements BeforeApplicationShutdown {
       })
       .filter((t) => t.served.bundleDigest !== '');
     // Each target's project narrowed to this cluster; the agent refuses objects outside it.
-    const [restrictions, namedWindows, overrides, rollbackOf] = await Promise.all([
-      this.projects.restrictionsFor(
-        targets.map((t) => t.project),
-        { name: clusterName, labels: clusterLabels },
-      ),
+    const [projectSpecs, namedWindows, overrides, rollbackOf] = await Promise.all([
+      this.projectSpecs.get(clusterId),
       // Sync windows and break-glass travel in the assignment, so the ETag changes when they do.
-      this.windows.named(),
+      this.namedWindows.get(clusterId),
       this.breakGlass.activeFor(
         clusterName,
         targets.map((t) => ({ name: t.name, clusterName, appSetName: t.appSetName })),
@@ -228,7 +242,16 @@ export class AgentGatewayService implements BeforeApplicationShutdown {
       ),
       this.autoRollbackByAppSet(targets, clusterLabels),
     ]);
+    // Projects not stored (the implicit `default`) get no `project`, which the agent reads as unrestricted.
+    const restrictions = new Map<string, ProjectRestrictions | undefined>();
     const projectOf = (name: string) => {
+      if (!restrictions.has(name)) {
+        const spec = projectSpecs.get(name);
+        restrictions.set(
+          name,
+          spec && restrictionsFor(name, spec, { name: clusterName, labels: clusterLabels }),
+        );
+      }
       const project = restrictions.get(name);
       return project ? { project } : {};
     };

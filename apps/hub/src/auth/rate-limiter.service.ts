@@ -43,8 +43,10 @@ export class RateLimiter implements OnModuleInit, OnApplicationShutdown {
     const redisKey = `${this.config.redis.prefix}:ratelimit:${key}:${window}`;
     let count: number;
     try {
-      const results = await this.redis.multi().incr(redisKey).pexpire(redisKey, WINDOW_MS).exec();
-      count = Number(results?.[0]?.[1] ?? 0);
+      // One command per request (an idle fleet polls all the time): the window's key gets its expiry
+      // on its first count. A process dying between the two leaves one small key of a past window.
+      count = await this.redis.incr(redisKey);
+      if (count === 1) await this.redis.pexpire(redisKey, WINDOW_MS);
     } catch (e) {
       this.logger.warn(`rate limit not checked (Redis: ${(e as Error).message})`);
       return;
