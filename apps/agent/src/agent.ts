@@ -11,6 +11,7 @@ import { type HealthAssessor } from './health/target-health.js';
 import { HubClient, HubError } from './hub/hub-client.js';
 import { pollSecondsBeforeRotation, rotationDue } from './hub/credential-rotation.js';
 import { createKubeClient } from './kube/kube-client.js';
+import { KubeConnections } from './kube/kube-connections.js';
 import { ObjectWatcher } from './kube/object-watcher.js';
 import { TargetReconciler } from './reconcile/target-reconciler.js';
 import { AutoRollback } from './rollback/auto-rollback.js';
@@ -79,7 +80,9 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
     );
   }
   const decryptor = await createDecryptor(config);
-  const kc = options.kubeConfig ?? loadKubeConfig(config);
+  // One keep-alive pool for every API request and watch (client-node alone opens one per request).
+  const connections = new KubeConnections(options.kubeConfig ?? loadKubeConfig(config));
+  const kc = connections.kubeConfig;
   const kube = createKubeClient(kc);
   const watcher = new ObjectWatcher(kc, kube, log);
   const hub = new HubClient(config.hubUrl, AGENT_VERSION);
@@ -389,6 +392,7 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
         await loops;
         await Promise.all([...reconcilers.values()].map((r) => r.stop()));
         await watcher.stop();
+        await connections.close();
         log.info('agent stopped');
       })();
       return stopping;

@@ -5,7 +5,7 @@ import { startSimCluster } from '@flotilla/kube-sim';
 import { watchConfigMaps } from '../config-map-watch.js';
 import { appName, appObjects, fleetAppSet, objectsPerApp, type AppShape } from '../app-repo.js';
 import { HubStack } from '../hub-stack.js';
-import { procMemory, sampleIdle } from '../proc-stats.js';
+import { procCpuSeconds, procMemory, sampleIdle } from '../proc-stats.js';
 import { figure } from '../stats.js';
 import { type BenchFn, type Figure } from '../types.js';
 
@@ -64,7 +64,11 @@ export const agentBench: BenchFn = async (ctx) => {
     const agent = stack.supervisor.spawn(
       'agent',
       process.execPath,
-      [join(REPO_ROOT, 'apps/agent/dist/bundle/flotilla-agent.mjs')],
+      // FLOTILLA_BENCH_AGENT_BUNDLE: another build of the agent (e.g. the one before a change) to compare.
+      [
+        process.env['FLOTILLA_BENCH_AGENT_BUNDLE'] ??
+          join(REPO_ROOT, 'apps/agent/dist/bundle/flotilla-agent.mjs'),
+      ],
       {
         env: {
           FLOTILLA_HUB_URL: stack.hubUrl,
@@ -86,7 +90,13 @@ export const agentBench: BenchFn = async (ctx) => {
       { timeoutMs: 300_000, intervalMs: 100 },
     );
     const coldMs = performance.now() - t0;
-    ctx.progress(`agent (pid ${agent.pid}) synced ${total} objects in ${coldMs.toFixed(0)} ms`);
+    // Nothing else talks to this cluster before the drift runs: every connection so far is the agent's.
+    const coldCpuS = procCpuSeconds(agent.pid);
+    const coldConnections = sim.acceptedConnections();
+    ctx.progress(
+      `agent (pid ${agent.pid}) synced ${total} objects in ${coldMs.toFixed(0)} ms, ` +
+        `${coldCpuS.toFixed(2)} s CPU, ${coldConnections} connections to the API server`,
+    );
 
     await new Promise((resolve) => setTimeout(resolve, 3_000));
     const idle = await sampleIdle(agent.pid, ctx.quick ? 4_000 : 10_000, 10);
@@ -108,6 +118,7 @@ export const agentBench: BenchFn = async (ctx) => {
     const heal: number[] = [];
     const seen: number[] = [];
     let unhealed = 0;
+    const driftCpu0 = procCpuSeconds(agent.pid);
     for (let i = 0; i < shape.apps; i++) {
       const ns = appName(i);
       const key = `${ns}/settings-0`;
@@ -142,7 +153,10 @@ export const agentBench: BenchFn = async (ctx) => {
       }
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
-    ctx.progress(`drift runs: ${heal.length} healed, ${unhealed} not healed within 10 s`);
+    const cpuPerHealMs = ((procCpuSeconds(agent.pid) - driftCpu0) * 1000) / Math.max(1, heal.length);
+    ctx.progress(
+      `drift runs: ${heal.length} healed, ${unhealed} not healed within 10 s; agent CPU ${cpuPerHealMs.toFixed(0)} ms per heal`,
+    );
 
     const bench = 'agent';
     const figures: Figure[] = [
@@ -178,6 +192,37 @@ export const agentBench: BenchFn = async (ctx) => {
           samples: floorRuns,
         },
         notes: 'includes Node start-up, registration, the assignments fetch, bundle fetches and the reports',
+        command: COMMAND,
+      }),
+      figure({
+        id: 'agent.cold-sync-cpu',
+        bench,
+        title: `agent CPU, process start → ${total} objects Synced`,
+        unit: 's',
+        fleetSize: 1,
+        samples: [coldCpuS],
+        notes:
+          'user + system CPU of the agent process, incl. Node start-up; CPU time, so less sensitive to load',
+        command: COMMAND,
+      }),
+      figure({
+        id: 'agent.cold-sync-connections',
+        bench,
+        title: `TCP connections the agent opened to the API server, start → ${total} objects Synced`,
+        unit: 'connections',
+        fleetSize: 1,
+        samples: [coldConnections],
+        notes: 'accepted by the simulated API server; watches hold one each',
+        command: COMMAND,
+      }),
+      figure({
+        id: 'agent.cpu-per-heal',
+        bench,
+        title: 'agent CPU per drift healed (watch event → compare → apply → report)',
+        unit: 'ms',
+        fleetSize: 1,
+        samples: [cpuPerHealMs],
+        notes: `agent process CPU over the ${shape.apps} drift runs, divided by the heals`,
         command: COMMAND,
       }),
     ];
