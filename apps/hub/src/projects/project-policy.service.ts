@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { groupOf, type KubeObject, type ProjectRestrictions } from '@flotilla/contract';
+import { groupOf, type KubeObject } from '@flotilla/contract';
 import {
   UNRESTRICTED_PROJECT,
   checkDestination,
@@ -97,8 +97,9 @@ function refusal(v: ProjectViolation, path: string): ProjectRefusal {
 }
 
 /**
- * Read side of projects: which project an appset belongs to and what it allows. Used by the
- * expander (checks before targets change) and the agent gateway (restrictions per cluster).
+ * Read side of projects: which project an appset belongs to and what it allows, for the expander
+ * (checks before targets change). The agent gateway narrows stored projects to each cluster itself
+ * (`specOfRow` + `restrictionsFor`, read once per burst of assignments).
  */
 @Injectable()
 export class ProjectPolicy {
@@ -116,18 +117,6 @@ export class ProjectPolicy {
         path: named.path,
       };
     return new ProjectGate(named.name, spec ?? UNRESTRICTED_PROJECT, spec === undefined, this.db);
-  }
-
-  /**
-   * What each named project allows on one cluster; projects not stored (the implicit `default`) are
-   * absent from the map, which the agent reads as unrestricted.
-   */
-  async restrictionsFor(
-    names: Iterable<string>,
-    cluster: ProjectCluster,
-  ): Promise<Map<string, ProjectRestrictions>> {
-    const rows = await this.db.prisma.project.findMany({ where: { name: { in: [...new Set(names)] } } });
-    return new Map(rows.map((r) => [r.name, restrictionsFor(r.name, specOfRow(r.document), cluster)]));
   }
 
   /** A stored project's spec; undefined for `default` when not stored (allows everything); null when unknown. */
