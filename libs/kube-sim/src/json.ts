@@ -5,8 +5,41 @@ export function isObject(v: unknown): v is JsonObject {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
+/**
+ * A deep copy of a JSON value, as a JSON round trip would make it (keys holding undefined are
+ * dropped, undefined array slots and non-finite numbers become null), without the text in between.
+ */
 export function clone<T>(v: T): T {
-  return v === undefined ? v : (JSON.parse(JSON.stringify(v)) as T);
+  return v === undefined ? v : (copyJson(v) as T);
+}
+
+function copyJson(v: unknown): unknown {
+  if (typeof v !== 'object' || v === null) return typeof v === 'number' && !Number.isFinite(v) ? null : v;
+  if (Array.isArray(v)) {
+    const out = new Array<unknown>(v.length);
+    for (let i = 0; i < v.length; i++) {
+      const x: unknown = v[i];
+      out[i] = x === undefined || typeof x === 'function' ? null : copyJson(x);
+    }
+    return out;
+  }
+  if (typeof (v as { toJSON?: unknown }).toJSON === 'function')
+    return JSON.parse(JSON.stringify(v)) as unknown;
+  const out: JsonObject = {};
+  for (const k of Object.keys(v)) {
+    const x = (v as JsonObject)[k];
+    if (x === undefined || typeof x === 'function') continue;
+    // A parsed `__proto__` key is data: define it, never assign it (that would set the prototype).
+    if (k === '__proto__')
+      Object.defineProperty(out, k, {
+        value: copyJson(x),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    else out[k] = copyJson(x);
+  }
+  return out;
 }
 
 /** Freezes a JSON value and everything inside it (stored snapshots, under the store's `freeze` option). */

@@ -701,8 +701,7 @@ export class ClusterApi {
   }
 }
 
+/** A shallow view of a stored snapshot without its managedFields (nothing is copied or changed). */
 function withoutManaged(o: JsonObject): JsonObject {
-  const c = clone(o);
-  delete meta(c)['managedFields'];
-  return c;
+  return isObject(o['metadata']) ? { ...o, metadata: { ...o['metadata'], managedFields: undefined } } : o;
 }

@@ -1,5 +1,5 @@
 import { StatusError } from '../errors.js';
-import { clone, deepEqual, type JsonObject } from '../json.js';
+import { deepEqual, isObject, type JsonObject } from '../json.js';
 import { type FieldSchema } from '../fieldpath/field-schema.js';
 import { FieldSet, pathString } from '../fieldpath/field-set.js';
 import {
@@ -136,15 +136,11 @@ function conflictError(conflicts: { manager: Manager; set: FieldSet }[]): Status
 }
 
 /** True when the apply changed nothing but ownership (so `time` must not be refreshed). */
-export function sameContent(a: unknown, b: unknown): boolean {
-  const strip = (x: unknown): unknown => {
-    const c = clone(x) as JsonObject;
-    const m = c['metadata'] as JsonObject | undefined;
-    if (m) {
-      delete m['managedFields'];
-      delete m['resourceVersion'];
-    }
-    return c;
-  };
+export function sameContent(a: JsonObject, b: JsonObject): boolean {
+  // Shallow views without managedFields and resourceVersion: nothing is copied or changed.
+  const strip = (x: JsonObject): JsonObject =>
+    isObject(x['metadata'])
+      ? { ...x, metadata: { ...x['metadata'], managedFields: undefined, resourceVersion: undefined } }
+      : x;
   return deepEqual(strip(a), strip(b));
 }

@@ -5,10 +5,19 @@
  */
 export type PathElements = readonly string[];
 
-const key = (pes: PathElements): string => JSON.stringify(pes);
+/**
+ * The map key of a path: its elements joined by a character no element contains (field names,
+ * and keys and values in JSON text, where control characters are escaped).
+ */
+export const PATH_SEPARATOR = '\u0000';
+export const pathKey = (pes: PathElements): string => pes.join(PATH_SEPARATOR);
 
 export class FieldSet {
-  private readonly members = new Map<string, PathElements>();
+  private readonly members: Map<string, PathElements>;
+
+  constructor(members?: Map<string, PathElements>) {
+    this.members = members ?? new Map<string, PathElements>();
+  }
 
   static of(paths: Iterable<PathElements>): FieldSet {
     const s = new FieldSet();
@@ -17,15 +26,20 @@ export class FieldSet {
   }
 
   insert(pes: PathElements): void {
-    this.members.set(key(pes), pes);
+    this.members.set(pathKey(pes), pes);
+  }
+
+  /** Inserts a path whose `pathKey` the caller already has. */
+  insertKeyed(key: string, pes: PathElements): void {
+    this.members.set(key, pes);
   }
 
   delete(pes: PathElements): void {
-    this.members.delete(key(pes));
+    this.members.delete(pathKey(pes));
   }
 
   has(pes: PathElements): boolean {
-    return this.members.has(key(pes));
+    return this.members.has(pathKey(pes));
   }
 
   get size(): number {
@@ -41,30 +55,39 @@ export class FieldSet {
   }
 
   union(other: FieldSet): FieldSet {
-    const s = FieldSet.of(this.paths());
-    for (const p of other.paths()) s.insert(p);
-    return s;
+    if (other.isEmpty()) return new FieldSet(new Map(this.members));
+    const m = new Map(this.members);
+    for (const [k, p] of other.members) m.set(k, p);
+    return new FieldSet(m);
   }
 
   difference(other: FieldSet): FieldSet {
-    return FieldSet.of(this.paths().filter((p) => !other.has(p)));
+    const m = new Map<string, PathElements>();
+    for (const [k, p] of this.members) if (!other.members.has(k)) m.set(k, p);
+    return new FieldSet(m);
   }
 
   intersection(other: FieldSet): FieldSet {
-    return FieldSet.of(this.paths().filter((p) => other.has(p)));
+    const m = new Map<string, PathElements>();
+    for (const [k, p] of this.members) if (other.members.has(k)) m.set(k, p);
+    return new FieldSet(m);
   }
 
   /** Members that are `prefix` itself or lie below it. */
   under(prefix: PathElements): FieldSet {
-    return FieldSet.of(this.paths().filter((p) => prefix.every((pe, i) => p[i] === pe)));
+    return this.filter((p) => prefix.every((pe, i) => p[i] === pe));
   }
 
   filter(keep: (p: PathElements) => boolean): FieldSet {
-    return FieldSet.of(this.paths().filter(keep));
+    const m = new Map<string, PathElements>();
+    for (const [k, p] of this.members) if (keep(p)) m.set(k, p);
+    return new FieldSet(m);
   }
 
   equals(other: FieldSet): boolean {
-    return this.size === other.size && this.paths().every((p) => other.has(p));
+    if (this.size !== other.size) return false;
+    for (const k of this.members.keys()) if (!other.members.has(k)) return false;
+    return true;
   }
 
   toFieldsV1(): Record<string, unknown> {

@@ -1,6 +1,6 @@
 import { clone, deepEqual, isObject, type JsonObject } from '../json.js';
 import { type FieldSchema, type ListType } from './field-schema.js';
-import { FieldSet, keyElement, type PathElements } from './field-set.js';
+import { FieldSet, keyElement, PATH_SEPARATOR, type PathElements } from './field-set.js';
 
 /**
  * One node of an object seen as structured-merge-diff does: a leaf (scalar, atomic value, empty
@@ -58,59 +58,61 @@ export function listElementKey(el: unknown, lt: ListType): string | undefined {
   return keyElement(k);
 }
 
+/** Every node of an object by its `pathKey`. */
 export function flatten(obj: unknown, schema: FieldSchema): Map<string, FlatNode> {
   const out = new Map<string, FlatNode>();
-  const add = (n: FlatNode): void => void out.set(JSON.stringify(n.pes), n);
-  const walk = (value: unknown, names: string[], pes: string[]): void => {
+  const child = (key: string, pe: string): string => (key === '' ? pe : `${key}${PATH_SEPARATOR}${pe}`);
+  const walk = (value: unknown, names: string[], pes: string[], key: string): void => {
     if (isObject(value) && !schema.atomic(names)) {
       const keys = Object.keys(value).filter((k) => value[k] !== undefined && value[k] !== null);
       if (keys.length === 0) {
-        if (pes.length) add({ pes, kind: 'leaf', value });
+        if (pes.length) out.set(key, { pes, kind: 'leaf', value });
         return;
       }
       const last = names[names.length - 1] ?? '';
-      if (pes.length) add({ pes, kind: ALWAYS_PRESENT.has(last) ? 'struct' : 'map' });
-      for (const k of keys) walk(value[k], [...names, k], [...pes, `f:${k}`]);
+      if (pes.length) out.set(key, { pes, kind: ALWAYS_PRESENT.has(last) ? 'struct' : 'map' });
+      for (const k of keys) walk(value[k], [...names, k], [...pes, `f:${k}`], child(key, `f:${k}`));
       return;
     }
     if (Array.isArray(value) && value.length > 0) {
       const lt = schema.list(names);
       if (lt.type !== 'atomic') {
-        add({ pes, kind: 'map' });
+        out.set(key, { pes, kind: 'map' });
         for (const el of value) {
           const pe = listElementKey(el, lt);
           if (pe === undefined) continue;
           const elPes = [...pes, pe];
-          if (lt.type === 'set') add({ pes: elPes, kind: 'leaf', value: el });
+          const elKey = child(key, pe);
+          if (lt.type === 'set') out.set(elKey, { pes: elPes, kind: 'leaf', value: el });
           else {
-            add({ pes: elPes, kind: 'elem' });
+            out.set(elKey, { pes: elPes, kind: 'elem' });
             if (isObject(el))
               for (const k of Object.keys(el))
-                if (el[k] !== null) walk(el[k], [...names, k], [...elPes, `f:${k}`]);
+                if (el[k] !== null) walk(el[k], [...names, k], [...elPes, `f:${k}`], child(elKey, `f:${k}`));
           }
         }
         return;
       }
     }
-    if (pes.length) add({ pes, kind: 'leaf', value });
+    if (pes.length) out.set(key, { pes, kind: 'leaf', value });
   };
-  walk(obj, [], []);
+  walk(obj, [], [], '');
   return out;
 }
 
 /** The fields an applier declares: every leaf and list element of its config. */
 export function applySet(config: unknown, schema: FieldSchema): FieldSet {
   const s = new FieldSet();
-  for (const n of flatten(config, schema).values())
-    if ((n.kind === 'leaf' || n.kind === 'elem') && !isStrippedPath(n.pes)) s.insert(n.pes);
+  for (const [k, n] of flatten(config, schema))
+    if ((n.kind === 'leaf' || n.kind === 'elem') && !isStrippedPath(n.pes)) s.insertKeyed(k, n.pes);
   return s;
 }
 
 /** Every field of an object, as ownership of a whole object (before-first-apply). */
 export function fullSet(o: unknown, schema: FieldSchema): FieldSet {
   const s = new FieldSet();
-  for (const n of flatten(o, schema).values())
-    if (n.kind !== 'struct' && !isStrippedPath(n.pes)) s.insert(n.pes);
+  for (const [k, n] of flatten(o, schema))
+    if (n.kind !== 'struct' && !isStrippedPath(n.pes)) s.insertKeyed(k, n.pes);
   return s;
 }
 
@@ -128,16 +130,16 @@ export function compare(before: unknown, after: unknown, schema: FieldSchema): C
   const modified = new FieldSet();
   const removed = new FieldSet();
   for (const [k, n] of b) {
-    if (isStrippedPath(n.pes) || n.kind === 'struct') continue;
+    if (n.kind === 'struct' || isStrippedPath(n.pes)) continue;
     const old = a.get(k);
-    if (!old || old.kind === 'struct') added.insert(n.pes);
+    if (!old || old.kind === 'struct') added.insertKeyed(k, n.pes);
     else if (n.kind === 'leaf' && (old.kind !== 'leaf' || !deepEqual(old.value, n.value)))
-      modified.insert(n.pes);
-    else if (n.kind !== 'leaf' && old.kind === 'leaf') modified.insert(n.pes);
+      modified.insertKeyed(k, n.pes);
+    else if (n.kind !== 'leaf' && old.kind === 'leaf') modified.insertKeyed(k, n.pes);
   }
   for (const [k, n] of a) {
-    if (isStrippedPath(n.pes) || n.kind === 'struct') continue;
-    if (!b.has(k)) removed.insert(n.pes);
+    if (n.kind === 'struct' || isStrippedPath(n.pes)) continue;
+    if (!b.has(k)) removed.insertKeyed(k, n.pes);
   }
   return { added, modified, removed };
 }
