@@ -1,4 +1,7 @@
 import 'reflect-metadata';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import {
   type AssignmentsResponse,
   BUNDLE_BATCH_MAX,
@@ -6,7 +9,10 @@ import {
   type BundleBatchResponse,
 } from '@flotilla/contract';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { loadHubConfig } from '../config/hub-config.js';
 import { Database } from '../db/database.js';
+import { createHubApp } from '../hub-app.js';
+import { testRedisUrl } from '../testing/test-redis.js';
 import { ClusterWakeups } from '../queues/cluster-wakeups.service.js';
 import { startTwoClusterFleet, type TwoClusterFleet } from '../testing/two-cluster-fleet.js';
 import { AgentGatewayService, KNOWN_ETAG_MAX_AGE_MS, LAST_SEEN_EVERY_MS } from './agent-gateway.service.js';
@@ -109,6 +115,62 @@ describe('agent gateway', () => {
       expect(gateway.knownEtag(fresh, Date.now() + KNOWN_ETAG_MAX_AGE_MS + 1)).toBeUndefined();
     } finally {
       computed.mockRestore();
+    }
+  });
+
+  it('drops a remembered ETag when another replica changes the assignments', async () => {
+    // Replica B: the same database and Redis prefix, the API role only, its own data dir.
+    const dataDir = mkdtempSync(join(tmpdir(), 'flotilla-hub-b-'));
+    const b = await createHubApp(
+      loadHubConfig({
+        HOST: '127.0.0.1',
+        PORT: '0',
+        DATABASE_URL: fleet.hub.postgres.url,
+        REDIS_URL: testRedisUrl(),
+        REDIS_PREFIX: fleet.hub.config.redis.prefix,
+        FLOTILLA_DATA_DIR: dataDir,
+        HUB_ROLES: 'api',
+        LOG_LEVEL: 'warn',
+      }),
+    );
+    try {
+      await b.listen(0, '127.0.0.1');
+      const address = b.getHttpServer().address();
+      const bUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+      const computed = vi.spyOn(fleet.hub.app.get(AgentGatewayService), 'assignments');
+
+      const first = await assignments();
+      const etag = first.etag ?? '';
+      expect(first.body.assignments.flatMap((a) => a.breakGlass)).toEqual([]);
+      expect((await assignments({ 'if-none-match': etag })).status).toBe(304);
+      const computedBefore = computed.mock.calls.length;
+
+      // A long-poll held on this replica (A) with the remembered ETag; the change goes through B.
+      const waiting = assignments({ 'if-none-match': etag }, 30);
+      const opened = await fetch(`${bUrl}/api/v1/break-glass`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-flotilla-actor': 'alice' },
+        body: JSON.stringify({
+          scope: 'cluster',
+          name: 'eu-1',
+          reason: 'INC-9: replicas disagree',
+          durationMinutes: 30,
+          pauseSelfHeal: true,
+        }),
+      });
+      expect(opened.status).toBe(201);
+      const woken = await waiting;
+      expect(woken.status).toBe(200);
+      expect(woken.body.assignments.every((a) => a.breakGlass.length === 1)).toBe(true);
+      expect(computed.mock.calls.length).toBeGreaterThan(computedBefore);
+      computed.mockRestore();
+
+      // The next re-poll with the old ETag is not answered from anything remembered before the change.
+      const again = await assignments({ 'if-none-match': etag });
+      expect([again.status, again.etag]).toEqual([200, woken.etag]);
+    } finally {
+      await b.close();
+      rmSync(dataDir, { recursive: true, force: true });
     }
   });
 
