@@ -273,6 +273,7 @@ export class AgentGatewayService implements BeforeApplicationShutdown {
           application: t.name,
           namespace: t.namespace,
           cluster: clusterName,
+          project: t.project,
         }).map((w) => w.window),
         breakGlass,
       };

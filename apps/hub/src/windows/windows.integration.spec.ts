@@ -254,6 +254,8 @@ describe('sync windows at the hub', () => {
     ).toBe(201);
     const view = await fleet.call<TargetWindowsView>('GET', '/api/v1/targets/web-eu-1/windows');
     expect(view.body.windows.map((w) => w.name)).toEqual(['freeze-default', 'freeze-eu']);
+    // The agent gets the same two (both say "deny eu-* now"), not the payments one.
+    expect((await assignments('eu-1')).body.assignments[0]?.windows).toHaveLength(2);
     const history = await fleet.call<WindowVersionView[]>('GET', '/api/v1/windows/freeze-payments/history');
     expect(history.body[0]?.projects).toEqual(['payments']);
     for (const name of ['freeze-payments', 'freeze-default'])
