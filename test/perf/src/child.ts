@@ -8,6 +8,7 @@ import { type BenchFn } from './types.js';
  */
 const BENCHES: Record<string, () => Promise<BenchFn>> = {
   sim: async () => (await import('./benches/sim-idle.bench.js')).simIdle,
+  'sim-apply': async () => (await import('./benches/sim-apply.bench.js')).simApply,
   agent: async () => (await import('./benches/agent.bench.js')).agentBench,
   diff: async () => (await import('./benches/diff.bench.js')).diffThroughput,
   desired: async () => (await import('./benches/desired-state.bench.js')).desiredStateBench,

@@ -23,6 +23,10 @@ const SECTIONS: Record<string, { title: string; what: string }> = {
     title: 'kube-sim: idle simulated clusters in one process',
     what: 'One Node process serves N simulated clusters (each its own HTTP server on 127.0.0.1 with a namespace, a ConfigMap and a one-replica Deployment), then sits idle. RSS and CPU of that process, sampled in 10 slices; per-cluster RSS is measured above the same process before any cluster started.',
   },
+  'sim-apply': {
+    title: 'kube-sim: CPU per apply and per controller pass',
+    what: 'Ten simulated clusters in one Node process (as the fleet bench hosts them), each given 10 apps (a namespace, a Deployment, a Service, a ConfigMap) by server-side apply over HTTP with `fetch`, while the controllers run. A round applies every app of every cluster once; its CPU is the whole process’s (the HTTP client included) from the first request until the controllers have settled, divided by the apps. Rounds where only the ConfigMaps change (what a release of the fleet bench does), where nothing changes, and where a new image rolls out; then every controller of every cluster is run 20 times (`poke`) to time a full pass.',
+  },
   agent: {
     title: 'Agent: memory, cold sync and drift-to-heal',
     what: 'The agent binary as shipped (`apps/agent/dist/bundle/flotilla-agent.mjs`, the rolldown bundle `flotilla-agent` runs) as its own process against the real hub (its own process, on PostgreSQL and Redis, with the apps served by `git daemon`) and one simulated cluster. 500 objects in 50 targets (each app: a namespace, 2 Deployments, 2 Services, 5 ConfigMaps). Drift: another client merge-patches one ConfigMap per target (field manager `kubectl-edit`); a separate watch times the write until the healed value comes back.',

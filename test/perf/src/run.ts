@@ -10,7 +10,7 @@ import { flatness, targetValue } from './stats.js';
 import { type BenchOutput } from './types.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-const ALL = ['sim', 'agent', 'diff', 'desired', 'ingest', 'fleet', 'history'] as const;
+const ALL = ['sim', 'sim-apply', 'agent', 'diff', 'desired', 'ingest', 'fleet', 'history'] as const;
 type BenchName = (typeof ALL)[number];
 /**
  * Whole-run budget: the issue allows 30 minutes on 2 cores. A job gets at most what is left of it
@@ -31,7 +31,7 @@ interface Job {
 function usage(): never {
   console.error(
     [
-      'usage: npm run bench -- [--only sim,agent,diff,desired,ingest,fleet,history] [--quick] [--fleet-sizes 10,100] [--history-runs N] [--out DIR] [--render-only]',
+      'usage: npm run bench -- [--only sim,sim-apply,agent,diff,desired,ingest,fleet,history] [--quick] [--fleet-sizes 10,100] [--history-runs N] [--out DIR] [--render-only]',
       '  --quick        reduced sizes (CI); writes to test/perf/dist/quick unless --out is given',
       '  --fleet-sizes  fleet run sizes (default 10,100,1000)',
       '  --history-runs sync runs the history bench loads, and a fifth as many audit events (default 10000000)',
@@ -101,6 +101,8 @@ function jobsFor(
         params: { clusters },
         timeoutMs: 5 * min,
       }));
+    case 'sim-apply':
+      return [{ bench, params: { clusters: 10 }, timeoutMs: 3 * min }];
     case 'agent':
       return [{ bench, params: {}, timeoutMs: 8 * min }];
     case 'diff':
