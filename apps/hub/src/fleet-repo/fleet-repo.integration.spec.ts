@@ -297,4 +297,49 @@ describe('fleet repository', () => {
       await second.close();
     }
   }, 180_000);
+  it('an appset naming a RolloutStrategy rolls out by its steps, and a change of the strategy reaches the appset', async () => {
+    const strategy = (bake: string) =>
+      [
+        'apiVersion: flotilla.dev/v1alpha1',
+        'kind: RolloutStrategy',
+        'metadata:',
+        '  name: canary-first',
+        'spec:',
+        '  steps:',
+        '    - name: canary',
+        '      selector:',
+        '        matchLabels:',
+        '          env: prod',
+        `      bakeTime: ${bake}`,
+        '',
+      ].join('\n');
+    const web = fixture('web.yaml').replace(
+      '  project: team-a\n',
+      '  project: team-a\n  rolloutStrategy: canary-first\n',
+    );
+    const rolloutOf = async () =>
+      (
+        await call<{ document: { spec: { rollout?: { steps: { name: string; bakeTime: string }[] } } } }>(
+          'GET',
+          '/api/v1/appsets/web',
+        )
+      ).body.document.spec.rollout?.steps.map((st) => `${st.name} ${st.bakeTime}`);
+
+    const first = fleetRepo.commit(
+      { 'fleet/rollout.yaml': strategy('30s'), 'fleet/web.yaml': web },
+      'web rolls out canary first',
+    );
+    await settle((x) => `${x.status} ${x.appliedCommit ?? '-'}`, `Ready ${first}`);
+    expect(await rolloutOf()).toEqual(['canary 30s']);
+
+    // Only the strategy's file changes; the appset that names it follows.
+    const second = fleetRepo.commit({ 'fleet/rollout.yaml': strategy('5m') }, 'longer bake');
+    await settle((x) => `${x.status} ${x.appliedCommit ?? '-'}`, `Ready ${second}`);
+    expect(await rolloutOf()).toEqual(['canary 5m']);
+    const audit = await call<{ items: { details: { commit: string } }[] }>(
+      'GET',
+      '/api/v1/audit?scope=appset:web&action=appset.updated',
+    );
+    expect(audit.body.items[0]?.details.commit).toBe(second);
+  }, 120_000);
 });
