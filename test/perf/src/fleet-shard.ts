@@ -17,6 +17,12 @@ interface ShardInput {
   hubUrl: string;
   workDir: string;
   clusters: { name: string; bootstrapToken: string }[];
+  /**
+   * Cluster + agent pairs started at once (default 10). Each agent registers with the hub on start
+   * (a transaction with an audit event): the shards of a 1,000-cluster run keep the fleet-wide sum
+   * bounded, as a rollout of agents would be, rather than have every agent register in the same second.
+   */
+  startInFlight?: number;
 }
 
 type ToShard = { type: 'trace'; since: number } | { type: 'forget'; before: number } | { type: 'stop' };
@@ -113,9 +119,10 @@ async function runShard(port: NonNullable<typeof parentPort>, input: ShardInput)
     else void stopAll().finally(() => post({ type: 'stopped' }));
   });
   try {
-    for (let i = 0; i < input.clusters.length; i += 10) {
+    const inFlight = Math.max(1, input.startInFlight ?? 10);
+    for (let i = 0; i < input.clusters.length; i += inFlight) {
       await Promise.all(
-        input.clusters.slice(i, i + 10).map(async ({ name, bootstrapToken }) => {
+        input.clusters.slice(i, i + inFlight).map(async ({ name, bootstrapToken }) => {
           const sim = await startSimCluster({ name, kubeconfigDir: join(input.workDir, 'kube') });
           sims.push(sim);
           const kc = new KubeConfig();

@@ -20,13 +20,32 @@ export function objectPath(obj: Pick<KubeObject, 'kind' | 'metadata'>): string {
   return `/${p.group}${ns}/${p.plural}/${obj.metadata.name}`;
 }
 
-/** Server-side apply of one object over HTTP, as kubectl apply --server-side does. */
+/**
+ * Server-side apply of one object over HTTP, as kubectl apply --server-side does. A connection that
+ * fails (not an HTTP error) is tried twice more (an apply is idempotent), then reported with its cause.
+ */
 export async function applyOverHttp(baseUrl: string, obj: KubeObject, manager = 'bench'): Promise<void> {
-  const res = await fetch(`${baseUrl}${objectPath(obj)}?fieldManager=${manager}&force=true`, {
-    method: 'PATCH',
-    headers: { 'content-type': 'application/apply-patch+yaml' },
-    body: JSON.stringify(obj),
-  });
+  const url = `${baseUrl}${objectPath(obj)}?fieldManager=${manager}&force=true`;
+  const send = (): Promise<Response> =>
+    fetch(url, {
+      method: 'PATCH',
+      headers: { 'content-type': 'application/apply-patch+yaml' },
+      body: JSON.stringify(obj),
+    });
+  let res: Response | undefined;
+  for (let attempt = 1; !res; attempt++) {
+    try {
+      res = await send();
+    } catch (err) {
+      if (attempt >= 3) {
+        const cause = (err as { cause?: unknown }).cause;
+        throw new Error(`apply ${obj.kind} ${obj.metadata.name} to ${baseUrl}: ${String(cause ?? err)}`, {
+          cause: err,
+        });
+      }
+      await new Promise((resolve) => setTimeout(resolve, 200 * attempt));
+    }
+  }
   if (!res.ok)
     throw new Error(`apply ${obj.kind} ${obj.metadata.name}: HTTP ${res.status} ${await res.text()}`);
   await res.arrayBuffer().catch(() => undefined);
