@@ -1,5 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AssignmentsResponse, RegisterResponse, RotateResponse } from '@flotilla/contract';
+import type {
+  AssignmentsResponse,
+  BundleBatchResponse,
+  RegisterResponse,
+  RotateResponse,
+} from '@flotilla/contract';
 import { createTestGitRepo, waitForIdleQueues, type TestGitRepo, type TestHub } from '@flotilla/hub/testing';
 import { caller, sql, startSecureHub, tableCounts, waitUntil, type Refusal } from './security-hub.js';
 
@@ -167,6 +172,26 @@ describe('agent identity', () => {
     expect(audit[0]?.['fromIp']).toMatch(/127\.0\.0\.1$/);
     // The audit event is the only change.
     expect(await tableCounts(hub)).toEqual({ ...before, AuditEvent: before['AuditEvent']! + 1 });
+
+    // The same through the batch endpoint: its own bundle comes, theirs is refused and audited alike.
+    const mine = eu1.body.assignments[0]!.bundleDigest;
+    const batch = await call<BundleBatchResponse>('POST', '/api/agent/v1/bundles/batch', {
+      token: credential['eu1'],
+      body: { digests: [mine, theirs] },
+    });
+    expect(batch.status).toBe(200);
+    expect(batch.body.bundles.map((b) => b.digest)).toEqual([mine]);
+    expect(batch.body.refused).toEqual([theirs]);
+    const batchAudit = await sql(
+      hub,
+      `SELECT actor, details - 'origin' AS details FROM "AuditEvent"
+        WHERE action = 'agent.access-denied' ORDER BY id`,
+    );
+    expect(batchAudit.at(-1)).toEqual({
+      actor: 'agent:eu1',
+      details: { resource: 'bundle', digest: theirs, assignedElsewhere: true },
+    });
+    expect(await tableCounts(hub)).toEqual({ ...before, AuditEvent: before['AuditEvent']! + 2 });
   });
 
   it("makes a report about another cluster's target harmless, and audits it", async () => {

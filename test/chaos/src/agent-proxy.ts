@@ -73,9 +73,7 @@ export class AgentProxy {
     const path = req.url ?? '/';
     const posted =
       req.method === 'POST' && path.startsWith(AGENT_API.reports) ? this.recordReports(body) : [];
-    const bundle = /^\/api\/agent\/v1\/bundles\/([^/?]+)/.exec(path)?.[1];
-    if (bundle) {
-      const digest = decodeURIComponent(bundle);
+    for (const digest of bundlesAskedFor(req.method, path, body)) {
       this.bundleFetches.set(digest, (this.bundleFetches.get(digest) ?? 0) + 1);
     }
     const order = this.upstreams.map(
@@ -157,4 +155,18 @@ export class AgentProxy {
       out.end(body);
     });
   }
+}
+
+/** The digests a request asks bundles for: `POST bundles/batch` names them in its body, `GET bundles/:digest` in its path. */
+function bundlesAskedFor(method: string | undefined, path: string, body: Buffer): string[] {
+  if (method === 'POST' && path.startsWith(AGENT_API.bundleBatch)) {
+    try {
+      const parsed = JSON.parse(body.toString('utf8')) as { digests?: unknown };
+      return Array.isArray(parsed.digests) ? parsed.digests.filter((d) => typeof d === 'string') : [];
+    } catch {
+      return [];
+    }
+  }
+  const one = /^\/api\/agent\/v1\/bundles\/([^/?]+)/.exec(path)?.[1];
+  return method === 'GET' && one ? [decodeURIComponent(one)] : [];
 }
