@@ -5,6 +5,8 @@ import { HubMetrics } from '../metrics/hub-metrics.service.js';
 import { ClusterWakeups } from '../queues/cluster-wakeups.service.js';
 import { QueueWorker } from '../queues/queue-worker.js';
 import { normalisePath } from '../git/git-mirror.js';
+import { GitMirrorsService } from '../git/git-mirrors.service.js';
+import { RepositoriesService } from '../repositories/repositories.service.js';
 import { RenderService } from './render.service.js';
 
 /**
@@ -12,7 +14,8 @@ import { RenderService } from './render.service.js';
  * the clusters whose targets point at the bundle it stores. Expansion renders inline (so a bad path
  * changes no target); this queue restores a bundle that was pruned by an operator. Targets whose
  * digest differs (per-target kustomize options, or a newer expansion) are left to their expansion:
- * a repair never repoints a target at another bundle.
+ * a repair never repoints a target at another bundle. Any replica may take the job, so one whose
+ * mirror lacks the commit fetches it first.
  */
 @Processor('render')
 export class RenderProcessor extends QueueWorker<'render'> {
@@ -22,6 +25,8 @@ export class RenderProcessor extends QueueWorker<'render'> {
     private readonly render: RenderService,
     private readonly db: Database,
     private readonly wakeups: ClusterWakeups,
+    private readonly repos: RepositoriesService,
+    private readonly mirrors: GitMirrorsService,
     protected readonly metrics: HubMetrics,
   ) {
     super();
@@ -30,6 +35,8 @@ export class RenderProcessor extends QueueWorker<'render'> {
   protected async handle(p: QueuePayloads['render']) {
     const repo = await this.db.prisma.repository.findUnique({ where: { id: p.repositoryId } });
     if (!repo) return { digest: null };
+    if (this.mirrors.mirrors.missingCommits(repo.id, [p.revision]).length > 0)
+      await this.repos.fetchMirror(repo.id);
     const digest = await this.render.render({
       repositoryId: repo.id,
       repoUrl: repo.url,
