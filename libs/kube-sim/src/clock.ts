@@ -47,5 +47,14 @@ export function scaledClock(factor: number, start = Date.now()): SimClock {
 
 /** RFC 3339 in UTC with whole seconds, as every metav1.Time on the wire. */
 export function formatTime(ms: number): string {
-  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+  const second = Math.floor(ms / 1000);
+  // Every write and controller pass asks for "now": within one second the text is the same.
+  if (second !== lastSecond) {
+    lastSecond = second;
+    lastText = new Date(second * 1000).toISOString().replace('.000Z', 'Z');
+  }
+  return lastText;
 }
+
+let lastSecond = Number.NaN;
+let lastText = '';

@@ -15,7 +15,13 @@ import {
 import { clone, deepEqual, getPath, isObject, meta, stripNulls, type JsonObject, str } from '../json.js';
 import { applyDefaults, normaliseTimes } from '../defaults/defaults.js';
 import { schemaFor } from '../fieldpath/field-schema.js';
-import { decodeManagers, encodeManagers, recordUpdate, type Manager } from '../apply/managed-fields.js';
+import {
+  decodeManagers,
+  encodeManagers,
+  recordUpdate,
+  storedManagers,
+  type Manager,
+} from '../apply/managed-fields.js';
 import { sameContent, serverSideApply } from '../apply/server-side-apply.js';
 import { mergePatch } from '../patch/merge-patch.js';
 import { strategicMergePatch } from '../patch/strategic-merge-patch.js';
@@ -369,7 +375,7 @@ export class ClusterApi {
       throw conflict(rt.plural, rt.group, name);
     if (!old && o.subresource) throw notFound(rt.plural, rt.group, name);
     const time = this.now();
-    const result = serverSideApply(old, old ? decodeManagers(old) : [], config, {
+    const result = serverSideApply(old, old ? storedManagers(old) : [], config, {
       manager: o.manager,
       apiVersion,
       force: o.force ?? false,
@@ -462,7 +468,7 @@ export class ClusterApi {
       managers = decodeManagers({ metadata: { managedFields: requestManaged } });
     } else {
       const before = old ? withoutManaged(old) : {};
-      managers = recordUpdate(old ? decodeManagers(old) : [], before, obj, {
+      managers = recordUpdate(old ? storedManagers(old) : [], before, obj, {
         manager: o.manager,
         apiVersion: apiVersionOf(rt),
         subresource: o.subresource,

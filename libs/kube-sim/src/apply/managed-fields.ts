@@ -13,6 +13,21 @@ export interface Manager {
   set: FieldSet;
 }
 
+/**
+ * Decoded managedFields by the list they were decoded from. Only a stored snapshot's list (which is
+ * never changed) is worth remembering: a no-op re-apply decodes the same one again and again.
+ */
+const decoded = new WeakMap<object, readonly Manager[]>();
+
+/** The managedFields of a stored snapshot, decoded once; callers must not change the entries. */
+export function storedManagers(o: JsonObject): readonly Manager[] {
+  const mf = isObject(o['metadata']) ? o['metadata']['managedFields'] : undefined;
+  if (!Array.isArray(mf)) return [];
+  let managers = decoded.get(mf);
+  if (!managers) decoded.set(mf, (managers = decodeManagers(o)));
+  return managers;
+}
+
 export function decodeManagers(o: JsonObject): Manager[] {
   const mf = isObject(o['metadata']) ? o['metadata']['managedFields'] : undefined;
   if (!Array.isArray(mf)) return [];
@@ -92,18 +107,23 @@ export interface UpdateOptions {
  * changed, every other manager loses it. Updates never conflict.
  */
 export function recordUpdate(
-  managers: Manager[],
-  before: unknown,
-  after: unknown,
+  managers: readonly Manager[],
+  before: JsonObject,
+  after: JsonObject,
   o: UpdateOptions,
 ): Manager[] {
   const keep = scopeFilter(o.hasStatus, o.subresource);
-  const cmp = compare(before, after, o.schema);
+  // What the scope filter drops anyway (spec through /status, status through the main resource)
+  // is left out of the comparison instead of being flattened and compared first.
+  const outOfScope = o.subresource === 'status' ? 'spec' : o.hasStatus ? 'status' : undefined;
+  const view = (x: JsonObject): JsonObject =>
+    outOfScope && x[outOfScope] !== undefined ? { ...x, [outOfScope]: undefined } : x;
+  const cmp = compare(view(before), view(after), o.schema);
   const added = cmp.added.filter(keep);
   const modified = cmp.modified.filter(keep);
   const removed = cmp.removed.filter(keep);
   const changed = added.union(modified).union(removed);
-  if (changed.isEmpty()) return managers;
+  if (changed.isEmpty()) return [...managers];
   const out: Manager[] = [];
   let mine: Manager | undefined;
   for (const m of managers) {

@@ -47,7 +47,7 @@ function describe(m: Manager): string {
  */
 export function serverSideApply(
   live: JsonObject | undefined,
-  liveManagers: Manager[],
+  liveManagers: readonly Manager[],
   config: JsonObject,
   o: ApplyOptions,
 ): ApplyResult {

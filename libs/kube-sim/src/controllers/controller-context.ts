@@ -126,9 +126,21 @@ export class ControllerContext {
   }
 }
 
-/** The `pod-template-hash` of a template: FNV-1a, encoded with Kubernetes' safe alphabet. */
+/** Hashes by template object: a stored snapshot's template never changes, and passes hash it again. */
+const hashes = new WeakMap<object, string>();
+
+/**
+ * The `pod-template-hash` of a template: FNV-1a, encoded with Kubernetes' safe alphabet. The
+ * template must not be changed afterwards (controllers pass the store's immutable snapshots).
+ */
 export function templateHash(template: unknown): string {
-  const text = JSON.stringify(template ?? {});
+  if (typeof template !== 'object' || template === null) return hashText(JSON.stringify(template ?? {}));
+  let h = hashes.get(template);
+  if (h === undefined) hashes.set(template, (h = hashText(JSON.stringify(template))));
+  return h;
+}
+
+function hashText(text: string): string {
   let h = 0x811c9dc5;
   for (let i = 0; i < text.length; i++) {
     h ^= text.charCodeAt(i);
