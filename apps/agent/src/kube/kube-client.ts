@@ -1,4 +1,5 @@
-import { ApiException, type KubeConfig, KubernetesObjectApi, PatchStrategy } from '@kubernetes/client-node';
+import { type HttpMethod, type KubeConfig, RequestContext } from '@kubernetes/client-node';
+import { fetch } from 'undici';
 import { FIELD_MANAGER, type KubeObject } from '@flotilla/contract';
 import { type ResourceId } from '../state/state-store.js';
 
@@ -35,143 +36,181 @@ export class KubeApiError extends Error {
   }
 }
 
-/** Exposes the discovery lookup that KubernetesObjectApi keeps to itself (and caches per apiVersion). */
-class DiscoveringObjectApi extends KubernetesObjectApi {
-  lookup(apiVersion: string, kind: string): ReturnType<KubernetesObjectApi['resource']> {
-    return this.resource(apiVersion, kind);
-  }
+/** One entry of a discovery answer (`APIResourceList.resources`). */
+interface ApiResource {
+  name: string;
+  namespaced: boolean;
+  kind: string;
 }
 
+const JSON_ACCEPT = 'application/json, */*;q=0.8';
+
+/**
+ * The agent's Kubernetes client: plain REST over client-node's KubeConfig, which still does all of
+ * the authentication (tokens, client certificates, exec plugins, in-cluster) and picks the
+ * connection pool (see kube-connections.ts). client-node's KubernetesObjectApi is not used: it turns
+ * every answer into typed model instances (Dates for timestamps) that the agent turned straight back
+ * into JSON, and it needs client-node's generated serializer, which loads all ~750 model classes —
+ * megabytes of code and heap in a daemon that only ever handles plain objects.
+ */
 export function createKubeClient(kc: KubeConfig): KubeClient {
-  const api = kc.makeApiClient(DiscoveringObjectApi);
+  const discovery = new Map<string, ApiResource[]>();
   const describe = (id: ResourceId): string =>
     `${id.apiVersion} ${id.kind} ${id.namespace ? `${id.namespace}/` : ''}${id.name}`;
 
+  /** One API call; the answer's JSON, or undefined for a 404 when `notFound` is 'undefined'. */
+  const call = async (
+    method: string,
+    path: string,
+    what: string,
+    init: { body?: string; contentType?: string; notFound?: 'undefined' } = {},
+  ): Promise<unknown> => {
+    const cluster = kc.getCurrentCluster();
+    if (!cluster)
+      throw new KubeApiError(undefined, 'NoCluster', 'the kubeconfig has no current cluster', what);
+    const ctx = new RequestContext(`${cluster.server}${path}`, method as HttpMethod);
+    ctx.setHeaderParam('Accept', JSON_ACCEPT);
+    if (init.contentType) ctx.setHeaderParam('Content-Type', init.contentType);
+    let response;
+    try {
+      await kc.applySecurityAuthentication(ctx);
+      response = await fetch(ctx.getUrl(), {
+        method,
+        headers: ctx.getHeaders(),
+        body: init.body,
+        dispatcher: ctx.getDispatcher(),
+      });
+    } catch (err) {
+      const e = err as Error & { cause?: { code?: string } };
+      throw new KubeApiError(
+        undefined,
+        'Unreachable',
+        `${e.message}${e.cause?.code ? ` (${e.cause.code})` : ''}`,
+        what,
+      );
+    }
+    const text = await response.text();
+    if (response.ok) return text ? (JSON.parse(text) as unknown) : undefined;
+    if (response.status === 404 && init.notFound === 'undefined') return undefined;
+    throw statusError(response.status, text, what);
+  };
+
+  const lookup = async (apiVersion: string, kind: string): Promise<ApiResource | undefined> => {
+    const known = discovery.get(apiVersion)?.find((r) => r.kind === kind);
+    if (known) return known;
+    // Not cached, or cached without this kind (a CRD installed since): ask again.
+    const list = (await call('GET', groupVersionPath(apiVersion), `${apiVersion} ${kind}`)) as {
+      resources?: ApiResource[];
+    };
+    // Subresources (`deployments/scale`) share their parent's kind: keep the resources themselves.
+    const resources = (list.resources ?? []).filter((r) => !r.name.includes('/'));
+    discovery.set(apiVersion, resources);
+    return resources.find((r) => r.kind === kind);
+  };
+
+  const scopeOf = async (apiVersion: string, kind: string): Promise<ResourceScope> => {
+    let found;
+    try {
+      found = await lookup(apiVersion, kind);
+    } catch (err) {
+      const e = err as KubeApiError;
+      throw new KubeApiError(
+        e.status,
+        e.reason,
+        e.status === 404
+          ? `the cluster does not serve ${apiVersion} (looking up kind ${kind}): ${e.message}`
+          : `discovery of ${apiVersion} failed (looking up kind ${kind}): ${e.message}`,
+        e.path,
+      );
+    }
+    if (!found) {
+      throw new KubeApiError(
+        404,
+        'NotFound',
+        `the cluster does not serve kind ${kind} in ${apiVersion} (is its CRD installed?)`,
+        `${apiVersion} ${kind}`,
+      );
+    }
+    return { resource: found.name, namespaced: found.namespaced };
+  };
+
+  /** The object's URL (`name` omitted: its collection); a namespaced object without one goes to `default`. */
+  const pathOf = async (id: Omit<ResourceId, 'name'> & { name?: string }): Promise<string> => {
+    const scope = await scopeOf(id.apiVersion, id.kind);
+    let path = groupVersionPath(id.apiVersion);
+    if (scope.namespaced) path += `/namespaces/${encodeURIComponent(id.namespace ?? 'default')}`;
+    path += `/${scope.resource}`;
+    return id.name === undefined ? path : `${path}/${encodeURIComponent(id.name)}`;
+  };
+
   return {
-    async scopeOf(apiVersion, kind) {
-      let found;
-      try {
-        found = await api.lookup(apiVersion, kind);
-      } catch (err) {
-        const e = toKubeError(err, `${apiVersion} ${kind}`);
-        throw new KubeApiError(
-          e.status,
-          e.reason,
-          e.status === 404
-            ? `the cluster does not serve ${apiVersion} (looking up kind ${kind}): ${e.message}`
-            : `discovery of ${apiVersion} failed (looking up kind ${kind}): ${e.message}`,
-          e.path,
-        );
-      }
-      if (!found) {
-        throw new KubeApiError(
-          404,
-          'NotFound',
-          `the cluster does not serve kind ${kind} in ${apiVersion} (is its CRD installed?)`,
-          `${apiVersion} ${kind}`,
-        );
-      }
-      return { resource: found.name, namespaced: found.namespaced };
-    },
+    scopeOf: scopeOf,
 
     async apply(obj) {
-      try {
-        const result = await api.patch(
-          obj,
-          undefined,
-          undefined,
-          FIELD_MANAGER,
-          true,
-          PatchStrategy.ServerSideApply,
-        );
-        return toPlain(result);
-      } catch (err) {
-        throw toKubeError(err, describe(idOf(obj)));
-      }
+      const id = idOf(obj);
+      const query = `?fieldManager=${encodeURIComponent(FIELD_MANAGER)}&force=true`;
+      // Server-side apply takes JSON as well as YAML (JSON is YAML).
+      return (await call('PATCH', `${await pathOf(id)}${query}`, describe(id), {
+        body: JSON.stringify(obj),
+        contentType: 'application/apply-patch+yaml',
+      })) as KubeObject;
     },
 
     async get(id) {
-      try {
-        return toPlain(await api.read({ apiVersion: id.apiVersion, kind: id.kind, metadata: metaOf(id) }));
-      } catch (err) {
-        if (err instanceof ApiException && err.code === 404) return undefined;
-        throw toKubeError(err, describe(id));
-      }
+      return (await call('GET', await pathOf(id), describe(id), { notFound: 'undefined' })) as
+        KubeObject | undefined;
     },
 
     async list(apiVersion, kind) {
-      try {
-        const list = await api.list(apiVersion, kind);
-        return {
-          items: list.items.map((i) => toPlain({ ...i, apiVersion, kind })),
-          resourceVersion: list.metadata?.resourceVersion ?? '',
-        };
-      } catch (err) {
-        throw toKubeError(err, `${apiVersion} ${kind}`);
-      }
+      const path = await pathOf({ apiVersion, kind, namespace: undefined });
+      const list = (await call('GET', clusterWide(path), `${apiVersion} ${kind}`)) as {
+        items?: KubeObject[];
+        metadata?: { resourceVersion?: string };
+      };
+      return {
+        // A list's items carry no apiVersion/kind of their own.
+        items: (list.items ?? []).map((i) => ({ ...i, apiVersion, kind })),
+        resourceVersion: list.metadata?.resourceVersion ?? '',
+      };
     },
 
     async delete(id) {
       try {
-        await api.delete(
-          { apiVersion: id.apiVersion, kind: id.kind, metadata: metaOf(id) },
-          undefined,
-          undefined,
-          undefined,
-          undefined,
-          'Background',
-        );
+        await call('DELETE', `${await pathOf(id)}?propagationPolicy=Background`, describe(id));
         return true;
       } catch (err) {
-        if (err instanceof ApiException && err.code === 404) return false;
-        throw toKubeError(err, describe(id));
+        if (err instanceof KubeApiError && err.status === 404) return false;
+        throw err;
       }
     },
   };
+}
+
+function groupVersionPath(apiVersion: string): string {
+  return apiVersion.includes('/') ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
+}
+
+/** `/api/v1/namespaces/default/configmaps` → `/api/v1/configmaps`: every namespace at once. */
+function clusterWide(path: string): string {
+  return path.replace(/\/namespaces\/[^/]+\/([^/]+)$/, '/$1');
+}
+
+/** A Kubernetes API failure from its Status answer (or the raw text of an odd server). */
+function statusError(status: number, body: string, path: string): KubeApiError {
+  let reason = 'Unknown';
+  let message = body ? body.slice(0, 500) : `HTTP ${status}`;
+  try {
+    const parsed = JSON.parse(body) as { reason?: string; message?: string };
+    if (parsed.message) message = parsed.message;
+    if (parsed.reason) reason = parsed.reason;
+  } catch {
+    // keep the raw text
+  }
+  return new KubeApiError(status, reason, message, path);
 }
 
 export function idOf(obj: KubeObject): ResourceId {
   const id: ResourceId = { apiVersion: obj.apiVersion, kind: obj.kind, name: obj.metadata.name };
   if (obj.metadata.namespace) id.namespace = obj.metadata.namespace;
   return id;
-}
-
-function metaOf(id: ResourceId): { name: string; namespace?: string } {
-  return id.namespace ? { name: id.name, namespace: id.namespace } : { name: id.name };
-}
-
-/**
- * client-node returns typed model instances for built-in kinds (Dates for timestamps); the rest of
- * the agent works on plain JSON, the same shape a watch event carries.
- */
-function toPlain(obj: unknown): KubeObject {
-  return JSON.parse(JSON.stringify(obj)) as KubeObject;
-}
-
-function toKubeError(err: unknown, path: string): KubeApiError {
-  if (err instanceof KubeApiError) return err;
-  if (err instanceof ApiException) {
-    const status = (err as ApiException<unknown>).code;
-    const body = (err as ApiException<unknown>).body;
-    let reason = 'Unknown';
-    let message = typeof body === 'string' && body ? body.slice(0, 500) : `HTTP ${status}`;
-    try {
-      const parsed = (typeof body === 'string' ? JSON.parse(body) : body) as {
-        reason?: string;
-        message?: string;
-      };
-      if (parsed.message) message = parsed.message;
-      if (parsed.reason) reason = parsed.reason;
-    } catch {
-      // keep the raw text
-    }
-    return new KubeApiError(status, reason, message, path);
-  }
-  const e = err as Error & { cause?: { code?: string } };
-  return new KubeApiError(
-    undefined,
-    'Unreachable',
-    `${e.message}${e.cause?.code ? ` (${e.cause.code})` : ''}`,
-    path,
-  );
 }

@@ -1,13 +1,4 @@
-import {
-  ADD,
-  DELETE,
-  ERROR,
-  type Informer,
-  type KubeConfig,
-  type ObjectCache,
-  UPDATE,
-  makeInformer,
-} from '@kubernetes/client-node';
+import { type KubeConfig, Watch } from '@kubernetes/client-node';
 import { type KubeObject } from '@flotilla/contract';
 import { type Logger } from 'pino';
 import { Backoff } from '../util/backoff.js';
@@ -17,13 +8,18 @@ export type WatchEventType = 'added' | 'modified' | 'deleted';
 export type ChangeListener = (type: WatchEventType, obj: KubeObject) => void;
 
 /**
- * One informer (list + watch, cluster-wide) per kind the agent has applied. It only keeps a cache
- * and says "this object changed"; whether that is drift is decided elsewhere.
+ * One list + watch (cluster-wide) per kind the agent has applied. It only keeps a cache and says
+ * "this object changed"; whether that is drift is decided elsewhere.
+ *
+ * client-node's informer is not used: its ListWatch needs client-node's generated serializer, which
+ * loads every one of its ~750 model classes into the agent (see kube-client.ts). This is the same
+ * protocol: list, watch from the list's resourceVersion, resume a watch that ended from the last
+ * resourceVersion seen, list again when the server says 410 Gone, and start over (with a back-off)
+ * after an error.
  */
 export class ObjectWatcher {
-  private readonly informers = new Map<string, Informer<KubeObject> & ObjectCache<KubeObject>>();
+  private readonly kinds = new Map<string, KindWatch>();
   private readonly listeners = new Set<ChangeListener>();
-  private readonly timers = new Set<NodeJS.Timeout>();
   private readonly starting = new Map<string, Promise<void>>();
   private stopped = false;
 
@@ -39,7 +35,7 @@ export class ObjectWatcher {
   }
 
   isWatching(apiVersion: string, kind: string): boolean {
-    return this.informers.has(`${apiVersion}/${kind}`);
+    return this.kinds.has(`${apiVersion}/${kind}`);
   }
 
   /** Starts watching a kind (once); resolves after the first list filled the cache. */
@@ -47,7 +43,7 @@ export class ObjectWatcher {
     const key = `${apiVersion}/${kind}`;
     let starting = this.starting.get(key);
     if (!starting) {
-      // Several targets may ask for the same kind at once: one informer, one first list.
+      // Several targets may ask for the same kind at once: one watch, one first list.
       starting = this.start(key, apiVersion, kind).catch((err: unknown) => {
         this.starting.delete(key);
         throw err;
@@ -61,49 +57,180 @@ export class ObjectWatcher {
     if (this.stopped) return;
     const scope = await this.kube.scopeOf(apiVersion, kind);
     const base = apiVersion.includes('/') ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
-    const informer = makeInformer<KubeObject>(this.kc, `${base}/${scope.resource}`, async () => {
-      const list = await this.kube.list(apiVersion, kind);
-      return {
-        apiVersion,
-        kind: `${kind}List`,
-        metadata: { resourceVersion: list.resourceVersion },
-        items: list.items,
-      };
+    const watch = new KindWatch({
+      path: `${base}/${scope.resource}`,
+      apiVersion,
+      kind,
+      watch: new Watch(this.kc),
+      list: () => this.kube.list(apiVersion, kind),
+      emit: (type, obj) => {
+        for (const l of this.listeners) l(type, obj);
+      },
+      log: this.log.child({ kind: key }),
     });
-    // Watch events carry the object without apiVersion/kind only in odd servers; fill them in to be sure.
-    const emit = (type: WatchEventType) => (obj: KubeObject) => {
-      const full = { ...obj, apiVersion: obj.apiVersion || apiVersion, kind: obj.kind || kind };
-      for (const l of this.listeners) l(type, full);
-    };
-    informer.on(ADD, emit('added'));
-    informer.on(UPDATE, emit('modified'));
-    informer.on(DELETE, emit('deleted'));
-    const backoff = new Backoff({ initialMs: 500, maxMs: 30_000 });
-    // The informer stops for good on errors other than 410/timeouts; restart it ourselves.
-    informer.on(ERROR, (err?: unknown) => {
-      if (this.stopped) return;
-      const delay = backoff.next();
-      this.log.warn({ kind: key, err: String(err), retryInMs: delay }, 'watch failed; restarting');
-      const timer = setTimeout(() => {
-        this.timers.delete(timer);
-        if (!this.stopped) void informer.start().then(() => backoff.reset());
-      }, delay);
-      this.timers.add(timer);
-    });
-    this.informers.set(key, informer);
-    await informer.start();
+    await watch.start();
+    // A stop() that came while the first list ran must not leave this watch behind.
+    if (this.stopped) watch.stop();
+    else this.kinds.set(key, watch);
   }
 
   /** The last state the watch saw, or undefined when the kind is not watched or the object is absent. */
   cached(apiVersion: string, kind: string, name: string, namespace?: string): KubeObject | undefined {
-    return this.informers.get(`${apiVersion}/${kind}`)?.get(name, namespace);
+    return this.kinds.get(`${apiVersion}/${kind}`)?.get(name, namespace);
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
-    for (const t of this.timers) clearTimeout(t);
-    this.timers.clear();
-    await Promise.all([...this.informers.values()].map((i) => i.stop()));
-    this.informers.clear();
+    for (const w of this.kinds.values()) w.stop();
+    this.kinds.clear();
+    await Promise.allSettled([...this.starting.values()]);
   }
+}
+
+interface KindWatchOptions {
+  path: string;
+  apiVersion: string;
+  kind: string;
+  watch: Watch;
+  list: () => Promise<{ items: KubeObject[]; resourceVersion: string }>;
+  emit: ChangeListener;
+  log: Logger;
+}
+
+/** The cache and the watch of one kind. */
+class KindWatch {
+  private readonly cache = new Map<string, KubeObject>();
+  private resourceVersion = '';
+  private request: AbortController | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private stopped = false;
+  private readonly backoff = new Backoff({ initialMs: 500, maxMs: 30_000 });
+
+  constructor(private readonly o: KindWatchOptions) {}
+
+  get(name: string, namespace?: string): KubeObject | undefined {
+    return this.cache.get(cacheKey(name, namespace));
+  }
+
+  /** Lists (filling the cache) and starts the watch; rejects when the first list fails. */
+  async start(): Promise<void> {
+    await this.relist();
+    this.watch();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    this.request?.abort();
+  }
+
+  /** A fresh list: objects gone while nobody watched are told as deleted, the rest as added/modified. */
+  private async relist(): Promise<void> {
+    const list = await this.o.list();
+    if (this.stopped) return;
+    const seen = new Set<string>();
+    for (const obj of list.items) {
+      const key = keyOf(obj);
+      seen.add(key);
+      const old = this.cache.get(key);
+      this.cache.set(key, obj);
+      if (!old) this.o.emit('added', obj);
+      else if (old.metadata.resourceVersion !== obj.metadata.resourceVersion) this.o.emit('modified', obj);
+    }
+    for (const [key, obj] of this.cache) {
+      if (seen.has(key)) continue;
+      this.cache.delete(key);
+      this.o.emit('deleted', obj);
+    }
+    this.resourceVersion = list.resourceVersion;
+  }
+
+  private watch(): void {
+    if (this.stopped) return;
+    let gone = false;
+    const onEvent = (type: string, raw: unknown): void => {
+      if (this.stopped) return;
+      const obj = raw as KubeObject & { code?: number };
+      if (type === 'ERROR') {
+        // 410 Gone: the resourceVersion is too old to resume from; only a new list helps.
+        if (obj.code === 410) gone = true;
+        return;
+      }
+      const rv = obj.metadata?.resourceVersion;
+      if (typeof rv === 'string' && rv) this.resourceVersion = rv;
+      if (type === 'BOOKMARK') return;
+      // Watch events carry the object without apiVersion/kind only in odd servers; fill them in to be sure.
+      const full = { ...obj, apiVersion: obj.apiVersion || this.o.apiVersion, kind: obj.kind || this.o.kind };
+      const key = keyOf(full);
+      if (type === 'DELETED') {
+        this.cache.delete(key);
+        this.o.emit('deleted', full);
+      } else {
+        const known = this.cache.has(key);
+        this.cache.set(key, full);
+        this.o.emit(known ? 'modified' : 'added', full);
+      }
+    };
+    const onDone = (err: unknown): void => {
+      this.request = undefined;
+      if (this.stopped) return;
+      if ((err as { statusCode?: number } | undefined)?.statusCode === 410) gone = true;
+      else if (err && !isTimeout(err)) {
+        this.retry(err);
+        return;
+      }
+      this.backoff.reset();
+      // The server ended a quiet watch (or client-node's inactivity timeout did): resume from where
+      // it was, or list again if the server said the resourceVersion is gone.
+      if (gone) void this.restart();
+      else this.watch();
+    };
+    this.o.watch
+      .watch(
+        this.o.path,
+        { allowWatchBookmarks: true, resourceVersion: this.resourceVersion },
+        onEvent,
+        onDone,
+      )
+      .then(
+        (request) => {
+          if (this.stopped) request.abort();
+          else this.request = request;
+        },
+        (err: unknown) => onDone(err ?? new Error('watch failed')),
+      );
+  }
+
+  /** After an error: wait (backing off), list again and watch from there. */
+  private retry(err: unknown): void {
+    const delay = this.backoff.next();
+    this.o.log.warn({ err: String(err), retryInMs: delay }, 'watch failed; restarting');
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      void this.restart();
+    }, delay);
+  }
+
+  private async restart(): Promise<void> {
+    if (this.stopped) return;
+    try {
+      await this.relist();
+    } catch (err) {
+      this.retry(err);
+      return;
+    }
+    this.watch();
+  }
+}
+
+function cacheKey(name: string, namespace?: string): string {
+  return namespace ? `${namespace}/${name}` : name;
+}
+
+function keyOf(obj: KubeObject): string {
+  return cacheKey(obj.metadata.name, obj.metadata.namespace);
+}
+
+function isTimeout(err: unknown): boolean {
+  return err instanceof Error && err.name === 'TimeoutError';
 }

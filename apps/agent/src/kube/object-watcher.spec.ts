@@ -1,0 +1,119 @@
+import { KubeConfig } from '@kubernetes/client-node';
+import { pino } from 'pino';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { type KubeObject } from '@flotilla/contract';
+import { type SimClusterHandle, startSimCluster } from '@flotilla/kube-sim';
+import { type KubeClient, createKubeClient } from './kube-client.js';
+import { KubeConnections } from './kube-connections.js';
+import { ObjectWatcher, type WatchEventType } from './object-watcher.js';
+
+const poll = { timeout: 15_000, interval: 50 };
+
+function configMap(name: string, value: string): KubeObject {
+  return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'default' }, data: { value } };
+}
+
+describe('ObjectWatcher: list + watch per kind against a simulated cluster', () => {
+  let sim: SimClusterHandle;
+  let connections: KubeConnections;
+  let kube: KubeClient;
+  let watcher: ObjectWatcher;
+  let events: { type: WatchEventType; name: string; value: string | undefined }[];
+  const valueOf = (name: string): unknown =>
+    (watcher.cached('v1', 'ConfigMap', name, 'default') as { data?: { value?: string } } | undefined)?.data
+      ?.value;
+
+  beforeAll(async () => {
+    sim = await startSimCluster({ name: 'watcher' });
+  });
+  afterAll(async () => {
+    await sim.stop();
+  });
+  beforeEach(() => {
+    const kc = new KubeConfig();
+    kc.loadFromString(sim.kubeconfig());
+    connections = new KubeConnections(kc);
+    kube = createKubeClient(connections.kubeConfig);
+    watcher = new ObjectWatcher(connections.kubeConfig, kube, pino({ level: 'silent' }));
+    events = [];
+    watcher.onChange((type, obj) => {
+      if (obj.metadata.namespace === 'default')
+        events.push({
+          type,
+          name: obj.metadata.name,
+          value: (obj as { data?: { value?: string } }).data?.value,
+        });
+    });
+  });
+  afterEach(async () => {
+    await watcher.stop();
+    await connections.close();
+    for (const name of ['a', 'b', 'c'])
+      await kube.delete({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'default', name });
+  });
+
+  it('fills the cache from the first list, then follows changes and deletions', async () => {
+    await kube.apply(configMap('a', '1'));
+    await watcher.ensure('v1', 'ConfigMap');
+    expect(watcher.isWatching('v1', 'ConfigMap')).toBe(true);
+    expect(valueOf('a')).toBe('1');
+    expect(events).toEqual([{ type: 'added', name: 'a', value: '1' }]);
+
+    await kube.apply(configMap('a', '2'));
+    await kube.apply(configMap('b', '1'));
+    await kube.delete({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'default', name: 'a' });
+    await expect.poll(() => events.length, poll).toBe(4);
+    expect(events.slice(1)).toEqual([
+      { type: 'modified', name: 'a', value: '2' },
+      { type: 'added', name: 'b', value: '1' },
+      { type: 'deleted', name: 'a', value: '2' },
+    ]);
+    expect(valueOf('a')).toBeUndefined();
+    expect(valueOf('b')).toBe('1');
+  });
+
+  it('resumes a watch the server ended, without replaying what it already saw', async () => {
+    await kube.apply(configMap('a', '1'));
+    await watcher.ensure('v1', 'ConfigMap');
+    await expect.poll(() => sim.openWatches(), poll).toBe(1);
+    expect(sim.closeWatches()).toBe(1);
+    await expect.poll(() => sim.openWatches(), poll).toBe(1);
+    await kube.apply(configMap('a', '2'));
+    await expect.poll(() => valueOf('a'), poll).toBe('2');
+    expect(events).toEqual([
+      { type: 'added', name: 'a', value: '1' },
+      { type: 'modified', name: 'a', value: '2' },
+    ]);
+  });
+
+  it('lists again when its resourceVersion is gone (410), telling what changed meanwhile', async () => {
+    await kube.apply(configMap('a', '1'));
+    await kube.apply(configMap('b', '1'));
+    await watcher.ensure('v1', 'ConfigMap');
+    await expect.poll(() => sim.openWatches(), poll).toBe(1);
+    // While nobody watches: a deleted, b changed, c created, and the history that would replay it dropped.
+    const configMaps = sim.api.rt('', 'v1', 'configmaps');
+    sim.api.patch(configMaps, 'default', 'b', 'merge', { data: { value: '2' } }, { manager: 'test' });
+    sim.api.delete(configMaps, 'default', 'a', {});
+    sim.api.create(configMaps, 'default', configMap('c', '1'), { manager: 'test' });
+    sim.compactHistory();
+    sim.closeWatches();
+    await expect.poll(() => valueOf('c'), poll).toBe('1');
+    expect(valueOf('a')).toBeUndefined();
+    expect(valueOf('b')).toBe('2');
+    expect(events.slice(2).sort((x, y) => x.name.localeCompare(y.name))).toEqual([
+      { type: 'deleted', name: 'a', value: '1' },
+      { type: 'modified', name: 'b', value: '2' },
+      { type: 'added', name: 'c', value: '1' },
+    ]);
+    await expect.poll(() => sim.openWatches(), poll).toBe(1);
+  });
+
+  it('stops its watches', async () => {
+    await watcher.ensure('v1', 'ConfigMap');
+    await expect.poll(() => sim.openWatches(), poll).toBe(1);
+    await watcher.stop();
+    await expect.poll(() => sim.openWatches(), poll).toBe(0);
+    expect(watcher.isWatching('v1', 'ConfigMap')).toBe(false);
+  });
+});
