@@ -65,14 +65,23 @@ export class FleetShard {
     this.worker.postMessage({ type: 'forget', before } satisfies ToShard);
   }
 
-  /** Stops the agents and clusters (bounded wait), then the thread. */
+  /**
+   * Stops the agents and clusters, after which the thread exits by itself; terminated only when
+   * that takes longer than 20 s plus 100 ms a cluster. (Terminating a thread whose HTTP servers are
+   * still parsing requests aborts the whole process in Node 20: `v8::ToLocalChecked Empty MaybeLocal`
+   * under llhttp, which took the hub's teardown with it.)
+   */
   async stop(): Promise<void> {
-    const stopped = FleetShard.reply(this.worker, (m) => m.type === 'stopped');
+    const exited = new Promise<void>((resolve) => this.worker.once('exit', () => resolve()));
     this.worker.postMessage({ type: 'stop' } satisfies ToShard);
-    await Promise.race([stopped, new Promise((resolve) => setTimeout(resolve, 20_000))]).catch(
-      () => undefined,
-    );
-    await this.worker.terminate();
+    const waitMs = 20_000 + 100 * this.clusters.length;
+    let timer: NodeJS.Timeout | undefined;
+    const late = await Promise.race([
+      exited.then(() => false),
+      new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), waitMs))),
+    ]);
+    clearTimeout(timer);
+    if (late) await this.worker.terminate();
   }
 
   private static reply(worker: Worker, wanted: (m: FromShard) => boolean): Promise<FromShard> {
@@ -116,7 +125,13 @@ async function runShard(port: NonNullable<typeof parentPort>, input: ShardInput)
   port.on('message', (m: ToShard) => {
     if (m.type === 'trace') post({ type: 'trace', calls: trace.since(m.since) });
     else if (m.type === 'forget') trace.forget(m.before);
-    else void stopAll().finally(() => post({ type: 'stopped' }));
+    // Stopped: leave the thread from inside (its servers are closed), rather than be terminated.
+    else
+      void stopAll().finally(() => {
+        post({ type: 'stopped' });
+        port.close();
+        process.exit(0);
+      });
   });
   try {
     const inFlight = Math.max(1, input.startInFlight ?? 10);

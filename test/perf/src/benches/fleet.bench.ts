@@ -237,8 +237,9 @@ export const fleetBench: BenchFn = async (ctx) => {
     const coldReports0 = await storedReports();
     const tCold = performance.now();
     // What the idle sample, one commit and the figures need after the cold fleet.
-    const afterCold = count >= 1000 ? 300_000 : count >= 100 ? 180_000 : 120_000;
-    const coldCapMs = Math.max(30_000, Math.min(600_000, left() - afterCold));
+    const afterCold = count >= 100 ? 180_000 : 120_000;
+    // At 1,000 clusters a commit is as much work as the cold fleet: neither may take more than half.
+    const coldCapMs = Math.max(30_000, Math.min(600_000, left() - afterCold, (left() - 60_000) / 2));
     const coldClusters = clusterTimes('r0', tCold, coldCapMs);
     await stack.api.createAppSet(fleetAppSet('bench', stack.repoUrl));
     const coldTimes = await coldClusters;
@@ -246,7 +247,7 @@ export const fleetBench: BenchFn = async (ctx) => {
     await within(
       'cold fleet: the hub to report every target Synced',
       hubAllSynced(revision),
-      Math.max(15_000, Math.min(120_000, left() - afterCold + 60_000)),
+      Math.max(15_000, Math.min(60_000, (left() - 120_000) / 4)),
     );
     const coldHubMs = performance.now() - tCold;
     const coldReports = (await storedReports()) - coldReports0;
@@ -766,6 +767,10 @@ export const fleetBench: BenchFn = async (ctx) => {
             )} rate-limited); the hub stored ${storedDuringCommits} agent reports (ProcessedReport rows).`,
       ],
     };
+  } catch (err) {
+    // Said before the teardown, which may take a while (or fail) with 1,000 agents to stop.
+    ctx.progress(`failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+    throw err;
   } finally {
     const tStop = performance.now();
     for (const w of watches) w.stop();
