@@ -63,7 +63,10 @@ export function serverSideApply(
   }
   const merged = mergeApply(base, config, o.schema) as JsonObject;
   const newSet = applySet(config, o.schema).filter(keep);
-  const cmp = compare(base, merged, o.schema);
+  // Without a status in the config, the merged status is the live one: nothing there to compare.
+  const view = (x: JsonObject): JsonObject =>
+    config['status'] === undefined && x['status'] !== undefined ? { ...x, status: undefined } : x;
+  const cmp = compare(view(base), view(merged), o.schema);
   const changed = cmp.modified.union(cmp.added).filter(keep);
 
   const previous = managers.find((m) => sameEntry(m, o.manager, 'Apply', o.apiVersion, o.subresource));

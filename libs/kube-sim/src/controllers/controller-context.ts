@@ -14,6 +14,7 @@ export class ControllerContext {
   current = '';
   /** Controllers that asked for another pass (by `wakeIn`, or by a write that lost a race). */
   readonly woken = new Set<string>();
+  private readonly owners = new WeakMap<JsonObject[], Map<unknown, JsonObject[]>>();
 
   constructor(readonly api: ClusterApi) {}
 
@@ -40,13 +41,21 @@ export class ControllerContext {
     return this.api.list(this.rt(group, plural), namespace).items;
   }
 
-  /** Objects whose ownerReferences name `owner` (by uid). */
+  /** Objects whose ownerReferences name `owner` (by uid), in the order of `objects`. */
   ownedBy(objects: JsonObject[], owner: JsonObject): JsonObject[] {
-    const uid = getPath(owner, ['metadata', 'uid']);
-    return objects.filter((o) => {
-      const refs = getPath(o, ['metadata', 'ownerReferences']);
-      return Array.isArray(refs) && refs.some((r) => isObject(r) && r['uid'] === uid);
-    });
+    // One index per list (a pass asks about every owner against the same list of pods or ReplicaSets).
+    let index = this.owners.get(objects);
+    if (!index) {
+      index = new Map<unknown, JsonObject[]>();
+      for (const o of objects) {
+        const refs = getPath(o, ['metadata', 'ownerReferences']);
+        if (!Array.isArray(refs)) continue;
+        for (const uid of new Set(refs.filter(isObject).map((r) => r['uid'])))
+          index.set(uid, [...(index.get(uid) ?? []), o]);
+      }
+      this.owners.set(objects, index);
+    }
+    return [...(index.get(getPath(owner, ['metadata', 'uid'])) ?? [])];
   }
 
   ownerRef(owner: JsonObject, controller = true): JsonObject {
