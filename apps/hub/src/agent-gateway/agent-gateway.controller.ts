@@ -154,6 +154,12 @@ export class AgentGatewayController {
   async reportBatch(@Req() req: AgentRequest, @Body() body: unknown): Promise<ReportBatchResponse> {
     const batch = parseInput(reportBatchSchema, body);
     this.gateway.touch(req.cluster);
-    return this.reports.ingestBatch(req.cluster.id, batch.reports);
+    const result = await this.reports.ingestBatch(req.cluster.id, batch.reports);
+    // An automatic rollback pins the target where the agent put it: the cluster's assignments
+    // changed without a release, so anything remembered of them (its ETag) is stale.
+    if (batch.reports.some((r) => r.type === 'sync' && r.trigger === 'rollback')) {
+      await this.wakeups.notify([req.cluster.id]);
+    }
+    return result;
   }
 }

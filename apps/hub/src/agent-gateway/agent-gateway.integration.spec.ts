@@ -43,6 +43,8 @@ describe('agent gateway', () => {
   }, 60_000);
 
   it('answers many bundles in one request: the cluster’s own, the rest refused and audited', async () => {
+    // The fleet's targets are rendered; their release may land a moment later.
+    await expect.poll(async () => (await assignments()).body.assignments.length).toBeGreaterThan(0);
     const digest = (await assignments()).body.assignments[0]?.bundleDigest ?? '';
     const single = await fleet.agent<Bundle>('eu-1', 'GET', `/api/agent/v1/bundles/${digest}`);
     expect(single.status).toBe(200);
@@ -172,6 +174,34 @@ describe('agent gateway', () => {
       await b.close();
       rmSync(dataDir, { recursive: true, force: true });
     }
+  });
+
+  it('wakes the clusters of an appset whose rollout strategy changed though no target did', async () => {
+    const first = await assignments();
+    const etag = first.etag ?? '';
+    expect(first.body.assignments.every((a) => a.autoRollback === undefined)).toBe(true);
+    expect((await assignments({ 'if-none-match': etag })).status).toBe(304);
+
+    const waiting = assignments({ 'if-none-match': etag }, 30);
+    const stored = await fleet.hub.app
+      .get(Database)
+      .prisma.applicationSet.findUniqueOrThrow({ where: { name: 'web' } });
+    const document = stored.spec as { spec: Record<string, unknown> };
+    const rollout = {
+      steps: [{ name: 'all', selector: {}, maxUnavailable: '100%', progressDeadline: '7m' }],
+    };
+    const applied = await fleet.call(
+      'POST',
+      '/api/v1/appsets',
+      { ...document, spec: { ...document.spec, rollout } },
+      'alice',
+    );
+    expect([applied.status, applied.body]).toEqual([200, expect.anything()]);
+    const woken = await waiting;
+    expect(woken.status).toBe(200);
+    expect(woken.body.assignments.map((a) => a.autoRollback)).toEqual(
+      first.body.assignments.map(() => ({ progressDeadlineSeconds: 420 })),
+    );
   });
 
   it('writes lastSeenAt only when older than LAST_SEEN_EVERY_MS, soon after the request', async () => {

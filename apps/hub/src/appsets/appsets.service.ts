@@ -86,6 +86,9 @@ export class AppSetsService {
     });
     for (const url of repoUrls) await this.repos.register(url, `appset:${doc.name}`);
     await this.requestExpand(row.id);
+    // The spec's rollout strategy and project travel in every assignment of the appset, whether or
+    // not the expansion changes a target: wake the clusters it runs on.
+    if (existing) await this.wakeups.notify(await this.clustersOf([row.id]));
     return { created: !existing, appSet: this.view(row, 0) };
   }
 
@@ -178,6 +181,16 @@ export class AppSetsService {
       .digest('hex')
       .slice(0, 24);
     await this.queues.enqueue('appset-expand', { appSetId, inputsHash });
+  }
+
+  /** The clusters the appsets have targets on. */
+  async clustersOf(appSetIds: string[]): Promise<string[]> {
+    const targets = await this.db.prisma.target.findMany({
+      where: { appSetId: { in: appSetIds } },
+      select: { clusterId: true },
+      distinct: ['clusterId'],
+    });
+    return targets.map((t) => t.clusterId);
   }
 
   async requestExpandAll(): Promise<void> {

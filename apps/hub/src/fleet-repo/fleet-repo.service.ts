@@ -572,7 +572,9 @@ export class FleetRepoService implements OnApplicationBootstrap {
     }
     for (const name of applied.projects) await this.projects.reconsider(name);
     if (applied.labelsChanged) await this.appsets.requestExpandAll();
-    await this.wakeups.notify(applied.clusterIds);
+    // An appset's rollout strategy and project travel in its assignments even when no target changes.
+    const appSetClusters = await this.appsets.clustersOf(applied.appSetIds);
+    await this.wakeups.notify([...applied.clusterIds, ...appSetClusters]);
   }
 
   private async fail(
