@@ -1,17 +1,21 @@
+import { fork, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
-import { parentPort, workerData, Worker } from 'node:worker_threads';
+import { fileURLToPath } from 'node:url';
 import { KubeConfig } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { startAgent, type Agent } from '@flotilla/agent';
 import { startSimCluster, type SimClusterHandle } from '@flotilla/kube-sim';
+import { cpuProfileArgs } from './cpu-profile.js';
 import { AgentCallTrace, type AgentCall } from './fleet-trace.js';
 
 /**
- * A shard of a fleet run: simulated clusters and their agents on a worker thread of their own.
- * In one thread, 100 agents and 100 API servers took turns on one event loop, and the apply phase
- * of a commit (about 6,000 requests) measured that queue rather than Flotilla; in a real fleet every
- * cluster has its own agent and API server. Each agent keeps its own identity, credential, state
- * dir and long-poll.
+ * A shard of a fleet run: simulated clusters and their agents in a Node process of their own (up to
+ * 250 clusters at 1,000). In one event loop, 100 agents and 100 API servers took turns, and the apply
+ * phase of a commit (about 6,000 requests) measured that queue rather than Flotilla; in a real fleet
+ * every cluster has its own agent and API server. Processes rather than worker threads: each agent's
+ * connections and each simulated API server's sockets are file descriptors at both ends, and 1,000
+ * clusters in one process ran out of its 20,000 (EMFILE) during a cold rollout. Each agent keeps its
+ * own identity, credential, state dir and long-poll.
  */
 interface ShardInput {
   hubUrl: string;
@@ -25,55 +29,69 @@ interface ShardInput {
   startInFlight?: number;
 }
 
-type ToShard = { type: 'trace'; since: number } | { type: 'forget'; before: number } | { type: 'stop' };
+type ToShard =
+  | { type: 'start'; input: ShardInput }
+  | { type: 'trace'; since: number }
+  | { type: 'forget'; before: number }
+  | { type: 'stop' };
 type FromShard =
   | { type: 'ready'; clusters: { name: string; kubeconfig: string }[] }
   | { type: 'failed'; message: string }
-  | { type: 'trace'; calls: AgentCall[] }
-  | { type: 'stopped' };
+  | { type: 'trace'; calls: AgentCall[] };
 
-/** The main thread's handle on one shard. */
+/** The bench's handle on one shard process. */
 export class FleetShard {
   private constructor(
-    private readonly worker: Worker,
+    private readonly child: ChildProcess,
     /** The shard's clusters, in the order given. */
     readonly clusters: { name: string; kubeconfig: string }[],
   ) {}
 
+  /** The shard process, for its RSS. */
+  get pid(): number {
+    return this.child.pid ?? 0;
+  }
+
   static async start(input: ShardInput): Promise<FleetShard> {
-    const worker = new Worker(new URL('./fleet-shard.js', import.meta.url), { workerData: input });
+    const child = fork(fileURLToPath(new URL('./fleet-shard.js', import.meta.url)), [], {
+      env: { ...process.env, FLOTILLA_FLEET_SHARD: '1' },
+      execArgv: cpuProfileArgs(),
+      serialization: 'advanced',
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
     try {
-      const ready = await FleetShard.reply(worker, (m) => m.type === 'ready' || m.type === 'failed');
-      if (ready.type === 'failed') throw new Error(`fleet shard: ${ready.message}`);
-      if (ready.type !== 'ready') throw new Error('fleet shard: unexpected answer');
-      return new FleetShard(worker, ready.clusters);
+      const ready = FleetShard.reply(child, (m) => m.type === 'ready' || m.type === 'failed');
+      child.send({ type: 'start', input } satisfies ToShard);
+      const m = await ready;
+      if (m.type === 'failed') throw new Error(`fleet shard: ${m.message}`);
+      if (m.type !== 'ready') throw new Error('fleet shard: unexpected answer');
+      return new FleetShard(child, m.clusters);
     } catch (e) {
-      await worker.terminate();
+      child.kill('SIGKILL');
       throw e;
     }
   }
 
   /** The agents' requests to the hub answered since `since` (wall-clock ms). */
   async trace(since: number): Promise<AgentCall[]> {
-    const answer = FleetShard.reply(this.worker, (m) => m.type === 'trace');
-    this.worker.postMessage({ type: 'trace', since } satisfies ToShard);
+    const answer = FleetShard.reply(this.child, (m) => m.type === 'trace');
+    this.child.send({ type: 'trace', since } satisfies ToShard);
     const m = await answer;
     return m.type === 'trace' ? m.calls : [];
   }
 
   forget(before: number): void {
-    this.worker.postMessage({ type: 'forget', before } satisfies ToShard);
+    this.child.send({ type: 'forget', before } satisfies ToShard);
   }
 
   /**
-   * Stops the agents and clusters, after which the thread exits by itself; terminated only when
-   * that takes longer than 20 s plus 100 ms a cluster. (Terminating a thread whose HTTP servers are
-   * still parsing requests aborts the whole process in Node 20: `v8::ToLocalChecked Empty MaybeLocal`
-   * under llhttp, which took the hub's teardown with it.)
+   * Stops the agents and clusters, after which the process exits by itself; killed when that takes
+   * longer than 20 s plus 100 ms a cluster.
    */
   async stop(): Promise<void> {
-    const exited = new Promise<void>((resolve) => this.worker.once('exit', () => resolve()));
-    this.worker.postMessage({ type: 'stop' } satisfies ToShard);
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
+    const exited = new Promise<void>((resolve) => this.child.once('exit', () => resolve()));
+    if (this.child.connected) this.child.send({ type: 'stop' } satisfies ToShard);
     const waitMs = 20_000 + 100 * this.clusters.length;
     let timer: NodeJS.Timeout | undefined;
     const late = await Promise.race([
@@ -81,57 +99,48 @@ export class FleetShard {
       new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), waitMs))),
     ]);
     clearTimeout(timer);
-    if (late) await this.worker.terminate();
+    if (late) {
+      this.child.kill('SIGKILL');
+      await exited;
+    }
   }
 
-  private static reply(worker: Worker, wanted: (m: FromShard) => boolean): Promise<FromShard> {
+  private static reply(child: ChildProcess, wanted: (m: FromShard) => boolean): Promise<FromShard> {
     return new Promise((resolve, reject) => {
       const onMessage = (m: FromShard): void => {
         if (!wanted(m)) return;
         off();
         resolve(m);
       };
-      const onError = (e: Error): void => {
+      const onExit = (code: number | null, signal: string | null): void => {
         off();
-        reject(e);
-      };
-      const onExit = (code: number): void => {
-        off();
-        reject(new Error(`fleet shard exited (${code})`));
+        reject(new Error(`fleet shard exited (${code ?? signal})`));
       };
       const off = (): void => {
-        worker.off('message', onMessage);
-        worker.off('error', onError);
-        worker.off('exit', onExit);
+        child.off('message', onMessage);
+        child.off('exit', onExit);
       };
-      worker.on('message', onMessage);
-      worker.on('error', onError);
-      worker.on('exit', onExit);
+      child.on('message', onMessage);
+      child.on('exit', onExit);
     });
   }
 }
 
-/** The worker side: started by `new Worker(...)` with `ShardInput` as its data. */
-async function runShard(port: NonNullable<typeof parentPort>, input: ShardInput): Promise<void> {
+/** The shard side: a process forked by `FleetShard.start`, given its `ShardInput` by message. */
+async function runShard(input: ShardInput): Promise<void> {
   const trace = new AgentCallTrace(input.hubUrl);
   const sims: SimClusterHandle[] = [];
   const agents: Agent[] = [];
-  const post = (m: FromShard): void => port.postMessage(m);
+  const post = (m: FromShard): void => void process.send?.(m);
   const stopAll = async (): Promise<void> => {
     trace.stop();
     await Promise.allSettled(agents.map((a) => a.stop()));
     await Promise.allSettled(sims.map((s) => s.stop()));
   };
-  port.on('message', (m: ToShard) => {
+  process.on('message', (m: ToShard) => {
     if (m.type === 'trace') post({ type: 'trace', calls: trace.since(m.since) });
     else if (m.type === 'forget') trace.forget(m.before);
-    // Stopped: leave the thread from inside (its servers are closed), rather than be terminated.
-    else
-      void stopAll().finally(() => {
-        post({ type: 'stopped' });
-        port.close();
-        process.exit(0);
-      });
+    else if (m.type === 'stop') void stopAll().finally(() => process.exit(0));
   });
   try {
     const inFlight = Math.max(1, input.startInFlight ?? 10);
@@ -172,6 +181,10 @@ async function runShard(port: NonNullable<typeof parentPort>, input: ShardInput)
   }
 }
 
-if (parentPort && (workerData as { hubUrl?: unknown } | null)?.hubUrl) {
-  void runShard(parentPort, workerData as ShardInput);
+if (process.env['FLOTILLA_FLEET_SHARD'] === '1' && process.send) {
+  // A bench that goes away (killed, crashed) takes its shards with it.
+  process.on('disconnect', () => process.exit(1));
+  process.once('message', (m: ToShard) => {
+    if (m.type === 'start') void runShard(m.input);
+  });
 }

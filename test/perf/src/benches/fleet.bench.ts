@@ -19,10 +19,10 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 
 /**
  * Clusters registered through the hub API at once (POST /api/v1/clusters), as a script would, and
- * agents started at once across all worker threads (each registers with its bootstrap token).
+ * agents started at once across all shard processes (each registers with its bootstrap token).
  */
 const REGISTER_IN_FLIGHT = 16;
-/** Simulated clusters + agents a worker thread may hold, and the most worker threads. */
+/** Simulated clusters + agents a shard process may hold, and the most shard processes. */
 const SHARD_CLUSTERS = 25;
 const MAX_SHARDS = 4;
 /** What "one hub holds the fleet" asks at idle (the judgement figure `fleet.hub-holds`). */
@@ -50,7 +50,7 @@ async function inBatches<T, R>(
 
 /**
  * A whole fleet on one machine: the real hub process on PostgreSQL and Redis, N simulated
- * clusters, and N agents run through `startAgent` on worker threads of this process (fleet-shard.ts;
+ * clusters, and N agents run through `startAgent` in up to 4 shard processes (fleet-shard.ts;
  * each agent with its own identity, credential, state dir and long-poll). Commits arrive by signed
  * push webhook. Measures startup (registration, agents up and long-polling, the bench's own RSS), cold
  * convergence, commit → converged per cluster (seen on a watch of each cluster), the hub's idle cost
@@ -90,8 +90,8 @@ export const fleetBench: BenchFn = async (ctx) => {
   const stack = await HubStack.start(shape, ctx.progress, { privateRedis: true });
   const watches: { stop(): void }[] = [];
   const shards: FleetShard[] = [];
-  // Agents and their simulated clusters run on worker threads, 25 clusters a thread up to 4 threads
-  // (250 clusters each at 1,000; see fleet-shard.ts); this thread keeps the hub calls, the watches
+  // Agents and their simulated clusters run in shard processes, 25 clusters a shard up to 4 shards
+  // (250 clusters each at 1,000; see fleet-shard.ts); this process keeps the hub calls, the watches
   // and the clock.
   const shardCount = Math.min(MAX_SHARDS, Math.ceil(count / SHARD_CLUSTERS));
   // The bench's own reads of the hub's database, on one connection; counted, so that the
@@ -110,7 +110,16 @@ export const fleetBench: BenchFn = async (ctx) => {
     await db.connect();
     await sleep(2_000);
     const hubBaseline = procMemory(stack.hub.pid).rssMB;
-    const benchRss0 = procMemory(process.pid).rssMB;
+    /** RSS of the bench: this process and its shard processes (peak: the sum of their peaks). */
+    const benchMemory = (): { rssMB: number; peakMB: number } =>
+      [process.pid, ...shards.map((s) => s.pid)].reduce(
+        (sum, pid) => {
+          const m = procMemory(pid);
+          return { rssMB: sum.rssMB + m.rssMB, peakMB: sum.peakMB + m.peakMB };
+        },
+        { rssMB: 0, peakMB: 0 },
+      );
+    const benchRss0 = benchMemory().rssMB;
 
     // Startup: every cluster registered through the API (a bounded number at once), then the shards
     // start their simulated clusters and agents side by side (each agent trades its bootstrap token
@@ -148,9 +157,9 @@ export const fleetBench: BenchFn = async (ctx) => {
       Math.min(120_000, left() / 3),
     );
     const agentsMs = performance.now() - tAgents;
-    const benchRssUp = procMemory(process.pid).rssMB;
+    const benchRssUp = benchMemory().rssMB;
     ctx.progress(
-      `${count} agents and clusters running on ${shards.length} worker thread(s) after ${(shardsMs / 1000).toFixed(1)} s, ` +
+      `${count} agents and clusters running in ${shards.length} shard process(es) after ${(shardsMs / 1000).toFixed(1)} s, ` +
         `${await longPolls()} long-polls held after ${(agentsMs / 1000).toFixed(1)} s; bench RSS ${benchRssUp.toFixed(0)} MB`,
     );
 
@@ -274,11 +283,11 @@ export const fleetBench: BenchFn = async (ctx) => {
       if (k > 0) await sleep(500);
       idleLongPolls.push(await longPolls());
     }
-    const benchRss = procMemory(process.pid);
+    const benchRss = benchMemory();
     ctx.progress(
       `hub idle: RSS ${idle[idle.length - 1]?.rssMB.toFixed(0)} MB, CPU ${median(idle.map((x) => x.cpuPercent)).toFixed(1)} % of a core, ` +
         `Redis ${idleRedisPerSec.toFixed(1)} commands/s, PostgreSQL ${idlePgPerSec.toFixed(1)} transactions/s, ` +
-        `long-polls held ${idleLongPolls.join(', ')}; bench process RSS ${benchRss.rssMB.toFixed(0)} MB`,
+        `long-polls held ${idleLongPolls.join(', ')}; bench processes' RSS ${benchRss.rssMB.toFixed(0)} MB`,
     );
 
     // Commits.
@@ -582,13 +591,13 @@ export const fleetBench: BenchFn = async (ctx) => {
         unit: 'ms',
         fleetSize: count,
         samples: [agentsMs],
-        notes: `${shards.length} worker thread(s) of up to ${perShard} clusters started side by side, each starting ${Math.ceil(REGISTER_IN_FLIGHT / shardCount)} cluster + agent pairs at a time; threads ready after ${shardsMs.toFixed(0)} ms`,
+        notes: `${shards.length} shard process(es) of up to ${perShard} clusters started side by side, each starting ${Math.ceil(REGISTER_IN_FLIGHT / shardCount)} cluster + agent pairs at a time; shards ready after ${shardsMs.toFixed(0)} ms`,
         command: COMMAND,
       }),
       figure({
         id: `fleet.bench-rss.${count}`,
         bench,
-        title: `bench process RSS with ${count} simulated clusters and agents (${shards.length} worker threads), idle`,
+        title: `bench RSS (this process and ${shards.length} shard processes) with ${count} simulated clusters and agents, idle`,
         unit: 'MB',
         fleetSize: count,
         samples: [benchRss.rssMB],
@@ -743,7 +752,7 @@ export const fleetBench: BenchFn = async (ctx) => {
         },
         {
           chart: 'fleet-bench-rss',
-          name: 'bench process RSS: simulated clusters + agents (MB)',
+          name: 'bench RSS: simulated clusters + agents (MB)',
           unit: 'MB',
           points: [{ x: count, y: benchRss.rssMB }],
         },
