@@ -38,8 +38,11 @@ export async function watchConfigMaps(
         if (opts.resume) resourceVersion = obj.metadata?.resourceVersion ?? resourceVersion;
         if (type !== 'BOOKMARK') onObject(obj);
       },
-      () => {
-        if (!stopped) setTimeout(() => void start().catch(() => undefined), 50);
+      (err: unknown) => {
+        // Ended by client-node's inactivity timeout (or the server): again at once. Failed (say the
+        // cluster is away): again after a second, not in a tight loop of failing connections.
+        const failed = err instanceof Error && err.name !== 'TimeoutError' && err.name !== 'AbortError';
+        if (!stopped) setTimeout(() => void start().catch(() => undefined), failed ? 1_000 : 50);
       },
     );
   };
