@@ -77,6 +77,8 @@ export const agentBench: BenchFn = async (ctx) => {
           KUBECONFIG: kubeconfigPath,
           FLOTILLA_STATE_DIR: join(stack.workDir, 'agent-state'),
           FLOTILLA_LOG_LEVEL: 'warn',
+          // As deploy/kubernetes/agent/agent.yaml runs it.
+          MALLOC_ARENA_MAX: '2',
         },
         logFile: join(stack.workDir, 'agent.log'),
       },
