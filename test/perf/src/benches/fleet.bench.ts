@@ -765,6 +765,11 @@ export const fleetBench: BenchFn = async (ctx) => {
       ],
       remarks: [
         ...capped.map((c) => `fleet (${count} clusters): ${c}; recorded at the cap`),
+        ...(coldMissed > 0
+          ? [
+              `fleet (${count} clusters): ${coldMissed} clusters had not converged on the cold fleet within its wait, so the idle sample and the first commit ran while they were still applying; their idle figures are not idle`,
+            ]
+          : []),
         ...(pathStages.length > 0 ? [whereTheSecondsWent()] : []),
         // Answers the question of a report count that did not grow while the hub said Synced.
         `fleet (${count} clusters): during the ${done} commits the agents' requests were answered ${callSummary} ` +
