@@ -86,6 +86,7 @@ describe('flatness', () => {
     expect(f?.id).toBe('fleet.redis-idle-per-cluster-flatness');
     expect(f?.title).toBe('Redis per idle cluster: per-cluster cost at 1000 ÷ at 100 clusters');
     expect(f?.median).toBeCloseTo(1.3);
+    expect(f?.target?.text).toBe('flat: < 1.5× as the fleet grows 10×');
     expect(f?.verdict).toBe('met');
     expect(judge(sized(100, [10]), sized(1000, [15]))?.verdict).toBe('missed');
   });

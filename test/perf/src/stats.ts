@@ -121,7 +121,12 @@ export function flatness(
     p99: ratio,
     min: ratio,
     max: ratio,
-    target: { on: 'median', op: '<', value: 1.5, text: 'flat: < 1.5× as the fleet grows 10×' },
+    target: {
+      on: 'median',
+      op: '<',
+      value: 1.5,
+      text: `flat: < 1.5× as the fleet grows ${Number((b.fleetSize / a.fleetSize).toFixed(1))}×`,
+    },
     verdict: ratio < 1.5 ? 'met' : 'missed',
     notes: `medians ${a.median.toFixed(1)} and ${b.median.toFixed(1)} ${a.unit}`,
     command,
