@@ -142,59 +142,47 @@ describe('two hub replicas on one database', () => {
     const r3 = repo.commit({ 'app/cm.yaml': configMap('r3') });
     expect(await a.repos.syncNow(repositoryId)).toMatchObject({ ok: true, changed: true });
     // Another session holds the appset's row lock, so replica b computes at r3 and then waits to write.
-    const blocker = new pg.Client({ connectionString: postgres.url });
-    await blocker.connect();
-    try {
-      await blocker.query('BEGIN');
-      await blocker.query('SELECT 1 FROM "ApplicationSet" WHERE "id" = $1 FOR UPDATE', [appSetId]);
-      const expanding = b.expander.expand(appSetId);
-      await waitForLockWaiter(blocker);
-      // Meanwhile replica a records r4.
-      const r4 = repo.commit({ 'app/cm.yaml': configMap('r4') });
-      expect(await a.repos.syncNow(repositoryId)).toMatchObject({ ok: true, changed: true });
-      await blocker.query('COMMIT');
-
-      expect(await expanding).toMatchObject({ status: 'Ready', updated: 2 });
-      expect(await targetRevisions()).toEqual([r4, r4]);
-      // The r3 result was never written: targets went from r2 straight to r4.
-      const moves = await expandedRevisions();
-      expect(moves).not.toContain(r3);
-      expect(moves.at(-1)).toBe(r4);
-    } finally {
-      await blocker.end();
-    }
+    let r4 = '';
+    const expanded = await whileRowLocked(
+      () => b.expander.expand(appSetId),
+      async () => {
+        // Meanwhile replica a records r4.
+        r4 = repo.commit({ 'app/cm.yaml': configMap('r4') });
+        expect(await a.repos.syncNow(repositoryId)).toMatchObject({ ok: true, changed: true });
+      },
+    );
+    expect(expanded).toMatchObject({ status: 'Ready', updated: 2 });
+    expect(await targetRevisions()).toEqual([r4, r4]);
+    // The r3 result was never written: targets went from r2 straight to r4.
+    const moves = await expandedRevisions();
+    expect(moves).not.toContain(r3);
+    expect(moves.at(-1)).toBe(r4);
   });
 
   it('a failure computed from a commit that was fixed meanwhile is dropped: the appset stays Ready at the fix', async () => {
     // A commit whose manifest does not parse: expanded at it, the appset would go to Error.
     const broken = repo.commit({ 'app/cm.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: [unclosed\n' });
     expect(await a.repos.syncNow(repositoryId)).toMatchObject({ ok: true, changed: true });
-    const blocker = new pg.Client({ connectionString: postgres.url });
-    await blocker.connect();
-    try {
-      await blocker.query('BEGIN');
-      await blocker.query('SELECT 1 FROM "ApplicationSet" WHERE "id" = $1 FOR UPDATE', [appSetId]);
-      // Replica b fails at the broken commit and waits for the row lock to record the failure...
-      const expanding = b.expander.expand(appSetId);
-      await waitForLockWaiter(blocker);
-      // ...while replica a records the fix.
-      const fixed = repo.commit({ 'app/cm.yaml': configMap('fixed') });
-      expect(await a.repos.syncNow(repositoryId)).toMatchObject({ ok: true, changed: true });
-      await blocker.query('COMMIT');
-
-      expect(await expanding).toMatchObject({ status: 'Ready', updated: 2 });
-      expect(await targetRevisions()).toEqual([fixed, fixed]);
-      const appSet = await db.prisma.applicationSet.findUniqueOrThrow({ where: { id: appSetId } });
-      expect(appSet.status).toBe('Ready');
-      // The failure at the broken commit was never recorded.
-      const failures = await db.prisma.auditEvent.count({
-        where: { action: 'appset.expand-failed', scope: 'appset:shared' },
-      });
-      expect(failures).toBe(0);
-      expect(await expandedRevisions()).not.toContain(broken);
-    } finally {
-      await blocker.end();
-    }
+    let fixed = '';
+    // Replica b fails at the broken commit and waits for the row lock to record the failure...
+    const expanded = await whileRowLocked(
+      () => b.expander.expand(appSetId),
+      async () => {
+        // ...while replica a records the fix.
+        fixed = repo.commit({ 'app/cm.yaml': configMap('fixed') });
+        expect(await a.repos.syncNow(repositoryId)).toMatchObject({ ok: true, changed: true });
+      },
+    );
+    expect(expanded).toMatchObject({ status: 'Ready', updated: 2 });
+    expect(await targetRevisions()).toEqual([fixed, fixed]);
+    const appSet = await db.prisma.applicationSet.findUniqueOrThrow({ where: { id: appSetId } });
+    expect(appSet.status).toBe('Ready');
+    // The failure at the broken commit was never recorded.
+    const failures = await db.prisma.auditEvent.count({
+      where: { action: 'appset.expand-failed', scope: 'appset:shared' },
+    });
+    expect(failures).toBe(0);
+    expect(await expandedRevisions()).not.toContain(broken);
   });
 
   it('a failure at the commit still recorded is written as before', async () => {
@@ -234,6 +222,27 @@ describe('two hub replicas on one database', () => {
     ).toEqual(later);
   });
 });
+
+/**
+ * Starts `work` (an expansion that will wait to write under the appset's row lock) while another
+ * session holds that lock, runs `meanwhile` once it waits, then lets it go on; gives what it gave.
+ */
+async function whileRowLocked<T>(work: () => Promise<T>, meanwhile: () => Promise<void>): Promise<T> {
+  const blocker = new pg.Client({ connectionString: postgres.url });
+  await blocker.connect();
+  try {
+    await blocker.query('BEGIN');
+    await blocker.query('SELECT 1 FROM "ApplicationSet" WHERE "id" = $1 FOR UPDATE', [appSetId]);
+    const running = work();
+    running.catch(() => undefined); // awaited below; a failure while the lock is held is not unhandled
+    await waitForLockWaiter(blocker);
+    await meanwhile();
+    await blocker.query('COMMIT');
+    return await running;
+  } finally {
+    await blocker.end();
+  }
+}
 
 /** Until some session of the test database waits for a lock (bounded: 10 s). */
 async function waitForLockWaiter(admin: pg.Client): Promise<void> {
