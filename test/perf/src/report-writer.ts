@@ -111,6 +111,11 @@ function charts(series: Series[]): string[] {
   return out;
 }
 
+function loadRange(loads: number[]): string {
+  const [low, high] = [Math.min(...loads), Math.max(...loads)];
+  return low === high ? `here ${low}` : `here ${low} to ${high}`;
+}
+
 function machineLine(r: BenchRun): string {
   const m = r.machine;
   return `${m.cores} cores (${m.cpuModel}), ${m.memoryGiB} GiB RAM, Node ${m.node}; 1-min load average ${m.loadAverage} at the start; ${r.date}${r.quick ? '; **quick mode** (reduced sizes)' : ''}`;
@@ -128,9 +133,9 @@ export function renderMarkdown(file: BenchFile, order: readonly string[]): strin
     '',
     `Flotilla's non-functional targets (\`DESIGN.md\`), measured. Generated ${file.generatedAt}; raw figures in [benchmarks.json](benchmarks.json).`,
     '',
-    '> **These figures come from a shared, busy machine**: up to eight engineers were building and testing on the same',
-    '> two cores while they ran, so latencies and CPU are pessimistic and noisy. They will be re-run on a quiet machine;',
-    '> the load average at the start of each benchmark is recorded below.',
+    `> Benchmarks run one at a time, each in its own process, on the machine each section names, which records the`,
+    `> 1-minute load average when its run started (${loadRange(runs.map(([, r]) => r.machine.loadAverage))}). Figures taken while other work`,
+    '> shares the cores are pessimistic and noisy: compare figures taken at similar load.',
     '',
     'Every figure states its fleet size, its number of runs, the median and the 99th percentile (nearest rank; with',
     'fewer than 100 runs the p99 is the worst run), the target it is judged against, and where a physical floor exists,',
