@@ -186,7 +186,8 @@ export function createKubeClient(kc: KubeConfig): KubeClient {
   };
 }
 
-function groupVersionPath(apiVersion: string): string {
+/** `/api/v1` for the core group, `/apis/<group>/<version>` for the others. */
+export function groupVersionPath(apiVersion: string): string {
   return apiVersion.includes('/') ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
 }
 

@@ -1,12 +1,7 @@
 import { createHash } from 'node:crypto';
 import { type AgentOptions } from 'node:https';
 import { type Cluster, type KubeConfig } from '@kubernetes/client-node';
-
-/** The part of an undici Dispatcher this module handles (the agent does not depend on undici itself). */
-interface Dispatcher {
-  close(): Promise<void>;
-  destroy(): Promise<void>;
-}
+import { type Dispatcher } from 'undici';
 
 /** client-node's per-request hook; `private` in its typings, a plain method at run time. */
 type CreateDispatcher = (cluster: Cluster | null, agentOptions: AgentOptions) => Dispatcher | undefined;

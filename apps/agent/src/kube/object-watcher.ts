@@ -2,7 +2,7 @@ import { type KubeConfig, Watch } from '@kubernetes/client-node';
 import { type KubeObject } from '@flotilla/contract';
 import { type Logger } from 'pino';
 import { Backoff } from '../util/backoff.js';
-import { type KubeClient } from './kube-client.js';
+import { groupVersionPath, type KubeClient } from './kube-client.js';
 
 export type WatchEventType = 'added' | 'modified' | 'deleted';
 export type ChangeListener = (type: WatchEventType, obj: KubeObject) => void;
@@ -56,9 +56,8 @@ export class ObjectWatcher {
   private async start(key: string, apiVersion: string, kind: string): Promise<void> {
     if (this.stopped) return;
     const scope = await this.kube.scopeOf(apiVersion, kind);
-    const base = apiVersion.includes('/') ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
     const watch = new KindWatch({
-      path: `${base}/${scope.resource}`,
+      path: `${groupVersionPath(apiVersion)}/${scope.resource}`,
       apiVersion,
       kind,
       watch: new Watch(this.kc),

@@ -26,6 +26,7 @@ import type { Response } from 'express';
 import { z } from 'zod';
 import { HubError, parseInput } from '../common/hub-error.js';
 import { ClusterWakeups } from '../queues/cluster-wakeups.service.js';
+import { isAutomaticRollback } from '../rollouts/automatic-rollback.js';
 import { Public } from '../auth/roles.decorator.js';
 import { AgentAuthGuard, type AgentRequest } from './agent-auth.guard.js';
 import { AgentGatewayService, etagMatches } from './agent-gateway.service.js';
@@ -157,7 +158,7 @@ export class AgentGatewayController {
     const result = await this.reports.ingestBatch(req.cluster.id, batch.reports);
     // An automatic rollback pins the target where the agent put it: the cluster's assignments
     // changed without a release, so anything remembered of them (its ETag) is stale.
-    if (batch.reports.some((r) => r.type === 'sync' && r.trigger === 'rollback')) {
+    if (batch.reports.some(isAutomaticRollback)) {
       await this.wakeups.notify([req.cluster.id]);
     }
     return result;

@@ -1,9 +1,19 @@
-import type { SyncReport } from '@flotilla/contract';
+import type { Report, SyncReport } from '@flotilla/contract';
 import type { AuditEntry } from '../audit/audit.service.js';
 import type { Prisma } from '../generated/prisma/client.js';
 import { ACTIVE, markFailed } from './rollouts.service.js';
 
 type Tx = Prisma.TransactionClient;
+
+/** A report of an agent's own, successful rollback: the kind that pins its target (below). */
+export function isAutomaticRollback(r: Report): r is SyncReport {
+  return (
+    r.type === 'sync' &&
+    r.trigger === 'rollback' &&
+    r.rolledBackFrom !== undefined &&
+    r.outcome === 'Succeeded'
+  );
+}
 
 /**
  * An agent rolled a target back on its own (a sync with trigger `rollback` that names the revision
@@ -18,10 +28,7 @@ export async function recordAutomaticRollbacks(
   reports: { report: SyncReport; targetId: string }[],
 ): Promise<AuditEntry[]> {
   const entries: AuditEntry[] = [];
-  const rollbacks = reports.filter(
-    ({ report: r }) =>
-      r.trigger === 'rollback' && r.rolledBackFrom !== undefined && r.outcome === 'Succeeded',
-  );
+  const rollbacks = reports.filter(({ report }) => isAutomaticRollback(report));
   if (rollbacks.length === 0) return entries;
   const cluster = await tx.cluster.findUniqueOrThrow({ where: { id: clusterId }, select: { name: true } });
   const actor = `agent:${cluster.name}`;
