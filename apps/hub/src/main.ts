@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { ConfigError, loadHubConfig } from './config/hub-config.js';
+import { ConfigError, devModeWarnings, loadHubConfig } from './config/hub-config.js';
 import { createHubApp } from './hub-app.js';
 
 // The one place the environment is read.
@@ -12,6 +12,10 @@ try {
     process.exit(2);
   }
   throw e;
+}
+// Before anything can fail, so that whoever reads the log sees it first (and again on /readyz).
+for (const warning of devModeWarnings(config)) {
+  process.stderr.write(`${JSON.stringify({ level: 40, msg: `flotilla hub: ${warning}` })}\n`);
 }
 
 let app: Awaited<ReturnType<typeof createHubApp>>;

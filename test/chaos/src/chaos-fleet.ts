@@ -236,6 +236,7 @@ export class ChaosFleet {
           // Webhooks bring commits in; the poll is only the safety net a real installation has.
           SOURCE_POLL_INTERVAL_SECONDS: '60',
           LOG_LEVEL: 'warn',
+          FLOTILLA_DEV_MODE: '1',
         },
         logFile,
       },

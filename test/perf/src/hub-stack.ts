@@ -110,6 +110,7 @@ export class HubStack {
           SOURCE_POLL_INTERVAL_SECONDS: '3600',
           FLOTILLA_WEBHOOK_SECRET: this.webhookSecret,
           LOG_LEVEL: 'warn',
+          FLOTILLA_DEV_MODE: '1',
         },
         logFile: join(this.workDir, 'hub.log'),
       },

@@ -124,6 +124,8 @@ export class LocalFleet {
       FLOTILLA_DATA_DIR: join(workDir, 'hub'),
       SOURCE_POLL_INTERVAL_SECONDS: String(this.opts.pollSeconds ?? 2),
       DATABASE_URL: this.opts.databaseUrl,
+      // A local fleet (the demo, the end-to-end tests) is a development hub unless hubEnv says otherwise.
+      FLOTILLA_DEV_MODE: '1',
       ...this.opts.hubEnv,
     };
     if (!this.opts.databaseUrl) delete env['DATABASE_URL'];

@@ -133,6 +133,7 @@ describe('agent gateway', () => {
         FLOTILLA_DATA_DIR: dataDir,
         HUB_ROLES: 'api',
         LOG_LEVEL: 'warn',
+        FLOTILLA_DEV_MODE: '1',
       }),
     );
     try {

@@ -52,6 +52,7 @@ async function startReplica(name: string): Promise<Replica> {
     HUB_ROLES: 'api',
     SOURCE_POLL_INTERVAL_SECONDS: '3600',
     LOG_LEVEL: 'warn',
+    FLOTILLA_DEV_MODE: '1',
   });
   const app = await createHubApp(config);
   await app.init();

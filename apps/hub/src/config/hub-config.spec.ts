@@ -1,9 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadHubConfig, renderEnvExample } from './hub-config.js';
+import { readFileSync } from 'node:fs';
+import { ConfigError, devModeWarnings, loadHubConfig, renderEnvExample } from './hub-config.js';
+
+/** The tests below are about other variables: they run as a development hub. */
+const DEV = { FLOTILLA_DEV_MODE: '1' };
 
 describe('loadHubConfig', () => {
   it('fills every default into a nested config, with an embedded database when DATABASE_URL is unset', () => {
-    expect(loadHubConfig({})).toEqual({
+    expect(loadHubConfig({ FLOTILLA_DEV_MODE: '1' })).toEqual({
       http: { host: '127.0.0.1', port: 8080 },
       database: { kind: 'pglite', dir: '.flotilla/db' },
       redis: { url: 'redis://127.0.0.1:6379', prefix: 'flotilla' },
@@ -32,11 +36,13 @@ describe('loadHubConfig', () => {
         maxOutputBytes: 33554432,
       },
       secrets: { key: null, previousKeys: [] },
+      devMode: true,
     });
   });
 
   it('reads PostgreSQL, roles and numbers from the environment; an empty variable counts as unset', () => {
     const c = loadHubConfig({
+      ...DEV,
       DATABASE_URL: 'postgresql://u@db:5432/hub',
       HUB_ROLES: 'worker',
       PORT: '9000',
@@ -52,6 +58,7 @@ describe('loadHubConfig', () => {
 
   it('reads the OIDC issuer, audience and group-to-role map; an issuer without an audience is refused', () => {
     const c = loadHubConfig({
+      ...DEV,
       FLOTILLA_OIDC_ISSUER: 'https://login.example.com/',
       FLOTILLA_OIDC_AUDIENCE: 'flotilla',
       FLOTILLA_OIDC_ROLE_MAP: 'sre=operator, platform-admins=admin',
@@ -63,10 +70,10 @@ describe('loadHubConfig', () => {
       roleClaim: 'groups',
       roleMap: { sre: 'operator', 'platform-admins': 'admin' },
     });
-    expect(() => loadHubConfig({ FLOTILLA_OIDC_ISSUER: 'https://login.example.com/' })).toThrow(
+    expect(() => loadHubConfig({ ...DEV, FLOTILLA_OIDC_ISSUER: 'https://login.example.com/' })).toThrow(
       /FLOTILLA_OIDC_AUDIENCE: required when FLOTILLA_OIDC_ISSUER is set/,
     );
-    expect(() => loadHubConfig({ FLOTILLA_OIDC_ROLE_MAP: 'sre=root' })).toThrow(
+    expect(() => loadHubConfig({ ...DEV, FLOTILLA_OIDC_ROLE_MAP: 'sre=root' })).toThrow(
       /FLOTILLA_OIDC_ROLE_MAP: expected group=viewer\|operator\|admin pairs; got "sre=root"/,
     );
   });
@@ -75,6 +82,7 @@ describe('loadHubConfig', () => {
     let error: unknown;
     try {
       loadHubConfig({
+        ...DEV,
         PORT: 'eighty',
         HUB_ROLES: 'api,cron',
         DATABASE_URL: 'mysql://x',
@@ -98,6 +106,7 @@ describe('loadHubConfig', () => {
   it('reads the render and secrets-key variables, refusing a key that is not 32 bytes of hex', () => {
     const key = 'ab'.repeat(32);
     const c = loadHubConfig({
+      ...DEV,
       KUSTOMIZE_BINARY: '/usr/local/bin/kustomize',
       KUSTOMIZE_ALLOW_REMOTE_BASES: 'true',
       FLOTILLA_SECRETS_KEY: key.toUpperCase(),
@@ -107,7 +116,7 @@ describe('loadHubConfig', () => {
     expect(c.secrets).toEqual({ key, previousKeys: ['cd'.repeat(32), 'ef'.repeat(32)] });
     let error: unknown;
     try {
-      loadHubConfig({ FLOTILLA_SECRETS_KEY: 'short', KUSTOMIZE_ALLOW_REMOTE_BASES: 'yes' });
+      loadHubConfig({ ...DEV, FLOTILLA_SECRETS_KEY: 'short', KUSTOMIZE_ALLOW_REMOTE_BASES: 'yes' });
     } catch (e) {
       error = e;
     }
@@ -124,5 +133,78 @@ describe('loadHubConfig', () => {
     expect(text).toContain('\nHUB_ROLES=api,worker\n');
     expect(text).toContain('\n# DATABASE_URL=\n');
     expect(text).toContain('\n# FLOTILLA_ADMIN_TOKEN=\n');
+  });
+
+  it('matches the committed .env.example, which documents FLOTILLA_DEV_MODE', () => {
+    const committed = readFileSync(new URL('../../.env.example', import.meta.url), 'utf8');
+    expect(committed).toBe(renderEnvExample());
+    expect(committed).toContain('\nFLOTILLA_DEV_MODE=false\n');
+  });
+});
+
+describe('start-up safety', () => {
+  const key = 'ab'.repeat(32);
+  const token = 'admin-token-0123456789';
+
+  it('refuses an open hub without a secrets key, in one line naming every variable to set', () => {
+    let error: unknown;
+    try {
+      loadHubConfig({ NODE_ENV: 'production' });
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    const message = (error as ConfigError).message;
+    expect(message).not.toContain('\n');
+    expect(message).toBe(
+      'refusing to start: set FLOTILLA_ADMIN_TOKEN or FLOTILLA_OIDC_ISSUER (without it anyone who reaches the hub is admin) and FLOTILLA_SECRETS_KEY (without it repository credentials cannot be stored), or FLOTILLA_DEV_MODE=1 for a development hub',
+    );
+    expect((error as ConfigError).issues.map((i) => i.variable)).toEqual([
+      'FLOTILLA_ADMIN_TOKEN',
+      'FLOTILLA_SECRETS_KEY',
+    ]);
+  });
+
+  it('names only what is missing: a token without a key, or a key without auth', () => {
+    expect(() => loadHubConfig({ FLOTILLA_ADMIN_TOKEN: token })).toThrow(
+      /^refusing to start: set FLOTILLA_SECRETS_KEY \(without it repository credentials cannot be stored\), or FLOTILLA_DEV_MODE=1/,
+    );
+    expect(() => loadHubConfig({ FLOTILLA_SECRETS_KEY: key, FLOTILLA_DEV_MODE: '0' })).toThrow(
+      /^refusing to start: set FLOTILLA_ADMIN_TOKEN or FLOTILLA_OIDC_ISSUER \(without it anyone who reaches the hub is admin\), or/,
+    );
+  });
+
+  it('starts with an admin token or OIDC and a secrets key, and has nothing to warn about', () => {
+    const withToken = loadHubConfig({ FLOTILLA_ADMIN_TOKEN: token, FLOTILLA_SECRETS_KEY: key });
+    expect(withToken.devMode).toBe(false);
+    expect(devModeWarnings(withToken)).toEqual([]);
+    const withOidc = loadHubConfig({
+      FLOTILLA_OIDC_ISSUER: 'https://login.example.com/',
+      FLOTILLA_OIDC_AUDIENCE: 'flotilla',
+      FLOTILLA_SECRETS_KEY: key,
+    });
+    expect(devModeWarnings(withOidc)).toEqual([]);
+  });
+
+  it('in development mode starts open, and warns of each safety it runs without', () => {
+    expect(devModeWarnings(loadHubConfig({ FLOTILLA_DEV_MODE: '1' }))).toEqual([
+      'DEVELOPMENT MODE (FLOTILLA_DEV_MODE=1): not for production',
+      'no FLOTILLA_ADMIN_TOKEN or OIDC: the API is open, anyone who reaches the hub is admin',
+      'no FLOTILLA_SECRETS_KEY: repository credentials cannot be stored',
+    ]);
+    // Development mode is said even when nothing else is missing: it is never silent.
+    expect(
+      devModeWarnings(
+        loadHubConfig({ FLOTILLA_DEV_MODE: '1', FLOTILLA_ADMIN_TOKEN: token, FLOTILLA_SECRETS_KEY: key }),
+      ),
+    ).toEqual(['DEVELOPMENT MODE (FLOTILLA_DEV_MODE=1): not for production']);
+  });
+
+  it('accepts 1/true or 0/false for FLOTILLA_DEV_MODE, and nothing else', () => {
+    expect(loadHubConfig({ FLOTILLA_DEV_MODE: 'true' }).devMode).toBe(true);
+    expect(() => loadHubConfig({ FLOTILLA_DEV_MODE: 'false' })).toThrow(/^refusing to start/);
+    expect(() => loadHubConfig({ FLOTILLA_DEV_MODE: 'yes' })).toThrow(
+      /FLOTILLA_DEV_MODE: expected 1 or true \(development hub\), 0 or false/,
+    );
   });
 });

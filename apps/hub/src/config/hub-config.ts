@@ -215,6 +215,13 @@ export const hubEnvSchema = z.object({
     .describe(
       'Retired secrets keys (comma-separated) still read during a rotation; the hub re-encrypts with the current one at start.',
     ),
+  FLOTILLA_DEV_MODE: z
+    .enum(['0', '1', 'false', 'true'], 'expected 1 or true (development hub), 0 or false')
+    .default('0')
+    .transform((v) => v === '1' || v === 'true')
+    .describe(
+      '1 = a development hub: starts without FLOTILLA_ADMIN_TOKEN/OIDC (anyone is admin) and without FLOTILLA_SECRETS_KEY, and says so at start and on /readyz. Never in production.',
+    ),
   LOG_LEVEL: z
     .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
     .default('info')
@@ -255,6 +262,8 @@ export interface HubConfig {
   };
   /** AES-256-GCM keys (hex): the current one encrypts, every one decrypts. */
   secrets: { key: string | null; previousKeys: string[] };
+  /** FLOTILLA_DEV_MODE=1: the hub may run open and without a secrets key (see devModeWarnings). */
+  devMode: boolean;
 }
 
 export interface OidcConfig {
@@ -269,10 +278,29 @@ export const HUB_CONFIG = Symbol('HUB_CONFIG');
 
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';
-  constructor(readonly issues: { variable: string; message: string }[]) {
-    super(`invalid hub configuration:\n${issues.map((i) => `  ${i.variable}: ${i.message}`).join('\n')}`);
+  constructor(
+    readonly issues: { variable: string; message: string }[],
+    message = `invalid hub configuration:\n${issues.map((i) => `  ${i.variable}: ${i.message}`).join('\n')}`,
+  ) {
+    super(message);
   }
 }
+
+/** What a hub outside development mode must have, each with what goes wrong without it. */
+const PRODUCTION_REQUIREMENTS = [
+  {
+    variable: 'FLOTILLA_ADMIN_TOKEN',
+    missing: (e: HubEnv) => !e.FLOTILLA_ADMIN_TOKEN && !e.FLOTILLA_OIDC_ISSUER,
+    set: 'FLOTILLA_ADMIN_TOKEN or FLOTILLA_OIDC_ISSUER',
+    risk: 'anyone who reaches the hub is admin',
+  },
+  {
+    variable: 'FLOTILLA_SECRETS_KEY',
+    missing: (e: HubEnv) => !e.FLOTILLA_SECRETS_KEY,
+    set: 'FLOTILLA_SECRETS_KEY',
+    risk: 'repository credentials cannot be stored',
+  },
+] as const;
 
 /** Validates the environment into a HubConfig; throws ConfigError naming each bad variable and why. */
 export function loadHubConfig(env: Record<string, string | undefined>): HubConfig {
@@ -285,6 +313,15 @@ export function loadHubConfig(env: Record<string, string | undefined>): HubConfi
     );
   }
   const e = parsed.data;
+  // An open hub, or one that cannot keep credentials, is refused outright rather than started with a
+  // warning nobody reads: the one line names every variable to set, and the way out for development.
+  const missing = PRODUCTION_REQUIREMENTS.filter((r) => r.missing(e));
+  if (!e.FLOTILLA_DEV_MODE && missing.length > 0) {
+    throw new ConfigError(
+      missing.map((r) => ({ variable: r.variable, message: `set ${r.set} (without it ${r.risk})` })),
+      `refusing to start: set ${missing.map((r) => `${r.set} (without it ${r.risk})`).join(' and ')}, or FLOTILLA_DEV_MODE=1 for a development hub`,
+    );
+  }
   if (e.FLOTILLA_OIDC_ISSUER && !e.FLOTILLA_OIDC_AUDIENCE) {
     throw new ConfigError([
       { variable: 'FLOTILLA_OIDC_AUDIENCE', message: 'required when FLOTILLA_OIDC_ISSUER is set' },
@@ -333,7 +370,24 @@ export function loadHubConfig(env: Record<string, string | undefined>): HubConfi
       key: e.FLOTILLA_SECRETS_KEY?.toLowerCase() ?? null,
       previousKeys: e.FLOTILLA_SECRETS_KEY_PREVIOUS?.toLowerCase().split(',') ?? [],
     },
+    devMode: e.FLOTILLA_DEV_MODE,
   };
+}
+
+/**
+ * What a development-mode hub must say at start and on /readyz: that it is one, and each safety it
+ * runs without. Empty outside development mode (such a hub has refused to start instead).
+ */
+export function devModeWarnings(config: HubConfig): string[] {
+  if (!config.devMode) return [];
+  const warnings = ['DEVELOPMENT MODE (FLOTILLA_DEV_MODE=1): not for production'];
+  if (config.auth.adminToken === null && config.auth.oidc === null) {
+    warnings.push('no FLOTILLA_ADMIN_TOKEN or OIDC: the API is open, anyone who reaches the hub is admin');
+  }
+  if (config.secrets.key === null) {
+    warnings.push('no FLOTILLA_SECRETS_KEY: repository credentials cannot be stored');
+  }
+  return warnings;
 }
 
 /** `group=role,…` → a map; `bad` is the first pair that is not one (kept a string, so `.env.example` shows it). */

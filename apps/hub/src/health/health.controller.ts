@@ -1,9 +1,10 @@
-import { Controller, Get, HttpCode, Res } from '@nestjs/common';
+import { Controller, Get, HttpCode, Inject, Res } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { Database } from '../db/database.js';
 import { JobQueues } from '../queues/job-queues.service.js';
 import { Public } from '../auth/roles.decorator.js';
+import { devModeWarnings, HUB_CONFIG, type HubConfig } from '../config/hub-config.js';
 
 @ApiTags('health')
 @Public()
@@ -12,6 +13,7 @@ export class HealthController {
   constructor(
     private readonly db: Database,
     private readonly queues: JobQueues,
+    @Inject(HUB_CONFIG) private readonly config: HubConfig,
   ) {}
 
   /** Liveness: the process answers. */
@@ -21,7 +23,7 @@ export class HealthController {
     return { status: 'ok' };
   }
 
-  /** Readiness: PostgreSQL (or PGlite) and Redis both answer. */
+  /** Readiness: PostgreSQL (or PGlite) and Redis both answer. A development hub says so here too. */
   @Get('readyz')
   async readyz(@Res({ passthrough: true }) res: Response) {
     const [database, redis] = await Promise.all([
@@ -36,6 +38,11 @@ export class HealthController {
     ]);
     const ready = database === 'ok' && redis === 'ok';
     res.status(ready ? 200 : 503);
-    return { status: ready ? 'ready' : 'not-ready', checks: { database, redis } };
+    const warnings = devModeWarnings(this.config);
+    return {
+      status: ready ? 'ready' : 'not-ready',
+      checks: { database, redis },
+      ...(warnings.length > 0 ? { mode: 'development' as const, warnings } : {}),
+    };
   }
 }

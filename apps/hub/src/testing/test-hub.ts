@@ -21,6 +21,8 @@ export interface TestHub {
 /**
  * Boots the real hub (AppModule, both roles) in this process on 127.0.0.1 and a free port, on a
  * fresh PostgreSQL database and a unique Redis prefix. `env` adds or overrides hub variables.
+ * It runs in development mode (no admin token or secrets key needed); pass FLOTILLA_DEV_MODE: '0'
+ * with real ones to test a production hub.
  */
 export async function startTestHub(env: Record<string, string> = {}): Promise<TestHub> {
   const postgres = await createTestPostgres();
@@ -35,6 +37,7 @@ export async function startTestHub(env: Record<string, string> = {}): Promise<Te
     FLOTILLA_DATA_DIR: dataDir,
     SOURCE_POLL_INTERVAL_SECONDS: '1',
     LOG_LEVEL: 'warn',
+    FLOTILLA_DEV_MODE: '1',
     ...env,
   });
   let app: NestExpressApplication | undefined;
