@@ -66,6 +66,10 @@ import { FleetRepoService } from './fleet-repo/fleet-repo.service.js';
 import { FleetReconcileProcessor } from './fleet-repo/fleet-reconcile.processor.js';
 import { FleetSourcesController } from './fleet-repo/fleet-sources.controller.js';
 import { FleetOwnership } from './fleet-repo/fleet-ownership.service.js';
+import { NotificationsService } from './notifications/notifications.service.js';
+import { NotificationsController } from './notifications/notifications.controller.js';
+import { NotificationDispatcher } from './notifications/notification-dispatcher.service.js';
+import { NotifyProcessor } from './notifications/notify.processor.js';
 
 /** One handler per queue of the contract's registry (checked at start by WorkerBootstrap). */
 const HANDLERS = [
@@ -75,6 +79,7 @@ const HANDLERS = [
   RolloutProcessor,
   ReportIngestProcessor,
   FleetReconcileProcessor,
+  NotifyProcessor,
 ];
 
 export interface AppModuleOptions {
@@ -124,6 +129,8 @@ export class AppModule {
       ProjectsService,
       FleetRepoService,
       FleetOwnership,
+      NotificationsService,
+      NotificationDispatcher,
     ];
     const controllers: Type[] = [HealthController, MetricsController];
     if (config.roles.api) {
@@ -144,6 +151,7 @@ export class AppModule {
         BreakGlassController,
         ProjectsController,
         FleetSourcesController,
+        NotificationsController,
       );
     }
     if (config.roles.worker) {

@@ -9,6 +9,7 @@ describe('queue registry', () => {
     for (const id of [
       a,
       jobId('render', { repositoryId: 'r', revision: 'abc', path: 'apps/x', paramsHash: 'p' }),
+      jobId('notify', { deliveryId: 'd1', dedupeHash: 'ab12', destinationId: 'dest-1' }),
     ]) {
       expect(id).not.toContain(':');
     }

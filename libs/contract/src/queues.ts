@@ -10,6 +10,13 @@ export interface QueuePayloads {
   'report-ingest': { clusterId: string; reportId: string };
   /** Reconcile the hub's own objects from one fleet source at one commit. */
   'fleet-reconcile': { fleetSourceId: string; commit: string; inventoryHash: string };
+  /** Send one notification (a delivery row: one message to one destination), with retries. */
+  notify: {
+    deliveryId: string;
+    /** sha256 (hex) of the delivery's dedupe key, which is free text (appset and target names). */
+    dedupeHash: string;
+    destinationId: string;
+  };
 }
 export type QueueName = keyof QueuePayloads;
 
@@ -20,6 +27,7 @@ export const QUEUE_NAMES = [
   'rollout',
   'report-ingest',
   'fleet-reconcile',
+  'notify',
 ] as const satisfies readonly QueueName[];
 
 interface JobOptions {
@@ -36,6 +44,8 @@ export const JOB_OPTIONS: Record<QueueName, JobOptions> = {
   rollout: { attempts: 10, backoffMs: 2_000, removeOnComplete: 100, removeOnFail: 500 },
   'report-ingest': { attempts: 10, backoffMs: 500, removeOnComplete: 1_000, removeOnFail: 1_000 },
   'fleet-reconcile': { attempts: 5, backoffMs: 1_000, removeOnComplete: 100, removeOnFail: 500 },
+  // 5 tries over about 15 s of back-off, then the delivery is marked Failed.
+  notify: { attempts: 5, backoffMs: 1_000, removeOnComplete: 1_000, removeOnFail: 1_000 },
 };
 
 /**
@@ -63,6 +73,11 @@ export function jobId<Q extends QueueName>(queue: Q, payload: QueuePayloads[Q]):
     case 'fleet-reconcile': {
       const p = payload as QueuePayloads['fleet-reconcile'];
       return `fleet.${p.fleetSourceId}.${p.commit}.${p.inventoryHash}`;
+    }
+    case 'notify': {
+      // notify:<dedupe-key>:<destination>, the key hashed: it is free text.
+      const p = payload as QueuePayloads['notify'];
+      return `notify.${p.dedupeHash}.${p.destinationId}`;
     }
   }
   throw new Error(`unknown queue ${String(queue)}`);

@@ -48,3 +48,13 @@ export {
   type ProjectSpec,
   type ProjectViolation,
 } from './project-policy.js';
+export {
+  NOTIFICATION_TRIGGERS,
+  NOTIFICATION_TEMPLATE_SAMPLE,
+  notificationPolicyObjectSchema,
+  notificationPolicySpecSchema,
+  templateProblem,
+  type NotificationPolicyObject,
+  type NotificationPolicySpec,
+  type NotificationTrigger,
+} from './kinds/notification-policy.js';

@@ -29,3 +29,4 @@ export type {
   GenerateResult,
   Params,
 } from './types.js';
+export { renderString, type TemplateMode } from './render-string.js';

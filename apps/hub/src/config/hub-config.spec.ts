@@ -37,6 +37,7 @@ describe('loadHubConfig', () => {
       },
       secrets: { key: null, previousKeys: [] },
       devMode: true,
+      notifications: { timeoutSeconds: 10 },
     });
   });
 

@@ -222,6 +222,14 @@ export const hubEnvSchema = z.object({
     .describe(
       '1 = a development hub: starts without FLOTILLA_ADMIN_TOKEN/OIDC (anyone is admin) and without FLOTILLA_SECRETS_KEY, and says so at start and on /readyz. Never in production.',
     ),
+  NOTIFY_TIMEOUT_SECONDS: z.coerce
+    .number()
+    .positive()
+    .max(300)
+    .default(10)
+    .describe(
+      'How long one notification request (webhook, Slack, SMTP, commit status) may take before it counts as failed.',
+    ),
   LOG_LEVEL: z
     .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
     .default('info')
@@ -264,6 +272,7 @@ export interface HubConfig {
   secrets: { key: string | null; previousKeys: string[] };
   /** FLOTILLA_DEV_MODE=1: the hub may run open and without a secrets key (see devModeWarnings). */
   devMode: boolean;
+  notifications: { timeoutSeconds: number };
 }
 
 export interface OidcConfig {
@@ -371,6 +380,7 @@ export function loadHubConfig(env: Record<string, string | undefined>): HubConfi
       previousKeys: e.FLOTILLA_SECRETS_KEY_PREVIOUS?.toLowerCase().split(',') ?? [],
     },
     devMode: e.FLOTILLA_DEV_MODE,
+    notifications: { timeoutSeconds: e.NOTIFY_TIMEOUT_SECONDS },
   };
 }
 

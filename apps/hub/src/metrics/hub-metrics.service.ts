@@ -15,6 +15,7 @@ export class HubMetrics {
   readonly jobs: Counter<'queue' | 'outcome'>;
   readonly reports: Counter<'type' | 'result'>;
   readonly renders: Counter;
+  readonly notifications: Counter<'type' | 'outcome'>;
 
   constructor(db: Database, wakeups?: ClusterWakeups) {
     collectDefaultMetrics({ register: this.registry });
@@ -46,6 +47,12 @@ export class HubMetrics {
     this.renders = new Counter({
       name: 'flotilla_expansion_renders_total',
       help: 'Renders expansions started: one per distinct repository, commit, path and source options, however many targets share it',
+      registers: [this.registry],
+    });
+    this.notifications = new Counter({
+      name: 'flotilla_notification_deliveries_total',
+      help: 'Notification sends by destination type and outcome (sent, retried: an attempt failed, failed: gave up)',
+      labelNames: ['type', 'outcome'],
       registers: [this.registry],
     });
     new Gauge({

@@ -16,6 +16,7 @@ export class JobQueues {
     @InjectQueue('rollout') rollout: Queue,
     @InjectQueue('report-ingest') reportIngest: Queue,
     @InjectQueue('fleet-reconcile') fleetReconcile: Queue,
+    @InjectQueue('notify') notify: Queue,
   ) {
     this.queues = {
       'source-sync': sourceSync,
@@ -24,6 +25,7 @@ export class JobQueues {
       rollout,
       'report-ingest': reportIngest,
       'fleet-reconcile': fleetReconcile,
+      notify,
     };
   }
 
@@ -35,12 +37,12 @@ export class JobQueues {
    * Adds a job with the registry's id and options. Equal work collapses into one job. `variant`
    * extends the id for work that must run even though equal work already ran or is queued, yet must
    * still collapse with its own repeats: a manual refresh (a unique variant), or a push webhook (the
-   * pushed commit, so a redelivered push is one job).
+   * pushed commit, so a redelivered push is one job). `delayMs` holds the job back (a digest's window).
    */
   async enqueue<Q extends QueueName>(
     queue: Q,
     payload: QueuePayloads[Q],
-    opts: { variant?: string } = {},
+    opts: { variant?: string; delayMs?: number } = {},
   ): Promise<void> {
     const o = JOB_OPTIONS[queue];
     const id = jobId(queue, payload);
@@ -52,6 +54,7 @@ export class JobQueues {
       backoff: { type: 'exponential', delay: o.backoffMs },
       removeOnComplete: o.removeOnComplete,
       removeOnFail: o.removeOnFail,
+      ...(opts.delayMs !== undefined && opts.delayMs > 0 && { delay: Math.round(opts.delayMs) }),
     });
   }
 

@@ -5,3 +5,4 @@ export * from './test-redis.js';
 export * from './test-git-repo.js';
 export * from './test-hub.js';
 export * from './wait-for-idle.js';
+export * from './test-notification-receiver.js';

@@ -1,0 +1,34 @@
+import type { OpenDestination, SendMessage } from './destination-types.js';
+import { postJson } from './http-post.js';
+import { webhookSignature } from './webhook-signature.js';
+
+/** Sends a message to a destination of any type, in that type's format. */
+export const sendMessage: SendMessage = async (destination: OpenDestination, message, { timeoutMs }) => {
+  switch (destination.type) {
+    case 'webhook': {
+      const body = JSON.stringify(message);
+      const timestamp = Math.floor(Date.now() / 1000);
+      await postJson(
+        String(destination.config['url']),
+        body,
+        {
+          'x-flotilla-delivery': message.id,
+          'x-flotilla-event': message.trigger,
+          'x-flotilla-timestamp': String(timestamp),
+          'x-flotilla-signature': webhookSignature(destination.secret ?? '', timestamp, body),
+        },
+        timeoutMs,
+      );
+      return;
+    }
+    case 'slack':
+      // Slack's incoming-webhook format, which Mattermost, Rocket.Chat and others accept too.
+      await postJson(
+        destination.secret ?? '',
+        JSON.stringify({ text: `*${message.title}*\n${message.text}` }),
+        {},
+        timeoutMs,
+      );
+      return;
+  }
+};

@@ -1,0 +1,87 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
+import { ApiBearerAuth, ApiBody, ApiQuery, ApiTags } from '@nestjs/swagger';
+import type { Response } from 'express';
+import { z } from 'zod';
+import { Actor } from '../common/actor.js';
+import { parseInput } from '../common/hub-error.js';
+import { destinationInputSchema } from './destinations/destination-types.js';
+import { DELIVERY_STATUSES, NotificationsService } from './notifications.service.js';
+
+const deliveriesQuery = z.strictObject({
+  status: z.enum(DELIVERY_STATUSES).optional(),
+  policy: z.string().min(1).optional(),
+  destination: z.string().min(1).optional(),
+  trigger: z.string().min(1).optional(),
+  limit: z.coerce.number().int().min(1).max(1000).default(100),
+});
+
+/** Destinations and policies are admin's to change (destinations hold secrets); anyone may read. */
+@ApiTags('notifications')
+@ApiBearerAuth()
+@Controller('api/v1/notifications')
+export class NotificationsController {
+  constructor(private readonly notifications: NotificationsService) {}
+
+  @Post('destinations')
+  @ApiBody({
+    description:
+      '{"name", "type": "webhook", "url", "secret"} | {"name", "type": "slack", "url"}; the secret part is sealed and never returned',
+  })
+  async putDestination(
+    @Body() body: unknown,
+    @Actor() actor: string,
+    @Res({ passthrough: true }) res: Response,
+  ) {
+    const { created, destination } = await this.notifications.putDestination(
+      parseInput(destinationInputSchema, body),
+      actor,
+    );
+    res.status(created ? 201 : 200);
+    return destination;
+  }
+
+  @Get('destinations')
+  listDestinations() {
+    return this.notifications.listDestinations();
+  }
+
+  @Delete('destinations/:name')
+  @HttpCode(204)
+  async deleteDestination(@Param('name') name: string, @Actor() actor: string): Promise<void> {
+    await this.notifications.deleteDestination(name, actor);
+  }
+
+  @Post('policies')
+  @ApiBody({ description: 'a NotificationPolicy document (flotilla.dev/v1alpha1), see docs/fleet-config.md' })
+  async putPolicy(@Body() body: unknown, @Actor() actor: string, @Res({ passthrough: true }) res: Response) {
+    const { created, policy } = await this.notifications.putPolicy(body, actor);
+    res.status(created ? 201 : 200);
+    return policy;
+  }
+
+  @Get('policies')
+  listPolicies() {
+    return this.notifications.listPolicies();
+  }
+
+  @Get('policies/:name')
+  getPolicy(@Param('name') name: string) {
+    return this.notifications.getPolicy(name);
+  }
+
+  @Delete('policies/:name')
+  @HttpCode(204)
+  async deletePolicy(@Param('name') name: string, @Actor() actor: string): Promise<void> {
+    await this.notifications.deletePolicy(name, actor);
+  }
+
+  @Get('deliveries')
+  @ApiQuery({ name: 'status', required: false, enum: DELIVERY_STATUSES })
+  @ApiQuery({ name: 'policy', required: false })
+  @ApiQuery({ name: 'destination', required: false })
+  @ApiQuery({ name: 'trigger', required: false })
+  @ApiQuery({ name: 'limit', required: false })
+  deliveries(@Query() query: unknown) {
+    return this.notifications.listDeliveries(parseInput(deliveriesQuery, query, 'query'));
+  }
+}

@@ -1,0 +1,78 @@
+import { Processor } from '@nestjs/bullmq';
+import { Inject } from '@nestjs/common';
+import type { QueuePayloads } from '@flotilla/contract';
+import type { Job } from 'bullmq';
+import { HUB_CONFIG, type HubConfig } from '../config/hub-config.js';
+import { Database } from '../db/database.js';
+import { HubMetrics } from '../metrics/hub-metrics.service.js';
+import { QueueWorker } from '../queues/queue-worker.js';
+import { sendMessage } from './destinations/send-message.js';
+import { buildMessage, type NotifiedEvent } from './notification-message.js';
+import { NotificationsService, specOf } from './notifications.service.js';
+
+/**
+ * Sends one delivery row. The row's state is the truth: a job for a row already Sent or Failed does
+ * nothing, so a job queued twice (a requeue after a crash) sends once. A failure is retried with
+ * back-off (the queue's options); after the last attempt the row is Failed. Each destination has its
+ * own job, so one that fails or never answers holds up no other.
+ */
+@Processor('notify', { concurrency: 8 })
+export class NotifyProcessor extends QueueWorker<'notify'> {
+  readonly queue = 'notify' as const;
+
+  constructor(
+    protected readonly metrics: HubMetrics,
+    private readonly db: Database,
+    private readonly notifications: NotificationsService,
+    @Inject(HUB_CONFIG) private readonly config: HubConfig,
+  ) {
+    super();
+  }
+
+  protected async handle(p: QueuePayloads['notify'], job: Job<QueuePayloads['notify']>): Promise<string> {
+    const prisma = this.db.prisma;
+    // Close a digest: from here on, events of its group open the next one.
+    await prisma.notificationDelivery.updateMany({
+      where: { id: p.deliveryId, status: 'Collecting' },
+      data: { status: 'Pending' },
+    });
+    const row = await prisma.notificationDelivery.findUnique({ where: { id: p.deliveryId } });
+    if (!row || row.status !== 'Pending') return `delivery ${row?.status ?? 'gone'}`;
+    const fail = async (error: string, final: boolean) => {
+      await prisma.notificationDelivery.update({
+        where: { id: row.id },
+        data: { attempts: { increment: 1 }, lastError: error, ...(final && { status: 'Failed' }) },
+      });
+      if (final) this.metrics.notifications.inc({ type: destinationType, outcome: 'failed' });
+    };
+    const destinationRow = await prisma.notificationDestination.findUnique({
+      where: { id: row.destinationId },
+    });
+    const destinationType = destinationRow?.type ?? 'unknown';
+    if (!destinationRow) {
+      await fail('the destination was deleted', true);
+      return 'destination gone';
+    }
+    const policy = await prisma.notificationPolicy.findUnique({ where: { name: row.policyName } });
+    const message = buildMessage(
+      { ...row, events: row.events as unknown as NotifiedEvent[] },
+      policy ? specOf(policy.spec).template : undefined,
+    );
+    try {
+      await sendMessage(this.notifications.open(destinationRow), message, {
+        timeoutMs: this.config.notifications.timeoutSeconds * 1000,
+      });
+    } catch (e) {
+      const final = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+      await fail(e instanceof Error ? e.message : String(e), final);
+      if (!final) this.metrics.notifications.inc({ type: destinationType, outcome: 'retried' });
+      throw e;
+    }
+    await prisma.notificationDelivery.update({
+      where: { id: row.id },
+      data: { status: 'Sent', sentAt: new Date(), attempts: { increment: 1 }, lastError: null },
+    });
+    this.metrics.notifications.inc({ type: destinationType, outcome: 'sent' });
+    return 'sent';
+  }
+}
