@@ -16,6 +16,7 @@ import {
   isIntOrStringField,
   isQuantityField,
   listSchemaOf,
+  mergeKeyOf,
   type ListSchema,
 } from './list-schema.js';
 import {
@@ -234,8 +235,8 @@ function compareList(
 ): void {
   const schema = listSchemaOf(ctx.kind, path);
   if (schema.type === 'map') {
-    const desiredKeys = defaulted.map((el) => keyOf(el, schema));
-    const liveKeys = live.map((el) => keyOf(el, schema));
+    const desiredKeys = defaulted.map((el) => mergeKeyOf(el, schema));
+    const liveKeys = live.map((el) => mergeKeyOf(el, schema));
     if (isUniqueKeys(desiredKeys) && isUniqueKeys(liveKeys)) {
       declared.forEach((el, i) => {
         const j = liveKeys.indexOf(desiredKeys[i] ?? '');
@@ -261,17 +262,6 @@ function compareList(
   } else if (!sameValue(defaulted, live, path)) {
     ctx.out.push({ path, desired: declared, live });
   }
-}
-
-function keyOf(element: unknown, schema: Extract<ListSchema, { type: 'map' }>): string | undefined {
-  if (!isPlainObject(element)) return undefined;
-  const values: string[] = [];
-  for (const k of schema.keys) {
-    const v = scalarText(element[k] ?? schema.keyDefaults[k]);
-    if (v === undefined) return undefined;
-    values.push(v);
-  }
-  return JSON.stringify(values);
 }
 
 function isUniqueKeys(keys: (string | undefined)[]): keys is string[] {

@@ -1,4 +1,4 @@
-import { type PathSegment } from './json-pointer.js';
+import { isPlainObject, scalarText, type PathSegment } from './json-pointer.js';
 
 /**
  * How a list merges under server-side apply (`x-kubernetes-list-type`), which decides whether a diff
@@ -56,6 +56,24 @@ export function listSchemaOf(kind: string, path: readonly PathSegment[]): ListSc
     return { type: 'atomic' };
   }
   return KEYED_FIELDS[last] ?? { type: 'atomic' };
+}
+
+/**
+ * The merge key of one element of a keyed list (`containerPort`+`protocol`, with the server's
+ * defaults filled in), as text; undefined when the element lacks a key field.
+ */
+export function mergeKeyOf(
+  element: unknown,
+  schema: Extract<ListSchema, { type: 'map' }>,
+): string | undefined {
+  if (!isPlainObject(element)) return undefined;
+  const values: string[] = [];
+  for (const k of schema.keys) {
+    const v = scalarText(element[k] ?? schema.keyDefaults[k]);
+    if (v === undefined) return undefined;
+    values.push(v);
+  }
+  return JSON.stringify(values);
 }
 
 /**
