@@ -56,6 +56,12 @@ interface Route {
 export interface ApiFaults {
   /** Answer every request with this HTTP status (e.g. 503) until cleared. */
   failAll?: number;
+  /**
+   * Answer the next `times` requests (default 1) whose path is exactly `path` (and whose method is
+   * `method`, when given) with `status`, after letting the first `after` (default 0) through; then
+   * behave again: a transient failure of one call, such as a discovery request.
+   */
+  failPath?: { path: string; status: number; method?: string; times?: number; after?: number }[];
 }
 
 /**
@@ -166,6 +172,20 @@ export class ApiHttpServer {
         this.faults.failAll,
         'InternalError',
         `simulated failure (HTTP ${this.faults.failAll})`,
+      );
+    }
+    const once = this.faults.failPath?.find(
+      (f) => f.path === path && (f.method ?? method) === method && (f.times ?? 1) > 0,
+    );
+    if (once && (once.after ?? 0) > 0) {
+      once.after = (once.after ?? 0) - 1;
+    } else if (once) {
+      once.times = (once.times ?? 1) - 1;
+      await this.body(req);
+      throw new StatusError(
+        once.status,
+        'InternalError',
+        `simulated failure of ${path} (HTTP ${once.status})`,
       );
     }
     const reg = this.api.registry;
