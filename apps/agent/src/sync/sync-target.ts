@@ -87,6 +87,11 @@ export interface SyncResult {
   /** The live objects the API returned from each successful apply, by key. */
   live: Map<string, KubeObject>;
   inventory: ResourceId[];
+  /**
+   * The agent stopped during the run (its signal aborted): the report says how far it got, but the
+   * revision did not fail, so it is not recorded as synced and is run again after the restart.
+   */
+  interrupted?: boolean;
 }
 
 export const DEFAULT_WAIT_TIMEOUT_MS = 300_000;
@@ -132,7 +137,18 @@ export async function syncTarget(input: SyncInput): Promise<SyncResult> {
   }
 
   // Objects outside the target's project refuse the whole revision, before the cluster is touched.
-  const refused = await projectRefusals(input.kube, input.assignment, input.manifests);
+  let refused: ResourceResult[];
+  try {
+    refused = await projectRefusals(input.kube, input.assignment, input.manifests);
+  } catch (err) {
+    const message = `cannot check the project before applying: ${(err as Error).message}; nothing applied`;
+    return {
+      report: makeReport(input, startedAt, now().toISOString(), 'Failed', message, []),
+      desired: [],
+      live: run.live,
+      inventory: [...input.inventory],
+    };
+  }
   if (refused.length > 0) {
     const message = `${refused.length} object(s) outside project '${input.assignment.project?.name ?? ''}'; nothing applied`;
     return {
@@ -192,16 +208,19 @@ export async function syncTarget(input: SyncInput): Promise<SyncResult> {
       }
       if (run.failed() === 0) await run.runHooks('PostSync', postSync);
     } catch (err) {
-      if (!(err instanceof SyncAborted)) throw err;
+      // A cluster error anywhere (a wave's read-back, a hook's) ends the run like a failed step:
+      // the sync never throws for the cluster, it reports what happened to each object.
       aborted = true;
-      run.messages.push(err.message);
+      run.messages.push(err instanceof SyncAborted ? err.message : `sync stopped: ${(err as Error).message}`);
     }
-    if (aborted || run.failed() > 0) {
+    // Stopping the agent is not a failure of the revision: no SyncFail hooks for it.
+    if ((aborted || run.failed() > 0) && !input.signal?.aborted) {
       try {
         await run.runHooks('SyncFail', hooksOf('SyncFail'));
       } catch (err) {
-        if (!(err instanceof SyncAborted)) throw err;
-        run.messages.push(err.message);
+        run.messages.push(
+          err instanceof SyncAborted ? err.message : `SyncFail hooks: ${(err as Error).message}`,
+        );
       }
     }
   }
@@ -212,21 +231,32 @@ export async function syncTarget(input: SyncInput): Promise<SyncResult> {
   const desiredKeys = new Set(desired.map((d) => keyOf(idOf(d))));
   const inventory: ResourceId[] = desired.map(idOf);
   // Objects whose manifest could not even be prepared (or were never reached) are still declared:
-  // never prune them. Hooks and Skip objects are declared too, but never tracked.
-  for (const m of input.manifests) desiredKeys.add(keyOf(idOf(m)));
-  const leftovers = input.inventory.filter((id) => !desiredKeys.has(keyOf(id)));
-  if (aborted) {
-    // What a stopped run never reached keeps being tracked as before.
-    const reached = new Set(inventory.map(keyOf));
-    inventory.push(...input.inventory.filter((id) => desiredKeys.has(keyOf(id)) && !reached.has(keyOf(id))));
+  // never prune them, with or without the namespace the agent would have given them. Hooks and
+  // Skip objects are declared too, but never tracked.
+  for (const m of input.manifests) {
+    const id = idOf(m);
+    desiredKeys.add(keyOf(id));
+    if (!id.namespace) desiredKeys.add(keyOf({ ...id, namespace: assignment.namespace }));
   }
+  const leftovers = input.inventory.filter((id) => !desiredKeys.has(keyOf(id)));
+  // Any declared object that could not be prepared or applied stops prune for this run: what the
+  // agent could not confirm is declared is never a reason to delete something.
+  const declaredFailures = results.filter((r) => r.action === 'failed' && !r.hookPhase).length;
+  // What a stopped run never reached, or could not prepare, keeps being tracked as before.
+  const reached = new Set(inventory.map(keyOf));
+  inventory.push(...input.inventory.filter((id) => desiredKeys.has(keyOf(id)) && !reached.has(keyOf(id))));
 
   if (input.only || aborted) {
     // A heal touches only drifted objects, and a failed run stops before pruning:
     // what the target tracked before stays tracked.
     inventory.push(...leftovers);
   } else if (leftovers.length > 0) {
-    if (!assignment.syncPolicy.prune) {
+    if (declaredFailures > 0) {
+      inventory.push(...leftovers);
+      run.messages.push(
+        `${declaredFailures} declared object(s) failed; nothing pruned this run (${leftovers.length} left in place)`,
+      );
+    } else if (!assignment.syncPolicy.prune) {
       inventory.push(...leftovers);
       run.messages.push(`${leftovers.length} object(s) no longer declared; prune is off, left in place`);
     } else if (input.manifests.length === 0 && !assignment.syncPolicy.allowEmpty) {
@@ -253,6 +283,7 @@ export async function syncTarget(input: SyncInput): Promise<SyncResult> {
     desired,
     live: run.live,
     inventory,
+    interrupted: input.signal?.aborted === true,
   };
 }
 
