@@ -62,6 +62,7 @@ export class AutoRollback implements RollbackHook {
       memory,
       { revision: report.revision, digest: report.bundleDigest },
       new Date(report.finishedAt),
+      report.outcome === 'Succeeded',
     );
     if (next !== memory) await this.save(assignment.targetId, next);
   }

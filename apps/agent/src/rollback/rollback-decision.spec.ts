@@ -5,6 +5,7 @@ import {
   judgeHealth,
   recordApplied,
   failedEntry,
+  rollbackMemorySchema,
 } from './rollback-decision.js';
 
 const GOOD = { revision: 'a'.repeat(40), digest: 'sha256:good' };
@@ -14,14 +15,14 @@ const at = (s: number) => new Date(T0.getTime() + s * 1000);
 
 /** GOOD ran Healthy, then BAD was applied at T0. */
 function afterBadApplied() {
-  let m = recordApplied(emptyMemory(), GOOD, at(-600));
+  let m = recordApplied(emptyMemory(), GOOD, at(-600), true);
   m = judgeHealth(m, 'Healthy', 60, at(-500)).memory;
-  return recordApplied(m, BAD, T0);
+  return recordApplied(m, BAD, T0, true);
 }
 
 describe('automatic rollback decision', () => {
   it('remembers the bundle that was Healthy as the one to restore', () => {
-    const m = judgeHealth(recordApplied(emptyMemory(), GOOD, T0), 'Healthy', 60, at(5)).memory;
+    const m = judgeHealth(recordApplied(emptyMemory(), GOOD, T0, true), 'Healthy', 60, at(5)).memory;
     expect(m.healthy).toEqual(GOOD);
   });
 
@@ -45,7 +46,9 @@ describe('automatic rollback decision', () => {
 
   it('never rolls back without a deadline (no strategy), without an earlier healthy bundle, or when Healthy', () => {
     expect(judgeHealth(afterBadApplied(), 'Degraded', undefined, at(999)).action).toBe('none');
-    expect(judgeHealth(recordApplied(emptyMemory(), BAD, T0), 'Degraded', 60, at(999)).action).toBe('none');
+    expect(judgeHealth(recordApplied(emptyMemory(), BAD, T0, true), 'Degraded', 60, at(999)).action).toBe(
+      'none',
+    );
     const healthy = judgeHealth(afterBadApplied(), 'Healthy', 60, at(999));
     expect(healthy.action).toBe('none');
     expect(healthy.memory.healthy).toEqual(BAD);
@@ -54,12 +57,30 @@ describe('automatic rollback decision', () => {
 
   it('re-applying the same bundle does not restart its deadline', () => {
     const m = afterBadApplied();
-    expect(recordApplied(m, BAD, at(30))).toBe(m);
+    expect(recordApplied(m, BAD, at(30), true)).toBe(m);
   });
 
   it('forgets a failure once the hub assigns something else, so a deliberate retry applies again', () => {
     const v = judgeHealth(afterBadApplied(), 'Degraded', 60, at(61));
     expect(forgetOtherFailures(v.memory, BAD)).toBe(v.memory);
     expect(forgetOtherFailures(v.memory, GOOD).failed).toEqual([]);
+  });
+
+  it('never remembers a revision whose sync failed as the one to restore, however healthy it looks', () => {
+    // BAD was applied by a Partial sync; the target then reads Healthy (what failed has no health).
+    let m = recordApplied(emptyMemory(), GOOD, at(-600), true);
+    m = judgeHealth(m, 'Healthy', 60, at(-500)).memory;
+    m = recordApplied(m, BAD, T0, false);
+    m = judgeHealth(m, 'Healthy', 60, at(10)).memory;
+    expect(m.healthy).toEqual(GOOD);
+    // A later successful sync of the same revision makes it one, keeping its deadline's start.
+    m = recordApplied(m, BAD, at(20), true);
+    expect(m.applied).toEqual({ ...BAD, at: T0.toISOString(), synced: true });
+    expect(judgeHealth(m, 'Healthy', 60, at(30)).memory.healthy).toEqual(BAD);
+  });
+
+  it('reads a memory file written before `synced` existed as not synced', () => {
+    const m = rollbackMemorySchema.parse({ healthy: GOOD, applied: { ...BAD, at: T0.toISOString() } });
+    expect(judgeHealth(m, 'Healthy', 60, at(5)).memory.healthy).toEqual(GOOD);
   });
 });

@@ -8,8 +8,16 @@ export type BundleRef = z.infer<typeof bundleRefSchema>;
 export const rollbackMemorySchema = z.object({
   /** The last bundle seen synced and Healthy here: what a rollback restores. */
   healthy: bundleRefSchema.nullable().default(null),
-  /** The bundle applied last, and when: the progress deadline counts from then. */
-  applied: bundleRefSchema.extend({ at: z.string() }).nullable().default(null),
+  /**
+   * The bundle applied last, and when: the progress deadline counts from then. `synced` says a sync
+   * of it succeeded: a Failed or Partial one changed the cluster (its deadline runs) but never makes
+   * it a bundle to restore, however healthy the target looks afterwards. Older files lack it: such a
+   * bundle waits for its next successful sync.
+   */
+  applied: bundleRefSchema
+    .extend({ at: z.string(), synced: z.boolean().default(false) })
+    .nullable()
+    .default(null),
   /** Bundles this agent rolled back from; not applied again while the hub still assigns them. */
   failed: z.array(bundleRefSchema.extend({ at: z.string(), reason: z.string() })).default([]),
 });
@@ -26,10 +34,21 @@ export function emptyMemory(): RollbackMemory {
  */
 const FAILING: readonly HealthStatus[] = ['Degraded', 'Progressing', 'Missing'];
 
-/** A full sync of `ref` finished successfully: the deadline starts now (unless it is the same bundle). */
-export function recordApplied(memory: RollbackMemory, ref: BundleRef, at: Date): RollbackMemory {
-  if (memory.applied?.digest === ref.digest && memory.applied.revision === ref.revision) return memory;
-  return { ...memory, applied: { ...ref, at: at.toISOString() } };
+/**
+ * A full sync of `ref` finished (`synced`: it succeeded): the deadline starts now, unless it is the
+ * same bundle, which keeps its start and becomes synced once one of its syncs succeeds.
+ */
+export function recordApplied(
+  memory: RollbackMemory,
+  ref: BundleRef,
+  at: Date,
+  synced: boolean,
+): RollbackMemory {
+  const applied = memory.applied;
+  if (applied?.digest === ref.digest && applied.revision === ref.revision) {
+    return !synced || applied.synced ? memory : { ...memory, applied: { ...applied, synced: true } };
+  }
+  return { ...memory, applied: { ...ref, at: at.toISOString(), synced } };
 }
 
 export type HealthVerdict =
@@ -51,6 +70,8 @@ export function judgeHealth(
   if (!applied) return { action: 'none', memory };
   const ref = { revision: applied.revision, digest: applied.digest };
   if (status === 'Healthy') {
+    // A revision that never synced completely is not one to come back to.
+    if (!applied.synced) return { action: 'none', memory };
     const same = memory.healthy?.digest === ref.digest && memory.healthy.revision === ref.revision;
     return { action: 'none', memory: same ? memory : { ...memory, healthy: ref } };
   }
