@@ -79,6 +79,8 @@ export class TargetReconciler {
   /** The target's health as last judged (told to the hub or not), for automatic rollback. */
   private lastStatus: HealthStatus | undefined;
   private failedSyncs = 0;
+  /** Consecutive reconcile steps that threw (a disk or hub error outside the sync itself). */
+  private failedSteps = 0;
   private blockedReported: string | undefined;
 
   private constructor(
@@ -153,9 +155,18 @@ export class TargetReconciler {
       try {
         await step();
       } catch (err) {
-        this.deps.log.error({ target: this.assignment.name, step: what, err }, 'reconcile step failed');
-        this.scheduleRetry(new Date(this.deps.now().getTime() + 5_000));
+        // Retried with the same back-off as a failed sync: never every few seconds against a
+        // struggling API server or a full disk.
+        const { initialMs, maxMs } = this.deps.healBackoff;
+        const delay = Math.min(maxMs, Math.max(initialMs, 5_000) * 2 ** this.failedSteps++);
+        this.deps.log.error(
+          { target: this.assignment.name, step: what, err, retryInMs: delay },
+          'reconcile step failed',
+        );
+        this.scheduleRetry(new Date(this.deps.now().getTime() + delay));
+        return;
       }
+      this.failedSteps = 0;
     });
   }
 
@@ -214,8 +225,19 @@ export class TargetReconciler {
     if (breakGlassId) input.breakGlassId = breakGlassId;
     const result = await syncTarget(input);
     if (rolledBackFrom) result.report.rolledBackFrom = rolledBackFrom;
-    this.setDesired(result.desired);
+    // The objects of the assignment this run applied: one that arrived meanwhile is synced next.
+    this.setDesired(result.desired, a.bundleDigest);
     this.state.inventory = result.inventory;
+    if (result.interrupted) {
+      // Stopping is not failing: keep tracking what was applied, and run this revision again
+      // after the restart (no report of a failure, no back-off, no rollback bookkeeping).
+      await this.deps.store.saveTargetState(a.targetId, this.state);
+      this.deps.log.info({ target: a.name, trigger }, 'sync interrupted: the agent is stopping');
+      return result.report;
+    }
+    // The report goes to the on-disk queue before the state that says the sync happened: a crash
+    // in between replays the sync (a new report, harmless), never loses the report.
+    await this.deps.emit([result.report]);
     if (!only)
       this.state.lastSync = {
         digest: a.bundleDigest,
@@ -232,7 +254,7 @@ export class TargetReconciler {
     );
     await this.watchKinds();
     const health = this.healthReport(result.live);
-    await this.deps.emit(health ? [result.report, health] : [result.report]);
+    if (health) await this.deps.emit([health]);
     if (result.report.outcome === 'Succeeded') {
       this.failedSyncs = 0;
     } else {
@@ -259,15 +281,15 @@ export class TargetReconciler {
         );
       }
     }
-    this.setDesired(prepared);
+    this.setDesired(prepared, this.assignment.bundleDigest);
     await this.watchKinds();
   }
 
   private desiredFor: string | undefined;
 
-  private setDesired(objects: KubeObject[]): void {
+  private setDesired(objects: KubeObject[], digest: string): void {
     this.desired = objects;
-    this.desiredFor = this.assignment.bundleDigest;
+    this.desiredFor = digest;
     this.desiredByKey = new Map(objects.map((o) => [keyOf(idOf(o)), o]));
   }
 
