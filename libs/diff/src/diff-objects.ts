@@ -8,7 +8,6 @@ import {
   isPlainObject,
   isPrefix,
   removePaths,
-  scalarText,
   type PathSegment,
 } from './json-pointer.js';
 import {
@@ -17,7 +16,6 @@ import {
   isQuantityField,
   listSchemaOf,
   mergeKeyOf,
-  type ListSchema,
 } from './list-schema.js';
 import {
   covers,
