@@ -1,4 +1,3 @@
-import { execFile } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,16 +5,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimCluster, type SimCluster } from '@flotilla/kube-sim';
 import { parseManifestFiles } from '@flotilla/manifests';
 import { REPO_ROOT } from '@flotilla/cli/fleet';
+import { runOk } from './deploy-tools.js';
 
 /** kubectl, asynchronously: the simulator answers from this same process, so nothing may block it. */
-function kubectl(args: string[], env: NodeJS.ProcessEnv, input?: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = execFile('kubectl', args, { env }, (err, stdout, stderr) =>
-      err ? reject(new Error(`kubectl ${args.join(' ')}: ${stderr || err.message}`)) : resolve(stdout),
-    );
-    child.stdin?.end(input ?? '');
-  });
-}
+const kubectl = (args: string[], env: NodeJS.ProcessEnv, input?: string) =>
+  runOk('kubectl', args, env, input);
 const manifestDirs = ['deploy/kubernetes/agent', 'deploy/kubernetes/hub'];
 
 /** The shipped Kubernetes manifests must stay valid: parsed as bundles are, and accepted by an API server. */

