@@ -234,6 +234,113 @@ describe('agent identity', () => {
     expect(audit[0]?.['fromIp']).toMatch(/127\.0\.0\.1$/);
   });
 
+  it("refuses a sync report naming another cluster's bundle (a rollback or not): no pin, no history, audited", async () => {
+    const assignment = async (cluster: string) =>
+      (
+        await call<AssignmentsResponse>('GET', '/api/agent/v1/assignments?wait=0', {
+          token: credential[cluster],
+        })
+      ).body.assignments[0]!;
+    const mine = await assignment('eu1');
+    const theirs = await assignment('us1');
+    expect(theirs.bundleDigest).not.toBe(mine.bundleDigest);
+    const at = new Date().toISOString();
+    const sync = (id: string, to: { revision: string; bundleDigest: string }, trigger: string) => ({
+      type: 'sync',
+      id,
+      targetId: mine.targetId,
+      at,
+      revision: to.revision,
+      bundleDigest: to.bundleDigest,
+      trigger,
+      outcome: 'Succeeded',
+      startedAt: at,
+      finishedAt: at,
+      ...(trigger === 'rollback' && {
+        rolledBackFrom: { revision: mine.revision, bundleDigest: mine.bundleDigest, reason: 'degraded' },
+      }),
+    });
+    const targetState = () =>
+      sql(
+        hub,
+        `SELECT t."releasedDigest", t."lastSyncedDigest", p."bundleDigest" AS "pinned"
+           FROM "Target" t LEFT JOIN "TargetPin" p ON p."targetId" = t.id WHERE t.name = 'web-eu1'`,
+      );
+    const before = await tableCounts(hub);
+    const state = await targetState();
+    const r = await call<{ accepted: number }>('POST', '/api/agent/v1/reports', {
+      token: credential['eu1'],
+      body: {
+        reports: [sync('steal-rollback', theirs, 'rollback'), sync('steal-auto', theirs, 'auto')],
+      },
+    });
+    expect(r.status).toBe(200);
+    // Stored as seen (a replay stays harmless), but nothing believed: no pin, no run, no status.
+    expect(await targetState()).toEqual(state);
+    expect(await tableCounts(hub)).toEqual({
+      ...before,
+      ProcessedReport: before['ProcessedReport']! + 2,
+      AuditEvent: before['AuditEvent']! + 2,
+    });
+    const audit = await sql(
+      hub,
+      `SELECT actor, scope, details - 'origin' AS details FROM "AuditEvent"
+        WHERE action = 'agent.access-denied' AND details->>'resource' = 'report' AND scope = 'target:web-eu1'
+        ORDER BY id`,
+    );
+    expect(audit).toEqual([
+      {
+        actor: 'agent:eu1',
+        scope: 'target:web-eu1',
+        details: {
+          resource: 'report',
+          reportId: 'steal-rollback',
+          type: 'sync',
+          reason: 'a rollback may only go to a revision and bundle this target ran',
+          revision: theirs.revision,
+          bundleDigest: theirs.bundleDigest,
+        },
+      },
+      {
+        actor: 'agent:eu1',
+        scope: 'target:web-eu1',
+        details: {
+          resource: 'report',
+          reportId: 'steal-auto',
+          type: 'sync',
+          reason: 'the report names a revision and bundle the hub did not assign to this target',
+          revision: theirs.revision,
+          bundleDigest: theirs.bundleDigest,
+        },
+      },
+    ]);
+    // Their bundle is still not served to this cluster.
+    const bundle = await call('GET', `/api/agent/v1/bundles/${theirs.bundleDigest}`, {
+      token: credential['eu1'],
+    });
+    expect(bundle.status).toBe(404);
+
+    // Its own assignment is still believed, and in the same batch a rollback to what it just ran.
+    const own = await call('POST', '/api/agent/v1/reports', {
+      token: credential['eu1'],
+      body: { reports: [sync('own-sync', mine, 'auto'), sync('own-rollback', mine, 'rollback')] },
+    });
+    expect(own.status).toBe(200);
+    expect(await targetState()).toEqual([
+      { ...state[0], lastSyncedDigest: mine.bundleDigest, pinned: mine.bundleDigest },
+    ]);
+    expect(
+      await sql(
+        hub,
+        `SELECT "agentReportId", actor FROM "SyncRun" s JOIN "AuditEvent" a
+        ON a.details->>'reportId' = s."agentReportId" AND a.action = 'sync.succeeded' ORDER BY s."agentReportId"`,
+      ),
+    ).toEqual([
+      { agentReportId: 'own-rollback', actor: 'agent:eu1' },
+      { agentReportId: 'own-sync', actor: 'agent:eu1' },
+    ]);
+  });
+
   it('rotates a credential: the old one works for the grace period, then is refused; only the current may rotate', async () => {
     const old = credential['us1']!;
     const rotated = await call<RotateResponse>('POST', '/api/agent/v1/rotate', { token: old });

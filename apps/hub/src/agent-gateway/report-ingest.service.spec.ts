@@ -137,9 +137,9 @@ describe('ReportIngestService (in-memory PGlite)', () => {
       orderBy: { id: 'asc' },
     });
     expect(events.map((e) => [e.action, e.actor])).toEqual([
-      ['sync.failed', `agent:${mine.clusterId}`],
-      ['sync.succeeded', `agent:${mine.clusterId}`],
-      ['health.changed', 'agent'],
+      ['sync.failed', 'agent:eu1'],
+      ['sync.succeeded', 'agent:eu1'],
+      ['health.changed', 'agent:eu1'],
       ['drift.healed', 'manager:kubectl-edit'],
     ]);
     expect(events.at(-1)?.details).toMatchObject({ paths: ['/spec/replicas'] });
@@ -177,7 +177,7 @@ describe('ReportIngestService (in-memory PGlite)', () => {
       sync('s1', mine.targetId, 'Failed'), // replayed: stored in the first test
       health('h2', mine.targetId, 'Healthy', '2026-01-01T00:00:05.000Z'),
       health('h1', mine.targetId, 'Healthy', '2026-01-01T00:00:03.000Z'), // replayed
-      sync('s5', mine.targetId, 'Failed', 'c3'),
+      sync('s5', mine.targetId, 'Failed'),
       health('h3', mine.targetId, 'Degraded', '2026-01-01T00:00:07.000Z'),
       sync('s2', mine.targetId, 'Succeeded'), // replayed
     ]);
@@ -207,7 +207,7 @@ describe('ReportIngestService (in-memory PGlite)', () => {
       await ingest.ingestBatch(mine.clusterId, [
         sync('s1', mine.targetId, 'Failed'),
         health('h2', mine.targetId, 'Healthy', '2026-01-01T00:00:05.000Z'),
-        sync('s5', mine.targetId, 'Failed', 'c3'),
+        sync('s5', mine.targetId, 'Failed'),
       ]),
     ).toEqual({ accepted: 0, duplicates: 3 });
     expect(await db.prisma.auditEvent.count()).toBe(eventsBefore + 3);

@@ -8,6 +8,7 @@ import { currentOrigin, type RequestOrigin } from '../common/request-origin.js';
 import { HubMetrics } from '../metrics/hub-metrics.service.js';
 import { recordBreakGlassChanges } from '../break-glass/break-glass.service.js';
 import { recordAutomaticRollbacks } from '../rollouts/automatic-rollback.js';
+import { refuseUnassignedBundles } from './assigned-bundles.js';
 import { Prisma } from '../generated/prisma/client.js';
 
 type Tx = Prisma.TransactionClient;
@@ -155,10 +156,12 @@ export class ReportIngestService {
       );
       const applied = group.map((w, i) => w.reports.filter((r) => owner.get(r.id) === i && stored.has(r.id)));
       const targets = await this.targetsOf(tx, applied.flat());
+      const actors = await agentActors(tx, group);
       const effects: BatchEffects = { syncRuns: [], status: new Map(), audit: [] };
       for (const [i, w] of group.entries()) {
         const firstAudit = effects.audit.length;
-        await this.applyBatch(tx, effects, w.clusterId, applied[i] ?? [], targets);
+        const actor = actors.get(w.clusterId) ?? `agent:${w.clusterId}`;
+        await this.applyBatch(tx, effects, w.clusterId, actor, applied[i] ?? [], targets);
         for (const entry of effects.audit.slice(firstAudit)) entry.origin ??= w.origin;
       }
       for (let i = 0; i < effects.syncRuns.length; i += CHUNK)
@@ -175,24 +178,36 @@ export class ReportIngestService {
     tx: Tx,
     effects: BatchEffects,
     clusterId: string,
-    applied: Report[],
+    actor: string,
+    batch: Report[],
     allTargets: Map<string, TargetState>,
   ): Promise<void> {
     // A report about a target this cluster does not run (deleted since, or someone else's) is kept
     // for the record but changes nothing.
     const targets = new Map([...allTargets].filter(([, t]) => t.clusterId === clusterId));
+    // So is a sync naming a bundle the hub never gave its target (refused and audited).
+    const unassigned = await refuseUnassignedBundles(
+      tx,
+      actor,
+      batch.flatMap((r) => {
+        const target = targets.get(r.targetId);
+        return r.type === 'sync' && target ? [{ report: r, target }] : [];
+      }),
+    );
+    effects.audit.push(...unassigned.audit);
+    const applied = batch.filter((r) => !unassigned.refused.has(r.id));
     for (const r of applied) {
       const target = targets.get(r.targetId);
       if (!target) continue;
       switch (r.type) {
         case 'sync':
-          applySync(effects, clusterId, target, r);
+          applySync(effects, clusterId, actor, target, r);
           break;
         case 'health':
-          applyHealth(effects, target, r);
+          applyHealth(effects, actor, target, r);
           break;
         case 'drift':
-          applyDrift(effects, target, r);
+          applyDrift(effects, actor, target, r);
           break;
       }
     }
@@ -218,7 +233,7 @@ export class ReportIngestService {
     effects.audit.push(
       ...(await foreignReports(
         tx,
-        clusterId,
+        actor,
         applied.filter((r) => !targets.has(r.targetId)),
       )),
     );
@@ -326,7 +341,13 @@ function changeOf(effects: BatchEffects, targetId: string): StatusChange {
   return change;
 }
 
-function applySync(effects: BatchEffects, clusterId: string, target: TargetState, r: SyncReport): void {
+function applySync(
+  effects: BatchEffects,
+  clusterId: string,
+  actor: string,
+  target: TargetState,
+  r: SyncReport,
+): void {
   effects.syncRuns.push({
     targetId: target.id,
     clusterId,
@@ -349,7 +370,7 @@ function applySync(effects: BatchEffects, clusterId: string, target: TargetState
     change.lastSyncedAt = utc(r.finishedAt);
   }
   effects.audit.push({
-    actor: `agent:${clusterId}`,
+    actor,
     action: `sync.${r.outcome.toLowerCase()}`,
     scope: `target:${target.name}`,
     details: {
@@ -362,14 +383,14 @@ function applySync(effects: BatchEffects, clusterId: string, target: TargetState
   });
 }
 
-function applyHealth(effects: BatchEffects, target: TargetState, r: HealthReport): void {
+function applyHealth(effects: BatchEffects, actor: string, target: TargetState, r: HealthReport): void {
   const change = changeOf(effects, target.id);
   change.health = r.status;
   change.healthMessage = r.message;
   change.lastReportAt = utc(r.at);
   if (target.health !== r.status) {
     effects.audit.push({
-      actor: 'agent',
+      actor,
       action: 'health.changed',
       scope: `target:${target.name}`,
       details: { from: target.health, to: r.status, message: r.message, reportId: r.id },
@@ -379,10 +400,10 @@ function applyHealth(effects: BatchEffects, target: TargetState, r: HealthReport
   target.health = r.status;
 }
 
-function applyDrift(effects: BatchEffects, target: TargetState, r: DriftReport): void {
+function applyDrift(effects: BatchEffects, actor: string, target: TargetState, r: DriftReport): void {
   changeOf(effects, target.id).lastReportAt = utc(r.at);
   effects.audit.push({
-    actor: r.manager ? `manager:${r.manager}` : 'agent',
+    actor: r.manager ? `manager:${r.manager}` : actor,
     action: `drift.${r.state}`,
     scope: `target:${target.name}`,
     details: {
@@ -433,7 +454,7 @@ function utc(iso: string): string {
  * Audit entries for reports about targets that exist but belong to another cluster (a target deleted
  * since the agent's last poll is not there at all, and is not an attempt).
  */
-async function foreignReports(tx: Tx, clusterId: string, reports: Report[]): Promise<AuditEntry[]> {
+async function foreignReports(tx: Tx, actor: string, reports: Report[]): Promise<AuditEntry[]> {
   if (reports.length === 0) return [];
   const others = await tx.target.findMany({
     where: { id: { in: [...new Set(reports.map((r) => r.targetId))] } },
@@ -445,7 +466,7 @@ async function foreignReports(tx: Tx, clusterId: string, reports: Report[]): Pro
     return name
       ? [
           {
-            actor: `agent:${clusterId}`,
+            actor,
             action: 'agent.access-denied',
             scope: `target:${name}`,
             details: { resource: 'report', reportId: r.id, type: r.type },
@@ -453,4 +474,16 @@ async function foreignReports(tx: Tx, clusterId: string, reports: Report[]): Pro
         ]
       : [];
   });
+}
+
+/**
+ * `agent:<cluster name>` for each batch's cluster: the one form every audit event an agent causes
+ * uses (the gateway's refusals, rotation, rollbacks), so one filter finds all of a cluster's.
+ */
+async function agentActors(tx: Tx, group: Waiting[]): Promise<Map<string, string>> {
+  const clusters = await tx.cluster.findMany({
+    where: { id: { in: [...new Set(group.map((w) => w.clusterId))] } },
+    select: { id: true, name: true },
+  });
+  return new Map(clusters.map((c) => [c.id, `agent:${c.name}`]));
 }

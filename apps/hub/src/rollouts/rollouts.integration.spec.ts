@@ -269,6 +269,24 @@ describe('rollouts, pins and sync history (PostgreSQL, Redis, Git)', () => {
         reason: 'to learn the digest',
       })
     ).body.bundleDigest;
+    // A rollback may only go where the target ran: eu-1's agent ran the first revision (served
+    // while pinned), as it had before the second came.
+    const ran = new Date().toISOString();
+    const earlier = {
+      type: 'sync',
+      id: randomUUID(),
+      targetId: a?.targetId,
+      at: ran,
+      revision: first,
+      bundleDigest: pinnedDigest,
+      trigger: 'manual',
+      outcome: 'Succeeded',
+      startedAt: ran,
+      finishedAt: ran,
+    };
+    expect((await fleet.agent('eu-1', 'POST', '/api/agent/v1/reports', { reports: [earlier] })).status).toBe(
+      200,
+    );
     await fleet.call('DELETE', '/api/v1/targets/web-eu-1/pin', { reason: 'done' });
     const at = new Date().toISOString();
     const report = {
@@ -319,7 +337,7 @@ describe('rollouts, pins and sync history (PostgreSQL, Redis, Git)', () => {
 
   it('pages the history with a cursor, never skipping or repeating, and refuses bad filters', async () => {
     const all = await fleet.call<RunsPage>('GET', '/api/v1/sync-runs?appSet=web&limit=500');
-    expect(all.body.items.length).toBe(3);
+    expect(all.body.items.length).toBe(4);
     const seen: string[] = [];
     let cursor: string | null = null;
     for (let i = 0; i < 5; i++) {
