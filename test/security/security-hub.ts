@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import pg from 'pg';
+import type { Writable } from 'node:stream';
 import { startTestHub, type TestHub } from '@flotilla/hub/testing';
 
 /** The break-the-ice admin token of every hub the security suite starts. */
@@ -23,8 +24,14 @@ export interface Refusal {
  * Repositories are fetched when registered or refreshed, never on a timer: "nothing changed"
  * assertions must not race a background fetch.
  */
-export function startSecureHub(env: Record<string, string> = {}): Promise<TestHub> {
-  return startTestHub({ FLOTILLA_ADMIN_TOKEN: ADMIN_TOKEN, SOURCE_POLL_INTERVAL_SECONDS: '3600', ...env });
+export function startSecureHub(
+  env: Record<string, string> = {},
+  options: { logStream?: Writable } = {},
+): Promise<TestHub> {
+  return startTestHub(
+    { FLOTILLA_ADMIN_TOKEN: ADMIN_TOKEN, SOURCE_POLL_INTERVAL_SECONDS: '3600', ...env },
+    options,
+  );
 }
 
 export function caller(hub: TestHub) {

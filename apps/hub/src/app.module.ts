@@ -9,6 +9,9 @@ import { Database } from './db/database.js';
 import { ApiErrorFilter } from './common/api-error.filter.js';
 import { AdminTokenGuard } from './common/admin-token.guard.js';
 import { PeopleAuthGuard } from './auth/people-auth.guard.js';
+import { RequestInputInterceptor } from './common/request-input.interceptor.js';
+import { OpenApiController, OpenApiDocument } from './common/openapi.controller.js';
+import { requestLogOptions } from './common/request-log.js';
 import { ApiTokensService } from './auth/api-tokens.service.js';
 import { ApiTokensController } from './auth/api-tokens.controller.js';
 import { RateLimiter } from './auth/rate-limiter.service.js';
@@ -85,6 +88,8 @@ const HANDLERS = [
 export interface AppModuleOptions {
   /** Replaces the database the config names (tests pass an in-memory PGlite). */
   database?: () => Promise<Database>;
+  /** Where the request log goes instead of stdout (tests read it for leaked secrets). */
+  logStream?: NodeJS.WritableStream;
 }
 
 @Module({})
@@ -96,6 +101,9 @@ export class AppModule {
       { provide: Database, useFactory: options.database ?? (() => Database.open(config.database)) },
       { provide: APP_FILTER, useClass: ApiErrorFilter },
       { provide: APP_INTERCEPTOR, useClass: HttpMetricsInterceptor },
+      // After the guards: bodies are read only for callers a route lets in.
+      { provide: APP_INTERCEPTOR, useClass: RequestInputInterceptor },
+      OpenApiDocument,
       // Every route not marked @Public() needs a people credential with the route's role.
       { provide: APP_GUARD, useClass: PeopleAuthGuard },
       ApiTokensService,
@@ -153,6 +161,7 @@ export class AppModule {
         FleetSourcesController,
         NotificationsController,
       );
+      if (config.openApi === 'authenticated') controllers.push(OpenApiController);
     }
     if (config.roles.worker) {
       services.push(...HANDLERS, { provide: QUEUE_HANDLERS, useValue: HANDLERS }, WorkerBootstrap);
@@ -160,13 +169,7 @@ export class AppModule {
     return {
       module: AppModule,
       imports: [
-        LoggerModule.forRoot({
-          pinoHttp: {
-            level: config.log.level,
-            autoLogging: { ignore: (req) => ['/healthz', '/readyz', '/metrics'].includes(req.url ?? '') },
-            redact: ['req.headers.authorization'],
-          },
-        }),
+        LoggerModule.forRoot({ pinoHttp: requestLogOptions(config, options.logStream) }),
         BullModule.forRoot({ connection: bullConnection(config.redis.url), prefix: config.redis.prefix }),
         BullModule.registerQueue(...QUEUE_NAMES.map((name) => ({ name }))),
       ],

@@ -4,10 +4,9 @@ import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { Logger } from 'nestjs-pino';
 import type { HubConfig } from './config/hub-config.js';
 import { AppModule, type AppModuleOptions } from './app.module.js';
-import { AGENT_API } from '@flotilla/contract';
 import { WEBHOOK_PATH, webhookBodyParser } from './webhooks/webhook-body.js';
-import { jsonBodyParser } from './common/json-body.js';
 import { requestOriginMiddleware } from './common/request-origin.js';
+import { OpenApiDocument } from './common/openapi.controller.js';
 
 /** Builds the hub application (not yet listening): used by main.ts and by the integration tests. */
 export async function createHubApp(
@@ -22,23 +21,26 @@ export async function createHubApp(
   });
   app.useLogger(app.get(Logger));
   app.disable('x-powered-by');
-  // Before the JSON parser: webhook signatures cover the raw bytes.
+  // Webhook signatures cover the raw bytes (and are the webhook's authentication, so this body is
+  // read first). Every other body is read after its route's guards: see RequestInputInterceptor.
   app.use(WEBHOOK_PATH, webhookBodyParser());
-  // Explicit caps everywhere: report batches (up to 1000 entries) get more room than people's requests.
-  app.use(AGENT_API.reports, jsonBodyParser(config.limits.agentReportBodyBytes, 'an agent report batch'));
-  app.use(jsonBodyParser(config.limits.apiBodyBytes, 'a request body'));
-  // After the parsers, so that handlers (and the audit log) see the request's origin.
+  // After the webhook parser, so that handlers (and the audit log) see the request's origin.
   app.use(requestOriginMiddleware);
-  if (config.roles.api) {
+  if (config.roles.api && config.openApi !== 'off') {
     const doc = new DocumentBuilder()
       .setTitle('Flotilla hub')
       .setDescription('People API (/api/v1) and the agent pull API (/api/agent/v1)')
       .setVersion('0.1.0')
       .addBearerAuth()
       .build();
-    SwaggerModule.setup('api/docs', app, SwaggerModule.createDocument(app, doc), {
-      jsonDocumentUrl: 'api/docs-json',
-    });
+    const document = SwaggerModule.createDocument(app, doc);
+    // `authenticated`: the document is a people route like any other (GET /api/docs-json, viewer);
+    // the browser UI, which cannot send a bearer token, is only served when the docs are public.
+    if (config.openApi === 'public') {
+      SwaggerModule.setup('api/docs', app, document, { jsonDocumentUrl: 'api/docs-json' });
+    } else {
+      app.get(OpenApiDocument).document = document;
+    }
   }
   return app;
 }

@@ -213,5 +213,13 @@ export type ReportBatch = z.infer<typeof reportBatchSchema>;
 export const reportBatchResponseSchema = z.object({
   accepted: z.number().int(),
   duplicates: z.number().int(),
+  /**
+   * Reports the hub refused and did not store, with why (text it cannot store: a NUL character or
+   * a lone surrogate); the rest of the batch is stored. Sending them again is refused again. Absent
+   * from older hubs.
+   */
+  refused: z
+    .array(z.object({ index: z.number().int(), id: z.string(), code: z.string(), message: z.string() }))
+    .optional(),
 });
 export type ReportBatchResponse = z.infer<typeof reportBatchResponseSchema>;

@@ -10,3 +10,4 @@ export * from './api-error.js';
 export * from './audit-event.js';
 export * from './api-token.js';
 export * from './explain.js';
+export * from './text-safety.js';

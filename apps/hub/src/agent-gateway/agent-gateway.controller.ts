@@ -32,6 +32,8 @@ import { AgentAuthGuard, type AgentRequest } from './agent-auth.guard.js';
 import { AgentGatewayService, etagMatches } from './agent-gateway.service.js';
 import { AgentCredentials } from './agent-credentials.service.js';
 import { ReportIngestService } from './report-ingest.service.js';
+import { partitionStorable, refusedReportEvents } from './storable-reports.js';
+import { AuditLog } from '../audit/audit.service.js';
 
 const waitSchema = z.coerce.number().int().min(0).max(60).default(30);
 
@@ -46,6 +48,7 @@ export class AgentGatewayController {
     private readonly reports: ReportIngestService,
     private readonly wakeups: ClusterWakeups,
     private readonly credentials: AgentCredentials,
+    private readonly audit: AuditLog,
   ) {}
 
   @Post('register')
@@ -155,10 +158,16 @@ export class AgentGatewayController {
   async reportBatch(@Req() req: AgentRequest, @Body() body: unknown): Promise<ReportBatchResponse> {
     const batch = parseInput(reportBatchSchema, body);
     this.gateway.touch(req.cluster);
-    const result = await this.reports.ingestBatch(req.cluster.id, batch.reports);
+    // A report with text PostgreSQL cannot store is refused alone (and audited); the batch goes on.
+    const { storable, refused } = partitionStorable(batch.reports);
+    await this.audit.recordMany(refusedReportEvents(req.cluster.name, refused));
+    const result = {
+      ...(await this.reports.ingestBatch(req.cluster.id, storable)),
+      ...(refused.length > 0 && { refused }),
+    };
     // An automatic rollback pins the target where the agent put it: the cluster's assignments
     // changed without a release, so anything remembered of them (its ETag) is stale.
-    if (batch.reports.some(isAutomaticRollback)) {
+    if (storable.some(isAutomaticRollback)) {
       await this.wakeups.notify([req.cluster.id]);
     }
     return result;

@@ -230,6 +230,12 @@ export const hubEnvSchema = z.object({
     .describe(
       'How long one notification request (webhook, Slack, SMTP, commit status) may take before it counts as failed.',
     ),
+  OPENAPI: z
+    .enum(['authenticated', 'public', 'off'])
+    .optional()
+    .describe(
+      'Who may read the OpenAPI document (/api/docs-json): authenticated = any people credential (viewer), public = anyone, also the /api/docs UI; off = not served. Unset: authenticated, or public on an open hub (no admin token, no OIDC).',
+    ),
   LOG_LEVEL: z
     .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
     .default('info')
@@ -257,6 +263,8 @@ export interface HubConfig {
   };
   limits: { apiBodyBytes: number; agentReportBodyBytes: number };
   log: { level: HubEnv['LOG_LEVEL'] };
+  /** Who may read the OpenAPI document (see OPENAPI). */
+  openApi: 'authenticated' | 'public' | 'off';
   appsets: { deletionGuardPercent: number };
   fleet: { repositories: string };
   rollouts: { tickSeconds: number; offlineAfterSeconds: number };
@@ -364,6 +372,8 @@ export function loadHubConfig(env: Record<string, string | undefined>): HubConfi
     },
     limits: { apiBodyBytes: e.API_BODY_LIMIT_BYTES, agentReportBodyBytes: e.AGENT_REPORT_BODY_LIMIT_BYTES },
     log: { level: e.LOG_LEVEL },
+    // An open hub lets anyone call every route anyway; hiding their description would only hide it.
+    openApi: e.OPENAPI ?? (e.FLOTILLA_ADMIN_TOKEN || e.FLOTILLA_OIDC_ISSUER ? 'authenticated' : 'public'),
     appsets: { deletionGuardPercent: e.DELETION_GUARD_PERCENT },
     fleet: { repositories: e.FLEET_REPOSITORIES },
     rollouts: { tickSeconds: e.ROLLOUT_TICK_SECONDS, offlineAfterSeconds: e.CLUSTER_OFFLINE_SECONDS },

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { loadHubConfig, type HubConfig } from '../config/hub-config.js';
 import { createHubApp } from '../hub-app.js';
+import type { AppModuleOptions } from '../app.module.js';
 import { createTestPostgres, type TestPostgres } from './test-database.js';
 import { deleteRedisPrefix, testRedisUrl, uniqueRedisPrefix } from './test-redis.js';
 
@@ -23,8 +24,12 @@ export interface TestHub {
  * fresh PostgreSQL database and a unique Redis prefix. `env` adds or overrides hub variables.
  * It runs in development mode (no admin token or secrets key needed); pass FLOTILLA_DEV_MODE: '0'
  * with real ones to test a production hub.
+ * `options` reach the app module (a stream for the request log).
  */
-export async function startTestHub(env: Record<string, string> = {}): Promise<TestHub> {
+export async function startTestHub(
+  env: Record<string, string> = {},
+  options: AppModuleOptions = {},
+): Promise<TestHub> {
   const postgres = await createTestPostgres();
   const dataDir = mkdtempSync(join(tmpdir(), 'flotilla-hub-'));
   const prefix = uniqueRedisPrefix('hub');
@@ -42,7 +47,7 @@ export async function startTestHub(env: Record<string, string> = {}): Promise<Te
   });
   let app: NestExpressApplication | undefined;
   try {
-    app = await createHubApp(config);
+    app = await createHubApp(config, options);
     await app.listen(0, '127.0.0.1');
   } catch (e) {
     await app?.close();
