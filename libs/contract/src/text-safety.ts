@@ -39,7 +39,7 @@ export function findUnstorableText(value: unknown, root: readonly PropertyKey[] 
     } else if (Array.isArray(v)) {
       for (let i = v.length - 1; i >= 0; i--) stack.push({ value: v[i], path: [...path, i] });
     } else if (typeof v === 'object' && v !== null) {
-      const entries = Object.entries(v);
+      const entries: [string, unknown][] = Object.entries(v);
       for (let i = entries.length - 1; i >= 0; i--) {
         const [key, child] = entries[i]!;
         const problem = textProblem(key);

@@ -24,6 +24,7 @@ describe('loadHubConfig', () => {
       },
       limits: { apiBodyBytes: 1048576, agentReportBodyBytes: 10485760 },
       log: { level: 'info' },
+      openApi: 'public',
       appsets: { deletionGuardPercent: 50 },
       fleet: { repositories: '' },
       rollouts: { tickSeconds: 5, offlineAfterSeconds: 120 },
