@@ -13,6 +13,8 @@ const step = (what, cmd, args) => {
   }
 };
 
+// A real Helm for chart rendering (see fetch-helm.mjs for where it comes from and why).
+step('fetch helm', 'node', ['tools/fetch-helm.mjs']);
 if (existsSync(`${root}/prisma/schema.prisma`)) step('prisma generate', 'npx', ['prisma', 'generate']);
 if (!process.env.FLOTILLA_SKIP_BUILD) {
   step('build', 'npx', [

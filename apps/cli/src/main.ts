@@ -56,6 +56,10 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandMod
     summary: 'assess the health of Kubernetes objects with Argo CD rules and custom Lua rules',
     load: () => import('./commands/health.command.js'),
   },
+  render: {
+    summary: 'render an Application or an appset target as the hub would (Helm, Kustomize, plain YAML)',
+    load: () => import('./commands/render.command.js'),
+  },
   sim: {
     summary: 'serve simulated Kubernetes clusters (kubectl and client-node compatible) until interrupted',
     load: () => import('./commands/sim.command.js'),

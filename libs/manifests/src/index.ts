@@ -4,3 +4,4 @@ export * from './parse-manifests.js';
 export * from './bundle-digest.js';
 export * from './sops/index.js';
 export * from './kustomize/index.js';
+export * from './helm/index.js';

@@ -9,7 +9,12 @@ export type ManifestErrorCode =
   | 'UNSAFE_PATH'
   | 'REMOTE_BASE'
   | 'INVALID_KUSTOMIZATION'
-  | 'INVALID_KUSTOMIZE_OPTIONS';
+  | 'INVALID_KUSTOMIZE_OPTIONS'
+  | 'INVALID_HELM_OPTIONS'
+  | 'INVALID_SOURCE'
+  | 'CHART_NOT_FOUND'
+  | 'MISSING_VALUE_FILE'
+  | 'HELM_FAILED';
 
 /** A manifest that cannot be used, with the file (and line where known) a person must fix. */
 export class ManifestError extends Error {

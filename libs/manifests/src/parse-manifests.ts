@@ -40,8 +40,22 @@ export function parseManifestFiles(
   files: ManifestFile[],
   limits: ParseLimits = DEFAULT_PARSE_LIMITS,
 ): KubeObject[] {
+  return parseRenderedManifests(
+    files.filter((f) => isManifestPath(f.path)),
+    limits,
+  );
+}
+
+/**
+ * As parseManifestFiles, for the output of a tool (kustomize, helm) split by the file each document
+ * came from: every file is read whatever its name (a Helm template may be called `x.tpl`).
+ */
+export function parseRenderedManifests(
+  files: ManifestFile[],
+  limits: ParseLimits = DEFAULT_PARSE_LIMITS,
+): KubeObject[] {
   const byKey = new Map<string, { obj: KubeObject; file: string }>();
-  const sorted = [...files].filter((f) => isManifestPath(f.path)).sort((a, b) => (a.path < b.path ? -1 : 1));
+  const sorted = [...files].sort((a, b) => (a.path < b.path ? -1 : 1));
   for (const file of sorted) {
     for (const { obj, line } of parseFile(file, limits)) {
       const key = refKey(refOf(obj));

@@ -37,7 +37,7 @@ const OPTIONS = {
 } as const;
 
 /** Repository URLs compare as Argo CD normalises them: no trailing slash or `.git`, case-insensitive. */
-function normalizeRepoURL(url: string): string {
+export function normalizeRepoURL(url: string): string {
   return url
     .trim()
     .replace(/\/+$/, '')
@@ -45,7 +45,7 @@ function normalizeRepoURL(url: string): string {
     .toLowerCase();
 }
 
-function readClusters(path: string | undefined): ClusterInfo[] {
+export function readClusters(path: string | undefined): ClusterInfo[] {
   if (path === undefined) return [];
   const docs = readDocuments(path);
   if (docs.length > 1)
@@ -82,7 +82,7 @@ function stringMap(value: unknown, at: string): Record<string, string> {
   return out;
 }
 
-function parseRepos(specs: string[]): Map<string, string> {
+export function parseRepos(specs: string[]): Map<string, string> {
   const repos = new Map<string, string>();
   for (const spec of specs) {
     const eq = spec.lastIndexOf('=');
@@ -151,7 +151,7 @@ export function directoryRepository(root: string): RepositoryFiles {
   };
 }
 
-function contextFor(clusters: ClusterInfo[], repos: Map<string, string>): GenerateContext {
+export function contextFor(clusters: ClusterInfo[], repos: Map<string, string>): GenerateContext {
   const opened = new Map<string, RepositoryFiles>();
   return {
     clusters,

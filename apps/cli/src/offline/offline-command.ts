@@ -108,9 +108,11 @@ export async function runOffline(
   let fmt: OutputFormat = 'table';
   try {
     fmt = format();
-    const { results, batch, table } = await evaluate();
+    const { results, batch, table, yaml } = await evaluate();
     const failed = results.some((r) => isErrorResult(r));
-    print(batch ? results : results[0], fmt, table);
+    const value = batch ? results : results[0];
+    if (fmt === 'yaml' && yaml && !failed) process.stdout.write(yaml(value));
+    else print(value, fmt, table);
     return failed ? 1 : 0;
   } catch (err) {
     if (err instanceof UsageError) {
@@ -127,6 +129,8 @@ export interface Evaluation {
   results: unknown[];
   batch: boolean;
   table?: (r: unknown) => string;
+  /** Replaces the default `-o yaml` (one YAML document of the result), e.g. by a manifest stream. */
+  yaml?: (r: unknown) => string;
 }
 
 /**

@@ -32,7 +32,7 @@ import { toJson } from '../common/json.js';
 import { GitMirrorError } from '../git/git-mirror.js';
 import { GitMirrorsService } from '../git/git-mirrors.service.js';
 import { HubMetrics } from '../metrics/hub-metrics.service.js';
-import { KustomizeError, KustomizeProcess } from './kustomize-process.js';
+import { KustomizeError, KustomizeProcess } from '@flotilla/manifests/node';
 
 export class RenderError extends Error {
   override readonly name = 'RenderError';

@@ -1,0 +1,4 @@
+export * from './application-source.js';
+export * from './chart-version.js';
+export * from './helm-options.js';
+export * from './helm-template-args.js';

@@ -1,0 +1,145 @@
+import { createHash } from 'node:crypto';
+import { mkdir, readdir, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { extract } from 'tar';
+import { resolveChartVersion, parseChartIndex, type ChartIndex } from '../helm/chart-version.js';
+import { ManifestError } from '../manifest-error.js';
+
+export interface ChartRepositoryOptions {
+  /** How long a fetched index.yaml is reused before it is fetched again. */
+  indexTtlMs: number;
+  timeoutMs: number;
+  /** Largest index.yaml or chart package accepted. */
+  maxBytes: number;
+  /** For tests: a fixed clock. */
+  now?: () => number;
+}
+
+export interface FetchedChart {
+  /** The local chart directory (holds Chart.yaml). */
+  dir: string;
+  /** The version the constraint resolved to. */
+  version: string;
+  /** `sha256:<hex>` of the package as downloaded. */
+  digest: string;
+}
+
+export const DEFAULT_CHART_REPOSITORY_OPTIONS: ChartRepositoryOptions = {
+  indexTtlMs: 60_000,
+  timeoutMs: 30_000,
+  maxBytes: 64 * 1024 * 1024,
+};
+
+/**
+ * Charts from Helm repositories over http(s): fetches and caches `index.yaml`, resolves a version or
+ * a semver range as Argo CD does, downloads the package (checked against the index's digest) and
+ * unpacks it. `tar` refuses entries that would land outside the target directory.
+ */
+export class ChartRepositoryClient {
+  private readonly indexes = new Map<string, { at: number; index: Promise<ChartIndex> }>();
+
+  constructor(private readonly options: ChartRepositoryOptions = DEFAULT_CHART_REPOSITORY_OPTIONS) {}
+
+  /** Resolves `targetRevision` against the repository's index (cached for `indexTtlMs`). */
+  async resolve(repoURL: string, chart: string, targetRevision: string) {
+    return resolveChartVersion(await this.index(repoURL), chart, targetRevision, repoURL);
+  }
+
+  /** Resolves, downloads and unpacks a chart into `intoDir` (which must exist and be empty). */
+  async fetch(
+    repoURL: string,
+    chart: string,
+    targetRevision: string,
+    intoDir: string,
+  ): Promise<FetchedChart> {
+    const version = await this.resolve(repoURL, chart, targetRevision);
+    const bytes = await this.get(version.url, `chart ${chart} ${version.version}`);
+    const sha = createHash('sha256').update(bytes).digest('hex');
+    if (version.digest && version.digest.toLowerCase() !== sha) {
+      throw new ManifestError(
+        'CHART_NOT_FOUND',
+        version.url,
+        `the package's sha256 is ${sha}, but the repository's index says ${version.digest}`,
+      );
+    }
+    const tgz = join(intoDir, '..', `${chart}-${version.version}.tgz`);
+    await writeFile(tgz, bytes);
+    await mkdir(intoDir, { recursive: true });
+    try {
+      await extract({ file: tgz, cwd: intoDir, strict: true });
+    } catch (e) {
+      throw new ManifestError(
+        'CHART_NOT_FOUND',
+        version.url,
+        `is not a chart package: ${(e as Error).message}`,
+      );
+    }
+    return { dir: await chartDirIn(intoDir, version.url), version: version.version, digest: `sha256:${sha}` };
+  }
+
+  private index(repoURL: string): Promise<ChartIndex> {
+    const key = repoURL.replace(/\/+$/, '');
+    const now = (this.options.now ?? Date.now)();
+    const cached = this.indexes.get(key);
+    if (cached && now - cached.at < this.options.indexTtlMs) return cached.index;
+    const index = this.get(`${key}/index.yaml`, 'the repository index').then((b) =>
+      parseChartIndex(b.toString('utf8'), repoURL),
+    );
+    this.indexes.set(key, { at: now, index });
+    // A failed fetch is not remembered: the next render asks again.
+    index.catch(() => this.indexes.delete(key));
+    return index;
+  }
+
+  private async get(url: string, what: string): Promise<Buffer> {
+    let res: Response;
+    try {
+      res = await fetch(url, { signal: AbortSignal.timeout(this.options.timeoutMs), redirect: 'follow' });
+    } catch (e) {
+      const cause = (e as { cause?: { code?: string; message?: string } }).cause;
+      throw new ManifestError(
+        'CHART_NOT_FOUND',
+        url,
+        `cannot fetch ${what}: ${cause?.code ?? cause?.message ?? (e as Error).message}`,
+      );
+    }
+    if (!res.ok) {
+      throw new ManifestError('CHART_NOT_FOUND', url, `cannot fetch ${what}: HTTP ${res.status}`);
+    }
+    const declared = Number(res.headers.get('content-length') ?? '0');
+    if (declared > this.options.maxBytes) {
+      throw new ManifestError(
+        'CHART_NOT_FOUND',
+        url,
+        `${what} is larger than ${this.options.maxBytes} bytes`,
+      );
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of res.body ?? []) {
+      size += (chunk as Uint8Array).length;
+      if (size > this.options.maxBytes) {
+        throw new ManifestError(
+          'CHART_NOT_FOUND',
+          url,
+          `${what} is larger than ${this.options.maxBytes} bytes`,
+        );
+      }
+      chunks.push(Buffer.from(chunk as Uint8Array));
+    }
+    return Buffer.concat(chunks);
+  }
+}
+
+/** A package holds one top-level directory with the chart; its name is the chart's. */
+async function chartDirIn(dir: string, url: string): Promise<string> {
+  for (const name of (await readdir(dir)).sort()) {
+    const candidate = join(dir, name);
+    try {
+      if ((await stat(join(candidate, 'Chart.yaml'))).isFile()) return candidate;
+    } catch {
+      // not this one
+    }
+  }
+  throw new ManifestError('CHART_NOT_FOUND', url, 'the package holds no Chart.yaml');
+}
