@@ -7,7 +7,16 @@
 // libs/manifests/src/node/helm-binary.ts); this script then still runs, but nothing depends on it.
 // Never fails the install: without network it says so, and rendering a chart names what is missing.
 import { createHash } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -31,7 +40,8 @@ try {
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  if (pack.status !== 0) throw new Error(`npm pack ${PACKAGE} failed: ${pack.stderr.trim().split('\n').pop()}`);
+  if (pack.status !== 0)
+    throw new Error(`npm pack ${PACKAGE} failed: ${pack.stderr.trim().split('\n').pop()}`);
   const [{ filename }] = JSON.parse(pack.stdout);
   const tgz = join(work, filename);
   const integrity = `sha512-${createHash('sha512').update(readFileSync(tgz)).digest('base64')}`;

@@ -19,7 +19,9 @@ import {
   parseKustomizeOptions,
   parseManifestFiles,
   preserveSopsKeyOrder,
-  resolveInRepo,
+  resolveThroughLinks,
+  symlinksOf,
+  DEFAULT_TREE_LIMITS,
   safeSourcePath,
   type KustomizeOptions,
   type KustomizeRunner,
@@ -135,7 +137,7 @@ export class RenderService {
     const produce = () =>
       useKustomize
         ? this.renderKustomize(src, dir, options, entries, where)
-        : Promise.resolve(this.renderPlain(src, dir, under, where));
+        : Promise.resolve(this.renderPlain(src, dir, under, entries, where));
 
     const key = renderKey(src.repositoryId, src.revision, dir, options);
     let bundle: RenderedBundle;
@@ -201,9 +203,20 @@ export class RenderService {
     return bundle;
   }
 
-  private renderPlain(src: RenderSource, dir: string, under: TreeEntry[], where: string): Rendered {
+  private renderPlain(
+    src: RenderSource,
+    dir: string,
+    under: TreeEntry[],
+    entries: TreeEntry[],
+    where: string,
+  ): Rendered {
+    const links = symlinksOf(entries);
     this.translate(where, () =>
-      checkTreeEntries(under.filter((e) => e.kind !== 'file' || isManifestPath(e.path))),
+      checkTreeEntries(
+        under.filter((e) => e.kind !== 'file' || isManifestPath(e.path)),
+        DEFAULT_TREE_LIMITS,
+        links,
+      ),
     );
     const manifestEntries = under.filter((e) => e.kind !== 'submodule' && isManifestPath(e.path));
     if (manifestEntries.length === 0) {
@@ -217,7 +230,7 @@ export class RenderService {
       path: dir ? e.path.slice(dir.length + 1) : e.path,
       // A symlink inside the repository is read through (checkTreeEntries refused the others).
       content: this.gitRead(where, () =>
-        this.mirrors.mirrors.readFile(src.repositoryId, src.revision, linkedPath(e)),
+        this.mirrors.mirrors.readFile(src.repositoryId, src.revision, linkedPath(e, links)),
       ),
     }));
     return this.parse(files, where, dir, `path "${dir || '.'}"`);
@@ -237,8 +250,9 @@ export class RenderService {
     }
     const read = (path: string) =>
       this.gitRead(where, () => this.mirrors.mirrors.readFile(src.repositoryId, src.revision, path));
+    const links = symlinksOf(entries);
     const reached = this.translate(where, () =>
-      checkKustomizationTree(dir, repoPaths, read, this.config.render.allowRemoteBases),
+      checkKustomizationTree(dir, repoPaths, read, this.config.render.allowRemoteBases, links),
     );
     const inReach = (path: string) => reached.some((d) => d === '' || path.startsWith(`${d}/`));
     this.translate(where, () => {
@@ -248,6 +262,7 @@ export class RenderService {
       checkTreeEntries(
         entries.filter((e) => inReach(e.path)),
         { maxFileBytes: DEFAULT_PARSE_LIMITS.maxFileBytes, maxTreeBytes: MAX_CHECKOUT_BYTES },
+        links,
       );
     });
     const work = await mkdtemp(join(tmpdir(), 'flotilla-render-'));
@@ -424,10 +439,11 @@ export function renderKey(
     .digest('hex');
 }
 
-function linkedPath(e: TreeEntry): string {
+/** The file a (checked) symlink leads to, through any other links on the way, as a checkout reads it. */
+function linkedPath(e: TreeEntry, links: ReadonlyMap<string, string>): string {
   if (e.kind !== 'symlink') return e.path;
   const from = posix.dirname(e.path) === '.' ? '' : posix.dirname(e.path);
-  return resolveInRepo(from, e.linkTarget ?? '') ?? e.path;
+  return resolveThroughLinks(from, e.linkTarget ?? '', links) ?? e.path;
 }
 
 function oneParagraph(text: string): string {

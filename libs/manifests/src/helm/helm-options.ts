@@ -160,18 +160,19 @@ export function parseHelmOptions(raw: unknown, at = 'spec.source.helm'): HelmOpt
       }
       if (typeof e['name'] !== 'string' || e['name'] === '')
         fail(`${where}.name`, 'must be a non-empty string');
-      const value = e['value'];
+      const raw = e['value'];
       // A YAML author writes `value: 3` or `value: true`; Argo CD's CRD types it as a string.
-      if (value !== undefined && value !== null && !['string', 'number', 'boolean'].includes(typeof value)) {
-        fail(`${where}.value`, 'must be a string');
-      }
+      let value = '';
+      if (typeof raw === 'string') value = raw;
+      else if (typeof raw === 'number' || typeof raw === 'boolean') value = String(raw);
+      else if (raw !== undefined && raw !== null) fail(`${where}.value`, 'must be a string');
       const forceString = e['forceString'];
       if (forceString !== undefined && forceString !== null && typeof forceString !== 'boolean') {
         fail(`${where}.forceString`, 'must be true or false');
       }
       return {
         name: e['name'] as string,
-        value: value === undefined || value === null ? '' : String(value as string | number | boolean),
+        value,
         forceString: forceString === true,
       };
     });

@@ -1,7 +1,7 @@
 import { posix } from 'node:path';
 import { parseDocument } from 'yaml';
 import { ManifestError } from '../manifest-error.js';
-import { resolveInRepo } from './repo-paths.js';
+import { resolveInRepo, resolveThroughLinks } from './repo-paths.js';
 
 /** The file names kustomize looks for, in its own order of preference. */
 export const KUSTOMIZATION_FILE_NAMES = ['kustomization.yaml', 'kustomization.yml', 'Kustomization'] as const;
@@ -29,6 +29,8 @@ export interface KustomizationCheck {
   repoPaths: ReadonlySet<string>;
   /** Remote bases (URLs, `github.com/...`) allowed; off by default. */
   allowRemoteBases: boolean;
+  /** The commit's symlinks (symlinksOf): entries are resolved through them, as kustomize's reads are. */
+  links?: ReadonlyMap<string, string>;
 }
 
 // Fields whose entries may name another directory (or, for resources, a remote base).
@@ -86,7 +88,7 @@ export function checkKustomization(check: KustomizationCheck): string[] {
           `${field}[${i}]: "${entry}" is a remote base; remote bases are off (set KUSTOMIZE_ALLOW_REMOTE_BASES=true to allow them)`,
         );
       }
-      const resolved = resolveInRepo(dir, entry);
+      const resolved = check.links ? resolveThroughLinks(dir, entry, check.links) : resolveInRepo(dir, entry);
       if (resolved === null) {
         throw new ManifestError(
           'UNSAFE_PATH',
@@ -111,6 +113,7 @@ export function checkKustomizationTree(
   repoPaths: ReadonlySet<string>,
   read: (path: string) => string,
   allowRemoteBases: boolean,
+  links?: ReadonlyMap<string, string>,
 ): string[] {
   const seen = new Set<string>();
   const queue = [dir];
@@ -120,7 +123,15 @@ export function checkKustomizationTree(
     seen.add(next);
     const file = kustomizationFileIn(repoPaths, next);
     if (!file) continue; // a plain file or a directory kustomize itself will complain about
-    queue.push(...checkKustomization({ file, content: read(file), repoPaths, allowRemoteBases }));
+    queue.push(
+      ...checkKustomization({
+        file,
+        content: read(file),
+        repoPaths,
+        allowRemoteBases,
+        ...(links ? { links } : {}),
+      }),
+    );
   }
   return [...seen];
 }

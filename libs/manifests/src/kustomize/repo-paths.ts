@@ -35,6 +35,48 @@ export function resolveInRepo(fromDir: string, rel: string): string | null {
   return joined === '.' ? '' : joined.replace(/\/+$/, '');
 }
 
+/** The most symbolic links one path may go through, as Linux allows (ELOOP past that). */
+const MAX_LINK_HOPS = 40;
+
+/** The symlinks of a commit's tree: repository path → link target as stored in Git. */
+export function symlinksOf(entries: readonly TreeEntry[]): Map<string, string> {
+  return new Map(entries.filter((e) => e.kind === 'symlink').map((e) => [e.path, e.linkTarget ?? '']));
+}
+
+/**
+ * `rel` resolved against the repository directory `fromDir` as the filesystem resolves it in a
+ * checkout: component by component, a component that is one of `links` replaced by its target
+ * (relative to the link's directory) before the next `..` applies. `a/b/x -> ../..` and then
+ * `a/b/x/../../..` climbs out, although the same text read without the links stays inside. `null` when
+ * the path leaves the repository (or an absolute link, or more than 40 links: a loop).
+ */
+export function resolveThroughLinks(
+  fromDir: string,
+  rel: string,
+  links: ReadonlyMap<string, string>,
+): string | null {
+  if (posix.isAbsolute(rel)) return null;
+  const resolved: string[] = fromDir ? fromDir.split('/') : [];
+  let pending = rel.split('/');
+  let hops = 0;
+  while (pending.length > 0) {
+    const segment = pending.shift() as string;
+    if (segment === '' || segment === '.') continue;
+    if (segment === '..') {
+      if (resolved.length === 0) return null;
+      resolved.pop();
+      continue;
+    }
+    resolved.push(segment);
+    const target = links.get(resolved.join('/'));
+    if (target === undefined) continue;
+    if (++hops > MAX_LINK_HOPS || posix.isAbsolute(target)) return null;
+    resolved.pop();
+    pending = [...target.split('/'), ...pending];
+  }
+  return resolved.join('/');
+}
+
 /**
  * A source path as an appset writes it (`apps/web`, `./apps/web/`, `.`) → the repository-relative
  * directory ('' = root). Refuses absolute paths and any `..` segment: a source names a place inside
@@ -57,18 +99,22 @@ const KUSTOMIZE_READABLE = /(^|\/)(kustomization\.ya?ml|Kustomization)$|\.(ya?ml
 
 /**
  * Checks a commit's tree before it is written to disk for a tool to read: every symlink must point
- * inside the repository, no manifest or kustomization file may exceed the per-file limit, and the
+ * inside the repository once every link on its way is followed (`entries` must hold them all), no manifest or kustomization file may exceed the per-file limit, and the
  * whole checkout must fit the tree limit. Throws ManifestError naming the offending path.
  */
 export function checkTreeEntries(
   entries: readonly TreeEntry[],
   limits: TreeLimits = DEFAULT_TREE_LIMITS,
+  /** Every symlink of the commit, when `entries` is only part of it. */
+  links: ReadonlyMap<string, string> = symlinksOf(entries),
 ): void {
   let total = 0;
   for (const e of entries) {
     if (e.kind === 'symlink') {
       const target = e.linkTarget ?? '';
-      if (resolveInRepo(posix.dirname(e.path) === '.' ? '' : posix.dirname(e.path), target) === null) {
+      // Through the other links, as a checkout resolves it: each link on its own may look harmless.
+      const from = posix.dirname(e.path) === '.' ? '' : posix.dirname(e.path);
+      if (resolveThroughLinks(from, target, links) === null) {
         throw new ManifestError(
           'UNSAFE_PATH',
           e.path,

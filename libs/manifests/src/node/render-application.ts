@@ -157,7 +157,7 @@ async function renderGitSource(
   env: RenderEnvironment,
   refs: Map<string, ApplicationSource>,
 ): Promise<KubeObject[]> {
-  const root = realpathSync(
+  const root = realpathSync.native(
     env.repositories.dirOf(source.repoURL, source.targetRevision, `${source.at}.repoURL`),
   );
   const dir = insideRepo(root, join(root, source.path), `${source.at}.path`, source.path || '.');
@@ -243,7 +243,7 @@ export function insideRepo(root: string, path: string, field: string, shown: str
     rest.unshift(existing.slice(dirname(existing).length + 1));
     existing = dirname(existing);
   }
-  const real = join(realpathSync(existing), ...rest);
+  const real = join(realpathSync.native(existing), ...rest);
   const rel = relative(root, real);
   if (rel === '..' || rel.startsWith(`..${sep}`) || isAbsolute(rel)) {
     throw new ManifestError('UNSAFE_PATH', field, `"${shown}" leaves the repository`);
@@ -289,7 +289,7 @@ async function renderChart(
           `"${file}": ref "${ref}" is a chart, not a Git repository`,
         );
       }
-      root = realpathSync(
+      root = realpathSync.native(
         env.repositories.dirOf(target.repoURL, target.targetRevision, `${target.at}.repoURL`),
       );
       full = join(root, file.slice(ref.length + 1));
