@@ -24,7 +24,7 @@ describe('flotilla clusters without a hub', () => {
     [['get'], 'missing NAME; usage: flotilla clusters get NAME'],
     [['get', 'a', 'b'], "unexpected argument 'b'; usage: flotilla clusters get NAME"],
     [['add', 'eu1', '--label', 'novalue'], "--label must be key=value, not 'novalue'"],
-    [['list', '--label', 'a=b'], "--label and --server apply to 'clusters add' only"],
+    [['list', '--label', 'a=b'], "--label applies to 'clusters add' only"],
     [['list', '-o', 'xml'], "-o must be table, json or yaml, not 'xml'"],
     [['list', '--hub', 'ftp://hub'], "--hub must be an http(s) URL, not 'ftp://hub'"],
     [['list', '--nope'], "Unknown option '--nope'"],

@@ -1,4 +1,6 @@
+import { execFile } from 'node:child_process';
 import { type ClusterView, type RegisteredCluster } from '../fleet/hub-client.js';
+import { agentManifests, agentManifestsYaml, type AgentInstall } from './agent-manifests.js';
 import { UsageError } from '../offline/offline-command.js';
 import {
   age,
@@ -19,24 +21,37 @@ const SPEC: HubCommandSpec = {
     'usage: flotilla clusters [list]',
     '       flotilla clusters get NAME',
     '       flotilla clusters add NAME [--label k=v]... [--server URL]',
+    '                             [--print-manifests | --install] [--agent-hub-url URL] [--image IMAGE]',
     '       flotilla clusters token NAME',
     '       flotilla clusters revoke NAME',
     '',
     "The hub's cluster inventory. `add` prints the cluster's single-use bootstrap token (shown only",
     'then) and how to start its agent; `token` issues a new one to re-register an existing cluster;',
     "`revoke` stops the agent's credential from working at once.",
+    '',
+    '`add --print-manifests` prints, instead, everything to `kubectl apply -f -` on the new cluster',
+    '(the namespace, the bootstrap Secret, the agent with its RBAC; -o json: one List); `--install`',
+    "applies it with kubectl and the current kubeconfig. The hub never gets the cluster's credentials.",
+    "--agent-hub-url: the hub's URL as the cluster reaches it (default: --hub); --image: the agent image.",
   ].join('\n'),
   options: {
     label: { type: 'string', short: 'l', multiple: true },
     server: { type: 'string' },
+    'print-manifests': { type: 'boolean' },
+    install: { type: 'boolean' },
+    'agent-hub-url': { type: 'string' },
+    image: { type: 'string' },
   },
 };
 
 export function run(argv: string[]): Promise<number> {
   return runHubCommand(argv, SPEC, async ({ values, positionals, output, client }) => {
     const [sub = 'list', ...rest] = positionals;
-    if (sub !== 'add' && (values['label'] !== undefined || values['server'] !== undefined)) {
-      throw new UsageError(`--label and --server apply to 'clusters add' only`);
+    const addOnly = ['label', 'server', 'print-manifests', 'install', 'agent-hub-url', 'image'];
+    if (sub !== 'add' && addOnly.some((o) => values[o] !== undefined)) {
+      throw new UsageError(
+        `--${addOnly.find((o) => values[o] !== undefined)} applies to 'clusters add' only`,
+      );
     }
     switch (sub) {
       case 'list': {
@@ -55,8 +70,39 @@ export function run(argv: string[]): Promise<number> {
         const name = expectName(rest, 'flotilla clusters add NAME [--label k=v]...');
         const labels = parseLabels(stringValues(values['label']));
         const server = stringValue(values['server']);
+        const manifests = manifestOptions(values, client.baseUrl);
+        // Checked before the hub is asked, so that a usage error registers nothing.
         const added = await client.registerCluster(name, labels, server ? { server } : {});
-        printResult(added, output, () => tokenText(added, client.baseUrl, `Cluster ${name} added.`));
+        if (manifests === null) {
+          printResult(added, output, () => tokenText(added, client.baseUrl, `Cluster ${name} added.`));
+          return 0;
+        }
+        const install: AgentInstall = {
+          ...manifests.install,
+          cluster: name,
+          bootstrapToken: added.bootstrapToken,
+        };
+        if (manifests.mode === 'print') {
+          process.stdout.write(
+            output === 'json'
+              ? `${JSON.stringify({ apiVersion: 'v1', kind: 'List', items: agentManifests(install) })}\n`
+              : agentManifestsYaml(install),
+          );
+          console.error(
+            `Cluster ${name} added; its bootstrap token (single use, expires ${added.expiresAt}) is in the manifests on stdout: kubectl apply -f - them on the cluster.`,
+          );
+          return 0;
+        }
+        const applied = await kubectlApply(agentManifestsYaml(install));
+        if (applied.code !== 0) {
+          console.error(
+            `flotilla clusters: cluster ${name} is added on the hub, but kubectl apply failed (${applied.stderr.trim().split('\n').pop() ?? ''}); fix the kubeconfig, then: flotilla clusters token ${name}`,
+          );
+          return 1;
+        }
+        process.stdout.write(
+          `Cluster ${name} added and its agent installed with the current kubeconfig:\n${applied.stdout}`,
+        );
         return 0;
       }
       case 'token': {
@@ -81,6 +127,58 @@ export function run(argv: string[]): Promise<number> {
       default:
         throw new UsageError(`unknown sub-command '${sub}'; expected list, get, add, token or revoke`);
     }
+  });
+}
+
+/** --print-manifests / --install and what they take; null for a plain `add`. */
+function manifestOptions(
+  values: Record<string, unknown>,
+  hubUrl: string,
+): { mode: 'print' | 'install'; install: Omit<AgentInstall, 'cluster' | 'bootstrapToken'> } | null {
+  const print = values['print-manifests'] === true;
+  const install = values['install'] === true;
+  const agentHubUrl = stringValue(values['agent-hub-url'] as string | undefined);
+  const image = stringValue(values['image'] as string | undefined);
+  if (print && install) throw new UsageError('--print-manifests and --install exclude each other');
+  if (!print && !install) {
+    if (agentHubUrl !== undefined || image !== undefined) {
+      throw new UsageError('--agent-hub-url and --image apply with --print-manifests or --install only');
+    }
+    return null;
+  }
+  const url = agentHubUrl ?? hubUrl;
+  let parsed: URL | null = null;
+  try {
+    parsed = new URL(url);
+  } catch {
+    // reported below
+  }
+  if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')) {
+    throw new UsageError(`--agent-hub-url must be an http(s) URL, not '${url}'`);
+  }
+  if (image !== undefined && !/^[a-z0-9][a-z0-9._\-/:@]*$/i.test(image)) {
+    throw new UsageError(`--image must be an image reference such as ghcr.io/org/agent:1.0, not '${image}'`);
+  }
+  return {
+    mode: print ? 'print' : 'install',
+    install: { hubUrl: url.replace(/\/$/, ''), ...(image !== undefined ? { image } : {}) },
+  };
+}
+
+/** `kubectl apply --server-side` of a YAML stream with the current kubeconfig (KUBECONFIG, context). */
+function kubectlApply(yaml: string): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = execFile(
+      'kubectl',
+      ['apply', '--server-side', '--field-manager=flotilla-cli', '-f', '-'],
+      (err, stdout, stderr) =>
+        resolve({
+          code: err ? (typeof err.code === 'number' ? err.code : 1) : 0,
+          stdout,
+          stderr: stderr || (err?.message ?? ''),
+        }),
+    );
+    child.stdin?.end(yaml);
   });
 }
 

@@ -1,0 +1,131 @@
+import { stringify } from 'yaml';
+
+/**
+ * What `flotilla clusters add --print-manifests|--install` gives a cluster: the same objects as the
+ * flotilla-agent Helm chart (deploy/charts/flotilla-agent) with its default values, for people who
+ * join a cluster without Helm. test/deploy/clusters-add.spec.ts renders the chart with the real helm
+ * and asserts the two agree, so a change to one that is not made to the other fails.
+ * No credential of the cluster leaves it: the hub only ever sees the agent's pull requests.
+ */
+
+/** The chart's appVersion: the agent image the CLI installs. */
+export const AGENT_IMAGE = 'ghcr.io/flotilla/flotilla-agent:0.1.0';
+export const AGENT_NAMESPACE = 'flotilla-system';
+/** The verbs the agent uses, and no other (deploy/README.md explains each). */
+export const AGENT_VERBS = ['get', 'list', 'watch', 'create', 'patch', 'delete'];
+
+export interface AgentInstall {
+  cluster: string;
+  /** The hub's URL as the cluster reaches it. */
+  hubUrl: string;
+  bootstrapToken: string;
+  namespace?: string;
+  image?: string;
+}
+
+type K8sObject = Record<string, unknown> & {
+  kind: string;
+  metadata: { name: string; namespace?: string; labels?: Record<string, string> };
+};
+
+/** The objects, in the order `kubectl apply` must meet them: the namespace first, then what lives in it. */
+export function agentManifests(install: AgentInstall): K8sObject[] {
+  const ns = install.namespace ?? AGENT_NAMESPACE;
+  const labels = {
+    'app.kubernetes.io/name': 'flotilla-agent',
+    'app.kubernetes.io/instance': 'flotilla-agent',
+  };
+  const meta = (name: string) => ({ name, namespace: ns, labels });
+  return [
+    { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } },
+    {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: meta('flotilla-bootstrap'),
+      type: 'Opaque',
+      stringData: { token: install.bootstrapToken },
+    },
+    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: meta('flotilla-agent') },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRole',
+      metadata: { name: `flotilla-agent-${ns}`, labels },
+      rules: [{ apiGroups: ['*'], resources: ['*'], verbs: AGENT_VERBS }],
+    },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRoleBinding',
+      metadata: { name: `flotilla-agent-${ns}`, labels },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: `flotilla-agent-${ns}` },
+      subjects: [{ kind: 'ServiceAccount', name: 'flotilla-agent', namespace: ns }],
+    },
+    {
+      apiVersion: 'v1',
+      kind: 'PersistentVolumeClaim',
+      metadata: meta('flotilla-agent-state'),
+      spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
+    },
+    {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: meta('flotilla-agent'),
+      spec: {
+        // One agent per cluster: two would fight over the state volume and the credential.
+        replicas: 1,
+        strategy: { type: 'Recreate' },
+        selector: { matchLabels: labels },
+        template: {
+          metadata: { labels },
+          spec: {
+            serviceAccountName: 'flotilla-agent',
+            securityContext: {
+              runAsNonRoot: true,
+              runAsUser: 1000,
+              runAsGroup: 1000,
+              fsGroup: 1000,
+              seccompProfile: { type: 'RuntimeDefault' },
+            },
+            containers: [
+              {
+                name: 'agent',
+                image: install.image ?? AGENT_IMAGE,
+                imagePullPolicy: 'IfNotPresent',
+                env: [
+                  { name: 'FLOTILLA_HUB_URL', value: install.hubUrl },
+                  { name: 'FLOTILLA_CLUSTER_NAME', value: install.cluster },
+                  { name: 'FLOTILLA_STATE_DIR', value: '/var/lib/flotilla-agent' },
+                  { name: 'MALLOC_ARENA_MAX', value: '2' },
+                  {
+                    name: 'FLOTILLA_BOOTSTRAP_TOKEN',
+                    valueFrom: { secretKeyRef: { name: 'flotilla-bootstrap', key: 'token', optional: true } },
+                  },
+                ],
+                resources: { requests: { cpu: '50m', memory: '96Mi' }, limits: { memory: '256Mi' } },
+                securityContext: {
+                  allowPrivilegeEscalation: false,
+                  readOnlyRootFilesystem: true,
+                  capabilities: { drop: ['ALL'] },
+                },
+                volumeMounts: [
+                  { name: 'state', mountPath: '/var/lib/flotilla-agent' },
+                  { name: 'tmp', mountPath: '/tmp' },
+                ],
+              },
+            ],
+            volumes: [
+              { name: 'state', persistentVolumeClaim: { claimName: 'flotilla-agent-state' } },
+              { name: 'tmp', emptyDir: {} },
+            ],
+          },
+        },
+      },
+    },
+  ];
+}
+
+/** One multi-document YAML stream, as `kubectl apply -f -` reads it. */
+export function agentManifestsYaml(install: AgentInstall): string {
+  return agentManifests(install)
+    .map((o) => stringify(o))
+    .join('---\n');
+}
