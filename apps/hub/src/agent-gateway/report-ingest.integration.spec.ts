@@ -99,4 +99,54 @@ describe('report ingest on PostgreSQL, two replicas at once', () => {
     expect(t.lastSyncedRevision).toBe('c2');
     expect(t.lastReportAt).not.toBeNull();
   });
+
+  const health = (id: string, targetId: string, at: string, status: string): Report => ({
+    id,
+    type: 'health',
+    targetId,
+    at,
+    status: status as 'Healthy',
+    message: status,
+  });
+
+  it('never moves a target back to an older report, whichever batch commits last', async () => {
+    // Cluster c1's five targets: the agent saw each Degraded at 00:01 and Healthy at 00:02. The
+    // newer batch reaches one replica and commits first; the older one (a retry, another replica)
+    // commits after it, and must change nothing but the record.
+    const { id: clusterId, targets } = clusters[1]!;
+    const newer = targets.map((t, i) => health(`h-new-${i}`, t, '2026-01-02T00:02:00.000Z', 'Healthy'));
+    const older = targets.map((t, i) => health(`h-old-${i}`, t, '2026-01-02T00:01:00.000Z', 'Degraded'));
+    const runOld = { ...sync('s-old', targets[0]!, '2026-01-02T00:01:00.000Z'), revision: 'c1' };
+    const runNew = { ...sync('s-new', targets[0]!, '2026-01-02T00:02:00.000Z'), revision: 'c3' };
+    expect(await replicas[0]!.ingest.ingestBatch(clusterId, [...newer, runNew])).toMatchObject({
+      accepted: 6,
+    });
+    expect(await replicas[1]!.ingest.ingestBatch(clusterId, [...older, runOld])).toMatchObject({
+      accepted: 6,
+    });
+
+    const { db } = replicas[0]!;
+    const rows = await db.prisma.target.findMany({ where: { id: { in: targets } } });
+    expect(rows.map((t) => t.health)).toEqual(targets.map(() => 'Healthy'));
+    expect(rows.map((t) => t.healthObservedAt?.toISOString())).toEqual(
+      targets.map(() => '2026-01-02T00:02:00.000Z'),
+    );
+    const first = rows.find((t) => t.id === targets[0]);
+    expect(first).toMatchObject({ lastSyncedRevision: 'c3' });
+    expect(first?.lastReportAt?.toISOString()).toBe('2026-01-02T00:02:00.000Z');
+    // Both runs are history; the old report is recorded, not applied: no health change audited for it.
+    expect(await db.prisma.syncRun.count({ where: { agentReportId: { in: ['s-old', 's-new'] } } })).toBe(2);
+    const changes = await db.prisma.auditEvent.findMany({
+      where: { action: 'health.changed', scope: { in: rows.map((t) => `target:${t.name}`) } },
+    });
+    expect(changes.map((e) => (e.details as { to: string }).to)).toEqual(targets.map(() => 'Healthy'));
+
+    // Inside one batch too: the order of observation decides, not the order in the batch.
+    const t1 = targets[1]!;
+    await replicas[0]!.ingest.ingestBatch(clusterId, [
+      health('h-b-late', t1, '2026-01-02T00:04:00.000Z', 'Progressing'),
+      health('h-b-early', t1, '2026-01-02T00:03:00.000Z', 'Degraded'),
+    ]);
+    expect((await db.prisma.target.findUniqueOrThrow({ where: { id: t1 } })).health).toBe('Progressing');
+  });
 });

@@ -17,19 +17,28 @@ type Tx = Prisma.TransactionClient;
 interface StatusChange {
   health?: string;
   healthMessage?: string;
+  healthObservedAt?: string;
   lastSyncedRevision?: string;
   lastSyncedDigest?: string;
   lastSyncedAt?: string;
   lastReportAt?: string;
 }
 
-/** A target as the batch sees it: its health moves as the batch's health reports are applied. */
+/**
+ * A target as the batch sees it: its health and last sync move as the batch's reports are applied,
+ * and only forward in the agent's time — a report observed before the one shown changes nothing.
+ */
 interface TargetState {
   id: string;
   name: string;
   health: string;
+  healthObservedAt: Date | null;
+  lastSyncedAt: Date | null;
   appSetId: string;
   clusterId: string;
+  /** Copied onto the target's sync runs: history keeps them after the target, cluster or appset goes. */
+  clusterName: string;
+  appSetName: string;
 }
 
 /** Everything a batch writes, collected in report order and written set-based at the end. */
@@ -280,10 +289,14 @@ export class ReportIngestService {
     const ids = [...new Set(reports.map((r) => r.targetId))];
     if (ids.length === 0) return new Map();
     const rows = await tx.$queryRaw<TargetState[]>`
-      SELECT "id", "name", "health", "appSetId", "clusterId" FROM "Target"
-      WHERE "id" = ANY(${ids}::text[])
-      ORDER BY "id"
-      FOR UPDATE`;
+      SELECT t."id", t."name", t."health", t."healthObservedAt", t."lastSyncedAt", t."appSetId", t."clusterId",
+             c."name" AS "clusterName", a."name" AS "appSetName"
+      FROM "Target" t
+      JOIN "Cluster" c ON c."id" = t."clusterId"
+      JOIN "ApplicationSet" a ON a."id" = t."appSetId"
+      WHERE t."id" = ANY(${ids}::text[])
+      ORDER BY t."id"
+      FOR UPDATE OF t`;
     return new Map(rows.map((t) => [t.id, t]));
   }
 }
@@ -298,16 +311,20 @@ async function insertSyncRuns(tx: Tx, rows: Prisma.SyncRunCreateManyInput[]): Pr
     rows.map((r) => pick(r) ?? null);
   const time = (v: string | Date) => new Date(v).toISOString();
   await tx.$executeRaw`
-    INSERT INTO "SyncRun" ("id", "targetId", "clusterId", "appSetId", "revision", "bundleDigest",
-      "trigger", "outcome", "message", "startedAt", "finishedAt", "resources", "agentReportId")
-    SELECT v."id", v."targetId", v."clusterId", v."appSetId", v."revision", v."bundleDigest",
-      v."trigger", v."outcome", v."message", v."startedAt"::timestamp, v."finishedAt"::timestamp,
-      v."resources"::jsonb, v."agentReportId"
+    INSERT INTO "SyncRun" ("id", "targetId", "clusterId", "appSetId", "targetName", "clusterName",
+      "appSetName", "revision", "bundleDigest", "trigger", "outcome", "message", "startedAt",
+      "finishedAt", "resources", "agentReportId")
+    SELECT v."id", v."targetId", v."clusterId", v."appSetId", v."targetName", v."clusterName",
+      v."appSetName", v."revision", v."bundleDigest", v."trigger", v."outcome", v."message",
+      v."startedAt"::timestamp, v."finishedAt"::timestamp, v."resources"::jsonb, v."agentReportId"
     FROM unnest(
       ${rows.map(() => randomUUID())}::text[],
       ${col((r) => r.targetId)}::text[],
       ${col((r) => r.clusterId)}::text[],
       ${col((r) => r.appSetId)}::text[],
+      ${col((r) => r.targetName)}::text[],
+      ${col((r) => r.clusterName)}::text[],
+      ${col((r) => r.appSetName)}::text[],
       ${col((r) => r.revision)}::text[],
       ${col((r) => r.bundleDigest)}::text[],
       ${col((r) => r.trigger)}::text[],
@@ -317,8 +334,9 @@ async function insertSyncRuns(tx: Tx, rows: Prisma.SyncRunCreateManyInput[]): Pr
       ${col((r) => time(r.finishedAt))}::text[],
       ${col((r) => JSON.stringify(r.resources ?? []))}::text[],
       ${col((r) => r.agentReportId)}::text[]
-    ) AS v("id", "targetId", "clusterId", "appSetId", "revision", "bundleDigest", "trigger",
-           "outcome", "message", "startedAt", "finishedAt", "resources", "agentReportId")`;
+    ) AS v("id", "targetId", "clusterId", "appSetId", "targetName", "clusterName", "appSetName",
+           "revision", "bundleDigest", "trigger", "outcome", "message", "startedAt", "finishedAt",
+           "resources", "agentReportId")`;
 }
 
 /** The oldest waiting batches, up to GROUP_REPORTS reports (always at least one batch). */
@@ -352,6 +370,9 @@ function applySync(
     targetId: target.id,
     clusterId,
     appSetId: target.appSetId,
+    targetName: target.name,
+    clusterName: target.clusterName,
+    appSetName: target.appSetName,
     revision: r.revision,
     bundleDigest: r.bundleDigest,
     trigger: r.trigger,
@@ -363,11 +384,14 @@ function applySync(
     agentReportId: r.id,
   });
   const change = changeOf(effects, target.id);
-  change.lastReportAt = utc(r.at);
-  if (r.outcome === 'Succeeded') {
+  touchReport(change, r.at);
+  // The run is history whatever its age; the target's last sync only moves to a later one.
+  const finished = new Date(r.finishedAt);
+  if (r.outcome === 'Succeeded' && !isBefore(finished, target.lastSyncedAt)) {
     change.lastSyncedRevision = r.revision;
     change.lastSyncedDigest = r.bundleDigest;
-    change.lastSyncedAt = utc(r.finishedAt);
+    change.lastSyncedAt = finished.toISOString();
+    target.lastSyncedAt = finished;
   }
   effects.audit.push({
     actor,
@@ -385,9 +409,15 @@ function applySync(
 
 function applyHealth(effects: BatchEffects, actor: string, target: TargetState, r: HealthReport): void {
   const change = changeOf(effects, target.id);
+  touchReport(change, r.at);
+  const observed = new Date(r.at);
+  // Observed before the health shown (a retry delivered late, an overlapping batch that committed
+  // after a newer one): kept as a processed report, but it neither changes the status nor is audited
+  // as a change. Equal times: the later arrival wins, as reports of one agent come in order.
+  if (isBefore(observed, target.healthObservedAt)) return;
   change.health = r.status;
   change.healthMessage = r.message;
-  change.lastReportAt = utc(r.at);
+  change.healthObservedAt = observed.toISOString();
   if (target.health !== r.status) {
     effects.audit.push({
       actor,
@@ -398,10 +428,22 @@ function applyHealth(effects: BatchEffects, actor: string, target: TargetState, 
   }
   // The next health report of this batch compares with this one, as if ingested one by one.
   target.health = r.status;
+  target.healthObservedAt = observed;
+}
+
+/** Whether `t` is strictly before `shown` (nothing shown yet: never). */
+function isBefore(t: Date, shown: Date | null): boolean {
+  return shown !== null && t.getTime() < shown.getTime();
+}
+
+/** lastReportAt is the newest report's time, in whatever order the reports arrive. */
+function touchReport(change: StatusChange, at: string): void {
+  const iso = utc(at);
+  if (change.lastReportAt === undefined || iso > change.lastReportAt) change.lastReportAt = iso;
 }
 
 function applyDrift(effects: BatchEffects, actor: string, target: TargetState, r: DriftReport): void {
-  changeOf(effects, target.id).lastReportAt = utc(r.at);
+  touchReport(changeOf(effects, target.id), r.at);
   effects.audit.push({
     actor: r.manager ? `manager:${r.manager}` : actor,
     action: `drift.${r.state}`,
@@ -417,7 +459,9 @@ function applyDrift(effects: BatchEffects, actor: string, target: TargetState, r
 
 /**
  * One UPDATE for every target of the batch; a NULL in a column means "not changed by this batch".
- * Timestamps travel as UTC ISO text: the columns hold UTC without a zone, as Prisma writes them.
+ * The batch decided from the rows it locked (targetsOf), so nothing older can be written here;
+ * lastReportAt still takes the later of the two. Timestamps travel as UTC ISO text: the columns
+ * hold UTC without a zone, as Prisma writes them.
  */
 async function writeStatus(tx: Tx, status: Map<string, StatusChange>): Promise<void> {
   if (status.size === 0) return;
@@ -427,21 +471,23 @@ async function writeStatus(tx: Tx, status: Map<string, StatusChange>): Promise<v
     UPDATE "Target" AS t SET
       "health" = COALESCE(v."health", t."health"),
       "healthMessage" = COALESCE(v."healthMessage", t."healthMessage"),
+      "healthObservedAt" = COALESCE(v."healthObservedAt"::timestamp, t."healthObservedAt"),
       "lastSyncedRevision" = COALESCE(v."lastSyncedRevision", t."lastSyncedRevision"),
       "lastSyncedDigest" = COALESCE(v."lastSyncedDigest", t."lastSyncedDigest"),
       "lastSyncedAt" = COALESCE(v."lastSyncedAt"::timestamp, t."lastSyncedAt"),
-      "lastReportAt" = COALESCE(v."lastReportAt"::timestamp, t."lastReportAt"),
+      "lastReportAt" = GREATEST(v."lastReportAt"::timestamp, t."lastReportAt"),
       "updatedAt" = (now() AT TIME ZONE 'UTC')
     FROM unnest(
       ${entries.map(([id]) => id)}::text[],
       ${col((c) => c.health)}::text[],
       ${col((c) => c.healthMessage)}::text[],
+      ${col((c) => c.healthObservedAt)}::text[],
       ${col((c) => c.lastSyncedRevision)}::text[],
       ${col((c) => c.lastSyncedDigest)}::text[],
       ${col((c) => c.lastSyncedAt)}::text[],
       ${col((c) => c.lastReportAt)}::text[]
-    ) AS v("id", "health", "healthMessage", "lastSyncedRevision", "lastSyncedDigest",
-           "lastSyncedAt", "lastReportAt")
+    ) AS v("id", "health", "healthMessage", "healthObservedAt", "lastSyncedRevision",
+           "lastSyncedDigest", "lastSyncedAt", "lastReportAt")
     WHERE t."id" = v."id"`;
 }
 

@@ -81,6 +81,8 @@ export interface PendingExpansion {
   delete: string[];
   create: string[];
   update: string[];
+  /** Targets that would move to another cluster (a new target there, the old one removed). */
+  move: string[];
   deletePercent: number;
   limit: number;
 }
@@ -89,6 +91,12 @@ export interface PendingExpansion {
 export interface ExpansionPlan {
   create: DesiredTarget[];
   update: { current: Target; desired: DesiredTarget }[];
+  /**
+   * Same name, another cluster: the old row goes and a new one (new id, no status) takes its place.
+   * A target's identity includes its cluster, so nothing another cluster reported — health, last
+   * sync, release, pin — is shown for one that never synced it.
+   */
+  move: { current: Target; desired: DesiredTarget }[];
   delete: Target[];
 }
 
@@ -114,6 +122,7 @@ export interface ExpansionPreview {
   }[];
   create: string[];
   update: string[];
+  move: string[];
   delete: string[];
   guard: GuardVerdict;
 }
@@ -252,6 +261,7 @@ export class AppSetExpander {
       })),
       create: plan.create.map((d) => d.name).sort(),
       update: plan.update.map((u) => u.desired.name).sort(),
+      move: plan.move.map((m) => m.desired.name).sort(),
       delete: plan.delete.map((t) => t.name).sort(),
       guard: evaluateDeletionGuard(existing.length, plan.delete.length, limit),
     };
@@ -638,6 +648,7 @@ export class AppSetExpander {
           delete: plan.delete.map((t) => t.name).sort(),
           create: plan.create.map((d) => d.name).sort(),
           update: plan.update.map((u) => u.desired.name).sort(),
+          move: plan.move.map((m) => m.desired.name).sort(),
           deletePercent: verdict.deletePercent,
           limit,
         };
@@ -709,7 +720,8 @@ export class AppSetExpander {
         );
       }
       const created = plan.create.length;
-      const updated = plan.update.length;
+      // A move is an update to the person who changed the appset; the audit names them apart.
+      const updated = plan.update.length + plan.move.length;
       const deleted = plan.delete.length;
       if (created + updated + deleted > 0) {
         await this.audit.record(
@@ -721,6 +733,9 @@ export class AppSetExpander {
               created,
               updated,
               deleted,
+              ...(plan.move.length > 0 && {
+                moved: plan.move.map((m) => ({ name: m.desired.name, to: m.desired.clusterName })),
+              }),
               ...(preservesResourcesOnDeletion(document) &&
                 deleted > 0 && { preserveResourcesOnDeletion: true }),
               targets: desired.map((d) => ({
@@ -761,13 +776,17 @@ function syncSettingsOf(spec: GeneratedTarget['application']['spec'], targetName
   }
 }
 
-/** Creates, updates (only when something differs) and deletes that turn `existing` into `desired`. */
+/**
+ * Creates, updates (only when something differs), moves (same name, another cluster) and deletes
+ * that turn `existing` into `desired`.
+ */
 export function planExpansion(existing: Target[], desired: DesiredTarget[]): ExpansionPlan {
   const byName = new Map(existing.map((t) => [t.name, t]));
-  const plan: ExpansionPlan = { create: [], update: [], delete: [] };
+  const plan: ExpansionPlan = { create: [], update: [], move: [], delete: [] };
   for (const d of desired) {
     const cur = byName.get(d.name);
     if (!cur) plan.create.push(d);
+    else if (cur.clusterId !== d.clusterId) plan.move.push({ current: cur, desired: d });
     else if (!sameTarget(cur, d)) plan.update.push({ current: cur, desired: d });
   }
   const keep = new Set(desired.map((d) => d.name));
@@ -777,7 +796,6 @@ export function planExpansion(existing: Target[], desired: DesiredTarget[]): Exp
 
 function sameTarget(cur: Target, d: DesiredTarget): boolean {
   return (
-    cur.clusterId === d.clusterId &&
     cur.namespace === d.namespace &&
     cur.repoUrl === d.repoUrl &&
     cur.sourcePath === d.sourcePath &&

@@ -35,6 +35,17 @@ export async function findNameClash(
  */
 export async function writePlan(tx: Tx, appSetId: string, plan: ExpansionPlan): Promise<Set<string>> {
   const touched = new Set<string>();
+  // A moved target's old row goes first (its name is unique), then it is created afresh on its new
+  // cluster: a new id with default status, so neither history nor status carries over.
+  for (const chunk of chunks(plan.move)) {
+    await tx.target.deleteMany({ where: { id: { in: chunk.map((m) => m.current.id) } } });
+    await insertTargets(
+      tx,
+      appSetId,
+      chunk.map((m) => m.desired),
+    );
+    for (const m of chunk) touched.add(m.current.clusterId).add(m.desired.clusterId);
+  }
   for (const chunk of chunks(plan.create)) {
     await insertTargets(tx, appSetId, chunk);
     for (const d of chunk) touched.add(d.clusterId);

@@ -54,10 +54,10 @@ interface SyncRunRow {
 }
 
 /**
- * Sync history queries: a page is one SQL statement, two when the filter names a cluster, appset or
- * target (one statement resolves those names to ids). The run table is read through one of its
- * (clusterId | targetId | appSetId [, outcome], startedAt) indexes, newest first, and the names in
- * the answer come from joins on the page's rows. Prisma's `findMany` + `include` took four to five
+ * Sync history queries: a page is one SQL statement, two when the filter names a cluster or appset
+ * (one statement resolves those names to ids). The run table is read through one of its
+ * (clusterId | targetName | appSetId [, outcome], startedAt) indexes, newest first, and the names in
+ * the answer are the run's own. Prisma's `findMany` + `include` took four to five
  * round trips for the same page, which at ten million runs cost more than the index scan itself.
  * Paging is keyset on (startedAt, id), so a page costs the same at the start of ten million runs as
  * deep inside them.
@@ -68,13 +68,17 @@ export class SyncHistory {
 
   async list(q: SyncHistoryQuery) {
     const where: Prisma.Sql[] = [];
-    if (q.cluster || q.appSet || q.target) {
+    if (q.cluster || q.appSet) {
       const ids = await this.resolveNames(q);
-      if (!ids) return { items: [], nextCursor: null };
+      // A cluster or appset still in the inventory is read by id (its indexes); one deleted since
+      // only by the name copied on its runs (a scan along the time index, stopped at the page).
       if (ids.clusterId) where.push(Prisma.sql`"clusterId" = ${ids.clusterId}`);
+      else if (q.cluster) where.push(Prisma.sql`"clusterName" = ${q.cluster}`);
       if (ids.appSetId) where.push(Prisma.sql`"appSetId" = ${ids.appSetId}`);
-      if (ids.targetId) where.push(Prisma.sql`"targetId" = ${ids.targetId}`);
+      else if (q.appSet) where.push(Prisma.sql`"appSetName" = ${q.appSet}`);
     }
+    // A target by name: every run under that name, on every cluster it moved through, deleted or not.
+    if (q.target) where.push(Prisma.sql`"targetName" = ${q.target}`);
     if (q.outcome) where.push(Prisma.sql`"outcome" = ANY(${q.outcome}::text[])`);
     if (q.trigger) where.push(Prisma.sql`"trigger" = ANY(${q.trigger}::text[])`);
     // Timestamps travel as ISO text cast to `timestamp`, the column's type (UTC wall time, as Prisma
@@ -85,24 +89,22 @@ export class SyncHistory {
       const { startedAt, id } = decodeCursor(q.cursor);
       const at = startedAt.toISOString();
       // (startedAt, id) < cursor. The plain `<=` is redundant but is what PostgreSQL can start a
-      // range scan of the (clusterId | targetId | appSetId, startedAt) indexes at.
+      // range scan of the (clusterId | targetName | appSetId, startedAt) indexes at.
       where.push(Prisma.sql`"startedAt" <= ${at}::timestamp`);
       where.push(Prisma.sql`("startedAt", "id") < (${at}::timestamp, ${id})`);
     }
     // The page is cut first and only its rows are joined for their names: joined before the LIMIT,
     // PostgreSQL may join every matching run (thousands for a fleet-wide appset) and sort them all.
+    // The names are the run's own (copied when stored): history reads the same after its target,
+    // cluster or appset was moved or deleted.
     const rows = await this.db.prisma.$queryRaw<SyncRunRow[]>`
-      SELECT r."id", t."name" AS "target", c."name" AS "cluster", a."name" AS "appSet",
-             r."revision", r."bundleDigest", r."trigger", r."outcome", r."message",
-             r."startedAt", r."finishedAt", r."resources", r."agentReportId"
-        FROM (SELECT * FROM "SyncRun"
-               WHERE ${where.length > 0 ? Prisma.join(where, ' AND ') : Prisma.sql`TRUE`}
-               ORDER BY "startedAt" DESC, "id" DESC
-               LIMIT ${q.limit + 1}) r
-        JOIN "Target" t ON t."id" = r."targetId"
-        JOIN "Cluster" c ON c."id" = t."clusterId"
-        JOIN "ApplicationSet" a ON a."id" = t."appSetId"
-       ORDER BY r."startedAt" DESC, r."id" DESC`;
+      SELECT "id", "targetName" AS "target", "clusterName" AS "cluster", "appSetName" AS "appSet",
+             "revision", "bundleDigest", "trigger", "outcome", "message",
+             "startedAt", "finishedAt", "resources", "agentReportId"
+        FROM "SyncRun"
+       WHERE ${where.length > 0 ? Prisma.join(where, ' AND ') : Prisma.sql`TRUE`}
+       ORDER BY "startedAt" DESC, "id" DESC
+       LIMIT ${q.limit + 1}`;
     const page = rows.slice(0, q.limit);
     const last = page.at(-1);
     return {
@@ -126,27 +128,20 @@ export class SyncHistory {
   }
 
   /**
-   * The ids of the names in the filter, in one statement; undefined when a name is unknown (then
-   * nothing matches). A statement of their own, not subqueries of the page's: with the ids as
-   * values PostgreSQL plans with their statistics — a fleet-wide appset's thousands of failed runs
-   * read in index order and stopped at the page, rather than all fetched and sorted, as it planned
-   * for an id it could not know in advance (35 ms for that page on two million runs).
+   * The ids of the cluster and appset names in the filter, in one statement; a name not in the
+   * inventory (deleted, or never there) has none. A statement of their own, not subqueries of the
+   * page's: with the ids as values PostgreSQL plans with their statistics — a fleet-wide appset's
+   * thousands of failed runs read in index order and stopped at the page, rather than all fetched
+   * and sorted, as it planned for an id it could not know in advance (35 ms for that page on two
+   * million runs).
    */
-  private async resolveNames(
-    q: SyncHistoryQuery,
-  ): Promise<{ clusterId?: string; appSetId?: string; targetId?: string } | undefined> {
-    const [ids] = await this.db.prisma.$queryRaw<
-      { clusterId: string | null; appSetId: string | null; targetId: string | null }[]
-    >`
+  private async resolveNames(q: SyncHistoryQuery): Promise<{ clusterId?: string; appSetId?: string }> {
+    const [ids] = await this.db.prisma.$queryRaw<{ clusterId: string | null; appSetId: string | null }[]>`
       SELECT (SELECT "id" FROM "Cluster" WHERE "name" = ${q.cluster ?? null}::text) AS "clusterId",
-             (SELECT "id" FROM "ApplicationSet" WHERE "name" = ${q.appSet ?? null}::text) AS "appSetId",
-             (SELECT "id" FROM "Target" WHERE "name" = ${q.target ?? null}::text) AS "targetId"`;
-    if ((q.cluster && !ids?.clusterId) || (q.appSet && !ids?.appSetId) || (q.target && !ids?.targetId))
-      return undefined;
+             (SELECT "id" FROM "ApplicationSet" WHERE "name" = ${q.appSet ?? null}::text) AS "appSetId"`;
     return {
       ...(ids?.clusterId && { clusterId: ids.clusterId }),
       ...(ids?.appSetId && { appSetId: ids.appSetId }),
-      ...(ids?.targetId && { targetId: ids.targetId }),
     };
   }
 }
