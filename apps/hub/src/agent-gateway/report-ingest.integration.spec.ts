@@ -107,6 +107,7 @@ describe('report ingest on PostgreSQL, two replicas at once', () => {
     at,
     status: status as 'Healthy',
     message: status,
+    resources: [],
   });
 
   it('never moves a target back to an older report, whichever batch commits last', async () => {

@@ -29,7 +29,9 @@ import { ProjectGate, ProjectPolicy } from '../projects/project-policy.service.j
 import {
   deletionGuardLimit,
   evaluateDeletionGuard,
+  nextGuardBaseline,
   preservesResourcesOnDeletion,
+  type GuardInput,
   type GuardVerdict,
 } from './deletion-guard.js';
 import { Prisma, type Cluster, type Repository, type Target } from '../generated/prisma/client.js';
@@ -85,6 +87,8 @@ export interface PendingExpansion {
   move: string[];
   deletePercent: number;
   limit: number;
+  /** The count the shrink was judged against (see GuardInput.baseline). */
+  baseline: number;
 }
 
 /** What an expansion would do to the stored targets. */
@@ -245,6 +249,10 @@ export class AppSetExpander {
       throw e;
     }
     const existing = await this.db.prisma.target.findMany({ where: { appSet: { name: appSetName } } });
+    const stored = await this.db.prisma.applicationSet.findUnique({
+      where: { name: appSetName },
+      select: { guardBaseline: true },
+    });
     const plan = planExpansion(existing, desired);
     const limit = deletionGuardLimit(document, this.config.appsets.deletionGuardPercent);
     return {
@@ -263,7 +271,10 @@ export class AppSetExpander {
       update: plan.update.map((u) => u.desired.name).sort(),
       move: plan.move.map((m) => m.desired.name).sort(),
       delete: plan.delete.map((t) => t.name).sort(),
-      guard: evaluateDeletionGuard(existing.length, plan.delete.length, limit),
+      guard: evaluateDeletionGuard(
+        guardInput(existing.length, plan, desired.length, stored?.guardBaseline ?? null),
+        limit,
+      ),
     };
   }
 
@@ -636,7 +647,10 @@ export class AppSetExpander {
       const previousHold = appSet.pendingExpansion as PendingExpansion | null;
       const existing = await tx.target.findMany({ where: { appSetId } });
       const plan = planExpansion(existing, desired);
-      const verdict = evaluateDeletionGuard(existing.length, plan.delete.length, limit);
+      const verdict = evaluateDeletionGuard(
+        guardInput(existing.length, plan, desired.length, appSet.guardBaseline),
+        limit,
+      );
       const confirmed = confirmation !== undefined && confirmation.inputsHash === inputsHash;
       if (verdict.wouldHold && !confirmed) {
         // Nothing is created, updated or deleted: the whole expansion waits, as computed.
@@ -651,6 +665,7 @@ export class AppSetExpander {
           move: plan.move.map((m) => m.desired.name).sort(),
           deletePercent: verdict.deletePercent,
           limit,
+          baseline: verdict.baseline,
         };
         const error = {
           code: 'deletion-held',
@@ -687,6 +702,7 @@ export class AppSetExpander {
           status: 'Ready',
           error: Prisma.DbNull,
           pendingExpansion: Prisma.DbNull,
+          guardBaseline: nextGuardBaseline(verdict, desired.length, confirmed),
           repoUrls,
           lastExpandedAt: new Date(),
         },
@@ -776,6 +792,16 @@ function syncSettingsOf(spec: GeneratedTarget['application']['spec'], targetName
   }
 }
 
+/** What the deletion guard judges for a plan; a move deletes nothing (the target goes on, elsewhere). */
+function guardInput(
+  current: number,
+  plan: ExpansionPlan,
+  after: number,
+  baseline: number | null,
+): GuardInput {
+  return { current, deleting: plan.delete.length, after, baseline };
+}
+
 /**
  * Creates, updates (only when something differs), moves (same name, another cluster) and deletes
  * that turn `existing` into `desired`.
@@ -845,7 +871,9 @@ function heldMessage(appSetName: string, held: PendingExpansion): string {
   const why =
     held.delete.length === held.currentCount
       ? 'all of them'
-      : `${held.deletePercent} % > the ${held.limit} % limit`;
+      : held.baseline > held.currentCount
+        ? `${held.deletePercent} % of the baseline of ${held.baseline} targets > the ${held.limit} % limit; the baseline moves only when a person confirms`
+        : `${held.deletePercent} % > the ${held.limit} % limit`;
   return (
     `expansion held: it would delete ${held.delete.length} of ${held.currentCount} targets (${why}): ${shown}${more}. ` +
     `Nothing changed. If intended, POST /api/v1/appsets/${appSetName}/confirm-expansion ` +

@@ -10,9 +10,7 @@ import { JobQueues } from '../queues/job-queues.service.js';
 import { RepositoriesService } from '../repositories/repositories.service.js';
 import { literalRepoRefs, readAppSetDocument } from './appset-document.js';
 import { AppSetExpander, type ExpansionOutcome, type ExpansionPreview } from './appset-expander.service.js';
-import { checkDeletionGuardSpec } from './deletion-guard.js';
-import { checkRolloutSpec } from '../rollouts/rollout-strategy.js';
-import { checkIgnoreRulesSpec } from './sync-policy.js';
+import { checkAppSetDocument } from './appset-checks.js';
 import { projectNameOf } from '@flotilla/fleet-config';
 import { sourceView } from '../projects/git-managed.js';
 import { FleetOwnership } from '../fleet-repo/fleet-ownership.service.js';
@@ -39,9 +37,7 @@ export class AppSetsService {
     actor: string,
   ): Promise<{ created: boolean; appSet: ReturnType<AppSetsService['view']> }> {
     const doc = readAppSetDocument(body);
-    checkDeletionGuardSpec(doc.document);
-    checkRolloutSpec(doc.document);
-    checkIgnoreRulesSpec(doc.document);
+    checkAppSetDocument(doc.document);
     const repoUrls = [...literalRepoRefs(doc.document).keys()].sort();
     const project = projectNameOf(doc.document);
     if ('error' in project) throw new HubError(400, 'invalid-appset', project.error, project.path);
@@ -106,7 +102,26 @@ export class AppSetsService {
       include: { _count: { select: { targets: true } } },
     });
     if (!row) throw HubError.notFound('appset', name);
-    return this.view(row, row._count.targets);
+    return { ...this.view(row, row._count.targets), fleetErrors: await this.fleetErrorsOf(row) };
+  }
+
+  /**
+   * For an appset from a fleet repository: the errors of the source's last refused commit that name
+   * it. The appset keeps running what was last applied; this says why its newer version is not.
+   */
+  private async fleetErrorsOf(row: ApplicationSet): Promise<unknown[]> {
+    if (row.managedBy !== 'git') return [];
+    const managed = await this.db.prisma.fleetManaged.findUnique({
+      where: { kind_name: { kind: 'ApplicationSet', name: row.name } },
+      select: { fleetSourceId: true },
+    });
+    if (!managed) return [];
+    const source = await this.db.prisma.fleetSource.findUnique({ where: { id: managed.fleetSourceId } });
+    if (source?.status !== 'Error') return [];
+    const errors = (source.error as { errors?: { kind?: string; name?: string }[] } | null)?.errors ?? [];
+    return errors
+      .filter((e) => e.kind === 'ApplicationSet' && e.name === row.name)
+      .map((e) => ({ ...e, commit: source.seenCommit }));
   }
 
   async remove(name: string, actor: string): Promise<void> {
@@ -134,9 +149,7 @@ export class AppSetsService {
   /** The dry run of a submitted document against the appset of its name (if stored); stores nothing. */
   async previewDocument(body: unknown): Promise<ExpansionPreview> {
     const doc = readAppSetDocument(body);
-    checkDeletionGuardSpec(doc.document);
-    checkRolloutSpec(doc.document);
-    checkIgnoreRulesSpec(doc.document);
+    checkAppSetDocument(doc.document);
     return this.expander.preview(doc.name, doc.document);
   }
 

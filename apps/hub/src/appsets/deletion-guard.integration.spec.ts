@@ -47,6 +47,7 @@ interface PendingView {
   update: string[];
   deletePercent: number;
   limit: number;
+  baseline?: number;
 }
 
 interface AppSetView {
@@ -147,7 +148,9 @@ describe('deletion guard', () => {
       'clusters/c4/config.yaml': fixture('configmap.yaml'),
       'README.md': '# fleet\n',
     });
-    hub = await startTestHub();
+    // Polls every 3 s, not every second: on a busy machine a fetch takes longer than a second, the
+    // polls queue up, and the queues are never seen idle. The tests refresh by hand when Git moves.
+    hub = await startTestHub({ SOURCE_POLL_INTERVAL_SECONDS: '3' });
     for (const name of ['c1', 'c2', 'c3', 'c4'])
       expect((await call('POST', '/api/v1/clusters', { name })).status).toBe(201);
   }, 180_000);
@@ -259,7 +262,7 @@ describe('deletion guard', () => {
       create: [],
       update: [],
       delete: [],
-      guard: { wouldHold: false, deletePercent: 0, limit: 50 },
+      guard: { wouldHold: false, deletePercent: 0, limit: 50, baseline: 4 },
     });
 
     const doc = listDoc([
@@ -285,7 +288,7 @@ describe('deletion guard', () => {
     expect(r.body.create).toEqual(['guarded-c4']);
     expect(r.body.update).toEqual(['guarded-c2']);
     expect(r.body.delete).toEqual(['guarded-c1']);
-    expect(r.body.guard).toEqual({ wouldHold: false, deletePercent: 33.3, limit: 50 });
+    expect(r.body.guard).toEqual({ wouldHold: false, deletePercent: 33.3, limit: 50, baseline: 4 });
 
     const empty = await call<{ delete: string[]; guard: unknown }>(
       'POST',
@@ -293,7 +296,7 @@ describe('deletion guard', () => {
       listDoc([]),
     );
     expect(empty.body.delete).toEqual(['guarded-c1', 'guarded-c2', 'guarded-c3']);
-    expect(empty.body.guard).toEqual({ wouldHold: true, deletePercent: 100, limit: 50 });
+    expect(empty.body.guard).toEqual({ wouldHold: true, deletePercent: 100, limit: 50, baseline: 4 });
 
     expect(await targets('guarded')).toEqual(beforeTargets);
     expect(await appSet('guarded')).toEqual(beforeAppSet);
@@ -348,5 +351,32 @@ describe('deletion guard', () => {
     expect(released[0]?.details['heldInputsHash']).toBe(held.pendingExpansion?.inputsHash);
     const expanded = await audit('dirs', 'appset.expanded');
     expect(expanded[0]?.details).toMatchObject({ deleted: 1, preserveResourcesOnDeletion: true });
+  }, 150_000);
+
+  it('holds a fleet walked down step by step: the second halving is judged against the baseline', async () => {
+    await applyAndSettle(listDoc(el('c1', 'c2', 'c3', 'c4'), 'walk'), 'walk', 'Ready', 4);
+    // 4 → 2 deletes half of what there is (50 % <= 50 %): through.
+    await applyAndSettle(listDoc(el('c1', 'c2'), 'walk'), 'walk', 'Ready', 2);
+    // 2 → 1 is again half of what there is, but 3 of the 4 the appset had: held.
+    const held = await applyAndSettle(listDoc(el('c1'), 'walk'), 'walk', 'Held', 2);
+    expect(held.pendingExpansion).toMatchObject({
+      currentCount: 2,
+      targetCount: 1,
+      delete: ['walk-c2'],
+      deletePercent: 75,
+      limit: 50,
+      baseline: 4,
+    });
+    expect(held.error?.message).toContain('75 % of the baseline of 4 targets > the 50 % limit');
+    expect((await targets('walk')).map((t) => t.name)).toEqual(['walk-c1', 'walk-c2']);
+
+    // A person confirms: the baseline is now what they confirmed, and a later halving is judged on it.
+    const ok = await call('POST', '/api/v1/appsets/walk/confirm-expansion', {
+      inputsHash: held.pendingExpansion?.inputsHash,
+      reason: 'c2 is being retired',
+    });
+    expect(ok.status).toBe(200);
+    await applyAndSettle(listDoc(el('c1', 'c3'), 'walk'), 'walk', 'Ready', 2);
+    await applyAndSettle(listDoc(el('c1'), 'walk'), 'walk', 'Ready', 1);
   }, 150_000);
 });

@@ -87,7 +87,15 @@ async function reportSyncedAndHealthy(t: TargetRow, n: number): Promise<void> {
       message: '',
       resources: [],
     },
-    { id: `health-${t.id}-${n}`, type: 'health', targetId: t.id, at, status: 'Healthy', message: '' },
+    {
+      id: `health-${t.id}-${n}`,
+      type: 'health',
+      targetId: t.id,
+      at,
+      status: 'Healthy',
+      message: '',
+      resources: [],
+    },
   ];
   expect(await hub.app.get(ReportIngestService).ingestBatch(t.clusterId, reports)).toEqual({
     accepted: 2,
@@ -165,6 +173,7 @@ describe('records outlive the inventory they describe', () => {
         at: new Date().toISOString(),
         status: 'Healthy',
         message: '',
+        resources: [],
       },
     ]);
     expect(

@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 import { createTestGitRepo, startTestHub, type TestGitRepo, type TestHub } from '../testing/index.js';
 
 // The fleet repository on the real hub (PostgreSQL, Redis, Git): the hub's own objects follow the
@@ -41,6 +42,7 @@ interface SourceView {
     message: string;
     errors?: { file: string; document: number; path: string; message: string }[];
   } | null;
+  seenCommit?: string | null;
   pendingDeletion: { commit: string; delete: string[] } | null;
   objects?: { kind: string; name: string; file: string }[];
 }
@@ -342,4 +344,93 @@ describe('fleet repository', () => {
     );
     expect(audit.body.items[0]?.details.commit).toBe(second);
   }, 120_000);
+
+  const wideAppSet = () =>
+    [
+      'apiVersion: flotilla.dev/v1alpha1',
+      'kind: ApplicationSet',
+      'metadata:',
+      '  name: wide',
+      'spec:',
+      '  generators:',
+      '    - list:',
+      '        elements: [{ cluster: c1 }, { cluster: c2 }]',
+      '  template:',
+      '    metadata:',
+      "      name: 'wide-{{cluster}}'",
+      '    spec:',
+      `      source: { repoURL: '${appRepo.url}', targetRevision: main, path: app }`,
+      "      destination: { name: '{{cluster}}', namespace: web }",
+      '',
+    ].join('\n');
+
+  it('counts targets, not objects: removing 1 of 6 objects that holds 2 of 3 targets is held', async () => {
+    const added = fleetRepo.commit({ 'fleet/wide.yaml': wideAppSet() }, 'wide');
+    await settle((x) => `${x.status} ${x.appliedCommit ?? '-'}`, `Ready ${added}`);
+    await expect
+      .poll(async () => (await call<unknown[]>('GET', '/api/v1/targets?appSet=wide')).body.length, {
+        timeout: 60_000,
+      })
+      .toBe(2);
+
+    const removed = fleetRepo.commit({ 'fleet/wide.yaml': null }, 'drop wide');
+    const held = await settle((x) => `${x.status} ${x.pendingDeletion?.commit ?? '-'}`, `Held ${removed}`);
+    expect(held.pendingDeletion).toMatchObject({
+      delete: ['ApplicationSet/wide'],
+      currentCount: 6,
+      deletePercent: 16.7,
+      targets: { current: 3, deleting: 2, baseline: 3, deletePercent: 66.7 },
+    });
+    expect(held.error?.message).toContain('2 of 3 targets');
+    expect((await call<unknown[]>('GET', '/api/v1/targets?appSet=wide')).body).toHaveLength(2);
+
+    const ok = await call('POST', `/api/v1/fleet-sources/${held.id}/confirm`, {
+      commit: removed,
+      reason: 'wide is retired',
+    });
+    expect(ok.status).toBe(200);
+    expect((await call('GET', '/api/v1/appsets/wide')).status).toBe(404);
+  }, 150_000);
+
+  it('refuses an appset from Git that the API would refuse, naming file and field on the source and the appset', async () => {
+    const kept = fleetRepo.head();
+    const web = fixture('web.yaml').replace(
+      '  project: team-a\n',
+      '  project: team-a\n  deletionGuard:\n    maxDeletePercent: everything\n',
+    );
+    // The API refuses this document...
+    const viaApi = await call<{ code: string; path: string }>('POST', '/api/v1/appsets/preview', parse(web));
+    expect(viaApi.status).toBe(400);
+    expect(viaApi.body).toMatchObject({
+      code: 'invalid-appset',
+      path: 'spec.deletionGuard.maxDeletePercent',
+    });
+    // ...and so does the fleet repository, whole.
+    const bad = fleetRepo.commit({ 'fleet/web.yaml': web }, 'no limit');
+    const s = await settle((x) => `${x.status} ${x.seenCommit ?? '-'}`, `Error ${bad}`);
+    expect(s.appliedCommit).toBe(kept);
+    expect(s.error?.code).toBe('invalid-commit');
+    expect(s.error?.errors).toEqual([
+      expect.objectContaining({
+        file: 'fleet/web.yaml',
+        document: 0,
+        path: 'spec.deletionGuard.maxDeletePercent',
+      }),
+    ]);
+    const appset = await call<{
+      status: string;
+      document: { spec: Record<string, unknown> };
+      fleetErrors: { path: string; commit: string }[];
+    }>('GET', '/api/v1/appsets/web');
+    expect(appset.body.document.spec['deletionGuard']).toBeUndefined();
+    expect(appset.body.fleetErrors).toEqual([
+      expect.objectContaining({ path: 'spec.deletionGuard.maxDeletePercent', commit: bad }),
+    ]);
+
+    const fixed = fleetRepo.commit({ 'fleet/web.yaml': fixture('web.yaml') }, 'limit back');
+    await settle((x) => `${x.status} ${x.appliedCommit ?? '-'}`, `Ready ${fixed}`);
+    expect((await call<{ fleetErrors: unknown[] }>('GET', '/api/v1/appsets/web')).body.fleetErrors).toEqual(
+      [],
+    );
+  }, 150_000);
 });

@@ -3,9 +3,11 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import {
+  compareFleetErrors,
   isFleetFile,
   projectNameOf,
   validateFleetDirectory,
+  type FleetError,
   type FleetFile,
   type FleetObject,
 } from '@flotilla/fleet-config';
@@ -23,7 +25,8 @@ import { ClusterWakeups } from '../queues/cluster-wakeups.service.js';
 import { RepositoriesService } from '../repositories/repositories.service.js';
 import { AppSetsService } from '../appsets/appsets.service.js';
 import { literalRepoRefs, readAppSetDocument } from '../appsets/appset-document.js';
-import { evaluateDeletionGuard } from '../appsets/deletion-guard.js';
+import { evaluateDeletionGuard, nextGuardBaseline } from '../appsets/deletion-guard.js';
+import { checkAppSetDocument } from '../appsets/appset-checks.js';
 import { ProjectsService } from '../projects/projects.service.js';
 import { WindowsService } from '../windows/windows.service.js';
 import { Prisma, type FleetSource } from '../generated/prisma/client.js';
@@ -52,9 +55,12 @@ export interface FleetConfirmation {
 interface PendingDeletion {
   commit: string;
   delete: string[];
+  /** Objects the source manages, and the share of them the commit deletes. */
   currentCount: number;
   deletePercent: number;
   limit: number;
+  /** The targets of the appsets it deletes, judged against the source's baseline. */
+  targets: { current: number; deleting: number; baseline: number; deletePercent: number };
   heldAt: string;
 }
 
@@ -267,11 +273,14 @@ export class FleetRepoService implements OnApplicationBootstrap {
       .filter(isFleetFile)
       .map((path) => ({ path, content: this.mirrors.mirrors.readFile(repo.id, commit, path) }));
     const validation = validateFleetDirectory(files);
-    if (validation.errors.length > 0) {
+    const objects = withRawAppSets(validation.objects, files);
+    // The hub's own appset checks, the same the API makes (deletion guard, rollout, ignore rules).
+    const errors = [...validation.errors, ...hubChecks(objects)].sort(compareFleetErrors);
+    if (errors.length > 0) {
       const error = {
         code: 'invalid-commit',
-        message: `commit ${commit.slice(0, 12)} has ${validation.errors.length} invalid object(s); nothing changed`,
-        errors: validation.errors.slice(0, 100),
+        message: `commit ${commit.slice(0, 12)} has ${errors.length} invalid object(s); nothing changed`,
+        errors: errors.slice(0, 100),
       };
       await this.fail(source, commit, error);
       return { status: 'Error', commit, ...none, error };
@@ -280,7 +289,7 @@ export class FleetRepoService implements OnApplicationBootstrap {
     // 2. Plan against what the fleet sources manage; never take another source's object.
     const author = await this.authorOf(repo.id, commit);
     const managed: ManagedEntry[] = await this.db.prisma.fleetManaged.findMany();
-    const plan = planFleet(id, withRawAppSets(validation.objects, files), managed);
+    const plan = planFleet(id, objects, managed);
     if (plan.conflicts.length > 0) {
       const c = plan.conflicts[0];
       const error = {
@@ -298,22 +307,46 @@ export class FleetRepoService implements OnApplicationBootstrap {
     )
       return { status: 'Ready', commit, ...none };
 
-    // 3. The deletion guard: a truncated commit (or a wrong path) must not delete the fleet.
+    // 3. The deletion guard: a truncated commit (or a wrong path) must not delete the fleet. Judged
+    // on objects and on the targets of the appsets it deletes (1 of 2 appsets may be most of the
+    // fleet), the targets against a baseline that only a confirmation lowers.
+    const limit = this.config.appsets.deletionGuardPercent;
     const mine = managed.filter((m) => m.fleetSourceId === id).length;
-    const verdict = evaluateDeletionGuard(mine, plan.delete.length, this.config.appsets.deletionGuardPercent);
-    if (verdict.wouldHold && confirmation?.commit !== commit) {
+    const objectVerdict = evaluateDeletionGuard(
+      {
+        current: mine,
+        deleting: plan.delete.length,
+        after: mine - plan.delete.length + plan.create.length,
+        baseline: null,
+      },
+      limit,
+    );
+    const targets = await this.targetsAtStake(id, managed, plan);
+    const targetVerdict = evaluateDeletionGuard(
+      { ...targets, after: targets.current - targets.deleting, baseline: source.guardBaseline },
+      limit,
+    );
+    const confirmed = confirmation?.commit === commit;
+    if ((objectVerdict.wouldHold || targetVerdict.wouldHold) && !confirmed) {
       const pending: PendingDeletion = {
         commit,
         delete: plan.delete.map((m) => keyOf(m.kind, m.name)).sort(),
         currentCount: mine,
-        deletePercent: verdict.deletePercent,
-        limit: verdict.limit,
+        deletePercent: objectVerdict.deletePercent,
+        limit,
+        targets: {
+          current: targets.current,
+          deleting: targets.deleting,
+          baseline: targetVerdict.baseline,
+          deletePercent: targetVerdict.deletePercent,
+        },
         heldAt: new Date().toISOString(),
       };
       const error = {
         code: 'deletion-held',
         message:
-          `commit ${commit.slice(0, 12)} would delete ${pending.delete.length} of ${mine} objects (${verdict.deletePercent} %, limit ${verdict.limit} %): ` +
+          `commit ${commit.slice(0, 12)} would delete ${pending.delete.length} of ${mine} objects (${objectVerdict.deletePercent} %) ` +
+          `and ${targets.deleting} of ${targets.current} targets (${targetVerdict.deletePercent} % of the baseline of ${targetVerdict.baseline}), limit ${limit} %: ` +
           `${pending.delete.slice(0, 20).join(', ')}. Nothing changed. If intended, POST /api/v1/fleet-sources/${id}/confirm {"commit": "${commit}", "reason": "..."}`,
       };
       const already = (source.pendingDeletion as PendingDeletion | null)?.commit === commit;
@@ -334,7 +367,8 @@ export class FleetRepoService implements OnApplicationBootstrap {
     // 4. Apply: hub objects in one transaction, then windows through their service.
     let applied;
     try {
-      applied = await this.apply(source, commit, author, plan, managed, confirmation);
+      const guardBaseline = nextGuardBaseline(targetVerdict, targets.current - targets.deleting, confirmed);
+      applied = await this.apply(source, commit, author, plan, managed, guardBaseline, confirmation);
       await this.applyWindows(plan, commit, author);
     } catch (e) {
       // A refusal of the hub's own checks (an appset the API would refuse too): recorded, not retried.
@@ -359,6 +393,7 @@ export class FleetRepoService implements OnApplicationBootstrap {
     author: string,
     plan: FleetPlan,
     managed: readonly ManagedEntry[],
+    guardBaseline: number,
     confirmation?: FleetConfirmation,
   ): Promise<{ appSetIds: string[]; projects: string[]; labelsChanged: boolean; clusterIds: string[] }> {
     const actor = `git:${author}`;
@@ -500,6 +535,7 @@ export class FleetRepoService implements OnApplicationBootstrap {
             appliedAuthor: author,
             appliedAt: new Date(),
             seenCommit: commit,
+            guardBaseline,
           },
         });
         // Audit events go last in the transaction (the chain lock is held until commit).
@@ -600,6 +636,30 @@ export class FleetRepoService implements OnApplicationBootstrap {
     this.logger.warn(`fleet source ${source.repoUrl}: ${String(error['code'])}: ${String(error['message'])}`);
   }
 
+  /** The targets of the appsets this source manages now, and of those the plan deletes. */
+  private async targetsAtStake(
+    sourceId: string,
+    managed: readonly ManagedEntry[],
+    plan: FleetPlan,
+  ): Promise<{ current: number; deleting: number }> {
+    const names = managed
+      .filter((m) => m.fleetSourceId === sourceId && m.kind === 'ApplicationSet')
+      .map((m) => m.name);
+    if (names.length === 0) return { current: 0, deleting: 0 };
+    const rows = await this.db.prisma.applicationSet.findMany({
+      where: { name: { in: names } },
+      select: { name: true, _count: { select: { targets: true } } },
+    });
+    const going = new Set(plan.delete.filter((m) => m.kind === 'ApplicationSet').map((m) => m.name));
+    let current = 0;
+    let deleting = 0;
+    for (const r of rows) {
+      current += r._count.targets;
+      if (going.has(r.name)) deleting += r._count.targets;
+    }
+    return { current, deleting };
+  }
+
   /** `Name <email>` of the commit's author, read from the mirror. */
   private async authorOf(repositoryId: string, commit: string): Promise<string> {
     const { stdout } = await run('git', [
@@ -636,6 +696,33 @@ function managedGroups(
     .filter((o) => o.kind === 'ClusterGroup')
     .map((o) => groupSpec(o.object));
   return { before, after };
+}
+
+/**
+ * What the API's checks (checkAppSetDocument) say about each ApplicationSet of the commit, as fleet
+ * errors naming its file, document and field, so the refusal reads like any other invalid object.
+ */
+function hubChecks(objects: readonly FleetObject[]): FleetError[] {
+  const errors: FleetError[] = [];
+  for (const o of objects) {
+    if (o.kind !== 'ApplicationSet') continue;
+    try {
+      checkAppSetDocument(readAppSetDocument(o.object).document);
+    } catch (e) {
+      if (!(e instanceof HubError)) throw e;
+      errors.push({
+        code: 'invalid-field',
+        file: o.file,
+        document: o.document,
+        line: o.line,
+        kind: o.kind,
+        name: o.name,
+        path: e.path ?? '(root)',
+        message: e.message,
+      });
+    }
+  }
+  return errors;
 }
 
 /**
