@@ -51,6 +51,8 @@ function appSetDoc(name: string, cluster: string): unknown {
 interface TargetRow {
   id: string;
   clusterId: string;
+  desiredRevision: string;
+  bundleDigest: string | null;
   health: string;
   lastSyncedRevision: string | null;
   lastSyncedAt: Date | null;
@@ -78,8 +80,9 @@ async function reportSyncedAndHealthy(t: TargetRow, n: number): Promise<void> {
       type: 'sync',
       targetId: t.id,
       at,
-      revision: repo.head(),
-      bundleDigest: 'sha256:run',
+      // What the hub assigned it: a sync naming another bundle is refused.
+      revision: t.desiredRevision,
+      bundleDigest: t.bundleDigest ?? '',
       trigger: 'auto',
       outcome: 'Succeeded',
       startedAt: at,
