@@ -1,4 +1,4 @@
-import { LineCounter, parseAllDocuments } from 'yaml';
+import { LineCounter, parseAllDocuments, type Tags } from 'yaml';
 import { kubeObjectSchema, refKey, refOf, type KubeObject } from '@flotilla/contract';
 import { ManifestError } from './manifest-error.js';
 
@@ -16,6 +16,19 @@ export interface ParseLimits {
   /** Most YAML alias expansions in one document (alias bombs expand exponentially). */
   maxAliasCount: number;
 }
+
+/** How a tool's output is read, when it is not a file a person wrote. */
+export interface ReadAs {
+  /**
+   * '1.1' reads scalars as Kubernetes' own YAML reader (go-yaml v2) does: `0644` is octal (420),
+   * `yes`/`on` are booleans. '1.2' (the default for files in Git) is this library's historic reading.
+   */
+  yamlVersion: '1.1' | '1.2';
+  /** A key repeated in one mapping: refused (default), or the last one kept, as go-yaml v2 does. */
+  uniqueKeys: boolean;
+}
+
+const AS_WRITTEN: ReadAs = { yamlVersion: '1.2', uniqueKeys: true };
 
 export const DEFAULT_PARSE_LIMITS: ParseLimits = {
   maxFileBytes: 4 * 1024 * 1024,
@@ -53,11 +66,12 @@ export function parseManifestFiles(
 export function parseRenderedManifests(
   files: ManifestFile[],
   limits: ParseLimits = DEFAULT_PARSE_LIMITS,
+  readAs: ReadAs = AS_WRITTEN,
 ): KubeObject[] {
   const byKey = new Map<string, { obj: KubeObject; file: string }>();
   const sorted = [...files].sort((a, b) => (a.path < b.path ? -1 : 1));
   for (const file of sorted) {
-    for (const { obj, line } of parseFile(file, limits)) {
+    for (const { obj, line } of parseFile(file, limits, readAs)) {
       const key = refKey(refOf(obj));
       const seen = byKey.get(key);
       if (seen) {
@@ -74,12 +88,34 @@ export function parseRenderedManifests(
   return [...byKey.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, v]) => v.obj);
 }
 
-function parseFile(file: ManifestFile, limits: ParseLimits): { obj: KubeObject; line: number }[] {
+/**
+ * YAML 1.1 as go-yaml v2 reads into plain values: no timestamps (they stay strings) and no base-60
+ * numbers (`12:30` stays a string); octal, `yes`/`no`/`on`/`off`/`y`/`n` booleans as 1.1 has them.
+ */
+function asGoYamlV2(tags: Tags): Tags {
+  return tags.filter((t) =>
+    typeof t === 'string'
+      ? !['timestamp', 'intTime', 'floatTime'].includes(t)
+      : t.tag !== 'tag:yaml.org,2002:timestamp' && t.format !== 'TIME',
+  );
+}
+
+function parseFile(
+  file: ManifestFile,
+  limits: ParseLimits,
+  readAs: ReadAs,
+): { obj: KubeObject; line: number }[] {
   if (Buffer.byteLength(file.content) > limits.maxFileBytes) {
     throw new ManifestError('TOO_LARGE', file.path, `file is larger than ${limits.maxFileBytes} bytes`);
   }
   const lineCounter = new LineCounter();
-  const docs = parseAllDocuments(file.content, { lineCounter, prettyErrors: false, uniqueKeys: true });
+  const docs = parseAllDocuments(file.content, {
+    lineCounter,
+    prettyErrors: false,
+    uniqueKeys: readAs.uniqueKeys,
+    version: readAs.yamlVersion,
+    ...(readAs.yamlVersion === '1.1' && { customTags: asGoYamlV2 }),
+  });
   const out: { obj: KubeObject; line: number }[] = [];
   for (const doc of Array.isArray(docs) ? docs : [docs]) {
     const line = lineCounter.linePos(doc.range[0]).line;

@@ -211,6 +211,7 @@ export const run = offlineCommand(USAGE, OPTIONS, async (values) => {
           {
             name: c.name,
             ...(namespace ? { namespace } : {}),
+            ...(typeof c.spec['project'] === 'string' ? { project: c.spec['project'] } : {}),
             sources: parseApplicationSources(c.spec, c.at),
             capabilities,
           },

@@ -314,6 +314,56 @@ describe('flotilla render: Helm charts as helm template renders them', () => {
   });
 });
 
+describe('flotilla render: Argo CD details', () => {
+  it("substitutes Argo CD's build environment in parameters and value file paths, and reads output as Kubernetes does", async () => {
+    file('git/charts/vol/Chart.yaml', 'apiVersion: v2\nname: vol\nversion: 1.0.0\n');
+    file('git/charts/vol/values-shop.yaml', 'owner: from-app-file\n');
+    file(
+      'git/charts/vol/templates/cm.yaml',
+      `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {{ .Release.Name }}
+  labels: {owner: {{ .Values.owner }}, app: {{ .Values.app }}, kube: {{ .Values.kube | quote }}, price: {{ .Values.price | quote }}}
+data:
+  mode: "{{ .Values.mode }}"
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: {{ .Release.Name }}}
+spec:
+  containers: [{name: c, image: busybox}]
+  volumes: [{name: v, configMap: {name: x, defaultMode: 0644, optional: yes}}]
+`,
+    );
+    const app = application(
+      `  project: payments
+  destination: {name: c, namespace: ns}
+  source:
+    repoURL: ${GIT}
+    path: charts/vol
+    helm:
+      valueFiles: [values-$ARGOCD_APP_NAME.yaml]
+      parameters:
+        - {name: app, value: "$ARGOCD_APP_NAME-$ARGOCD_APP_PROJECT_NAME"}
+        - {name: kube, value: "\${KUBE_VERSION}"}
+        - {name: price, value: "$$5", forceString: true}
+`,
+      'shop',
+    );
+    const r = await render('-f', app, '--repo', `${GIT}=${join(dir, 'git')}`, '-o', 'json');
+    expect(r.out).not.toContain('"error"');
+    const objects = json(r).targets[0]?.objects ?? [];
+    expect(objects.find((o) => o['kind'] === 'ConfigMap')).toMatchObject({
+      metadata: { labels: { owner: 'from-app-file', app: 'shop-payments', kube: '1.32.0', price: '$5' } },
+    });
+    // kubectl and Argo CD read YAML 1.1: 0644 is octal (420) and yes is true.
+    expect(objects.find((o) => o['kind'] === 'Pod')).toMatchObject({
+      spec: { volumes: [{ configMap: { defaultMode: 420, optional: true } }] },
+    });
+  });
+});
+
 describe('flotilla render: bad input says why', () => {
   const fails = async (spec: string, ...extra: string[]) => {
     const r = await render(

@@ -116,5 +116,7 @@ export function resolveChartVersion(
 
 function latest(versions: ChartVersion[]): string | undefined {
   const valid = versions.map((v) => v.version).filter((v) => semver.valid(v, { loose: true }) !== null);
-  return valid.sort((a, b) => semver.rcompare(a, b, { loose: true }))[0];
+  const sorted = valid.sort((a, b) => semver.rcompare(a, b, { loose: true }));
+  // The latest release, as `helm search` shows it; a pre-release only when there is nothing else.
+  return sorted.find((v) => semver.prerelease(v, { loose: true }) === null) ?? sorted[0];
 }

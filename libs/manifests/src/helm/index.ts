@@ -2,3 +2,4 @@ export * from './application-source.js';
 export * from './chart-version.js';
 export * from './helm-options.js';
 export * from './helm-template-args.js';
+export * from './build-env.js';

@@ -11,6 +11,7 @@ import {
   type GitSource,
   type RefSource,
 } from '../helm/application-source.js';
+import { envsubst, type BuildEnvironment } from '../helm/build-env.js';
 import { parseHelmOptions, type HelmOptions } from '../helm/helm-options.js';
 import { helmTemplateArgs, type Capabilities } from '../helm/helm-template-args.js';
 import { kustomizationFileIn } from '../kustomize/kustomization.js';
@@ -30,6 +31,8 @@ import { runTool, ToolError } from './tool-process.js';
 export interface LocalRepositories {
   /** The local directory of `repoURL` at `targetRevision`; throws a ManifestError naming `at` if unknown. */
   dirOf(repoURL: string, targetRevision: string, at: string): string;
+  /** The commit `targetRevision` resolved to (`$ARGOCD_APP_REVISION`); offline: targetRevision itself. */
+  revisionOf?(repoURL: string, targetRevision: string): string;
 }
 
 export interface HelmRunOptions {
@@ -51,6 +54,8 @@ export interface ApplicationToRender {
   name: string;
   /** `spec.destination.namespace`. */
   namespace?: string;
+  /** `spec.project`, for `$ARGOCD_APP_PROJECT_NAME`. */
+  project?: string;
   sources: ApplicationSource[];
   capabilities: Capabilities;
 }
@@ -145,6 +150,7 @@ async function renderChartSource(
       app,
       env,
       refs,
+      buildEnvironment(app, source, fetched.version, ''),
     );
   } finally {
     await rm(work, { recursive: true, force: true });
@@ -192,6 +198,12 @@ async function renderGitSource(
       app,
       env,
       refs,
+      buildEnvironment(
+        app,
+        source,
+        env.repositories.revisionOf?.(source.repoURL, source.targetRevision) ?? source.targetRevision,
+        source.path,
+      ),
     );
   }
   const options = parseKustomizeOptions(source.kustomize, `${source.at}.kustomize`);
@@ -259,6 +271,7 @@ async function renderChart(
   app: ApplicationToRender,
   env: RenderEnvironment,
   refs: Map<string, ApplicationSource>,
+  buildEnv: BuildEnvironment,
 ): Promise<KubeObject[]> {
   if (!env.helm) {
     throw new ManifestError(
@@ -292,12 +305,13 @@ async function renderChart(
       root = realpathSync.native(
         env.repositories.dirOf(target.repoURL, target.targetRevision, `${target.at}.repoURL`),
       );
-      full = join(root, file.slice(ref.length + 1));
-    } else if (isAbsolute(file)) {
+      // As Argo CD: variables are substituted after the ref is, never in it.
+      full = join(root, envsubst(file.slice(ref.length + 1), buildEnv));
+    } else if (isAbsolute(envsubst(file, buildEnv))) {
       // Argo CD reads an absolute value file path from the repository's root.
-      full = join(root, file);
+      full = join(root, envsubst(file, buildEnv));
     } else {
-      full = join(chartDir, file);
+      full = join(chartDir, envsubst(file, buildEnv));
     }
     const real = insideRepo(root, full, field, file);
     if (!existsSync(real) || !statSync(real).isFile()) return null;
@@ -357,7 +371,7 @@ async function renderChart(
       capabilities,
       valueFiles,
       ...(inlineValuesFile ? { inlineValuesFile } : {}),
-      parameters: helm.parameters,
+      parameters: helm.parameters.map((p) => ({ ...p, value: envsubst(p.value, buildEnv) })),
       fileParameters,
       skipCrds: helm.skipCrds,
       skipSchemaValidation: helm.skipSchemaValidation,
@@ -396,13 +410,36 @@ async function renderChart(
         .join('\n');
       throw new ManifestError('HELM_FAILED', source.at, `helm template of ${shown} failed: ${message}`);
     }
-    return parseRenderedManifests(splitHelmOutput(output), {
-      ...DEFAULT_PARSE_LIMITS,
-      maxFileBytes: env.helm.maxOutputBytes,
-    });
+    // Read as Argo CD and kubectl read Helm's output (go-yaml v2): YAML 1.1 scalars, last key wins.
+    return parseRenderedManifests(
+      splitHelmOutput(output),
+      { ...DEFAULT_PARSE_LIMITS, maxFileBytes: env.helm.maxOutputBytes },
+      { yamlVersion: '1.1', uniqueKeys: false },
+    );
   } finally {
     await rm(work, { recursive: true, force: true });
   }
+}
+
+/** Argo CD's build environment for one source (see BuildEnvironment). */
+function buildEnvironment(
+  app: ApplicationToRender,
+  source: { repoURL: string; targetRevision: string },
+  revision: string,
+  path: string,
+): BuildEnvironment {
+  return {
+    ARGOCD_APP_NAME: app.name,
+    ARGOCD_APP_NAMESPACE: app.namespace ?? '',
+    ARGOCD_APP_PROJECT_NAME: app.project ?? '',
+    ARGOCD_APP_REVISION: revision,
+    ARGOCD_APP_REVISION_SHORT: revision.slice(0, 7),
+    ARGOCD_APP_SOURCE_REPO_URL: source.repoURL,
+    ARGOCD_APP_SOURCE_PATH: path,
+    ARGOCD_APP_SOURCE_TARGET_REVISION: source.targetRevision,
+    KUBE_VERSION: app.capabilities.kubeVersion.replace(/^v/, ''),
+    KUBE_API_VERSIONS: app.capabilities.apiVersions.join(','),
+  };
 }
 
 function inlineFileName(work: string): string {
