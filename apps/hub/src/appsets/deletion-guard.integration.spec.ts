@@ -76,9 +76,10 @@ interface AuditItem {
 function listDoc(elements: { cluster: string; ns: string }[], name = 'guarded'): Record<string, unknown> {
   const doc = parse(fixture('appset-guarded-list.yaml').replaceAll('REPO_URL', repo.url)) as {
     metadata: { name: string };
-    spec: { generators: { list: { elements: unknown[] } }[] };
+    spec: { generators: { list: { elements: unknown[] } }[]; template: { metadata: { name: string } } };
   };
   doc.metadata.name = name;
+  doc.spec.template.metadata.name = `${name}-{{cluster}}`;
   const first = doc.spec.generators[0];
   if (first) first.list.elements = elements;
   return doc;

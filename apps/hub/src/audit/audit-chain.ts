@@ -29,7 +29,7 @@ export function auditHash(prevHash: string, content: AuditContent): string {
   return createHash('sha256').update(`${prevHash}\n${body}`).digest('hex');
 }
 
-export type ChainBreakReason = 'hash-mismatch' | 'broken-link' | 'genesis';
+export type ChainBreakReason = 'hash-mismatch' | 'broken-link' | 'genesis' | 'unchained';
 
 export interface ChainBreak {
   id: string;
@@ -45,12 +45,15 @@ export interface StoredAuditEvent extends AuditContent {
 }
 
 /**
- * Walks events in id order, one at a time, so a caller can stream pages through it. Events with no
- * hash before the first chained one are history written before the chain existed: counted, not checked.
+ * Walks events in id order, one at a time, so a caller can stream pages through it. Every event the
+ * hub writes is chained, so an event without a hash is a break (`unchained`), wherever it is: were
+ * leading unhashed rows let through as history older than the chain, nulling every hash by hand
+ * (and then editing at will) would verify.
  */
 export class ChainVerifier {
   private previous: string | undefined;
   checked = 0;
+  /** Events without a hash seen (verification stops at the first). */
   unchained = 0;
   broken: ChainBreak | undefined;
 
@@ -61,13 +64,13 @@ export class ChainVerifier {
       this.broken = { id: event.id.toString(), at: event.at.toISOString(), reason, message };
       return false;
     };
-    if (this.previous === undefined && event.hash === null && event.prevHash === null) {
-      this.unchained++;
-      return true;
-    }
     this.checked++;
     if (event.hash === null || event.prevHash === null) {
-      return fail('hash-mismatch', `event ${event.id} has no hash although earlier events are chained`);
+      this.unchained++;
+      return fail(
+        'unchained',
+        `event ${event.id} has no hash: every event is chained when written, so its hash was removed`,
+      );
     }
     if (this.previous === undefined) {
       if (event.prevHash !== GENESIS_HASH) {

@@ -9,6 +9,8 @@ import { AuditLog } from './audit.service.js';
 
 const rfc3339 = z.iso.datetime({ offset: true }).transform((s) => new Date(s));
 
+const MAX_EVENT_ID = 9_223_372_036_854_775_807n;
+
 const auditQuery = z.object({
   from: rfc3339.optional(),
   to: rfc3339.optional(),
@@ -19,7 +21,12 @@ const auditQuery = z.object({
   outcome: z.string().min(1).optional(),
   format: z.enum(['json', 'ndjson', 'csv']).default('json'),
   limit: z.coerce.number().int().min(1).max(500).optional(),
-  cursor: z.string().regex(/^\d+$/, 'a cursor is the nextCursor of a previous page').optional(),
+  cursor: z
+    .string()
+    .regex(/^\d+$/, 'a cursor is the nextCursor of a previous page')
+    // An event id is a PostgreSQL bigint: a larger number is no cursor the hub gave (and would fail the query).
+    .refine((c) => BigInt(c) <= MAX_EVENT_ID, 'a cursor is the nextCursor of a previous page')
+    .optional(),
 });
 
 @ApiTags('audit')

@@ -100,6 +100,17 @@ describe('audit log (real hub, PostgreSQL)', () => {
     expect([...first.items, ...second.items, ...third.items].map((e) => e.id)).toEqual(all.map((e) => e.id));
     expect(third.nextCursor).toBeNull();
 
+    // Prefixes and outcomes are literal text, never LIKE patterns; a cursor past any id is a 400.
+    expect((await get<Page>('/api/v1/audit?scopePrefix=cluster:c_')).body.items).toHaveLength(0);
+    expect((await get<Page>('/api/v1/audit?scopePrefix=%25')).body.items).toHaveLength(0);
+    expect((await get<Page>('/api/v1/audit?action=cluster_cred')).body.items).toHaveLength(0);
+    const backslash = await get<Page>('/api/v1/audit?outcome=%5C');
+    expect(backslash.status).toBe(200);
+    expect(backslash.body.items).toHaveLength(0);
+    const huge = await get<{ path: string }>('/api/v1/audit?cursor=99999999999999999999');
+    expect(huge.status).toBe(400);
+    expect(huge.body.path).toContain('cursor');
+
     const bad = await get<{ code: string; path: string }>('/api/v1/audit?from=yesterday');
     expect(bad.status).toBe(400);
     expect(bad.body.path).toContain('from');
@@ -148,5 +159,14 @@ describe('audit log (real hub, PostgreSQL)', () => {
     const gap = await verify();
     expect(gap.valid).toBe(false);
     expect(gap.firstBrokenAt).toMatchObject({ id: rows[13]!.id, reason: 'broken-link' });
+  });
+
+  it('fails when the hashes were nulled by hand, however many rows: an unchained row is a break', async () => {
+    const { rows } = await sql.query<{ id: string }>('SELECT id FROM "AuditEvent" ORDER BY id');
+    await sql.query('UPDATE "AuditEvent" SET hash = NULL, "prevHash" = NULL');
+    await sql.query(`UPDATE "AuditEvent" SET details = '{"forged":true}' WHERE id = $1`, [rows[3]!.id]);
+    const nulled = await verify();
+    expect(nulled.valid).toBe(false);
+    expect(nulled.firstBrokenAt).toMatchObject({ id: rows[0]!.id, reason: 'unchained' });
   });
 });

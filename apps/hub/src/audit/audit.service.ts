@@ -35,7 +35,7 @@ export type { AuditEventView } from '@flotilla/contract';
 export interface VerifyResult {
   valid: boolean;
   checked: number;
-  /** Events older than the chain (no hash, before the first chained one); not verifiable. */
+  /** Events without a hash met (0, or 1 with reason `unchained`: verification stops there). */
   unchained: number;
   firstBrokenAt?: ChainBreak;
 }
@@ -119,17 +119,17 @@ export class AuditLog {
   private where(q: AuditQuery): Prisma.AuditEventWhereInput {
     const scope: Prisma.StringFilter = {
       ...(q.scope !== undefined && { equals: q.scope }),
-      ...(q.scopePrefix !== undefined && { startsWith: q.scopePrefix }),
+      ...(q.scopePrefix !== undefined && { startsWith: likeLiteral(q.scopePrefix) }),
     };
     return {
       ...((q.from || q.to) && { at: { ...(q.from && { gte: q.from }), ...(q.to && { lt: q.to }) } }),
       ...(q.actor !== undefined && { actor: q.actor }),
       ...(Object.keys(scope).length > 0 && { scope }),
-      ...(q.action !== undefined && { action: { startsWith: q.action } }),
+      ...(q.action !== undefined && { action: { startsWith: likeLiteral(q.action) } }),
       // Sync events carry their outcome in the action (`sync.failed`); others may carry `details.outcome`.
       ...(q.outcome !== undefined && {
         OR: [
-          { action: { endsWith: `.${q.outcome.toLowerCase()}` } },
+          { action: { endsWith: likeLiteral(`.${q.outcome.toLowerCase()}`) } },
           { details: { path: ['outcome'], equals: q.outcome } },
         ],
       }),
@@ -222,6 +222,15 @@ export class AuditLog {
       ...(verifier.broken && { firstBrokenAt: verifier.broken }),
     };
   }
+}
+
+/**
+ * Prisma turns startsWith/endsWith into LIKE without escaping the pattern: `%` and `_` would match
+ * anything, and a trailing `\` fails the query. Escaped with LIKE's default escape, `\`, they are
+ * the characters they look like.
+ */
+function likeLiteral(s: string): string {
+  return s.replace(/[\\%_]/g, '\\$&');
 }
 
 function view(r: {
