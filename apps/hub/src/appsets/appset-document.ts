@@ -87,3 +87,19 @@ export function literalRepoRefs(document: unknown): Map<string, Set<string>> {
   walk(document);
   return out;
 }
+
+/** Where each literal repository URL of the document is first written (`spec.template.spec.source.repoURL`). */
+export function literalRepoUrlPaths(document: unknown): Map<string, string> {
+  const out = new Map<string, string>();
+  const walk = (v: unknown, path: string): void => {
+    if (Array.isArray(v)) return v.forEach((x, i) => walk(x, `${path}[${i}]`));
+    if (typeof v !== 'object' || v === null) return;
+    for (const [k, x] of Object.entries(v)) {
+      const at = path ? `${path}.${k}` : k;
+      if (k === 'repoURL' && typeof x === 'string' && !x.includes('{{') && !out.has(x)) out.set(x, at);
+      walk(x, at);
+    }
+  };
+  walk(document, '');
+  return out;
+}

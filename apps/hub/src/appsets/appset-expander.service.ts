@@ -19,6 +19,7 @@ import { ClusterWakeups } from '../queues/cluster-wakeups.service.js';
 import { HubMetrics } from '../metrics/hub-metrics.service.js';
 import { RolloutsService } from '../rollouts/rollouts.service.js';
 import { RenderError, RenderService } from '../render/render.service.js';
+import { withoutCredentials } from '../repositories/repository-url.js';
 import { RepositoriesService } from '../repositories/repositories.service.js';
 import { canonicalJson } from '@flotilla/manifests';
 import { literalRepoRefs } from './appset-document.js';
@@ -509,6 +510,14 @@ export class AppSetExpander {
 
   /** A registered repository with a usable mirror; fetched now if it never was. */
   private async readyRepository(url: string, appSetName: string, register: boolean): Promise<Repository> {
+    // Generated URLs ({{…}} in repoURL) meet the same check as literal ones.
+    try {
+      this.repos.checkUrl(url, 'repoURL');
+    } catch (e) {
+      if (e instanceof HubError)
+        throw new ExpansionError(e.code, e.message, `repoURL ${withoutCredentials(url)}`);
+      throw e;
+    }
     if (!register) {
       const known = await this.db.prisma.repository.findUnique({ where: { url } });
       if (!known || known.lastFetchedAt === null || !this.mirrors.mirrors.hasMirror(known.id)) {

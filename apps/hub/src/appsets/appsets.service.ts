@@ -8,7 +8,7 @@ import { AuditLog } from '../audit/audit.service.js';
 import { ClusterWakeups } from '../queues/cluster-wakeups.service.js';
 import { JobQueues } from '../queues/job-queues.service.js';
 import { RepositoriesService } from '../repositories/repositories.service.js';
-import { literalRepoRefs, readAppSetDocument } from './appset-document.js';
+import { literalRepoRefs, literalRepoUrlPaths, readAppSetDocument } from './appset-document.js';
 import { AppSetExpander, type ExpansionOutcome, type ExpansionPreview } from './appset-expander.service.js';
 import { checkAppSetDocument } from './appset-checks.js';
 import { projectNameOf } from '@flotilla/fleet-config';
@@ -39,6 +39,8 @@ export class AppSetsService {
     const doc = readAppSetDocument(body);
     checkAppSetDocument(doc.document);
     const repoUrls = [...literalRepoRefs(doc.document).keys()].sort();
+    // The same check as POST /repositories, before anything is stored or fetched.
+    for (const [url, path] of literalRepoUrlPaths(doc.document)) this.repos.checkUrl(url, path);
     const project = projectNameOf(doc.document);
     if ('error' in project) throw new HubError(400, 'invalid-appset', project.error, project.path);
     // Refused before anything is stored or fetched: an unknown project, or a repository outside it.
@@ -150,6 +152,7 @@ export class AppSetsService {
   async previewDocument(body: unknown): Promise<ExpansionPreview> {
     const doc = readAppSetDocument(body);
     checkAppSetDocument(doc.document);
+    for (const [url, path] of literalRepoUrlPaths(doc.document)) this.repos.checkUrl(url, path);
     return this.expander.preview(doc.name, doc.document);
   }
 

@@ -38,6 +38,12 @@ describe('loadHubConfig', () => {
       },
       secrets: { key: null, previousKeys: [] },
       devMode: true,
+      git: {
+        localRepositories: 'any',
+        connectTimeoutSeconds: 15,
+        idleTimeoutSeconds: 60,
+        fetchMaxSeconds: 3600,
+      },
       notifications: { timeoutSeconds: 10 },
     });
   });

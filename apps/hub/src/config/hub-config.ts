@@ -230,6 +230,36 @@ export const hubEnvSchema = z.object({
     .describe(
       'How long one notification request (webhook, Slack, SMTP, commit status) may take before it counts as failed.',
     ),
+  FLOTILLA_LOCAL_REPOSITORIES: z
+    .string()
+    .optional()
+    .superRefine((v, ctx) => {
+      const bad = (v ?? '').split(',').find((d) => d.trim() !== '' && !d.trim().startsWith('/'));
+      if (bad !== undefined)
+        ctx.addIssue({ code: 'custom', message: `expected absolute directories; got "${bad}"` });
+    })
+    .describe(
+      'Directories (comma-separated, absolute) under which file:// repositories may live. Unset: none, or any directory in development mode. Never the hub data dir (its mirrors).',
+    ),
+  GIT_CONNECT_TIMEOUT_SECONDS: z.coerce
+    .number()
+    .positive()
+    .default(15)
+    .describe(
+      'Longest a Git fetch may wait for its first byte from the remote (an unresponsive or non-Git server).',
+    ),
+  GIT_IDLE_TIMEOUT_SECONDS: z.coerce
+    .number()
+    .positive()
+    .default(60)
+    .describe(
+      'Longest a Git fetch may go without progress (no output) before it is stopped; a fetch making progress runs on.',
+    ),
+  GIT_FETCH_MAX_SECONDS: z.coerce
+    .number()
+    .positive()
+    .default(3600)
+    .describe('Longest one Git fetch may run in all, progress or not.'),
   OPENAPI: z
     .enum(['authenticated', 'public', 'off'])
     .optional()
@@ -280,6 +310,13 @@ export interface HubConfig {
   secrets: { key: string | null; previousKeys: string[] };
   /** FLOTILLA_DEV_MODE=1: the hub may run open and without a secrets key (see devModeWarnings). */
   devMode: boolean;
+  /** Where file:// repositories may live ('any' = development mode without a list), and Git's timeouts. */
+  git: {
+    localRepositories: string[] | 'any';
+    connectTimeoutSeconds: number;
+    idleTimeoutSeconds: number;
+    fetchMaxSeconds: number;
+  };
   notifications: { timeoutSeconds: number };
 }
 
@@ -390,6 +427,19 @@ export function loadHubConfig(env: Record<string, string | undefined>): HubConfi
       previousKeys: e.FLOTILLA_SECRETS_KEY_PREVIOUS?.toLowerCase().split(',') ?? [],
     },
     devMode: e.FLOTILLA_DEV_MODE,
+    git: {
+      localRepositories:
+        e.FLOTILLA_LOCAL_REPOSITORIES !== undefined
+          ? e.FLOTILLA_LOCAL_REPOSITORIES.split(',')
+              .map((d) => d.trim())
+              .filter(Boolean)
+          : e.FLOTILLA_DEV_MODE
+            ? 'any'
+            : [],
+      connectTimeoutSeconds: e.GIT_CONNECT_TIMEOUT_SECONDS,
+      idleTimeoutSeconds: e.GIT_IDLE_TIMEOUT_SECONDS,
+      fetchMaxSeconds: e.GIT_FETCH_MAX_SECONDS,
+    },
     notifications: { timeoutSeconds: e.NOTIFY_TIMEOUT_SECONDS },
   };
 }

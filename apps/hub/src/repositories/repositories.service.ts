@@ -12,6 +12,7 @@ import { GitMirrorsService } from '../git/git-mirrors.service.js';
 import { JobQueues } from '../queues/job-queues.service.js';
 import { literalRepoRefs } from '../appsets/appset-document.js';
 import type { Repository } from '../generated/prisma/client.js';
+import { repositoryUrlProblem, type LocalRepositoryPolicy } from './repository-url.js';
 
 /** Repository credentials as an admin gives them; stored sealed, never shown again. */
 export const repositoryCredentialsSchema = z.discriminatedUnion('type', [
@@ -36,14 +37,10 @@ export const repositoryCredentialsSchema = z.discriminatedUnion('type', [
 ]);
 export type RepositoryCredentials = z.output<typeof repositoryCredentialsSchema>;
 
+/** The URL itself is judged by `checkUrl` (repository-url.ts), which needs the hub's policy. */
 export const registerRepositorySchema = z.object({
   credentials: repositoryCredentialsSchema.optional(),
-  url: z
-    .string()
-    .min(1)
-    .refine((u) => /^(https?|ssh|git|file):\/\//.test(u) || /^[\w.-]+@[\w.-]+:/.test(u), {
-      message: 'must be a Git URL (https://, ssh://, git://, file:// or user@host:path)',
-    }),
+  url: z.string().min(1),
 });
 
 export interface SyncResult {
@@ -69,6 +66,19 @@ export class RepositoriesService implements OnModuleInit {
     @Inject(HUB_CONFIG) private readonly config: HubConfig,
   ) {
     this.cipher = new CredentialCipher(config.secrets.key, config.secrets.previousKeys);
+    this.localPolicy = { allowed: config.git.localRepositories, dataDir: config.dataDir };
+  }
+
+  private readonly localPolicy: LocalRepositoryPolicy;
+
+  /**
+   * Refuses a URL no repository may have (see repositoryUrlProblem): 400 `invalid-repository-url`
+   * naming `path`, the field it came from. Every way a URL enters calls this before storing it.
+   */
+  checkUrl(url: string, path = 'url'): void {
+    const problem = repositoryUrlProblem(url, this.localPolicy);
+    if (problem)
+      throw new HubError(400, 'invalid-repository-url', `${path}: the repository URL ${problem}`, path);
   }
 
   /**
@@ -139,6 +149,7 @@ export class RepositoriesService implements OnModuleInit {
    * stored ones and a fetch is queued.
    */
   async register(url: string, actor: string, credentials?: RepositoryCredentials): Promise<Repository> {
+    this.checkUrl(url);
     const existing = await this.db.prisma.repository.findUnique({ where: { url } });
     if (existing) {
       if (credentials) {
@@ -207,6 +218,10 @@ export class RepositoriesService implements OnModuleInit {
     const [{ startedAt } = { startedAt: new Date() }] = await this.db.prisma.$queryRaw<{ startedAt: Date }[]>`
       SELECT clock_timestamp() AS "startedAt"`;
     try {
+      // Again at each fetch: a row stored before the check existed, or a link moved since.
+      const problem = repositoryUrlProblem(repo.url, this.localPolicy);
+      if (problem)
+        throw new GitMirrorError('fetch-failed', `refused to fetch: the repository URL ${problem}`);
       await this.mirrors.mirrors.fetch(repo.id, repo.url, this.authOf(repo));
     } catch (e) {
       const error =
@@ -270,6 +285,8 @@ export class RepositoriesService implements OnModuleInit {
    */
   async fetchMirror(repositoryId: string): Promise<void> {
     const repo = await this.db.prisma.repository.findUniqueOrThrow({ where: { id: repositoryId } });
+    const problem = repositoryUrlProblem(repo.url, this.localPolicy);
+    if (problem) throw new GitMirrorError('fetch-failed', `refused to fetch: the repository URL ${problem}`);
     await this.mirrors.mirrors.fetch(repo.id, repo.url, this.authOf(repo));
   }
 
