@@ -73,6 +73,7 @@ import { NotificationsService } from './notifications/notifications.service.js';
 import { NotificationsController } from './notifications/notifications.controller.js';
 import { NotificationDispatcher } from './notifications/notification-dispatcher.service.js';
 import { NotifyProcessor } from './notifications/notify.processor.js';
+import { AgentOfflineSweep } from './notifications/agent-offline-sweep.service.js';
 
 /** One handler per queue of the contract's registry (checked at start by WorkerBootstrap). */
 const HANDLERS = [
@@ -139,6 +140,7 @@ export class AppModule {
       FleetOwnership,
       NotificationsService,
       NotificationDispatcher,
+      AgentOfflineSweep,
     ];
     const controllers: Type[] = [HealthController, MetricsController];
     if (config.roles.api) {

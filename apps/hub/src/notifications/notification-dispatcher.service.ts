@@ -11,12 +11,12 @@ import { HUB_CONFIG, type HubConfig } from '../config/hub-config.js';
 import { Database } from '../db/database.js';
 import { asRecord } from '../common/json.js';
 import { JobQueues } from '../queues/job-queues.service.js';
-import { ACTIVE } from '../rollouts/rollouts.service.js';
 import type { Prisma } from '../generated/prisma/client.js';
 import { policyMatches, type EventContext } from './notification-match.js';
 import type { NotifiedEvent } from './notification-message.js';
 import { splitScope, triggersOf, type AuditRecord, type TriggerHit } from './notification-triggers.js';
 import { specOf } from './notifications.service.js';
+import { claimOnce } from './notification-once.js';
 
 type Tx = Prisma.TransactionClient;
 
@@ -153,7 +153,8 @@ export class NotificationDispatcher implements OnApplicationBootstrap, OnApplica
       for (const hit of hits) {
         for (const policy of policies) {
           if (!policyMatches(policy.spec, hit, ctx.context)) continue;
-          if (hit.oncePer !== undefined && !(await claimOnce(tx, `${policy.name}/${hit.oncePer}`))) continue;
+          if (hit.oncePer !== undefined && !(await claimOnce(tx, `policy:${policy.name}/${hit.oncePer}`)))
+            continue;
           if (FOLDED_INTO_ROLLOUT.has(hit.trigger) && ctx.rolloutActive) continue;
           const notified = notifiedEvent(event, hit, ctx.context);
           for (const destinationName of policy.spec.destinations) {
@@ -233,14 +234,22 @@ export class NotificationDispatcher implements OnApplicationBootstrap, OnApplica
         })
       ).map((c) => [c.name, c]),
     );
-    const rolling = new Set(
-      (
-        await tx.rollout.findMany({
-          where: { appSetId: { in: [...appSets.values()].map((a) => a.id) }, status: { in: ACTIVE } },
-          select: { appSetId: true },
-        })
-      ).map((r) => r.appSetId),
-    );
+    // Whether the appset's rollout was moving when the event was recorded (not when it is dispatched:
+    // a dispatcher that lags must fold the same events).
+    const first = events[0]!.at;
+    const last = events[events.length - 1]!.at;
+    const rollouts = await tx.rollout.findMany({
+      where: {
+        appSetId: { in: [...appSets.values()].map((a) => a.id) },
+        createdAt: { lte: last },
+        OR: [{ finishedAt: null }, { finishedAt: { gte: first } }],
+      },
+      select: { appSetId: true, createdAt: true, finishedAt: true },
+    });
+    const rolling = (appSetId: string, at: Date) =>
+      rollouts.some(
+        (r) => r.appSetId === appSetId && r.createdAt <= at && (r.finishedAt === null || r.finishedAt >= at),
+      );
     const out = new Map<bigint, { context: EventContext; rolloutActive: boolean }>();
     for (const e of events) {
       const [kind, name] = splitScope(e.scope);
@@ -274,7 +283,7 @@ export class NotificationDispatcher implements OnApplicationBootstrap, OnApplica
         context.cluster = name;
         context.clusterLabels = c ? asRecord(c.labels) : {};
       }
-      out.set(e.id, { context, rolloutActive: appSetId !== null && rolling.has(appSetId) });
+      out.set(e.id, { context, rolloutActive: appSetId !== null && rolling(appSetId, e.at) });
     }
     return out;
   }
@@ -306,14 +315,6 @@ export class NotificationDispatcher implements OnApplicationBootstrap, OnApplica
 
 export function dedupeHash(dedupeKey: string): string {
   return createHash('sha256').update(dedupeKey).digest('hex').slice(0, 32);
-}
-
-/** Inserts the `oncePer` key; false when it was met before (by this policy). */
-async function claimOnce(tx: Tx, key: string): Promise<boolean> {
-  const inserted = await tx.$executeRaw`
-    INSERT INTO "NotificationOnce" ("key", "createdAt") VALUES (${key}, CURRENT_TIMESTAMP)
-    ON CONFLICT ("key") DO NOTHING`;
-  return inserted > 0;
 }
 
 interface DeliveryRow {

@@ -76,6 +76,7 @@ describe('notifications (PostgreSQL, Redis, HTTP receivers)', () => {
     fleet = await startTwoClusterFleet({
       FLOTILLA_SECRETS_KEY: 'ab'.repeat(32),
       NOTIFY_TIMEOUT_SECONDS: '1',
+      CLUSTER_OFFLINE_SECONDS: '3',
     });
   }, 120_000);
   afterAll(async () => {
@@ -201,5 +202,108 @@ describe('notifications (PostgreSQL, Redis, HTTP receivers)', () => {
     expect(good.messages().at(-1)?.body).toMatchObject({ trigger: 'sync-failed' });
     const deployed = await deliveries('?policy=web-deployed&trigger=deployed');
     expect(deployed).toHaveLength(1);
+  }, 60_000);
+
+  it('tells of health degraded, drift detected, healed and contested, each in its own digest', async () => {
+    await fleet.call('DELETE', '/api/v1/notifications/policies/web-deployed');
+    expect(
+      (
+        await policy('web-state', {
+          triggers: ['health-degraded', 'drift-detected', 'healed', 'contested'],
+          appSets: ['web'],
+          destinations: ['team'],
+          digestWindow: '0s',
+        })
+      ).status,
+    ).toBe(201);
+    const resource = { group: '', kind: 'ConfigMap', namespace: 'web', name: 'web-config' };
+    await report('eu-1', { type: 'health', status: 'Degraded', message: 'CrashLoopBackOff' });
+    await report('eu-1', { type: 'drift', state: 'detected', resource, paths: ['/data/owner'] });
+    await report('eu-1', { type: 'drift', state: 'healed', resource, paths: ['/data/owner'] });
+    await report('us-1', { type: 'drift', state: 'contested', resource, manager: 'kubectl-edit' });
+    await expect
+      .poll(async () => (await deliveries('?policy=web-state&status=Sent')).map((d) => d.trigger).sort(), {
+        timeout: 30_000,
+      })
+      .toEqual(['contested', 'drift-detected', 'healed', 'health-degraded']);
+    const told = good.messages().filter((m) => m.body['policy'] === 'web-state');
+    expect(told.map((m) => m.event).sort()).toEqual([
+      'contested',
+      'drift-detected',
+      'healed',
+      'health-degraded',
+    ]);
+    const degraded = told.find((m) => m.event === 'health-degraded');
+    expect((degraded?.body['events'] as { message: string; cluster: string }[])[0]).toMatchObject({
+      cluster: 'eu-1',
+      message: 'Degraded: CrashLoopBackOff',
+    });
+  }, 60_000);
+
+  it('tells of break-glass opened and closed, with its manual changes', async () => {
+    expect(
+      (
+        await policy('incidents', {
+          triggers: ['break-glass-opened', 'break-glass-closed', 'break-glass-expired'],
+          destinations: ['team'],
+        })
+      ).status,
+    ).toBe(201);
+    const opened = await fleet.call<{ id: number }>('POST', '/api/v1/break-glass', {
+      scope: 'cluster',
+      name: 'eu-1',
+      reason: 'incident 7',
+      durationMinutes: 30,
+      pauseSelfHeal: true,
+    });
+    expect(opened.status).toBe(201);
+    expect(
+      (await fleet.call('POST', `/api/v1/break-glass/${opened.body.id}/close`, { reason: 'resolved' }))
+        .status,
+    ).toBe(200);
+    await expect
+      .poll(
+        () =>
+          good
+            .messages()
+            .filter((m) => m.body['policy'] === 'incidents')
+            .map((m) => m.event),
+        {
+          timeout: 30_000,
+        },
+      )
+      .toEqual(['break-glass-opened', 'break-glass-closed']);
+    const [open] = good.messages().filter((m) => m.event === 'break-glass-opened');
+    expect(String(open?.body['text'])).toContain('incident 7');
+  }, 60_000);
+
+  it('tells once that an agent went quiet', async () => {
+    expect(
+      (await policy('offline', { triggers: ['agent-offline'], destinations: ['team'], clusterSelector: {} }))
+        .status,
+    ).toBe(201);
+    // A new cluster whose agent registers, polls once and goes quiet (CLUSTER_OFFLINE_SECONDS is 3;
+    // lastSeenAt is written on its first poll).
+    const created = await fleet.call<{ bootstrapToken: string }>('POST', '/api/v1/clusters', {
+      name: 'ap-1',
+    });
+    const registered = await fleet.call<{ credential: string }>('POST', '/api/agent/v1/register', {
+      clusterName: 'ap-1',
+      bootstrapToken: created.body.bootstrapToken,
+    });
+    const polled = await fetch(`${fleet.hub.url}/api/agent/v1/assignments`, {
+      headers: { authorization: `Bearer ${registered.body.credential}` },
+    });
+    expect(polled.status).toBe(200);
+    const toldOf = (cluster: string) =>
+      good
+        .messages()
+        .filter(
+          (m) =>
+            m.event === 'agent-offline' &&
+            (m.body['events'] as { cluster: string }[])[0]?.cluster === cluster,
+        );
+    await expect.poll(() => toldOf('ap-1').length, { timeout: 30_000 }).toBe(1);
+    expect(toldOf('ap-1')[0]?.body['text']).toContain('the agent of cluster ap-1 has not been seen since');
   }, 60_000);
 });
