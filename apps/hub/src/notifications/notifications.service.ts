@@ -14,6 +14,7 @@ import {
   type DestinationType,
   type OpenDestination,
 } from './destinations/destination-types.js';
+import { COMMIT_STATE_OF } from './destinations/commit-status.js';
 
 export const DELIVERY_STATUSES = ['Collecting', 'Pending', 'Sent', 'Failed'] as const;
 
@@ -135,14 +136,11 @@ export class NotificationsService {
     }
     const { metadata, spec } = parsed.data;
     return this.db.prisma.$transaction(async (tx) => {
-      const known = new Set(
-        (
-          await tx.notificationDestination.findMany({
-            where: { name: { in: spec.destinations } },
-            select: { name: true },
-          })
-        ).map((d) => d.name),
-      );
+      const found = await tx.notificationDestination.findMany({
+        where: { name: { in: spec.destinations } },
+        select: { name: true, type: true },
+      });
+      const known = new Set(found.map((d) => d.name));
       const missing = spec.destinations.findIndex((d) => !known.has(d));
       if (missing >= 0) {
         throw new HubError(
@@ -151,6 +149,17 @@ export class NotificationsService {
           `notification destination "${spec.destinations[missing]}" does not exist (create it with POST /api/v1/notifications/destinations)`,
           `spec.destinations[${missing}]`,
         );
+      }
+      if (found.some((d) => d.type === 'commit-status')) {
+        const i = spec.triggers.findIndex((t) => COMMIT_STATE_OF[t] === undefined);
+        if (i >= 0) {
+          throw new HubError(
+            422,
+            'trigger-without-commit-status',
+            `trigger ${spec.triggers[i]} sets no commit status; a policy with a commit-status destination may name ${Object.keys(COMMIT_STATE_OF).join(', ')}`,
+            `spec.triggers[${i}]`,
+          );
+        }
       }
       const existing = await tx.notificationPolicy.findUnique({ where: { name: metadata.name } });
       if (existing?.managedBy === 'git') {

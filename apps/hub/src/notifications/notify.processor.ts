@@ -58,9 +58,19 @@ export class NotifyProcessor extends QueueWorker<'notify'> {
       { ...row, events: row.events as unknown as NotifiedEvent[] },
       policy ? specOf(policy.spec).template : undefined,
     );
+    const repoUrl = message.appSet
+      ? ((
+          await prisma.target.findFirst({
+            where: { appSet: { name: message.appSet } },
+            select: { repoUrl: true },
+            orderBy: { name: 'asc' },
+          })
+        )?.repoUrl ?? null)
+      : null;
     try {
       await sendMessage(this.notifications.open(destinationRow), message, {
         timeoutMs: this.config.notifications.timeoutSeconds * 1000,
+        repoUrl,
       });
     } catch (e) {
       const final = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);

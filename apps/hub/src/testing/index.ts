@@ -6,3 +6,4 @@ export * from './test-git-repo.js';
 export * from './test-hub.js';
 export * from './wait-for-idle.js';
 export * from './test-notification-receiver.js';
+export * from './test-git-host-api.js';

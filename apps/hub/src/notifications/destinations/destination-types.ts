@@ -1,5 +1,8 @@
 import { z } from 'zod';
 import type { NotificationMessage } from '../notification-message.js';
+import { DEFAULT_API_URLS, GIT_HOST_PROVIDERS } from './commit-status.js';
+
+const nameSchema = z.string().regex(/^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/, 'a lowercase DNS-style name');
 
 const httpUrl = z
   .url({ protocol: /^https?$/, error: 'expected an http:// or https:// URL' })
@@ -11,16 +14,37 @@ const httpUrl = z
  */
 export const destinationInputSchema = z.discriminatedUnion('type', [
   z.strictObject({
-    name: z.string().regex(/^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/, 'a lowercase DNS-style name'),
+    name: nameSchema,
     type: z.literal('webhook'),
     url: httpUrl,
     secret: z.string().min(16, 'an HMAC secret of at least 16 characters').max(1024),
   }),
   z.strictObject({
-    name: z.string().regex(/^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/, 'a lowercase DNS-style name'),
+    name: nameSchema,
     type: z.literal('slack'),
     url: httpUrl,
   }),
+  z
+    .strictObject({
+      name: nameSchema,
+      type: z.literal('commit-status'),
+      provider: z.enum(GIT_HOST_PROVIDERS),
+      apiUrl: httpUrl.optional(),
+      token: z.string().min(1, 'an API token that may set commit statuses').max(4096),
+      repository: z
+        .string()
+        .regex(/^[^/\s]+(\/[^/\s]+)+$/, 'owner/name (GitLab: the full project path)')
+        .optional(),
+      context: z.string().min(1).max(255).optional(),
+    })
+    .superRefine((v, ctx) => {
+      if (!v.apiUrl && !DEFAULT_API_URLS[v.provider])
+        ctx.addIssue({
+          code: 'custom',
+          path: ['apiUrl'],
+          message: `${v.provider} needs the API URL of its host`,
+        });
+    }),
 ]);
 export type DestinationInput = z.output<typeof destinationInputSchema>;
 export type DestinationType = DestinationInput['type'];
@@ -42,6 +66,16 @@ export function splitSecret(input: DestinationInput): { config: Record<string, u
     case 'slack':
       // The path of an incoming-webhook URL is the credential: show only where it goes.
       return { config: { host: new URL(input.url).host }, secret: input.url };
+    case 'commit-status':
+      return {
+        config: {
+          provider: input.provider,
+          apiUrl: input.apiUrl ?? DEFAULT_API_URLS[input.provider],
+          ...(input.repository && { repository: input.repository }),
+          ...(input.context && { context: input.context }),
+        },
+        secret: input.token,
+      };
   }
 }
 
@@ -49,5 +83,5 @@ export function splitSecret(input: DestinationInput): { config: Record<string, u
 export type SendMessage = (
   destination: OpenDestination,
   message: NotificationMessage,
-  opts: { timeoutMs: number },
+  opts: { timeoutMs: number; /** The appset's repository, for commit statuses. */ repoUrl: string | null },
 ) => Promise<void>;

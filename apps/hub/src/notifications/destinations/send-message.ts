@@ -1,9 +1,14 @@
+import { sendCommitStatus, type CommitStatusConfig } from './commit-status.js';
 import type { OpenDestination, SendMessage } from './destination-types.js';
 import { postJson } from './http-post.js';
 import { webhookSignature } from './webhook-signature.js';
 
 /** Sends a message to a destination of any type, in that type's format. */
-export const sendMessage: SendMessage = async (destination: OpenDestination, message, { timeoutMs }) => {
+export const sendMessage: SendMessage = async (
+  destination: OpenDestination,
+  message,
+  { timeoutMs, repoUrl },
+) => {
   switch (destination.type) {
     case 'webhook': {
       const body = JSON.stringify(message);
@@ -28,6 +33,17 @@ export const sendMessage: SendMessage = async (destination: OpenDestination, mes
         JSON.stringify({ text: `*${message.title}*\n${message.text}` }),
         {},
         timeoutMs,
+      );
+      return;
+    case 'commit-status':
+      await sendCommitStatus(
+        destination.config as unknown as CommitStatusConfig,
+        destination.secret ?? '',
+        message,
+        {
+          timeoutMs,
+          repoUrl,
+        },
       );
       return;
   }
