@@ -139,7 +139,7 @@ describe('notifications (PostgreSQL, Redis, HTTP receivers)', () => {
       triggers: ['sync-failed'],
       appSets: ['web'],
       destinations: ['team', 'flaky', 'hanging'],
-      digestWindow: '5s',
+      digestWindow: '10s',
       template: { title: '{{ .trigger }} on {{ .appSet }}: {{ .count }} target(s)' },
     });
     expect(applied.status).toBe(201);
