@@ -14,11 +14,15 @@ import { NotificationsService, specOf } from './notifications.service.js';
  * Sends one delivery row. The row's state is the truth: a job for a row already Sent or Failed does
  * nothing, so a job queued twice (a requeue after a crash) sends once. A failure is retried with
  * back-off (the queue's options); after the last attempt the row is Failed. Each destination has its
- * own job, so one that fails or never answers holds up no other.
+ * own job, so one that fails or never answers holds up no other. Within this process, jobs for one
+ * destination run one after another in the order the queue hands them out (event order), so a
+ * receiver is told "opened" before "closed"; across replicas each message carries its event's time.
  */
 @Processor('notify', { concurrency: 8 })
 export class NotifyProcessor extends QueueWorker<'notify'> {
   readonly queue = 'notify' as const;
+  /** The tail of each destination's chain of jobs in this process. */
+  private readonly lanes = new Map<string, Promise<unknown>>();
 
   constructor(
     protected readonly metrics: HubMetrics,
@@ -29,7 +33,18 @@ export class NotifyProcessor extends QueueWorker<'notify'> {
     super();
   }
 
-  protected async handle(p: QueuePayloads['notify'], job: Job<QueuePayloads['notify']>): Promise<string> {
+  protected handle(p: QueuePayloads['notify'], job: Job<QueuePayloads['notify']>): Promise<string> {
+    const previous = this.lanes.get(p.destinationId) ?? Promise.resolve();
+    const run = previous.catch(() => undefined).then(() => this.deliver(p, job));
+    const tail = run.catch(() => undefined);
+    this.lanes.set(p.destinationId, tail);
+    void tail.then(() => {
+      if (this.lanes.get(p.destinationId) === tail) this.lanes.delete(p.destinationId);
+    });
+    return run;
+  }
+
+  private async deliver(p: QueuePayloads['notify'], job: Job<QueuePayloads['notify']>): Promise<string> {
     const prisma = this.db.prisma;
     // Close a digest: from here on, events of its group open the next one.
     await prisma.notificationDelivery.updateMany({
