@@ -3,7 +3,6 @@ import { type DynamicModule, Module, type Provider, type Type } from '@nestjs/co
 import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR } from '@nestjs/core';
 import { QUEUE_NAMES } from '@flotilla/contract';
 import type { RedisOptions as BullRedisOptions } from 'bullmq';
-import { LoggerModule } from 'nestjs-pino';
 import { HUB_CONFIG, type HubConfig } from './config/hub-config.js';
 import { Database } from './db/database.js';
 import { ApiErrorFilter } from './common/api-error.filter.js';
@@ -12,6 +11,7 @@ import { PeopleAuthGuard } from './auth/people-auth.guard.js';
 import { RequestInputInterceptor } from './common/request-input.interceptor.js';
 import { OpenApiController, OpenApiDocument } from './common/openapi.controller.js';
 import { requestLogOptions } from './common/request-log.js';
+import { HubLogger } from './common/hub-logger.js';
 import { ApiTokensService } from './auth/api-tokens.service.js';
 import { ApiTokensController } from './auth/api-tokens.controller.js';
 import { RateLimiter } from './auth/rate-limiter.service.js';
@@ -99,6 +99,7 @@ export class AppModule {
   static forRoot(config: HubConfig, options: AppModuleOptions = {}): DynamicModule {
     const services: Provider[] = [
       { provide: HUB_CONFIG, useValue: config },
+      { provide: HubLogger, useValue: new HubLogger(requestLogOptions(config, options.logStream)) },
       { provide: Database, useFactory: options.database ?? (() => Database.open(config.database)) },
       { provide: APP_FILTER, useClass: ApiErrorFilter },
       { provide: APP_INTERCEPTOR, useClass: HttpMetricsInterceptor },
@@ -171,7 +172,6 @@ export class AppModule {
     return {
       module: AppModule,
       imports: [
-        LoggerModule.forRoot({ pinoHttp: requestLogOptions(config, options.logStream) }),
         BullModule.forRoot({ connection: bullConnection(config.redis.url), prefix: config.redis.prefix }),
         BullModule.registerQueue(...QUEUE_NAMES.map((name) => ({ name }))),
       ],

@@ -1,12 +1,12 @@
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
-import { Logger } from 'nestjs-pino';
 import type { HubConfig } from './config/hub-config.js';
 import { AppModule, type AppModuleOptions } from './app.module.js';
 import { WEBHOOK_PATH, webhookBodyParser } from './webhooks/webhook-body.js';
 import { requestOriginMiddleware } from './common/request-origin.js';
 import { OpenApiDocument } from './common/openapi.controller.js';
+import { HubLogger } from './common/hub-logger.js';
 
 /** Builds the hub application (not yet listening): used by main.ts and by the integration tests. */
 export async function createHubApp(
@@ -19,7 +19,9 @@ export async function createHubApp(
     // Let the caller report a failed start (main.ts prints one line and exits 1).
     abortOnError: false,
   });
-  app.useLogger(app.get(Logger));
+  const logger = app.get(HubLogger);
+  app.useLogger(logger);
+  app.use(logger.requestLog);
   app.disable('x-powered-by');
   // Webhook signatures cover the raw bytes (and are the webhook's authentication, so this body is
   // read first). Every other body is read after its route's guards: see RequestInputInterceptor.
