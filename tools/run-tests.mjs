@@ -22,6 +22,17 @@ if (
   console.log('0 passed, 1 failed, 0 skipped');
   process.exit(1);
 }
+// The agent's deployable bundle (what its image and `flotilla-agent` run), so its tests run too.
+if (
+  spawnSync('npx', ['rolldown', '-c', 'rolldown.config.mjs'], {
+    cwd: join(root, 'apps/agent'),
+    stdio: 'inherit',
+  }).status !== 0
+) {
+  console.error('agent bundle build failed');
+  console.log('0 passed, 1 failed, 0 skipped');
+  process.exit(1);
+}
 
 const outDir = join(root, '.test-results');
 mkdirSync(outDir, { recursive: true });
