@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { NotificationMessage } from '../notification-message.js';
 import { DEFAULT_API_URLS, GIT_HOST_PROVIDERS } from './commit-status.js';
+import { checkEmailDestination, emailDestinationFields } from './email.js';
 
 const nameSchema = z.string().regex(/^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/, 'a lowercase DNS-style name');
 
@@ -13,6 +14,9 @@ const httpUrl = z
  * is its own credential, the SMTP password, the API token) is sealed at rest and never shown again.
  */
 export const destinationInputSchema = z.discriminatedUnion('type', [
+  z
+    .strictObject({ name: nameSchema, type: z.literal('email'), ...emailDestinationFields })
+    .superRefine(checkEmailDestination),
   z.strictObject({
     name: nameSchema,
     type: z.literal('webhook'),
@@ -61,6 +65,10 @@ export interface OpenDestination {
 /** Splits the input into what is shown (`config`) and what is sealed (`secret`). */
 export function splitSecret(input: DestinationInput): { config: Record<string, unknown>; secret: string } {
   switch (input.type) {
+    case 'email': {
+      const { name: _name, type: _type, password, ...shown } = input;
+      return { config: shown, secret: password ?? '' };
+    }
     case 'webhook':
       return { config: { url: input.url }, secret: input.secret };
     case 'slack':

@@ -1,5 +1,6 @@
 import { sendCommitStatus, type CommitStatusConfig } from './commit-status.js';
 import type { OpenDestination, SendMessage } from './destination-types.js';
+import { sendEmail, type EmailConfig } from './email.js';
 import { postJson } from './http-post.js';
 import { webhookSignature } from './webhook-signature.js';
 
@@ -10,6 +11,14 @@ export const sendMessage: SendMessage = async (
   { timeoutMs, repoUrl },
 ) => {
   switch (destination.type) {
+    case 'email':
+      await sendEmail(
+        destination.config as unknown as EmailConfig,
+        destination.secret || null,
+        message,
+        timeoutMs,
+      );
+      return;
     case 'webhook': {
       const body = JSON.stringify(message);
       const timestamp = Math.floor(Date.now() / 1000);
