@@ -22,6 +22,8 @@ import { HubMetrics } from './metrics/hub-metrics.service.js';
 import { HttpMetricsInterceptor } from './metrics/http-metrics.interceptor.js';
 import { MetricsController } from './metrics/metrics.controller.js';
 import { QueueMetrics } from './metrics/queue-metrics.service.js';
+import { FleetMetrics } from './metrics/fleet-metrics.service.js';
+import { AuditChainMonitor } from './audit/audit-chain-monitor.service.js';
 import { redisOptions } from './queues/redis-options.js';
 import { JobQueues } from './queues/job-queues.service.js';
 import { ClusterWakeups } from './queues/cluster-wakeups.service.js';
@@ -112,7 +114,9 @@ export class AppModule {
       RateLimiter,
       HubMetrics,
       QueueMetrics,
+      FleetMetrics,
       AuditLog,
+      AuditChainMonitor,
       JobQueues,
       ClusterWakeups,
       GitMirrorsService,
