@@ -26,6 +26,10 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandMod
     summary: 'why a cluster gets (or not) an appset: generators, selectors, values, revision, holds',
     load: () => import('./commands/explain.command.js'),
   },
+  notifications: {
+    summary: 'notification deliveries (what was sent, to whom, what failed), destinations and policies',
+    load: () => import('./commands/notifications.command.js'),
+  },
   targets: { summary: 'per-cluster targets on the hub', load: () => import('./commands/targets.command.js') },
   tokens: { summary: "people's API tokens on the hub", load: () => import('./commands/tokens.command.js') },
   rollouts: {

@@ -1,9 +1,14 @@
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Database } from '../db/database.js';
 import { startTwoClusterFleet, type TwoClusterFleet } from '../testing/two-cluster-fleet.js';
 import { startTestSmtpServer, type TestSmtpServer } from '../testing/test-smtp-server.js';
 
 const PASSWORD = 'smtp-password-of-the-relay';
+/** The built CLI, run as people run it (a process, not an import: apps do not import each other). */
+const CLI = fileURLToPath(new URL('../../../cli/dist/main.js', import.meta.url));
 
 /**
  * The e-mail destination end to end: a real hub (PostgreSQL, Redis) sending through nodemailer to
@@ -113,6 +118,26 @@ describe('notifications by e-mail (PostgreSQL, Redis, SMTP)', () => {
       )
     ).body.filter((d) => d.destination === 'oncall');
     expect(deliveries.map((d) => [d.id, d.status])).toEqual([[mail!.delivery, 'Sent']]);
+
+    // `flotilla notifications` shows the same, and never the password.
+    const cli = async (...args: string[]) =>
+      (
+        await promisify(execFile)(process.execPath, [CLI, 'notifications', ...args], {
+          env: { ...process.env, FLOTILLA_HUB_URL: fleet.hub.url },
+          timeout: 30_000,
+        })
+      ).stdout;
+    const listed = JSON.parse(await cli('deliveries', '--destination', 'oncall', '-o', 'json')) as {
+      id: string;
+      status: string;
+    }[];
+    expect(listed.map((d) => [d.id, d.status])).toEqual([[mail!.delivery, 'Sent']]);
+    expect(await cli('deliveries', '--status', 'Sent')).toMatch(
+      /mail-oncall\s+break-glass-opened\s+oncall\s+Sent/,
+    );
+    const destinations = await cli('destinations');
+    expect(destinations).toMatch(/oncall\s+email\s+oncall@example.com via 127.0.0.1:\d+\s+sealed/);
+    expect(destinations).not.toContain(PASSWORD);
   }, 60_000);
 
   it('retries a server that answers "try later", and the message arrives once', async () => {

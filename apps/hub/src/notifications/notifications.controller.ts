@@ -5,7 +5,8 @@ import { z } from 'zod';
 import { Actor } from '../common/actor.js';
 import { parseInput } from '../common/hub-error.js';
 import { destinationInputSchema } from './destinations/destination-types.js';
-import { DELIVERY_STATUSES, NotificationsService } from './notifications.service.js';
+import { DELIVERY_STATUSES } from '@flotilla/contract';
+import { NotificationsService } from './notifications.service.js';
 
 const deliveriesQuery = z.strictObject({
   status: z.enum(DELIVERY_STATUSES).optional(),
@@ -25,7 +26,7 @@ export class NotificationsController {
   @Post('destinations')
   @ApiBody({
     description:
-      '{"name", "type": "webhook", "url", "secret"} | {"name", "type": "slack", "url"}; the secret part is sealed and never returned',
+      '{"name", "type": "webhook", "url", "secret"} | {"name", "type": "slack", "url"} | {"name", "type": "email", "host", "port", "tls", "username", "password", "from", "to"} | {"name", "type": "commit-status", "provider", "apiUrl", "token", "repository", "context"}; the secret part is sealed and never returned',
   })
   async putDestination(
     @Body() body: unknown,

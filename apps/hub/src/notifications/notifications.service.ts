@@ -1,6 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { notificationPolicyObjectSchema, type NotificationPolicySpec } from '@flotilla/fleet-config';
-import { zodDetails } from '@flotilla/contract';
+import {
+  zodDetails,
+  type DeliveryStatus,
+  type NotificationDeliveryView,
+  type NotificationDestinationView,
+  type NotificationPolicyView,
+} from '@flotilla/contract';
 import { HUB_CONFIG, type HubConfig } from '../config/hub-config.js';
 import { Database } from '../db/database.js';
 import { HubError } from '../common/hub-error.js';
@@ -16,10 +22,8 @@ import {
 } from './destinations/destination-types.js';
 import { COMMIT_STATE_OF } from './destinations/commit-status.js';
 
-export const DELIVERY_STATUSES = ['Collecting', 'Pending', 'Sent', 'Failed'] as const;
-
 export interface DeliveryQuery {
-  status?: (typeof DELIVERY_STATUSES)[number];
+  status?: DeliveryStatus;
   policy?: string;
   destination?: string;
   trigger?: string;
@@ -249,11 +253,11 @@ export function specOf(spec: unknown): NotificationPolicySpec {
   return spec as NotificationPolicySpec;
 }
 
-function destinationView(r: NotificationDestination) {
+function destinationView(r: NotificationDestination): NotificationDestinationView {
   return {
     name: r.name,
     type: r.type,
-    config: r.config,
+    config: (r.config ?? {}) as Record<string, unknown>,
     hasSecret: r.sealedSecret !== null,
     createdBy: r.createdBy,
     createdAt: r.createdAt.toISOString(),
@@ -261,31 +265,36 @@ function destinationView(r: NotificationDestination) {
   };
 }
 
-function policyView(r: { name: string; spec: unknown; managedBy: string; sourceCommit: string | null }) {
+function policyView(r: {
+  name: string;
+  spec: unknown;
+  managedBy: string;
+  sourceCommit: string | null;
+}): NotificationPolicyView {
   return {
     apiVersion: 'flotilla.dev/v1alpha1',
     kind: 'NotificationPolicy',
     metadata: { name: r.name },
-    spec: r.spec,
+    spec: specOf(r.spec),
     managedBy: r.managedBy,
     sourceCommit: r.sourceCommit,
   };
 }
 
-function deliveryView(r: NotificationDelivery, destination: string | null) {
+function deliveryView(r: NotificationDelivery, destination: string | null): NotificationDeliveryView {
   return {
     id: r.id,
     dedupeKey: r.dedupeKey,
     policy: r.policyName,
     trigger: r.trigger,
     destination,
-    status: r.status,
+    status: r.status as DeliveryStatus,
     eventCount: r.eventCount,
     attempts: r.attempts,
     lastError: r.lastError,
     sendAfter: r.sendAfter.toISOString(),
     sentAt: r.sentAt?.toISOString() ?? null,
     createdAt: r.createdAt.toISOString(),
-    events: r.events,
+    events: Array.isArray(r.events) ? r.events : [],
   };
 }
