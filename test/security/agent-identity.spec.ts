@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AGENT_REFUSAL } from '@flotilla/contract';
 import type {
   AssignmentsResponse,
   BundleBatchResponse,
@@ -119,7 +120,7 @@ describe('agent identity', () => {
       const r = await call<Refusal>('GET', '/api/agent/v1/assignments?wait=0', { token: bad });
       expect(r.status).toBe(401);
       expect(r.body).toEqual({
-        code: 'unauthorized',
+        code: AGENT_REFUSAL.credentialUnknown,
         message: 'unknown agent credential; register the agent again with a new bootstrap token',
       });
     }
@@ -359,7 +360,7 @@ describe('agent identity', () => {
     const before = await tableCounts(hub);
     const again = await call<Refusal>('POST', '/api/agent/v1/rotate', { token: old });
     expect(again.status).toBe(401);
-    expect(again.body.code).toBe('credential-rotated');
+    expect(again.body.code).toBe(AGENT_REFUSAL.credentialRotated);
     expect(await tableCounts(hub)).toEqual(before);
 
     await expect
@@ -390,7 +391,7 @@ describe('agent identity', () => {
     for (const token of [fresh, old]) {
       const r = await call<Refusal>('GET', '/api/agent/v1/assignments?wait=0', { token });
       expect(r.status).toBe(401);
-      expect(r.body.code).toMatch(/^credential-revoked$|^unauthorized$/);
+      expect(r.body.code).toMatch(/^credential-revoked$|^credential-unknown$/);
       expect(r.body.message).toMatch(/revoked|unknown agent credential/);
     }
     const rotate = await call<Refusal>('POST', '/api/agent/v1/rotate', { token: fresh });

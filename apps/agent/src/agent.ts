@@ -207,15 +207,29 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
     log.info({ targets: reconcilers.size, etag: cached.etag }, 'resumed from the state dir');
   }
 
+  /**
+   * Set when the hub said, in a typed answer, that the credential will never work again. The old one
+   * stays on disk and in use until a registration replaces it: a bootstrap token that no longer
+   * works must not leave the agent with nothing.
+   */
+  let credentialGone = false;
+
   const ensureCredential = async (): Promise<string> => {
-    if (credential) return credential;
+    if (credential && !(credentialGone && config.bootstrapToken)) return credential;
     if (!config.bootstrapToken) {
       throw new AgentStartError(
         `no agent credential in ${config.stateDir} and FLOTILLA_BOOTSTRAP_TOKEN is not set: ask an admin for a bootstrap token for cluster ${config.clusterName}`,
         'FLOTILLA_BOOTSTRAP_TOKEN',
       );
     }
-    const reg = await hub.register(config.clusterName, config.bootstrapToken, abort.signal);
+    let reg;
+    try {
+      reg = await hub.register(config.clusterName, config.bootstrapToken, abort.signal);
+    } catch (err) {
+      // Back to the stored credential for the next try: the hub may yet take it (a restored backup).
+      credentialGone = false;
+      throw err;
+    }
     await store.saveCredential({
       clusterName: reg.clusterName,
       clusterId: reg.clusterId,
@@ -225,6 +239,7 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
     });
     log.info({ clusterId: reg.clusterId }, 'registered with the hub');
     credential = reg.credential;
+    credentialGone = false;
     return credential;
   };
 
@@ -307,10 +322,16 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
         backoff.reset();
       } catch (err) {
         if (abort.signal.aborted) break;
-        if (err instanceof HubError && err.code === 'HUB_UNAUTHORIZED' && config.bootstrapToken) {
-          // A revoked or expired credential: register again with the bootstrap token, if it still works.
-          await store.clearCredential();
-          credential = undefined;
+        if (err instanceof HubError && err.code === 'HUB_CREDENTIAL_GONE') {
+          // Only the hub's typed answer means the credential is gone; a bare 401/403 (a proxy, a
+          // hub mid-restart) is retried below with the same credential.
+          credentialGone = true;
+          log.error(
+            { code: err.apiCode, path: err.path },
+            config.bootstrapToken
+              ? `${err.message}; registering again with the bootstrap token`
+              : `${err.message}; set FLOTILLA_BOOTSTRAP_TOKEN to a new bootstrap token for cluster ${config.clusterName}`,
+          );
         }
         const delay = backoff.next();
         const e = err as Error & { code?: string; path?: string };
@@ -344,9 +365,14 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
       }
       try {
         const cred = credential;
-        const n = await queue.deliver((reports) => hub.postReports(cred, reports, abort.signal), {
-          onePerPost: isolating,
-        });
+        const n = await queue.deliver(
+          async (reports) => {
+            await hub.postReports(cred, reports, abort.signal);
+          },
+          {
+            onePerPost: isolating,
+          },
+        );
         if (n > 0) log.debug({ reports: n }, 'reports delivered');
         backoff.reset();
         isolating = false;

@@ -5,6 +5,7 @@ export * from './change-control.js';
 export * from './ignore-rule.js';
 export * from './project-restrictions.js';
 export * from './agent-protocol.js';
+export * from './agent-errors.js';
 export * from './queues.js';
 export * from './api-error.js';
 export * from './audit-event.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BUNDLE_BATCH_MAX } from '@flotilla/contract';
+import { AGENT_REFUSAL, BUNDLE_BATCH_MAX } from '@flotilla/contract';
 import { HubStandIn } from '../testing/hub-stand-in.js';
 import { HubClient, HubError } from './hub-client.js';
 
@@ -84,5 +84,24 @@ describe('HubClient against a stand-in hub', () => {
     const unreachable = await failure(away.assignments('x', undefined, 0));
     expect([unreachable.code, unreachable.transient]).toEqual(['HUB_UNREACHABLE', true]);
     expect(unreachable.message).toContain('cannot reach the hub at http://127.0.0.1:1');
+  });
+
+  it("tells the hub's typed 'credential gone' from a bare 401/403 a proxy could send", async () => {
+    const { credential } = await client.register('east', hub.bootstrapToken);
+    hub.proxyAnswers.push({ status: 401 }, { status: 403 });
+    for (const status of [401, 403]) {
+      const bare = await failure(client.assignments(credential, undefined, 0));
+      expect([bare.code, bare.status, bare.apiCode]).toEqual(['HUB_UNAUTHORIZED', status, undefined]);
+    }
+    hub.refuseCredential(AGENT_REFUSAL.credentialRevoked);
+    const gone = await failure(client.assignments(credential, undefined, 0));
+    expect([gone.code, gone.status, gone.apiCode]).toEqual([
+      'HUB_CREDENTIAL_GONE',
+      401,
+      'credential-revoked',
+    ]);
+    const unknown = await failure(client.assignments('never-issued', undefined, 0));
+    expect([unknown.code, unknown.apiCode]).toEqual(['HUB_CREDENTIAL_GONE', 'credential-unknown']);
+    await client.register('east', hub.bootstrapToken);
   });
 });

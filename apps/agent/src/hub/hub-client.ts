@@ -1,12 +1,15 @@
 import { z } from 'zod';
 import {
   AGENT_API,
+  AGENT_REFUSAL,
   BUNDLE_BATCH_MAX,
+  CREDENTIAL_GONE_CODES,
   type AssignmentsResponse,
   type Bundle,
   type RegisterRequest,
   type RegisterResponse,
   type Report,
+  type ReportBatchResponse,
   type RotateResponse,
   assignmentsResponseSchema,
   bundleBatchResponseSchema,
@@ -16,8 +19,18 @@ import {
   rotateResponseSchema,
 } from '@flotilla/contract';
 
+/**
+ * `HUB_CREDENTIAL_GONE` and `HUB_REPORTS_INVALID` are the hub's own final answers (a code from
+ * AGENT_REFUSAL); `HUB_UNAUTHORIZED` is any other 401/403, which a proxy in the way can send too.
+ */
 export type HubErrorCode =
-  'HUB_UNREACHABLE' | 'HUB_UNAUTHORIZED' | 'HUB_REJECTED' | 'HUB_BAD_RESPONSE' | 'HUB_SERVER_ERROR';
+  | 'HUB_UNREACHABLE'
+  | 'HUB_UNAUTHORIZED'
+  | 'HUB_CREDENTIAL_GONE'
+  | 'HUB_REJECTED'
+  | 'HUB_REPORTS_INVALID'
+  | 'HUB_BAD_RESPONSE'
+  | 'HUB_SERVER_ERROR';
 
 /** A failed call to the hub, with the endpoint it concerned. */
 export class HubError extends Error {
@@ -26,6 +39,8 @@ export class HubError extends Error {
     readonly path: string,
     message: string,
     readonly status?: number,
+    /** The `code` of the hub's error body, when the answer had one. */
+    readonly apiCode?: string,
   ) {
     super(message);
     this.name = 'HubError';
@@ -145,14 +160,19 @@ export class HubClient {
     return out;
   }
 
-  async postReports(credential: string, reports: Report[], signal?: AbortSignal): Promise<void> {
+  /** The hub's answer lists the reports it examined and refused (`refused`), the rest are stored. */
+  async postReports(
+    credential: string,
+    reports: Report[],
+    signal?: AbortSignal,
+  ): Promise<ReportBatchResponse> {
     const res = await this.call(AGENT_API.reports, {
       method: 'POST',
       headers: { authorization: `Bearer ${credential}`, 'content-type': 'application/json' },
       body: JSON.stringify({ reports }),
       signal,
     });
-    await this.parse(AGENT_API.reports, res, reportBatchResponseSchema);
+    return this.parse(AGENT_API.reports, res, reportBatchResponseSchema);
   }
 
   private async call(path: string, init: RequestInit): Promise<Response> {
@@ -169,23 +189,49 @@ export class HubClient {
     }
     if (res.status === 304 || res.ok) return res;
     const text = await res.text().catch(() => '');
-    const detail = describeApiError(text);
+    const { detail, code } = describeApiError(text);
+    if (res.status === 401 && code !== undefined && CREDENTIAL_GONE_CODES.includes(code)) {
+      throw new HubError(
+        'HUB_CREDENTIAL_GONE',
+        path,
+        `the hub says the agent's credential will not work again: ${detail}`,
+        res.status,
+        code,
+      );
+    }
     if (res.status === 401 || res.status === 403) {
       throw new HubError(
         'HUB_UNAUTHORIZED',
         path,
-        `the hub refused the agent's credentials: ${detail}`,
+        `the hub (or a proxy before it) refused the agent's credentials (${res.status}): ${detail}`,
         res.status,
+        code,
       );
     }
     if (res.status >= 500 || res.status === 429) {
-      throw new HubError('HUB_SERVER_ERROR', path, `the hub failed (${res.status}): ${detail}`, res.status);
+      throw new HubError(
+        'HUB_SERVER_ERROR',
+        path,
+        `the hub failed (${res.status}): ${detail}`,
+        res.status,
+        code,
+      );
+    }
+    if (res.status === 400 && code === AGENT_REFUSAL.reportsInvalid) {
+      throw new HubError(
+        'HUB_REPORTS_INVALID',
+        path,
+        `the hub refused the reports as invalid: ${detail}`,
+        res.status,
+        code,
+      );
     }
     throw new HubError(
       'HUB_REJECTED',
       path,
       `the hub rejected the request (${res.status}): ${detail}`,
       res.status,
+      code,
     );
   }
 
@@ -208,14 +254,16 @@ export class HubClient {
   }
 }
 
-function describeApiError(text: string): string {
+function describeApiError(text: string): { detail: string; code?: string } {
   try {
     const body = JSON.parse(text) as { code?: unknown; message?: unknown };
     if (typeof body.message === 'string') {
-      return typeof body.code === 'string' ? `${body.code}: ${body.message}` : body.message;
+      return typeof body.code === 'string'
+        ? { detail: `${body.code}: ${body.message}`, code: body.code }
+        : { detail: body.message };
     }
   } catch {
     // not JSON: fall through to the raw text
   }
-  return text.slice(0, 300) || '(no body)';
+  return { detail: text.slice(0, 300) || '(no body)' };
 }

@@ -3,6 +3,7 @@ import { type IncomingMessage, type Server, type ServerResponse, createServer } 
 import { type AddressInfo } from 'node:net';
 import {
   AGENT_API,
+  AGENT_REFUSAL,
   type Assignment,
   type Bundle,
   type KubeObject,
@@ -34,10 +35,25 @@ export class HubStandIn {
   /** False plays a hub from before the batch endpoint (404: the agent asks one digest at a time). */
   batchBundles = true;
   registrations = 0;
+  /** Register attempts, answered or refused. */
+  registerAttempts = 0;
+  /** True: the bootstrap token works once, as the real hub's does. */
+  singleUseBootstrap = false;
+  /**
+   * Answers a proxy in front of the hub would give (no typed body), one per request, in order,
+   * before the hub itself sees the request.
+   */
+  readonly proxyAnswers: { status: number; path?: string }[] = [];
+  /** A report for which this returns true makes its batch a 400 reports-invalid, as a broken report does. */
+  invalidReport: ((r: Report) => boolean) | undefined;
+  /** A report for which this returns true is listed as refused (invalid-text) in a 200, the rest stored. */
+  unstorableReport: ((r: Report) => boolean) | undefined;
 
   private server: Server | undefined;
   private port = 0;
   private credential: string | undefined;
+  /** Set by `refuseCredential`: the typed 401 the current credential gets from now on. */
+  private credentialRefusal: string | undefined;
   private etagSeq = 1;
   private assignments: Assignment[] = [];
   private readonly bundles = new Map<string, Bundle>();
@@ -84,6 +100,11 @@ export class HubStandIn {
     return digest;
   }
 
+  /** From now on the current credential is refused with this typed code (an admin revoked it, say). */
+  refuseCredential(code: string = AGENT_REFUSAL.credentialRevoked): void {
+    this.credentialRefusal = code;
+  }
+
   /** Serves the next fetch of this bundle with altered content (a corrupting proxy, say). */
   tamperOnce(digest: string): void {
     this.tampered.add(digest);
@@ -110,8 +131,23 @@ export class HubStandIn {
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', this.url);
+    const proxied = this.proxyAnswers.findIndex((a) => a.path === undefined || a.path === url.pathname);
+    if (proxied >= 0) {
+      const [answer] = this.proxyAnswers.splice(proxied, 1);
+      req.resume();
+      res.writeHead(answer?.status ?? 502, { 'content-type': 'text/html' });
+      res.end(`<html><body>${answer?.status} from the proxy</body></html>`);
+      return;
+    }
     if (req.method === 'POST' && url.pathname === AGENT_API.register) {
+      this.registerAttempts++;
       const body = registerRequestSchema.safeParse(await readJson(req));
+      if (this.singleUseBootstrap && this.registrations > 0) {
+        return send(res, 401, {
+          code: 'bootstrap-token-used',
+          message: 'the bootstrap token was already used',
+        });
+      }
       if (!body.success || body.data.bootstrapToken !== this.bootstrapToken) {
         return send(res, 401, {
           code: 'BOOTSTRAP_TOKEN_INVALID',
@@ -120,6 +156,7 @@ export class HubStandIn {
       }
       this.registrations++;
       this.credential = `cred-${randomUUID()}`;
+      this.credentialRefusal = undefined;
       return send(res, 200, {
         clusterId: 'cluster-1',
         clusterName: body.data.clusterName,
@@ -128,7 +165,13 @@ export class HubStandIn {
       });
     }
     if (!this.credential || req.headers.authorization !== `Bearer ${this.credential}`) {
-      return send(res, 401, { code: 'AGENT_UNAUTHORIZED', message: 'missing or unknown agent credential' });
+      return send(res, 401, {
+        code: AGENT_REFUSAL.credentialUnknown,
+        message: 'missing or unknown agent credential',
+      });
+    }
+    if (this.credentialRefusal) {
+      return send(res, 401, { code: this.credentialRefusal, message: 'this credential will not work again' });
     }
     if (req.method === 'GET' && url.pathname === AGENT_API.assignments) {
       const wait = Math.min(Number(url.searchParams.get('wait') ?? '0'), 30);
@@ -188,9 +231,23 @@ export class HubStandIn {
     }
     if (req.method === 'POST' && url.pathname === AGENT_API.reports) {
       const batch = reportBatchSchema.safeParse(await readJson(req));
-      if (!batch.success) return send(res, 400, { code: 'INVALID_REPORTS', message: batch.error.message });
+      if (!batch.success) {
+        return send(res, 400, { code: AGENT_REFUSAL.reportsInvalid, message: batch.error.message });
+      }
+      const invalid = this.invalidReport;
+      if (invalid && batch.data.reports.some((r) => invalid(r))) {
+        return send(res, 400, {
+          code: AGENT_REFUSAL.reportsInvalid,
+          message: 'reports[0]: not a valid report',
+        });
+      }
       let accepted = 0;
-      for (const r of batch.data.reports) {
+      const refused: { index: number; id: string; code: string; message: string }[] = [];
+      for (const [index, r] of batch.data.reports.entries()) {
+        if (this.unstorableReport?.(r)) {
+          refused.push({ index, id: r.id, code: 'invalid-text', message: `report ${index} refused` });
+          continue;
+        }
         const n = (this.receipts.get(r.id) ?? 0) + 1;
         this.receipts.set(r.id, n);
         if (n === 1) {
@@ -198,7 +255,11 @@ export class HubStandIn {
           accepted++;
         }
       }
-      return send(res, 200, { accepted, duplicates: batch.data.reports.length - accepted });
+      return send(res, 200, {
+        accepted,
+        duplicates: batch.data.reports.length - accepted - refused.length,
+        ...(refused.length > 0 && { refused }),
+      });
     }
     return send(res, 404, { code: 'NOT_FOUND', message: `${req.method} ${url.pathname}` });
   }

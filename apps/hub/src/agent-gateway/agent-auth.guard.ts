@@ -2,6 +2,7 @@ import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@ne
 import type { Request } from 'express';
 import { HUB_CONFIG, type HubConfig } from '../config/hub-config.js';
 import { Database } from '../db/database.js';
+import { AGENT_REFUSAL } from '@flotilla/contract';
 import { HubError } from '../common/hub-error.js';
 import { bearerToken, hashSecret } from '../common/secrets.js';
 import { RateLimiter } from '../auth/rate-limiter.service.js';
@@ -45,7 +46,7 @@ export class AgentAuthGuard implements CanActivate {
       if (cluster && (!until || until.getTime() <= Date.now())) {
         throw new HubError(
           401,
-          'credential-rotated',
+          AGENT_REFUSAL.credentialRotated,
           `this credential of cluster "${cluster.name}" was replaced by a rotation and its grace period ended${until ? ` at ${until.toISOString()}` : ''}; use the new one`,
         );
       }
@@ -53,20 +54,20 @@ export class AgentAuthGuard implements CanActivate {
     if (!cluster)
       throw new HubError(
         401,
-        'unauthorized',
+        AGENT_REFUSAL.credentialUnknown,
         'unknown agent credential; register the agent again with a new bootstrap token',
       );
     if (cluster.credentialRevokedAt) {
       throw new HubError(
         401,
-        'credential-revoked',
+        AGENT_REFUSAL.credentialRevoked,
         `the credential of cluster "${cluster.name}" was revoked; register again with a new bootstrap token`,
       );
     }
     if (cluster.credentialExpiresAt && cluster.credentialExpiresAt.getTime() <= Date.now()) {
       throw new HubError(
         401,
-        'credential-expired',
+        AGENT_REFUSAL.credentialExpired,
         `the credential of cluster "${cluster.name}" expired; register again with a new bootstrap token`,
       );
     }

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { RotateResponse } from '@flotilla/contract';
+import { AGENT_REFUSAL, type RotateResponse } from '@flotilla/contract';
 import { HUB_CONFIG, type HubConfig } from '../config/hub-config.js';
 import { Database } from '../db/database.js';
 import { HubError } from '../common/hub-error.js';
@@ -26,7 +26,7 @@ export class AgentCredentials {
     if (generation !== 'current' || !cluster.credentialHash) {
       throw new HubError(
         401,
-        'credential-rotated',
+        AGENT_REFUSAL.credentialRotated,
         `this credential of cluster "${cluster.name}" was already replaced by a rotation; rotate with the new one`,
       );
     }
