@@ -12,6 +12,14 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandMod
     summary: 'incident overrides on the hub: sync outside windows, pause self-heal, the record',
     load: () => import('./commands/break-glass.command.js'),
   },
+  context: {
+    summary: 'named hubs (URL and token) the hub-backed commands talk to: list, use, set, delete',
+    load: () => import('./commands/context.command.js'),
+  },
+  login: {
+    summary: 'check a hub and a token, and save them as the current context',
+    load: async () => ({ run: (await import('./commands/context.command.js')).runLogin }),
+  },
   clusters: { summary: "the hub's cluster inventory", load: () => import('./commands/clusters.command.js') },
   history: { summary: 'sync runs recorded by the hub', load: () => import('./commands/history.command.js') },
   'fleet-sources': {

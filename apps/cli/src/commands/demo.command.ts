@@ -5,6 +5,10 @@ import { parse } from 'yaml';
 import { EXAMPLE_FLEET_DIR, createExampleRepo } from '../demo/example-repo.js';
 import { LocalFleet } from '../fleet/local-fleet.js';
 import type { TargetView } from '../fleet/hub-client.js';
+import { cliConfigPath, loadCliConfig, saveCliConfig, withContext } from '../fleet/cli-config.js';
+
+/** The CLI context the demo writes, so hub-backed commands find its hub on a random port. */
+const DEMO_CONTEXT = 'flotilla-demo';
 
 const HELP = `usage: flotilla demo [--clusters N] [--dir DIR] [--timeout SECONDS] [--once]
 
@@ -58,6 +62,7 @@ export async function run(argv: string[]): Promise<number> {
     if (stopping) return;
     stopping = true;
     say('stopping the hub, agents and simulated clusters…');
+    if (running.fleet?.hubUrl) forgetDemoContext(running.fleet.hubUrl);
     await running.fleet?.stop();
     say('stopped; nothing left running');
     process.exit(code);
@@ -99,6 +104,7 @@ async function converge(
 ): Promise<number> {
   await fleet.start();
   const count = fleet.clusters.length;
+  const contextSaved = saveDemoContext(fleet.hubUrl, say);
 
   const appSet = parse(readFileSync(join(EXAMPLE_FLEET_DIR, 'appsets/guestbook.yaml'), 'utf8')) as {
     spec: {
@@ -117,7 +123,12 @@ async function converge(
   const converged = await watchConvergence(fleet, count, timeoutSeconds * 1000, say);
   printTable(await fleet.api.targets());
   console.log(`
-Hub API        ${fleet.hubUrl}/api/v1/targets
+${
+  contextSaved
+    ? `CLI            npx flotilla context use ${DEMO_CONTEXT}   (then: npx flotilla targets, history, audit …)
+`
+    : ''
+}Hub API        ${fleet.hubUrl}/api/v1/targets
 OpenAPI        ${fleet.hubUrl}/api/docs
 Metrics        ${fleet.hubUrl}/metrics
 Git repository ${repoDir}   (commit a change under apps/guestbook and watch it roll out)
@@ -185,4 +196,37 @@ function printTable(targets: TargetView[]): void {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   console.log('');
   for (const row of [header, ...rows]) console.log(row.map((c, i) => c.padEnd(widths[i]!)).join('  '));
+}
+
+/** Adds (or refreshes) the flotilla-demo context; a config file the CLI cannot read is left alone. */
+function saveDemoContext(hubUrl: string, say: (line: string) => void): boolean {
+  const path = cliConfigPath();
+  try {
+    saveCliConfig(withContext(loadCliConfig(path), { name: DEMO_CONTEXT, hub: hubUrl }), path);
+    say(`wrote the CLI context ${DEMO_CONTEXT} (${hubUrl}) to ${path}`);
+    return true;
+  } catch (err) {
+    say(`could not write the CLI context ${DEMO_CONTEXT} to ${path}: ${(err as Error).message}`);
+    return false;
+  }
+}
+
+/** Removes the demo's context when it still points at this demo's hub (another demo may own it). */
+function forgetDemoContext(hubUrl: string): void {
+  const path = cliConfigPath();
+  try {
+    const config = loadCliConfig(path);
+    if (config.contexts.find((c) => c.name === DEMO_CONTEXT)?.hub !== hubUrl) return;
+    const { currentContext, ...rest } = config;
+    saveCliConfig(
+      {
+        ...rest,
+        contexts: config.contexts.filter((c) => c.name !== DEMO_CONTEXT),
+        ...(currentContext && currentContext !== DEMO_CONTEXT && { currentContext }),
+      },
+      path,
+    );
+  } catch {
+    // Leaving a stale context behind is harmless: commands then say the hub cannot be reached.
+  }
 }

@@ -1,6 +1,7 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { HubApiError, HubClient, HubUnreachableError } from '../fleet/hub-client.js';
 import { UsageError, type OutputFormat } from '../offline/offline-command.js';
+import { cliConfigPath, loadCliConfig, selectContext, type CliContext } from '../fleet/cli-config.js';
 
 export { printResult } from '../offline/offline-command.js';
 
@@ -23,6 +24,8 @@ export interface HubCommandArgs {
   /** True when `-o` was given, so a command can refuse a conflicting flag such as `--ndjson`. */
   outputGiven: boolean;
   client: HubClient;
+  /** Where the hub URL came from, for messages ("the context flotilla-demo", "--hub"). */
+  hubSource: string;
 }
 
 export interface HubCommandSpec {
@@ -35,8 +38,11 @@ export interface HubCommandSpec {
 
 const COMMON_USAGE = [
   'common options:',
-  `  --hub URL      the hub's base URL (default $FLOTILLA_HUB_URL, else ${DEFAULT_HUB_URL})`,
-  '  --token T      API token (or the admin token) sent as a Bearer token (default $FLOTILLA_TOKEN)',
+  "  --hub URL      the hub's base URL (default $FLOTILLA_HUB_URL, else the context's, else",
+  `                 ${DEFAULT_HUB_URL})`,
+  '  --token T      API token (or the admin token) sent as a Bearer token (default $FLOTILLA_TOKEN,',
+  "                 else the context's when the hub is the context's)",
+  "  --context NAME a context of 'flotilla context list' (default $FLOTILLA_CONTEXT, else the current)",
   '  -o FORMAT      table (default), json or yaml',
 ].join('\n');
 
@@ -49,6 +55,7 @@ export function parseHubArgs(argv: string[], spec: HubCommandSpec): HubCommandAr
         ...spec.options,
         hub: { type: 'string' },
         token: { type: 'string' },
+        context: { type: 'string' },
         output: { type: 'string', short: 'o' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -64,7 +71,7 @@ export function parseHubArgs(argv: string[], spec: HubCommandSpec): HubCommandAr
   if (output !== 'json' && output !== 'yaml' && output !== 'table') {
     throw new UsageError(`-o must be table, json or yaml, not '${String(output)}'`);
   }
-  const hub = stringValue(values['hub']) ?? process.env['FLOTILLA_HUB_URL'] ?? DEFAULT_HUB_URL;
+  const { hub, token, source } = resolveHub(values);
   let hubUrl: URL;
   try {
     hubUrl = new URL(hub);
@@ -74,15 +81,48 @@ export function parseHubArgs(argv: string[], spec: HubCommandSpec): HubCommandAr
   if (hubUrl.protocol !== 'http:' && hubUrl.protocol !== 'https:') {
     throw new UsageError(`--hub must be an http(s) URL, not '${hub}'`);
   }
-  const token = stringValue(values['token']) ?? process.env['FLOTILLA_TOKEN'];
   return {
     values,
     positionals,
     output,
     outputGiven: rawOutput !== undefined,
     client: new HubClient(hub.replace(/\/+$/, ''), token || undefined),
+    hubSource: source,
     help: values['help'] === true,
   };
+}
+
+/**
+ * Which hub and token: flags, then the environment, then the selected context of the CLI's config
+ * file, then the default URL. A context's token is only sent to that context's own hub, never to a
+ * URL given by a flag or the environment. The file is not read when flags and environment say all.
+ */
+function resolveHub(values: Record<string, HubArgValue>): { hub: string; token?: string; source: string } {
+  const env = process.env;
+  const flagHub = stringValue(values['hub']);
+  const givenHub = flagHub ?? env['FLOTILLA_HUB_URL'];
+  const givenToken = stringValue(values['token']) ?? env['FLOTILLA_TOKEN'];
+  const wanted = stringValue(values['context']) ?? (env['FLOTILLA_CONTEXT'] || undefined);
+  let context: CliContext | undefined;
+  if (wanted !== undefined || givenHub === undefined || givenToken === undefined) {
+    const path = cliConfigPath();
+    context = selectContext(loadCliConfig(path), wanted, path);
+  }
+  if (givenHub !== undefined) {
+    const sameHub = context !== undefined && sameUrl(context.hub, givenHub);
+    return {
+      hub: givenHub,
+      token: givenToken ?? (sameHub ? context?.token : undefined),
+      source: flagHub !== undefined ? '--hub' : '$FLOTILLA_HUB_URL',
+    };
+  }
+  if (context)
+    return { hub: context.hub, token: givenToken ?? context.token, source: `the context ${context.name}` };
+  return { hub: DEFAULT_HUB_URL, token: givenToken, source: 'the default URL' };
+}
+
+function sameUrl(a: string, b: string): boolean {
+  return a.replace(/\/+$/, '') === b.replace(/\/+$/, '');
 }
 
 /**
@@ -94,8 +134,10 @@ export async function runHubCommand(
   spec: HubCommandSpec,
   body: (args: HubCommandArgs) => Promise<number>,
 ): Promise<number> {
+  let hubSource: string | undefined;
   try {
     const args = parseHubArgs(argv, spec);
+    hubSource = args.hubSource;
     if (args.help) {
       process.stdout.write(`${spec.usage}\n\n${COMMON_USAGE}\n`);
       return 0;
@@ -112,6 +154,11 @@ export async function runHubCommand(
     }
     if (err instanceof HubUnreachableError) {
       console.error(`flotilla ${spec.name}: ${err.message}`);
+      // Nothing said which hub: the first thing a new user meets after starting the demo elsewhere.
+      if (hubSource === 'the default URL')
+        console.error(
+          "  no hub was named: use --hub URL, $FLOTILLA_HUB_URL or 'flotilla context use NAME' ('flotilla demo' writes the context flotilla-demo)",
+        );
       return 1;
     }
     throw err;
