@@ -15,7 +15,7 @@ import { KubeConnections } from './kube/kube-connections.js';
 import { ObjectWatcher } from './kube/object-watcher.js';
 import { TargetReconciler } from './reconcile/target-reconciler.js';
 import { AutoRollback } from './rollback/auto-rollback.js';
-import { ReportQueue } from './reports/report-queue.js';
+import { ReportQueue, type SetAside } from './reports/report-queue.js';
 import { BundleDecryptError, BundleDecryptor } from './secrets/bundle-decryptor.js';
 import { StateStore } from './state/state-store.js';
 import { Backoff, sleep } from './util/backoff.js';
@@ -363,34 +363,43 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
         await waitForWork(1_000);
         continue;
       }
+      const cred = credential;
+      const post = async (reports: Report[]) => (await hub.postReports(cred, reports, abort.signal)).refused;
       try {
-        const cred = credential;
-        const n = await queue.deliver(
-          async (reports) => {
-            await hub.postReports(cred, reports, abort.signal);
-          },
-          {
-            onePerPost: isolating,
-          },
-        );
-        if (n > 0) log.debug({ reports: n }, 'reports delivered');
+        const { delivered, setAside } = await queue.deliverReporting(post, { onePerPost: isolating });
+        logSetAside(setAside);
+        if (delivered > 0) log.debug({ reports: delivered }, 'reports delivered');
         backoff.reset();
         isolating = false;
-      } catch (err) {
+      } catch (caught) {
         if (abort.signal.aborted) break;
-        if (err instanceof HubError && err.code === 'HUB_REJECTED') {
-          // The hub will never take this POST as it is. Send batches one by one to find the bad one,
-          // then drop that one alone so that it does not hold back every report behind it.
-          if (isolating) {
-            const dropped = await queue.discardOldest();
-            log.error(
-              { code: err.code, reportIds: dropped.map((r) => r.id) },
-              `hub refused a report batch; dropped it: ${err.message}`,
-            );
+        let err = caught;
+        if (err instanceof HubError && err.code === 'HUB_REPORTS_INVALID') {
+          // The hub read the POST and refused it as invalid: find the batch (one file per post),
+          // then the report in it (one report per post), and set only that aside.
+          if (!isolating) {
+            isolating = true;
+            continue;
           }
-          isolating = true;
-          continue;
+          try {
+            logSetAside(
+              await queue.isolateOldest(
+                (report) => post([report]),
+                (e) =>
+                  e instanceof HubError && e.code === 'HUB_REPORTS_INVALID'
+                    ? { code: e.apiCode ?? e.code, message: e.message }
+                    : undefined,
+              ),
+            );
+            continue;
+          } catch (inner) {
+            if (abort.signal.aborted) break;
+            err = inner;
+          }
         }
+        // Anything else (404 or 413 from an ingress, 401/403 from a proxy, 5xx, no answer) keeps
+        // every report queued and tries again later; a 413 in smaller posts.
+        if (err instanceof HubError && err.status === 413) isolating = true;
         const delay = backoff.next();
         log.warn(
           { code: (err as HubError).code, pending: queue.pendingBatches, retryInMs: delay },
@@ -398,6 +407,16 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
         );
         await sleep(delay, abort.signal);
       }
+    }
+  };
+
+  /** Reports set aside are an operator's to read: one error line each, naming the file. */
+  const logSetAside = (setAside: SetAside[]): void => {
+    for (const a of setAside) {
+      log.error(
+        { code: a.code, reportIds: a.reportIds, file: a.file, setAsideTotal: queue.setAsideFiles },
+        `the hub refused a report as invalid; set aside in ${a.file}: ${a.message}`,
+      );
     }
   };
 

@@ -1,4 +1,4 @@
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -17,11 +17,14 @@ const health = (id: string): Report => ({
 
 describe('ReportQueue', () => {
   let dir: string;
+  let aside: string;
   beforeEach(async () => {
     dir = await mkdtemp(join(tmpdir(), 'agent-reports-'));
+    aside = `${dir}-refused`;
   });
   afterEach(async () => {
     await rm(dir, { recursive: true, force: true });
+    await rm(aside, { recursive: true, force: true });
   });
 
   it('delivers in the order enqueued, several batches per post, and empties the disk', async () => {
@@ -86,7 +89,7 @@ describe('ReportQueue', () => {
     expect(queue.pendingBatches).toBe(3);
   });
 
-  it('can send one batch per post and drop the oldest batch alone', async () => {
+  it('can send one batch per post, stopping at the first failure', async () => {
     const queue = new ReportQueue(dir);
     await queue.init();
     for (const id of ['a', 'b', 'c']) await queue.enqueue([health(id)]);
@@ -95,19 +98,88 @@ describe('ReportQueue', () => {
       queue.deliver(
         (reports) => {
           posts.push(reports.map((r) => r.id));
-          return reports[0]?.id === 'b' ? Promise.reject(new Error('400 bad report')) : Promise.resolve();
+          return reports[0]?.id === 'b'
+            ? Promise.reject(new Error('413 from an ingress'))
+            : Promise.resolve();
         },
         { onePerPost: true },
       ),
-    ).rejects.toThrow('400 bad report');
+    ).rejects.toThrow('413 from an ingress');
     expect(posts).toEqual([['a'], ['b']]);
-    expect((await queue.discardOldest()).map((r) => r.id)).toEqual(['b']);
-    expect(queue.dropped).toBe(1);
-    const rest: string[] = [];
-    await queue.deliver((reports) => {
-      rest.push(...reports.map((r) => r.id));
+    expect(queue.pendingBatches).toBe(2);
+  });
+
+  it('sets aside, beside the queue, the reports a 200 lists as refused; the rest is delivered (#14 defect 6)', async () => {
+    const queue = new ReportQueue(dir, { setAsideDir: aside });
+    await queue.init();
+    await queue.enqueue([health('a'), health('b'), health('c')]);
+    const result = await queue.deliverReporting((reports) =>
+      Promise.resolve([
+        { index: 1, id: reports[1]?.id ?? '', code: 'invalid-text', message: 'report 1 refused' },
+      ]),
+    );
+    expect(result.delivered).toBe(3);
+    expect(result.setAside.map((s) => [s.reportIds, s.code])).toEqual([[['b'], 'invalid-text']]);
+    expect(queue.pendingBatches).toBe(0);
+    expect(queue.setAsideFiles).toBe(1);
+    const [file] = await readdir(aside);
+    const kept = JSON.parse(await readFile(join(aside, file ?? ''), 'utf8')) as Record<string, unknown>;
+    expect(kept).toMatchObject({ code: 'invalid-text', message: 'report 1 refused', reports: [{ id: 'b' }] });
+    // A restarted agent still counts what is waiting for an operator.
+    const again = new ReportQueue(dir, { setAsideDir: aside });
+    await again.init();
+    expect(again.setAsideFiles).toBe(1);
+  });
+
+  it('isolates a refused batch report by report: only the invalid one is set aside', async () => {
+    const queue = new ReportQueue(dir, { setAsideDir: aside });
+    await queue.init();
+    await queue.enqueue([health('a'), health('b'), health('c')]);
+    await queue.enqueue([health('d')]);
+    const invalid = (err: unknown) =>
+      err instanceof Error && err.message === 'invalid'
+        ? { code: 'reports-invalid', message: 'bad' }
+        : undefined;
+
+    // Any other failure on the way keeps the batch whole (a replay is harmless: ids deduplicate).
+    await expect(
+      queue.isolateOldest(
+        (r) => (r.id === 'b' ? Promise.reject(new Error('503')) : Promise.resolve()),
+        invalid,
+      ),
+    ).rejects.toThrow('503');
+    expect(queue.pendingBatches).toBe(2);
+    expect(await readdir(aside)).toEqual([]);
+
+    const sent: string[] = [];
+    const setAside = await queue.isolateOldest((r) => {
+      if (r.id === 'b') return Promise.reject(new Error('invalid'));
+      sent.push(r.id);
+      return Promise.resolve();
+    }, invalid);
+    expect(sent).toEqual(['a', 'c']);
+    expect(setAside.map((s) => [s.reportIds, s.code])).toEqual([[['b'], 'reports-invalid']]);
+    expect(queue.pendingBatches).toBe(1);
+    expect(await readdir(aside)).toHaveLength(1);
+  });
+
+  it('sets aside a queued file that no longer parses instead of deleting it', async () => {
+    const queue = new ReportQueue(dir, { setAsideDir: aside });
+    await queue.init();
+    await queue.enqueue([health('a')]);
+    await queue.enqueue([health('b')]);
+    const [first] = (await readdir(dir)).sort();
+    await writeFile(join(dir, first ?? ''), '{"reports": [trunc');
+    const seen: string[] = [];
+    const result = await queue.deliverReporting((reports) => {
+      seen.push(...reports.map((r) => r.id));
       return Promise.resolve();
     });
-    expect(rest).toEqual(['c']);
+    expect(seen).toEqual(['b']);
+    expect(result.setAside.map((s) => s.code)).toEqual(['unreadable-batch']);
+    const [file] = await readdir(aside);
+    expect(JSON.parse(await readFile(join(aside, file ?? ''), 'utf8'))).toMatchObject({
+      raw: '{"reports": [trunc',
+    });
   });
 });

@@ -1,6 +1,6 @@
-import { readdir, rm } from 'node:fs/promises';
+import { mkdir, readFile, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type Report, reportBatchSchema } from '@flotilla/contract';
+import { type Report, type ReportBatchResponse, reportBatchSchema } from '@flotilla/contract';
 import { readJsonFile, writeFileAtomic } from '../state/atomic-file.js';
 
 const BATCH_FILE = /^(\d{16})\.json$/;
@@ -10,6 +10,22 @@ export interface ReportQueueOptions {
   maxBatches?: number;
   /** At most this many reports go in one POST (the contract allows 1000). */
   maxReportsPerPost?: number;
+  /**
+   * Where reports the hub examined and refused as invalid are set aside, for an operator to read
+   * (one JSON file each set-aside, with the hub's code and message). Default: `<dir>-refused`.
+   */
+  setAsideDir?: string;
+}
+
+/** Reports the hub read and refused, one by one, with its reason (from `refused` in its answer). */
+export type RefusedReports = NonNullable<ReportBatchResponse['refused']>;
+
+/** What was set aside and where: for the log line. */
+export interface SetAside {
+  file: string;
+  reportIds: string[];
+  code: string;
+  message: string;
 }
 
 /**
@@ -21,9 +37,11 @@ export class ReportQueue {
   private nextSeq = 0;
   private files: number[] = [];
   private droppedCount = 0;
+  private setAsideCount = 0;
   private writes: Promise<void> = Promise.resolve();
   private readonly maxBatches: number;
   private readonly maxReportsPerPost: number;
+  readonly setAsideDir: string;
 
   constructor(
     private readonly dir: string,
@@ -31,9 +49,12 @@ export class ReportQueue {
   ) {
     this.maxBatches = options.maxBatches ?? 10_000;
     this.maxReportsPerPost = Math.min(options.maxReportsPerPost ?? 500, 1000);
+    this.setAsideDir = options.setAsideDir ?? `${dir}-refused`;
   }
 
   async init(): Promise<void> {
+    await mkdir(this.setAsideDir, { recursive: true });
+    this.setAsideCount = (await readdir(this.setAsideDir)).filter((n) => n.endsWith('.json')).length;
     const names = await readdir(this.dir);
     this.files = names
       .map((n) => BATCH_FILE.exec(n)?.[1])
@@ -50,6 +71,11 @@ export class ReportQueue {
   /** Batches discarded because the queue was full (since this process started). */
   get dropped(): number {
     return this.droppedCount;
+  }
+
+  /** Files in the set-aside directory: reports the hub refused as invalid (or unreadable batches). */
+  get setAsideFiles(): number {
+    return this.setAsideCount;
   }
 
   /** Durably appends one batch (split to fit a POST); resolves once it is on disk. */
@@ -79,54 +105,123 @@ export class ReportQueue {
 
   /**
    * Sends queued batches oldest first, several files per POST, deleting each file once the hub has
-   * answered. Stops at the first failure (rethrown) so that order is kept.
-   * Returns how many reports were delivered.
+   * answered. Stops at the first failure (rethrown) so that order is kept. Reports the hub's answer
+   * lists as refused are set aside (see `setAsideDir`), never just deleted. Returns how many
+   * reports were delivered (or set aside) and what was set aside.
    */
   async deliver(
-    send: (reports: Report[]) => Promise<void>,
+    send: (reports: Report[]) => Promise<void | RefusedReports>,
     options: { onePerPost?: boolean } = {},
   ): Promise<number> {
+    return (await this.deliverReporting(send, options)).delivered;
+  }
+
+  /** `deliver`, also saying what it set aside. */
+  async deliverReporting(
+    send: (reports: Report[]) => Promise<void | RefusedReports>,
+    options: { onePerPost?: boolean } = {},
+  ): Promise<{ delivered: number; setAside: SetAside[] }> {
     let delivered = 0;
+    const setAside: SetAside[] = [];
     while (this.files.length > 0) {
       const seqs: number[] = [];
       const reports: Report[] = [];
       for (const seq of this.files) {
         if (options.onePerPost && seqs.length > 0) break;
         const batch = await this.read(seq);
+        if (batch === undefined) {
+          // A file that no longer parses can never be delivered: set aside as it is, not lost.
+          if (seqs.length > 0) break;
+          setAside.push(await this.setAsideFile(seq));
+          continue;
+        }
         if (reports.length > 0 && reports.length + batch.length > this.maxReportsPerPost) break;
         seqs.push(seq);
         reports.push(...batch);
       }
-      if (reports.length > 0) await send(reports);
+      if (seqs.length === 0) continue;
+      const refused = reports.length > 0 ? await send(reports) : undefined;
+      if (refused && refused.length > 0) setAside.push(...(await this.setAsideRefused(reports, refused)));
       for (const seq of seqs) {
         await rm(this.pathOf(seq), { force: true });
         this.files = this.files.filter((s) => s !== seq);
       }
       delivered += reports.length;
     }
-    return delivered;
+    return { delivered, setAside };
   }
 
   /**
-   * Removes the oldest batch without sending it — only for a batch the hub refuses outright, which
-   * would otherwise block every report behind it. Returns what was dropped, for the log.
+   * Posts the oldest batch one report at a time, for a batch the hub refused as invalid: each report
+   * that `send` rejects with an error `isInvalid` accepts is set aside with that error, the others
+   * are delivered. Any other error stops here (rethrown) and keeps the batch: a replay of what
+   * was delivered is harmless, the hub deduplicates ids.
    */
-  async discardOldest(): Promise<Report[]> {
-    const seq = this.files.shift();
+  async isolateOldest(
+    send: (report: Report) => Promise<void | RefusedReports>,
+    isInvalid: (err: unknown) => { code: string; message: string } | undefined,
+  ): Promise<SetAside[]> {
+    const seq = this.files[0];
     if (seq === undefined) return [];
-    const reports = await this.read(seq);
+    const batch = await this.read(seq);
+    if (batch === undefined) return [await this.setAsideFile(seq)];
+    const setAside: SetAside[] = [];
+    for (const report of batch) {
+      let refused: void | RefusedReports;
+      try {
+        refused = await send(report);
+      } catch (err) {
+        const invalid = isInvalid(err);
+        if (!invalid) throw err;
+        refused = [{ index: 0, id: report.id, ...invalid }];
+      }
+      if (refused && refused.length > 0) setAside.push(...(await this.setAsideRefused([report], refused)));
+    }
     await rm(this.pathOf(seq), { force: true });
-    this.droppedCount++;
-    return reports;
+    this.files = this.files.filter((s) => s !== seq);
+    return setAside;
   }
 
-  private async read(seq: number): Promise<Report[]> {
+  /** The refused reports of one POST, with the hub's reason, written beside the queue. */
+  private async setAsideRefused(reports: Report[], refused: RefusedReports): Promise<SetAside[]> {
+    const out: SetAside[] = [];
+    for (const r of refused) {
+      const report = reports[r.index]?.id === r.id ? reports[r.index] : reports.find((x) => x.id === r.id);
+      const file = await this.writeSetAside({
+        code: r.code,
+        message: r.message,
+        reports: report ? [report] : [],
+      });
+      out.push({ file, reportIds: [r.id], code: r.code, message: r.message });
+    }
+    return out;
+  }
+
+  private async setAsideFile(seq: number): Promise<SetAside> {
+    const raw = await readFile(this.pathOf(seq), 'utf8').catch(() => '');
+    const code = 'unreadable-batch';
+    const message = `queued batch ${seq} no longer parses as a report batch`;
+    const file = await this.writeSetAside({ code, message, raw });
+    await rm(this.pathOf(seq), { force: true });
+    this.files = this.files.filter((s) => s !== seq);
+    return { file, reportIds: [], code, message };
+  }
+
+  private async writeSetAside(content: Record<string, unknown>): Promise<string> {
+    const at = new Date().toISOString();
+    const file = join(this.setAsideDir, `${at.replace(/[:.]/g, '-')}-${this.setAsideCount}.json`);
+    await writeFileAtomic(file, JSON.stringify({ setAsideAt: at, ...content }, null, 2));
+    this.setAsideCount++;
+    return file;
+  }
+
+  /** The batch's reports; undefined for a file that no longer parses (set aside by the caller). */
+  private async read(seq: number): Promise<Report[] | undefined> {
     try {
       const parsed = reportBatchSchema.safeParse(await readJsonFile(this.pathOf(seq)));
-      // A batch that no longer parses can never be delivered; skipping it keeps the rest flowing.
-      return parsed.success ? parsed.data.reports : [];
+      return parsed.success ? parsed.data.reports : undefined;
     } catch {
-      return [];
+      return undefined;
     }
   }
 

@@ -13,6 +13,7 @@ import {
 } from '@nestjs/common';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
 import {
+  AGENT_REFUSAL,
   bundleBatchRequestSchema,
   registerRequestSchema,
   reportBatchSchema,
@@ -156,7 +157,7 @@ export class AgentGatewayController {
   @ApiBearerAuth()
   @UseGuards(AgentAuthGuard)
   async reportBatch(@Req() req: AgentRequest, @Body() body: unknown): Promise<ReportBatchResponse> {
-    const batch = parseInput(reportBatchSchema, body);
+    const batch = parseReportBatch(body);
     this.gateway.touch(req.cluster);
     // A report with text PostgreSQL cannot store is refused alone (and audited); the batch goes on.
     const { storable, refused } = partitionStorable(batch.reports);
@@ -171,5 +172,18 @@ export class AgentGatewayController {
       await this.wakeups.notify([req.cluster.id]);
     }
     return result;
+  }
+}
+
+/**
+ * A batch that does not match the contract is answered with the typed `reports-invalid`: the agent
+ * sets aside only reports so refused (anything else, a proxy's 400 too, it keeps and sends again).
+ */
+function parseReportBatch(body: unknown) {
+  try {
+    return parseInput(reportBatchSchema, body);
+  } catch (err) {
+    if (!(err instanceof HubError) || err.code !== 'invalid-request') throw err;
+    throw new HubError(400, AGENT_REFUSAL.reportsInvalid, err.message, err.path, err.details);
   }
 }
