@@ -295,6 +295,19 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
     }
     if (failures.length > 0) {
       // Apply what verified, keep the old state for the rest, and retry the set after a back-off.
+      // What will run is saved first (under the previous ETag, so the next poll fetches the whole
+      // set again): a restart while the hub is away resumes there, never at an older revision.
+      const previous = await store.loadAssignments();
+      const before = new Map(previous?.assignments.map((a) => [a.targetId, a]));
+      await store.saveAssignments({
+        ...response,
+        etag: previous?.etag ?? '',
+        assignments: response.assignments.flatMap((a) => {
+          if (bundles.has(a.bundleDigest)) return [a];
+          const old = before.get(a.targetId);
+          return old ? [old] : [];
+        }),
+      });
       await applyAssignments(response.assignments, bundles);
       throw new HubError('HUB_BAD_RESPONSE', 'bundles', failures.join('; '));
     }
