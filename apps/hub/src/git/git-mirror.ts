@@ -6,13 +6,20 @@ import { simpleGit, type SimpleGit } from 'simple-git';
 import { openGitAuth, type GitAuth } from './git-credentials.js';
 
 const FULL_SHA = /^[0-9a-f]{40}$/;
+const MAX_GIT_OUTPUT_BYTES = 64 * 1024 * 1024;
 // Never wait for a password prompt: a repository that needs credentials fails at once.
 const GIT_ENV = { GIT_TERMINAL_PROMPT: '0', LC_ALL: 'C' };
+
+/**
+ * Bounds on what one render may ask of a commit's tree: a repository author chooses the tree, and
+ * every entry and symlink costs the hub work before anything is refused.
+ */
+export const TREE_READ_LIMITS = { maxEntries: 50_000, maxSymlinks: 2_000 };
 
 export class GitMirrorError extends Error {
   override readonly name = 'GitMirrorError';
   constructor(
-    readonly code: 'fetch-failed' | 'unknown-revision' | 'not-fetched' | 'read-failed',
+    readonly code: 'fetch-failed' | 'unknown-revision' | 'not-fetched' | 'read-failed' | 'tree-too-large',
     message: string,
   ) {
     super(message);
@@ -148,28 +155,89 @@ export class GitMirrors {
 
   /**
    * Every entry of the commit's tree (files, symlinks with their targets, submodules) with its size,
-   * so a render can refuse what it must not read before anything is read or written.
+   * so a render can refuse what it must not read before anything is read or written. Two child
+   * processes whatever the tree holds (`ls-tree`, then one `cat-file --batch` for every symlink), both
+   * awaited, so a large tree never holds the event loop; past `limits` the read is refused.
    */
-  listEntries(repositoryId: string, sha: string): TreeEntry[] {
+  async listEntries(
+    repositoryId: string,
+    sha: string,
+    limits: { maxEntries: number; maxSymlinks: number } = TREE_READ_LIMITS,
+  ): Promise<TreeEntry[]> {
     const dir = this.requireMirror(repositoryId);
-    const out = this.run(dir, ['ls-tree', '-r', '-l', '-z', '--full-tree', sha]);
+    const out = (await this.runAsync(dir, ['ls-tree', '-r', '-l', '-z', '--full-tree', sha])).toString(
+      'utf8',
+    );
+    const records = out.split('\0').filter(Boolean);
+    if (records.length > limits.maxEntries) {
+      throw new GitMirrorError(
+        'tree-too-large',
+        `commit ${sha.slice(0, 12)} has ${records.length} tree entries; a render reads at most ${limits.maxEntries}`,
+      );
+    }
     const entries: TreeEntry[] = [];
-    for (const record of out.split('\0')) {
+    const links: { entry: TreeEntry; object: string }[] = [];
+    for (const record of records) {
       // <mode> SP <type> SP <object> SP+ <size> TAB <path>
       const m = /^(\d+) \w+ ([0-9a-f]+) +(\d+|-)\t(.+)$/s.exec(record);
       if (!m) continue;
       const [, mode, object, size, path] = m as unknown as [string, string, string, string, string];
       if (mode === '160000') entries.push({ path, kind: 'submodule', size: 0 });
-      else if (mode === '120000')
-        entries.push({
-          path,
-          kind: 'symlink',
-          size: Number(size),
-          linkTarget: this.run(dir, ['cat-file', 'blob', object]),
-        });
-      else entries.push({ path, kind: 'file', size: Number(size) });
+      else if (mode === '120000') {
+        const entry: TreeEntry = { path, kind: 'symlink', size: Number(size) };
+        entries.push(entry);
+        links.push({ entry, object });
+      } else entries.push({ path, kind: 'file', size: Number(size) });
     }
+    if (links.length > limits.maxSymlinks) {
+      throw new GitMirrorError(
+        'tree-too-large',
+        `commit ${sha.slice(0, 12)} has ${links.length} symlinks; a render follows at most ${limits.maxSymlinks}`,
+      );
+    }
+    const targets = await this.readBlobs(
+      dir,
+      links.map((l) => l.object),
+    );
+    links.forEach((l, i) => (l.entry.linkTarget = targets[i] ?? ''));
     return entries;
+  }
+
+  /** The contents of `paths` at `sha`, in order, with one `git cat-file --batch` for all of them. */
+  async readFiles(repositoryId: string, sha: string, paths: string[]): Promise<string[]> {
+    const dir = this.requireMirror(repositoryId);
+    const names = paths.map((p) => `${sha}:${normalisePath(p)}`);
+    const contents = await this.readBlobs(dir, names);
+    return contents.map((c, i) => {
+      if (c === undefined) {
+        throw new GitMirrorError('read-failed', `file ${paths[i]} does not exist at ${sha.slice(0, 12)}`);
+      }
+      return c;
+    });
+  }
+
+  /** `git cat-file --batch` for `names` (objects or `<sha>:<path>`): undefined where one is missing. */
+  private async readBlobs(dir: string, names: string[]): Promise<(string | undefined)[]> {
+    if (names.length === 0) return [];
+    const out = await this.runAsync(dir, ['cat-file', '--batch'], names.map((n) => `${n}\n`).join(''));
+    // Each answer: "<object> <type> <size>\n<content>\n", or "<name> missing\n".
+    const contents: (string | undefined)[] = [];
+    let at = 0;
+    for (let i = 0; i < names.length; i++) {
+      const eol = out.indexOf(0x0a, at);
+      if (eol < 0) throw new GitMirrorError('read-failed', 'git cat-file answered fewer objects than asked');
+      const header = out.subarray(at, eol).toString('utf8');
+      const m = /^[0-9a-f]+ (\w+) (\d+)$/.exec(header);
+      if (!m) {
+        contents.push(undefined);
+        at = eol + 1;
+        continue;
+      }
+      const size = Number(m[2]);
+      contents.push(m[1] === 'blob' ? out.subarray(eol + 1, eol + 1 + size).toString('utf8') : undefined);
+      at = eol + 1 + size + 1;
+    }
+    return contents;
   }
 
   /**
@@ -238,6 +306,41 @@ export class GitMirrors {
       unsafe: { allowUnsafeAskPass: true, allowUnsafeSshCommand: true, allowUnsafeCredentialHelper: true },
       allowEnvironment: Object.keys(authEnv).filter((k) => k.startsWith('GIT_')),
     }).env({ ...inheritedEnv(), ...authEnv });
+  }
+
+  /** `git` in a child process the event loop waits for, not one it blocks on. */
+  private runAsync(dir: string, args: string[], input?: string): Promise<Buffer> {
+    return new Promise((done, fail) => {
+      const child = spawn('git', ['-C', dir, ...args], {
+        env: { ...process.env, ...GIT_ENV },
+        stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+      });
+      const chunks: Buffer[] = [];
+      let size = 0;
+      let stderr = '';
+      child.stdout?.on('data', (d: Buffer) => {
+        size += d.length;
+        if (size > MAX_GIT_OUTPUT_BYTES) {
+          child.kill('SIGKILL');
+          return;
+        }
+        chunks.push(d);
+      });
+      child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+      child.on('error', (e) => fail(new GitMirrorError('read-failed', `git ${args[0]}: ${e.message}`)));
+      child.on('close', (code) => {
+        if (size > MAX_GIT_OUTPUT_BYTES) {
+          fail(
+            new GitMirrorError('read-failed', `git ${args[0]} wrote more than ${MAX_GIT_OUTPUT_BYTES} bytes`),
+          );
+        } else if (code !== 0) {
+          fail(
+            new GitMirrorError('read-failed', `git ${args[0]} failed: ${stderr.trim() || `exit ${code}`}`),
+          );
+        } else done(Buffer.concat(chunks));
+      });
+      if (input !== undefined) child.stdin?.end(input);
+    });
   }
 
   private run(dir: string, args: string[]): string {

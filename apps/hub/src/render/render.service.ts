@@ -117,7 +117,7 @@ export class RenderService {
     const options = this.translate('spec.source.kustomize', () =>
       parseKustomizeOptions(src.kustomize, 'spec.source.kustomize'),
     );
-    const entries = this.gitRead(where, () =>
+    const entries = await this.gitReadAsync(where, () =>
       this.mirrors.mirrors.listEntries(src.repositoryId, src.revision),
     );
     const under = entries.filter((e) => dir === '' || e.path.startsWith(`${dir}/`));
@@ -137,7 +137,7 @@ export class RenderService {
     const produce = () =>
       useKustomize
         ? this.renderKustomize(src, dir, options, entries, where)
-        : Promise.resolve(this.renderPlain(src, dir, under, entries, where));
+        : this.renderPlain(src, dir, under, entries, where);
 
     const key = renderKey(src.repositoryId, src.revision, dir, options);
     let bundle: RenderedBundle;
@@ -203,13 +203,13 @@ export class RenderService {
     return bundle;
   }
 
-  private renderPlain(
+  private async renderPlain(
     src: RenderSource,
     dir: string,
     under: TreeEntry[],
     entries: TreeEntry[],
     where: string,
-  ): Rendered {
+  ): Promise<Rendered> {
     const links = symlinksOf(entries);
     this.translate(where, () =>
       checkTreeEntries(
@@ -226,12 +226,17 @@ export class RenderService {
         where,
       );
     }
-    const files = manifestEntries.map((e) => ({
-      path: dir ? e.path.slice(dir.length + 1) : e.path,
-      // A symlink inside the repository is read through (checkTreeEntries refused the others).
-      content: this.gitRead(where, () =>
-        this.mirrors.mirrors.readFile(src.repositoryId, src.revision, linkedPath(e, links)),
+    // A symlink inside the repository is read through (checkTreeEntries refused the others).
+    const contents = await this.gitReadAsync(where, () =>
+      this.mirrors.mirrors.readFiles(
+        src.repositoryId,
+        src.revision,
+        manifestEntries.map((e) => linkedPath(e, links)),
       ),
+    );
+    const files = manifestEntries.map((e, i) => ({
+      path: dir ? e.path.slice(dir.length + 1) : e.path,
+      content: contents[i] ?? '',
     }));
     return this.parse(files, where, dir, `path "${dir || '.'}"`);
   }
@@ -417,9 +422,9 @@ export class RenderService {
     }
   }
 
-  private async gitReadAsync(where: string, fn: () => Promise<void>): Promise<void> {
+  private async gitReadAsync<T>(where: string, fn: () => Promise<T>): Promise<T> {
     try {
-      await fn();
+      return await fn();
     } catch (e) {
       if (e instanceof GitMirrorError) throw new RenderError(e.code, e.message, where);
       throw e;
