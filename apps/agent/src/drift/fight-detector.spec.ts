@@ -20,12 +20,19 @@ describe('FightDetector', () => {
     expect(d.record(key, ['/spec/template/spec/containers/0/image'], 'kubectl-edit', 4)).toBe(true);
   });
 
-  it('ignores rounds too far apart and drifts with no known manager', () => {
+  it('ignores rounds too far apart', () => {
     const d = new FightDetector(2, 60_000);
     expect(d.record(key, ['/spec/replicas'], 'hpa', 0)).toBe(false);
     expect(d.record(key, ['/spec/replicas'], 'hpa', 120_000)).toBe(false);
-    expect(d.record(key, [''], undefined, 120_001)).toBe(false);
-    expect(d.record(key, [''], undefined, 120_002)).toBe(false);
+  });
+
+  it('counts drift no manager can be blamed for as one unknown writer (#14 defect 10)', () => {
+    const d = new FightDetector(3, 60_000);
+    expect(d.record(key, [''], undefined, 1)).toBe(false);
+    expect(d.record(key, [''], undefined, 2)).toBe(false);
+    expect(d.record(key, [''], undefined, 3)).toBe(true);
+    // A known manager is another writer: counting starts again.
+    expect(d.record(key, [''], 'kubectl-edit', 4)).toBe(false);
   });
 
   it('forgets an object whose desired state changed', () => {

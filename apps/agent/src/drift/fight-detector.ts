@@ -19,12 +19,13 @@ export class FightDetector {
     private readonly windowMs = 10 * 60_000,
   ) {}
 
-  /** Records a drift about to be healed; true when it is the `threshold`-th identical round in a row. */
-  record(objectKey: string, paths: readonly string[], manager: string | undefined, at: number): boolean {
-    if (!manager) {
-      this.rounds.delete(objectKey);
-      return false;
-    }
+  /**
+   * Records a drift about to be healed; true when it is the `threshold`-th identical round in a row.
+   * A drift no field manager can be blamed for (a deletion, a writer that leaves no managedFields)
+   * counts as its own unknown writer: healing it forever is as much a tug of war.
+   */
+  record(objectKey: string, paths: readonly string[], blamed: string | undefined, at: number): boolean {
+    const manager = blamed ?? '';
     const signature = [...paths].sort().join('\n');
     const prev = this.rounds.get(objectKey);
     const same =

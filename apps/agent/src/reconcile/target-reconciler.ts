@@ -426,10 +426,37 @@ export class TargetReconciler {
         .filter((r) => r.action === 'failed')
         .map((r) => `${r.group}/${r.kind}/${r.namespace ?? ''}/${r.name}`),
     );
-    const healed = toHeal.filter((d) => !failed.has(d.key));
+    const healed: Drifted[] = [];
+    for (const d of toHeal) {
+      if (failed.has(d.key)) continue;
+      // "Healed" only once the cluster says so: a writer that put its value straight back (or an
+      // apply the server changed) is still drift, looked at again after the back-off.
+      if (await this.inSyncNow(d.key)) healed.push(d);
+      else {
+        this.deps.log.warn({ target: a.name, object: d.key }, 'still drifted right after the heal');
+        this.scheduleRetry(this.nextHealTime());
+      }
+    }
     for (const d of healed) this.reportedDrift.delete(d.key);
     if (healed.length > 0)
       await this.deps.emit(healed.map((d) => this.driftReport('healed', d, decision.breakGlassId)));
+  }
+
+  /** Whether the object, read afresh from the API server, matches what is desired. */
+  private async inSyncNow(key: string): Promise<boolean> {
+    const desired = this.desiredByKey.get(key);
+    if (!desired) return false;
+    let live: KubeObject | undefined;
+    try {
+      live = await this.deps.kube.get(idOf(desired));
+    } catch {
+      return false;
+    }
+    if (!live) return false;
+    return this.deps.differ(desired, live, {
+      ignoreRules: this.assignment.ignoreDifferences,
+      manager: FIELD_MANAGER,
+    }).inSync;
   }
 
   /** Earliest time the next self-heal may run: 2 s after the last, doubling per heal, capped. */
