@@ -89,8 +89,10 @@ export class GuestbookFleet {
     });
   }
 
-  /** The guestbook on every cluster of the fleet, auto-synced from `main`. */
-  createAppSet(): Promise<unknown> {
+  /** The guestbook on every cluster of the fleet, from `main`: auto-synced unless a policy is given. */
+  createAppSet(
+    syncPolicy: Record<string, unknown> = { automated: { prune: true, selfHeal: true } },
+  ): Promise<unknown> {
     return this.fleet.api.createAppSet({
       apiVersion: 'flotilla.dev/v1alpha1',
       kind: 'ApplicationSet',
@@ -102,7 +104,7 @@ export class GuestbookFleet {
           spec: {
             source: { repoURL: this.repoUrl, targetRevision: 'main', path: 'apps/guestbook' },
             destination: { name: '{{cluster}}', namespace: 'guestbook' },
-            syncPolicy: { automated: { prune: true, selfHeal: true } },
+            syncPolicy,
           },
         },
       },

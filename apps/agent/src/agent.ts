@@ -19,7 +19,7 @@ import { ReportQueue, type SetAside } from './reports/report-queue.js';
 import { BundleDecryptError, BundleDecryptor } from './secrets/bundle-decryptor.js';
 import { StateStore } from './state/state-store.js';
 import { Backoff, sleep } from './util/backoff.js';
-import { type WindowEvaluator, decideSync } from './windows/sync-gate.js';
+import { type GateAction, type WindowEvaluator, decideSync } from './windows/sync-gate.js';
 import { defaultDiffer, defaultHealthAssessor, defaultWindowEvaluator } from './lib-adapters.js';
 
 export const AGENT_VERSION = '0.1.0';
@@ -118,7 +118,7 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
     emit,
     log,
     now,
-    gate: (a: Assignment, action: 'auto' | 'self-heal', at: Date) =>
+    gate: (a: Assignment, action: GateAction, at: Date) =>
       decideSync(a, config.clusterName, action, at, evaluate),
     healBackoff: options.selfHealBackoff ?? { initialMs: 2_000, maxMs: 300_000 },
     rollback,

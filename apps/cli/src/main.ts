@@ -38,6 +38,10 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandMod
     summary: 'notification deliveries (what was sent, to whom, what failed), destinations and policies',
     load: () => import('./commands/notifications.command.js'),
   },
+  sync: {
+    summary: "ask a target's agent to sync it now, once (also with automated sync off)",
+    load: () => import('./commands/sync.command.js'),
+  },
   targets: { summary: 'per-cluster targets on the hub', load: () => import('./commands/targets.command.js') },
   tokens: { summary: "people's API tokens on the hub", load: () => import('./commands/tokens.command.js') },
   rollouts: {

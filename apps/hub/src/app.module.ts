@@ -50,6 +50,8 @@ import { PinExpiry } from './pins/pin-expiry.service.js';
 import { PinsController } from './pins/pins.controller.js';
 import { TargetsController } from './targets/targets.controller.js';
 import { SyncHistory } from './targets/sync-history.service.js';
+import { TargetOperations } from './targets/target-operations.service.js';
+import { TargetOperationsController } from './targets/target-operations.controller.js';
 import { AgentGatewayController } from './agent-gateway/agent-gateway.controller.js';
 import { AgentGatewayService } from './agent-gateway/agent-gateway.service.js';
 import { AgentAuthGuard } from './agent-gateway/agent-auth.guard.js';
@@ -126,6 +128,7 @@ export class AppModule {
       AppSetExpander,
       RolloutsService,
       SyncHistory,
+      TargetOperations,
       PinsService,
       PinExpiry,
       RenderService,
@@ -154,6 +157,7 @@ export class AppModule {
         RepositoriesController,
         AppSetsController,
         TargetsController,
+        TargetOperationsController,
         ExplainController,
         RolloutsController,
         PinsController,

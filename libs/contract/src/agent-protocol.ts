@@ -72,6 +72,20 @@ export const breakGlassSchema = z.object({
 export type BreakGlass = z.infer<typeof breakGlassSchema>;
 
 /** What one cluster must run for one target (ApplicationSet × cluster). */
+/**
+ * A sync a person asked for (`POST /api/v1/targets/:name/sync`). It travels in the assignments until
+ * the agent reports a sync run carrying its id, and the agent runs each id at most once (it keeps the
+ * ids it ran in its state), so a replay, a restart or another replica's answer never runs it twice.
+ */
+export const syncOperationSchema = z.object({
+  id: z.string().min(1).max(100),
+  /** Delete what the bundle no longer declares in this run, even when the appset does not prune. */
+  prune: z.boolean().default(false),
+  requestedBy: z.string(),
+  reason: z.string(),
+});
+export type SyncOperation = z.infer<typeof syncOperationSchema>;
+
 export const assignmentSchema = z.object({
   targetId: z.string(),
   /** Target name, unique in the fleet; also the tracking annotation value. */
@@ -94,6 +108,8 @@ export const assignmentSchema = z.object({
    * with trigger `rollback`). Absent: the agent never rolls back on its own.
    */
   autoRollback: z.object({ progressDeadlineSeconds: z.number().int().positive() }).optional(),
+  /** Syncs people asked for and the agent has not reported yet (oldest first). */
+  operations: z.array(syncOperationSchema).default([]),
 });
 export type Assignment = z.infer<typeof assignmentSchema>;
 
@@ -172,6 +188,8 @@ export const syncReportSchema = reportBase.extend({
   finishedAt: z.iso.datetime(),
   message: z.string().default(''),
   resources: z.array(resourceResultSchema).default([]),
+  /** Trigger `manual` only: the operation (`Assignment.operations`) this run carried out. */
+  operationId: z.string().min(1).max(100).optional(),
   /** Trigger `rollback` only: the revision that failed and was replaced by this sync's revision. */
   rolledBackFrom: z
     .object({ revision: z.string(), bundleDigest: z.string(), reason: z.string().default('') })

@@ -7,6 +7,7 @@ import {
   FIELD_MANAGER,
   type KubeObject,
   type Report,
+  type SyncOperation,
   type SyncReport,
   type SyncTrigger,
 } from '@flotilla/contract';
@@ -173,6 +174,12 @@ export class TargetReconciler {
   /** Sync when the desired revision was never (successfully) applied, otherwise compare and heal. */
   private async converge(why: string): Promise<void> {
     const a = this.assignment;
+    // A sync a person asked for comes first, automated or not.
+    const operation = a.operations.find((o) => !this.state.startedOperations.includes(o.id));
+    if (operation) {
+      await this.manualSync(operation);
+      return;
+    }
     const last = this.state.lastSync;
     const needsSync =
       !last ||
@@ -200,16 +207,56 @@ export class TargetReconciler {
     this.blockedReported = undefined;
   }
 
+  /**
+   * Carries out an operation once: its id is saved as started before anything is applied. Refused
+   * by the gate (a window without manualSync), it is reported Blocked; the report closes it on the hub.
+   */
+  private async manualSync(operation: SyncOperation): Promise<void> {
+    const a = this.assignment;
+    this.state.startedOperations = [...this.state.startedOperations, operation.id].slice(-200);
+    await this.deps.store.saveTargetState(a.targetId, this.state);
+    this.deps.log.info(
+      { target: a.name, operation: operation.id, requestedBy: operation.requestedBy },
+      'sync requested',
+    );
+    const decision = this.deps.gate(a, 'manual', this.deps.now());
+    if (!decision.allowed) {
+      const at = this.deps.now().toISOString();
+      await this.deps.emit([
+        {
+          type: 'sync',
+          id: randomUUID(),
+          targetId: a.targetId,
+          at,
+          revision: a.revision,
+          bundleDigest: a.bundleDigest,
+          trigger: 'manual',
+          outcome: 'Blocked',
+          startedAt: at,
+          finishedAt: at,
+          message: decision.message,
+          resources: [],
+          operationId: operation.id,
+        },
+      ]);
+      this.deps.log.info({ target: a.name, message: decision.message }, 'requested sync blocked');
+      return;
+    }
+    await this.runSync('manual', undefined, decision.breakGlassId, undefined, operation);
+  }
+
   private async runSync(
     trigger: SyncTrigger,
     only: Set<string> | undefined,
     breakGlassId?: string,
     rolledBackFrom?: SyncReport['rolledBackFrom'],
+    operation?: SyncOperation,
   ): Promise<SyncReport> {
     const a = this.assignment;
     const input: Parameters<typeof syncTarget>[0] = {
       kube: this.deps.kube,
-      assignment: a,
+      // A requested prune applies to this run only.
+      assignment: operation?.prune ? { ...a, syncPolicy: { ...a.syncPolicy, prune: true } } : a,
       manifests: this.bundle.manifests,
       inventory: this.state.inventory,
       trigger,
@@ -225,12 +272,16 @@ export class TargetReconciler {
     if (breakGlassId) input.breakGlassId = breakGlassId;
     const result = await syncTarget(input);
     if (rolledBackFrom) result.report.rolledBackFrom = rolledBackFrom;
+    if (operation) result.report.operationId = operation.id;
     // The objects of the assignment this run applied: one that arrived meanwhile is synced next.
     this.setDesired(result.desired, a.bundleDigest);
     this.state.inventory = result.inventory;
     if (result.interrupted) {
       // Stopping is not failing: keep tracking what was applied, and run this revision again
-      // after the restart (no report of a failure, no back-off, no rollback bookkeeping).
+      // after the restart (no report of a failure, no back-off, no rollback bookkeeping). A
+      // requested sync cut short this way is run again then too: nothing was reported for it.
+      if (operation)
+        this.state.startedOperations = this.state.startedOperations.filter((id) => id !== operation.id);
       await this.deps.store.saveTargetState(a.targetId, this.state);
       this.deps.log.info({ target: a.name, trigger }, 'sync interrupted: the agent is stopping');
       return result.report;

@@ -69,6 +69,7 @@ describe('StateStore', () => {
       lastSync: null,
       pendingIntent: null,
       contested: {},
+      startedOperations: [],
     });
     const state = {
       inventory: [{ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ns', name: 'c' }],
@@ -80,6 +81,7 @@ describe('StateStore', () => {
       },
       pendingIntent: 'self-heal' as const,
       contested: { '/ConfigMap/ns/c': 'kubectl-edit' },
+      startedOperations: ['op-1'],
     };
     await store.saveTargetState('t/1', state);
     expect(await new StateStore(join(dir, 'state')).loadTargetState('t/1')).toEqual(state);

@@ -42,6 +42,11 @@ export const targetStateSchema = z.object({
   pendingIntent: z.enum(['auto', 'self-heal']).nullable().default(null),
   /** Objects where self-heal gave up because another manager keeps writing: key → manager. */
   contested: z.record(z.string(), z.string()).default({}),
+  /**
+   * Operations (syncs people asked for) this agent started, newest last, the last 200: saved before
+   * the run, so a replayed assignment, a restart or another hub replica's answer never runs one twice.
+   */
+  startedOperations: z.array(z.string()).default([]),
 });
 export type TargetState = z.infer<typeof targetStateSchema>;
 

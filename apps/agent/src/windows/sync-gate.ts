@@ -8,7 +8,8 @@ export type WindowEvaluator = (
   options: { manual: boolean },
 ) => { canSync: boolean; nextChange: string | Date | null };
 
-export type GateAction = 'auto' | 'self-heal';
+/** `manual`: a sync a person asked for, which windows allow only where they set `manualSync`. */
+export type GateAction = 'auto' | 'self-heal' | 'manual';
 
 export type GateDecision =
   | { allowed: true; breakGlassId?: string }
@@ -53,7 +54,7 @@ export function decideSync(
       assignment.windows,
       { application: assignment.name, namespace: assignment.namespace, cluster },
       at,
-      { manual: false },
+      { manual: action === 'manual' },
     );
   } catch (err) {
     // Windows that cannot be read might have been meant to forbid this change: do not guess.

@@ -148,13 +148,31 @@ export class LocalFleet {
     this.progress(`hub ready at ${this.hubUrl}`);
   }
 
-  private startAgent(cluster: string, kubeconfigPath: string, bootstrapToken: string): SupervisedProcess {
+  /** Stops cluster i's agent (SIGTERM, a clean stop); its state dir stays for `resumeAgent`. */
+  async stopAgent(i: number): Promise<void> {
+    const c = this.clusters[i];
+    if (!c) throw new Error(`the fleet has no cluster #${i}`);
+    await this.supervisor.stop(c.agent);
+  }
+
+  /** Starts cluster i's agent again from its state dir (its credential, cached assignments, queue). */
+  resumeAgent(i: number): void {
+    const c = this.clusters[i];
+    if (!c) throw new Error(`the fleet has no cluster #${i}`);
+    c.agent = this.startAgent(c.name, c.kubeconfigPath, undefined);
+  }
+
+  private startAgent(
+    cluster: string,
+    kubeconfigPath: string,
+    bootstrapToken: string | undefined,
+  ): SupervisedProcess {
     const { workDir } = this.opts;
     return this.supervisor.spawn(`agent-${cluster}`, process.execPath, [AGENT_MAIN], {
       env: {
         FLOTILLA_HUB_URL: this.hubUrl,
         FLOTILLA_CLUSTER_NAME: cluster,
-        FLOTILLA_BOOTSTRAP_TOKEN: bootstrapToken,
+        ...(bootstrapToken && { FLOTILLA_BOOTSTRAP_TOKEN: bootstrapToken }),
         KUBECONFIG: kubeconfigPath,
         FLOTILLA_STATE_DIR: join(workDir, 'agents', cluster),
         ...this.opts.agentEnv,

@@ -22,6 +22,7 @@ import { restrictionsFor, type ProjectSpec } from '@flotilla/fleet-config';
 import { windowsForTarget, type NamedSyncWindow } from '@flotilla/windows';
 import { WindowsService } from '../windows/windows.service.js';
 import { BreakGlassService } from '../break-glass/break-glass.service.js';
+import { TargetOperations } from '../targets/target-operations.service.js';
 import { ClusterWakeups } from '../queues/cluster-wakeups.service.js';
 import { BurstSharedRead } from './burst-shared-read.js';
 
@@ -87,6 +88,7 @@ export class AgentGatewayService implements BeforeApplicationShutdown {
     private readonly windows: WindowsService,
     private readonly breakGlass: BreakGlassService,
     private readonly wakeups: ClusterWakeups,
+    private readonly operations: TargetOperations,
   ) {
     this.namedWindows = new BurstSharedRead(() => this.windows.named(), wakeups);
     this.projectSpecs = new BurstSharedRead(() => this.readProjectSpecs(), wakeups);
@@ -231,17 +233,22 @@ export class AgentGatewayService implements BeforeApplicationShutdown {
       })
       .filter((t) => t.served.bundleDigest !== '');
     // Each target's project narrowed to this cluster; the agent refuses objects outside it.
-    const [projectSpecs, namedWindows, overrides, rollbackOf] = await Promise.all([
-      this.projectSpecs.get(clusterId),
-      // Sync windows and break-glass travel in the assignment, so the ETag changes when they do.
-      this.namedWindows.get(clusterId),
-      this.breakGlass.activeFor(
-        clusterName,
-        targets.map((t) => ({ name: t.name, clusterName, appSetName: t.appSetName })),
-        new Date(now),
-      ),
-      this.autoRollbackByAppSet(targets, clusterLabels),
-    ]);
+    const [projectSpecs, namedWindows, overrides, rollbackOf, operations, operationExpiry] =
+      await Promise.all([
+        this.projectSpecs.get(clusterId),
+        // Sync windows and break-glass travel in the assignment, so the ETag changes when they do.
+        this.namedWindows.get(clusterId),
+        this.breakGlass.activeFor(
+          clusterName,
+          targets.map((t) => ({ name: t.name, clusterName, appSetName: t.appSetName })),
+          new Date(now),
+        ),
+        this.autoRollbackByAppSet(targets, clusterLabels),
+        this.operations.pendingFor(clusterId, new Date(now)),
+        this.operations.nextExpiry(clusterId, new Date(now)),
+      ]);
+    // An operation that expires unrun leaves the answer then, without a wake-up.
+    if (operationExpiry !== undefined) validUntil = Math.min(validUntil, operationExpiry);
     // Projects not stored (the implicit `default`) get no `project`, which the agent reads as unrestricted.
     const restrictions = new Map<string, ProjectRestrictions | undefined>();
     const projectOf = (name: string) => {
@@ -276,6 +283,7 @@ export class AgentGatewayService implements BeforeApplicationShutdown {
           project: t.project,
         }).map((w) => w.window),
         breakGlass,
+        operations: operations.get(t.id) ?? [],
       };
     });
     const etag = `"${createHash('sha256').update(JSON.stringify(assignments)).digest('hex').slice(0, 32)}"`;

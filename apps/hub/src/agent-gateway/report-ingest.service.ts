@@ -238,6 +238,16 @@ export class ReportIngestService {
         }),
       )),
     );
+    effects.audit.push(
+      ...(await closeOperations(
+        tx,
+        actor,
+        applied.flatMap((r) => {
+          const target = targets.get(r.targetId);
+          return r.type === 'sync' && r.operationId && target ? [{ report: r, target }] : [];
+        }),
+      )),
+    );
     // A report about a target that exists on another cluster is an agent overstepping: audited.
     effects.audit.push(
       ...(await foreignReports(
@@ -299,6 +309,41 @@ export class ReportIngestService {
       FOR UPDATE OF t`;
     return new Map(rows.map((t) => [t.id, t]));
   }
+}
+
+/**
+ * Closes the operations (syncs people asked for) that these runs carried out, each once: only a
+ * pending operation of the reporting target moves, so an agent naming another target's operation
+ * changes nothing. Each closed one is audited with who asked and why, next to the run's outcome.
+ */
+async function closeOperations(
+  tx: Tx,
+  actor: string,
+  runs: { report: SyncReport; target: TargetState }[],
+): Promise<AuditEntry[]> {
+  const audit: AuditEntry[] = [];
+  for (const { report, target } of runs) {
+    const [closed] = await tx.$queryRaw<{ requestedBy: string; reason: string }[]>`
+      UPDATE "TargetOperation"
+         SET "state" = ${report.outcome}, "message" = ${report.message.slice(0, 2000)}, "finishedAt" = now()
+       WHERE "id" = ${report.operationId} AND "targetId" = ${target.id} AND "state" = 'Pending'
+      RETURNING "requestedBy", "reason"`;
+    if (!closed) continue;
+    audit.push({
+      actor,
+      action: 'target.sync-request-done',
+      scope: `target:${target.name}`,
+      details: {
+        operationId: report.operationId,
+        outcome: report.outcome,
+        revision: report.revision,
+        requestedBy: closed.requestedBy,
+        reason: closed.reason,
+        message: report.message,
+      },
+    });
+  }
+  return audit;
 }
 
 /**

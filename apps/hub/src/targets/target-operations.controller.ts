@@ -1,0 +1,32 @@
+import { Body, Controller, Get, HttpCode, Param, Post, UseGuards } from '@nestjs/common';
+import { ApiBearerAuth, ApiBody, ApiTags } from '@nestjs/swagger';
+import { Actor } from '../common/actor.js';
+import { AdminTokenGuard } from '../common/admin-token.guard.js';
+import { Roles } from '../auth/roles.decorator.js';
+import { TargetOperations } from './target-operations.service.js';
+
+@ApiTags('targets')
+@ApiBearerAuth()
+@UseGuards(AdminTokenGuard)
+@Controller('api/v1')
+export class TargetOperationsController {
+  constructor(private readonly operations: TargetOperations) {}
+
+  /**
+   * Asks the target's agent to sync it now (also with automated sync off), once. Windows that deny
+   * manual syncs, break-glass, pins and project rules still apply: a refused run closes as Blocked.
+   */
+  @Post('targets/:name/sync')
+  @Roles('operator')
+  @HttpCode(202)
+  @ApiBody({ description: '{"reason": "<why>", "prune": false, "expiresInMinutes": 60}' })
+  sync(@Param('name') name: string, @Body() body: unknown, @Actor() actor: string) {
+    return this.operations.requestSync(name, body, actor);
+  }
+
+  /** The target's operations, newest first (at most 100), with their state. */
+  @Get('targets/:name/operations')
+  list(@Param('name') name: string) {
+    return this.operations.list(name);
+  }
+}

@@ -1,0 +1,145 @@
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { REPO_ROOT } from '@flotilla/cli/fleet';
+import { GuestbookFleet } from '../support/guestbook-fleet.js';
+
+interface Operation {
+  id: string;
+  state: string;
+  requestedBy: string;
+  reason: string;
+}
+interface Run {
+  trigger: string;
+  outcome: string;
+  revision: string;
+}
+
+const CLI = join(REPO_ROOT, 'apps/cli/dist/main.js');
+
+/**
+ * Automated sync off, as many teams run production: the agent compares and applies nothing; a
+ * person syncs. All real processes (hub on PostgreSQL and Redis, agents, kube-sim, git daemon).
+ */
+describe('manual sync (automated off)', () => {
+  let e2e: GuestbookFleet;
+  const targetOf = (i: number) => `${e2e.fleet.clusters[i]!.name}-guestbook`;
+  const operations = (target: string) =>
+    e2e.fleet.api.request<Operation[]>('GET', `/api/v1/targets/${target}/operations`);
+  const runs = async (target: string) =>
+    (await e2e.fleet.api.request<{ items: Run[] }>('GET', `/api/v1/sync-runs?target=${target}`)).items;
+  const flotilla = async (...args: string[]) => {
+    try {
+      const r = await promisify(execFile)(process.execPath, [CLI, ...args], {
+        env: {
+          ...process.env,
+          FLOTILLA_HUB_URL: e2e.fleet.hubUrl,
+          FLOTILLA_CONFIG: '/nonexistent/flotilla.yaml',
+        },
+        timeout: 120_000,
+      });
+      return { code: 0, out: r.stdout, err: r.stderr };
+    } catch (e) {
+      const f = e as { code?: number; stdout?: string; stderr?: string };
+      return { code: f.code ?? -1, out: f.stdout ?? '', err: f.stderr ?? '' };
+    }
+  };
+
+  beforeAll(async () => {
+    e2e = await GuestbookFleet.start({ name: 'manual', clusters: 2, pollSeconds: 1 });
+    await e2e.createAppSet({});
+  }, 120_000);
+  afterAll(async () => {
+    await e2e?.stop();
+  });
+
+  it('applies nothing until someone syncs; the sync then runs once, with who and why', async () => {
+    const target = targetOf(0);
+    // Rendered and released, but never applied: no Deployment on either cluster.
+    await expect
+      .poll(async () => (await e2e.fleet.api.targets()).map((t) => Boolean(t.desiredRevision)), {
+        timeout: 60_000,
+      })
+      .toEqual([true, true]);
+    await new Promise((r) => setTimeout(r, 3_000));
+    expect(await e2e.images()).toEqual([undefined, undefined]);
+
+    const synced = await flotilla(
+      'sync',
+      target,
+      '--reason',
+      'release review CHG-42',
+      '--wait',
+      '--timeout',
+      '90',
+    );
+    expect(synced.err).not.toContain('flotilla sync:');
+    expect(synced.code).toBe(0);
+    expect(synced.out).toMatch(/State:?\s+Succeeded/);
+    expect((await e2e.images())[0]).toBe('ghcr.io/example/guestbook-ui:1.0.0');
+    // Only the target asked for: the other cluster still runs nothing.
+    expect((await e2e.images())[1]).toBeUndefined();
+
+    const [op] = await operations(target);
+    expect(op).toMatchObject({ state: 'Succeeded', reason: 'release review CHG-42' });
+    // Once: one manual run, however many polls carried the operation.
+    await new Promise((r) => setTimeout(r, 3_000));
+    expect((await runs(target)).filter((r) => r.trigger === 'manual')).toEqual([
+      expect.objectContaining({ outcome: 'Succeeded' }),
+    ]);
+    const audit = await e2e.fleet.api.request<{
+      items: { action: string; details: Record<string, unknown> }[];
+    }>('GET', `/api/v1/audit?scope=target:${target}`);
+    expect(audit.items.map((e) => e.action)).toEqual(
+      expect.arrayContaining(['target.sync-requested', 'target.sync-request-done']),
+    );
+    const done = audit.items.find((e) => e.action === 'target.sync-request-done')!;
+    expect(done.details).toMatchObject({
+      outcome: 'Succeeded',
+      reason: 'release review CHG-42',
+      operationId: op!.id,
+    });
+  }, 180_000);
+
+  it('a sync asked for while the agent is stopped runs exactly once when it is back', async () => {
+    const target = targetOf(1);
+    await e2e.fleet.stopAgent(1);
+    const asked = await flotilla('sync', target, '--reason', 'agent was down', '-o', 'json');
+    expect(asked.code).toBe(0);
+    const op = JSON.parse(asked.out) as Operation;
+    expect(op.state).toBe('Pending');
+    await new Promise((r) => setTimeout(r, 2_000));
+    expect((await operations(target))[0]?.state).toBe('Pending');
+    expect((await e2e.images())[1]).toBeUndefined();
+
+    e2e.fleet.resumeAgent(1);
+    await expect
+      .poll(async () => (await operations(target))[0]?.state, { timeout: 90_000 })
+      .toBe('Succeeded');
+    expect((await e2e.images())[1]).toBe('ghcr.io/example/guestbook-ui:1.0.0');
+    // Restart it once more: the operation is in its assignments until the hub closed it, and in its
+    // state as started, so nothing runs twice.
+    await e2e.fleet.stopAgent(1);
+    e2e.fleet.resumeAgent(1);
+    await new Promise((r) => setTimeout(r, 5_000));
+    expect((await runs(target)).filter((r) => r.trigger === 'manual')).toHaveLength(1);
+  }, 240_000);
+
+  it('refuses bad requests, changing nothing', async () => {
+    const noReason = await flotilla('sync', targetOf(0));
+    expect([noReason.code, noReason.err.trim()]).toEqual([
+      2,
+      'flotilla sync: --reason is required (it goes to the audit log and the history)',
+    ]);
+    const missing = await flotilla('sync', 'no-such-target', '--reason', 'x');
+    expect(missing.code).toBe(1);
+    expect(missing.err).toContain('404');
+    const bad = await e2e.fleet.api
+      .request('POST', `/api/v1/targets/${targetOf(0)}/sync`, { reason: 'x', prune: 'yes' })
+      .catch((e: Error) => e.message);
+    expect(String(bad)).toContain('prune');
+    expect(await operations(targetOf(0))).toHaveLength(1);
+  });
+});
