@@ -31,13 +31,25 @@ export class GitMirrorError extends Error {
  * Files are read straight from the object store at a commit; nothing is ever checked out.
  * Reads are synchronous because the generators' RepositoryFiles interface is.
  */
+/** How long a fetch may wait: for the remote's first byte, between two bytes, and in all. */
+export interface FetchTimeouts {
+  connectMs: number;
+  idleMs: number;
+  maxMs: number;
+}
+
+export const DEFAULT_FETCH_TIMEOUTS: FetchTimeouts = { connectMs: 15_000, idleMs: 60_000, maxMs: 3_600_000 };
+
 export class GitMirrors {
   private readonly root: string;
   private readonly locks = new Map<string, Promise<unknown>>();
   /** repositoryId → commits a fetch of the mirror did not bring (gone from the remote). */
   private readonly notOnRemote = new Map<string, Set<string>>();
 
-  constructor(dataDir: string) {
+  constructor(
+    dataDir: string,
+    private readonly timeouts: FetchTimeouts = DEFAULT_FETCH_TIMEOUTS,
+  ) {
     this.root = resolve(dataDir, 'repos');
   }
 
@@ -78,11 +90,12 @@ export class GitMirrors {
       } else {
         await this.git(dir).addConfig('remote.origin.url', url);
       }
-      await this.git(dir, session?.env).fetch(['--prune', '--quiet', 'origin']);
+      // --progress: git's progress lines are what tells a slow fetch that is moving from a stuck one.
+      await this.remoteGit(dir, ['fetch', '--prune', '--progress', 'origin'], session?.env);
       // A mirror's HEAD is not updated by fetch: follow the remote's default branch so "HEAD" means
       // what it means upstream.
       const head = /^ref: (refs\/heads\/\S+)\s+HEAD$/m.exec(
-        await this.git(dir, session?.env).listRemote(['--symref', 'origin', 'HEAD']),
+        await this.remoteGit(dir, ['ls-remote', '--symref', 'origin', 'HEAD'], session?.env),
       );
       if (head?.[1]) await this.git(dir).raw(['symbolic-ref', 'HEAD', head[1]]);
     } catch (e) {
@@ -289,23 +302,82 @@ export class GitMirrors {
     return this.dirOf(repositoryId);
   }
 
+  /** Local set-up of a mirror (init, config): nothing here talks to the remote. */
+  private git(dir: string): SimpleGit {
+    return simpleGit({ baseDir: dir, timeout: { block: 60_000 } });
+  }
+
   /**
-   * `authEnv`: the askpass or SSH command variables of one authenticated fetch. simple-git refuses
-   * GIT_ASKPASS and GIT_SSH_COMMAND unless told they are safe (twice: the unsafe flag and its
-   * environment guard): these are the hub's own, never input.
+   * A `git` that talks to the remote, stopped when the remote says nothing within `connectMs` (a
+   * silent or non-Git server), when it goes `idleMs` without output, or after `maxMs` in all — so a
+   * large fetch that keeps making progress runs on, and a dead one frees its worker quickly.
    */
-  private git(dir: string, authEnv?: Record<string, string>): SimpleGit {
-    // simple-git's environment guard refuses GIT_TERMINAL_PROMPT; without a terminal git cannot prompt
-    // anyway, and the block timeout bounds a fetch that hangs.
-    if (!authEnv) return simpleGit({ baseDir: dir, timeout: { block: 60_000 } });
-    return simpleGit({
-      baseDir: dir,
-      timeout: { block: 60_000 },
-      // No credential helper: a host-wide `credential.helper=store` would write the token to disk.
-      config: ['credential.helper='],
-      unsafe: { allowUnsafeAskPass: true, allowUnsafeSshCommand: true, allowUnsafeCredentialHelper: true },
-      allowEnvironment: Object.keys(authEnv).filter((k) => k.startsWith('GIT_')),
-    }).env({ ...inheritedEnv(), ...authEnv });
+  private remoteGit(dir: string, args: string[], authEnv?: Record<string, string>): Promise<string> {
+    const { connectMs, idleMs, maxMs } = this.timeouts;
+    const env = authEnv
+      ? { ...inheritedEnv(), ...authEnv, GIT_TERMINAL_PROMPT: '0' }
+      : { ...process.env, ...GIT_ENV };
+    // No credential helper for an authenticated fetch: a host-wide `credential.helper=store` would
+    // write the token to disk.
+    const config = authEnv ? ['-c', 'credential.helper='] : [];
+    return new Promise((done, fail) => {
+      const child = spawn('git', ['-C', dir, ...config, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+      let stdout = '';
+      let stderr = '';
+      let stopped: string | undefined;
+      const stop = (why: string) => {
+        stopped ??= why;
+        child.kill('SIGKILL');
+      };
+      const seconds = (ms: number) => `${Math.round(ms / 100) / 10} s`;
+      let idle = setTimeout(
+        () =>
+          stop(
+            `the remote sent nothing within ${seconds(connectMs)} (GIT_CONNECT_TIMEOUT_SECONDS); is it a Git server?`,
+          ),
+        connectMs,
+      );
+      const overall = setTimeout(
+        () => stop(`still running after ${seconds(maxMs)} (GIT_FETCH_MAX_SECONDS)`),
+        maxMs,
+      );
+      const moved = () => {
+        clearTimeout(idle);
+        idle = setTimeout(
+          () => stop(`no progress for ${seconds(idleMs)} (GIT_IDLE_TIMEOUT_SECONDS)`),
+          idleMs,
+        );
+      };
+      child.stdout?.on('data', (d: Buffer) => {
+        moved();
+        stdout += d.toString();
+      });
+      child.stderr?.on('data', (d: Buffer) => {
+        moved();
+        // Progress lines repeat with \r; keep the tail, which holds the error when there is one.
+        stderr = (stderr + d.toString()).slice(-4096);
+      });
+      child.on('error', (e) => {
+        clearTimeout(idle);
+        clearTimeout(overall);
+        fail(new Error(`git ${args[0]}: ${e.message}`));
+      });
+      child.on('close', (code) => {
+        clearTimeout(idle);
+        clearTimeout(overall);
+        if (stopped) fail(new Error(`git ${args[0]} stopped: ${stopped}`));
+        else if (code !== 0) {
+          const lines = stderr
+            .split(/[\r\n]+/)
+            .filter(
+              (l) =>
+                l.trim() !== '' &&
+                !/^remote: *(Enumerating|Counting|Compressing|Total)|^(Receiving|Resolving) /.test(l),
+            );
+          fail(new Error(lines.join('\n') || `git ${args[0]} exit ${code}`));
+        } else done(stdout);
+      });
+    });
   }
 
   /** `git` in a child process the event loop waits for, not one it blocks on. */

@@ -8,6 +8,10 @@ export class GitMirrorsService {
   readonly mirrors: GitMirrors;
 
   constructor(@Inject(HUB_CONFIG) config: HubConfig) {
-    this.mirrors = new GitMirrors(config.dataDir);
+    this.mirrors = new GitMirrors(config.dataDir, {
+      connectMs: config.git.connectTimeoutSeconds * 1000,
+      idleMs: config.git.idleTimeoutSeconds * 1000,
+      maxMs: config.git.fetchMaxSeconds * 1000,
+    });
   }
 }
