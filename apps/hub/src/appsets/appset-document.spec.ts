@@ -1,61 +1,59 @@
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { parse } from 'yaml';
 import { HubError } from '../common/hub-error.js';
-import { literalRepoRefs, readAppSetDocument } from './appset-document.js';
+import { readAppSetDocument } from './appset-document.js';
 
-const doc = (name: string) =>
-  parse(
-    readFileSync(new URL(`../testdata/${name}`, import.meta.url), 'utf8')
-      .replaceAll('NAME', 'single')
-      .replaceAll('REPO_URL', 'https://git.example/apps.git'),
-  ) as unknown;
+const appSet = (spec: Record<string, unknown>) => ({
+  apiVersion: 'argoproj.io/v1alpha1',
+  kind: 'ApplicationSet',
+  metadata: { name: 'ingress' },
+  spec: {
+    generators: [{ list: { elements: [{ cluster: 'eu1' }] } }],
+    template: {
+      metadata: { name: '{{cluster}}-ingress' },
+      spec: { destination: { name: '{{cluster}}', namespace: 'ingress' }, ...spec },
+    },
+  },
+});
 
-function refusal(body: unknown): HubError {
+function refusal(body: unknown): { status: number; code: string; path: string | undefined; message: string } {
   try {
     readAppSetDocument(body);
   } catch (e) {
-    if (e instanceof HubError) return e;
+    if (e instanceof HubError) return { status: e.status, code: e.code, path: e.path, message: e.message };
     throw e;
   }
   throw new Error('accepted');
 }
 
-describe('readAppSetDocument', () => {
-  it('accepts Flotilla and Argo CD documents and keeps them verbatim', () => {
-    const web = readAppSetDocument(doc('appset-web.yaml'));
-    expect(web.name).toBe('web');
-    expect(web.apiVersion).toBe('flotilla.dev/v1alpha1');
-    expect(web.document).toEqual(doc('appset-web.yaml'));
-    expect(readAppSetDocument(doc('appset-single-path.yaml')).apiVersion).toBe('argoproj.io/v1alpha1');
-  });
-
-  it('refuses an unknown generator, naming the generator entry', () => {
-    const e = refusal(doc('appset-argo-unknown-generator.yaml'));
-    expect([e.status, e.code, e.path]).toEqual([400, 'unknown-generator', 'spec.generators[0]']);
-  });
-
-  it('refuses a document without kind or a usable name', () => {
-    expect(refusal({ apiVersion: 'flotilla.dev/v1alpha1', spec: {} }).path).toBe('kind');
-    const noName = doc('appset-web.yaml') as { metadata: { name?: string } };
-    noName.metadata.name = 'Not Valid';
-    expect(refusal(noName).path).toBe('metadata.name');
-    expect(refusal([1, 2]).code).toBe('invalid-appset');
-  });
-});
-
-describe('literalRepoRefs', () => {
-  it('collects literal repository URLs with their revisions and skips templated ones', () => {
-    const refs = literalRepoRefs({
-      spec: {
-        generators: [{ git: { repoURL: 'https://git.example/fleet.git', revision: 'v2' } }],
-        template: { spec: { source: { repoURL: 'https://git.example/apps.git' } } },
-        other: { repoURL: '{{url}}' },
+/** Argo CD fields the hub does not render are refused by name, never rendered as plain YAML. */
+describe('readAppSetDocument refuses sources the hub does not render', () => {
+  it.each([
+    [
+      { source: { repoURL: 'https://charts.example.com', chart: 'ingress-nginx', targetRevision: '4.*' } },
+      'spec.template.spec.source.chart',
+    ],
+    [
+      {
+        source: { repoURL: 'https://git.example.com/x.git', path: 'chart', helm: { valueFiles: ['v.yaml'] } },
       },
-    });
-    expect([...refs.entries()].map(([u, r]) => [u, [...r]])).toEqual([
-      ['https://git.example/fleet.git', ['v2']],
-      ['https://git.example/apps.git', ['HEAD']],
-    ]);
+      'spec.template.spec.source.helm',
+    ],
+    [
+      { source: { repoURL: 'https://git.example.com/x.git', path: 'p', plugin: { name: 'cmp' } } },
+      'spec.template.spec.source.plugin',
+    ],
+    [{ sources: [{ repoURL: 'https://git.example.com/x.git', path: 'a' }] }, 'spec.template.spec.sources'],
+  ])('%j → 400 at %s', (spec, path) => {
+    const r = refusal(appSet(spec));
+    expect([r.status, r.code, r.path]).toEqual([400, 'unsupported-source', path]);
+    expect(r.message).toMatch(/not yet by the hub|not supported|not rendered by the hub/);
+  });
+
+  it('accepts plain YAML and Kustomize sources', () => {
+    expect(
+      readAppSetDocument(
+        appSet({ source: { repoURL: 'https://git.example.com/x.git', path: 'app', kustomize: {} } }),
+      ).name,
+    ).toBe('ingress');
   });
 });

@@ -61,7 +61,47 @@ export function readAppSetDocument(body: unknown): AppSetDocument {
       'metadata.name',
     );
   }
+  refuseUnrenderedSource(doc);
   return { name, apiVersion: parsed.apiVersion ?? 'flotilla.dev/v1alpha1', document: doc, parsed };
+}
+
+/**
+ * Source fields of Argo CD that the hub's renderer does not honour yet. A source using one is
+ * refused by name: rendered as plain YAML it would apply something other than what it says.
+ */
+export const UNRENDERED_SOURCE_FIELDS = {
+  chart: 'Helm charts from a repository are rendered by `flotilla render` but not yet by the hub',
+  helm: 'Helm options are rendered by `flotilla render` but not yet by the hub',
+  plugin: 'config management plugins are not supported',
+} as const;
+
+/** The first unsupported source field of a template source, as [field, why], or undefined. */
+export function unrenderedSourceField(source: unknown): [string, string] | undefined {
+  if (typeof source !== 'object' || source === null) return undefined;
+  for (const [field, why] of Object.entries(UNRENDERED_SOURCE_FIELDS))
+    if ((source as Record<string, unknown>)[field] !== undefined) return [field, why];
+  return undefined;
+}
+
+function refuseUnrenderedSource(doc: Record<string, unknown>): void {
+  const template = (doc['spec'] as { template?: { spec?: Record<string, unknown> } } | undefined)?.template;
+  const spec = template?.spec;
+  if (!spec) return;
+  if (spec['sources'] !== undefined)
+    throw new HubError(
+      400,
+      'unsupported-source',
+      'multi-source applications (`sources`) are not rendered by the hub yet; use one `source`',
+      'spec.template.spec.sources',
+    );
+  const found = unrenderedSourceField(spec['source']);
+  if (found)
+    throw new HubError(
+      400,
+      'unsupported-source',
+      `${found[1]}; refused rather than rendered as plain YAML`,
+      `spec.template.spec.source.${found[0]}`,
+    );
 }
 
 /**

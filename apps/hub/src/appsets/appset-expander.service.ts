@@ -22,7 +22,7 @@ import { RenderError, RenderService } from '../render/render.service.js';
 import { withoutCredentials } from '../repositories/repository-url.js';
 import { RepositoriesService } from '../repositories/repositories.service.js';
 import { canonicalJson } from '@flotilla/manifests';
-import { literalRepoRefs } from './appset-document.js';
+import { literalRepoRefs, unrenderedSourceField } from './appset-document.js';
 import { ExpansionGitReads, type ResolvedRef, type SharedRefs } from './expansion-git-reads.js';
 import { findNameClash, writePlan } from './expansion-writes.js';
 import { SyncSettingsError, targetSyncSettingsOf } from './sync-policy.js';
@@ -427,6 +427,13 @@ export class AppSetExpander {
           `${at}.spec.source`,
         );
       }
+      const unrendered = unrenderedSourceField(source);
+      if (unrendered)
+        throw new ExpansionError(
+          'unsupported-source',
+          `${unrendered[1]}; refused rather than rendered as plain YAML`,
+          `${at}.spec.source.${unrendered[0]}`,
+        );
       if (!source.repoURL)
         throw new ExpansionError(
           'invalid-target',
