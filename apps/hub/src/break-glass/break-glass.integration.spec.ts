@@ -122,6 +122,15 @@ describe('break-glass at the hub', () => {
       accepted: 3,
       duplicates: 0,
     });
+    // Another cluster's agent cannot attach to eu-1's break-glass, whatever id it names.
+    const [u] = (await assignments('us-1')).body.assignments;
+    const foreign = { ...drift('tolerated', '1'), targetId: u?.targetId ?? '' };
+    expect((await fleet.agent('us-1', 'POST', '/api/agent/v1/reports', { reports: [foreign] })).body).toEqual(
+      {
+        accepted: 1,
+        duplicates: 0,
+      },
+    );
     // A replay changes nothing.
     const replay = await fleet.agent('eu-1', 'POST', '/api/agent/v1/reports', { reports: [tolerated] });
     expect(replay.body).toEqual({ accepted: 0, duplicates: 1 });
@@ -160,6 +169,26 @@ describe('break-glass at the hub', () => {
     expect(after.etag).not.toBe(before.etag);
     expect(after.body.assignments[0]?.breakGlass).toEqual([]);
     expect((await fleet.call('POST', '/api/v1/break-glass/1/close', {})).status).toBe(409);
+    // A closed break-glass takes no more changes, even from the cluster it covered.
+    const [a] = after.body.assignments;
+    const late: DriftReport = {
+      type: 'drift',
+      id: randomUUID(),
+      targetId: a?.targetId ?? '',
+      at: new Date().toISOString(),
+      state: 'tolerated',
+      resource: { group: '', kind: 'ConfigMap', namespace: 'web', name: 'web-config' },
+      paths: ['/data/late'],
+      breakGlassId: '1',
+    };
+    expect((await fleet.agent('eu-1', 'POST', '/api/agent/v1/reports', { reports: [late] })).status).toBe(
+      200,
+    );
+    expect(
+      (await fleet.call<BreakGlassRecordView>('GET', '/api/v1/break-glass/1/record')).body.changes.map(
+        (c) => c.paths,
+      ),
+    ).toEqual([['/data/owner']]);
     expect((await fleet.call('POST', '/api/v1/break-glass/42/close', {})).status).toBe(404);
     expect((await fleet.call('GET', '/api/v1/break-glass/x1')).status).toBe(400);
 

@@ -333,15 +333,34 @@ export async function recordBreakGlassChanges(
     .map((d) => ({ ...d, id: Number(d.report.breakGlassId) }))
     .filter((d) => Number.isSafeInteger(d.id) && d.id > 0);
   if (withId.length === 0) return;
-  const known = await tx.breakGlass.findMany({
-    where: { id: { in: [...new Set(withId.map((d) => d.id))] } },
-    select: { id: true },
-  });
-  const knownIds = new Set(known.map((k) => k.id));
   const cluster = await tx.cluster.findUnique({ where: { id: clusterId }, select: { name: true } });
+  // An agent names the break-glass; the hub decides whether it may: only one still open, and only
+  // one that covers the reported target on this agent's own cluster. Anything else is not recorded.
+  const open = await tx.breakGlass.findMany({
+    where: {
+      id: { in: [...new Set(withId.map((d) => d.id))] },
+      closedAt: null,
+      expiresAt: { gt: new Date() },
+    },
+    select: { id: true, scope: true, scopeName: true },
+  });
+  const targets = await tx.target.findMany({
+    where: { name: { in: [...new Set(withId.map((d) => d.targetName))] }, clusterId },
+    select: { name: true, appSet: { select: { name: true } } },
+  });
+  const appSetOf = new Map(targets.map((t) => [t.name, t.appSet.name]));
+  const covers = (id: number, targetName: string) =>
+    open.some(
+      (b) =>
+        b.id === id &&
+        appSetOf.has(targetName) &&
+        ((b.scope === 'cluster' && b.scopeName === cluster?.name) ||
+          (b.scope === 'appset' && b.scopeName === appSetOf.get(targetName)) ||
+          (b.scope === 'target' && b.scopeName === targetName)),
+    );
   await tx.breakGlassChange.createMany({
     data: withId
-      .filter((d) => knownIds.has(d.id))
+      .filter((d) => covers(d.id, d.targetName))
       .map(({ report, targetName, id }) => ({
         breakGlassId: id,
         targetName,
