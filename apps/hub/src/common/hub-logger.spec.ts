@@ -31,6 +31,7 @@ describe('HubLogger reads Nest logger calls as Nest does', () => {
     const { lines, logger } = capture();
     logger.error('boom', 'Error: boom\n    at x', 'RenderService');
     logger.error(new Error('bad thing'));
+    logger.error('no stack', undefined, 'Audit');
     logger.log({ repository: 'fleet', revision: 'abc' }, 'Git');
     expect(lines[0]).toMatchObject({
       level: 50,
@@ -40,6 +41,8 @@ describe('HubLogger reads Nest logger calls as Nest does', () => {
     });
     expect(lines[1]).toMatchObject({ level: 50, msg: 'bad thing', err: { message: 'bad thing' } });
     expect(String((lines[1]!['err'] as { stack: string }).stack)).toContain('bad thing');
-    expect(lines[2]).toMatchObject({ level: 30, repository: 'fleet', revision: 'abc', context: 'Git' });
+    expect(lines[2]).toEqual(expect.objectContaining({ level: 50, msg: 'no stack', context: 'Audit' }));
+    expect(lines[2]).not.toHaveProperty('params');
+    expect(lines[3]).toMatchObject({ level: 30, repository: 'fleet', revision: 'abc', context: 'Git' });
   });
 });

@@ -44,7 +44,8 @@ export class HubLogger implements LoggerService {
   }
 
   private write(level: Level, message: unknown, params: unknown[], mayHaveStack = false): void {
-    const rest = [...params];
+    // Nest's Logger passes an absent stack as undefined: not a parameter worth a field.
+    const rest = params.filter((p) => p !== undefined);
     const fields: Record<string, unknown> = {};
     if (rest.length > 0 && typeof rest[rest.length - 1] === 'string') fields['context'] = rest.pop();
     if (mayHaveStack && rest.length > 0 && typeof rest[0] === 'string') fields['stack'] = rest.shift();
