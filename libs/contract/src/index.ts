@@ -13,3 +13,4 @@ export * from './api-token.js';
 export * from './notification.js';
 export * from './explain.js';
 export * from './text-safety.js';
+export * from './target-reason.js';

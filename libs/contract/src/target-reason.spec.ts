@@ -1,0 +1,62 @@
+import { describe, expect, it } from 'vitest';
+import { TARGET_REASON_CODES, type TargetFacts, targetReason } from './target-reason.js';
+
+const fine: TargetFacts = { automated: true, syncStatus: 'Synced', health: 'Healthy' };
+
+describe('targetReason', () => {
+  it('gives no reason to a target Synced and Healthy', () => {
+    expect(targetReason(fine)).toBeNull();
+  });
+
+  it('names the window and when it opens', () => {
+    expect(
+      targetReason({
+        ...fine,
+        syncStatus: 'OutOfSync',
+        windowClosed: { window: 'eu-night-freeze', nextOpen: '2026-12-05T06:00:00.000Z' },
+      }),
+    ).toEqual({
+      code: 'WindowClosed',
+      message: 'blocked by window eu-night-freeze; next open 2026-12-05T06:00:00.000Z',
+      window: 'eu-night-freeze',
+      nextOpen: '2026-12-05T06:00:00.000Z',
+    });
+  });
+
+  it('puts an offline agent before everything else it would explain', () => {
+    const r = targetReason({
+      ...fine,
+      syncStatus: 'OutOfSync',
+      health: 'Degraded',
+      agentOffline: { lastSeenAt: '2026-12-04T01:00:00.000Z' },
+      windowClosed: { window: 'w', nextOpen: null },
+    });
+    expect(r?.code).toBe('AgentOffline');
+    expect(r?.since).toBe('2026-12-04T01:00:00.000Z');
+  });
+
+  it('produces each code of the list', () => {
+    const out = 'OutOfSync' as const;
+    const cases: TargetFacts[] = [
+      { ...fine, agentOffline: { lastSeenAt: null } },
+      { ...fine, generatorError: { message: 'bad template' } },
+      { ...fine, deletionGuardHeld: { message: 'would delete 5 of 10' } },
+      { ...fine, projectDenied: { message: 'namespace kube-system not allowed' } },
+      { ...fine, pin: { revision: 'abc', actor: 'token:ci', reason: 'incident' } },
+      { ...fine, syncStatus: out, windowClosed: { window: 'w', nextOpen: null } },
+      { ...fine, syncStatus: out, rolloutStep: { message: 'step 2 of 3' } },
+      { ...fine, syncStatus: out, automated: false },
+      { ...fine, syncStatus: out, lastSync: { outcome: 'Failed', message: 'apply refused' } },
+      { ...fine, health: 'Progressing' },
+      { ...fine, health: 'Degraded' },
+    ];
+    expect(cases.map((c) => targetReason(c)?.code)).toEqual([...TARGET_REASON_CODES]);
+  });
+
+  it('says "not within a year" rather than "no time" when no opening is known', () => {
+    expect(
+      targetReason({ ...fine, syncStatus: 'OutOfSync', windowClosed: { window: 'w', nextOpen: null } })
+        ?.message,
+    ).toBe('blocked by window w; next open not within a year');
+  });
+});
