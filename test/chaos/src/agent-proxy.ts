@@ -17,6 +17,25 @@ export interface SentReport {
   acknowledged: boolean;
 }
 
+/** A status the proxy answers by itself, the way a misconfigured ingress or an auth proxy in front of the hub does. */
+export type ProxyFaultStatus = 401 | 404 | 413 | 503;
+
+/** Bodies as ingress-nginx sends them: HTML, no JSON error code the agent could mistake for the hub's. */
+const FAULT_BODIES: Record<ProxyFaultStatus, string> = {
+  401: '<html><head><title>401 Authorization Required</title></head><body><center><h1>401 Authorization Required</h1></center><hr><center>nginx</center></body></html>',
+  404: '<html><head><title>404 Not Found</title></head><body><center><h1>404 Not Found</h1></center><hr><center>nginx</center></body></html>',
+  413: '<html><head><title>413 Request Entity Too Large</title></head><body><center><h1>413 Request Entity Too Large</h1></center><hr><center>nginx</center></body></html>',
+  503: '<html><head><title>503 Service Temporarily Unavailable</title></head><body><center><h1>503 Service Temporarily Unavailable</h1></center><hr><center>nginx</center></body></html>',
+};
+
+/** What the proxy answered by itself while a fault was set: requests, and report POSTs among them. */
+export interface FaultedRequests {
+  requests: number;
+  reportPosts: number;
+  /** Report POSTs per bearer credential, so a run can tell that every agent met the fault. */
+  reportPostsBy: Map<string, number>;
+}
+
 /**
  * The agents' only way to the hubs: a loopback HTTP proxy that forwards every request to one of the
  * live hub processes (round robin; the next one when a hub refuses the connection) and keeps the
@@ -27,6 +46,11 @@ export interface SentReport {
 export class AgentProxy {
   readonly sent = new Map<string, SentReport>();
   readonly bundleFetches = new Map<string, number>();
+  /** Per fault status, what was answered with it instead of reaching a hub. */
+  readonly faulted = new Map<ProxyFaultStatus, FaultedRequests>();
+  /** Registration requests (bootstrap token) that reached a hub: an agent that re-registers shows here. */
+  registrations = 0;
+  private fault: ProxyFaultStatus | undefined;
   private upstreams: string[] = [];
   private next = 0;
   private readonly sockets = new Set<Socket>();
@@ -55,6 +79,11 @@ export class AgentProxy {
     this.upstreams = [...urls];
   }
 
+  /** From now on every request is answered `status` by the proxy itself (undefined: forward again). */
+  setFault(status: ProxyFaultStatus | undefined): void {
+    this.fault = status;
+  }
+
   /** Report ids posted so far, by type. */
   sentOfType(type: Report['type']): SentReport[] {
     return [...this.sent.values()].filter((r) => r.type === type);
@@ -73,9 +102,25 @@ export class AgentProxy {
     const path = req.url ?? '/';
     const posted =
       req.method === 'POST' && path.startsWith(AGENT_API.reports) ? this.recordReports(body) : [];
+    const fault = this.fault;
+    if (fault !== undefined) {
+      // Recorded as posted all the same: the ledger must show these reports arriving later, once.
+      const f = this.faulted.get(fault) ?? { requests: 0, reportPosts: 0, reportPostsBy: new Map() };
+      f.requests++;
+      if (posted.length > 0) {
+        f.reportPosts++;
+        const bearer = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1] ?? '';
+        f.reportPostsBy.set(bearer, (f.reportPostsBy.get(bearer) ?? 0) + 1);
+      }
+      this.faulted.set(fault, f);
+      res.writeHead(fault, { 'content-type': 'text/html' });
+      res.end(FAULT_BODIES[fault]);
+      return;
+    }
     for (const digest of bundlesAskedFor(req.method, path, body)) {
       this.bundleFetches.set(digest, (this.bundleFetches.get(digest) ?? 0) + 1);
     }
+    if (req.method === 'POST' && path.startsWith(AGENT_API.register)) this.registrations++;
     const order = this.upstreams.map(
       (_, i) => this.upstreams[(this.next + i) % this.upstreams.length] as string,
     );

@@ -3,7 +3,7 @@ import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig, KubernetesObjectApi, PatchStrategy } from '@kubernetes/client-node';
 import pg from 'pg';
 import { pino, type Logger } from 'pino';
 import { startAgent, type Agent } from '@flotilla/agent';
@@ -424,6 +424,40 @@ export class ChaosFleet {
       for (let a = 0; a < this.shape.apps; a++) if (m.get(appName(a)) !== release) return false;
       return true;
     }).length;
+  }
+
+  /**
+   * A person's `kubectl edit` of one key of app `app`'s ConfigMap on cluster `i` (never `release`,
+   * which the convergence checks read): drift its agent heals, and so a drift report it must deliver.
+   */
+  async editConfigMap(i: number, app: number, key: string, value: string): Promise<void> {
+    const entry = this.agents[i];
+    if (!entry) throw new Error(`no cluster ${i}`);
+    if (key === 'release') throw new Error('editConfigMap leaves data.release to the commits');
+    await KubernetesObjectApi.makeApiClient(entry.kubeConfig).patch(
+      {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: 'settings-0', namespace: appName(app) },
+        data: { [key]: value },
+      },
+      undefined,
+      undefined,
+      'kubectl-edit',
+      undefined,
+      PatchStrategy.MergePatch,
+    );
+  }
+
+  /** The credential each agent holds on its disk now (cluster name → credential). */
+  storedCredentials(): Map<string, string> {
+    const out = new Map<string, string>();
+    for (const a of this.agents) {
+      const file = join(a.stateDir, 'credential.json');
+      if (existsSync(file))
+        out.set(a.cluster, (JSON.parse(readFileSync(file, 'utf8')) as { credential: string }).credential);
+    }
+    return out;
   }
 
   /** Report batches still on agents' disks, not yet acknowledged by a hub. */

@@ -3,7 +3,7 @@ import { ChaosSession, scenarioNames } from './chaos-run.js';
 
 /**
  * CI's fault runs: the same scenarios as `npm run chaos`, at reduced size (3 clusters × 3 apps,
- * PostgreSQL down 10 s, an agent offline 10 s), on one fleet with its own PostgreSQL cluster and
+ * PostgreSQL down 10 s, an agent offline 10 s, 3 s per proxy fault), on one fleet with its own PostgreSQL cluster and
  * redis-server. Each scenario asserts its end state and that no report, history row or audit event
  * was lost or doubled; a failure names the check that failed.
  */
@@ -18,6 +18,7 @@ describe('chaos: fault runs at CI size', () => {
         apps: 3,
         postgresOutageSeconds: 10,
         agentOfflineSeconds: 10,
+        proxyFaultSeconds: 3,
         convergeTimeoutMs: 120_000,
       },
       progress,

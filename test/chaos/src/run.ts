@@ -10,10 +10,12 @@ function usage(message?: string): never {
   console.error(
     [
       'usage: npm run chaos -- [--only fleet,hub-kill,…] [--clusters N] [--apps N]',
-      '                        [--postgres-outage-seconds S] [--agent-offline-seconds S] [--quick]',
+      '                        [--postgres-outage-seconds S] [--agent-offline-seconds S]',
+      '                        [--proxy-fault-seconds S] [--quick]',
       `  scenarios: ${scenarioNames().join(', ')} (fleet always runs first: it deploys the apps)`,
-      '  defaults: 10 clusters × 10 apps, PostgreSQL down 30 s, one agent offline 600 s',
-      '  --quick    the CI sizes: 3 clusters × 3 apps, PostgreSQL down 10 s, agent offline 10 s',
+      '  defaults: 10 clusters × 10 apps, PostgreSQL down 30 s, one agent offline 600 s,',
+      '            the proxy answers each of 401, 404, 413, 503 for 15 s',
+      '  --quick    the CI sizes: 3 clusters × 3 apps, PostgreSQL down 10 s, agent offline 10 s, 3 s per fault',
     ].join('\n'),
   );
   process.exit(2);
@@ -25,6 +27,7 @@ function parseArgs(argv: string[]): { params: ChaosParams; only: string[] } {
     apps: 10,
     postgresOutageSeconds: 30,
     agentOfflineSeconds: 600,
+    proxyFaultSeconds: 15,
     convergeTimeoutMs: 180_000,
   };
   let only = scenarioNames();
@@ -37,11 +40,18 @@ function parseArgs(argv: string[]): { params: ChaosParams; only: string[] } {
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--quick')
-      Object.assign(params, { clusters: 3, apps: 3, postgresOutageSeconds: 10, agentOfflineSeconds: 10 });
+      Object.assign(params, {
+        clusters: 3,
+        apps: 3,
+        postgresOutageSeconds: 10,
+        agentOfflineSeconds: 10,
+        proxyFaultSeconds: 3,
+      });
     else if (a === '--clusters') params.clusters = int(a, argv[++i], 1);
     else if (a === '--apps') params.apps = int(a, argv[++i], 1);
     else if (a === '--postgres-outage-seconds') params.postgresOutageSeconds = int(a, argv[++i], 0);
     else if (a === '--agent-offline-seconds') params.agentOfflineSeconds = int(a, argv[++i], 0);
+    else if (a === '--proxy-fault-seconds') params.proxyFaultSeconds = int(a, argv[++i], 0);
     else if (a === '--only') {
       const names = (argv[++i] ?? '').split(',').filter(Boolean);
       const bad = names.filter((n) => !scenarioNames().includes(n));

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { QUEUE_NAMES, type AssignmentsResponse, type Bundle } from '@flotilla/contract';
 import { waitFor } from '@flotilla/cli/fleet';
 import { bundleDigest } from '@flotilla/manifests';
+import { type ProxyFaultStatus } from './agent-proxy.js';
 import { DesiredStateRegression, type ChaosFleet, type LedgerCheck } from './chaos-fleet.js';
 
 export interface ChaosParams {
@@ -12,6 +13,11 @@ export interface ChaosParams {
   postgresOutageSeconds: number;
   /** How long one agent stays offline across a commit (the issue asks for 10 minutes). */
   agentOfflineSeconds: number;
+  /**
+   * How long the proxy answers each of 401, 404, 413 and 503 (at least until every agent has posted
+   * into it); four of these outlast a 30 s long-poll, so the agents' polls meet the faults too.
+   */
+  proxyFaultSeconds: number;
   /** Bound on every wait for convergence. */
   convergeTimeoutMs: number;
 }
@@ -464,6 +470,108 @@ const gitHostEmpty: Scenario = {
   },
 };
 
+/** The order the proxy answers them in: the credential-looking fault first, the merely busy last. */
+const PROXY_FAULTS: ProxyFaultStatus[] = [401, 404, 413, 503];
+
+const proxyFaults: Scenario = {
+  name: 'proxy-faults',
+  fault: 'a proxy before the hub answers 401, then 404, 413 and 503, mid-rollout',
+  async run(ctx) {
+    const { fleet, params } = ctx;
+    const { proxy } = fleet;
+    const registrationsBefore = proxy.registrations;
+    const release = ctx.nextRelease();
+    const sha = await fleet.commitAndPush(release);
+    await rolloutStarted(ctx, sha);
+    const faultsStarted = performance.now();
+    const perStatus: string[] = [];
+    try {
+      for (const [phase, status] of PROXY_FAULTS.entries()) {
+        const credentials = fleet.storedCredentials();
+        const postsBy = (): Map<string, number> =>
+          proxy.faulted.get(status)?.reportPostsBy ?? new Map<string, number>();
+        const before = new Map(postsBy());
+        const phaseStarted = performance.now();
+        proxy.setFault(status);
+        // A kubectl edit on every cluster while the proxy answers `status`: each agent heals it and
+        // must try to deliver that drift report into the fault, whatever its long-poll is doing.
+        const app = phase % fleet.shape.apps;
+        await Promise.all(
+          fleet.agents.map((_, i) => fleet.editConfigMap(i, app, 'tier', `edited-during-${status}`)),
+        );
+        let waiting: string[] = [];
+        await waitFor(
+          `every agent's report post answered ${status} by the proxy`,
+          () => {
+            waiting = [...credentials]
+              .filter(([, cred]) => (postsBy().get(cred) ?? 0) <= (before.get(cred) ?? 0))
+              .map(([cluster]) => cluster);
+            return Promise.resolve(waiting.length === 0 ? true : undefined);
+          },
+          { timeoutMs: params.convergeTimeoutMs, intervalMs: 50 },
+        ).catch(() => {
+          throw new ChaosCheckError(`no report post met the ${status} fault from ${waiting.join(', ')}`);
+        });
+        await sleep(Math.max(0, phaseStarted + params.proxyFaultSeconds * 1000 - performance.now()));
+        const f = proxy.faulted.get(status);
+        perStatus.push(`${status}: ${f?.requests ?? 0} requests, ${f?.reportPosts ?? 0} report posts`);
+        ctx.progress(`  proxy answered ${perStatus.at(-1)}`);
+      }
+    } finally {
+      proxy.setFault(undefined);
+    }
+    const faultsEnded = new Date();
+    ctx.progress(
+      `  faults lifted after ${seconds(performance.now() - faultsStarted)}; ${fleet.queuedBatches()} report batches waiting on agents' disks`,
+    );
+    const { ms, ledger } = await settle(ctx, release, sha);
+
+    // Still registered: no agent fell back to its (spent) bootstrap token, each kept its credential,
+    // and the hub has heard from every cluster since the faults ended.
+    check(
+      proxy.registrations === registrationsBefore,
+      `${proxy.registrations - registrationsBefore} agents registered again after the proxy's faults`,
+    );
+    const credentials = fleet.storedCredentials();
+    const without = fleet.agents.filter((a) => !credentials.has(a.cluster)).map((a) => a.cluster);
+    check(without.length === 0, `agents without a stored credential after the faults: ${without.join(', ')}`);
+    const names = new Set(fleet.agents.map((a) => a.cluster));
+    let unseen: string[] = [];
+    await waitFor(
+      'every cluster registered and seen by the hub after the faults',
+      async () => {
+        const clusters = (await fleet.liveApi().clusters()).filter((c) => names.has(c.name));
+        unseen = clusters
+          .filter((c) => !c.registered || !c.lastSeenAt || new Date(c.lastSeenAt) < faultsEnded)
+          .map((c) => c.name);
+        return clusters.length === names.size && unseen.length === 0 ? true : undefined;
+      },
+      { timeoutMs: params.convergeTimeoutMs, intervalMs: 250 },
+    ).catch(() => {
+      throw new ChaosCheckError(`clusters not registered or not seen since the faults: ${unseen.join(', ')}`);
+    });
+    // A proxy's refusal is not the hub's: nothing may have been set aside as invalid.
+    const setAside = fleet.agents.filter((a) => {
+      const dir = join(a.stateDir, 'reports-refused');
+      return existsSync(dir) && readdirSync(dir).some((f) => f.endsWith('.json'));
+    });
+    check(
+      setAside.length === 0,
+      `reports set aside as refused on ${setAside.map((a) => a.cluster).join(', ')}`,
+      'nothing-lost',
+    );
+    const faultedPosts = PROXY_FAULTS.reduce((n, st) => n + (proxy.faulted.get(st)?.reportPosts ?? 0), 0);
+    return {
+      figures: {
+        'answered by the proxy': perStatus.join('; '),
+        'report posts refused by the proxy': String(faultedPosts),
+        'faults lifted → converged': seconds(ms),
+      },
+      ledger,
+    };
+  },
+};
+
 /** Sums a counter of a hub's /metrics over the series whose labels contain `match`. */
 async function metric(url: string, name: string, match: string): Promise<number> {
   const text = await (await fetch(new URL('/metrics', url))).text();
@@ -571,5 +679,6 @@ export const SCENARIOS: Scenario[] = [
   agentKill,
   bundleCorrupt,
   gitHostEmpty,
+  proxyFaults,
   twoHubs,
 ];
