@@ -78,6 +78,10 @@ import { NotificationsController } from './notifications/notifications.controlle
 import { NotificationDispatcher } from './notifications/notification-dispatcher.service.js';
 import { NotifyProcessor } from './notifications/notify.processor.js';
 import { AgentOfflineSweep } from './notifications/agent-offline-sweep.service.js';
+import { TargetReasons } from './targets/target-reasons.service.js';
+import { FleetViewService } from './fleet-view/fleet-view.service.js';
+import { FleetEvents } from './fleet-view/fleet-events.service.js';
+import { FleetViewController } from './fleet-view/fleet-view.controller.js';
 
 /** One handler per queue of the contract's registry (checked at start by WorkerBootstrap). */
 const HANDLERS = [
@@ -149,6 +153,9 @@ export class AppModule {
       NotificationsService,
       NotificationDispatcher,
       AgentOfflineSweep,
+      TargetReasons,
+      FleetViewService,
+      FleetEvents,
     ];
     const controllers: Type[] = [HealthController, MetricsController];
     if (config.roles.api) {
@@ -171,6 +178,7 @@ export class AppModule {
         ProjectsController,
         FleetSourcesController,
         NotificationsController,
+        FleetViewController,
       );
       if (config.openApi === 'authenticated') controllers.push(OpenApiController);
     }

@@ -14,3 +14,4 @@ export * from './notification.js';
 export * from './explain.js';
 export * from './text-safety.js';
 export * from './target-reason.js';
+export * from './fleet-view.js';

@@ -19,7 +19,7 @@ export {
 } from './explain.js';
 export { GeneratorError, type GeneratorErrorCode } from './generator-error.js';
 export { RESOURCES_FINALIZER } from './render-application.js';
-export { compileSelector } from './label-selector.js';
+export { compileSelector, parseSelectorText } from './label-selector.js';
 export type {
   ClusterInfo,
   RepositoryFiles,

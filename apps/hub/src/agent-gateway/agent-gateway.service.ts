@@ -239,7 +239,6 @@ export class AgentGatewayService implements BeforeApplicationShutdown {
         // Sync windows and break-glass travel in the assignment, so the ETag changes when they do.
         this.namedWindows.get(clusterId),
         this.breakGlass.activeFor(
-          clusterName,
           targets.map((t) => ({ name: t.name, clusterName, appSetName: t.appSetName })),
           new Date(now),
         ),

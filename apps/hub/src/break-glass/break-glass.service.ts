@@ -144,20 +144,21 @@ export class BreakGlassService {
   }
 
   /**
-   * The overrides in force for these targets of one cluster, by target name, as assignments carry
-   * them. An override past its expiry is left out even before the sweeper closes it.
+   * The overrides in force for these targets (of one cluster, as assignments carry them, or of a
+   * page of the fleet view), by target name, in one query. An override past its expiry is left out
+   * even before the sweeper closes it.
    */
   async activeFor(
-    clusterName: string,
     targets: readonly TargetScope[],
     now = new Date(),
   ): Promise<Map<string, BreakGlassOverride[]>> {
+    if (targets.length === 0) return new Map();
     const rows = await this.db.prisma.breakGlass.findMany({
       where: {
         closedAt: null,
         expiresAt: { gt: now },
         OR: [
-          { scope: 'cluster', scopeName: clusterName },
+          { scope: 'cluster', scopeName: { in: [...new Set(targets.map((t) => t.clusterName))] } },
           { scope: 'appset', scopeName: { in: [...new Set(targets.map((t) => t.appSetName))] } },
           { scope: 'target', scopeName: { in: targets.map((t) => t.name) } },
         ],

@@ -9,3 +9,10 @@ export function asRecord(value: unknown): Record<string, string> {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return {};
   return Object.fromEntries(Object.entries(value).filter(([, v]) => typeof v === 'string'));
 }
+
+/** The message of an error stored as JSON (`{message}` as HubError serialises it), or the JSON itself. */
+export function storedErrorText(error: unknown): string {
+  if (error && typeof error === 'object' && 'message' in error && typeof error.message === 'string')
+    return error.message;
+  return JSON.stringify(error);
+}

@@ -11,7 +11,7 @@ import {
 import { safeSourcePath, parseKustomizeOptions } from '@flotilla/manifests';
 import { targetWindowStatus } from '@flotilla/windows';
 import { BreakGlassService } from '../break-glass/break-glass.service.js';
-import { asRecord } from '../common/json.js';
+import { asRecord, storedErrorText } from '../common/json.js';
 import { HubError } from '../common/hub-error.js';
 import { Database } from '../db/database.js';
 import { GitMirrorsService } from '../git/git-mirrors.service.js';
@@ -76,7 +76,7 @@ export class ExplainService {
     if (appSet.status === 'Error') {
       appSetHolds.push({
         kind: 'appset-error',
-        message: `the latest expansion failed, so targets keep their previous state: ${errorText(appSet.error)}`,
+        message: `the latest expansion failed, so targets keep their previous state: ${storedErrorText(appSet.error)}`,
       });
     }
 
@@ -88,7 +88,6 @@ export class ExplainService {
     );
     const named = await this.windows.named();
     const overrides = await this.breakGlass.activeFor(
-      row.name,
       names.map((name) => ({ name, clusterName: row.name, appSetName: appSet.name })),
       now,
     );
@@ -269,10 +268,4 @@ function clusterInfo(c: {
   annotations: unknown;
 }): ClusterInfo {
   return { name: c.name, server: c.server, labels: asRecord(c.labels), annotations: asRecord(c.annotations) };
-}
-
-function errorText(error: unknown): string {
-  if (error && typeof error === 'object' && 'message' in error && typeof error.message === 'string')
-    return error.message;
-  return JSON.stringify(error);
 }

@@ -6,6 +6,7 @@ import { parseInput } from '../common/hub-error.js';
 import { Database } from '../db/database.js';
 import { syncStatusOf } from './sync-status.js';
 import { SyncHistory, syncHistoryQuery } from './sync-history.service.js';
+import { REASON_INCLUDE, TargetReasons } from './target-reasons.service.js';
 
 const targetsQuery = z.object({ cluster: z.string().optional(), appSet: z.string().optional() });
 
@@ -17,6 +18,7 @@ export class TargetsController {
   constructor(
     private readonly db: Database,
     private readonly history: SyncHistory,
+    private readonly reasons: TargetReasons,
   ) {}
 
   @Get('targets')
@@ -30,8 +32,9 @@ export class TargetsController {
         ...(q.appSet ? { appSet: { name: q.appSet } } : {}),
       },
       orderBy: { name: 'asc' },
-      include: { cluster: { select: { name: true } }, appSet: { select: { name: true } }, pin: true },
+      include: REASON_INCLUDE,
     });
+    const reasons = await this.reasons.of(rows);
     return rows.map((t) => ({
       id: t.id,
       name: t.name,
@@ -60,6 +63,8 @@ export class TargetsController {
       lastSyncedRevision: t.lastSyncedRevision,
       lastSyncedAt: t.lastSyncedAt?.toISOString() ?? null,
       lastReportAt: t.lastReportAt?.toISOString() ?? null,
+      /** The one current reason it is not Synced and Healthy at the wanted revision (null: it is). */
+      reason: reasons.get(t.id) ?? null,
     }));
   }
 

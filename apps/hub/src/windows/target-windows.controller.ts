@@ -39,7 +39,6 @@ export class TargetWindowsController {
     const overrides =
       (
         await this.breakGlass.activeFor(
-          target.cluster.name,
           [{ name: target.name, clusterName: target.cluster.name, appSetName: target.appSet.name }],
           now,
         )

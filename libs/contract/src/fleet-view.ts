@@ -1,0 +1,81 @@
+import type { z } from 'zod';
+import type { peopleRoleSchema } from './api-token.js';
+import type { HealthStatus, SyncStatus } from './status.js';
+import type { TargetReason } from './target-reason.js';
+
+/**
+ * The fleet view (`GET /api/v1/fleet`): clusters × ApplicationSets, filtered and paged on the hub, so
+ * a browser (or the CLI) never loads the whole fleet to show one page of it.
+ */
+
+/** What `status=` accepts: a sync status, a health status, or `Offline` (the cluster's agent). */
+export const FLEET_STATUS_FILTERS = [
+  'Synced',
+  'OutOfSync',
+  'Unknown',
+  'Healthy',
+  'Progressing',
+  'Degraded',
+  'Missing',
+  'Suspended',
+  'Offline',
+] as const;
+export type FleetStatusFilter = (typeof FLEET_STATUS_FILTERS)[number];
+
+/** One target: a cell of the matrix. */
+export interface FleetCellView {
+  target: string;
+  appSet: string;
+  project: string;
+  syncStatus: SyncStatus;
+  health: HealthStatus;
+  /** The commit the target should run, and the one its agent last synced (null: never). */
+  desiredRevision: string;
+  lastSyncedRevision: string | null;
+  /** The one current reason (null: Synced and Healthy at the revision Git wants). */
+  reason: TargetReason | null;
+  automated: boolean;
+}
+
+/** One cluster: a row of the matrix, with its agent's liveness. */
+export interface FleetRowView {
+  cluster: string;
+  labels: Record<string, string>;
+  online: boolean;
+  lastSeenAt: string | null;
+  cells: FleetCellView[];
+}
+
+/** Counts over every match of the filters, not only the page shown. */
+export interface FleetCountsView {
+  clusters: number;
+  offlineClusters: number;
+  targets: number;
+  sync: Record<SyncStatus, number>;
+  health: Record<HealthStatus, number>;
+}
+
+export interface FleetView {
+  /** The ApplicationSets among the matches: the matrix's columns, by name. */
+  appSets: string[];
+  rows: FleetRowView[];
+  counts: FleetCountsView;
+  /** Pass back as `cursor` for the next page; null on the last page. */
+  nextCursor: string | null;
+  at: string;
+}
+
+/** `GET /api/v1/session`: who the caller is, so a client shows only the controls the role allows. */
+export interface SessionView {
+  subject: string;
+  role: z.infer<typeof peopleRoleSchema>;
+  /** True when the hub runs without people authentication (a development hub). */
+  open: boolean;
+}
+
+/** The `fleet` event of `GET /api/v1/events`: what changed since the last event. */
+export interface FleetEventView {
+  targets: string[];
+  clusters: string[];
+  at: string;
+}
