@@ -1,7 +1,13 @@
 import { stringify } from 'yaml';
 import type { KubeObject } from '@flotilla/contract';
 import { generate, parseApplicationSet, type ClusterInfo } from '@flotilla/generators';
-import { bundleDigest, ManifestError, parseApplicationSources, type Capabilities } from '@flotilla/manifests';
+import {
+  bundleDigest,
+  DEFAULT_KUBE_VERSION,
+  ManifestError,
+  parseApplicationSources,
+  type Capabilities,
+} from '@flotilla/manifests';
 import {
   ChartRepositoryClient,
   KustomizeProcess,
@@ -44,7 +50,7 @@ const OPTIONS = {
   'api-versions': { type: 'string' },
 } as const;
 
-export const DEFAULT_KUBE_VERSION = '1.32.0';
+export { DEFAULT_KUBE_VERSION };
 
 interface RenderedTarget {
   name: string;

@@ -33,12 +33,6 @@ describe('readAppSetDocument refuses sources the hub does not render', () => {
       'spec.template.spec.source.chart',
     ],
     [
-      {
-        source: { repoURL: 'https://git.example.com/x.git', path: 'chart', helm: { valueFiles: ['v.yaml'] } },
-      },
-      'spec.template.spec.source.helm',
-    ],
-    [
       { source: { repoURL: 'https://git.example.com/x.git', path: 'p', plugin: { name: 'cmp' } } },
       'spec.template.spec.source.plugin',
     ],
@@ -47,6 +41,35 @@ describe('readAppSetDocument refuses sources the hub does not render', () => {
     const r = refusal(appSet(spec));
     expect([r.status, r.code, r.path]).toEqual([400, 'unsupported-source', path]);
     expect(r.message).toMatch(/not yet by the hub|not supported|not rendered by the hub/);
+  });
+
+  it('refuses a source.helm field Flotilla does not render, or a wrong type, by name', () => {
+    const helm = (h: unknown) =>
+      refusal(appSet({ source: { repoURL: 'https://git.example.com/x.git', path: 'chart', helm: h } }));
+    expect(helm({ valueFile: ['v.yaml'] })).toMatchObject({
+      status: 400,
+      code: 'invalid-helm-options',
+      path: 'spec.template.spec.source.helm.valueFile',
+    });
+    expect(helm({ releaseName: '{{cluster}}', postRenderer: 'x' }).path).toBe(
+      'spec.template.spec.source.helm.postRenderer',
+    );
+    expect(helm({ skipCrds: 'yes' })).toMatchObject({
+      path: 'spec.template.spec.source.helm.skipCrds',
+      message: 'must be true or false',
+    });
+  });
+
+  it('accepts a chart in Git with helm options, templated or not', () => {
+    for (const helm of [
+      { valueFiles: ['v.yaml'], parameters: [{ name: 'a', value: '1' }] },
+      { releaseName: '{{cluster}}' },
+    ])
+      expect(
+        readAppSetDocument(
+          appSet({ source: { repoURL: 'https://git.example.com/x.git', path: 'chart', helm } }),
+        ).name,
+      ).toBe('ingress');
   });
 
   it('accepts plain YAML and Kustomize sources', () => {

@@ -1,4 +1,5 @@
 import { GeneratorError, parseApplicationSet, type ApplicationSet } from '@flotilla/generators';
+import { HELM_OPTION_FIELDS, ManifestError, parseHelmOptions } from '@flotilla/manifests';
 import { HubError } from '../common/hub-error.js';
 
 const NAME = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
@@ -71,7 +72,6 @@ export function readAppSetDocument(body: unknown): AppSetDocument {
  */
 export const UNRENDERED_SOURCE_FIELDS = {
   chart: 'Helm charts from a repository are rendered by `flotilla render` but not yet by the hub',
-  helm: 'Helm options are rendered by `flotilla render` but not yet by the hub',
   plugin: 'config management plugins are not supported',
 } as const;
 
@@ -102,6 +102,36 @@ function refuseUnrenderedSource(doc: Record<string, unknown>): void {
       `${found[1]}; refused rather than rendered as plain YAML`,
       `spec.template.spec.source.${found[0]}`,
     );
+  checkHelmOptions((spec['source'] as Record<string, unknown> | undefined)?.['helm']);
+}
+
+/**
+ * `source.helm` as submitted: a field Flotilla does not render is refused by name. A block without
+ * templating is checked whole now; a templated one (`{{…}}`) is checked per target at expansion.
+ */
+function checkHelmOptions(helm: unknown): void {
+  if (helm === undefined || helm === null) return;
+  const at = 'spec.template.spec.source.helm';
+  try {
+    if (typeof helm === 'object' && !Array.isArray(helm) && JSON.stringify(helm).includes('{{')) {
+      for (const key of Object.keys(helm)) {
+        if (!(HELM_OPTION_FIELDS as readonly string[]).includes(key)) {
+          throw new ManifestError(
+            'INVALID_HELM_OPTIONS',
+            `${at}.${key}`,
+            `is not supported (supported: ${HELM_OPTION_FIELDS.join(', ')})`,
+          );
+        }
+      }
+      return;
+    }
+    parseHelmOptions(helm, at);
+  } catch (e) {
+    if (e instanceof ManifestError) {
+      throw new HubError(400, 'invalid-helm-options', e.message.slice(e.file.length + 2), e.file);
+    }
+    throw e;
+  }
 }
 
 /**

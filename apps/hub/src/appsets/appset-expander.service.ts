@@ -18,10 +18,16 @@ import { GitMirrorsService } from '../git/git-mirrors.service.js';
 import { ClusterWakeups } from '../queues/cluster-wakeups.service.js';
 import { HubMetrics } from '../metrics/hub-metrics.service.js';
 import { RolloutsService } from '../rollouts/rollouts.service.js';
-import { RenderError, RenderService } from '../render/render.service.js';
+import { RenderError, RenderService, type RenderApplication } from '../render/render.service.js';
 import { withoutCredentials } from '../repositories/repository-url.js';
 import { RepositoriesService } from '../repositories/repositories.service.js';
-import { canonicalJson } from '@flotilla/manifests';
+import {
+  canonicalJson,
+  helmApplicationInputs,
+  ManifestError,
+  parseHelmOptions,
+  type HelmOptions,
+} from '@flotilla/manifests';
 import { literalRepoRefs, unrenderedSourceField } from './appset-document.js';
 import { ExpansionGitReads, type ResolvedRef, type SharedRefs } from './expansion-git-reads.js';
 import { findNameClash, writePlan } from './expansion-writes.js';
@@ -404,6 +410,7 @@ export class AppSetExpander {
     const seen = new Map<string, number>();
     const desired: DesiredTarget[] = [];
     const renders = new Map<string, Promise<string>>();
+    const charts = new Map<string, Promise<boolean>>();
     // What needs a target's bundle waits until every render has started, so renders overlap.
     const awaitingBundle: (() => Promise<void>)[] = [];
     for (const [i, t] of generated.entries()) {
@@ -453,12 +460,49 @@ export class AppSetExpander {
       const targetRevision = source.targetRevision || 'HEAD';
       const sha = this.resolve(git, repo, targetRevision, `${at}.spec.source.targetRevision`);
       const path = source.path ?? '';
+      const helm = source['helm'];
+      let helmOptions: HelmOptions;
+      try {
+        helmOptions = parseHelmOptions(helm, `${at}.spec.source.helm`);
+      } catch (e) {
+        if (e instanceof ManifestError) throw new ExpansionError('invalid-helm-options', e.message, e.file);
+        throw e;
+      }
+      // A chart reads the Application (release name, namespace, project): targets share its render
+      // only when what it reads agrees too. Whether the path is a chart is asked once per (commit, path).
+      const application = {
+        name: t.name,
+        ...(t.application.spec.destination.namespace
+          ? { namespace: t.application.spec.destination.namespace }
+          : {}),
+        ...(t.application.spec.project ? { project: t.application.spec.project } : {}),
+      };
+      const chartKey = `${repo.id}\0${sha}\0${path}\0${canonicalJson([source['helm'] ?? null, source['kustomize'] ?? null])}`;
+      let isChart = charts.get(chartKey);
+      if (!isChart) {
+        isChart = this.render.rendersAsChart({
+          repositoryId: repo.id,
+          revision: sha,
+          path,
+          kustomize: source['kustomize'],
+          helm,
+        });
+        charts.set(chartKey, isChart);
+      }
       // One render per distinct input, however many targets share it (1,000 clusters, one render).
-      const key = renderKey(repo.id, sha, path, source);
+      const key = `${renderKey(repo.id, sha, path, source)}${(await isChart) ? `\0${canonicalJson(helmApplicationInputs(helmOptions, application))}` : ''}`;
       let digest = renders.get(key);
       if (!digest) {
         this.metrics.renders.inc();
-        digest = this.renderOne(repo, sha, path, `${at}.spec.source.path`, source['kustomize']);
+        digest = this.renderOne(
+          repo,
+          sha,
+          path,
+          `${at}.spec.source.path`,
+          source['kustomize'],
+          helm,
+          application,
+        );
         // Awaited below, in target order; this only keeps a failure from counting as unhandled
         // while the loop goes on.
         digest.catch(() => undefined);
@@ -500,6 +544,8 @@ export class AppSetExpander {
     path: string,
     at: string,
     kustomize: unknown,
+    helm: unknown,
+    application: RenderApplication,
   ): Promise<string> {
     try {
       return await this.render.render({
@@ -508,6 +554,8 @@ export class AppSetExpander {
         revision: sha,
         path,
         kustomize,
+        helm,
+        application,
       });
     } catch (e) {
       if (e instanceof RenderError) throw new ExpansionError(e.code, e.message, `${at}: ${e.path}`);

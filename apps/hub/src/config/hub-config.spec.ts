@@ -33,6 +33,8 @@ describe('loadHubConfig', () => {
       render: {
         kustomizeBinary: null,
         allowRemoteBases: false,
+        helmBinary: null,
+        helmKubeVersion: '1.32.0',
         timeoutSeconds: 60,
         maxOutputBytes: 33554432,
       },

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { DEFAULT_KUBE_VERSION } from '@flotilla/manifests';
 
 const HUB_ROLE_NAMES = ['api', 'worker'] as const;
 
@@ -192,17 +193,33 @@ export const hubEnvSchema = z.object({
     .default('false')
     .transform((v) => v === 'true')
     .describe('Let kustomizations load remote bases (URLs, github.com/...); off, such a render is refused.'),
+  HELM_BINARY: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      'The `helm` binary that renders charts; unset = the first `helm` on PATH, else the Helm `npm ci` unpacked.',
+    ),
+  HELM_KUBE_VERSION: z
+    .string()
+    .regex(/^v?\d+\.\d+(\.\d+)?([-+][0-9A-Za-z.+-]*)?$/, 'must be a Kubernetes version such as 1.32.0')
+    .default(DEFAULT_KUBE_VERSION)
+    .describe(
+      'The Kubernetes version charts see as .Capabilities.KubeVersion (unless source.helm.kubeVersion).',
+    ),
   RENDER_TIMEOUT_SECONDS: z.coerce
     .number()
     .positive()
     .default(60)
-    .describe('Longest one kustomize build may run before it is killed and the render fails.'),
+    .describe(
+      'Longest one kustomize build or helm template may run before it is killed and the render fails.',
+    ),
   RENDER_MAX_OUTPUT_BYTES: z.coerce
     .number()
     .int()
     .positive()
     .default(32 * 1024 * 1024)
-    .describe('Largest output one kustomize build may write; more fails the render.'),
+    .describe('Largest output one kustomize build or helm template may write; more fails the render.'),
   FLOTILLA_SECRETS_KEY: z
     .string()
     .regex(/^[0-9a-fA-F]{64}$/, 'must be 32 bytes as 64 hex digits (openssl rand -hex 32)')
@@ -303,6 +320,10 @@ export interface HubConfig {
   render: {
     kustomizeBinary: string | null;
     allowRemoteBases: boolean;
+    /** HELM_BINARY; null = PATH, then the bundled Helm (resolveHelmBinary). */
+    helmBinary: string | null;
+    /** What charts see as .Capabilities.KubeVersion. */
+    helmKubeVersion: string;
     timeoutSeconds: number;
     maxOutputBytes: number;
   };
@@ -419,6 +440,8 @@ export function loadHubConfig(env: Record<string, string | undefined>): HubConfi
     render: {
       kustomizeBinary: e.KUSTOMIZE_BINARY ?? null,
       allowRemoteBases: e.KUSTOMIZE_ALLOW_REMOTE_BASES,
+      helmBinary: e.HELM_BINARY ?? null,
+      helmKubeVersion: e.HELM_KUBE_VERSION,
       timeoutSeconds: e.RENDER_TIMEOUT_SECONDS,
       maxOutputBytes: e.RENDER_MAX_OUTPUT_BYTES,
     },

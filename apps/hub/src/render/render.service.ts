@@ -23,6 +23,10 @@ import {
   symlinksOf,
   DEFAULT_TREE_LIMITS,
   safeSourcePath,
+  parseHelmOptions,
+  helmApplicationInputs,
+  type Capabilities,
+  type HelmOptions,
   type KustomizeOptions,
   type KustomizeRunner,
   type TreeEntry,
@@ -34,7 +38,15 @@ import { toJson } from '../common/json.js';
 import { GitMirrorError } from '../git/git-mirror.js';
 import { GitMirrorsService } from '../git/git-mirrors.service.js';
 import { HubMetrics } from '../metrics/hub-metrics.service.js';
-import { KustomizeError, KustomizeProcess } from '@flotilla/manifests/node';
+import {
+  ChartRepositoryClient,
+  KustomizeError,
+  KustomizeProcess,
+  renderApplication,
+  resolveHelmBinary,
+  type HelmRunOptions,
+  type RenderEnvironment,
+} from '@flotilla/manifests/node';
 
 export class RenderError extends Error {
   override readonly name = 'RenderError';
@@ -55,12 +67,26 @@ export interface RenderSource {
   path: string;
   /** Argo CD's `spec.source.kustomize` as the template rendered it (validated here). */
   kustomize?: unknown;
+  /** Argo CD's `spec.source.helm` as the template rendered it (validated here); the path is a chart then. */
+  helm?: unknown;
+  /**
+   * The Application the source belongs to. A chart reads it (default release name, namespace,
+   * `$ARGOCD_APP_*`), so it is part of a Helm render's input; other renders ignore it.
+   */
+  application?: RenderApplication;
+}
+
+export interface RenderApplication {
+  name: string;
+  /** `spec.destination.namespace`. */
+  namespace?: string;
+  project?: string;
 }
 
 export interface RenderedBundle {
   digest: string;
   manifests: KubeObject[];
-  renderer: 'plain' | 'kustomize';
+  renderer: 'plain' | 'kustomize' | 'helm';
 }
 
 type Rendered = Omit<RenderedBundle, 'renderer'>;
@@ -79,6 +105,8 @@ const MAX_CHECKOUT_BYTES = 256 * 1024 * 1024;
 export class RenderService {
   private readonly logger = new Logger(RenderService.name);
   private readonly kustomize: KustomizeRunner;
+  private readonly helm: HelmRunOptions | null;
+  private readonly charts: ChartRepositoryClient;
   private readonly renders: Counter<'renderer' | 'outcome'>;
 
   constructor(
@@ -94,9 +122,28 @@ export class RenderService {
       maxOutputBytes: config.render.maxOutputBytes,
       allowRemoteBases: config.render.allowRemoteBases,
     });
+    // Resolved once: a HELM_BINARY that is not executable stops the hub at start-up, not at a render.
+    const helm = resolveHelmBinary({
+      ...(config.render.helmBinary ? { HELM_BINARY: config.render.helmBinary } : {}),
+      ...(process.env['PATH'] !== undefined ? { PATH: process.env['PATH'] } : {}),
+    });
+    this.helm = helm
+      ? {
+          binary: helm.path,
+          timeoutMs: config.render.timeoutSeconds * 1000,
+          maxOutputBytes: config.render.maxOutputBytes,
+        }
+      : null;
+    if (helm) this.logger.log(`charts are rendered by ${helm.path} (from ${helm.from})`);
+    else this.logger.warn('no helm binary (HELM_BINARY, PATH, bundled): Helm sources will fail to render');
+    this.charts = new ChartRepositoryClient({
+      indexTtlMs: 60_000,
+      timeoutMs: config.render.timeoutSeconds * 1000,
+      maxBytes: 64 * 1024 * 1024,
+    });
     this.renders = new Counter({
       name: 'flotilla_renders_total',
-      help: 'Bundle renders by renderer (plain, kustomize) and outcome (ok, error, nondeterministic)',
+      help: 'Bundle renders by renderer (plain, kustomize, helm) and outcome (ok, error, nondeterministic)',
       labelNames: ['renderer', 'outcome'],
       registers: [metrics.registry],
     });
@@ -117,6 +164,17 @@ export class RenderService {
     const options = this.translate('spec.source.kustomize', () =>
       parseKustomizeOptions(src.kustomize, 'spec.source.kustomize'),
     );
+    const helmAsked = src.helm !== undefined && src.helm !== null;
+    const helmOptions = this.translate('spec.source.helm', () =>
+      parseHelmOptions(helmAsked ? src.helm : undefined, 'spec.source.helm'),
+    );
+    if (helmAsked && src.kustomize !== undefined && src.kustomize !== null) {
+      throw new RenderError(
+        'manifest-invalid-source',
+        'spec.source: has both helm and kustomize; a source has one renderer',
+        'spec.source',
+      );
+    }
     const entries = await this.gitReadAsync(where, () =>
       this.mirrors.mirrors.listEntries(src.repositoryId, src.revision),
     );
@@ -128,18 +186,36 @@ export class RenderService {
         where,
       );
     }
-    const useKustomize =
-      kustomizationFileIn(
-        under.map((e) => e.path),
-        dir,
-      ) !== undefined || hasKustomizeOverrides(options);
-    const renderer = useKustomize ? 'kustomize' : 'plain';
+    const renderer = rendererOf(
+      under.map((e) => e.path),
+      dir,
+      helmAsked,
+      hasKustomizeOverrides(options),
+    );
+    if (renderer === 'helm' && !under.some((e) => e.path === posix.join(dir, 'Chart.yaml'))) {
+      throw new RenderError(
+        'manifest-chart-not-found',
+        `spec.source.path: "${dir || '.'}" holds no Chart.yaml (a source with helm options must be a chart)`,
+        where,
+      );
+    }
+    const application = helmApplicationInputs(helmOptions, { name: '', ...src.application });
+    const capabilities: Capabilities = { kubeVersion: this.config.render.helmKubeVersion, apiVersions: [] };
     const produce = () =>
-      useKustomize
-        ? this.renderKustomize(src, dir, options, entries, where)
-        : this.renderPlain(src, dir, under, entries, where);
+      renderer === 'helm'
+        ? this.renderHelm(src, dir, helmOptions, application, capabilities, entries, where)
+        : renderer === 'kustomize'
+          ? this.renderKustomize(src, dir, options, entries, where)
+          : this.renderPlain(src, dir, under, entries, where);
 
-    const key = renderKey(src.repositoryId, src.revision, dir, options);
+    // A chart's output depends on the Application and the capabilities too; the other renders'
+    // keys are as they always were, so their recorded digests stay comparable.
+    const recorded: unknown =
+      renderer === 'helm' ? { helm: helmOptions, application, capabilities } : options;
+    const key =
+      renderer === 'helm'
+        ? helmRenderKey(src.repositoryId, src.revision, dir, helmOptions, application, capabilities)
+        : renderKey(src.repositoryId, src.revision, dir, options);
     let bundle: RenderedBundle;
     try {
       const prior = await this.db.prisma.renderRecord.findUnique({ where: { key } });
@@ -147,7 +223,7 @@ export class RenderService {
       // A new input is rendered twice; a known one is compared with what it gave before.
       const againstDigest = prior ? prior.digest : (await produce()).digest;
       if (againstDigest !== first.digest || prior?.deterministic === false) {
-        await this.flagNondeterministic(key, src, dir, options, renderer, againstDigest, first.digest);
+        await this.flagNondeterministic(key, src, dir, recorded, renderer, againstDigest, first.digest);
         throw new RenderError(
           'render-nondeterministic',
           `rendering ${dir || '.'} at ${src.revision.slice(0, 12)} gave ${againstDigest} and then ${first.digest}: the same inputs must give the same manifests (a generator with random or time-based output?)`,
@@ -164,7 +240,7 @@ export class RenderService {
             repositoryId: src.repositoryId,
             revision: src.revision,
             path: dir || '.',
-            options: toJson(options),
+            options: toJson(recorded),
             renderer,
             digest: bundle.digest,
           },
@@ -174,7 +250,7 @@ export class RenderService {
       if (count === 0) {
         const recorded = await this.db.prisma.renderRecord.findUniqueOrThrow({ where: { key } });
         if (recorded.digest !== bundle.digest) {
-          await this.flagNondeterministic(key, src, dir, options, renderer, recorded.digest, bundle.digest);
+          await this.flagNondeterministic(key, src, dir, recorded, renderer, recorded.digest, bundle.digest);
           throw new RenderError(
             'render-nondeterministic',
             `rendering ${dir || '.'} at ${src.revision.slice(0, 12)} gave ${recorded.digest} and then ${bundle.digest}: the same inputs must give the same manifests`,
@@ -201,6 +277,26 @@ export class RenderService {
       update: {},
     });
     return bundle;
+  }
+
+  /**
+   * Whether `src` renders as a chart (see rendererOf), so that its render depends on the
+   * Application. An unreadable source answers false: its render reports the error.
+   */
+  async rendersAsChart(
+    src: Pick<RenderSource, 'repositoryId' | 'revision' | 'path' | 'kustomize' | 'helm'>,
+  ): Promise<boolean> {
+    if (src.helm !== undefined && src.helm !== null) return true;
+    try {
+      const dir = safeSourcePath(src.path);
+      const entries = await this.mirrors.mirrors.listEntries(src.repositoryId, src.revision);
+      const paths = entries.map((e) => e.path).filter((p) => dir === '' || p.startsWith(`${dir}/`));
+      return (
+        rendererOf(paths, dir, false, hasKustomizeOverrides(parseKustomizeOptions(src.kustomize))) === 'helm'
+      );
+    } catch {
+      return false;
+    }
   }
 
   private async renderPlain(
@@ -308,6 +404,83 @@ export class RenderService {
   }
 
   /**
+   * Renders a chart of the repository with the real `helm template`, through the same code as
+   * `flotilla render` (renderApplication), in a temporary checkout of the commit: value files and
+   * file parameters are read from it and may not leave it, and no symlink in it may point outside.
+   */
+  private async renderHelm(
+    src: RenderSource,
+    dir: string,
+    helm: HelmOptions,
+    application: RenderApplication,
+    capabilities: Capabilities,
+    entries: TreeEntry[],
+    where: string,
+  ): Promise<Rendered> {
+    this.translate(where, () =>
+      checkTreeEntries(entries, { maxFileBytes: Number.POSITIVE_INFINITY, maxTreeBytes: MAX_CHECKOUT_BYTES }),
+    );
+    const work = await mkdtemp(join(tmpdir(), 'flotilla-render-'));
+    try {
+      const root = join(work, 'repo');
+      await mkdir(root);
+      await this.gitReadAsync(where, () =>
+        this.mirrors.mirrors.checkout(src.repositoryId, src.revision, root),
+      );
+      const env: RenderEnvironment = {
+        helm: this.helm,
+        charts: this.charts,
+        kustomize: this.kustomize,
+        repositories: {
+          dirOf: (repoURL, _revision, at) => {
+            if (repoURL !== src.repoUrl) {
+              throw new ManifestError('INVALID_SOURCE', at, `${repoURL} is not this source's repository`);
+            }
+            return root;
+          },
+          revisionOf: () => src.revision,
+        },
+      };
+      let objects: KubeObject[];
+      try {
+        const rendered = await renderApplication(
+          {
+            name: application.name,
+            ...(application.namespace ? { namespace: application.namespace } : {}),
+            ...(application.project ? { project: application.project } : {}),
+            sources: [
+              {
+                kind: 'git',
+                at: 'spec.source',
+                repoURL: src.repoUrl,
+                targetRevision: src.revision,
+                path: dir,
+                helm,
+              },
+            ],
+            capabilities,
+          },
+          env,
+        );
+        objects = rendered.objects.map((o) => preserveSopsKeyOrder(o));
+      } catch (e) {
+        if (!(e instanceof ManifestError)) throw e;
+        throw new RenderError(
+          `manifest-${e.code.toLowerCase().replaceAll('_', '-')}`,
+          e.message.replaceAll(`${root}/`, ''),
+          where,
+        );
+      }
+      if (objects.length === 0) {
+        throw new RenderError('no-manifests', `the chart ${dir || '.'} renders no Kubernetes objects`, where);
+      }
+      return { digest: bundleDigest(objects), manifests: objects };
+    } finally {
+      await rm(work, { recursive: true, force: true });
+    }
+  }
+
+  /**
    * Writes the generated overlay that applies the per-target options: beside the repository for a
    * committed kustomization (it names that directory as its one resource), or as the kustomization of
    * a plain directory (listing its manifest files), as Argo CD does for a directory without one.
@@ -367,7 +540,7 @@ export class RenderService {
     key: string,
     src: RenderSource,
     dir: string,
-    options: KustomizeOptions,
+    options: unknown,
     renderer: string,
     expected: string,
     got: string,
@@ -441,6 +614,36 @@ export function renderKey(
 ): string {
   return createHash('sha256')
     .update(canonicalJson([repositoryId, revision, dir, options]))
+    .digest('hex');
+}
+
+/**
+ * Which tool renders a directory, as Argo CD decides: `helm` options make it a chart; else a
+ * kustomization (or kustomize options) makes it Kustomize; else a Chart.yaml makes it a chart;
+ * else it is plain YAML/JSON.
+ */
+export function rendererOf(
+  paths: string[],
+  dir: string,
+  helmAsked: boolean,
+  kustomizeOverrides: boolean,
+): RenderedBundle['renderer'] {
+  if (helmAsked) return 'helm';
+  if (kustomizeOverrides || kustomizationFileIn(paths, dir) !== undefined) return 'kustomize';
+  return paths.includes(posix.join(dir, 'Chart.yaml')) ? 'helm' : 'plain';
+}
+
+/** The identity of a Helm render: the chart's commit and path, its options, Application and capabilities. */
+export function helmRenderKey(
+  repositoryId: string,
+  revision: string,
+  dir: string,
+  helm: HelmOptions,
+  application: RenderApplication,
+  capabilities: Capabilities,
+): string {
+  return createHash('sha256')
+    .update(canonicalJson(['helm', repositoryId, revision, dir, helm, application, capabilities]))
     .digest('hex');
 }
 

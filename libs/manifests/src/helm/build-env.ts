@@ -1,3 +1,5 @@
+import type { HelmOptions } from './helm-options.js';
+
 /**
  * Argo CD's build environment: the variables it substitutes in Helm parameter values, value file
  * paths and file parameter paths (`$ARGOCD_APP_NAME`, `${KUBE_VERSION}`, …) before running Helm.
@@ -86,5 +88,30 @@ export function envsubst(text: string, env: Partial<BuildEnvironment>): string {
     out += lookup(rest.slice(0, n));
     i += n + 1;
   }
+  return out;
+}
+
+/** The Application fields a chart's render can read. */
+export interface HelmApplication {
+  name: string;
+  namespace?: string;
+  project?: string;
+}
+
+/**
+ * The part of `app` that can change what `helm template` renders with these options: the name is
+ * the default release name, the namespace the default `--namespace`, and any of them can reach a
+ * parameter, value file or file parameter through `$ARGOCD_APP_*`. Targets that agree on the rest
+ * share one render, however their Applications are named.
+ */
+export function helmApplicationInputs(helm: HelmOptions, app: HelmApplication): HelmApplication {
+  const substituted = [
+    ...helm.parameters.map((p) => p.value),
+    ...helm.valueFiles,
+    ...helm.fileParameters.map((p) => p.path),
+  ].some((s) => s.includes('$'));
+  if (substituted) return app;
+  const out: HelmApplication = { name: helm.releaseName === undefined ? app.name : '' };
+  if (helm.namespace === undefined && app.namespace !== undefined) out.namespace = app.namespace;
   return out;
 }

