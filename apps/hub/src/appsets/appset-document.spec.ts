@@ -29,8 +29,14 @@ function refusal(body: unknown): { status: number; code: string; path: string | 
 describe('readAppSetDocument refuses sources the hub does not render', () => {
   it.each([
     [
-      { source: { repoURL: 'https://charts.example.com', chart: 'ingress-nginx', targetRevision: '4.*' } },
-      'spec.template.spec.source.chart',
+      {
+        source: {
+          repoURL: 'oci://registry.example.com/charts',
+          chart: 'ingress-nginx',
+          targetRevision: '4.*',
+        },
+      },
+      'spec.template.spec.source.repoURL',
     ],
     [
       { source: { repoURL: 'https://git.example.com/x.git', path: 'p', plugin: { name: 'cmp' } } },
@@ -70,6 +76,19 @@ describe('readAppSetDocument refuses sources the hub does not render', () => {
           appSet({ source: { repoURL: 'https://git.example.com/x.git', path: 'chart', helm } }),
         ).name,
       ).toBe('ingress');
+  });
+
+  it('accepts a chart from a Helm repository, and refuses one with a path or a Git URL', () => {
+    const chart = (source: Record<string, unknown>) =>
+      appSet({ source: { chart: 'ingress-nginx', targetRevision: '4.*', ...source } });
+    expect(readAppSetDocument(chart({ repoURL: 'https://charts.example.com' })).name).toBe('ingress');
+    expect(refusal(chart({ repoURL: 'https://charts.example.com', path: 'x' })).path).toBe(
+      'spec.template.spec.source.path',
+    );
+    expect(refusal(chart({ repoURL: 'git@github.com:x/y.git' }))).toMatchObject({
+      code: 'invalid-appset',
+      path: 'spec.template.spec.source.repoURL',
+    });
   });
 
   it('accepts plain YAML and Kustomize sources', () => {

@@ -71,7 +71,6 @@ export function readAppSetDocument(body: unknown): AppSetDocument {
  * refused by name: rendered as plain YAML it would apply something other than what it says.
  */
 export const UNRENDERED_SOURCE_FIELDS = {
-  chart: 'Helm charts from a repository are rendered by `flotilla render` but not yet by the hub',
   plugin: 'config management plugins are not supported',
 } as const;
 
@@ -102,7 +101,49 @@ function refuseUnrenderedSource(doc: Record<string, unknown>): void {
       `${found[1]}; refused rather than rendered as plain YAML`,
       `spec.template.spec.source.${found[0]}`,
     );
-  checkHelmOptions((spec['source'] as Record<string, unknown> | undefined)?.['helm']);
+  const source = spec['source'] as Record<string, unknown> | undefined;
+  checkChartSource(source);
+  checkHelmOptions(source?.['helm']);
+}
+
+/** A chart from a Helm repository: no path, and an http(s) repository (OCI is not rendered yet). */
+function checkChartSource(source: Record<string, unknown> | undefined): void {
+  const chart = source?.['chart'];
+  if (chart === undefined || chart === null || chart === '') return;
+  const at = 'spec.template.spec.source';
+  if (typeof chart !== 'string') throw new HubError(400, 'invalid-appset', 'must be a string', `${at}.chart`);
+  const path = source?.['path'];
+  if (path !== undefined && path !== null && path !== '') {
+    throw new HubError(
+      400,
+      'invalid-appset',
+      'a chart from a Helm repository has no path (give chart or path, not both)',
+      `${at}.path`,
+    );
+  }
+  const url = source?.['repoURL'];
+  if (typeof url !== 'string' || url.includes('{{')) return;
+  if (url.startsWith('oci://')) {
+    throw new HubError(
+      400,
+      'unsupported-source',
+      'charts from OCI registries (oci://) are not rendered by the hub yet; use an http(s) Helm repository',
+      `${at}.repoURL`,
+    );
+  }
+  if (!/^https?:\/\//.test(url)) {
+    throw new HubError(
+      400,
+      'invalid-appset',
+      `"${url}" is not a Helm repository URL (https:// or http://)`,
+      `${at}.repoURL`,
+    );
+  }
+}
+
+/** An object that is a chart source: its repoURL is a Helm repository, not a Git one. */
+function isChartSource(o: Record<string, unknown>): boolean {
+  return typeof o['chart'] === 'string' && o['chart'] !== '';
 }
 
 /**
@@ -135,8 +176,8 @@ function checkHelmOptions(helm: unknown): void {
 }
 
 /**
- * Repository URLs written literally anywhere in the document (git generators, template source),
- * each with the revisions it is read at. Templated URLs (`{{…}}`) are only known after generation.
+ * Git repository URLs written literally anywhere in the document (git generators, template source;
+ * a chart source's Helm repository is not one), each with the revisions it is read at. Templated URLs (`{{…}}`) are only known after generation.
  */
 export function literalRepoRefs(document: unknown): Map<string, Set<string>> {
   const out = new Map<string, Set<string>>();
@@ -145,7 +186,7 @@ export function literalRepoRefs(document: unknown): Map<string, Set<string>> {
     if (typeof v !== 'object' || v === null) return;
     const o = v as Record<string, unknown>;
     const url = o['repoURL'];
-    if (typeof url === 'string' && url !== '' && !url.includes('{{')) {
+    if (typeof url === 'string' && url !== '' && !url.includes('{{') && !isChartSource(o)) {
       const rev = o['revision'] ?? o['targetRevision'];
       const ref = typeof rev === 'string' && rev !== '' && !rev.includes('{{') ? rev : 'HEAD';
       const refs = out.get(url) ?? new Set<string>();
@@ -164,9 +205,11 @@ export function literalRepoUrlPaths(document: unknown): Map<string, string> {
   const walk = (v: unknown, path: string): void => {
     if (Array.isArray(v)) return v.forEach((x, i) => walk(x, `${path}[${i}]`));
     if (typeof v !== 'object' || v === null) return;
+    const chart = isChartSource(v as Record<string, unknown>);
     for (const [k, x] of Object.entries(v)) {
       const at = path ? `${path}.${k}` : k;
-      if (k === 'repoURL' && typeof x === 'string' && !x.includes('{{') && !out.has(x)) out.set(x, at);
+      if (k === 'repoURL' && !chart && typeof x === 'string' && !x.includes('{{') && !out.has(x))
+        out.set(x, at);
       walk(x, at);
     }
   };

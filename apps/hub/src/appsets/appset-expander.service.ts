@@ -26,6 +26,7 @@ import {
   helmApplicationInputs,
   ManifestError,
   parseHelmOptions,
+  type ChartVersion,
   type HelmOptions,
 } from '@flotilla/manifests';
 import { literalRepoRefs, unrenderedSourceField } from './appset-document.js';
@@ -411,6 +412,7 @@ export class AppSetExpander {
     const desired: DesiredTarget[] = [];
     const renders = new Map<string, Promise<string>>();
     const charts = new Map<string, Promise<boolean>>();
+    const chartVersions = new Map<string, Promise<ChartVersion>>();
     // What needs a target's bundle waits until every render has started, so renders overlap.
     const awaitingBundle: (() => Promise<void>)[] = [];
     for (const [i, t] of generated.entries()) {
@@ -451,15 +453,6 @@ export class AppSetExpander {
       const projectCluster = { name: cluster.name, labels: asRecord(cluster.labels) };
       const refused = gate.checkTarget(at, source.repoURL, projectCluster, namespace);
       if (refused) throw new ExpansionError(refused.code, refused.message, refused.path);
-      let repo = repoByUrl.get(source.repoURL);
-      if (!repo) {
-        repo = await this.readyRepository(source.repoURL, appSetName, register);
-        await git.prepare(repo.id, { fetch: register });
-        repoByUrl.set(source.repoURL, repo);
-      }
-      const targetRevision = source.targetRevision || 'HEAD';
-      const sha = this.resolve(git, repo, targetRevision, `${at}.spec.source.targetRevision`);
-      const path = source.path ?? '';
       const helm = source['helm'];
       let helmOptions: HelmOptions;
       try {
@@ -469,7 +462,7 @@ export class AppSetExpander {
         throw e;
       }
       // A chart reads the Application (release name, namespace, project): targets share its render
-      // only when what it reads agrees too. Whether the path is a chart is asked once per (commit, path).
+      // only when what it reads agrees too.
       const application = {
         name: t.name,
         ...(t.application.spec.destination.namespace
@@ -477,39 +470,97 @@ export class AppSetExpander {
           : {}),
         ...(t.application.spec.project ? { project: t.application.spec.project } : {}),
       };
-      const chartKey = `${repo.id}\0${sha}\0${path}\0${canonicalJson([source['helm'] ?? null, source['kustomize'] ?? null])}`;
-      let isChart = charts.get(chartKey);
-      if (!isChart) {
-        isChart = this.render.rendersAsChart({
-          repositoryId: repo.id,
-          revision: sha,
-          path,
-          kustomize: source['kustomize'],
-          helm,
-        });
-        charts.set(chartKey, isChart);
+      const appInputs = canonicalJson(helmApplicationInputs(helmOptions, application));
+      const chartName = typeof source['chart'] === 'string' ? source['chart'] : '';
+      let rendered: Promise<string>;
+      let placed: Pick<DesiredTarget, 'repoUrl' | 'sourcePath' | 'targetRevision' | 'desiredRevision'>;
+      if (chartName !== '') {
+        if (!/^https?:\/\//.test(source.repoURL)) {
+          throw new ExpansionError(
+            source.repoURL.startsWith('oci://') ? 'unsupported-source' : 'invalid-target',
+            source.repoURL.startsWith('oci://')
+              ? 'charts from OCI registries (oci://) are not rendered by the hub yet'
+              : `"${source.repoURL}" is not a Helm repository URL (https:// or http://)`,
+            `${at}.spec.source.repoURL`,
+          );
+        }
+        if (source.path) {
+          throw new ExpansionError(
+            'invalid-target',
+            'a chart from a Helm repository has no path (give chart or path, not both)',
+            `${at}.spec.source.path`,
+          );
+        }
+        const targetRevision = source.targetRevision || '*';
+        const version = await this.chartVersion(chartVersions, source.repoURL, chartName, targetRevision, at);
+        placed = {
+          repoUrl: source.repoURL,
+          sourcePath: chartName,
+          targetRevision,
+          desiredRevision: version.version,
+        };
+        const key = canonicalJson([
+          'chart',
+          source.repoURL,
+          chartName,
+          version.version,
+          version.digest ?? version.url,
+          helm ?? null,
+          appInputs,
+        ]);
+        let digest = renders.get(key);
+        if (!digest) {
+          this.metrics.renders.inc();
+          digest = this.renderChartOne(source.repoURL, chartName, version, at, helm, application);
+          digest.catch(() => undefined);
+          renders.set(key, digest);
+        }
+        rendered = digest;
+      } else {
+        let repo = repoByUrl.get(source.repoURL);
+        if (!repo) {
+          repo = await this.readyRepository(source.repoURL, appSetName, register);
+          await git.prepare(repo.id, { fetch: register });
+          repoByUrl.set(source.repoURL, repo);
+        }
+        const targetRevision = source.targetRevision || 'HEAD';
+        const sha = this.resolve(git, repo, targetRevision, `${at}.spec.source.targetRevision`);
+        const path = source.path ?? '';
+        // Whether the path is a chart is asked once per (commit, path, options).
+        const chartKey = `${repo.id}\0${sha}\0${path}\0${canonicalJson([source['helm'] ?? null, source['kustomize'] ?? null])}`;
+        let isChart = charts.get(chartKey);
+        if (!isChart) {
+          isChart = this.render.rendersAsChart({
+            repositoryId: repo.id,
+            revision: sha,
+            path,
+            kustomize: source['kustomize'],
+            helm,
+          });
+          charts.set(chartKey, isChart);
+        }
+        placed = { repoUrl: repo.url, sourcePath: path, targetRevision, desiredRevision: sha };
+        // One render per distinct input, however many targets share it (1,000 clusters, one render).
+        const key = `${renderKey(repo.id, sha, path, source)}${(await isChart) ? `\0${appInputs}` : ''}`;
+        let digest = renders.get(key);
+        if (!digest) {
+          this.metrics.renders.inc();
+          digest = this.renderOne(
+            repo,
+            sha,
+            path,
+            `${at}.spec.source.path`,
+            source['kustomize'],
+            helm,
+            application,
+          );
+          // Awaited below, in target order; this only keeps a failure from counting as unhandled
+          // while the loop goes on.
+          digest.catch(() => undefined);
+          renders.set(key, digest);
+        }
+        rendered = digest;
       }
-      // One render per distinct input, however many targets share it (1,000 clusters, one render).
-      const key = `${renderKey(repo.id, sha, path, source)}${(await isChart) ? `\0${canonicalJson(helmApplicationInputs(helmOptions, application))}` : ''}`;
-      let digest = renders.get(key);
-      if (!digest) {
-        this.metrics.renders.inc();
-        digest = this.renderOne(
-          repo,
-          sha,
-          path,
-          `${at}.spec.source.path`,
-          source['kustomize'],
-          helm,
-          application,
-        );
-        // Awaited below, in target order; this only keeps a failure from counting as unhandled
-        // while the loop goes on.
-        digest.catch(() => undefined);
-        renders.set(key, digest);
-      }
-      const rendered = digest;
-      const resolvedRepo = repo;
       // Rules may be templated, so each target's rendered ones are checked (before it waits on a render).
       const syncSettings = syncSettingsOf(t.application.spec, t.name);
       awaitingBundle.push(async () => {
@@ -522,10 +573,7 @@ export class AppSetExpander {
           clusterId: cluster.id,
           clusterName: cluster.name,
           namespace,
-          repoUrl: resolvedRepo.url,
-          sourcePath: path,
-          targetRevision,
-          desiredRevision: sha,
+          ...placed,
           bundleDigest,
           syncPolicy: syncSettings,
           params: t.params,
@@ -559,6 +607,47 @@ export class AppSetExpander {
       });
     } catch (e) {
       if (e instanceof RenderError) throw new ExpansionError(e.code, e.message, `${at}: ${e.path}`);
+      throw e;
+    }
+  }
+
+  /**
+   * The version a chart's constraint resolves to, asked once per (repository, chart, constraint) in
+   * an expansion: every target of it gets the same version, even if the index changes meanwhile.
+   */
+  private chartVersion(
+    cache: Map<string, Promise<ChartVersion>>,
+    repoUrl: string,
+    chart: string,
+    targetRevision: string,
+    at: string,
+  ): Promise<ChartVersion> {
+    const key = `${repoUrl}\0${chart}\0${targetRevision}`;
+    let version = cache.get(key);
+    if (!version) {
+      version = this.render.resolveChart(repoUrl, chart, targetRevision).catch((e: unknown) => {
+        if (e instanceof RenderError) {
+          throw new ExpansionError(e.code, e.message, `${at}.spec.source.targetRevision`);
+        }
+        throw e;
+      });
+      cache.set(key, version);
+    }
+    return version;
+  }
+
+  private async renderChartOne(
+    repoUrl: string,
+    chart: string,
+    version: ChartVersion,
+    at: string,
+    helm: unknown,
+    application: RenderApplication,
+  ): Promise<string> {
+    try {
+      return (await this.render.renderChartBundle({ repoUrl, chart, version, helm, application })).digest;
+    } catch (e) {
+      if (e instanceof RenderError) throw new ExpansionError(e.code, e.message, `${at}.spec.source.chart`);
       throw e;
     }
   }

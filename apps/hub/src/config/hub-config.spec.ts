@@ -35,6 +35,7 @@ describe('loadHubConfig', () => {
         allowRemoteBases: false,
         helmBinary: null,
         helmKubeVersion: '1.32.0',
+        helmRepositoryCacheSeconds: 60,
         timeoutSeconds: 60,
         maxOutputBytes: 33554432,
       },

@@ -207,6 +207,11 @@ export const hubEnvSchema = z.object({
     .describe(
       'The Kubernetes version charts see as .Capabilities.KubeVersion (unless source.helm.kubeVersion).',
     ),
+  HELM_REPOSITORY_CACHE_SECONDS: z.coerce
+    .number()
+    .min(0)
+    .default(60)
+    .describe("How long a Helm repository's index.yaml is reused before the hub fetches it again."),
   RENDER_TIMEOUT_SECONDS: z.coerce
     .number()
     .positive()
@@ -324,6 +329,8 @@ export interface HubConfig {
     helmBinary: string | null;
     /** What charts see as .Capabilities.KubeVersion. */
     helmKubeVersion: string;
+    /** How long a fetched Helm repository index is reused. */
+    helmRepositoryCacheSeconds: number;
     timeoutSeconds: number;
     maxOutputBytes: number;
   };
@@ -442,6 +449,7 @@ export function loadHubConfig(env: Record<string, string | undefined>): HubConfi
       allowRemoteBases: e.KUSTOMIZE_ALLOW_REMOTE_BASES,
       helmBinary: e.HELM_BINARY ?? null,
       helmKubeVersion: e.HELM_KUBE_VERSION,
+      helmRepositoryCacheSeconds: e.HELM_REPOSITORY_CACHE_SECONDS,
       timeoutSeconds: e.RENDER_TIMEOUT_SECONDS,
       maxOutputBytes: e.RENDER_MAX_OUTPUT_BYTES,
     },

@@ -8,6 +8,11 @@ import { resolveHelmBinary } from '@flotilla/manifests/node';
 import { AppSetExpander } from '../appsets/appset-expander.service.js';
 import { Database } from '../db/database.js';
 import { RepositoriesService } from '../repositories/repositories.service.js';
+import {
+  startTestHelmRepository,
+  type TestChart,
+  type TestHelmRepository,
+} from '../testing/test-helm-repository.js';
 import { startTwoClusterFleet, type TwoClusterFleet } from '../testing/two-cluster-fleet.js';
 
 // Helm sources through the hub: PostgreSQL, Redis, a Git repository mirrored by the hub, and the
@@ -56,6 +61,7 @@ data:
 };
 
 let fleet: TwoClusterFleet;
+let charts: TestHelmRepository;
 let db: Database;
 let expander: AppSetExpander;
 let tools: string;
@@ -79,6 +85,20 @@ async function commit(files: Record<string, string>): Promise<void> {
   expect((await fleet.hub.app.get(RepositoriesService).syncNow(repo.id)).ok).toBe(true);
 }
 
+/** The packaged `web` chart: a ConfigMap saying which chart version rendered it. */
+function webChart(version: string): TestChart {
+  return {
+    name: 'web',
+    version,
+    files: {
+      'values.yaml': 'greeting: hello\n',
+      'values-prod.yaml': 'greeting: prod\n',
+      'templates/config.yaml':
+        'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-config\ndata:\n  chart: {{ .Chart.Version | quote }}\n  greeting: {{ .Values.greeting | quote }}\n',
+    },
+  };
+}
+
 function helmAppSet(name: string, source: Record<string, unknown>, elements = ['eu-1', 'us-1']) {
   return {
     apiVersion: 'argoproj.io/v1alpha1',
@@ -90,7 +110,7 @@ function helmAppSet(name: string, source: Record<string, unknown>, elements = ['
         metadata: { name: `${name}-{{cluster}}` },
         spec: {
           project: 'default',
-          source: { repoURL: fleet.repo.url, targetRevision: 'main', ...source },
+          source: { repoURL: fleet.repo.url, targetRevision: 'main', ...source } as Record<string, unknown>,
           destination: { name: '{{cluster}}', namespace: 'web' },
         },
       },
@@ -127,7 +147,13 @@ beforeAll(async () => {
   const wrapper = join(tools, 'helm');
   writeFileSync(wrapper, `#!/bin/sh\necho "$*" >> '${runs}'\nexec '${helm.path}' "$@"\n`);
   chmodSync(wrapper, 0o755);
-  fleet = await startTwoClusterFleet({ HELM_BINARY: wrapper, RENDER_MAX_OUTPUT_BYTES: String(256 * 1024) });
+  charts = await startTestHelmRepository(['1.0.0', '1.1.0', '2.0.0'].map(webChart));
+  fleet = await startTwoClusterFleet({
+    HELM_BINARY: wrapper,
+    RENDER_MAX_OUTPUT_BYTES: String(256 * 1024),
+    // Every expansion reads the index afresh, so a newly published version is seen at once.
+    HELM_REPOSITORY_CACHE_SECONDS: '0',
+  });
   db = fleet.hub.app.get(Database);
   expander = fleet.hub.app.get(AppSetExpander);
   await commit(CHART);
@@ -135,6 +161,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await fleet?.close();
+  await charts?.stop();
   if (tools) rmSync(tools, { recursive: true, force: true });
 });
 
@@ -287,5 +314,70 @@ describe('Helm sources the hub refuses, naming why', () => {
       ),
     );
     expect(ignored.outcome.status).toBe('Ready');
+  });
+});
+
+describe('a chart from a Helm repository, rendered by the hub', () => {
+  const fromRepo = (name: string, chart: string, targetRevision: string, helm: unknown = {}) =>
+    helmAppSet(name, { repoURL: charts.url, chart, targetRevision, path: undefined, helm });
+
+  it('resolves the range against index.yaml, renders that version and records it on the targets', async () => {
+    const { outcome, targets, bundles } = await apply(
+      fromRepo('repo-web', 'web', '^1.0.0', { releaseName: 'web', valueFiles: ['values-prod.yaml'] }),
+    );
+    expect(outcome.status).toBe('Ready');
+    expect(targets.map((t) => [t.repoUrl, t.sourcePath, t.targetRevision, t.desiredRevision])).toEqual([
+      [charts.url, 'web', '^1.0.0', '1.1.0'],
+      [charts.url, 'web', '^1.0.0', '1.1.0'],
+    ]);
+    // Same chart, version, values and capabilities: one bundle for both clusters.
+    expect(targets[0]?.bundleDigest).toBe(targets[1]?.bundleDigest);
+    expect(configOf(bundles['repo-web-eu-1'] ?? [])?.data).toEqual({ chart: '1.1.0', greeting: 'prod' });
+    // A Helm repository is not a Git repository: nothing was registered to mirror it.
+    expect(await db.prisma.repository.count({ where: { url: charts.url } })).toBe(0);
+    expect(charts.requests).toContain('/charts/index.yaml');
+    expect(charts.requests).toContain('/charts/web-1.1.0.tgz');
+  });
+
+  it('a newly published version within the range is picked up by the next expansion', async () => {
+    charts.publish(webChart('1.2.0'));
+    const { outcome, targets, bundles } = await apply(
+      fromRepo('repo-web', 'web', '^1.0.0', { releaseName: 'web' }),
+    );
+    expect(outcome.status).toBe('Ready');
+    expect(targets.map((t) => t.desiredRevision)).toEqual(['1.2.0', '1.2.0']);
+    expect(configOf(bundles['repo-web-us-1'] ?? [])?.data['chart']).toBe('1.2.0');
+  });
+
+  it('an exact version is rendered as asked', async () => {
+    const { targets } = await apply(fromRepo('repo-exact', 'web', '2.0.0', {}));
+    expect(targets.map((t) => t.desiredRevision)).toEqual(['2.0.0', '2.0.0']);
+  });
+
+  it('a missing chart or version fails the expansion naming it, and changes no target', async () => {
+    const noChart = await apply(fromRepo('repo-missing', 'nope', '1.0.0'));
+    expect(noChart.outcome.status).toBe('Error');
+    expect(noChart.outcome.error?.message).toContain('the repository has no chart "nope"');
+    expect(noChart.targets).toHaveLength(0);
+    const noVersion = await apply(fromRepo('repo-web', 'web', '>=5.0.0'));
+    expect(noVersion.outcome.status).toBe('Error');
+    expect(noVersion.outcome.error?.message).toContain('chart "web" has no version matching ">=5.0.0"');
+    expect(noVersion.outcome.error?.path).toMatch(/spec\.source\.targetRevision$/);
+    expect(noVersion.targets.map((t) => t.desiredRevision)).toEqual(['1.2.0', '1.2.0']);
+  });
+
+  it('an OCI registry is refused at submission, naming the field', async () => {
+    const r = await fleet.call<{ code: string; path: string }>(
+      'POST',
+      '/api/v1/appsets',
+      helmAppSet('oci', {
+        repoURL: 'oci://127.0.0.1:1/charts',
+        chart: 'web',
+        targetRevision: '1.0.0',
+        path: undefined,
+      }),
+    );
+    expect(r.status).toBe(400);
+    expect(r.body).toMatchObject({ code: 'unsupported-source', path: 'spec.template.spec.source.repoURL' });
   });
 });

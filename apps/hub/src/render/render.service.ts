@@ -26,6 +26,7 @@ import {
   parseHelmOptions,
   helmApplicationInputs,
   type Capabilities,
+  type ChartVersion,
   type HelmOptions,
   type KustomizeOptions,
   type KustomizeRunner,
@@ -76,6 +77,17 @@ export interface RenderSource {
   application?: RenderApplication;
 }
 
+/** A chart from a Helm repository, at the version its target's constraint resolved to. */
+export interface ChartRenderSource {
+  repoUrl: string;
+  chart: string;
+  /** From resolveChart: fixed before rendering, so every target of an expansion gets the same one. */
+  version: ChartVersion;
+  /** Argo CD's `spec.source.helm` (validated here). */
+  helm?: unknown;
+  application?: RenderApplication;
+}
+
 export interface RenderApplication {
   name: string;
   /** `spec.destination.namespace`. */
@@ -90,6 +102,34 @@ export interface RenderedBundle {
 }
 
 type Rendered = Omit<RenderedBundle, 'renderer'>;
+
+/** One render's identity and what its record says about it. */
+interface RenderInput {
+  key: string;
+  /** The Git repository; null for a chart from a Helm repository. */
+  repositoryId: string | null;
+  repoUrl: string;
+  /** The commit, or the chart version. */
+  revision: string;
+  /** The directory (`.` for the root), or the chart's name. */
+  path: string;
+  options: unknown;
+  renderer: RenderedBundle['renderer'];
+  /** Where errors point. */
+  where: string;
+}
+
+function recordOf(input: RenderInput) {
+  return {
+    key: input.key,
+    repositoryId: input.repositoryId,
+    repoUrl: input.repositoryId === null ? input.repoUrl : null,
+    revision: input.revision,
+    path: input.path,
+    options: toJson(input.options),
+    renderer: input.renderer,
+  };
+}
 
 /** The most a kustomize render checks out of one commit. */
 const MAX_CHECKOUT_BYTES = 256 * 1024 * 1024;
@@ -137,7 +177,7 @@ export class RenderService {
     if (helm) this.logger.log(`charts are rendered by ${helm.path} (from ${helm.from})`);
     else this.logger.warn('no helm binary (HELM_BINARY, PATH, bundled): Helm sources will fail to render');
     this.charts = new ChartRepositoryClient({
-      indexTtlMs: 60_000,
+      indexTtlMs: config.render.helmRepositoryCacheSeconds * 1000,
       timeoutMs: config.render.timeoutSeconds * 1000,
       maxBytes: 64 * 1024 * 1024,
     });
@@ -216,6 +256,32 @@ export class RenderService {
       renderer === 'helm'
         ? helmRenderKey(src.repositoryId, src.revision, dir, helmOptions, application, capabilities)
         : renderKey(src.repositoryId, src.revision, dir, options);
+    return this.checkedAndStored(
+      {
+        key,
+        repositoryId: src.repositoryId,
+        repoUrl: src.repoUrl,
+        revision: src.revision,
+        path: dir || '.',
+        options: recorded,
+        renderer,
+        where,
+      },
+      produce,
+    );
+  }
+
+  /**
+   * Runs `produce` under the determinism check and stores the bundle: a new input is rendered twice,
+   * a known one is compared with the digest it gave before; a mismatch is recorded, counted, audited
+   * and refused.
+   */
+  private async checkedAndStored(
+    input: RenderInput,
+    produce: () => Promise<Rendered>,
+  ): Promise<RenderedBundle> {
+    const { key, renderer, where } = input;
+    const shown = `${input.path} at ${input.revision.slice(0, 12)}`;
     let bundle: RenderedBundle;
     try {
       const prior = await this.db.prisma.renderRecord.findUnique({ where: { key } });
@@ -223,10 +289,10 @@ export class RenderService {
       // A new input is rendered twice; a known one is compared with what it gave before.
       const againstDigest = prior ? prior.digest : (await produce()).digest;
       if (againstDigest !== first.digest || prior?.deterministic === false) {
-        await this.flagNondeterministic(key, src, dir, recorded, renderer, againstDigest, first.digest);
+        await this.flagNondeterministic(input, againstDigest, first.digest);
         throw new RenderError(
           'render-nondeterministic',
-          `rendering ${dir || '.'} at ${src.revision.slice(0, 12)} gave ${againstDigest} and then ${first.digest}: the same inputs must give the same manifests (a generator with random or time-based output?)`,
+          `rendering ${shown} gave ${againstDigest} and then ${first.digest}: the same inputs must give the same manifests (a generator with random or time-based output?)`,
           where,
         );
       }
@@ -234,26 +300,16 @@ export class RenderService {
       // Insert-if-absent: another render of the same input may have recorded it meanwhile (two
       // appsets, two replicas); then its digest must be ours too.
       const { count } = await this.db.prisma.renderRecord.createMany({
-        data: [
-          {
-            key,
-            repositoryId: src.repositoryId,
-            revision: src.revision,
-            path: dir || '.',
-            options: toJson(recorded),
-            renderer,
-            digest: bundle.digest,
-          },
-        ],
+        data: [{ ...recordOf(input), digest: bundle.digest }],
         skipDuplicates: true,
       });
       if (count === 0) {
-        const recorded = await this.db.prisma.renderRecord.findUniqueOrThrow({ where: { key } });
-        if (recorded.digest !== bundle.digest) {
-          await this.flagNondeterministic(key, src, dir, recorded, renderer, recorded.digest, bundle.digest);
+        const existing = await this.db.prisma.renderRecord.findUniqueOrThrow({ where: { key } });
+        if (existing.digest !== bundle.digest) {
+          await this.flagNondeterministic(input, existing.digest, bundle.digest);
           throw new RenderError(
             'render-nondeterministic',
-            `rendering ${dir || '.'} at ${src.revision.slice(0, 12)} gave ${recorded.digest} and then ${bundle.digest}: the same inputs must give the same manifests`,
+            `rendering ${shown} gave ${existing.digest} and then ${bundle.digest}: the same inputs must give the same manifests`,
             where,
           );
         }
@@ -270,13 +326,117 @@ export class RenderService {
       create: {
         digest: bundle.digest,
         manifests: toJson(bundle.manifests),
-        repoUrl: src.repoUrl,
-        revision: src.revision,
-        path: dir || '.',
+        repoUrl: input.repoUrl,
+        revision: input.revision,
+        path: input.path,
       },
       update: {},
     });
     return bundle;
+  }
+
+  /**
+   * The version of `chart` that `targetRevision` (a version or a semver range; empty = the latest)
+   * names in the Helm repository's index.yaml, fetched and cached for a minute.
+   */
+  async resolveChart(repoUrl: string, chart: string, targetRevision: string): Promise<ChartVersion> {
+    try {
+      return await this.charts.resolve(repoUrl, chart, targetRevision);
+    } catch (e) {
+      if (e instanceof ManifestError) {
+        throw new RenderError('manifest-chart-not-found', e.message, `${repoUrl} ${chart}`);
+      }
+      throw e;
+    }
+  }
+
+  /**
+   * Renders a chart from a Helm repository (downloaded, checked against the index's digest, unpacked)
+   * with the real `helm template`, through the same code as `flotilla render`; value files are read
+   * from the chart package itself. Checked for determinism and stored like every other render.
+   */
+  async renderChartBundle(src: ChartRenderSource): Promise<RenderedBundle> {
+    const version = src.version.version;
+    const where = `${src.repoUrl} ${src.chart}@${version}`;
+    const helm = this.translate('spec.source.helm', () => parseHelmOptions(src.helm, 'spec.source.helm'));
+    const application = helmApplicationInputs(helm, { name: '', ...src.application });
+    const capabilities: Capabilities = { kubeVersion: this.config.render.helmKubeVersion, apiVersions: [] };
+    const key = createHash('sha256')
+      .update(
+        canonicalJson([
+          'chart',
+          src.repoUrl,
+          src.chart,
+          version,
+          src.version.digest ?? src.version.url,
+          helm,
+          application,
+          capabilities,
+        ]),
+      )
+      .digest('hex');
+    const produce = async (): Promise<Rendered> => {
+      let objects: KubeObject[];
+      try {
+        const rendered = await renderApplication(
+          {
+            name: application.name,
+            ...(application.namespace ? { namespace: application.namespace } : {}),
+            ...(application.project ? { project: application.project } : {}),
+            sources: [
+              {
+                kind: 'chart',
+                at: 'spec.source',
+                repoURL: src.repoUrl,
+                chart: src.chart,
+                targetRevision: version,
+                helm,
+              },
+            ],
+            capabilities,
+          },
+          {
+            helm: this.helm,
+            charts: this.charts,
+            kustomize: this.kustomize,
+            repositories: {
+              dirOf: (_url, _revision, at) => {
+                throw new ManifestError(
+                  'INVALID_SOURCE',
+                  at,
+                  'a chart from a Helm repository reads no Git repository',
+                );
+              },
+            },
+          },
+        );
+        objects = rendered.objects.map((o) => preserveSopsKeyOrder(o));
+      } catch (e) {
+        if (!(e instanceof ManifestError)) throw e;
+        throw new RenderError(`manifest-${e.code.toLowerCase().replaceAll('_', '-')}`, e.message, where);
+      }
+      if (objects.length === 0) {
+        throw new RenderError(
+          'no-manifests',
+          `chart ${src.chart} ${version} renders no Kubernetes objects`,
+          where,
+        );
+      }
+      return { digest: bundleDigest(objects), manifests: objects };
+    };
+    return this.checkedAndStored(
+      {
+        key,
+        repositoryId: null,
+        repoUrl: src.repoUrl,
+        revision: version,
+        path: src.chart,
+        options: { helm, application, capabilities, digest: src.version.digest ?? null },
+        renderer: 'helm',
+        where,
+      },
+      produce,
+    );
   }
 
   /**
@@ -536,37 +696,27 @@ export class RenderService {
     return { digest: bundleDigest(objects), manifests: objects };
   }
 
-  private async flagNondeterministic(
-    key: string,
-    src: RenderSource,
-    dir: string,
-    options: unknown,
-    renderer: string,
-    expected: string,
-    got: string,
-  ): Promise<void> {
+  private async flagNondeterministic(input: RenderInput, expected: string, got: string): Promise<void> {
     await this.db.prisma.renderRecord.upsert({
-      where: { key },
-      create: {
-        key,
-        repositoryId: src.repositoryId,
-        revision: src.revision,
-        path: dir || '.',
-        options: toJson(options),
-        renderer,
-        digest: expected,
-        deterministic: false,
-        conflictingDigest: got,
-      },
+      where: { key: input.key },
+      create: { ...recordOf(input), digest: expected, deterministic: false, conflictingDigest: got },
       update: { deterministic: false, conflictingDigest: got, checkedAt: new Date() },
     });
     await this.audit.record({
       actor: 'hub',
       action: 'render.nondeterministic',
-      scope: `repository:${src.repoUrl}`,
-      details: { revision: src.revision, path: dir || '.', options, renderer, digests: [expected, got] },
+      scope: `repository:${input.repoUrl}`,
+      details: {
+        revision: input.revision,
+        path: input.path,
+        options: input.options,
+        renderer: input.renderer,
+        digests: [expected, got],
+      },
     });
-    this.logger.warn(`non-deterministic render of ${src.repoUrl}@${src.revision.slice(0, 12)}:${dir || '.'}`);
+    this.logger.warn(
+      `non-deterministic render of ${input.repoUrl}@${input.revision.slice(0, 12)}:${input.path}`,
+    );
   }
 
   /** Runs a pure check and turns its ManifestError into a RenderError naming the repository file. */

@@ -7,3 +7,4 @@ export * from './test-hub.js';
 export * from './wait-for-idle.js';
 export * from './test-notification-receiver.js';
 export * from './test-git-host-api.js';
+export * from './test-helm-repository.js';

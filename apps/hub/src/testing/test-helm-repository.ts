@@ -1,0 +1,87 @@
+import { execFileSync } from 'node:child_process';
+import { createReadStream, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join, normalize } from 'node:path';
+import { resolveHelmBinary } from '@flotilla/manifests/node';
+
+export interface TestChart {
+  name: string;
+  version: string;
+  /** Files of the chart besides Chart.yaml, by path relative to the chart (`templates/x.yaml`). */
+  files: Record<string, string>;
+}
+
+export interface TestHelmRepository {
+  /** `http://127.0.0.1:<port>/charts`, as a source's repoURL names it. */
+  url: string;
+  /** Packages a chart with `helm package` and re-indexes the repository with `helm repo index`. */
+  publish(chart: TestChart): void;
+  /** Every request path the server has answered, in order (`/charts/index.yaml`, …). */
+  requests: string[];
+  stop(): Promise<void>;
+}
+
+/**
+ * A real Helm repository on 127.0.0.1: charts packaged by the real `helm package`, an index.yaml
+ * written by `helm repo index`, served by a small static HTTP server.
+ */
+export async function startTestHelmRepository(charts: TestChart[] = []): Promise<TestHelmRepository> {
+  const helm = resolveHelmBinary({ PATH: process.env['PATH'] ?? '' });
+  if (!helm) throw new Error('no helm: run npm ci (it unpacks Helm under node_modules/.cache)');
+  const root = mkdtempSync(join(tmpdir(), 'flotilla-helm-repo-'));
+  const served = join(root, 'served', 'charts');
+  mkdirSync(served, { recursive: true });
+  const requests: string[] = [];
+  const server: Server = createServer((req, res) => {
+    const path = normalize(decodeURIComponent((req.url ?? '/').split('?')[0] ?? '/'));
+    requests.push(path);
+    const file = join(root, 'served', path);
+    if (!file.startsWith(join(root, 'served') + '/') || !isFile(file)) {
+      res.writeHead(404).end('not found');
+      return;
+    }
+    res.writeHead(200, { 'content-length': statSync(file).size });
+    createReadStream(file).pipe(res);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  const env = { PATH: process.env['PATH'] ?? '', HOME: root, HELM_CACHE_HOME: join(root, 'h') };
+  const repo: TestHelmRepository = {
+    url: `http://127.0.0.1:${port}/charts`,
+    requests,
+    publish(chart) {
+      const dir = join(root, 'src', `${chart.name}-${chart.version}`, chart.name);
+      const files = {
+        'Chart.yaml': `apiVersion: v2\nname: ${chart.name}\nversion: ${chart.version}\n`,
+        ...chart.files,
+      };
+      for (const [path, content] of Object.entries(files)) {
+        mkdirSync(dirname(join(dir, path)), { recursive: true });
+        writeFileSync(join(dir, path), content);
+      }
+      execFileSync(helm.path, ['package', dir, '--destination', served], { env, stdio: 'pipe' });
+      execFileSync(helm.path, ['repo', 'index', served], { env, stdio: 'pipe' });
+    },
+    stop: async () => {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      rmSync(root, { recursive: true, force: true });
+    },
+  };
+  try {
+    for (const c of charts) repo.publish(c);
+  } catch (e) {
+    await repo.stop();
+    throw e;
+  }
+  return repo;
+}
+
+function isFile(path: string): boolean {
+  try {
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
