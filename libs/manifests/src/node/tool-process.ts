@@ -37,14 +37,25 @@ const MAX_STDERR_BYTES = 16 * 1024;
 export function runTool(run: ToolRun): Promise<string> {
   const { tool, command, args, timeoutMs, maxOutputBytes } = run;
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: run.cwd, env: run.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    // Its own process group, so that stopping it also stops what it started (a shell's children, a
+    // git that kustomize runs): they would otherwise hold the output pipes open after it is killed.
+    const child = spawn(command, args, {
+      cwd: run.cwd,
+      env: run.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
     const chunks: Buffer[] = [];
     let size = 0;
     let stderr = '';
     let failure: ToolError | null = null;
     const stop = (e: ToolError) => {
       failure ??= e;
-      child.kill('SIGKILL');
+      try {
+        if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        child.kill('SIGKILL'); // the group is gone already; the tool itself may not be
+      }
     };
     const timer = setTimeout(
       () => stop(new ToolError('timeout', `${tool} did not finish within ${timeoutMs} ms`, stderr)),
@@ -67,6 +78,12 @@ export function runTool(run: ToolRun): Promise<string> {
     });
     child.on('close', (code) => {
       clearTimeout(timer);
+      // Nothing the tool started outlives it.
+      try {
+        if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        // the group is empty: the usual case
+      }
       if (failure) return reject(failure);
       if (code !== 0) {
         return reject(
