@@ -120,6 +120,9 @@ describe('flotilla clusters add --print-manifests | --install, against a real hu
         ...podEnv,
         FLOTILLA_BOOTSTRAP_TOKEN: Buffer.from(secret.data.token, 'base64').toString('utf8'),
         FLOTILLA_STATE_DIR: join(work, 'agent-state'),
+        // The pod's port 8080 on the pod's own IP; here a free loopback port.
+        FLOTILLA_STATUS_PORT: '0',
+        FLOTILLA_STATUS_HOST: '127.0.0.1',
         KUBECONFIG: printed.kubeconfigPath!,
         FLOTILLA_LOG_LEVEL: 'warn',
       },

@@ -218,7 +218,9 @@ describe('deploy/charts with the real helm, applied to kube-sim', () => {
       const rules = (
         roles[0] as unknown as { rules: { verbs: string[]; apiGroups: string[]; resources: string[] }[] }
       ).rules;
-      for (const rule of rules) expect([...rule.verbs].sort()).toEqual(AGENT_VERBS);
+      // The last rule lets it write Events on what it syncs whatever the others were narrowed to.
+      expect(rules.at(-1)).toEqual({ apiGroups: [''], resources: ['events'], verbs: ['create'] });
+      for (const rule of rules.slice(0, -1)) expect([...rule.verbs].sort()).toEqual(AGENT_VERBS);
       const binding = find(objects, 'ClusterRoleBinding') as unknown as {
         roleRef: { name: string };
         subjects: { kind: string; name: string; namespace: string }[];
@@ -229,7 +231,11 @@ describe('deploy/charts with the real helm, applied to kube-sim', () => {
       ]);
       expect(deployment(objects).spec.template.spec.serviceAccountName).toBe('flotilla-agent');
       if (args[0] === '-f') {
-        expect(rules.map((r) => r.resources)).toEqual([['configmaps', 'services'], ['deployments']]);
+        expect(rules.map((r) => r.resources)).toEqual([
+          ['configmaps', 'services'],
+          ['deployments'],
+          ['events'],
+        ]);
       }
     }
   });

@@ -213,6 +213,9 @@ describe('deploy/README.md walkthrough', () => {
         ...agent.fromEnv,
         FLOTILLA_BOOTSTRAP_TOKEN: agent.fromSecret['token']!,
         FLOTILLA_STATE_DIR: join(work, 'agent-state'),
+        // The pod's port 8080 on the pod's own IP; here a free loopback port.
+        FLOTILLA_STATUS_PORT: '0',
+        FLOTILLA_STATUS_HOST: '127.0.0.1',
         KUBECONFIG: spokeCluster.kubeconfigPath!,
         FLOTILLA_LOG_LEVEL: 'warn',
       },

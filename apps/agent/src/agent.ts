@@ -19,6 +19,9 @@ import { ReportQueue, type SetAside } from './reports/report-queue.js';
 import { BundleDecryptError, BundleDecryptor } from './secrets/bundle-decryptor.js';
 import { StateStore } from './state/state-store.js';
 import { Backoff, sleep } from './util/backoff.js';
+import { EventRecorder } from './events/event-recorder.js';
+import { AgentMetrics } from './metrics/agent-metrics.js';
+import { StatusServer, StatusServerError } from './metrics/status-server.js';
 import { type GateAction, type WindowEvaluator, decideSync } from './windows/sync-gate.js';
 import { defaultDiffer, defaultHealthAssessor, defaultWindowEvaluator } from './lib-adapters.js';
 
@@ -45,6 +48,8 @@ export interface AgentOptions {
 
 export interface Agent {
   readonly clusterName: string;
+  /** Where /healthz, /readyz and /metrics are served, when `statusPort` is configured. */
+  readonly statusUrl: string | undefined;
   /** Stops polling, watching and timers; waits for the step in progress. Idempotent. */
   stop(): Promise<void>;
 }
@@ -85,18 +90,34 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
   const kc = connections.kubeConfig;
   const kube = createKubeClient(kc);
   const watcher = new ObjectWatcher(kc, kube, log);
-  const hub = new HubClient(config.hubUrl, AGENT_VERSION);
+  const events = new EventRecorder(kube, config.clusterName, log, { now });
+  const reconcilers = new Map<string, TargetReconciler>();
+  const metrics = new AgentMetrics(
+    {
+      queuedBatches: () => queue.pendingBatches,
+      setAsideFiles: () => queue.setAsideFiles,
+      droppedBatches: () => queue.dropped,
+      watches: () => watcher.watchCount,
+      cachedObjects: () => watcher.cachedObjects,
+      targets: () => reconcilers.size,
+      events: () => events.counts,
+    },
+    { processMetrics: config.statusPort !== undefined },
+  );
+  const hub = new HubClient(config.hubUrl, AGENT_VERSION, (endpoint, outcome, seconds) =>
+    metrics.observeHubCall(endpoint, outcome, seconds),
+  );
   const differ = options.differ ?? defaultDiffer;
   const health = options.health ?? (await defaultHealthAssessor());
   const evaluate = options.evaluateWindows ?? defaultWindowEvaluator;
   const abort = new AbortController();
-  const reconcilers = new Map<string, TargetReconciler>();
   let credential = (await store.loadCredential())?.credential;
   let etag: string | undefined;
   let wakeDelivery: (() => void) | undefined;
 
   const emit = async (reports: Report[]): Promise<void> => {
     await queue.enqueue(reports);
+    metrics.observeReports(reports);
     wakeDelivery?.();
   };
   // Automatic rollback keeps its per-target memory beside the rest of the state (see rollback/).
@@ -122,6 +143,7 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
       decideSync(a, config.clusterName, action, at, evaluate),
     healBackoff: options.selfHealBackoff ?? { initialMs: 2_000, maxMs: 300_000 },
     rollback,
+    recordEvents: (e: Parameters<EventRecorder['record']>[0]) => events.record(e),
     syncWait: { timeoutMs: (config.waveTimeoutSeconds ?? 300) * 1000, pollMs: options.syncPollMs ?? 500 },
   };
 
@@ -193,6 +215,11 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
     }
   };
 
+  /** Set once the agent works from a set of assignments, from its disk or from the hub (readiness). */
+  let assignmentsKnown = false;
+  /** The last hub call's failure, shown by /readyz (informational: the agent works on without the hub). */
+  let hubProblem: string | undefined;
+
   // Resume from disk before the hub answers.
   const cached = await store.loadAssignments();
   if (cached) {
@@ -204,6 +231,7 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
       else etag = undefined; // fetch the whole set again so the missing bundle is re-fetched
     }
     await applyAssignments(cached.assignments, bundles);
+    assignmentsKnown = true;
     log.info({ targets: reconcilers.size, etag: cached.etag }, 'resumed from the state dir');
   }
 
@@ -332,6 +360,8 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
           etag = poll.response.etag;
           log.debug({ etag, targets: poll.response.assignments.length }, 'assignments updated');
         }
+        assignmentsKnown = true;
+        hubProblem = undefined;
         backoff.reset();
       } catch (err) {
         if (abort.signal.aborted) break;
@@ -346,6 +376,7 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
               : `${err.message}; set FLOTILLA_BOOTSTRAP_TOKEN to a new bootstrap token for cluster ${config.clusterName}`,
           );
         }
+        hubProblem = err instanceof HubError ? err.code : 'error';
         const delay = backoff.next();
         const e = err as Error & { code?: string; path?: string };
         log.warn({ code: e.code, path: e.path, retryInMs: delay }, e.message);
@@ -437,18 +468,50 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
     for (const r of reconcilers.values()) r.resync();
   }, config.resyncSeconds * 1000);
 
-  const loops = Promise.all([pullLoop(), deliveryLoop()]);
-  log.info({ hub: config.hubUrl, stateDir: config.stateDir }, 'agent started');
+  // Bound before any loop starts, so a taken port fails the start with nothing left running.
+  let loopsEnded = false;
+  let status: StatusServer | undefined;
+  if (config.statusPort !== undefined) {
+    try {
+      status = await StatusServer.start(config.statusHost ?? '0.0.0.0', config.statusPort, {
+        live: () => !loopsEnded,
+        // Ready once it reconciles: a credential and a set of assignments. The hub being away is
+        // shown but does not make it unready: the agent keeps the cluster converged without it.
+        readiness: () => ({
+          checks: {
+            credential: credential ? 'ok' : 'no credential yet (registering with the bootstrap token)',
+            assignments: assignmentsKnown ? 'ok' : 'waiting for the first assignments from the hub',
+          },
+          hub: hubProblem ? `last call failed: ${hubProblem}` : 'ok',
+        }),
+        metrics,
+      });
+    } catch (err) {
+      clearInterval(resyncTimer);
+      await Promise.all([...reconcilers.values()].map((r) => r.stop()));
+      await watcher.stop();
+      await connections.close();
+      if (err instanceof StatusServerError) throw new AgentStartError(err.message, err.path);
+      throw err;
+    }
+  }
+  const loops = Promise.all([pullLoop(), deliveryLoop()]).finally(() => {
+    loopsEnded = true;
+  });
+  log.info({ hub: config.hubUrl, stateDir: config.stateDir, status: status?.url }, 'agent started');
 
   let stopping: Promise<void> | undefined;
   return {
     clusterName: config.clusterName,
+    statusUrl: status?.url,
     stop() {
       stopping ??= (async () => {
         abort.abort();
         clearInterval(resyncTimer);
         await loops;
         await Promise.all([...reconcilers.values()].map((r) => r.stop()));
+        await events.stop();
+        await status?.stop();
         await watcher.stop();
         await connections.close();
         log.info('agent stopped');

@@ -34,6 +34,7 @@ describe('loadAgentConfig', () => {
       FLOTILLA_STATE_DIR: '/var/lib/flotilla',
       FLOTILLA_RESYNC_SECONDS: '60',
       FLOTILLA_WAVE_TIMEOUT_SECONDS: '45',
+      FLOTILLA_STATUS_PORT: '8080',
       FLOTILLA_LOG_LEVEL: '',
     });
     expect(config).toEqual({
@@ -45,7 +46,22 @@ describe('loadAgentConfig', () => {
       resyncSeconds: 60,
       waveTimeoutSeconds: 45,
       logLevel: 'info',
+      statusPort: 8080,
+      statusHost: '0.0.0.0',
     });
+  });
+
+  it('serves status only when FLOTILLA_STATUS_PORT is set, on the host FLOTILLA_STATUS_HOST names', () => {
+    expect(loadAgentConfig({ ...minimal, FLOTILLA_STATUS_HOST: '127.0.0.1' }).statusPort).toBeUndefined();
+    expect(
+      loadAgentConfig({ ...minimal, FLOTILLA_STATUS_PORT: '0', FLOTILLA_STATUS_HOST: '127.0.0.1' }),
+    ).toMatchObject({ statusPort: 0, statusHost: '127.0.0.1' });
+    expect(issues({ ...minimal, FLOTILLA_STATUS_PORT: '70000' })).toEqual([
+      { variable: 'FLOTILLA_STATUS_PORT', message: 'must be a TCP port number (0 to 65535)' },
+    ]);
+    expect(issues({ ...minimal, FLOTILLA_STATUS_PORT: 'http' })).toEqual([
+      { variable: 'FLOTILLA_STATUS_PORT', message: 'must be a TCP port number' },
+    ]);
   });
 
   it('names each wrong variable with the reason', () => {

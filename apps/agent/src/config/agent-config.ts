@@ -38,6 +38,16 @@ export const agentEnvSchema = z.object({
       .max(86_400, { error: 'must be at most 86400 seconds (one day)' })
       .default(300),
   ),
+  FLOTILLA_STATUS_PORT: z.preprocess(
+    (v) => (v === '' ? undefined : v),
+    z.coerce
+      .number({ error: 'must be a TCP port number' })
+      .int({ error: 'must be a TCP port number' })
+      .min(0, { error: 'must be a TCP port number (0 to 65535)' })
+      .max(65_535, { error: 'must be a TCP port number (0 to 65535)' })
+      .optional(),
+  ),
+  FLOTILLA_STATUS_HOST: z.preprocess((v) => (v === '' ? undefined : v), z.string().min(1).default('0.0.0.0')),
   SOPS_AGE_KEY_FILE: optionalText,
   SOPS_AGE_KEY: optionalText,
   FLOTILLA_LOG_LEVEL: z.preprocess(
@@ -63,6 +73,10 @@ export interface AgentConfig {
   ageKeyFile?: string;
   /** The same keys given inline, as `sops` accepts them. */
   ageKey?: string;
+  /** Serve /healthz, /readyz and /metrics on this port (0: any free one); absent: no listening socket. */
+  statusPort?: number;
+  /** The address the status port binds (default 0.0.0.0, so the kubelet reaches it on the pod IP). */
+  statusHost?: string;
 }
 
 export class ConfigError extends Error {
@@ -93,5 +107,9 @@ export function loadAgentConfig(env: Record<string, string | undefined>): AgentC
   if (e.KUBECONFIG !== undefined) config.kubeconfigPath = resolve(e.KUBECONFIG);
   if (e.SOPS_AGE_KEY_FILE !== undefined) config.ageKeyFile = resolve(e.SOPS_AGE_KEY_FILE);
   if (e.SOPS_AGE_KEY !== undefined) config.ageKey = e.SOPS_AGE_KEY;
+  if (e.FLOTILLA_STATUS_PORT !== undefined) {
+    config.statusPort = e.FLOTILLA_STATUS_PORT;
+    config.statusHost = e.FLOTILLA_STATUS_HOST;
+  }
   return config;
 }

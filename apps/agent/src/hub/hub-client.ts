@@ -52,6 +52,21 @@ export class HubError extends Error {
   }
 }
 
+/** Which hub endpoint a call went to, as a bounded metrics label (paths carry digests). */
+export type HubEndpoint = 'register' | 'rotate' | 'assignments' | 'bundles' | 'reports' | 'other';
+
+/** Told of every hub call once it is answered or failed: `outcome` is `ok` or the HubError code. */
+export type HubCallObserver = (endpoint: HubEndpoint, outcome: string, seconds: number) => void;
+
+function endpointOf(path: string): HubEndpoint {
+  if (path.startsWith(AGENT_API.register)) return 'register';
+  if (path.startsWith(AGENT_API.rotate)) return 'rotate';
+  if (path.startsWith(AGENT_API.assignments)) return 'assignments';
+  if (path.startsWith(AGENT_API.reports)) return 'reports';
+  if (path.startsWith(AGENT_API.bundleBatch) || path.startsWith(AGENT_API.bundle(''))) return 'bundles';
+  return 'other';
+}
+
 export type AssignmentsPoll = { changed: false } | { changed: true; response: AssignmentsResponse };
 
 /** The agent's side of the pull protocol: plain `fetch`, every answer validated against the contract. */
@@ -59,6 +74,7 @@ export class HubClient {
   constructor(
     private readonly baseUrl: string,
     private readonly agentVersion: string,
+    private readonly observe?: HubCallObserver,
   ) {}
 
   async register(
@@ -176,6 +192,20 @@ export class HubClient {
   }
 
   private async call(path: string, init: RequestInit): Promise<Response> {
+    if (!this.observe) return this.callHub(path, init);
+    const t0 = performance.now();
+    let outcome = 'ok';
+    try {
+      return await this.callHub(path, init);
+    } catch (err) {
+      outcome = err instanceof HubError ? err.code : 'error';
+      throw err;
+    } finally {
+      this.observe(endpointOf(path), outcome, (performance.now() - t0) / 1000);
+    }
+  }
+
+  private async callHub(path: string, init: RequestInit): Promise<Response> {
     let res: Response;
     try {
       res = await fetch(this.baseUrl + path, init);

@@ -20,6 +20,8 @@ export interface KubeClient {
   list(apiVersion: string, kind: string): Promise<{ items: KubeObject[]; resourceVersion: string }>;
   /** Deletes with background propagation; false when it was already gone. */
   delete(id: ResourceId): Promise<boolean>;
+  /** A plain create (POST to the collection), for objects the agent writes once, such as Events. */
+  create(obj: KubeObject): Promise<KubeObject>;
 }
 
 /** A Kubernetes API failure with the server's own message (the Status object), ready for a report. */
@@ -172,6 +174,14 @@ export function createKubeClient(kc: KubeConfig): KubeClient {
         items: (list.items ?? []).map((i) => ({ ...i, apiVersion, kind })),
         resourceVersion: list.metadata?.resourceVersion ?? '',
       };
+    },
+
+    async create(obj) {
+      const { name: _name, ...collection } = idOf(obj);
+      return (await call('POST', await pathOf(collection), describe(idOf(obj)), {
+        body: JSON.stringify(obj),
+        contentType: 'application/json',
+      })) as KubeObject;
     },
 
     async delete(id) {

@@ -78,6 +78,18 @@ export class ObjectWatcher {
     return this.kinds.get(`${apiVersion}/${kind}`)?.get(name, namespace);
   }
 
+  /** Kinds watched now (one list+watch each), for /metrics. */
+  get watchCount(): number {
+    return this.kinds.size;
+  }
+
+  /** Objects held in every kind's cache, for /metrics. */
+  get cachedObjects(): number {
+    let n = 0;
+    for (const k of this.kinds.values()) n += k.size;
+    return n;
+  }
+
   async stop(): Promise<void> {
     this.stopped = true;
     for (const w of this.kinds.values()) w.stop();
@@ -109,6 +121,10 @@ class KindWatch {
 
   get(name: string, namespace?: string): KubeObject | undefined {
     return this.cache.get(cacheKey(name, namespace));
+  }
+
+  get size(): number {
+    return this.cache.size;
   }
 
   /** Lists (filling the cache) and starts the watch; rejects when the first list fails. */

@@ -5,7 +5,9 @@ import {
   type DriftReport,
   type HealthStatus,
   FIELD_MANAGER,
+  groupOf,
   type KubeObject,
+  type ObjectRef,
   type Report,
   type SyncOperation,
   type SyncReport,
@@ -21,6 +23,7 @@ import { type ResourceId, type StateStore, type TargetState } from '../state/sta
 import { keyOf, prepareObject, refOfId, syncTarget } from '../sync/sync-target.js';
 import { type GateAction, type GateDecision } from '../windows/sync-gate.js';
 import { type RollbackHook } from '../rollback/auto-rollback.js';
+import { type ClusterEvent, eventsOfReport } from '../events/cluster-events.js';
 
 /** The live view the reconciler reads: the watch cache, kept fresh by informers. */
 export interface LiveView {
@@ -45,6 +48,8 @@ export interface ReconcilerDeps {
   syncWait?: { timeoutMs: number; pollMs: number };
   /** Automatic rollback (apps/agent/src/rollback); absent: never roll back on its own. */
   rollback?: RollbackHook;
+  /** Kubernetes Events about what the reports say was done (events/); absent: none are written. */
+  recordEvents?: (events: ClusterEvent[]) => void;
 }
 
 interface Drifted {
@@ -222,7 +227,7 @@ export class TargetReconciler {
     const decision = this.deps.gate(a, 'manual', this.deps.now());
     if (!decision.allowed) {
       const at = this.deps.now().toISOString();
-      await this.deps.emit([
+      await this.emit([
         {
           type: 'sync',
           id: randomUUID(),
@@ -270,6 +275,7 @@ export class TargetReconciler {
     }
     if (only) input.only = only;
     if (breakGlassId) input.breakGlassId = breakGlassId;
+    const inventoryBefore = this.state.inventory;
     const result = await syncTarget(input);
     if (rolledBackFrom) result.report.rolledBackFrom = rolledBackFrom;
     if (operation) result.report.operationId = operation.id;
@@ -288,7 +294,7 @@ export class TargetReconciler {
     }
     // The report goes to the on-disk queue before the state that says the sync happened: a crash
     // in between replays the sync (a new report, harmless), never loses the report.
-    await this.deps.emit([result.report]);
+    await this.emit([result.report], inventoryBefore);
     if (!only)
       this.state.lastSync = {
         digest: a.bundleDigest,
@@ -305,7 +311,7 @@ export class TargetReconciler {
     );
     await this.watchKinds();
     const health = this.healthReport(result.live);
-    if (health) await this.deps.emit([health]);
+    if (health) await this.emit([health]);
     if (result.report.outcome === 'Succeeded') {
       this.failedSyncs = 0;
     } else {
@@ -405,7 +411,7 @@ export class TargetReconciler {
         this.deps.log.info({ target: a.name, object: key, paths, manager }, 'drift detected');
       }
     }
-    if (reports.length > 0) await this.deps.emit(reports);
+    if (reports.length > 0) await this.emit(reports);
     if (drifted.length > 0 && a.syncPolicy.automated && a.syncPolicy.selfHeal) await this.heal(drifted);
     else await this.emitHealthIfChanged(liveByKey);
     await this.maybeRollBack();
@@ -439,7 +445,7 @@ export class TargetReconciler {
         const tolerated = drifted
           .filter((d) => d.isNew)
           .map((d) => this.driftReport('tolerated', d, decision.breakGlassId));
-        if (tolerated.length > 0) await this.deps.emit(tolerated);
+        if (tolerated.length > 0) await this.emit(tolerated);
         if (decision.retryAt) this.scheduleRetry(decision.retryAt);
       } else {
         await this.block('self-heal', decision);
@@ -466,7 +472,7 @@ export class TargetReconciler {
     });
     if (contested.length > 0) {
       await this.deps.store.saveTargetState(a.targetId, this.state);
-      await this.deps.emit(contested);
+      await this.emit(contested);
     }
     if (toHeal.length === 0) return;
     this.healStreak = now.getTime() - this.lastHealAt > this.deps.healBackoff.maxMs ? 1 : this.healStreak + 1;
@@ -490,7 +496,7 @@ export class TargetReconciler {
     }
     for (const d of healed) this.reportedDrift.delete(d.key);
     if (healed.length > 0)
-      await this.deps.emit(healed.map((d) => this.driftReport('healed', d, decision.breakGlassId)));
+      await this.emit(healed.map((d) => this.driftReport('healed', d, decision.breakGlassId)));
   }
 
   /** Whether the object, read afresh from the API server, matches what is desired. */
@@ -532,7 +538,7 @@ export class TargetReconciler {
     if (this.blockedReported !== signature) {
       this.blockedReported = signature;
       const at = this.deps.now().toISOString();
-      await this.deps.emit([
+      await this.emit([
         {
           type: 'sync',
           id: randomUUID(),
@@ -568,6 +574,31 @@ export class TargetReconciler {
     }, delay);
   }
 
+  /**
+   * Queues reports for the hub, then tells the cluster what they say as Events (only once the queue
+   * holds them: an Event never describes a report that a crash could lose). `alsoKnown` resolves
+   * objects no longer declared or inventoried, such as what this sync pruned.
+   */
+  private async emit(reports: Report[], alsoKnown: readonly ResourceId[] = []): Promise<void> {
+    await this.deps.emit(reports);
+    const record = this.deps.recordEvents;
+    if (!record) return;
+    const versions = new Map<string, string>();
+    const know = (apiVersion: string, kind: string): void => {
+      versions.set(`${groupOf(apiVersion)}/${kind}`, apiVersion);
+    };
+    for (const id of alsoKnown) know(id.apiVersion, id.kind);
+    for (const id of this.state.inventory) know(id.apiVersion, id.kind);
+    for (const o of this.bundle.manifests) know(o.apiVersion, o.kind);
+    for (const o of this.desired) know(o.apiVersion, o.kind);
+    const apiVersionOf = (ref: ObjectRef): string | undefined =>
+      versions.get(`${ref.group}/${ref.kind}`) ?? (ref.group === '' ? 'v1' : undefined);
+    for (const r of reports) {
+      const events = eventsOfReport(r, this.assignment.name, apiVersionOf);
+      if (events.length > 0) record(events);
+    }
+  }
+
   private driftReport(state: DriftReport['state'], d: Drifted, breakGlassId?: string): DriftReport {
     const report: DriftReport = {
       type: 'drift',
@@ -586,7 +617,7 @@ export class TargetReconciler {
 
   private async emitHealthIfChanged(fresh: Map<string, KubeObject>): Promise<void> {
     const report = this.healthReport(fresh);
-    if (report) await this.deps.emit([report]);
+    if (report) await this.emit([report]);
   }
 
   /** A health report when the target's health differs from the last one told, else null. */

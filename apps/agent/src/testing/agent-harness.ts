@@ -48,9 +48,9 @@ export class AgentHarness {
   }
 
   async runAgent(
-    options: { stateDir?: string; hubUrl?: string; ageKey?: string } & AgentOptions = {},
+    options: { stateDir?: string; hubUrl?: string; ageKey?: string; statusPort?: number } & AgentOptions = {},
   ): Promise<Agent> {
-    const { stateDir, hubUrl, ageKey, ...extra } = options;
+    const { stateDir, hubUrl, ageKey, statusPort, ...extra } = options;
     const agent = await startAgent(
       {
         hubUrl: hubUrl ?? this.hub.url,
@@ -60,6 +60,7 @@ export class AgentHarness {
         resyncSeconds: 3600,
         logLevel: 'silent',
         ...(ageKey ? { ageKey } : {}),
+        ...(statusPort !== undefined ? { statusPort, statusHost: '127.0.0.1' } : {}),
       },
       {
         logger: pino({ level: process.env['AGENT_TEST_LOG'] ?? 'silent' }),

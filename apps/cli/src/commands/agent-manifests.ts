@@ -28,6 +28,9 @@ type K8sObject = Record<string, unknown> & {
   metadata: { name: string; namespace?: string; labels?: Record<string, string> };
 };
 
+/** FLOTILLA_STATUS_PORT in the Deployment: /healthz, /readyz (its probes) and /metrics. */
+export const AGENT_STATUS_PORT = 8080;
+
 /** The objects, in the order `kubectl apply` must meet them: the namespace first, then what lives in it. */
 export function agentManifests(install: AgentInstall): K8sObject[] {
   const ns = install.namespace ?? AGENT_NAMESPACE;
@@ -50,7 +53,11 @@ export function agentManifests(install: AgentInstall): K8sObject[] {
       apiVersion: 'rbac.authorization.k8s.io/v1',
       kind: 'ClusterRole',
       metadata: { name: `flotilla-agent-${ns}`, labels },
-      rules: [{ apiGroups: ['*'], resources: ['*'], verbs: AGENT_VERBS }],
+      rules: [
+        { apiGroups: ['*'], resources: ['*'], verbs: AGENT_VERBS },
+        // As the chart: Events on what it syncs, whatever the rule above is narrowed to.
+        { apiGroups: [''], resources: ['events'], verbs: ['create'] },
+      ],
     },
     {
       apiVersion: 'rbac.authorization.k8s.io/v1',
@@ -94,12 +101,21 @@ export function agentManifests(install: AgentInstall): K8sObject[] {
                   { name: 'FLOTILLA_HUB_URL', value: install.hubUrl },
                   { name: 'FLOTILLA_CLUSTER_NAME', value: install.cluster },
                   { name: 'FLOTILLA_STATE_DIR', value: '/var/lib/flotilla-agent' },
+                  { name: 'FLOTILLA_STATUS_PORT', value: String(AGENT_STATUS_PORT) },
                   { name: 'MALLOC_ARENA_MAX', value: '2' },
                   {
                     name: 'FLOTILLA_BOOTSTRAP_TOKEN',
                     valueFrom: { secretKeyRef: { name: 'flotilla-bootstrap', key: 'token', optional: true } },
                   },
                 ],
+                ports: [{ name: 'status', containerPort: AGENT_STATUS_PORT }],
+                // Ready once it has a credential and assignments; a hub that is away keeps it ready.
+                livenessProbe: {
+                  httpGet: { path: '/healthz', port: 'status' },
+                  periodSeconds: 20,
+                  failureThreshold: 3,
+                },
+                readinessProbe: { httpGet: { path: '/readyz', port: 'status' }, periodSeconds: 10 },
                 resources: { requests: { cpu: '50m', memory: '96Mi' }, limits: { memory: '256Mi' } },
                 securityContext: {
                   allowPrivilegeEscalation: false,
