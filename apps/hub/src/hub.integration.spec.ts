@@ -388,7 +388,19 @@ describe('hub on PostgreSQL, Redis and Git', () => {
     const error = (await appSet('web')).body.error;
     expect(error?.code).toBe('manifest-invalid-yaml');
     expect(error?.message).toMatch(/^apps\/eu1\/broken\.yaml:\d+: /);
-    expect(await targets()).toEqual(before);
+    // Targets keep what they run; each one now says why it does not move on.
+    const after = await targets();
+    expect(
+      after.map(({ reason, ...rest }) => ({
+        ...rest,
+        reason: before.find((b) => b.name === rest.name)?.reason,
+      })),
+    ).toEqual(before);
+    for (const t of after)
+      expect(t.reason).toMatchObject({
+        code: 'GeneratorError',
+        message: expect.stringContaining('apps/eu1/broken.yaml:'),
+      });
 
     repo.commit({ 'apps/eu1/broken.yaml': null });
     await refreshRepository();
