@@ -141,16 +141,28 @@ describe('hub-backed commands against a real hub', () => {
             t.name,
             t.desiredRevision,
             t.syncStatus,
+            t.health,
+            t.reason,
           ]),
         { timeout: 45_000, interval: 500 },
       )
-      .toEqual([[cluster, `web-${cluster}`, head, 'Synced']]);
+      .toEqual([[cluster, `web-${cluster}`, head, 'Synced', 'Healthy', null]]);
 
     const table = await cli(targets, '--cluster', cluster);
     expect(table.code).toBe(0);
     const [header, row, ...rest] = table.out.trimEnd().split('\n');
-    expect(header?.split(/ {3,}/)).toEqual(['CLUSTER', 'TARGET', 'REVISION', 'SYNC', 'HEALTH', 'LAST SYNC']);
-    expect(row?.split(/\s+/).slice(0, 4)).toEqual([cluster, `web-${cluster}`, head.slice(0, 7), 'Synced']);
+    expect(header?.split(/ {3,}/)).toEqual([
+      'CLUSTER',
+      'TARGET',
+      'REVISION',
+      'SYNC',
+      'HEALTH',
+      'LAST SYNC',
+      'REASON',
+    ]);
+    const cells = row?.split(/\s+/);
+    expect(cells?.slice(0, 5)).toEqual([cluster, `web-${cluster}`, head.slice(0, 7), 'Synced', 'Healthy']);
+    expect(cells?.at(-1)).toBe('-');
     expect(rest).toEqual([]);
     expect(await json<TargetView[]>(targets, '--cluster', 'edge-1')).toEqual([]);
 

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { freePort } from '../fleet/free-port.js';
 import { runInProcess } from '../testing/run-in-process.js';
-import { run } from './targets.command.js';
+import { type TargetView } from '../fleet/hub-client.js';
+import { reasonCell, run, targetTable } from './targets.command.js';
 
 describe('flotilla targets without a hub', () => {
   it('exits 1 naming the URL when nothing listens there', async () => {
@@ -21,5 +22,62 @@ describe('flotilla targets without a hub', () => {
     const r = await runInProcess(run, argv);
     expect(r.code).toBe(2);
     expect(r.err).toContain(`flotilla targets: ${message}`);
+  });
+});
+
+describe('the REASON column of flotilla targets', () => {
+  const target = (name: string, cluster: string, reason: TargetView['reason']): TargetView => ({
+    name,
+    cluster,
+    appSet: 'web',
+    namespace: 'web',
+    desiredRevision: 'a'.repeat(40),
+    bundleDigest: null,
+    syncStatus: reason ? 'OutOfSync' : 'Synced',
+    health: 'Healthy',
+    lastSyncedAt: null,
+    reason,
+  });
+
+  it('shows the code and the message, `-` when there is no reason, sorted by cluster then target', () => {
+    const table = targetTable([
+      target('web-eu2', 'eu2', {
+        code: 'WindowClosed',
+        message: 'blocked by window eu-night-freeze; next open 2026-12-05T06:00:00.000Z',
+        window: 'eu-night-freeze',
+        nextOpen: '2026-12-05T06:00:00.000Z',
+      }),
+      target('web-eu1', 'eu1', null),
+      target('api-eu2', 'eu2', { code: 'AgentOffline', message: 'agent never seen', since: null }),
+    ]);
+    const [header, ...rows] = table.split('\n');
+    expect(header?.split(/ {3,}/)).toEqual([
+      'CLUSTER',
+      'TARGET',
+      'REVISION',
+      'SYNC',
+      'HEALTH',
+      'LAST SYNC',
+      'REASON',
+    ]);
+    const reasonAt = header!.indexOf('REASON');
+    expect(rows.map((r) => [r.split(/\s+/)[1], r.slice(reasonAt)])).toEqual([
+      ['web-eu1', '-'],
+      ['api-eu2', 'AgentOffline: agent never seen'],
+      ['web-eu2', 'WindowClosed: blocked by window eu-night-freeze; next open 2026-12-05T06:00:00.000Z'],
+    ]);
+  });
+
+  it('keeps a long or multi-line message to one short line', () => {
+    const cell = reasonCell({ code: 'SyncFailed', message: `apply Deployment web:\n  ${'x'.repeat(200)}` });
+    expect(cell).not.toContain('\n');
+    expect(cell.startsWith('SyncFailed: apply Deployment web: xxx')).toBe(true);
+    expect(cell.endsWith('…')).toBe(true);
+    expect(cell.length).toBeLessThanOrEqual('SyncFailed: '.length + 72);
+  });
+
+  it('shows the code alone when the message is empty, and `-` for a hub that sends no reason', () => {
+    expect(reasonCell({ code: 'Progressing', message: '' })).toBe('Progressing');
+    expect(reasonCell(undefined)).toBe('-');
   });
 });

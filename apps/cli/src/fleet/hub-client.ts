@@ -2,6 +2,8 @@
  * A small typed client for the hub's people-facing REST API, used by the CLI's hub-backed commands,
  * the demo and the end-to-end tests.
  */
+import type { TargetReason } from '@flotilla/contract';
+
 export interface TargetView {
   name: string;
   cluster: string;
@@ -19,6 +21,8 @@ export interface TargetView {
   path?: string;
   targetRevision?: string;
   lastReportAt?: string | null;
+  /** Why it is not Synced and Healthy at the wanted revision (null: it is); older hubs send none. */
+  reason?: TargetReason | null;
 }
 
 export interface RegisteredCluster {
