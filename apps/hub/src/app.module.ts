@@ -23,6 +23,7 @@ import { HttpMetricsInterceptor } from './metrics/http-metrics.interceptor.js';
 import { MetricsController } from './metrics/metrics.controller.js';
 import { QueueMetrics } from './metrics/queue-metrics.service.js';
 import { FleetMetrics } from './metrics/fleet-metrics.service.js';
+import { ReasonMetrics } from './metrics/reason-metrics.service.js';
 import { AuditChainMonitor } from './audit/audit-chain-monitor.service.js';
 import { redisOptions } from './queues/redis-options.js';
 import { JobQueues } from './queues/job-queues.service.js';
@@ -121,6 +122,7 @@ export class AppModule {
       HubMetrics,
       QueueMetrics,
       FleetMetrics,
+      ReasonMetrics,
       AuditLog,
       AuditChainMonitor,
       JobQueues,

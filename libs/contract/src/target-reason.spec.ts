@@ -45,12 +45,22 @@ describe('targetReason', () => {
       { ...fine, pin: { revision: 'abc', actor: 'token:ci', reason: 'incident' } },
       { ...fine, syncStatus: out, windowClosed: { window: 'w', nextOpen: null } },
       { ...fine, syncStatus: out, rolloutStep: { message: 'step 2 of 3' } },
-      { ...fine, syncStatus: out, automated: false },
       { ...fine, syncStatus: out, lastSync: { outcome: 'Failed', message: 'apply refused' } },
+      { ...fine, syncStatus: out, automated: false },
       { ...fine, health: 'Progressing' },
       { ...fine, health: 'Degraded' },
     ];
     expect(cases.map((c) => targetReason(c)?.code)).toEqual([...TARGET_REASON_CODES]);
+  });
+
+  it('names the failed sync of a manual target rather than asking for another sync', () => {
+    const r = targetReason({
+      ...fine,
+      syncStatus: 'OutOfSync',
+      automated: false,
+      lastSync: { outcome: 'Partial', message: 'apply Deployment web: field is immutable' },
+    });
+    expect(r).toEqual({ code: 'SyncFailed', message: 'apply Deployment web: field is immutable' });
   });
 
   it('says "not within a year" rather than "no time" when no opening is known', () => {

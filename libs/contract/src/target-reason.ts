@@ -14,8 +14,8 @@ export const TARGET_REASON_CODES = [
   'Pinned',
   'WindowClosed',
   'WaitingForRolloutStep',
-  'ManualSyncRequired',
   'SyncFailed',
+  'ManualSyncRequired',
   'Progressing',
   'Degraded',
 ] as const;

@@ -48,6 +48,7 @@ describe('loadHubConfig', () => {
         fetchMaxSeconds: 3600,
       },
       notifications: { timeoutSeconds: 10 },
+      metrics: { reasonsMaxAgeSeconds: 30 },
     });
   });
 

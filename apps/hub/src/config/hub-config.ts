@@ -252,6 +252,15 @@ export const hubEnvSchema = z.object({
     .describe(
       'How long one notification request (webhook, Slack, SMTP, commit status) may take before it counts as failed.',
     ),
+  METRICS_REASONS_MAX_AGE_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(3600)
+    .default(30)
+    .describe(
+      'flotilla_targets_by_reason is computed over every target at most this often per replica; scrapes in between get the last counts (0 = at every scrape).',
+    ),
   FLOTILLA_LOCAL_REPOSITORIES: z
     .string()
     .optional()
@@ -346,6 +355,7 @@ export interface HubConfig {
     fetchMaxSeconds: number;
   };
   notifications: { timeoutSeconds: number };
+  metrics: { reasonsMaxAgeSeconds: number };
 }
 
 export interface OidcConfig {
@@ -472,6 +482,7 @@ export function loadHubConfig(env: Record<string, string | undefined>): HubConfi
       fetchMaxSeconds: e.GIT_FETCH_MAX_SECONDS,
     },
     notifications: { timeoutSeconds: e.NOTIFY_TIMEOUT_SECONDS },
+    metrics: { reasonsMaxAgeSeconds: e.METRICS_REASONS_MAX_AGE_SECONDS },
   };
 }
 

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import type { AssignmentsResponse } from '@flotilla/contract';
+import { TARGET_REASON_CODES, type AssignmentsResponse } from '@flotilla/contract';
 import { AuditChainMonitor } from '../audit/audit-chain-monitor.service.js';
 import { Database } from '../db/database.js';
 import { startTwoClusterFleet, type TwoClusterFleet } from '../testing/two-cluster-fleet.js';
@@ -28,7 +28,11 @@ describe('fleet metrics and deploy/observability', () => {
   const scrape = () => fetch(`${fleet.hub.url}/metrics`).then((r) => r.text());
 
   beforeAll(async () => {
-    fleet = await startTwoClusterFleet({ CLUSTER_OFFLINE_SECONDS: '60' });
+    // Reasons counted at every scrape, so each scrape shows the change just made.
+    fleet = await startTwoClusterFleet({
+      CLUSTER_OFFLINE_SECONDS: '60',
+      METRICS_REASONS_MAX_AGE_SECONDS: '0',
+    });
   }, 120_000);
   afterAll(() => fleet?.close());
 
@@ -99,6 +103,47 @@ describe('fleet metrics and deploy/observability', () => {
     await prisma.$executeRaw`UPDATE "AuditEvent" SET actor = 'someone-else' WHERE id = ${newest.id}`;
     expect(await monitor.verifyNew()).toBe(false);
     expect(series(await scrape(), 'flotilla_audit_chain_valid')).toEqual([['', 0]]);
+  });
+
+  it('counts targets by their one current reason, as the targets list gives it, every code present', async () => {
+    const reasonOf = async (cluster: string) =>
+      (
+        await fleet.call<{ name: string; reason: { code: string; window?: string } | null }[]>(
+          'GET',
+          `/api/v1/targets?cluster=${cluster}`,
+        )
+      ).body[0]?.reason;
+    const byReason = async () => new Map(series(await scrape(), 'flotilla_targets_by_reason'));
+    // us-1's agent never reported (sync Unknown): a deny window over it holds it. eu-1 gets a pin.
+    const window = await fleet.call('POST', '/api/v1/windows', {
+      name: 'freeze-us',
+      kind: 'deny',
+      schedule: '* * * * *',
+      duration: '1h',
+      clusters: ['us-*'],
+      reason: 'INC-9 stabilising',
+    });
+    expect(window.status).toBe(201);
+    const pin = await fleet.call('POST', '/api/v1/targets/web-eu-1/pin', {
+      revision: 'main',
+      reason: 'hold eu-1 while INC-9 is open',
+    });
+    expect(pin.status).toBe(200);
+
+    expect(await reasonOf('us-1')).toMatchObject({ code: 'WindowClosed', window: 'freeze-us' });
+    expect(await reasonOf('eu-1')).toMatchObject({ code: 'Pinned' });
+    const held = await byReason();
+    expect([...held.keys()]).toEqual(TARGET_REASON_CODES.map((code) => `{reason="${code}"}`));
+    expect(held.get('{reason="WindowClosed"}')).toBe(1);
+    expect(held.get('{reason="Pinned"}')).toBe(1);
+    expect([...held.values()].reduce((a, b) => a + b)).toBe(2);
+
+    expect((await fleet.call('DELETE', '/api/v1/windows/freeze-us?reason=done')).status).toBe(204);
+    expect((await fleet.call('DELETE', '/api/v1/targets/web-eu-1/pin', { reason: 'done' })).status).toBe(204);
+    expect((await reasonOf('us-1'))?.code).not.toBe('WindowClosed');
+    const released = await byReason();
+    expect(released.get('{reason="WindowClosed"}')).toBe(0);
+    expect(released.get('{reason="Pinned"}')).toBe(0);
   });
 
   it('the dashboard and the alert rules use only metrics the hub serves', async () => {

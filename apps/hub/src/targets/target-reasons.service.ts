@@ -47,13 +47,7 @@ export class TargetReasons {
     if (targets.length === 0) return out;
     const ids = targets.map((t) => t.id);
     const [lastRuns, named, overrides, rollouts] = await Promise.all([
-      // The latest run of each target: DISTINCT ON through Prisma's `distinct` with a matching order.
-      this.db.prisma.syncRun.findMany({
-        where: { targetId: { in: ids } },
-        orderBy: [{ targetId: 'asc' }, { startedAt: 'desc' }, { createdAt: 'desc' }],
-        distinct: ['targetId'],
-        select: { targetId: true, outcome: true, message: true },
-      }),
+      this.lastRuns(ids),
       this.windows.named(),
       this.breakGlass.activeFor(
         targets.map((t) => ({ name: t.name, clusterName: t.cluster.name, appSetName: t.appSet.name })),
@@ -122,5 +116,22 @@ export class TargetReasons {
       out.set(t.id, targetReason(facts));
     }
     return out;
+  }
+
+  /**
+   * The latest run of each target, one index probe per target (SyncRun's targetId, startedAt index).
+   * Not Prisma's `distinct`: without its native preview feature it reads every run of every target
+   * and keeps the first in memory, which over a long history is the whole table.
+   */
+  private lastRuns(ids: string[]): Promise<{ targetId: string; outcome: string; message: string }[]> {
+    return this.db.prisma.$queryRaw`
+      SELECT t."id" AS "targetId", r."outcome", r."message"
+        FROM unnest(${ids}::text[]) AS t("id")
+       CROSS JOIN LATERAL (
+             SELECT "outcome", "message"
+               FROM "SyncRun"
+              WHERE "targetId" = t."id"
+              ORDER BY "startedAt" DESC, "createdAt" DESC
+              LIMIT 1) r`;
   }
 }
