@@ -81,6 +81,8 @@ export const syncOperationSchema = z.object({
   id: z.string().min(1).max(100),
   /** Delete what the bundle no longer declares in this run, even when the appset does not prune. */
   prune: z.boolean().default(false),
+  /** Ask the cluster what a sync would do (server-side apply with dryRun=All) and change nothing. */
+  dryRun: z.boolean().optional(),
   requestedBy: z.string(),
   reason: z.string(),
 });
@@ -190,6 +192,11 @@ export const syncReportSchema = reportBase.extend({
   resources: z.array(resourceResultSchema).default([]),
   /** Trigger `manual` only: the operation (`Assignment.operations`) this run carried out. */
   operationId: z.string().min(1).max(100).optional(),
+  /**
+   * A dry run (a requested sync with `dryRun`): the resources say what a sync would do, and nothing
+   * was changed; it never counts as the target's last sync.
+   */
+  dryRun: z.boolean().optional(),
   /** Trigger `rollback` only: the revision that failed and was replaced by this sync's revision. */
   rolledBackFrom: z
     .object({ revision: z.string(), bundleDigest: z.string(), reason: z.string().default('') })

@@ -20,6 +20,7 @@ import { endedBreakGlass, FightDetector } from '../drift/fight-detector.js';
 import { type HealthAssessor, aggregateHealth } from '../health/target-health.js';
 import { type KubeClient, idOf } from '../kube/kube-client.js';
 import { type ResourceId, type StateStore, type TargetState } from '../state/state-store.js';
+import { dryRunSync } from '../sync/dry-run-sync.js';
 import { keyOf, prepareObject, refOfId, syncTarget } from '../sync/sync-target.js';
 import { type GateAction, type GateDecision } from '../windows/sync-gate.js';
 import { type RollbackHook } from '../rollback/auto-rollback.js';
@@ -225,6 +226,10 @@ export class TargetReconciler {
       'sync requested',
     );
     const decision = this.deps.gate(a, 'manual', this.deps.now());
+    if (operation.dryRun) {
+      await this.dryRun(operation, decision);
+      return;
+    }
     if (!decision.allowed) {
       const at = this.deps.now().toISOString();
       await this.emit([
@@ -248,6 +253,27 @@ export class TargetReconciler {
       return;
     }
     await this.runSync('manual', undefined, decision.breakGlassId, undefined, operation);
+  }
+
+  /**
+   * A dry run changes nothing, so no window holds it: people preview before a window opens. What a
+   * real sync would meet now is said in its message. Its report goes out without cluster Events
+   * (those would announce syncs and prunes that did not happen) and moves no state of the target.
+   */
+  private async dryRun(operation: SyncOperation, decision: GateDecision): Promise<void> {
+    const a = this.assignment;
+    const report = await dryRunSync({
+      kube: this.deps.kube,
+      assignment: a,
+      manifests: this.bundle.manifests,
+      inventory: this.state.inventory,
+      prune: operation.prune,
+      now: this.deps.now,
+    });
+    report.operationId = operation.id;
+    if (!decision.allowed) report.message += `; a sync now would be blocked: ${decision.message}`;
+    await this.deps.emit([report]);
+    this.deps.log.info({ target: a.name, outcome: report.outcome }, 'dry-run sync reported');
   }
 
   private async runSync(

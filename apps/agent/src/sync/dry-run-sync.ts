@@ -1,0 +1,150 @@
+import { randomUUID } from 'node:crypto';
+import {
+  type Assignment,
+  type KubeObject,
+  type ResourceResult,
+  type SyncReport,
+  TRACKING_ANNOTATION,
+} from '@flotilla/contract';
+import { keepLiveIgnoredFields } from '@flotilla/diff';
+import { type KubeClient, idOf } from '../kube/kube-client.js';
+import { type ResourceId } from '../state/state-store.js';
+import { orderForApply } from './apply-order.js';
+import { syncRoleOf } from './hooks.js';
+import { projectRefusals } from './project-check.js';
+import { appliedNothing, keyOf, prepareObject, refOfId } from './sync-target.js';
+
+export interface DryRunInput {
+  kube: KubeClient;
+  assignment: Assignment;
+  manifests: readonly KubeObject[];
+  /** What the target applied before: what a real sync would prune is found among these. */
+  inventory: readonly ResourceId[];
+  /** Prune in this run even when the appset does not (the request's `prune`). */
+  prune: boolean;
+  now?: () => Date;
+}
+
+/**
+ * What a manual sync would do, asked of the cluster and changing nothing in it: each declared object
+ * is sent as a server-side apply with dryRun=All (so admission, defaulting and conflicts are the
+ * server's own answer) and compared with what runs; what the target tracks and no longer declares
+ * is listed as it would be pruned, or left in place when prune is off. Hooks are not run, and waves
+ * are not waited for (a dry run makes nothing healthy). The report is a sync run marked `dryRun`:
+ * `applied` = would be created or changed (the message says which), `unchanged`, `pruned` = would be
+ * pruned, `failed` = the server refused it.
+ */
+export async function dryRunSync(input: DryRunInput): Promise<SyncReport> {
+  const now = input.now ?? (() => new Date());
+  const startedAt = now().toISOString();
+  const { kube, assignment } = input;
+  const report = (outcome: SyncReport['outcome'], messages: string[], resources: ResourceResult[]) => {
+    const finishedAt = now().toISOString();
+    const r: SyncReport = {
+      type: 'sync',
+      id: randomUUID(),
+      targetId: assignment.targetId,
+      at: finishedAt,
+      revision: assignment.revision,
+      bundleDigest: assignment.bundleDigest,
+      trigger: 'manual',
+      outcome,
+      startedAt,
+      finishedAt,
+      message: ['dry run: nothing changed', ...messages].join('; '),
+      resources,
+      dryRun: true,
+    };
+    return r;
+  };
+
+  let ordered: KubeObject[];
+  let refused: ResourceResult[];
+  try {
+    ordered = orderForApply(input.manifests);
+    refused = await projectRefusals(kube, assignment, input.manifests);
+  } catch (err) {
+    return report('Failed', [(err as Error).message], []);
+  }
+  if (refused.length > 0)
+    return report(
+      'Failed',
+      [
+        `${refused.length} object(s) outside project '${assignment.project?.name ?? ''}'; a sync would apply nothing`,
+      ],
+      refused,
+    );
+
+  const results: ResourceResult[] = [];
+  const messages: string[] = [];
+  const declared = new Set<string>();
+  // A dry run creates no namespace, so the server cannot dry-run what goes into a namespace the
+  // same sync would create: those are reported as created without asking.
+  const newNamespaces = new Set<string>();
+  let hooks = 0;
+  for (const manifest of ordered) {
+    const id = idOf(manifest);
+    declared.add(keyOf(id));
+    if (!id.namespace) declared.add(keyOf({ ...id, namespace: assignment.namespace }));
+    const role = syncRoleOf(manifest);
+    if (role.kind === 'hook') hooks++;
+    if (role.kind !== 'resource') continue;
+    let obj: KubeObject;
+    try {
+      obj = await prepareObject(kube, assignment, manifest);
+    } catch (err) {
+      results.push({ ...refOfId(id), action: 'failed', message: (err as Error).message });
+      continue;
+    }
+    const ref = refOfId(idOf(obj));
+    declared.add(keyOf(idOf(obj)));
+    try {
+      const before = await kube.get(idOf(obj));
+      if (!before && obj.metadata.namespace && newNamespaces.has(obj.metadata.namespace)) {
+        results.push({ ...ref, action: 'applied', message: 'would be created (its namespace too)' });
+        continue;
+      }
+      const toApply =
+        before && assignment.syncPolicy.respectIgnoreDifferences && assignment.ignoreDifferences.length > 0
+          ? keepLiveIgnoredFields(obj, before, assignment.ignoreDifferences)
+          : obj;
+      const after = await kube.apply(toApply, { dryRun: true });
+      if (!before) {
+        if (obj.apiVersion === 'v1' && obj.kind === 'Namespace') newNamespaces.add(obj.metadata.name);
+        results.push({ ...ref, action: 'applied', message: 'would be created' });
+      } else if (appliedNothing(before, after, toApply))
+        results.push({ ...ref, action: 'unchanged', message: '' });
+      else results.push({ ...ref, action: 'applied', message: 'would be changed' });
+    } catch (err) {
+      results.push({ ...ref, action: 'failed', message: (err as Error).message });
+    }
+  }
+  if (hooks > 0) messages.push(`${hooks} hook(s) not run`);
+
+  const leftovers = input.inventory.filter((id) => !declared.has(keyOf(id)));
+  const owned: ResourceId[] = [];
+  for (const id of leftovers) {
+    try {
+      const live = await kube.get(id);
+      if (live?.metadata.annotations?.[TRACKING_ANNOTATION] === assignment.name) owned.push(id);
+    } catch (err) {
+      results.push({ ...refOfId(id), action: 'failed', message: (err as Error).message });
+    }
+  }
+  const failed = results.filter((r) => r.action === 'failed').length;
+  if (owned.length > 0) {
+    if (failed > 0)
+      messages.push(`${owned.length} object(s) no longer declared; a sync with failures prunes nothing`);
+    else if (!(input.prune || assignment.syncPolicy.prune))
+      messages.push(
+        `${owned.length} object(s) no longer declared; prune is off, they would be left in place`,
+      );
+    else if (input.manifests.length === 0 && !assignment.syncPolicy.allowEmpty)
+      messages.push(`revision declares no objects: a sync would refuse to prune all ${owned.length}`);
+    else
+      for (const id of owned) results.push({ ...refOfId(id), action: 'pruned', message: 'would be pruned' });
+  }
+  if (failed > 0) messages.push(`${failed} of ${results.length} object(s) would fail`);
+  const outcome = failed === 0 ? 'Succeeded' : failed === results.length ? 'Failed' : 'Partial';
+  return report(outcome, messages, results);
+}
