@@ -7,6 +7,7 @@ import { WEBHOOK_PATH, webhookBodyParser } from './webhooks/webhook-body.js';
 import { requestOriginMiddleware } from './common/request-origin.js';
 import { OpenApiDocument } from './common/openapi.controller.js';
 import { HubLogger } from './common/hub-logger.js';
+import { serveConsole } from './console/serve-console.js';
 
 /** Builds the hub application (not yet listening): used by main.ts and by the integration tests. */
 export async function createHubApp(
@@ -44,5 +45,6 @@ export async function createHubApp(
       app.get(OpenApiDocument).document = document;
     }
   }
+  if (config.roles.api) serveConsole(app, config.console.dir);
   return app;
 }

@@ -25,6 +25,7 @@ describe('loadHubConfig', () => {
       limits: { apiBodyBytes: 1048576, agentReportBodyBytes: 10485760 },
       log: { level: 'info' },
       openApi: 'public',
+      console: { dir: expect.stringMatching(/apps\/console\/dist$/) as string },
       appsets: { deletionGuardPercent: 50 },
       fleet: { repositories: '' },
       rollouts: { tickSeconds: 5, offlineAfterSeconds: 120 },
@@ -88,6 +89,13 @@ describe('loadHubConfig', () => {
     expect(() => loadHubConfig({ ...DEV, FLOTILLA_OIDC_ROLE_MAP: 'sre=root' })).toThrow(
       /FLOTILLA_OIDC_ROLE_MAP: expected group=viewer\|operator\|admin pairs; got "sre=root"/,
     );
+  });
+
+  it('serves the console from FLOTILLA_CONSOLE_DIR, or not at all when it is off', () => {
+    expect(loadHubConfig({ ...DEV, FLOTILLA_CONSOLE_DIR: '/srv/console' }).console).toEqual({
+      dir: '/srv/console',
+    });
+    expect(loadHubConfig({ ...DEV, FLOTILLA_CONSOLE_DIR: 'off' }).console).toEqual({ dir: null });
   });
 
   it('names every wrong variable and why', () => {

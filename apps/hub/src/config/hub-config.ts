@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { DEFAULT_KUBE_VERSION } from '@flotilla/manifests';
 
@@ -297,6 +298,12 @@ export const hubEnvSchema = z.object({
     .describe(
       'Who may read the OpenAPI document (/api/docs-json): authenticated = any people credential (viewer), public = anyone, also the /api/docs UI; off = not served. Unset: authenticated, or public on an open hub (no admin token, no OIDC).',
     ),
+  FLOTILLA_CONSOLE_DIR: z
+    .string()
+    .optional()
+    .describe(
+      'The built web console (index.html and assets/) the hub serves at /; off = no console. Unset: apps/console/dist beside the hub.',
+    ),
   LOG_LEVEL: z
     .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
     .default('info')
@@ -326,6 +333,8 @@ export interface HubConfig {
   log: { level: HubEnv['LOG_LEVEL'] };
   /** Who may read the OpenAPI document (see OPENAPI). */
   openApi: 'authenticated' | 'public' | 'off';
+  /** The web console's built files (null: not served). */
+  console: { dir: string | null };
   appsets: { deletionGuardPercent: number };
   fleet: { repositories: string };
   rollouts: { tickSeconds: number; offlineAfterSeconds: number };
@@ -449,6 +458,12 @@ export function loadHubConfig(env: Record<string, string | undefined>): HubConfi
     log: { level: e.LOG_LEVEL },
     // An open hub lets anyone call every route anyway; hiding their description would only hide it.
     openApi: e.OPENAPI ?? (e.FLOTILLA_ADMIN_TOKEN || e.FLOTILLA_OIDC_ISSUER ? 'authenticated' : 'public'),
+    console: {
+      dir:
+        e.FLOTILLA_CONSOLE_DIR === 'off'
+          ? null
+          : (e.FLOTILLA_CONSOLE_DIR ?? fileURLToPath(new URL('../../../console/dist', import.meta.url))),
+    },
     appsets: { deletionGuardPercent: e.DELETION_GUARD_PERCENT },
     fleet: { repositories: e.FLEET_REPOSITORIES },
     rollouts: { tickSeconds: e.ROLLOUT_TICK_SECONDS, offlineAfterSeconds: e.CLUSTER_OFFLINE_SECONDS },

@@ -24,6 +24,8 @@ export class FleetEvents implements OnModuleDestroy {
   /** Target id → the updatedAt already announced, so the overlap window announces nothing twice. */
   private announced = new Map<string, number>();
   private online = new Map<string, boolean>();
+  /** What the windows and break-glass looked like at the last poll (see policyFingerprint). */
+  private policies: string | null = null;
   private polling = false;
 
   constructor(
@@ -38,6 +40,7 @@ export class FleetEvents implements OnModuleDestroy {
       this.since = new Date();
       this.announced.clear();
       this.online.clear();
+      this.policies = null;
       this.timer = setInterval(() => void this.poll(), POLL_MS);
       this.timer.unref();
     }
@@ -63,14 +66,17 @@ export class FleetEvents implements OnModuleDestroy {
     try {
       const now = new Date();
       const from = new Date(this.since.getTime() - OVERLAP_MS);
-      const [changed, clusters] = await Promise.all([
+      const [changed, clusters, policies] = await Promise.all([
         this.db.prisma.target.findMany({
           where: { updatedAt: { gte: from } },
           select: { id: true, name: true, updatedAt: true },
           take: 5000,
         }),
         this.db.prisma.cluster.findMany({ select: { name: true, lastSeenAt: true } }),
+        this.policyFingerprint(),
       ]);
+      const policiesChanged = this.policies !== null && this.policies !== policies;
+      this.policies = policies;
       const targets: string[] = [];
       for (const t of changed) {
         const at = t.updatedAt.getTime();
@@ -88,13 +94,39 @@ export class FleetEvents implements OnModuleDestroy {
         this.online.set(c.name, online);
       }
       this.since = now;
-      if (targets.length === 0 && flipped.length === 0) return;
-      const event: FleetEventView = { targets, clusters: flipped, at: now.toISOString() };
+      if (targets.length === 0 && flipped.length === 0 && !policiesChanged) return;
+      const event: FleetEventView = {
+        targets,
+        clusters: flipped,
+        policies: policiesChanged,
+        at: now.toISOString(),
+      };
       for (const l of this.listeners) l(event);
     } catch (e) {
       this.logger.warn(`fleet change poll failed (retrying): ${e instanceof Error ? e.message : String(e)}`);
     } finally {
       this.polling = false;
     }
+  }
+
+  /**
+   * Windows and break-glass change reasons without touching a target row. Two aggregates are
+   * enough to notice any create, edit, delete (windows are soft-deleted, so updatedAt moves), open
+   * or close, without reading the rows themselves.
+   */
+  private async policyFingerprint(): Promise<string> {
+    const [windows, breakGlass] = await Promise.all([
+      this.db.prisma.syncWindow.aggregate({ _max: { updatedAt: true }, _count: { _all: true } }),
+      this.db.prisma.breakGlass.aggregate({
+        _max: { openedAt: true, closedAt: true },
+        _count: { _all: true },
+      }),
+    ]);
+    return JSON.stringify([
+      windows._max.updatedAt,
+      windows._count._all,
+      breakGlass._max,
+      breakGlass._count._all,
+    ]);
   }
 }

@@ -170,6 +170,20 @@ describe('the fleet view', () => {
       while (!event.targets.includes('web-eu-1')) event = await nextEvent();
       expect(event.targets).toContain('web-eu-1');
       expect(cellOf(await view('?q=eu-1'), 'eu-1')).toMatchObject({ syncStatus: 'Synced' });
+
+      // A new window changes reasons without touching a target row: the stream says so.
+      const created = await fleet.call('POST', '/api/v1/windows', {
+        name: 'sse-freeze',
+        kind: 'deny',
+        schedule: '* * * * *',
+        duration: '1h',
+        clusters: ['us-1'],
+      });
+      expect(created.status).toBe(201);
+      event = await nextEvent();
+      while (!event.policies) event = await nextEvent();
+      expect(event.policies).toBe(true);
+      await fleet.call('DELETE', '/api/v1/windows/sse-freeze?reason=done');
     } finally {
       abort.abort();
       await reader.cancel().catch(() => undefined);

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { SyncOperation } from '@flotilla/contract';
+import type { SyncOperation, TargetOperationView } from '@flotilla/contract';
 import { z } from 'zod';
 import { AuditLog } from '../audit/audit.service.js';
 import { HubError, parseInput } from '../common/hub-error.js';
@@ -19,20 +19,6 @@ const syncRequestSchema = z.strictObject({
     .max(7 * 24 * 60)
     .default(60),
 });
-
-export interface TargetOperationView {
-  id: string;
-  target: string;
-  kind: string;
-  prune: boolean;
-  requestedBy: string;
-  reason: string;
-  state: string;
-  message: string;
-  createdAt: string;
-  expiresAt: string;
-  finishedAt: string | null;
-}
 
 /** Rows still to be carried out: the agent gets these in its assignments. */
 const pendingWhere = (now: Date) => ({ state: 'Pending', expiresAt: { gt: now } });

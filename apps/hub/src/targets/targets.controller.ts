@@ -1,5 +1,6 @@
 import { Controller, Get, Query, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiQuery, ApiTags } from '@nestjs/swagger';
+import type { HealthStatus, SyncRunPageView, TargetListItemView } from '@flotilla/contract';
 import { z } from 'zod';
 import { AdminTokenGuard } from '../common/admin-token.guard.js';
 import { parseInput } from '../common/hub-error.js';
@@ -8,7 +9,11 @@ import { syncStatusOf } from './sync-status.js';
 import { SyncHistory, syncHistoryQuery } from './sync-history.service.js';
 import { REASON_INCLUDE, TargetReasons } from './target-reasons.service.js';
 
-const targetsQuery = z.object({ cluster: z.string().optional(), appSet: z.string().optional() });
+const targetsQuery = z.object({
+  name: z.string().optional(),
+  cluster: z.string().optional(),
+  appSet: z.string().optional(),
+});
 
 @ApiTags('targets')
 @ApiBearerAuth()
@@ -22,12 +27,14 @@ export class TargetsController {
   ) {}
 
   @Get('targets')
+  @ApiQuery({ name: 'name', required: false, description: 'one target by name' })
   @ApiQuery({ name: 'cluster', required: false })
   @ApiQuery({ name: 'appSet', required: false })
-  async targets(@Query() query: unknown) {
+  async targets(@Query() query: unknown): Promise<TargetListItemView[]> {
     const q = parseInput(targetsQuery, query, 'query');
     const rows = await this.db.prisma.target.findMany({
       where: {
+        ...(q.name ? { name: q.name } : {}),
         ...(q.cluster ? { cluster: { name: q.cluster } } : {}),
         ...(q.appSet ? { appSet: { name: q.appSet } } : {}),
       },
@@ -58,7 +65,7 @@ export class TargetsController {
         : null,
       syncPolicy: t.syncPolicy,
       syncStatus: syncStatusOf(t),
-      health: t.health,
+      health: t.health as HealthStatus,
       healthMessage: t.healthMessage,
       lastSyncedRevision: t.lastSyncedRevision,
       lastSyncedAt: t.lastSyncedAt?.toISOString() ?? null,
@@ -84,7 +91,7 @@ export class TargetsController {
   @ApiQuery({ name: 'to', required: false })
   @ApiQuery({ name: 'limit', required: false })
   @ApiQuery({ name: 'cursor', required: false })
-  syncRuns(@Query() query: unknown) {
+  syncRuns(@Query() query: unknown): Promise<SyncRunPageView> {
     return this.history.list(parseInput(syncHistoryQuery, query, 'query'));
   }
 }
