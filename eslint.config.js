@@ -38,6 +38,11 @@ export default tseslint.config(
     },
   },
   {
+    // The console runs in the browser, not in Node.
+    files: ['apps/console/src/**/*.{ts,tsx}'],
+    languageOptions: { globals: { ...globals.browser } },
+  },
+  {
     files: ['**/*.js', '**/*.mjs'],
     ...tseslint.configs.disableTypeChecked,
   },

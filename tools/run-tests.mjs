@@ -34,6 +34,13 @@ if (
   process.exit(1);
 }
 
+// The web console the hub serves at / (its browser tests drive the built files).
+if (run('npx', ['vite', 'build', '--logLevel', 'warn', 'apps/console']) !== 0) {
+  console.error('console build failed');
+  console.log('0 passed, 1 failed, 0 skipped');
+  process.exit(1);
+}
+
 const outDir = join(root, '.test-results');
 mkdirSync(outDir, { recursive: true });
 const jsonFile = join(outDir, 'vitest.json');

@@ -128,7 +128,8 @@ ${
     ? `CLI            npx flotilla context use ${DEMO_CONTEXT}   (then: npx flotilla targets, history, audit …)
 `
     : ''
-}Hub API        ${fleet.hubUrl}/api/v1/targets
+}Web console    ${fleet.hubUrl}/
+Hub API        ${fleet.hubUrl}/api/v1/targets
 OpenAPI        ${fleet.hubUrl}/api/docs
 Metrics        ${fleet.hubUrl}/metrics
 Git repository ${repoDir}   (commit a change under apps/guestbook and watch it roll out)

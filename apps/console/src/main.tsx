@@ -1,0 +1,119 @@
+import type { SessionView } from '@flotilla/contract';
+import { QueryClient, QueryClientProvider, useQuery, useQueryClient } from '@tanstack/react-query';
+import { StrictMode, useEffect, useState } from 'react';
+import { createRoot } from 'react-dom/client';
+import { Link, Route, Switch, useRoute } from 'wouter';
+import { ApiError, get, storeToken } from './api.js';
+import { followFleetEvents, type LiveState } from './live.js';
+import { ErrorNote } from './parts.js';
+import { SessionContext } from './session.js';
+import { AuditView } from './views/audit-view.js';
+import { BreakGlassView } from './views/break-glass-view.js';
+import { FleetMatrix } from './views/fleet-matrix.js';
+import { HistoryView } from './views/history-view.js';
+import { SignIn } from './views/sign-in.js';
+import { TargetView } from './views/target-view.js';
+import { WindowsView } from './views/windows-view.js';
+import './styles.css';
+
+const queryClient = new QueryClient({
+  defaultOptions: {
+    queries: {
+      // Live events say when to refetch; polling stays as a slow safety net.
+      staleTime: 5_000,
+      refetchInterval: 60_000,
+      retry: (count, error) => !(error instanceof ApiError && error.status < 500) && count < 2,
+    },
+  },
+});
+
+function NavLink({ href, children }: { href: string; children: string }) {
+  const [active] = useRoute(href === '/' ? '/' : `${href}/*?`);
+  return (
+    <Link href={href} aria-current={active ? 'page' : undefined}>
+      {children}
+    </Link>
+  );
+}
+
+function Shell({ session, onSignOut }: { session: SessionView; onSignOut: () => void }) {
+  const client = useQueryClient();
+  const [live, setLive] = useState<LiveState>('connecting');
+  useEffect(() => followFleetEvents(client, setLive), [client]);
+  return (
+    <SessionContext.Provider value={session}>
+      <a className="skip" href="#main">
+        Skip to content
+      </a>
+      <header className="top">
+        <span className="brand">Flotilla</span>
+        <nav aria-label="Views">
+          <NavLink href="/">Fleet</NavLink>
+          <NavLink href="/history">History</NavLink>
+          <NavLink href="/audit">Audit</NavLink>
+          <NavLink href="/windows">Windows</NavLink>
+          <NavLink href="/break-glass">Break-glass</NavLink>
+        </nav>
+        <span className={`live ${live}`} role="status" aria-live="polite">
+          {live === 'live' ? 'Live' : live === 'connecting' ? 'Connecting…' : 'Reconnecting…'}
+        </span>
+        <span className="who">
+          {session.subject} ({session.role}){session.open ? ' · open development hub' : ''}
+        </span>
+        {!session.open && (
+          <button type="button" onClick={onSignOut}>
+            Sign out
+          </button>
+        )}
+      </header>
+      <main id="main" tabIndex={-1}>
+        <Switch>
+          <Route path="/" component={FleetMatrix} />
+          <Route path="/targets/:name">{(p) => <TargetView name={decodeURIComponent(p.name)} />}</Route>
+          <Route path="/history" component={HistoryView} />
+          <Route path="/audit" component={AuditView} />
+          <Route path="/windows" component={WindowsView} />
+          <Route path="/break-glass" component={BreakGlassView} />
+          <Route>
+            <h1>Not found</h1>
+            <p>
+              <Link href="/">Back to the fleet</Link>
+            </p>
+          </Route>
+        </Switch>
+      </main>
+    </SessionContext.Provider>
+  );
+}
+
+function App() {
+  const client = useQueryClient();
+  const session = useQuery({ queryKey: ['session'], queryFn: () => get<SessionView>('/api/v1/session') });
+  const signOut = () => {
+    storeToken(null);
+    client.clear();
+  };
+  if (session.isPending) return <p className="loading">Loading…</p>;
+  if (session.error) {
+    if (session.error instanceof ApiError && session.error.status === 401) {
+      return (
+        <SignIn
+          onSignedIn={(token) => {
+            storeToken(token);
+            void client.invalidateQueries();
+          }}
+        />
+      );
+    }
+    return <ErrorNote error={session.error} />;
+  }
+  return <Shell session={session.data} onSignOut={signOut} />;
+}
+
+createRoot(document.getElementById('root')!).render(
+  <StrictMode>
+    <QueryClientProvider client={queryClient}>
+      <App />
+    </QueryClientProvider>
+  </StrictMode>,
+);

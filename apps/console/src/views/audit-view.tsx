@@ -1,0 +1,110 @@
+import type { AuditEventView } from '@flotilla/contract';
+import { keepPreviousData, useMutation, useQuery } from '@tanstack/react-query';
+import { download, get } from '../api.js';
+import { FilterForm, type FilterField } from '../filter-form.js';
+import { ErrorNote, Pager, When } from '../parts.js';
+import { useUrlFilters, withIsoTimes } from '../url-filters.js';
+
+const KEYS = ['actor', 'scope', 'scopePrefix', 'action', 'outcome', 'from', 'to'] as const;
+type Key = (typeof KEYS)[number];
+const FIELDS: FilterField<Key>[] = [
+  { key: 'actor', label: 'Actor' },
+  { key: 'scope', label: 'Scope', hint: 'exact, e.g. target:web-eu1' },
+  { key: 'scopePrefix', label: 'Scope prefix', hint: 'e.g. cluster:' },
+  { key: 'action', label: 'Action prefix', hint: 'e.g. sync.' },
+  { key: 'outcome', label: 'Outcome' },
+  { key: 'from', label: 'From', type: 'datetime-local' },
+  { key: 'to', label: 'To', type: 'datetime-local' },
+];
+
+interface VerifyView {
+  valid: boolean;
+  checked: number;
+  unchained: number;
+  firstBrokenAt?: unknown;
+}
+
+export function AuditView() {
+  const [filters, cursors, setFilters] = useUrlFilters('/audit', KEYS);
+  const cursor = cursors.at(-1);
+  const events = useQuery({
+    queryKey: ['audit', filters, cursor ?? null],
+    queryFn: () =>
+      get<{ items: AuditEventView[]; nextCursor: string | null }>('/api/v1/audit', {
+        ...withIsoTimes(filters),
+        cursor,
+        limit: 50,
+      }),
+    placeholderData: keepPreviousData,
+  });
+  const verify = useMutation({ mutationFn: () => get<VerifyView>('/api/v1/audit/verify') });
+  const exporter = useMutation({
+    mutationFn: (format: 'csv' | 'ndjson') =>
+      download('/api/v1/audit', { ...withIsoTimes(filters), format }, `audit.${format}`),
+  });
+  return (
+    <>
+      <h1>Audit log</h1>
+      <FilterForm
+        label="Filter the audit log"
+        fields={FIELDS}
+        values={filters}
+        onApply={(f) => setFilters(f)}
+      />
+      <div className="actions">
+        <button type="button" onClick={() => exporter.mutate('csv')}>
+          Export CSV
+        </button>
+        <button type="button" onClick={() => exporter.mutate('ndjson')}>
+          Export NDJSON
+        </button>
+        <button type="button" onClick={() => verify.mutate()} disabled={verify.isPending}>
+          Verify the chain
+        </button>
+      </div>
+      <ErrorNote error={exporter.error} />
+      <ErrorNote error={verify.error} />
+      {verify.data && (
+        <p role="status" className={verify.data.valid ? 'ok-note' : 'error'}>
+          {verify.data.valid
+            ? `Chain verified: ${verify.data.checked} events, none altered.`
+            : `Chain broken: ${verify.data.checked} events checked, ${verify.data.unchained} unchained; first break at ${JSON.stringify(verify.data.firstBrokenAt)}.`}
+        </p>
+      )}
+      <ErrorNote error={events.error} />
+      {events.data && (
+        <>
+          <div className="table-wrap">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">At</th>
+                  <th scope="col">Actor</th>
+                  <th scope="col">Action</th>
+                  <th scope="col">Scope</th>
+                  <th scope="col">Details</th>
+                </tr>
+              </thead>
+              <tbody>
+                {events.data.items.map((e) => (
+                  <tr key={e.id}>
+                    <td>
+                      <When at={e.at} />
+                    </td>
+                    <td>{e.actor}</td>
+                    <td>{e.action}</td>
+                    <td>{e.scope}</td>
+                    <td className="message">
+                      <code>{JSON.stringify(e.details)}</code>
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+          <Pager cursors={cursors} next={events.data.nextCursor} onChange={(c) => setFilters(filters, c)} />
+        </>
+      )}
+    </>
+  );
+}

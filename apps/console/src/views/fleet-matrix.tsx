@@ -1,0 +1,104 @@
+import { FLEET_STATUS_FILTERS, type FleetCellView, type FleetView } from '@flotilla/contract';
+import { keepPreviousData, useQuery } from '@tanstack/react-query';
+import { Link } from 'wouter';
+import { get } from '../api.js';
+import { shortRevision } from '../format.js';
+import { FilterForm, type FilterField } from '../filter-form.js';
+import { ErrorNote, Pager, Reason, Status, When } from '../parts.js';
+import { useUrlFilters } from '../url-filters.js';
+
+const FILTERS = ['selector', 'appSet', 'project', 'status', 'q'] as const;
+const FIELDS: FilterField<(typeof FILTERS)[number]>[] = [
+  { key: 'selector', label: 'Cluster labels', hint: 'e.g. env=prod,region in (eu,us)' },
+  { key: 'appSet', label: 'ApplicationSet' },
+  { key: 'project', label: 'Project' },
+  { key: 'status', label: 'Status', options: FLEET_STATUS_FILTERS },
+  { key: 'q', label: 'Text', hint: 'in a cluster, target or appset name' },
+];
+
+function Cell({ cell }: { cell: FleetCellView | undefined }) {
+  if (!cell) return <td className="empty">—</td>;
+  return (
+    <td className="cell">
+      <Link href={`/targets/${encodeURIComponent(cell.target)}`} className="cell-link">
+        <span className="sr-only">{cell.target}: </span>
+        <Status value={cell.syncStatus} /> <Status value={cell.health} />{' '}
+        <code>{shortRevision(cell.lastSyncedRevision ?? cell.desiredRevision)}</code>
+      </Link>
+      {!cell.automated && <span className="tag">manual</span>}
+      <Reason reason={cell.reason} />
+    </td>
+  );
+}
+
+export function FleetMatrix() {
+  const [filters, cursors, setFilters] = useUrlFilters('/', FILTERS);
+  const cursor = cursors.at(-1);
+  const fleet = useQuery({
+    queryKey: ['fleet', filters, cursor ?? null],
+    queryFn: () => get<FleetView>('/api/v1/fleet', { ...filters, cursor, limit: 50 }),
+    placeholderData: keepPreviousData,
+  });
+  const data = fleet.data;
+  return (
+    <>
+      <h1>Fleet</h1>
+      <FilterForm label="Filter the fleet" fields={FIELDS} values={filters} onApply={(f) => setFilters(f)} />
+      <ErrorNote error={fleet.error} />
+      {data && (
+        <>
+          <p className="counts" aria-live="polite" data-testid="fleet-counts">
+            {data.counts.clusters} clusters ({data.counts.offlineClusters} offline) · {data.counts.targets}{' '}
+            targets · {data.counts.sync.Synced} Synced, {data.counts.sync.OutOfSync} OutOfSync ·{' '}
+            {data.counts.health.Healthy} Healthy, {data.counts.health.Degraded} Degraded,{' '}
+            {data.counts.health.Progressing} Progressing
+          </p>
+          {data.rows.length === 0 ? (
+            <p>No cluster matches these filters.</p>
+          ) : (
+            <div className="table-wrap">
+              <table className="matrix">
+                <caption className="sr-only">Clusters by ApplicationSet</caption>
+                <thead>
+                  <tr>
+                    <th scope="col">Cluster</th>
+                    {data.appSets.map((a) => (
+                      <th scope="col" key={a}>
+                        {a}
+                      </th>
+                    ))}
+                  </tr>
+                </thead>
+                <tbody>
+                  {data.rows.map((row) => (
+                    <tr key={row.cluster} className={row.online ? undefined : 'offline'}>
+                      <th scope="row">
+                        <span className="cluster-name">{row.cluster}</span>
+                        {!row.online && (
+                          <span className="offline-note">
+                            <Status value="Offline" /> last seen <When at={row.lastSeenAt} />
+                          </span>
+                        )}
+                        <span className="labels">
+                          {Object.entries(row.labels).map(([k, v]) => (
+                            <span className="label" key={k}>
+                              {k}={v}
+                            </span>
+                          ))}
+                        </span>
+                      </th>
+                      {data.appSets.map((a) => (
+                        <Cell key={a} cell={row.cells.find((c) => c.appSet === a)} />
+                      ))}
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          )}
+          <Pager cursors={cursors} next={data.nextCursor} onChange={(c) => setFilters(filters, c)} />
+        </>
+      )}
+    </>
+  );
+}

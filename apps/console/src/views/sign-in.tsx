@@ -1,0 +1,51 @@
+import { useState, type FormEvent } from 'react';
+import { ApiError, authHeaders } from '../api.js';
+import { ErrorNote, Field } from '../parts.js';
+
+/** Sign-in with an API token (`flotilla tokens create`); it is checked against the hub before it is kept. */
+export function SignIn({ onSignedIn }: { onSignedIn: (token: string) => void }) {
+  const [token, setToken] = useState('');
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      const res = await fetch('/api/v1/session', {
+        headers: { ...authHeaders(), Authorization: `Bearer ${token.trim()}` },
+      });
+      if (res.status === 401) throw new ApiError(401, 'unauthorized', 'the hub does not accept this token');
+      if (!res.ok) throw new ApiError(res.status, `http-${res.status}`, `the hub answered ${res.status}`);
+      onSignedIn(token.trim());
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <main id="main" className="sign-in">
+      <h1>Sign in to Flotilla</h1>
+      <form onSubmit={(e) => void submit(e)}>
+        <Field label="API token" hint="An admin token or a token from `flotilla tokens create`.">
+          {(id, hint) => (
+            <input
+              id={id}
+              aria-describedby={hint}
+              type="password"
+              autoComplete="off"
+              required
+              value={token}
+              onChange={(e) => setToken(e.target.value)}
+            />
+          )}
+        </Field>
+        <button type="submit" disabled={busy || token.trim() === ''}>
+          Sign in
+        </button>
+        <ErrorNote error={error} />
+      </form>
+    </main>
+  );
+}

@@ -1,0 +1,264 @@
+import type {
+  ExplainView,
+  SyncRunPageView,
+  TargetListItemView,
+  TargetOperationView,
+  TargetWindowsView,
+} from '@flotilla/contract';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useState, type FormEvent } from 'react';
+import { Link } from 'wouter';
+import { ApiError, api, get } from '../api.js';
+import { shortRevision } from '../format.js';
+import { ErrorNote, Field, Reason, Status, When } from '../parts.js';
+import { RunsTable, runResources } from '../runs-table.js';
+import { useCan } from '../session.js';
+
+function SyncForm({ target }: { target: string }) {
+  const client = useQueryClient();
+  const [reason, setReason] = useState('');
+  const [prune, setPrune] = useState(false);
+  const sync = useMutation({
+    mutationFn: () =>
+      api<TargetOperationView>('POST', `/api/v1/targets/${encodeURIComponent(target)}/sync`, {
+        reason,
+        prune,
+      }),
+    onSuccess: () => {
+      setReason('');
+      void client.invalidateQueries({ queryKey: ['operations', target] });
+    },
+  });
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    sync.mutate();
+  };
+  return (
+    <form className="inline-form" onSubmit={submit} aria-label="Sync this target">
+      <Field label="Reason for the sync" hint="Goes to the audit log and the sync history.">
+        {(id, hint) => (
+          <input
+            id={id}
+            aria-describedby={hint}
+            required
+            value={reason}
+            onChange={(e) => setReason(e.target.value)}
+          />
+        )}
+      </Field>
+      <label className="check">
+        <input type="checkbox" checked={prune} onChange={(e) => setPrune(e.target.checked)} /> Prune what Git
+        no longer declares
+      </label>
+      <button type="submit" disabled={sync.isPending || reason.trim() === ''}>
+        Sync now
+      </button>
+      {sync.isSuccess && (
+        <p role="status">Sync requested ({sync.data.id}): the agent runs it once, when its windows allow.</p>
+      )}
+      <ErrorNote error={sync.error} />
+    </form>
+  );
+}
+
+export function TargetView({ name }: { name: string }) {
+  const canOperate = useCan('operator');
+  const enc = encodeURIComponent(name);
+  const target = useQuery({
+    queryKey: ['target', name],
+    queryFn: async () => {
+      const [t] = await get<TargetListItemView[]>('/api/v1/targets', { name });
+      if (!t) throw new ApiError(404, 'not-found', `target "${name}" not found`);
+      return t;
+    },
+  });
+  const runs = useQuery({
+    queryKey: ['history', 'target', name],
+    queryFn: () => get<SyncRunPageView>('/api/v1/sync-runs', { target: name, limit: 20 }),
+  });
+  const operations = useQuery({
+    queryKey: ['operations', name],
+    queryFn: () => get<TargetOperationView[]>(`/api/v1/targets/${enc}/operations`),
+  });
+  const windows = useQuery({
+    queryKey: ['windows-of', name],
+    queryFn: () => get<TargetWindowsView>(`/api/v1/targets/${enc}/windows`),
+  });
+  const t = target.data;
+  const explain = useQuery({
+    queryKey: ['explain', t?.cluster, t?.appSet],
+    enabled: !!t,
+    queryFn: () => get<ExplainView>('/api/v1/explain', { cluster: t!.cluster, appset: t!.appSet }),
+  });
+  if (target.error) return <ErrorNote error={target.error} />;
+  if (!t) return <p className="loading">Loading…</p>;
+  const lastRun = runs.data?.items[0];
+  return (
+    <>
+      <p>
+        <Link href="/">Fleet</Link> / {t.appSet} / {t.cluster}
+      </p>
+      <h1>{t.name}</h1>
+      <dl className="summary">
+        <dt>Sync</dt>
+        <dd>
+          <Status value={t.syncStatus} />
+        </dd>
+        <dt>Health</dt>
+        <dd>
+          <Status value={t.health} /> {t.healthMessage}
+        </dd>
+        <dt>Reason</dt>
+        <dd data-testid="target-reason">
+          {t.reason ? <Reason reason={t.reason} /> : 'none: Synced and Healthy'}
+        </dd>
+        <dt>Git wants</dt>
+        <dd>
+          <code>{shortRevision(t.desiredRevision)}</code> ({t.targetRevision}) at {t.repoUrl} {t.path}
+        </dd>
+        <dt>Running</dt>
+        <dd>
+          <code data-testid="synced-revision">{shortRevision(t.lastSyncedRevision)}</code>, synced{' '}
+          <When at={t.lastSyncedAt} />; last report <When at={t.lastReportAt} />
+        </dd>
+        <dt>Pin</dt>
+        <dd>
+          {t.pin ? (
+            <>
+              <code>{shortRevision(t.pin.revision)}</code> by {t.pin.actor}: {t.pin.reason}
+            </>
+          ) : (
+            'not pinned'
+          )}
+        </dd>
+      </dl>
+
+      {canOperate && (
+        <section aria-labelledby="ops">
+          <h2 id="ops">Sync</h2>
+          <SyncForm target={t.name} />
+        </section>
+      )}
+
+      <section aria-labelledby="operations">
+        <h2 id="operations">Requested operations</h2>
+        <ErrorNote error={operations.error} />
+        {operations.data && operations.data.length === 0 && <p>None.</p>}
+        {operations.data && operations.data.length > 0 && (
+          <ul className="plain" data-testid="operations">
+            {operations.data.map((o) => (
+              <li key={o.id}>
+                <Status value={o.state} /> {o.kind}
+                {o.prune ? ' (prune)' : ''} by {o.requestedBy}, <When at={o.createdAt} />: {o.reason}
+                {o.message ? ` — ${o.message}` : ''}
+              </li>
+            ))}
+          </ul>
+        )}
+      </section>
+
+      <section aria-labelledby="windows">
+        <h2 id="windows">Sync windows</h2>
+        <ErrorNote error={windows.error} />
+        {windows.data && (
+          <>
+            <p>
+              {windows.data.canSync ? 'Automatic syncs may run now.' : 'Automatic syncs are held now.'}{' '}
+              {windows.data.canSyncManually ? 'Manual syncs may run.' : 'Manual syncs are held too.'}{' '}
+              {!windows.data.canSync && (
+                <>
+                  Next open:{' '}
+                  {windows.data.nextOpen ? <When at={windows.data.nextOpen} /> : 'not within a year'}.
+                </>
+              )}
+            </p>
+            {windows.data.windows.length > 0 && (
+              <ul className="plain">
+                {windows.data.windows.map((w) => (
+                  <li key={w.name}>
+                    {w.kind} <strong>{w.name}</strong>: {w.schedule} for {w.duration} ({w.timeZone})
+                    {w.active ? ' — active now' : ''}
+                  </li>
+                ))}
+              </ul>
+            )}
+            {windows.data.breakGlass.map((b) => (
+              <p key={b.id}>
+                Break-glass #{b.id}: {b.reason}, until <When at={b.expiresAt} />
+              </p>
+            ))}
+          </>
+        )}
+      </section>
+
+      <section aria-labelledby="objects">
+        <h2 id="objects">Objects in the last run</h2>
+        {runResources(lastRun).length === 0 ? (
+          <p>No run reported yet.</p>
+        ) : (
+          <div className="table-wrap">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Kind</th>
+                  <th scope="col">Namespace</th>
+                  <th scope="col">Name</th>
+                  <th scope="col">Action</th>
+                  <th scope="col">Message</th>
+                </tr>
+              </thead>
+              <tbody>
+                {runResources(lastRun).map((r, i) => (
+                  <tr key={i}>
+                    <td>{r.kind}</td>
+                    <td>{r.namespace ?? ''}</td>
+                    <td>{r.name}</td>
+                    <td>{r.action}</td>
+                    <td className="message">{r.message ?? ''}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </section>
+
+      <section aria-labelledby="history">
+        <h2 id="history">Sync history</h2>
+        <ErrorNote error={runs.error} />
+        {runs.data && <RunsTable runs={runs.data.items} showTarget={false} />}
+        <p>
+          <Link href={`/history?target=${enc}`}>All runs of this target</Link>
+        </p>
+      </section>
+
+      <section aria-labelledby="explain">
+        <h2 id="explain">Explain</h2>
+        <ErrorNote error={explain.error} />
+        {explain.data && (
+          <>
+            <p>
+              ApplicationSet {explain.data.appSet}: {explain.data.appSetStatus.status}
+              {explain.data.appSetStatus.heldMessage
+                ? ` — ${explain.data.appSetStatus.heldMessage}`
+                : ''}.{' '}
+              {explain.data.matched
+                ? 'A generator gives this cluster targets.'
+                : 'No generator matches this cluster.'}
+            </p>
+            <ul className="plain">
+              {explain.data.targets
+                .filter((x) => x.name === t.name)
+                .flatMap((x) => x.holds)
+                .map((h, i) => (
+                  <li key={i}>
+                    <strong>{h.kind}</strong>: {h.message}
+                  </li>
+                ))}
+            </ul>
+          </>
+        )}
+      </section>
+    </>
+  );
+}

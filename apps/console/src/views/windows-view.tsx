@@ -1,0 +1,210 @@
+import type { SyncWindowView } from '@flotilla/contract';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useState, type FormEvent } from 'react';
+import { api, get } from '../api.js';
+import { ErrorNote, Field } from '../parts.js';
+import { useCan } from '../session.js';
+
+const list = (s: string) =>
+  s
+    .split(',')
+    .map((x) => x.trim())
+    .filter(Boolean);
+
+const BLANK = {
+  name: '',
+  kind: 'deny' as 'allow' | 'deny',
+  schedule: '0 22 * * *',
+  duration: '8h',
+  timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone,
+  clusters: '',
+  applications: '',
+  namespaces: '',
+  manualSync: false,
+  reason: '',
+};
+
+function AddWindow() {
+  const client = useQueryClient();
+  const [w, setW] = useState(BLANK);
+  const add = useMutation({
+    mutationFn: () =>
+      api<SyncWindowView>('POST', '/api/v1/windows', {
+        name: w.name,
+        kind: w.kind,
+        schedule: w.schedule,
+        duration: w.duration,
+        timeZone: w.timeZone,
+        clusters: list(w.clusters),
+        applications: list(w.applications),
+        namespaces: list(w.namespaces),
+        manualSync: w.manualSync,
+        reason: w.reason,
+      }),
+    onSuccess: () => {
+      setW(BLANK);
+      void client.invalidateQueries({ queryKey: ['windows'] });
+      void client.invalidateQueries({ queryKey: ['fleet'] });
+    },
+  });
+  const text = (k: keyof typeof BLANK, label: string, hint?: string) => (
+    <Field label={label} hint={hint}>
+      {(id, hintId) => (
+        <input
+          id={id}
+          aria-describedby={hintId}
+          value={String(w[k])}
+          onChange={(e) => setW({ ...w, [k]: e.target.value })}
+        />
+      )}
+    </Field>
+  );
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    add.mutate();
+  };
+  return (
+    <form className="filters" onSubmit={submit} aria-label="Add a sync window">
+      {text('name', 'Name', 'lower-case letters, digits and -')}
+      <Field label="Kind">
+        {(id) => (
+          <select
+            id={id}
+            value={w.kind}
+            onChange={(e) => setW({ ...w, kind: e.target.value as 'allow' | 'deny' })}
+          >
+            <option value="deny">deny</option>
+            <option value="allow">allow</option>
+          </select>
+        )}
+      </Field>
+      {text('schedule', 'Schedule', 'cron, in the time zone below')}
+      {text('duration', 'Duration', 'e.g. 8h, 90m')}
+      {text('timeZone', 'Time zone', 'IANA, e.g. Europe/Berlin')}
+      {text('clusters', 'Clusters', 'comma-separated names or globs; empty: all')}
+      {text('applications', 'Applications', 'target names or globs')}
+      {text('namespaces', 'Namespaces')}
+      <label className="check">
+        <input
+          type="checkbox"
+          checked={w.manualSync}
+          onChange={(e) => setW({ ...w, manualSync: e.target.checked })}
+        />{' '}
+        Let manual syncs through
+      </label>
+      {text('reason', 'Reason', 'kept in the window history and audit log')}
+      <div className="actions">
+        <button type="submit" disabled={add.isPending}>
+          Add window
+        </button>
+      </div>
+      <ErrorNote error={add.error} />
+    </form>
+  );
+}
+
+function RemoveWindow({ name }: { name: string }) {
+  const client = useQueryClient();
+  const [reason, setReason] = useState('');
+  const remove = useMutation({
+    mutationFn: () =>
+      api<void>('DELETE', `/api/v1/windows/${encodeURIComponent(name)}?${new URLSearchParams({ reason })}`),
+    onSuccess: () => {
+      void client.invalidateQueries({ queryKey: ['windows'] });
+      void client.invalidateQueries({ queryKey: ['fleet'] });
+    },
+  });
+  return (
+    <form
+      className="inline-form"
+      aria-label={`Remove window ${name}`}
+      onSubmit={(e) => {
+        e.preventDefault();
+        remove.mutate();
+      }}
+    >
+      <Field label={`Reason to remove ${name}`}>
+        {(id) => <input id={id} required value={reason} onChange={(e) => setReason(e.target.value)} />}
+      </Field>
+      <button type="submit" disabled={remove.isPending || reason.trim() === ''}>
+        Remove
+      </button>
+      <ErrorNote error={remove.error} />
+    </form>
+  );
+}
+
+export function WindowsView() {
+  const canEdit = useCan('admin');
+  const windows = useQuery({
+    queryKey: ['windows'],
+    queryFn: () => get<SyncWindowView[]>('/api/v1/windows'),
+  });
+  return (
+    <>
+      <h1>Sync windows</h1>
+      <p>
+        Schedules are read in each window&apos;s own time zone (your browser is in{' '}
+        {Intl.DateTimeFormat().resolvedOptions().timeZone}). Windows from a fleet repository change in Git;
+        the hub refuses edits to them here.
+      </p>
+      <ErrorNote error={windows.error} />
+      {windows.data && windows.data.length === 0 && (
+        <p>No sync windows: every target may sync at any time.</p>
+      )}
+      {windows.data && windows.data.length > 0 && (
+        <div className="table-wrap">
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Kind</th>
+                <th scope="col">Schedule</th>
+                <th scope="col">Duration</th>
+                <th scope="col">Time zone</th>
+                <th scope="col">Applies to</th>
+                <th scope="col">Manual syncs</th>
+                {canEdit && <th scope="col">Remove</th>}
+              </tr>
+            </thead>
+            <tbody>
+              {windows.data.map((w) => (
+                <tr key={w.name}>
+                  <td>{w.name}</td>
+                  <td>{w.kind}</td>
+                  <td>
+                    <code>{w.schedule}</code>
+                  </td>
+                  <td>{w.duration}</td>
+                  <td>{w.timeZone}</td>
+                  <td>
+                    {[
+                      w.clusters.length ? `clusters ${w.clusters.join(', ')}` : '',
+                      w.applications.length ? `applications ${w.applications.join(', ')}` : '',
+                      w.namespaces.length ? `namespaces ${w.namespaces.join(', ')}` : '',
+                      w.projects.length ? `projects ${w.projects.join(', ')}` : '',
+                    ]
+                      .filter(Boolean)
+                      .join('; ') || 'everything'}
+                  </td>
+                  <td>{w.manualSync ? 'allowed' : 'held'}</td>
+                  {canEdit && (
+                    <td>
+                      <RemoveWindow name={w.name} />
+                    </td>
+                  )}
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      {canEdit && (
+        <section aria-labelledby="add-window">
+          <h2 id="add-window">Add a window</h2>
+          <AddWindow />
+        </section>
+      )}
+    </>
+  );
+}
