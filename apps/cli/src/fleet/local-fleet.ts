@@ -115,7 +115,8 @@ export class LocalFleet {
     const { workDir } = this.opts;
     const port = this.hubUrl ? Number(new URL(this.hubUrl).port) : await freePort();
     this.hubUrl = `http://127.0.0.1:${port}`;
-    this.api = new HubClient(this.hubUrl);
+    // A fleet whose hub has an admin token (hubEnv) is driven with it.
+    this.api = new HubClient(this.hubUrl, this.opts.hubEnv?.FLOTILLA_ADMIN_TOKEN);
     const env: Record<string, string | undefined> = {
       HOST: '127.0.0.1',
       PORT: String(port),

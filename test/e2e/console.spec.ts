@@ -1,0 +1,190 @@
+import { readFileSync } from 'node:fs';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GuestbookFleet } from '../support/guestbook-fleet.js';
+import { hasChromium, launchChromium, seriousAccessibilityViolations } from '../support/browser.js';
+
+const ADMIN_TOKEN = 'console-e2e-admin-token-0123456789abcdef';
+const HOSTILE = '<img src=x onerror=alert(1)>';
+const short = (sha: string) => sha.slice(0, 7);
+
+/**
+ * The web console in Debian's Chromium against a real fleet: the hub (on PostgreSQL and Redis)
+ * serving the built console, simulated clusters with their agents, the guestbook in git daemon.
+ * Automated sync is off, so every change waits for a person, who makes it in the browser.
+ */
+describe.skipIf(!hasChromium)('the web console in Chromium', () => {
+  let e2e: GuestbookFleet;
+  let browser: Browser;
+  let page: Page;
+  const dialogs: string[] = [];
+  const pageErrors: string[] = [];
+  const cluster = (i: number) => e2e.fleet.clusters[i]!.name;
+  const targetOf = (i: number) => `${cluster(i)}-guestbook`;
+  const row = (i: number) =>
+    page.getByRole('row').filter({ has: page.getByRole('rowheader', { name: cluster(i) }) });
+  const expectAccessible = async () => expect(await seriousAccessibilityViolations(page)).toEqual([]);
+
+  beforeAll(async () => {
+    e2e = await GuestbookFleet.start({
+      name: 'console',
+      clusters: 2,
+      pollSeconds: 1,
+      hubEnv: { FLOTILLA_ADMIN_TOKEN: ADMIN_TOKEN },
+      labels: (i): Record<string, string> => (i === 0 ? { env: 'prod', note: HOSTILE } : { env: 'staging' }),
+    });
+    await e2e.createAppSet({});
+    browser = await launchChromium();
+    const context = await browser.newContext({ acceptDownloads: true });
+    page = await context.newPage();
+    page.on('dialog', (d) => {
+      dialogs.push(d.message());
+      void d.dismiss();
+    });
+    page.on('pageerror', (e) => pageErrors.push(e.message));
+  }, 180_000);
+  afterAll(async () => {
+    await browser?.close();
+    await e2e?.stop();
+  }, 60_000);
+
+  it('asks for a token, and signs in from the keyboard', async () => {
+    await page.goto(`${e2e.fleet.hubUrl}/`);
+    await expect
+      .poll(() => page.getByRole('heading', { name: 'Sign in to Flotilla' }).isVisible())
+      .toBe(true);
+    await expectAccessible();
+    await page.keyboard.press('Tab');
+    await page.keyboard.type('wrong-token');
+    await page.keyboard.press('Enter');
+    await expect.poll(() => page.getByRole('alert').textContent()).toContain('does not accept this token');
+    await page.getByLabel('API token').fill(ADMIN_TOKEN);
+    await page.keyboard.press('Enter');
+    await expect.poll(() => page.getByRole('heading', { name: 'Fleet', level: 1 }).isVisible()).toBe(true);
+    expect(await page.getByText('user:admin (admin)').isVisible()).toBe(true);
+  }, 60_000);
+
+  it('shows the fleet, names from clusters as text, and finds a cluster by label', async () => {
+    await expect.poll(() => row(0).textContent(), { timeout: 60_000 }).toContain('ManualSyncRequired');
+    expect(await row(0).textContent()).toContain(`note=${HOSTILE}`);
+    expect(await page.locator('img').count()).toBe(0);
+    await expectAccessible();
+
+    await page.getByLabel('Cluster labels').fill('env=prod');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await expect.poll(() => page.getByTestId('fleet-counts').textContent()).toMatch(/^1 clusters/);
+    expect(await row(1).count()).toBe(0);
+    expect(page.url()).toContain('selector=env%3Dprod');
+    expect(await row(0).textContent()).toContain(short(await e2e.head()));
+  }, 90_000);
+
+  it('shows a commit arrive without a reload', async () => {
+    const commit = await e2e.commitImageTag('v2-console');
+    await expect.poll(() => row(0).textContent(), { timeout: 60_000 }).toContain(short(commit));
+  }, 90_000);
+
+  it('opens a target and syncs it by hand; history says who and why', async () => {
+    await row(0).getByRole('link').first().click();
+    await expect
+      .poll(() => page.getByRole('heading', { name: targetOf(0), level: 1 }).isVisible())
+      .toBe(true);
+    await expect.poll(() => page.getByTestId('target-reason').textContent()).toContain('ManualSyncRequired');
+    await expectAccessible();
+    await page.getByLabel('Reason for the sync').fill('reviewed v2 in the console');
+    await page.getByRole('button', { name: 'Sync now' }).click();
+    await expect.poll(() => page.getByRole('status').filter({ hasText: 'Sync requested' }).count()).toBe(1);
+    const head = await e2e.head();
+    await expect
+      .poll(() => page.getByTestId('synced-revision').textContent(), { timeout: 90_000 })
+      .toBe(short(head));
+    await expect
+      .poll(() => page.getByTestId('target-reason').textContent(), { timeout: 60_000 })
+      .toContain('none');
+    await expect
+      .poll(() => page.getByTestId('operations').textContent())
+      .toContain('reviewed v2 in the console');
+    expect((await e2e.images())[0]).toMatch(/guestbook-ui:v2-console$/);
+  }, 150_000);
+
+  it('adds a deny window and the held cell says which window holds it', async () => {
+    await page.getByRole('link', { name: 'Windows' }).click();
+    await expect.poll(() => page.getByRole('heading', { name: 'Sync windows' }).isVisible()).toBe(true);
+    await expectAccessible();
+    const form = page.getByRole('form', { name: 'Add a sync window' });
+    await form.getByLabel('Name', { exact: true }).fill('console-freeze');
+    await form.getByLabel('Schedule').fill('* * * * *');
+    await form.getByLabel('Duration').fill('2h');
+    await form.getByLabel('Time zone').fill('Europe/Berlin');
+    await form.getByLabel('Clusters').fill(cluster(1));
+    await form.getByLabel('Reason').fill('change freeze for the e2e');
+    await form.getByRole('button', { name: 'Add window' }).click();
+    await expect.poll(() => page.getByRole('cell', { name: 'console-freeze', exact: true }).count()).toBe(1);
+
+    await page.getByRole('link', { name: 'Fleet' }).click();
+    await expect.poll(() => row(1).textContent(), { timeout: 30_000 }).toContain('WindowClosed');
+    expect(await row(1).textContent()).toContain('blocked by window console-freeze');
+  }, 90_000);
+
+  it('opens a break-glass that lets syncs through, and closes it', async () => {
+    await page.getByRole('link', { name: 'Break-glass' }).click();
+    const form = page.getByRole('form', { name: 'Open a break-glass' });
+    await form.getByLabel('Name', { exact: true }).fill(cluster(1));
+    await form.getByLabel('Incident reason').fill('INC-42: hotfix through the freeze');
+    await form.getByRole('button', { name: 'Open break-glass' }).click();
+    const card = page.getByRole('article').filter({ hasText: 'INC-42' });
+    await expect.poll(() => card.textContent()).toContain('active');
+    await expectAccessible();
+
+    await page.getByRole('link', { name: 'Fleet' }).click();
+    await expect.poll(() => row(1).textContent(), { timeout: 30_000 }).toContain('ManualSyncRequired');
+
+    await page.getByRole('link', { name: 'Break-glass' }).click();
+    await card.getByRole('textbox').fill('hotfix shipped');
+    await card.getByRole('button', { name: 'Close' }).click();
+    await expect.poll(() => card.textContent()).toContain('closed');
+    expect(await card.textContent()).toContain('hotfix shipped');
+    await page.getByRole('link', { name: 'Fleet' }).click();
+    await expect.poll(() => row(1).textContent(), { timeout: 30_000 }).toContain('WindowClosed');
+  }, 90_000);
+
+  it('searches and exports the history, and verifies the audit chain', async () => {
+    await page.getByRole('link', { name: 'History' }).click();
+    await page.getByLabel('Trigger').selectOption('manual');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await expect
+      .poll(() =>
+        page
+          .getByRole('row')
+          .filter({ hasText: targetOf(0) })
+          .count(),
+      )
+      .toBeGreaterThan(0);
+    await expectAccessible();
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('button', { name: 'Export CSV' }).click(),
+    ]);
+    const csv = readFileSync(await download.path(), 'utf8').split('\r\n');
+    expect(csv[0]).toBe(
+      'id,startedAt,finishedAt,target,cluster,appSet,trigger,outcome,revision,bundleDigest,message,reportId',
+    );
+    expect(
+      csv.filter((l) => l.includes(`,${targetOf(0)},`) && l.includes(',manual,Succeeded,')),
+    ).toHaveLength(1);
+
+    await page.getByRole('link', { name: 'Audit' }).click();
+    await page.getByLabel('Action prefix').fill('break-glass.');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await expect.poll(() => page.getByRole('table').textContent()).toContain('INC-42');
+    await page.getByRole('button', { name: 'Verify the chain' }).click();
+    await expect
+      .poll(() => page.getByRole('status').filter({ hasText: 'Chain' }).textContent())
+      .toMatch(/^Chain verified/);
+    await expectAccessible();
+  }, 90_000);
+
+  it('ran no script from any name it showed', () => {
+    expect(dialogs).toEqual([]);
+    expect(pageErrors).toEqual([]);
+  });
+});
