@@ -142,4 +142,55 @@ describe('manual sync (automated off)', () => {
     expect(String(bad)).toContain('prune');
     expect(await operations(targetOf(0))).toHaveLength(1);
   });
+
+  it('a dry-run sync says what it would change, and changes nothing', async () => {
+    const target = targetOf(0);
+    const next = await e2e.commitImageTag('1.1.0');
+    await expect
+      .poll(async () => (await e2e.fleet.api.targets()).find((t) => t.name === target)?.desiredRevision, {
+        timeout: 60_000,
+      })
+      .toBe(next);
+    const asked = await flotilla(
+      'sync',
+      target,
+      '--reason',
+      'preview CHG-43',
+      '--dry-run',
+      '--wait',
+      '--timeout',
+      '90',
+      '-o',
+      'json',
+    );
+    expect(asked.err).toBe('');
+    expect(asked.code).toBe(0);
+    const op = JSON.parse(asked.out) as Operation & {
+      dryRun: boolean;
+      resources: { kind: string; name: string; action: string; message: string }[];
+    };
+    expect(op).toMatchObject({ state: 'Succeeded', dryRun: true });
+    expect(op.resources).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ kind: 'Deployment', name: 'guestbook-ui', message: 'would be changed' }),
+      ]),
+    );
+    // Nothing changed: the cluster runs the old image, the target is still OutOfSync, and history
+    // holds the run marked as a dry run, not as the target's last sync.
+    expect((await e2e.images())[0]).toBe('ghcr.io/example/guestbook-ui:1.0.0');
+    expect((await e2e.fleet.api.targets()).find((t) => t.name === target)?.syncStatus).toBe('OutOfSync');
+    const [newest] = await e2e.fleet.api
+      .request<{ items: (Run & { dryRun?: boolean })[] }>('GET', `/api/v1/sync-runs?target=${target}&limit=1`)
+      .then((r) => r.items);
+    expect(newest).toMatchObject({ trigger: 'manual', outcome: 'Succeeded', revision: next, dryRun: true });
+    const audit = await e2e.fleet.api.request<{ items: { action: string }[] }>(
+      'GET',
+      `/api/v1/audit?scope=target:${target}`,
+    );
+    expect(audit.items.map((e) => e.action)).toContain('sync.dry-run');
+
+    const table = await flotilla('sync', target, '--reason', 'preview again', '--dry-run', '--wait');
+    expect(table.code).toBe(0);
+    expect(table.out).toMatch(/^change +apps\/Deployment guestbook\/guestbook-ui$/m);
+  }, 180_000);
 });

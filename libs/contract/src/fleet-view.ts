@@ -124,6 +124,8 @@ export interface SyncRunView {
   /** Per object: what the run did (`{kind, name, namespace, action, message}`), as the agent reported it. */
   resources: unknown;
   reportId: string;
+  /** Only on a dry run: its resources say what a sync would have done; nothing was changed. */
+  dryRun?: boolean;
 }
 
 export interface SyncRunPageView {
@@ -137,6 +139,8 @@ export interface TargetOperationView {
   target: string;
   kind: string;
   prune: boolean;
+  /** Asked what the sync would do, changing nothing (the answer is the run marked dryRun). */
+  dryRun: boolean;
   requestedBy: string;
   reason: string;
   state: string;

@@ -46,6 +46,8 @@ export async function refuseUnassignedBundles(
       where: {
         targetId: { in: targetIds },
         outcome: 'Succeeded',
+        // A dry run applied nothing: it is no revision this target ran.
+        dryRun: false,
         bundleDigest: { in: [...new Set(syncs.map((s) => s.report.bundleDigest))] },
       },
       select: { targetId: true, revision: true, bundleDigest: true },

@@ -336,6 +336,7 @@ async function closeOperations(
       details: {
         operationId: report.operationId,
         outcome: report.outcome,
+        ...(report.dryRun && { dryRun: true }),
         revision: report.revision,
         requestedBy: closed.requestedBy,
         reason: closed.reason,
@@ -358,10 +359,11 @@ async function insertSyncRuns(tx: Tx, rows: Prisma.SyncRunCreateManyInput[]): Pr
   await tx.$executeRaw`
     INSERT INTO "SyncRun" ("id", "targetId", "clusterId", "appSetId", "targetName", "clusterName",
       "appSetName", "revision", "bundleDigest", "trigger", "outcome", "message", "startedAt",
-      "finishedAt", "resources", "agentReportId")
+      "finishedAt", "resources", "dryRun", "agentReportId")
     SELECT v."id", v."targetId", v."clusterId", v."appSetId", v."targetName", v."clusterName",
       v."appSetName", v."revision", v."bundleDigest", v."trigger", v."outcome", v."message",
-      v."startedAt"::timestamp, v."finishedAt"::timestamp, v."resources"::jsonb, v."agentReportId"
+      v."startedAt"::timestamp, v."finishedAt"::timestamp, v."resources"::jsonb, v."dryRun",
+      v."agentReportId"
     FROM unnest(
       ${rows.map(() => randomUUID())}::text[],
       ${col((r) => r.targetId)}::text[],
@@ -378,10 +380,11 @@ async function insertSyncRuns(tx: Tx, rows: Prisma.SyncRunCreateManyInput[]): Pr
       ${col((r) => time(r.startedAt))}::text[],
       ${col((r) => time(r.finishedAt))}::text[],
       ${col((r) => JSON.stringify(r.resources ?? []))}::text[],
+      ${rows.map((r) => r.dryRun === true)}::boolean[],
       ${col((r) => r.agentReportId)}::text[]
     ) AS v("id", "targetId", "clusterId", "appSetId", "targetName", "clusterName", "appSetName",
            "revision", "bundleDigest", "trigger", "outcome", "message", "startedAt", "finishedAt",
-           "resources", "agentReportId")`;
+           "resources", "dryRun", "agentReportId")`;
 }
 
 /** The oldest waiting batches, up to GROUP_REPORTS reports (always at least one batch). */
@@ -426,10 +429,28 @@ function applySync(
     startedAt: new Date(r.startedAt),
     finishedAt: new Date(r.finishedAt),
     resources: toJson(r.resources),
+    dryRun: r.dryRun === true,
     agentReportId: r.id,
   });
   const change = changeOf(effects, target.id);
   touchReport(change, r.at);
+  if (r.dryRun) {
+    // It changed nothing: no last sync moves, and the audit action is its own, so nothing that
+    // follows real syncs (notifications, rollouts, rollback) takes it for one.
+    effects.audit.push({
+      actor,
+      action: 'sync.dry-run',
+      scope: `target:${target.name}`,
+      details: {
+        outcome: r.outcome,
+        revision: r.revision,
+        bundleDigest: r.bundleDigest,
+        message: r.message,
+        reportId: r.id,
+      },
+    });
+    return;
+  }
   // The run is history whatever its age; the target's last sync only moves to a later one.
   const finished = new Date(r.finishedAt);
   if (r.outcome === 'Succeeded' && !isBefore(finished, target.lastSyncedAt)) {

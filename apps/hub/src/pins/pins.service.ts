@@ -253,7 +253,7 @@ export class PinsService {
     sha: string,
   ): Promise<string> {
     const ran = await this.db.prisma.syncRun.findFirst({
-      where: { targetId: target.id, revision: sha, outcome: 'Succeeded' },
+      where: { targetId: target.id, revision: sha, outcome: 'Succeeded', dryRun: false },
       orderBy: { startedAt: 'desc' },
       select: { bundleDigest: true },
     });

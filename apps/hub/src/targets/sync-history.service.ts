@@ -51,6 +51,7 @@ interface SyncRunRow {
   finishedAt: Date;
   resources: unknown;
   agentReportId: string;
+  dryRun: boolean;
 }
 
 /**
@@ -100,7 +101,7 @@ export class SyncHistory {
     const rows = await this.db.prisma.$queryRaw<SyncRunRow[]>`
       SELECT "id", "targetName" AS "target", "clusterName" AS "cluster", "appSetName" AS "appSet",
              "revision", "bundleDigest", "trigger", "outcome", "message",
-             "startedAt", "finishedAt", "resources", "agentReportId"
+             "startedAt", "finishedAt", "resources", "agentReportId", "dryRun"
         FROM "SyncRun"
        WHERE ${where.length > 0 ? Prisma.join(where, ' AND ') : Prisma.sql`TRUE`}
        ORDER BY "startedAt" DESC, "id" DESC
@@ -122,6 +123,8 @@ export class SyncHistory {
         finishedAt: r.finishedAt.toISOString(),
         resources: r.resources,
         reportId: r.agentReportId,
+        // Only on dry runs: their resources say what a sync would have done; nothing changed.
+        ...(r.dryRun && { dryRun: true }),
       })),
       nextCursor: rows.length > q.limit && last ? encodeCursor(last.startedAt, last.id) : null,
     };

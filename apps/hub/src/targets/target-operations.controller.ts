@@ -19,7 +19,7 @@ export class TargetOperationsController {
   @Post('targets/:name/sync')
   @Roles('operator')
   @HttpCode(202)
-  @ApiBody({ description: '{"reason": "<why>", "prune": false, "expiresInMinutes": 60}' })
+  @ApiBody({ description: '{"reason": "<why>", "prune": false, "dryRun": false, "expiresInMinutes": 60}' })
   sync(@Param('name') name: string, @Body() body: unknown, @Actor() actor: string) {
     return this.operations.requestSync(name, body, actor);
   }

@@ -11,6 +11,8 @@ const syncRequestSchema = z.strictObject({
   reason: z.string().trim().min(1, 'say why (it goes to the audit log and the sync history)').max(1000),
   /** Delete what Git no longer declares in this run, even when the appset does not prune. */
   prune: z.boolean().default(false),
+  /** Ask the cluster what this sync would do (server-side apply with dryRun=All); change nothing. */
+  dryRun: z.boolean().default(false),
   /** An agent that does not come back within this long never runs it (default one hour). */
   expiresInMinutes: z
     .number()
@@ -64,7 +66,7 @@ export class TargetOperations {
           targetName: target.name,
           clusterId: target.clusterId,
           kind: 'sync',
-          options: { prune: req.prune },
+          options: { prune: req.prune, dryRun: req.dryRun },
           requestedBy: actor,
           reason: req.reason,
           expiresAt: new Date(now.getTime() + req.expiresInMinutes * 60_000),
@@ -78,6 +80,7 @@ export class TargetOperations {
           details: {
             operationId: created.id,
             prune: req.prune,
+            dryRun: req.dryRun,
             reason: req.reason,
             expiresAt: created.expiresAt,
           },
@@ -109,7 +112,9 @@ export class TargetOperations {
     const byTarget = new Map<string, SyncOperation[]>();
     for (const r of rows) {
       const list = byTarget.get(r.targetId) ?? [];
-      list.push({ id: r.id, prune: optionsOf(r).prune, requestedBy: r.requestedBy, reason: r.reason });
+      const { prune, dryRun } = optionsOf(r);
+      // dryRun only when asked, so that every other assignment reads as before (and its ETag stays).
+      list.push({ id: r.id, prune, ...(dryRun && { dryRun }), requestedBy: r.requestedBy, reason: r.reason });
       byTarget.set(r.targetId, list);
     }
     return byTarget;
@@ -126,9 +131,9 @@ export class TargetOperations {
   }
 }
 
-function optionsOf(r: TargetOperation): { prune: boolean } {
-  const o = (r.options ?? {}) as { prune?: unknown };
-  return { prune: o.prune === true };
+function optionsOf(r: TargetOperation): { prune: boolean; dryRun: boolean } {
+  const o = (r.options ?? {}) as { prune?: unknown; dryRun?: unknown };
+  return { prune: o.prune === true, dryRun: o.dryRun === true };
 }
 
 function view(r: TargetOperation): TargetOperationView {
@@ -136,7 +141,7 @@ function view(r: TargetOperation): TargetOperationView {
     id: r.id,
     target: r.targetName,
     kind: r.kind,
-    prune: optionsOf(r).prune,
+    ...optionsOf(r),
     requestedBy: r.requestedBy,
     reason: r.reason,
     state: r.state === 'Pending' && r.expiresAt.getTime() <= Date.now() ? 'Expired' : r.state,

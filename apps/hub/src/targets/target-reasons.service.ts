@@ -119,7 +119,7 @@ export class TargetReasons {
   }
 
   /**
-   * The latest run of each target, one index probe per target (SyncRun's targetId, startedAt index).
+   * The latest run of each target (a dry run changed nothing: not counted), one index probe per target (SyncRun's targetId, startedAt index).
    * Not Prisma's `distinct`: without its native preview feature it reads every run of every target
    * and keeps the first in memory, which over a long history is the whole table.
    */
@@ -130,7 +130,7 @@ export class TargetReasons {
        CROSS JOIN LATERAL (
              SELECT "outcome", "message"
                FROM "SyncRun"
-              WHERE "targetId" = t."id"
+              WHERE "targetId" = t."id" AND NOT "dryRun"
               ORDER BY "startedAt" DESC, "createdAt" DESC
               LIMIT 1) r`;
   }

@@ -44,7 +44,7 @@ export class TargetWindowsController {
         )
       ).get(target.name) ?? [];
     const lastRun = await this.db.prisma.syncRun.findFirst({
-      where: { targetId: target.id },
+      where: { targetId: target.id, dryRun: false },
       orderBy: [{ startedAt: 'desc' }, { createdAt: 'desc' }],
     });
     const synced =
