@@ -123,6 +123,11 @@ describe.skipIf(!hasChromium)('the web console in Chromium', () => {
     await page.getByRole('link', { name: 'Fleet' }).click();
     await expect.poll(() => row(1).textContent(), { timeout: 30_000 }).toContain('WindowClosed');
     expect(await row(1).textContent()).toContain('blocked by window console-freeze');
+    // CONSOLE_SCREENSHOT=docs/console.png regenerates the README's picture from this very view.
+    if (process.env.CONSOLE_SCREENSHOT) {
+      await page.setViewportSize({ width: 1280, height: 640 });
+      await page.screenshot({ path: process.env.CONSOLE_SCREENSHOT });
+    }
   }, 90_000);
 
   it('opens a break-glass that lets syncs through, and closes it', async () => {
