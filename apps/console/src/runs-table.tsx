@@ -31,7 +31,10 @@ export function RunsTable({ runs, showTarget = true }: { runs: SyncRunView[]; sh
                 </td>
               )}
               <td>{r.cluster}</td>
-              <td>{r.trigger}</td>
+              <td>
+                {r.trigger}
+                {r.dryRun ? ' (dry run)' : ''}
+              </td>
               <td>
                 <Status value={r.outcome} />
               </td>

@@ -18,11 +18,13 @@ function SyncForm({ target }: { target: string }) {
   const client = useQueryClient();
   const [reason, setReason] = useState('');
   const [prune, setPrune] = useState(false);
+  const [dryRun, setDryRun] = useState(false);
   const sync = useMutation({
     mutationFn: () =>
       api<TargetOperationView>('POST', `/api/v1/targets/${encodeURIComponent(target)}/sync`, {
         reason,
         prune,
+        dryRun,
       }),
     onSuccess: () => {
       setReason('');
@@ -50,11 +52,19 @@ function SyncForm({ target }: { target: string }) {
         <input type="checkbox" checked={prune} onChange={(e) => setPrune(e.target.checked)} /> Prune what Git
         no longer declares
       </label>
+      <label className="check">
+        <input type="checkbox" checked={dryRun} onChange={(e) => setDryRun(e.target.checked)} /> Dry run (say
+        what would change, change nothing)
+      </label>
       <button type="submit" disabled={sync.isPending || reason.trim() === ''}>
-        Sync now
+        {dryRun ? 'Dry run now' : 'Sync now'}
       </button>
       {sync.isSuccess && (
-        <p role="status">Sync requested ({sync.data.id}): the agent runs it once, when its windows allow.</p>
+        <p role="status">
+          {sync.data.dryRun
+            ? `Dry run requested (${sync.data.id}): its answer appears in the history below, marked dry run.`
+            : `Sync requested (${sync.data.id}): the agent runs it once, when its windows allow.`}
+        </p>
       )}
       <ErrorNote error={sync.error} />
     </form>
@@ -149,6 +159,8 @@ export function TargetView({ name }: { name: string }) {
             {operations.data.map((o) => (
               <li key={o.id}>
                 <Status value={o.state} /> {o.kind}
+                {o.dryRun ? ' (dry run)' : ''}
+                {o.dryRun ? ' (dry run)' : ''}
                 {o.prune ? ' (prune)' : ''} by {o.requestedBy}, <When at={o.createdAt} />: {o.reason}
                 {o.message ? ` — ${o.message}` : ''}
               </li>
