@@ -33,6 +33,18 @@ export interface SyncWindowVersionView {
   at: string;
 }
 
+/** `GET /api/v1/windows/:name/calendar`: when the window is active in a range, for a calendar. */
+export interface SyncWindowCalendarView {
+  window: string;
+  kind: 'allow' | 'deny';
+  /** The zone its schedule is read in; a client draws the intervals in it and in the viewer's. */
+  timeZone: string;
+  from: string;
+  to: string;
+  /** Active strictly between start and end (ISO instants), clipped to the range. */
+  intervals: { start: string; end: string }[];
+}
+
 /** What the windows mean for one target now. */
 export interface TargetWindowsView {
   target: string;

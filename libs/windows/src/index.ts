@@ -16,3 +16,4 @@ export {
   type NamedSyncWindow,
   type TargetWindowStatus,
 } from './target-windows.js';
+export { windowIntervals, type WindowInterval } from './window-intervals.js';

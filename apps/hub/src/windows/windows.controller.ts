@@ -5,10 +5,21 @@ import { AdminTokenGuard } from '../common/admin-token.guard.js';
 import { HubError, parseInput } from '../common/hub-error.js';
 import { createWindowSchema, deleteWindowQuery, parseWindowInput } from './window-input.js';
 import { WindowsService } from './windows.service.js';
+import type { SyncWindowCalendarView } from '@flotilla/contract';
+import { windowIntervals } from '@flotilla/windows';
+import { z } from 'zod';
 import { FleetOwnership } from '../fleet-repo/fleet-ownership.service.js';
 
 const WINDOW_BODY =
   '{"name", "kind": "allow|deny", "schedule", "duration", "timeZone", "applications", "namespaces", "clusters", "manualSync", "andOperator", "description", "reason"}';
+
+const calendarQuery = z.object({
+  from: z.iso
+    .datetime({ offset: true })
+    .transform((s) => new Date(s))
+    .optional(),
+  days: z.coerce.number().int().min(1).max(31).default(7),
+});
 
 @ApiTags('windows')
 @ApiBearerAuth()
@@ -63,6 +74,31 @@ export class WindowsController {
     const { reason } = parseInput(deleteWindowQuery, query, 'query');
     await this.ownership.checkEdit('SyncWindow', name, actor);
     await this.windows.remove(name, reason, actor);
+  }
+
+  /**
+   * When the window is active from `from` (default now) for `days` days (1-31, default 7): its
+   * intervals in absolute time, computed by the same evaluation the agents use.
+   */
+  @Get(':name/calendar')
+  @ApiQuery({ name: 'from', required: false, description: 'RFC 3339; default now' })
+  @ApiQuery({ name: 'days', required: false, description: '1-31, default 7' })
+  async calendar(@Param('name') name: string, @Query() query: unknown): Promise<SyncWindowCalendarView> {
+    const q = parseInput(calendarQuery, query, 'query');
+    const window = await this.windows.get(name);
+    const from = q.from ?? new Date();
+    const to = new Date(from.getTime() + q.days * 86_400_000);
+    return {
+      window: window.name,
+      kind: window.kind,
+      timeZone: window.timeZone,
+      from: from.toISOString(),
+      to: to.toISOString(),
+      intervals: windowIntervals(window, from.getTime(), to.getTime()).map((i) => ({
+        start: new Date(i.start).toISOString(),
+        end: new Date(i.end).toISOString(),
+      })),
+    };
   }
 
   @Get(':name/history')

@@ -5,6 +5,7 @@ import type {
   SyncWindowVersionView as WindowVersionView,
   SyncWindowView as WindowView,
   TargetWindowsView,
+  SyncWindowCalendarView,
 } from '@flotilla/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTwoClusterFleet, type TwoClusterFleet } from '../testing/two-cluster-fleet.js';
@@ -260,6 +261,44 @@ describe('sync windows at the hub', () => {
     expect(history.body[0]?.projects).toEqual(['payments']);
     for (const name of ['freeze-payments', 'freeze-default'])
       expect((await fleet.call('DELETE', `/api/v1/windows/${name}?reason=test`)).status).toBe(204);
+  });
+
+  it('draws a window as intervals in absolute time, DST included, and refuses a bad range by field', async () => {
+    const created = await fleet.call('POST', '/api/v1/windows', {
+      name: 'berlin-night',
+      kind: 'deny',
+      schedule: '0 1 * * *',
+      duration: '2h',
+      timeZone: 'Europe/Berlin',
+      clusters: ['nowhere-*'],
+      reason: 'calendar',
+    });
+    expect(created.status).toBe(201);
+    const r = await fleet.call<SyncWindowCalendarView>(
+      'GET',
+      '/api/v1/windows/berlin-night/calendar?from=2026-03-28T00:00:00Z&days=2',
+    );
+    expect(r.status).toBe(200);
+    expect(r.body).toEqual({
+      window: 'berlin-night',
+      kind: 'deny',
+      timeZone: 'Europe/Berlin',
+      from: '2026-03-28T00:00:00.000Z',
+      to: '2026-03-30T00:00:00.000Z',
+      // 01:00 in Berlin: 00:00Z under CET, then 23:00Z under CEST after the change on the 29th.
+      intervals: [
+        { start: '2026-03-28T00:00:00.000Z', end: '2026-03-28T02:00:00.000Z' },
+        { start: '2026-03-29T00:00:00.000Z', end: '2026-03-29T02:00:00.000Z' },
+        { start: '2026-03-29T23:00:00.000Z', end: '2026-03-30T00:00:00.000Z' },
+      ],
+    });
+    const bad = await fleet.call<{ code: string; path: string }>(
+      'GET',
+      '/api/v1/windows/berlin-night/calendar?days=90',
+    );
+    expect({ status: bad.status, path: bad.body.path }).toEqual({ status: 400, path: 'days' });
+    expect((await fleet.call('GET', '/api/v1/windows/nope/calendar')).status).toBe(404);
+    expect((await fleet.call('DELETE', '/api/v1/windows/berlin-night?reason=done')).status).toBe(204);
   });
 
   it('keeps every version with who, when and why, also after delete, and audits each change', async () => {
