@@ -35,7 +35,8 @@ describe.skipIf(!hasChromium)('the web console in Chromium', () => {
     });
     await e2e.createAppSet({});
     browser = await launchChromium();
-    const context = await browser.newContext({ acceptDownloads: true });
+    // The viewer's zone differs from the window's, as it does for a team across continents.
+    const context = await browser.newContext({ acceptDownloads: true, timezoneId: 'America/New_York' });
     page = await context.newPage();
     page.on('dialog', (d) => {
       dialogs.push(d.message());
@@ -119,6 +120,15 @@ describe.skipIf(!hasChromium)('the web console in Chromium', () => {
     await form.getByLabel('Reason').fill('change freeze for the e2e');
     await form.getByRole('button', { name: 'Add window' }).click();
     await expect.poll(() => page.getByRole('cell', { name: 'console-freeze', exact: true }).count()).toBe(1);
+    // The week calendar: a window that never closes is one span from now to a week on.
+    const calendar = page.getByTestId('window-calendar');
+    await expect
+      .poll(() => calendar.textContent())
+      .toMatch(/console-freeze deny.*\d\d:\d\d–\d\d:\d\d \(next day\)/);
+    expect(await calendar.locator('caption').textContent()).toContain('times in Europe/Berlin');
+    await page.getByLabel('Show times in').selectOption('America/New_York');
+    expect(await calendar.locator('caption').textContent()).toContain('times in America/New_York');
+    await expectAccessible();
 
     await page.getByRole('link', { name: 'Fleet' }).click();
     await expect.poll(() => row(1).textContent(), { timeout: 30_000 }).toContain('WindowClosed');

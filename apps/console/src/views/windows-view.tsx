@@ -4,6 +4,7 @@ import { useState, type FormEvent } from 'react';
 import { api, get } from '../api.js';
 import { ErrorNote, Field } from '../parts.js';
 import { useCan } from '../session.js';
+import { WindowCalendar } from './window-calendar.js';
 
 const list = (s: string) =>
   s
@@ -198,6 +199,12 @@ export function WindowsView() {
             </tbody>
           </table>
         </div>
+      )}
+      {windows.data && windows.data.length > 0 && (
+        <section aria-labelledby="week">
+          <h2 id="week">This week</h2>
+          <WindowCalendar windows={windows.data} />
+        </section>
       )}
       {canEdit && (
         <section aria-labelledby="add-window">
