@@ -162,6 +162,36 @@ describe.skipIf(!hasChromium)('the web console in Chromium', () => {
     await expect.poll(() => row(1).textContent(), { timeout: 30_000 }).toContain('WindowClosed');
   }, 90_000);
 
+  it('rolls a target back by pinning it to a revision it ran, and removes the pin', async () => {
+    const v2 = await e2e.head();
+    const v3 = await e2e.commitImageTag('v3-console');
+    await page.getByRole('link', { name: 'Fleet' }).click();
+    await expect.poll(() => row(0).textContent(), { timeout: 60_000 }).toContain(short(v3));
+    await row(0).getByRole('link').first().click();
+    await page.getByLabel('Reason for the sync').fill('ship v3');
+    await page.getByRole('button', { name: 'Sync now' }).click();
+    await expect
+      .poll(() => page.getByTestId('synced-revision').textContent(), { timeout: 90_000 })
+      .toBe(short(v3));
+
+    const rollback = page.getByRole('form', { name: 'Roll back (pin)' });
+    await expect.poll(() => rollback.getByLabel('Revision').inputValue(), { timeout: 30_000 }).toBe(v2);
+    await rollback.getByLabel('Reason for the rollback').fill('v3 breaks checkout');
+    await rollback.getByRole('button', { name: 'Roll back and pin' }).click();
+    await expect
+      .poll(() => page.getByTestId('synced-revision').textContent(), { timeout: 90_000 })
+      .toBe(short(v2));
+    await expect.poll(() => page.getByTestId('target-reason').textContent()).toContain('Pinned');
+    expect((await e2e.images())[0]).toMatch(/guestbook-ui:v2-console$/);
+    await expectAccessible();
+
+    const unpin = page.getByRole('form', { name: 'Remove the pin' });
+    await unpin.getByLabel('Reason to remove the pin').fill('fixed forward');
+    await unpin.getByRole('button', { name: 'Remove pin' }).click();
+    await expect.poll(() => page.getByRole('form', { name: 'Roll back (pin)' }).count()).toBe(1);
+    await expect.poll(() => page.getByTestId('target-reason').textContent()).not.toContain('Pinned');
+  }, 240_000);
+
   it('searches and exports the history, and verifies the audit chain', async () => {
     await page.getByRole('link', { name: 'History' }).click();
     await page.getByLabel('Trigger').selectOption('manual');
@@ -183,9 +213,15 @@ describe.skipIf(!hasChromium)('the web console in Chromium', () => {
     expect(csv[0]).toBe(
       'id,startedAt,finishedAt,target,cluster,appSet,trigger,outcome,revision,bundleDigest,message,reportId',
     );
+    const manualRuns = await e2e.fleet.api.request<{ items: unknown[] }>(
+      'GET',
+      `/api/v1/sync-runs?target=${targetOf(0)}&trigger=manual&outcome=Succeeded`,
+    );
+    // v2, v3 and the rollback's sync, each exported once.
+    expect(manualRuns.items).toHaveLength(3);
     expect(
       csv.filter((l) => l.includes(`,${targetOf(0)},`) && l.includes(',manual,Succeeded,')),
-    ).toHaveLength(1);
+    ).toHaveLength(3);
 
     await page.getByRole('link', { name: 'Audit' }).click();
     await page.getByLabel('Action prefix').fill('break-glass.');

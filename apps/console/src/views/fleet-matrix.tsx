@@ -23,7 +23,14 @@ function Cell({ cell }: { cell: FleetCellView | undefined }) {
       <Link href={`/targets/${encodeURIComponent(cell.target)}`} className="cell-link">
         <span className="sr-only">{cell.target}: </span>
         <Status value={cell.syncStatus} /> <Status value={cell.health} />{' '}
-        <code>{shortRevision(cell.lastSyncedRevision ?? cell.desiredRevision)}</code>
+        {/* What runs, and where Git wants it to go when that differs. */}
+        {cell.lastSyncedRevision && <code>{shortRevision(cell.lastSyncedRevision)}</code>}
+        {cell.lastSyncedRevision !== cell.desiredRevision && (
+          <>
+            {cell.lastSyncedRevision ? ' → ' : ''}
+            <code title="the revision Git wants">{shortRevision(cell.desiredRevision)}</code>
+          </>
+        )}
       </Link>
       {!cell.automated && <span className="tag">manual</span>}
       <Reason reason={cell.reason} />

@@ -71,6 +71,78 @@ function SyncForm({ target }: { target: string }) {
   );
 }
 
+/**
+ * Rollback is a pin: the target is served that revision whatever Git and auto-sync say, until the
+ * pin is removed (or expires). The revisions offered are the ones this target ran successfully.
+ */
+function PinForm({
+  target,
+  pinned,
+  automated,
+  revisions,
+}: {
+  target: string;
+  pinned: boolean;
+  automated: boolean;
+  revisions: string[];
+}) {
+  const client = useQueryClient();
+  const [revision, setRevision] = useState('');
+  const [reason, setReason] = useState('');
+  const path = `/api/v1/targets/${encodeURIComponent(target)}/pin`;
+  const done = () => {
+    setReason('');
+    void client.invalidateQueries({ queryKey: ['target', target] });
+    void client.invalidateQueries({ queryKey: ['fleet'] });
+  };
+  const pin = useMutation({
+    mutationFn: async () => {
+      await api<unknown>('POST', path, { revision: revision || revisions[0], reason });
+      // As in Argo CD, a rollback syncs: with automated sync off nothing else would apply the pin.
+      if (!automated)
+        await api<TargetOperationView>('POST', `/api/v1/targets/${encodeURIComponent(target)}/sync`, {
+          reason: `rollback: ${reason}`,
+        });
+    },
+    onSuccess: done,
+  });
+  const unpin = useMutation({ mutationFn: () => api<void>('DELETE', path, { reason }), onSuccess: done });
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    if (pinned) unpin.mutate();
+    else pin.mutate();
+  };
+  if (!pinned && revisions.length === 0) return <p>No earlier successful run to roll back to.</p>;
+  return (
+    <form
+      className="inline-form"
+      onSubmit={submit}
+      aria-label={pinned ? 'Remove the pin' : 'Roll back (pin)'}
+    >
+      {!pinned && (
+        <Field label="Revision">
+          {(id) => (
+            <select id={id} value={revision || revisions[0]} onChange={(e) => setRevision(e.target.value)}>
+              {revisions.map((r) => (
+                <option key={r} value={r}>
+                  {shortRevision(r)}
+                </option>
+              ))}
+            </select>
+          )}
+        </Field>
+      )}
+      <Field label={pinned ? 'Reason to remove the pin' : 'Reason for the rollback'}>
+        {(id) => <input id={id} required value={reason} onChange={(e) => setReason(e.target.value)} />}
+      </Field>
+      <button type="submit" disabled={pin.isPending || unpin.isPending || reason.trim() === ''}>
+        {pinned ? 'Remove pin' : 'Roll back and pin'}
+      </button>
+      <ErrorNote error={pin.error ?? unpin.error} />
+    </form>
+  );
+}
+
 export function TargetView({ name }: { name: string }) {
   const canOperate = useCan('operator');
   const enc = encodeURIComponent(name);
@@ -147,6 +219,21 @@ export function TargetView({ name }: { name: string }) {
         <section aria-labelledby="ops">
           <h2 id="ops">Sync</h2>
           <SyncForm target={t.name} />
+          <h3>Rollback</h3>
+          <PinForm
+            target={t.name}
+            pinned={t.pin !== null}
+            automated={(t.syncPolicy as { automated?: unknown } | null)?.automated === true}
+            revisions={[
+              ...new Set(
+                (runs.data?.items ?? [])
+                  .filter(
+                    (r) => r.outcome === 'Succeeded' && !r.dryRun && r.revision !== t.lastSyncedRevision,
+                  )
+                  .map((r) => r.revision),
+              ),
+            ]}
+          />
         </section>
       )}
 
