@@ -1,18 +1,20 @@
 import { randomUUID } from 'node:crypto';
-import {
-  type Assignment,
-  type KubeObject,
-  type ResourceResult,
-  type SyncReport,
-  TRACKING_ANNOTATION,
-} from '@flotilla/contract';
+import { type Assignment, type KubeObject, type ResourceResult, type SyncReport } from '@flotilla/contract';
 import { keepLiveIgnoredFields } from '@flotilla/diff';
 import { type KubeClient, idOf } from '../kube/kube-client.js';
 import { type ResourceId } from '../state/state-store.js';
 import { orderForApply } from './apply-order.js';
 import { syncRoleOf } from './hooks.js';
 import { projectRefusals } from './project-check.js';
-import { appliedNothing, keyOf, prepareObject, refOfId } from './sync-target.js';
+import {
+  addDeclaredKeys,
+  appliedNothing,
+  keyOf,
+  ownedLeftovers,
+  prepareObject,
+  pruneHold,
+  refOfId,
+} from './sync-target.js';
 
 export interface DryRunInput {
   kube: KubeClient;
@@ -78,14 +80,13 @@ export async function dryRunSync(input: DryRunInput): Promise<SyncReport> {
   const results: ResourceResult[] = [];
   const messages: string[] = [];
   const declared = new Set<string>();
+  addDeclaredKeys(declared, ordered, assignment.namespace);
   // A dry run creates no namespace, so the server cannot dry-run what goes into a namespace the
   // same sync would create: those are reported as created without asking.
   const newNamespaces = new Set<string>();
   let hooks = 0;
   for (const manifest of ordered) {
     const id = idOf(manifest);
-    declared.add(keyOf(id));
-    if (!id.namespace) declared.add(keyOf({ ...id, namespace: assignment.namespace }));
     const role = syncRoleOf(manifest);
     if (role.kind === 'hook') hooks++;
     if (role.kind !== 'resource') continue;
@@ -122,28 +123,29 @@ export async function dryRunSync(input: DryRunInput): Promise<SyncReport> {
   if (hooks > 0) messages.push(`${hooks} hook(s) not run`);
 
   const leftovers = input.inventory.filter((id) => !declared.has(keyOf(id)));
-  const owned: ResourceId[] = [];
-  for (const id of leftovers) {
-    try {
-      const live = await kube.get(id);
-      if (live?.metadata.annotations?.[TRACKING_ANNOTATION] === assignment.name) owned.push(id);
-    } catch (err) {
-      results.push({ ...refOfId(id), action: 'failed', message: (err as Error).message });
+  const declaredFailures = results.filter((r) => r.action === 'failed').length;
+  if (leftovers.length > 0) {
+    const hold = pruneHold({
+      declaredFailures,
+      prune: input.prune || assignment.syncPolicy.prune,
+      declaresNothing: input.manifests.length === 0,
+      allowEmpty: assignment.syncPolicy.allowEmpty,
+    });
+    if (hold === 'declared-failures')
+      messages.push(`${leftovers.length} object(s) no longer declared; a sync with failures prunes nothing`);
+    else if (hold === 'prune-off')
+      messages.push(
+        `${leftovers.length} object(s) no longer declared; prune is off, they would be left in place`,
+      );
+    else if (hold === 'empty-revision')
+      messages.push(`revision declares no objects: a sync would refuse to prune all ${leftovers.length}`);
+    else {
+      const { owned } = await ownedLeftovers(kube, assignment, leftovers, results);
+      for (const obj of owned)
+        results.push({ ...refOfId(idOf(obj)), action: 'pruned', message: 'would be pruned' });
     }
   }
   const failed = results.filter((r) => r.action === 'failed').length;
-  if (owned.length > 0) {
-    if (failed > 0)
-      messages.push(`${owned.length} object(s) no longer declared; a sync with failures prunes nothing`);
-    else if (!(input.prune || assignment.syncPolicy.prune))
-      messages.push(
-        `${owned.length} object(s) no longer declared; prune is off, they would be left in place`,
-      );
-    else if (input.manifests.length === 0 && !assignment.syncPolicy.allowEmpty)
-      messages.push(`revision declares no objects: a sync would refuse to prune all ${owned.length}`);
-    else
-      for (const id of owned) results.push({ ...refOfId(id), action: 'pruned', message: 'would be pruned' });
-  }
   if (failed > 0) messages.push(`${failed} of ${results.length} object(s) would fail`);
   const outcome = failed === 0 ? 'Succeeded' : failed === results.length ? 'Failed' : 'Partial';
   return report(outcome, messages, results);

@@ -231,13 +231,8 @@ export async function syncTarget(input: SyncInput): Promise<SyncResult> {
   const desiredKeys = new Set(desired.map((d) => keyOf(idOf(d))));
   const inventory: ResourceId[] = desired.map(idOf);
   // Objects whose manifest could not even be prepared (or were never reached) are still declared:
-  // never prune them, with or without the namespace the agent would have given them. Hooks and
-  // Skip objects are declared too, but never tracked.
-  for (const m of input.manifests) {
-    const id = idOf(m);
-    desiredKeys.add(keyOf(id));
-    if (!id.namespace) desiredKeys.add(keyOf({ ...id, namespace: assignment.namespace }));
-  }
+  // never prune them. Hooks and Skip objects are declared too, but never tracked.
+  addDeclaredKeys(desiredKeys, input.manifests, assignment.namespace);
   const leftovers = input.inventory.filter((id) => !desiredKeys.has(keyOf(id)));
   // Any declared object that could not be prepared or applied stops prune for this run: what the
   // agent could not confirm is declared is never a reason to delete something.
@@ -251,22 +246,24 @@ export async function syncTarget(input: SyncInput): Promise<SyncResult> {
     // what the target tracked before stays tracked.
     inventory.push(...leftovers);
   } else if (leftovers.length > 0) {
-    if (declaredFailures > 0) {
-      inventory.push(...leftovers);
+    const hold = pruneHold({
+      declaredFailures,
+      prune: assignment.syncPolicy.prune,
+      declaresNothing: input.manifests.length === 0,
+      allowEmpty: assignment.syncPolicy.allowEmpty,
+    });
+    if (hold) inventory.push(...leftovers);
+    if (hold === 'declared-failures')
       run.messages.push(
         `${declaredFailures} declared object(s) failed; nothing pruned this run (${leftovers.length} left in place)`,
       );
-    } else if (!assignment.syncPolicy.prune) {
-      inventory.push(...leftovers);
+    else if (hold === 'prune-off')
       run.messages.push(`${leftovers.length} object(s) no longer declared; prune is off, left in place`);
-    } else if (input.manifests.length === 0 && !assignment.syncPolicy.allowEmpty) {
-      inventory.push(...leftovers);
+    else if (hold === 'empty-revision')
       run.messages.push(
         `revision declares no objects: refusing to prune all ${leftovers.length} (set syncPolicy.allowEmpty to allow it)`,
       );
-    } else {
-      inventory.push(...(await prune(kube, assignment, leftovers, results)));
-    }
+    else inventory.push(...(await prune(kube, assignment, leftovers, results)));
   }
 
   const failed = run.failed();
@@ -526,6 +523,62 @@ function seconds(ms: number): string {
   return ms % 1000 === 0 ? `${ms / 1000} s` : `${(ms / 1000).toFixed(1)} s`;
 }
 
+/**
+ * Adds every key a declared manifest answers to. An object without a namespace may be cluster-scoped
+ * or take the target's namespace (only discovery tells), so both keys count as declared.
+ */
+export function addDeclaredKeys(
+  keys: Set<string>,
+  manifests: readonly KubeObject[],
+  namespace: string,
+): void {
+  for (const m of manifests) {
+    const id = idOf(m);
+    keys.add(keyOf(id));
+    if (!id.namespace) keys.add(keyOf({ ...id, namespace }));
+  }
+}
+
+/** Why a sync may not prune in this run; null when it may. One rule for syncs and dry runs. */
+export type PruneHold = 'declared-failures' | 'prune-off' | 'empty-revision';
+
+export function pruneHold(o: {
+  /** Declared objects that failed: what the agent could not confirm is never a reason to delete. */
+  declaredFailures: number;
+  prune: boolean;
+  declaresNothing: boolean;
+  allowEmpty: boolean;
+}): PruneHold | null {
+  if (o.declaredFailures > 0) return 'declared-failures';
+  if (!o.prune) return 'prune-off';
+  if (o.declaresNothing && !o.allowEmpty) return 'empty-revision';
+  return null;
+}
+
+/**
+ * The leftovers this target still owns (its tracking annotation): someone else's, or gone, is not
+ * ours to delete. A lookup that fails is reported failed and its id kept for tracking.
+ */
+export async function ownedLeftovers(
+  kube: KubeClient,
+  assignment: Assignment,
+  leftovers: readonly ResourceId[],
+  results: ResourceResult[],
+): Promise<{ owned: KubeObject[]; keep: ResourceId[] }> {
+  const keep: ResourceId[] = [];
+  const owned: KubeObject[] = [];
+  for (const id of leftovers) {
+    try {
+      const obj = await kube.get(id);
+      if (obj?.metadata.annotations?.[TRACKING_ANNOTATION] === assignment.name) owned.push(obj);
+    } catch (err) {
+      results.push({ ...refOfId(id), action: 'failed', message: (err as Error).message });
+      keep.push(id);
+    }
+  }
+  return { owned, keep };
+}
+
 /** Deletes leftovers still owned by this target; returns the ids it must keep tracking (failures). */
 async function prune(
   kube: KubeClient,
@@ -533,18 +586,7 @@ async function prune(
   leftovers: readonly ResourceId[],
   results: ResourceResult[],
 ): Promise<ResourceId[]> {
-  const keep: ResourceId[] = [];
-  const owned: KubeObject[] = [];
-  for (const id of leftovers) {
-    try {
-      const obj = await kube.get(id);
-      // Someone else took it over (or it is gone): not ours to delete any more.
-      if (obj?.metadata.annotations?.[TRACKING_ANNOTATION] === assignment.name) owned.push(obj);
-    } catch (err) {
-      results.push({ ...refOfId(id), action: 'failed', message: (err as Error).message });
-      keep.push(id);
-    }
-  }
+  const { owned, keep } = await ownedLeftovers(kube, assignment, leftovers, results);
   let ordered: KubeObject[];
   try {
     ordered = orderForPrune(owned);
