@@ -90,7 +90,7 @@ export async function download(path: string, params: QueryParams, filename: stri
   saveBlob(await res.blob(), filename);
 }
 
-export function saveBlob(blob: Blob, filename: string): void {
+function saveBlob(blob: Blob, filename: string): void {
   const url = URL.createObjectURL(blob);
   const a = document.createElement('a');
   a.href = url;

@@ -2,8 +2,16 @@ import type { FleetEventView } from '@flotilla/contract';
 import type { QueryClient } from '@tanstack/react-query';
 import { authHeaders } from './api.js';
 
-/** Query keys the console refetches when the hub says targets or clusters changed. */
-const LIVE_KEYS = ['fleet', 'target', 'targets', 'history', 'operations', 'windows-of'] as const;
+/** Query keys the console refetches when the hub says targets, clusters, windows or break-glass changed. */
+const LIVE_KEYS = [
+  'fleet',
+  'target',
+  'history',
+  'operations',
+  'windows-of',
+  'windows',
+  'break-glass',
+] as const;
 
 /** At most one refetch wave per this long, however fast changes stream in (100 a second at a fleet's busiest). */
 const THROTTLE_MS = 1000;

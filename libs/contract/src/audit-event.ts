@@ -30,8 +30,13 @@ export function csvField(value: string): string {
   return /[",\r\n]/.test(value) ? `"${value.replaceAll('"', '""')}"` : value;
 }
 
+/** One CSV record: fields quoted as needed, CRLF-terminated (RFC 4180). */
+export function csvLine(cells: readonly string[]): string {
+  return `${cells.map(csvField).join(',')}\r\n`;
+}
+
 export function auditCsvHeader(): string {
-  return `${AUDIT_CSV_COLUMNS.join(',')}\r\n`;
+  return csvLine(AUDIT_CSV_COLUMNS);
 }
 
 export function auditCsvRow(e: AuditEventView): string {
@@ -45,7 +50,7 @@ export function auditCsvRow(e: AuditEventView): string {
     e.prevHash ?? '',
     e.hash ?? '',
   ];
-  return `${cells.map(csvField).join(',')}\r\n`;
+  return csvLine(cells);
 }
 
 export function auditNdjsonLine(e: AuditEventView): string {

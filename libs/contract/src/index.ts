@@ -15,3 +15,4 @@ export * from './explain.js';
 export * from './text-safety.js';
 export * from './target-reason.js';
 export * from './fleet-view.js';
+export * from './sync-run-export.js';

@@ -1,4 +1,4 @@
-import { auditCsvHeader, auditCsvRow, type AuditEventView } from '@flotilla/contract';
+import { auditCsvHeader, auditCsvRow, auditNdjsonLine, type AuditEventView } from '@flotilla/contract';
 import { UsageError } from '../offline/offline-command.js';
 import {
   expectPositionals,
@@ -114,7 +114,7 @@ export function run(argv: string[]): Promise<number> {
       const items = page.items.slice(0, remaining);
       remaining -= items.length;
       // Streamed formats: a consumer sees the newest events while older pages are still being fetched.
-      if (ndjson) process.stdout.write(items.map((e) => `${JSON.stringify(e)}\n`).join(''));
+      if (ndjson) process.stdout.write(items.map(auditNdjsonLine).join(''));
       else if (csv) process.stdout.write(items.map(auditCsvRow).join(''));
       else events.push(...items);
       if (!page.nextCursor || items.length === 0) break;

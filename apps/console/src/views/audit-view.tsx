@@ -1,6 +1,7 @@
 import type { AuditEventView } from '@flotilla/contract';
 import { keepPreviousData, useMutation, useQuery } from '@tanstack/react-query';
-import { download, get } from '../api.js';
+import { get } from '../api.js';
+import { ExportButtons } from '../export-buttons.js';
 import { FilterForm, type FilterField } from '../filter-form.js';
 import { ErrorNote, Pager, When } from '../parts.js';
 import { useUrlFilters, withIsoTimes } from '../url-filters.js';
@@ -38,10 +39,6 @@ export function AuditView() {
     placeholderData: keepPreviousData,
   });
   const verify = useMutation({ mutationFn: () => get<VerifyView>('/api/v1/audit/verify') });
-  const exporter = useMutation({
-    mutationFn: (format: 'csv' | 'ndjson') =>
-      download('/api/v1/audit', { ...withIsoTimes(filters), format }, `audit.${format}`),
-  });
   return (
     <>
       <h1>Audit log</h1>
@@ -52,17 +49,11 @@ export function AuditView() {
         onApply={(f) => setFilters(f)}
       />
       <div className="actions">
-        <button type="button" onClick={() => exporter.mutate('csv')}>
-          Export CSV
-        </button>
-        <button type="button" onClick={() => exporter.mutate('ndjson')}>
-          Export NDJSON
-        </button>
+        <ExportButtons path="/api/v1/audit" params={withIsoTimes(filters)} name="audit" />
         <button type="button" onClick={() => verify.mutate()} disabled={verify.isPending}>
           Verify the chain
         </button>
       </div>
-      <ErrorNote error={exporter.error} />
       <ErrorNote error={verify.error} />
       {verify.data && (
         <p role="status" className={verify.data.valid ? 'ok-note' : 'error'}>

@@ -8,6 +8,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { api, get } from '../api.js';
 import { ErrorNote, Field, Status, When } from '../parts.js';
+import { ReasonForm } from '../reason-form.js';
 import { useCan } from '../session.js';
 
 function OpenBreakGlass() {
@@ -95,37 +96,6 @@ function OpenBreakGlass() {
   );
 }
 
-function CloseBreakGlass({ id }: { id: number }) {
-  const client = useQueryClient();
-  const [reason, setReason] = useState('');
-  const close = useMutation({
-    mutationFn: () =>
-      api<BreakGlassView>('POST', `/api/v1/break-glass/${id}/close`, reason ? { reason } : {}),
-    onSuccess: () => {
-      void client.invalidateQueries({ queryKey: ['break-glass'] });
-      void client.invalidateQueries({ queryKey: ['fleet'] });
-    },
-  });
-  return (
-    <form
-      className="inline-form"
-      aria-label={`Close break-glass ${id}`}
-      onSubmit={(e) => {
-        e.preventDefault();
-        close.mutate();
-      }}
-    >
-      <Field label={`Reason to close #${id}`}>
-        {(fid) => <input id={fid} value={reason} onChange={(e) => setReason(e.target.value)} />}
-      </Field>
-      <button type="submit" disabled={close.isPending}>
-        Close
-      </button>
-      <ErrorNote error={close.error} />
-    </form>
-  );
-}
-
 function ManualChanges({ id }: { id: number }) {
   const record = useQuery({
     queryKey: ['break-glass', 'record', id],
@@ -191,7 +161,18 @@ export function BreakGlassView() {
             {b.manualChanges} manual changes.
           </p>
           {b.manualChanges > 0 && <ManualChanges id={b.id} />}
-          {canOperate && b.state === 'active' && <CloseBreakGlass id={b.id} />}
+          {canOperate && b.state === 'active' && (
+            <ReasonForm
+              label={`Close break-glass ${b.id}`}
+              fieldLabel={`Reason to close #${b.id}`}
+              button="Close"
+              optional
+              action={(reason) =>
+                api<BreakGlassView>('POST', `/api/v1/break-glass/${b.id}/close`, reason ? { reason } : {})
+              }
+              changes={[['break-glass'], ['fleet']]}
+            />
+          )}
         </article>
       ))}
     </>

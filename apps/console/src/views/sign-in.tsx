@@ -1,5 +1,5 @@
 import { useState, type FormEvent } from 'react';
-import { ApiError, authHeaders } from '../api.js';
+import { ApiError } from '../api.js';
 import { ErrorNote, Field } from '../parts.js';
 
 /** Sign-in with an API token (`flotilla tokens create`); it is checked against the hub before it is kept. */
@@ -13,7 +13,7 @@ export function SignIn({ onSignedIn }: { onSignedIn: (token: string) => void }) 
     setError(null);
     try {
       const res = await fetch('/api/v1/session', {
-        headers: { ...authHeaders(), Authorization: `Bearer ${token.trim()}` },
+        headers: { Authorization: `Bearer ${token.trim()}` },
       });
       if (res.status === 401) throw new ApiError(401, 'unauthorized', 'the hub does not accept this token');
       if (!res.ok) throw new ApiError(res.status, `http-${res.status}`, `the hub answered ${res.status}`);

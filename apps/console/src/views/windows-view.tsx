@@ -3,6 +3,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { api, get } from '../api.js';
 import { ErrorNote, Field } from '../parts.js';
+import { ReasonForm } from '../reason-form.js';
 import { useCan } from '../session.js';
 import { WindowCalendar } from './window-calendar.js';
 
@@ -104,37 +105,6 @@ function AddWindow() {
   );
 }
 
-function RemoveWindow({ name }: { name: string }) {
-  const client = useQueryClient();
-  const [reason, setReason] = useState('');
-  const remove = useMutation({
-    mutationFn: () =>
-      api<void>('DELETE', `/api/v1/windows/${encodeURIComponent(name)}?${new URLSearchParams({ reason })}`),
-    onSuccess: () => {
-      void client.invalidateQueries({ queryKey: ['windows'] });
-      void client.invalidateQueries({ queryKey: ['fleet'] });
-    },
-  });
-  return (
-    <form
-      className="inline-form"
-      aria-label={`Remove window ${name}`}
-      onSubmit={(e) => {
-        e.preventDefault();
-        remove.mutate();
-      }}
-    >
-      <Field label={`Reason to remove ${name}`}>
-        {(id) => <input id={id} required value={reason} onChange={(e) => setReason(e.target.value)} />}
-      </Field>
-      <button type="submit" disabled={remove.isPending || reason.trim() === ''}>
-        Remove
-      </button>
-      <ErrorNote error={remove.error} />
-    </form>
-  );
-}
-
 export function WindowsView() {
   const canEdit = useCan('admin');
   const windows = useQuery({
@@ -191,7 +161,18 @@ export function WindowsView() {
                   <td>{w.manualSync ? 'allowed' : 'held'}</td>
                   {canEdit && (
                     <td>
-                      <RemoveWindow name={w.name} />
+                      <ReasonForm
+                        label={`Remove window ${w.name}`}
+                        fieldLabel={`Reason to remove ${w.name}`}
+                        button="Remove"
+                        action={(reason) =>
+                          api<void>(
+                            'DELETE',
+                            `/api/v1/windows/${encodeURIComponent(w.name)}?${new URLSearchParams({ reason })}`,
+                          )
+                        }
+                        changes={[['windows'], ['fleet']]}
+                      />
                     </td>
                   )}
                 </tr>

@@ -1,12 +1,10 @@
-import { auditCsvHeader, auditCsvRow, auditNdjsonLine, type AuditEventView } from '@flotilla/contract';
+import { auditCsvHeader, auditCsvRow, type AuditEventView } from '@flotilla/contract';
+import { exportLines as recordLines, type ExportFormat } from '../common/record-export.js';
 
 /** Export formats of `GET /api/v1/audit?format=`: one JSON object per line, or CSV with a header row. */
-
-/** The export body, produced as the pages arrive. */
-export async function* exportLines(
+export function exportLines(
   events: AsyncIterable<AuditEventView> | Iterable<AuditEventView>,
-  format: 'ndjson' | 'csv',
+  format: ExportFormat,
 ): AsyncGenerator<string> {
-  if (format === 'csv') yield auditCsvHeader();
-  for await (const e of events) yield format === 'csv' ? auditCsvRow(e) : auditNdjsonLine(e);
+  return recordLines(events, format, { header: auditCsvHeader(), row: auditCsvRow });
 }

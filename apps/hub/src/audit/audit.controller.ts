@@ -1,9 +1,9 @@
-import { Readable } from 'node:stream';
-import { Controller, Get, Query, StreamableFile, UseGuards } from '@nestjs/common';
+import { Controller, Get, Query, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { z } from 'zod';
 import { AdminTokenGuard } from '../common/admin-token.guard.js';
 import { parseInput } from '../common/hub-error.js';
+import { exportFile } from '../common/record-export.js';
 import { exportLines } from './audit-export.js';
 import { AuditLog } from './audit.service.js';
 
@@ -59,10 +59,7 @@ export class AuditController {
       this.audit.stream({ ...filter, ...(limit !== undefined && { limit }) }),
       format,
     );
-    return new StreamableFile(Readable.from(lines), {
-      type: format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson',
-      disposition: `attachment; filename="audit.${format}"`,
-    });
+    return exportFile(lines, format, 'audit');
   }
 
   /** Recomputes every hash and link, oldest first; stops at the first break. */

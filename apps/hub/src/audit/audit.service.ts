@@ -2,6 +2,7 @@ import type { AuditEventView } from '@flotilla/contract';
 import { Injectable } from '@nestjs/common';
 import { Database } from '../db/database.js';
 import { toJson } from '../common/json.js';
+import { everyItem } from '../common/record-export.js';
 import { currentOrigin, type RequestOrigin } from '../common/request-origin.js';
 import type { Prisma } from '../generated/prisma/client.js';
 import { auditHash, ChainVerifier, GENESIS_HASH, type ChainBreak } from './audit-chain.js';
@@ -188,16 +189,8 @@ export class AuditLog {
   }
 
   /** Every matching event (at most `limit`), newest first, fetched a page at a time for export. */
-  async *stream(q: AuditQuery & { limit?: number }): AsyncGenerator<AuditEventView> {
-    let remaining = q.limit ?? Infinity;
-    let cursor = q.cursor;
-    while (remaining > 0) {
-      const page = await this.list({ ...q, cursor, limit: Math.min(remaining, 500) });
-      for (const item of page.items) yield item;
-      remaining -= page.items.length;
-      if (!page.nextCursor) return;
-      cursor = page.nextCursor;
-    }
+  stream(q: AuditQuery & { limit?: number }): AsyncGenerator<AuditEventView> {
+    return everyItem((cursor, limit) => this.list({ ...q, cursor, limit }), q);
   }
 
   /** Walks the whole chain oldest first, a page at a time, and stops at the first break. */

@@ -172,6 +172,18 @@ describe('SyncHistory (in-memory PGlite)', () => {
     }
   });
 
+  it('streams every match for an export, the same runs in the same order as the pages', async () => {
+    const { limit: _limit, ...eu } = syncHistoryQuery.parse({ cluster: 'eu-1' });
+    const streamed = [];
+    for await (const r of history.stream(eu)) streamed.push(r);
+    const page = await list({ cluster: 'eu-1', limit: '500' });
+    expect(page.items.length).toBeGreaterThan(1);
+    expect(streamed).toEqual(page.items);
+    const firstTwo = [];
+    for await (const r of history.stream({ ...eu, limit: 2 })) firstTwo.push(r);
+    expect(firstTwo).toEqual(page.items.slice(0, 2));
+  });
+
   it('an unknown cluster, appset or target name is an empty page, not an error', async () => {
     for (const q of <Record<string, string>[]>[
       { cluster: 'nowhere' },

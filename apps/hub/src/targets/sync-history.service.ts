@@ -1,8 +1,9 @@
 import { Injectable } from '@nestjs/common';
-import { SYNC_OUTCOMES, SYNC_TRIGGERS } from '@flotilla/contract';
+import { SYNC_OUTCOMES, SYNC_TRIGGERS, type SyncRunPageView, type SyncRunView } from '@flotilla/contract';
 import { z } from 'zod';
 import { Database } from '../db/database.js';
 import { HubError } from '../common/hub-error.js';
+import { everyItem } from '../common/record-export.js';
 import { Prisma } from '../generated/prisma/client.js';
 
 const rfc3339 = z.iso.datetime({ offset: true }).transform((s) => new Date(s));
@@ -20,6 +21,9 @@ function listOf<T extends string>(allowed: readonly T[]) {
     .pipe(z.array(z.enum(allowed as unknown as [T, ...T[]])).min(1));
 }
 
+/** Runs in a page when the query names no limit. */
+export const HISTORY_PAGE = 50;
+
 export const syncHistoryQuery = z.object({
   target: z.string().min(1).optional(),
   cluster: z.string().min(1).optional(),
@@ -28,7 +32,7 @@ export const syncHistoryQuery = z.object({
   trigger: listOf(SYNC_TRIGGERS).optional(),
   from: rfc3339.optional(),
   to: rfc3339.optional(),
-  limit: z.coerce.number().int().min(1).max(500).default(50),
+  limit: z.coerce.number().int().min(1).max(500).default(HISTORY_PAGE),
   cursor: z
     .string()
     .regex(/^[A-Za-z0-9_-]+$/, 'a cursor is the nextCursor of a previous page')
@@ -67,7 +71,12 @@ interface SyncRunRow {
 export class SyncHistory {
   constructor(private readonly db: Database) {}
 
-  async list(q: SyncHistoryQuery) {
+  /** Every matching run (at most `limit`), newest first, fetched a page at a time for export. */
+  stream(q: Omit<SyncHistoryQuery, 'limit'> & { limit?: number | undefined }): AsyncGenerator<SyncRunView> {
+    return everyItem((cursor, limit) => this.list({ ...q, cursor, limit }), q);
+  }
+
+  async list(q: SyncHistoryQuery): Promise<SyncRunPageView> {
     const where: Prisma.Sql[] = [];
     if (q.cluster || q.appSet) {
       const ids = await this.resolveNames(q);

@@ -1,13 +1,26 @@
-import { Controller, Get, Query, UseGuards } from '@nestjs/common';
+import { Controller, Get, Query, StreamableFile, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiQuery, ApiTags } from '@nestjs/swagger';
-import type { HealthStatus, SyncRunPageView, TargetListItemView } from '@flotilla/contract';
+import {
+  syncRunCsvHeader,
+  syncRunCsvRow,
+  type HealthStatus,
+  type SyncRunPageView,
+  type TargetListItemView,
+} from '@flotilla/contract';
+import { exportFile, exportLines } from '../common/record-export.js';
 import { z } from 'zod';
 import { AdminTokenGuard } from '../common/admin-token.guard.js';
 import { parseInput } from '../common/hub-error.js';
 import { Database } from '../db/database.js';
 import { syncStatusOf } from './sync-status.js';
-import { SyncHistory, syncHistoryQuery } from './sync-history.service.js';
+import { HISTORY_PAGE, SyncHistory, syncHistoryQuery } from './sync-history.service.js';
 import { REASON_INCLUDE, TargetReasons } from './target-reasons.service.js';
+
+/** `format=ndjson|csv` streams every match (at most `limit` when given) instead of one page. */
+const syncRunsQuery = syncHistoryQuery.extend({
+  limit: z.coerce.number().int().min(1).max(500).optional(),
+  format: z.enum(['json', 'ndjson', 'csv']).default('json'),
+});
 
 const targetsQuery = z.object({
   name: z.string().optional(),
@@ -91,7 +104,14 @@ export class TargetsController {
   @ApiQuery({ name: 'to', required: false })
   @ApiQuery({ name: 'limit', required: false })
   @ApiQuery({ name: 'cursor', required: false })
-  syncRuns(@Query() query: unknown): Promise<SyncRunPageView> {
-    return this.history.list(parseInput(syncHistoryQuery, query, 'query'));
+  @ApiQuery({ name: 'format', required: false, enum: ['json', 'ndjson', 'csv'] })
+  syncRuns(@Query() query: unknown): Promise<SyncRunPageView> | StreamableFile {
+    const { format, limit, ...filter } = parseInput(syncRunsQuery, query, 'query');
+    if (format === 'json') return this.history.list({ ...filter, limit: limit ?? HISTORY_PAGE });
+    const lines = exportLines(this.history.stream({ ...filter, limit }), format, {
+      header: syncRunCsvHeader(),
+      row: syncRunCsvRow,
+    });
+    return exportFile(lines, format, 'sync-runs');
   }
 }

@@ -1,0 +1,52 @@
+import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { useState, type FormEvent } from 'react';
+import { ErrorNote, Field } from './parts.js';
+
+/**
+ * A one-field form for an action that says why (the reason goes to the audit log): remove a window,
+ * close a break-glass. Refetches the queries the action changes once the hub accepts it.
+ */
+export function ReasonForm({
+  label,
+  fieldLabel,
+  button,
+  optional = false,
+  action,
+  changes,
+}: {
+  /** The form's accessible name. */
+  label: string;
+  fieldLabel: string;
+  button: string;
+  /** The hub accepts the action without a reason. */
+  optional?: boolean;
+  action: (reason: string) => Promise<unknown>;
+  /** Query keys whose data the action changes. */
+  changes: string[][];
+}) {
+  const client = useQueryClient();
+  const [reason, setReason] = useState('');
+  const run = useMutation({
+    mutationFn: () => action(reason.trim()),
+    onSuccess: () => {
+      for (const queryKey of changes) void client.invalidateQueries({ queryKey });
+    },
+  });
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    run.mutate();
+  };
+  return (
+    <form className="inline-form" aria-label={label} onSubmit={submit}>
+      <Field label={fieldLabel}>
+        {(id) => (
+          <input id={id} required={!optional} value={reason} onChange={(e) => setReason(e.target.value)} />
+        )}
+      </Field>
+      <button type="submit" disabled={run.isPending || (!optional && reason.trim() === '')}>
+        {button}
+      </button>
+      <ErrorNote error={run.error} />
+    </form>
+  );
+}
