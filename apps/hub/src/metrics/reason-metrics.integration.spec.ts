@@ -11,6 +11,20 @@ function agentOffline(text: string): number | undefined {
   return line === undefined ? undefined : Number(line.slice(line.lastIndexOf(' ') + 1));
 }
 
+/** A target row of the appset `web` on a cluster, with what this spec varies. */
+const targetRow = (name: string, appSetId: string, clusterId: string, extra: object = {}) => ({
+  name,
+  appSetId,
+  clusterId,
+  namespace: 'web',
+  repoUrl: 'https://example.com/apps.git',
+  sourcePath: 'app',
+  targetRevision: 'main',
+  desiredRevision: 'a'.repeat(40),
+  syncPolicy: {},
+  ...extra,
+});
+
 /**
  * flotilla_targets_by_reason over more targets than one round weighs, on the real hub (PostgreSQL,
  * Redis): every target counted once across rounds, and one count shared by the scrapes of its
@@ -31,17 +45,7 @@ describe('flotilla_targets_by_reason over a large fleet', () => {
     });
     addTargets = async (from, count) => {
       await prisma.target.createMany({
-        data: Array.from({ length: count }, (_, i) => ({
-          name: `web-${from + i}`,
-          appSetId: appSet.id,
-          clusterId: cluster.id,
-          namespace: 'web',
-          repoUrl: 'https://example.com/apps.git',
-          sourcePath: 'app',
-          targetRevision: 'main',
-          desiredRevision: 'a'.repeat(40),
-          syncPolicy: {},
-        })),
+        data: Array.from({ length: count }, (_, i) => targetRow(`web-${from + i}`, appSet.id, cluster.id)),
       });
     };
     await addTargets(0, 1001);
@@ -67,20 +71,12 @@ describe('flotilla_targets_by_reason over a large fleet', () => {
       ['broken-eu-1', ['Succeeded', 'Failed']],
     ] as const) {
       const target = await prisma.target.create({
-        data: {
-          name,
-          appSetId: appSet.id,
-          clusterId: cluster.id,
-          namespace: 'web',
-          repoUrl: 'https://example.com/apps.git',
-          sourcePath: 'app',
-          targetRevision: 'main',
+        data: targetRow(name, appSet.id, cluster.id, {
           desiredRevision: 'b'.repeat(40),
-          syncPolicy: {},
           // Synced an older revision: OutOfSync, so a failed run is what holds it.
           lastSyncedRevision: 'a'.repeat(40),
           lastSyncedAt: new Date(t0),
-        },
+        }),
       });
       await prisma.syncRun.createMany({
         data: outcomes.map((outcome, i) => ({
