@@ -15,4 +15,5 @@ export * from './explain.js';
 export * from './text-safety.js';
 export * from './target-reason.js';
 export * from './fleet-view.js';
+export * from './target-views.js';
 export * from './sync-run-export.js';

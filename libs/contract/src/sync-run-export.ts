@@ -1,5 +1,5 @@
 import { csvLine } from './audit-event.js';
-import type { SyncRunView } from './fleet-view.js';
+import type { SyncRunView } from './target-views.js';
 
 /** `GET /api/v1/sync-runs?format=csv`: the run's own fields, one run a row (resources stay in NDJSON). */
 export const SYNC_RUN_CSV_COLUMNS = [

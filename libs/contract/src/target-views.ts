@@ -1,0 +1,76 @@
+import type { HealthStatus, SyncStatus } from './status.js';
+import type { TargetReason } from './target-reason.js';
+
+/**
+ * Targets, their sync history and the syncs people ask for, as the hub's people API returns them
+ * (`/api/v1/targets`, `/api/v1/sync-runs`, `/api/v1/targets/:name/operations`); the CLI and the
+ * console read them.
+ */
+
+/** One target as `GET /api/v1/targets` lists it. */
+export interface TargetListItemView {
+  id: string;
+  name: string;
+  cluster: string;
+  appSet: string;
+  namespace: string;
+  repoUrl: string;
+  path: string;
+  targetRevision: string;
+  desiredRevision: string;
+  bundleDigest: string | null;
+  /** What the agent is given: the release (a rollout may hold it back), or a pin that overrides it. */
+  releasedRevision: string | null;
+  pin: { revision: string; reason: string; actor: string; expiresAt: string | null } | null;
+  syncPolicy: unknown;
+  syncStatus: SyncStatus;
+  health: HealthStatus;
+  healthMessage: string | null;
+  lastSyncedRevision: string | null;
+  lastSyncedAt: string | null;
+  lastReportAt: string | null;
+  /** The one current reason it is not Synced and Healthy at the wanted revision (null: it is). */
+  reason: TargetReason | null;
+}
+
+/** One sync run of the history (`GET /api/v1/sync-runs`). */
+export interface SyncRunView {
+  id: string;
+  target: string;
+  cluster: string;
+  appSet: string;
+  revision: string;
+  bundleDigest: string;
+  trigger: string;
+  outcome: string;
+  message: string;
+  startedAt: string;
+  finishedAt: string;
+  /** Per object: what the run did (`{kind, name, namespace, action, message}`), as the agent reported it. */
+  resources: unknown;
+  reportId: string;
+  /** Only on a dry run: its resources say what a sync would have done; nothing was changed. */
+  dryRun?: boolean;
+}
+
+export interface SyncRunPageView {
+  items: SyncRunView[];
+  nextCursor: string | null;
+}
+
+/** A sync a person asked for (`POST /api/v1/targets/:name/sync`, `GET …/operations`). */
+export interface TargetOperationView {
+  id: string;
+  target: string;
+  kind: string;
+  prune: boolean;
+  /** Asked what the sync would do, changing nothing (the answer is the run marked dryRun). */
+  dryRun: boolean;
+  requestedBy: string;
+  reason: string;
+  state: string;
+  message: string;
+  createdAt: string;
+  expiresAt: string;
+  finishedAt: string | null;
+}
