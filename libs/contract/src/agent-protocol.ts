@@ -58,6 +58,18 @@ export const syncPolicySchema = z.object({
    * its ignore rules match (jsonPointers, jqPathExpressions) keep their live value. Absent = false.
    */
   respectIgnoreDifferences: z.boolean().optional(),
+  /**
+   * Argo CD's `CreateNamespace=true`: before anything else a sync applies the target's destination
+   * namespace (with `managedNamespaceMetadata`'s labels and annotations) when the bundle does not
+   * declare it. The namespace is not tracked: never pruned, never healed. Absent = false.
+   */
+  createNamespace: z.boolean().optional(),
+  managedNamespaceMetadata: z
+    .object({
+      labels: z.record(z.string(), z.string()).default({}),
+      annotations: z.record(z.string(), z.string()).default({}),
+    })
+    .optional(),
 });
 export type SyncPolicy = z.infer<typeof syncPolicySchema>;
 

@@ -13,8 +13,11 @@ export interface ResourceScope {
 export interface KubeClient {
   /** Discovery: the resource's URL name and whether it lives in a namespace. */
   scopeOf(apiVersion: string, kind: string): Promise<ResourceScope>;
-  /** Server-side apply as `flotilla`, taking over conflicting fields (force). Returns the live result. */
-  apply(obj: KubeObject, options?: { dryRun?: boolean }): Promise<KubeObject>;
+  /**
+   * Server-side apply as `flotilla` (or `fieldManager`), taking over conflicting fields (force).
+   * Returns the live result.
+   */
+  apply(obj: KubeObject, options?: { dryRun?: boolean; fieldManager?: string }): Promise<KubeObject>;
   get(id: ResourceId): Promise<KubeObject | undefined>;
   /** Cluster-wide list, with the list's resourceVersion for a watch to start from. */
   list(apiVersion: string, kind: string): Promise<{ items: KubeObject[]; resourceVersion: string }>;
@@ -151,7 +154,7 @@ export function createKubeClient(kc: KubeConfig): KubeClient {
     async apply(obj, options) {
       const id = idOf(obj);
       // dryRun=All: the server admits, defaults and merges as for a real apply, and stores nothing.
-      const query = `?fieldManager=${encodeURIComponent(FIELD_MANAGER)}&force=true${options?.dryRun ? '&dryRun=All' : ''}`;
+      const query = `?fieldManager=${encodeURIComponent(options?.fieldManager ?? FIELD_MANAGER)}&force=true${options?.dryRun ? '&dryRun=All' : ''}`;
       // Server-side apply takes JSON as well as YAML (JSON is YAML).
       return (await call('PATCH', `${await pathOf(id)}${query}`, describe(id), {
         body: JSON.stringify(obj),

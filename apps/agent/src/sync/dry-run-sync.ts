@@ -10,8 +10,11 @@ import {
   addDeclaredKeys,
   appliedNothing,
   keyOf,
+  namespaceToCreate,
+  NAMESPACE_FIELD_MANAGER,
   ownedLeftovers,
   prepareObject,
+  prunable,
   pruneHold,
   refOfId,
 } from './sync-target.js';
@@ -84,6 +87,27 @@ export async function dryRunSync(input: DryRunInput): Promise<SyncReport> {
   // A dry run creates no namespace, so the server cannot dry-run what goes into a namespace the
   // same sync would create: those are reported as created without asking.
   const newNamespaces = new Set<string>();
+  const ns = namespaceToCreate(assignment, input.manifests);
+  if (ns) {
+    const ref = refOfId(idOf(ns));
+    try {
+      const before = await kube.get(idOf(ns));
+      if (before) {
+        const after = await kube.apply(ns, { dryRun: true, fieldManager: NAMESPACE_FIELD_MANAGER });
+        const same = appliedNothing(before, after, ns);
+        results.push({
+          ...ref,
+          action: same ? 'unchanged' : 'applied',
+          message: same ? '' : 'would be changed',
+        });
+      } else {
+        newNamespaces.add(ns.metadata.name);
+        results.push({ ...ref, action: 'applied', message: 'would be created (CreateNamespace=true)' });
+      }
+    } catch (err) {
+      results.push({ ...ref, action: 'failed', message: (err as Error).message });
+    }
+  }
   let hooks = 0;
   for (const manifest of ordered) {
     const id = idOf(manifest);
@@ -141,7 +165,7 @@ export async function dryRunSync(input: DryRunInput): Promise<SyncReport> {
       messages.push(`revision declares no objects: a sync would refuse to prune all ${leftovers.length}`);
     else {
       const { owned } = await ownedLeftovers(kube, assignment, leftovers, results);
-      for (const obj of owned)
+      for (const obj of prunable(owned, results).prune)
         results.push({ ...refOfId(idOf(obj)), action: 'pruned', message: 'would be pruned' });
     }
   }

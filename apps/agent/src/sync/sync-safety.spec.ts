@@ -6,6 +6,7 @@ import { type HealthAssessor } from '../health/target-health.js';
 import { type KubeClient, createKubeClient } from '../kube/kube-client.js';
 import { defaultHealthAssessor } from '../lib-adapters.js';
 import { loadFixture } from '../testing/agent-harness.js';
+import { dryRunSync } from './dry-run-sync.js';
 import { type SyncInput, syncTarget } from './sync-target.js';
 
 const manifests = loadFixture('bundle-web.yaml');
@@ -75,6 +76,109 @@ describe('sync deletion safety against a simulated cluster', () => {
       'web-config',
     ]);
     expect(await kube.get(web)).toBeDefined();
+  });
+
+  it('never prunes an object that says Prune=false, and keeps tracking it', async () => {
+    const withKeep = structuredClone(manifests).map((m: KubeObject) =>
+      m.kind === 'ConfigMap'
+        ? {
+            ...m,
+            metadata: {
+              ...m.metadata,
+              name: 'keep-me',
+              annotations: { 'argocd.argoproj.io/sync-options': 'Prune=false' },
+            },
+          }
+        : m,
+    );
+    const a = assignment({ prune: true }, 'keep-a');
+    const first = await sync({ assignment: a, manifests: withKeep });
+    expect(first.report.outcome).toBe('Succeeded');
+    const keepId = { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'shop', name: 'keep-me' };
+    // Git drops it; prune is on; the object's own annotation keeps it, in a sync and in a dry run.
+    const rest = withKeep.filter((m: KubeObject) => m.kind !== 'ConfigMap');
+    const second = await sync({ assignment: a, manifests: rest, inventory: first.inventory });
+    expect(second.report.outcome).toBe('Succeeded');
+    expect(second.report.resources.find((r) => r.name === 'keep-me')).toMatchObject({
+      action: 'unchanged',
+      message: 'Prune=false: left in place, no longer declared',
+    });
+    expect(await freshKube().get(keepId)).toBeDefined();
+    expect(second.inventory.map((i) => i.name)).toContain('keep-me');
+    const third = await sync({ assignment: a, manifests: rest, inventory: second.inventory });
+    expect(third.report.resources.some((r) => r.action === 'pruned')).toBe(false);
+    expect(await freshKube().get(keepId)).toBeDefined();
+  });
+
+  it('refuses to apply an object whose sync option it cannot honour, and prunes nothing', async () => {
+    const bad = structuredClone(manifests).map((m: KubeObject) =>
+      m.kind === 'Deployment'
+        ? {
+            ...m,
+            metadata: { ...m.metadata, annotations: { 'argocd.argoproj.io/sync-options': 'Replace=true' } },
+          }
+        : m,
+    );
+    const a = assignment({ prune: true }, 'refuse-a');
+    const r = await sync({ assignment: a, manifests: bad });
+    const deployment = r.report.resources.find((x) => x.kind === 'Deployment');
+    expect(deployment?.action).toBe('failed');
+    expect(deployment?.message).toMatch(
+      /^metadata\.annotations\["argocd\.argoproj\.io\/sync-options"\]\[0\]: Replace=true/,
+    );
+    expect(r.report.outcome).toBe('Partial');
+  });
+
+  it('CreateNamespace=true creates the destination namespace with its metadata, untracked', async () => {
+    const a = assignmentSchema.parse({
+      ...assignment({ prune: true }, 'ns-a'),
+      namespace: 'made-for-me',
+      syncPolicy: {
+        prune: true,
+        createNamespace: true,
+        managedNamespaceMetadata: { labels: { team: 'shop' }, annotations: { owner: 'web' } },
+      },
+    });
+    const objects = manifests.filter((m: KubeObject) => m.kind === 'ConfigMap');
+    const preview = await dryRunSync({
+      kube: freshKube(),
+      assignment: a,
+      manifests: objects,
+      inventory: [],
+      prune: false,
+    });
+    expect(preview.resources.map((r) => `${r.kind}/${r.name} ${r.message}`)).toEqual([
+      'Namespace/made-for-me would be created (CreateNamespace=true)',
+      'ConfigMap/web-config would be created (its namespace too)',
+    ]);
+    const nsId = { apiVersion: 'v1', kind: 'Namespace', name: 'made-for-me' };
+    expect(await freshKube().get(nsId)).toBeUndefined();
+
+    const r = await sync({ assignment: a, manifests: objects });
+    expect(r.report.outcome).toBe('Succeeded');
+    expect(r.report.resources[0]).toMatchObject({
+      kind: 'Namespace',
+      name: 'made-for-me',
+      action: 'applied',
+    });
+    const ns = await freshKube().get(nsId);
+    expect(ns?.metadata.labels?.['team']).toBe('shop');
+    expect(ns?.metadata.annotations?.['owner']).toBe('web');
+    expect(r.inventory.map((i) => i.kind)).toEqual(['ConfigMap']);
+    // Again: nothing to change; with prune on and the ConfigMap gone, the namespace is never pruned.
+    const again = await sync({ assignment: a, manifests: [], inventory: r.inventory });
+    expect(again.report.resources[0]).toMatchObject({ kind: 'Namespace', action: 'unchanged' });
+    expect(await freshKube().get(nsId)).toBeDefined();
+  });
+
+  it('without CreateNamespace, a missing destination namespace fails the objects and creates nothing', async () => {
+    const a = assignmentSchema.parse({ ...assignment({ prune: true }, 'ns-b'), namespace: 'not-there' });
+    const r = await sync({
+      assignment: a,
+      manifests: manifests.filter((m: KubeObject) => m.kind === 'ConfigMap'),
+    });
+    expect(r.report.outcome).toBe('Failed');
+    expect(await freshKube().get({ apiVersion: 'v1', kind: 'Namespace', name: 'not-there' })).toBeUndefined();
   });
 
   describe('a sync ends with a report, whatever happens in the middle', () => {

@@ -10,6 +10,8 @@ import {
   type SyncTrigger,
   TRACKING_ANNOTATION,
   groupOf,
+  resourceSyncOptionsOf,
+  SyncOptionError,
 } from '@flotilla/contract';
 import { isDeepStrictEqual } from 'node:util';
 import { keepLiveIgnoredFields } from '@flotilla/diff';
@@ -46,6 +48,13 @@ export async function prepareObject(
   assignment: Assignment,
   manifest: KubeObject,
 ): Promise<KubeObject> {
+  try {
+    resourceSyncOptionsOf(manifest);
+  } catch (err) {
+    // The hub refuses these at render; an agent never applies an object whose options it cannot honour.
+    if (err instanceof SyncOptionError) throw new Error(`${err.path}: ${err.message}`, { cause: err });
+    throw err;
+  }
   const obj = structuredClone(manifest);
   const scope = await kube.scopeOf(obj.apiVersion, obj.kind);
   if (scope.namespaced) obj.metadata.namespace ??= assignment.namespace;
@@ -171,6 +180,7 @@ export async function syncTarget(input: SyncInput): Promise<SyncResult> {
     for (const s of resources) await run.applyResource(s.manifest);
   } else {
     try {
+      await run.createNamespace();
       // Namespaces and CRDs first, hooks included: a PreSync Job needs its namespace, and a custom
       // resource its established CRD.
       const foundation = resources.filter((s) => isFoundation(s.manifest));
@@ -344,6 +354,30 @@ class SyncRun {
     } catch (err) {
       this.results.push({ ...refOfId(id), action: 'failed', message: (err as Error).message });
       return undefined;
+    }
+  }
+
+  /**
+   * CreateNamespace=true: the destination namespace, with managedNamespaceMetadata, unless the bundle
+   * declares it. Applied by its own field manager, so a bundle that declares the namespace later owns
+   * its fields without taking these labels away, and not tracked: never pruned. Without it nothing
+   * else can be applied, so a failure stops the run.
+   */
+  async createNamespace(): Promise<void> {
+    const { kube, assignment, manifests } = this.input;
+    const ns = namespaceToCreate(assignment, manifests);
+    if (!ns) return;
+    const ref = refOfId(idOf(ns));
+    try {
+      const before = await kube.get(idOf(ns));
+      const after = await kube.apply(ns, { fieldManager: NAMESPACE_FIELD_MANAGER });
+      const action = before && appliedNothing(before, after, ns) ? 'unchanged' : 'applied';
+      this.results.push({ ...ref, action, message: before ? '' : 'created (CreateNamespace=true)' });
+    } catch (err) {
+      this.results.push({ ...ref, action: 'failed', message: (err as Error).message });
+      throw new SyncAborted(
+        `cannot create namespace ${ns.metadata.name} (CreateNamespace=true): ${(err as Error).message}`,
+      );
     }
   }
 
@@ -523,6 +557,26 @@ function seconds(ms: number): string {
   return ms % 1000 === 0 ? `${ms / 1000} s` : `${(ms / 1000).toFixed(1)} s`;
 }
 
+/** The field manager of the namespaces CreateNamespace=true makes (not `flotilla`: see createNamespace). */
+export const NAMESPACE_FIELD_MANAGER = `${FIELD_MANAGER}-namespace`;
+
+/** The Namespace CreateNamespace=true asks for, or undefined when it is off or the bundle declares it. */
+export function namespaceToCreate(
+  assignment: Assignment,
+  manifests: readonly KubeObject[],
+): KubeObject | undefined {
+  const policy = assignment.syncPolicy;
+  const name = assignment.namespace;
+  if (!policy.createNamespace || !name) return undefined;
+  if (manifests.some((m) => m.apiVersion === 'v1' && m.kind === 'Namespace' && m.metadata.name === name))
+    return undefined;
+  const metadata: KubeObject['metadata'] = { name };
+  const meta = policy.managedNamespaceMetadata;
+  if (meta && Object.keys(meta.labels).length > 0) metadata.labels = meta.labels;
+  if (meta && Object.keys(meta.annotations).length > 0) metadata.annotations = meta.annotations;
+  return { apiVersion: 'v1', kind: 'Namespace', metadata };
+}
+
 /**
  * Adds every key a declared manifest answers to. An object without a namespace may be cluster-scoped
  * or take the target's namespace (only discovery tells), so both keys count as declared.
@@ -579,7 +633,34 @@ export async function ownedLeftovers(
   return { owned, keep };
 }
 
-/** Deletes leftovers still owned by this target; returns the ids it must keep tracking (failures). */
+/**
+ * Splits owned leftovers into those a prune may delete and those it must keep: `Prune=false` on the
+ * live object (its last applied annotations) keeps it, reported as left in place, and so does an
+ * options annotation that cannot be read — an object is never deleted on a guess.
+ */
+export function prunable(
+  owned: readonly KubeObject[],
+  results: ResourceResult[],
+): { prune: KubeObject[]; kept: KubeObject[] } {
+  const prune: KubeObject[] = [];
+  const kept: KubeObject[] = [];
+  for (const obj of owned) {
+    let message: string | undefined;
+    try {
+      if (!resourceSyncOptionsOf(obj).prune) message = 'Prune=false: left in place, no longer declared';
+    } catch (err) {
+      message = `not pruned: ${(err as Error).message}`;
+    }
+    if (message === undefined) prune.push(obj);
+    else {
+      kept.push(obj);
+      results.push({ ...refOfId(idOf(obj)), action: 'unchanged', message });
+    }
+  }
+  return { prune, kept };
+}
+
+/** Deletes leftovers still owned by this target; returns the ids it must keep tracking (kept, failures). */
 async function prune(
   kube: KubeClient,
   assignment: Assignment,
@@ -587,11 +668,14 @@ async function prune(
   results: ResourceResult[],
 ): Promise<ResourceId[]> {
   const { owned, keep } = await ownedLeftovers(kube, assignment, leftovers, results);
+  const { prune: deletable, kept } = prunable(owned, results);
+  // What Prune=false keeps stays tracked: put back in Git, it is the target's again without a fight.
+  keep.push(...kept.map(idOf));
   let ordered: KubeObject[];
   try {
-    ordered = orderForPrune(owned);
+    ordered = orderForPrune(deletable);
   } catch {
-    ordered = [...owned].reverse();
+    ordered = [...deletable].reverse();
   }
   for (const obj of ordered) {
     const id = idOf(obj);

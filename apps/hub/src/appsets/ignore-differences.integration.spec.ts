@@ -105,6 +105,7 @@ describe('ignoreDifferences from the ApplicationSet to the agent', () => {
       prune: true,
       allowEmpty: false,
       respectIgnoreDifferences: true,
+      createNamespace: true,
     });
     expect(eu.ignoreDifferences).toEqual([
       {

@@ -38,6 +38,7 @@ describe('syncPolicyOf', () => {
       selfHeal: false,
       prune: true,
       allowEmpty: false,
+      createNamespace: true,
     });
   });
 
@@ -64,6 +65,7 @@ describe('RespectIgnoreDifferences', () => {
       prune: false,
       allowEmpty: false,
       respectIgnoreDifferences: true,
+      createNamespace: true,
     });
     expect(
       syncPolicyOf({ automated: {}, syncOptions: ['RespectIgnoreDifferences=false'] })
@@ -199,5 +201,87 @@ describe('checkSyncSettingsSpec', () => {
       ),
     ).not.toThrow();
     expect(() => checkSyncSettingsSpec({ spec: { template: { spec: {} } } })).not.toThrow();
+  });
+});
+
+describe('sync options and syncPolicy fields Flotilla does not honour', () => {
+  const withPolicy = (syncPolicy: unknown) => ({ spec: { template: { spec: { syncPolicy } } } });
+  const refusal = (syncPolicy: unknown): SyncSettingsError => {
+    try {
+      checkSyncSettingsSpec(withPolicy(syncPolicy));
+    } catch (e) {
+      if (e instanceof SyncSettingsError) return e;
+      throw e;
+    }
+    throw new Error('expected the policy to be refused');
+  };
+
+  it('refuses each one at submission, naming the field', () => {
+    expect(refusal({ syncOptions: ['ServerSideApply=true', 'Replace=true'] })).toMatchObject({
+      path: 'spec.template.spec.syncPolicy.syncOptions[1]',
+      code: 'unsupported-sync-option',
+    });
+    expect(refusal({ retry: { limit: 3 } })).toMatchObject({
+      path: 'spec.template.spec.syncPolicy.retry',
+      code: 'unsupported-sync-option',
+    });
+    expect(refusal({ automated: { prune: true, selfheal: true } })).toMatchObject({
+      path: 'spec.template.spec.syncPolicy.automated.selfheal',
+      code: 'invalid-sync-policy',
+    });
+    expect(refusal({ automated: { prune: 'yes' } }).message).toBe('expected true or false, got "yes"');
+    expect(refusal({ autoSync: true }).path).toBe('spec.template.spec.syncPolicy.autoSync');
+  });
+
+  it('accepts what it honours, and leaves templated values to expansion', () => {
+    expect(() =>
+      checkSyncSettingsSpec(
+        withPolicy({
+          automated: { prune: true, selfHeal: true, allowEmpty: false, enabled: true },
+          syncOptions: [
+            'ServerSideApply=true',
+            'PruneLast=true',
+            'RespectIgnoreDifferences=true',
+            '{{.opt}}',
+          ],
+        }),
+      ),
+    ).not.toThrow();
+    expect(() => checkSyncSettingsSpec(withPolicy({ automated: { selfHeal: '{{.heal}}' } }))).not.toThrow();
+  });
+
+  it('carries CreateNamespace=true and its namespace metadata to the agent, and only with each other', () => {
+    expect(
+      syncPolicyOf({
+        automated: {},
+        syncOptions: ['CreateNamespace=true'],
+        managedNamespaceMetadata: { labels: { team: 'a' } },
+      }),
+    ).toMatchObject({
+      createNamespace: true,
+      managedNamespaceMetadata: { labels: { team: 'a' }, annotations: {} },
+    });
+    const alone = refusal({ managedNamespaceMetadata: { labels: { team: 'a' } } });
+    expect(alone.path).toBe('spec.template.spec.syncPolicy.managedNamespaceMetadata');
+    expect(alone.message).toContain('only with the sync option CreateNamespace=true');
+    expect(
+      refusal({ syncOptions: ['CreateNamespace=true'], managedNamespaceMetadata: { labels: { team: 3 } } })
+        .path,
+    ).toBe('spec.template.spec.syncPolicy.managedNamespaceMetadata.labels.team');
+  });
+
+  it('fails the expansion of a target whose templated option is refused', () => {
+    expect(() => targetSyncSettingsOf({ syncPolicy: { syncOptions: ['Replace=true'] } })).toThrow(
+      expect.objectContaining({ path: 'spec.template.spec.syncPolicy.syncOptions[0]' }),
+    );
+  });
+
+  it("reads Argo CD's automated.enabled: false as manual, keeping prune", () => {
+    expect(syncPolicyOf({ automated: { enabled: false, prune: true, selfHeal: true } })).toEqual({
+      automated: false,
+      selfHeal: false,
+      prune: true,
+      allowEmpty: false,
+    });
   });
 });

@@ -1,4 +1,12 @@
-import { ignoreRuleSchema, syncPolicySchema, type IgnoreRule, type SyncPolicy } from '@flotilla/contract';
+import {
+  ignoreRuleSchema,
+  readOptions,
+  SyncOptionError,
+  syncPolicySchema,
+  TARGET_SYNC_OPTIONS,
+  type IgnoreRule,
+  type SyncPolicy,
+} from '@flotilla/contract';
 import { compileIgnoreRules, DiffError } from '@flotilla/diff';
 import { z } from 'zod';
 import { HubError } from '../common/hub-error.js';
@@ -17,25 +25,34 @@ export function syncPolicyOf(raw: unknown): SyncPolicy {
   const automated = o['automated'];
   if (typeof automated === 'boolean' || automated === undefined) {
     if (automated === undefined && ('selfHeal' in o || 'prune' in o || 'allowEmpty' in o)) {
-      return syncPolicySchema.parse({ ...respectIgnoreDifferencesOf(o), ...pickBooleans(o) });
+      return syncPolicySchema.parse({ ...syncOptionsOf(o), ...pickBooleans(o) });
     }
     if (automated === undefined) {
       return {
-        ...syncPolicySchema.parse(respectIgnoreDifferencesOf(o)),
+        ...syncPolicySchema.parse(syncOptionsOf(o)),
         automated: false,
         selfHeal: false,
       };
     }
-    return syncPolicySchema.parse({ ...respectIgnoreDifferencesOf(o), ...pickBooleans(o) });
+    return syncPolicySchema.parse({ ...syncOptionsOf(o), ...pickBooleans(o) });
   }
   const a = typeof automated === 'object' && automated !== null ? (automated as Record<string, unknown>) : {};
+  // Argo CD's `automated.enabled: false` switches automated sync off and keeps the rest written down.
+  if (a['enabled'] === false)
+    return syncPolicySchema.parse({
+      prune: a['prune'] === true,
+      allowEmpty: a['allowEmpty'] === true,
+      ...syncOptionsOf(o),
+      automated: false,
+      selfHeal: false,
+    });
   // Argo CD's own defaults inside `automated`: nothing is pruned or healed unless asked.
   return syncPolicySchema.parse({
     automated: true,
     prune: false,
     selfHeal: false,
     allowEmpty: false,
-    ...respectIgnoreDifferencesOf(o),
+    ...syncOptionsOf(o),
     ...pickBooleans(a),
   });
 }
@@ -54,10 +71,11 @@ export const IGNORE_DIFFERENCES_PATH = 'spec.template.spec.ignoreDifferences';
 /** A template's sync settings are unusable; `path` names the field, e.g. `…ignoreDifferences[0].jsonPointers[1]`. */
 export class SyncSettingsError extends Error {
   override readonly name = 'SyncSettingsError';
-  readonly code = 'invalid-ignore-rule';
   constructor(
     message: string,
     readonly path: string,
+    readonly code:
+      'invalid-ignore-rule' | 'invalid-sync-policy' | 'unsupported-sync-option' = 'invalid-ignore-rule',
   ) {
     super(message);
   }
@@ -157,31 +175,152 @@ function ignoreRuleOf(raw: unknown, at: string): IgnoreRule {
   return parsed.data;
 }
 
-/** `syncOptions` is a list of `Key=Value` strings; only RespectIgnoreDifferences is read, the rest kept for Argo CD. */
+const SYNC_POLICY_PATH = 'spec.template.spec.syncPolicy';
+
+/** Argo CD's and Flotilla's keys of an Application's `syncPolicy`, with what is done with each. */
+const SYNC_POLICY_KEYS: Readonly<Record<string, string | null>> = {
+  automated: null,
+  syncOptions: null,
+  // Flotilla's flat form.
+  selfHeal: null,
+  prune: null,
+  allowEmpty: null,
+  respectIgnoreDifferences: null,
+  retry:
+    'syncPolicy.retry is not supported yet: a failed automated sync is retried with back-off until a new revision or a manual sync',
+  managedNamespaceMetadata: null,
+};
+const AUTOMATED_KEYS = new Set(['prune', 'selfHeal', 'allowEmpty', 'enabled']);
+
+/**
+ * Every key of `syncPolicy`, of `automated` and every `syncOptions` entry is one Flotilla honours
+ * (libs/contract sync-options has the table): anything else is refused, naming the field, never
+ * accepted and ignored.
+ */
 function checkSyncOptions(syncPolicy: unknown): void {
-  if (syncPolicy === null || typeof syncPolicy !== 'object' || Array.isArray(syncPolicy)) return;
-  const options = (syncPolicy as Record<string, unknown>)['syncOptions'];
+  if (syncPolicy === undefined || syncPolicy === null) return;
+  if (typeof syncPolicy === 'string' && syncPolicy.includes('{{')) return;
+  const policy = asObject(syncPolicy);
+  if (!policy)
+    throw new SyncSettingsError('syncPolicy must be an object', SYNC_POLICY_PATH, 'invalid-sync-policy');
+  for (const [key, value] of Object.entries(policy)) {
+    if (!Object.hasOwn(SYNC_POLICY_KEYS, key))
+      throw new SyncSettingsError(
+        `unknown syncPolicy field "${key}" (known: ${Object.keys(SYNC_POLICY_KEYS).join(', ')})`,
+        `${SYNC_POLICY_PATH}.${key}`,
+        'invalid-sync-policy',
+      );
+    const refused = SYNC_POLICY_KEYS[key];
+    if (refused)
+      throw new SyncSettingsError(refused, `${SYNC_POLICY_PATH}.${key}`, 'unsupported-sync-option');
+    if (key === 'automated' && value !== null && typeof value === 'object' && !Array.isArray(value)) {
+      for (const [k, v] of Object.entries(value)) {
+        if (!AUTOMATED_KEYS.has(k))
+          throw new SyncSettingsError(
+            `unknown automated field "${k}" (known: ${[...AUTOMATED_KEYS].join(', ')})`,
+            `${SYNC_POLICY_PATH}.automated.${k}`,
+            'invalid-sync-policy',
+          );
+        checkBoolean(v, `${SYNC_POLICY_PATH}.automated.${k}`);
+      }
+    } else if (key === 'managedNamespaceMetadata') checkNamespaceMetadata(policy);
+    else if (key !== 'syncOptions' && value !== null) checkBoolean(value, `${SYNC_POLICY_PATH}.${key}`);
+  }
+  const options = policy['syncOptions'];
   if (options === undefined || options === null) return;
-  const at = 'spec.template.spec.syncPolicy.syncOptions';
+  const at = `${SYNC_POLICY_PATH}.syncOptions`;
   if (!Array.isArray(options))
-    throw new SyncSettingsError('syncOptions must be a list of "Key=Value" strings', at);
-  options.forEach((o, i) => {
-    if (typeof o !== 'string' || !o.includes('=')) {
-      throw new SyncSettingsError(`${JSON.stringify(o)} is not a "Key=Value" sync option`, `${at}[${i}]`);
-    }
-  });
+    throw new SyncSettingsError(
+      'syncOptions must be a list of "Key=Value" strings',
+      at,
+      'invalid-sync-policy',
+    );
+  // A templated entry is checked per target, once expanded.
+  const literal: unknown[] = (options as unknown[]).map((o) =>
+    typeof o === 'string' && o.includes('{{') ? 'ServerSideApply=true' : o,
+  );
+  try {
+    readOptions(literal, TARGET_SYNC_OPTIONS, at);
+  } catch (e) {
+    if (e instanceof SyncOptionError) throw new SyncSettingsError(e.message, e.path, e.code);
+    throw e;
+  }
 }
 
-function respectIgnoreDifferencesOf(o: Record<string, unknown>): Partial<SyncPolicy> {
-  const options = o['syncOptions'];
-  if (!Array.isArray(options)) return {};
-  for (const opt of options) {
-    if (typeof opt !== 'string') continue;
-    const [key, value] = opt.split('=', 2);
-    if (key?.trim() === 'RespectIgnoreDifferences')
-      return { respectIgnoreDifferences: value?.trim() === 'true' };
+/** Labels and annotations for the namespace CreateNamespace=true makes: string maps, and only with that option. */
+function checkNamespaceMetadata(policy: Record<string, unknown>): void {
+  const at = `${SYNC_POLICY_PATH}.managedNamespaceMetadata`;
+  const raw = policy['managedNamespaceMetadata'];
+  if (raw === null || (typeof raw === 'string' && raw.includes('{{'))) return;
+  const meta = asObject(raw);
+  if (!meta)
+    throw new SyncSettingsError('expected an object with labels and annotations', at, 'invalid-sync-policy');
+  for (const [k, v] of Object.entries(meta)) {
+    if (k !== 'labels' && k !== 'annotations')
+      throw new SyncSettingsError(
+        `unknown field "${k}" (known: labels, annotations)`,
+        `${at}.${k}`,
+        'invalid-sync-policy',
+      );
+    if (v === null || v === undefined) continue;
+    const map = asObject(v);
+    if (!map) throw new SyncSettingsError('expected a map of strings', `${at}.${k}`, 'invalid-sync-policy');
+    for (const [name, value] of Object.entries(map))
+      if (typeof value !== 'string')
+        throw new SyncSettingsError(
+          `expected a string, got ${JSON.stringify(value)}`,
+          `${at}.${k}.${name}`,
+          'invalid-sync-policy',
+        );
   }
-  return {};
+  const options = policy['syncOptions'];
+  const creates =
+    Array.isArray(options) &&
+    options.some(
+      (o) => typeof o === 'string' && (o.replaceAll(' ', '') === 'CreateNamespace=true' || o.includes('{{')),
+    );
+  if (!creates)
+    throw new SyncSettingsError(
+      'managedNamespaceMetadata is used only with the sync option CreateNamespace=true, which is not set',
+      at,
+      'invalid-sync-policy',
+    );
+}
+
+/** A setting that is not a boolean would otherwise fall back to its default without a word. */
+function checkBoolean(value: unknown, path: string): void {
+  if (typeof value === 'boolean') return;
+  if (typeof value === 'string' && value.includes('{{')) return;
+  throw new SyncSettingsError(
+    `expected true or false, got ${JSON.stringify(value)}`,
+    path,
+    'invalid-sync-policy',
+  );
+}
+
+function syncOptionsOf(o: Record<string, unknown>): Partial<SyncPolicy> {
+  const out: Partial<SyncPolicy> = {};
+  const options = o['syncOptions'];
+  if (Array.isArray(options))
+    for (const opt of options) {
+      if (typeof opt !== 'string') continue;
+      const [key, value] = opt.split('=', 2).map((x) => x.trim());
+      if (key === 'RespectIgnoreDifferences') out.respectIgnoreDifferences = value === 'true';
+      if (key === 'CreateNamespace') out.createNamespace = value === 'true';
+    }
+  const meta = asObject(o['managedNamespaceMetadata']);
+  if (out.createNamespace && meta)
+    out.managedNamespaceMetadata = {
+      labels: stringMap(meta['labels']),
+      annotations: stringMap(meta['annotations']),
+    };
+  return out;
+}
+
+function stringMap(v: unknown): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(asObject(v) ?? {}).filter((e): e is [string, string] => typeof e[1] === 'string'),
+  );
 }
 
 function fieldPath(segments: readonly PropertyKey[]): string {

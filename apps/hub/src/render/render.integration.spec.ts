@@ -60,6 +60,10 @@ beforeAll(async () => {
       'resources:\n  - https://github.com/kubernetes-sigs/kustomize//examples/helloWorld?ref=v5.5.0\n',
     'escape/kustomization.yaml': 'resources:\n  - ../../../../etc\n',
     'via-escape/kustomization.yaml': 'resources:\n  - ../base\n  - ../escape\n',
+    'options-refused/pvc.yaml':
+      'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: keep\n  annotations:\n    argocd.argoproj.io/sync-options: Prune=false\n---\napiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: data\n  namespace: db\n  annotations:\n    argocd.argoproj.io/sync-options: Prune=false,Replace=true\nspec: {}\n',
+    'options-honoured/cm.yaml':
+      'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: keep\n  annotations:\n    argocd.argoproj.io/sync-options: Prune=false, ServerSideApply=true\n    argocd.argoproj.io/compare-options: IgnoreExtraneous\n',
     'big/huge.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: huge\ndata:\n  blob: "${'x'.repeat(4 * 1024 * 1024 + 10)}"\n`,
   });
   // Symlinks: one inside the repository (read through), one out of it (refused).
@@ -164,6 +168,21 @@ describe('kustomize rendering', () => {
     const e = await renderError(source('base', { patches: [{ path: 'x.yaml' }] }));
     expect(e.code).toBe('manifest-invalid-kustomize-options');
     expect(e.message).toContain('spec.source.kustomize.patches');
+  });
+});
+
+describe('sync options on rendered objects', () => {
+  it('refuses a bundle with an option the agent would not honour, naming object and entry', async () => {
+    const e = await renderError(source('options-refused'));
+    expect(e.code).toBe('unsupported-sync-option');
+    expect(e.message).toMatch(/^PersistentVolumeClaim db\/data: Replace=true .* is not supported/);
+    expect(e.path).toContain('metadata.annotations["argocd.argoproj.io/sync-options"][1]');
+    expect(await db.prisma.bundle.count({ where: { path: 'options-refused' } })).toBe(0);
+  });
+
+  it('renders what it honours', async () => {
+    const b = await render.renderBundle(source('options-honoured'));
+    expect(b.manifests.map((m) => m.metadata.name)).toEqual(['keep']);
   });
 });
 

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, posix } from 'node:path';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { Counter } from 'prom-client';
-import type { KubeObject } from '@flotilla/contract';
+import { type KubeObject, resourceSyncOptionsOf, SyncOptionError } from '@flotilla/contract';
 import {
   bundleDigest,
   canonicalJson,
@@ -286,6 +286,7 @@ export class RenderService {
     try {
       const prior = await this.db.prisma.renderRecord.findUnique({ where: { key } });
       const first = await produce();
+      checkResourceOptions(first.manifests, where);
       // A new input is rendered twice; a known one is compared with what it gave before.
       const againstDigest = prior ? prior.digest : (await produce()).digest;
       if (againstDigest !== first.digest || prior?.deterministic === false) {
@@ -806,4 +807,20 @@ function linkedPath(e: TreeEntry, links: ReadonlyMap<string, string>): string {
 
 function oneParagraph(text: string): string {
   return text.trim().split('\n').slice(0, 20).join('\n');
+}
+
+/**
+ * Every rendered object's sync and compare options are ones the agent honours: one it would ignore
+ * (Replace=true, Prune=confirm, …) refuses the render, naming the object and the annotation entry.
+ */
+function checkResourceOptions(manifests: readonly KubeObject[], where: string): void {
+  for (const m of manifests) {
+    try {
+      resourceSyncOptionsOf(m);
+    } catch (e) {
+      if (!(e instanceof SyncOptionError)) throw e;
+      const ns = m.metadata.namespace ? `${m.metadata.namespace}/` : '';
+      throw new RenderError(e.code, `${m.kind} ${ns}${m.metadata.name}: ${e.message}`, `${where} ${e.path}`);
+    }
+  }
 }

@@ -1,0 +1,248 @@
+import { type KubeObject } from './kube-object.js';
+
+/**
+ * Argo CD's sync and compare options, as Flotilla treats each one: honoured (with what it does here)
+ * or refused (with why). One table, read by the hub — an option it does not honour is refused when
+ * the ApplicationSet is submitted or the manifest rendered, naming the field — and by the agent,
+ * which acts on them. An option is never accepted and ignored.
+ */
+
+/** Per-resource sync options: a comma-separated `Key=Value` list. Flotilla's own name first. */
+export const SYNC_OPTIONS_ANNOTATIONS = [
+  'flotilla.dev/sync-options',
+  'argocd.argoproj.io/sync-options',
+] as const;
+/** Per-resource compare options, same format. */
+export const COMPARE_OPTIONS_ANNOTATIONS = [
+  'flotilla.dev/compare-options',
+  'argocd.argoproj.io/compare-options',
+] as const;
+
+/** What one value of an option does: `honoured` says what Flotilla does, `refused` why it does not. */
+export type OptionValueRule = { honoured: string } | { refused: string };
+/** Option key → value → rule. A key or value not listed is refused as unknown. */
+export type OptionTable = Readonly<Record<string, Readonly<Record<string, OptionValueRule>>>>;
+
+const SERVER_SIDE_APPLY: Readonly<Record<string, OptionValueRule>> = {
+  true: {
+    honoured: 'Flotilla always applies by server-side apply (field manager flotilla, conflicts forced)',
+  },
+  false: {
+    refused:
+      'Flotilla applies only by server-side apply; client-side apply (ServerSideApply=false) is not supported',
+  },
+};
+const REPLACE: Readonly<Record<string, OptionValueRule>> = {
+  true: {
+    refused:
+      'Replace=true (kubectl replace/create) is not supported: Flotilla applies by server-side apply, which sets only the fields Git declares',
+  },
+  false: { honoured: 'the default: objects are applied, never replaced' },
+};
+
+/** `spec.template.spec.syncPolicy.syncOptions` of an Application: options for every object of the target. */
+export const TARGET_SYNC_OPTIONS: OptionTable = {
+  RespectIgnoreDifferences: {
+    true: { honoured: 'fields matched by ignoreDifferences keep their live value when an object is applied' },
+    false: { honoured: 'the default: ignored fields are applied as Git declares them' },
+  },
+  ServerSideApply: SERVER_SIDE_APPLY,
+  Replace: REPLACE,
+  PruneLast: {
+    true: {
+      honoured: 'Flotilla prunes after every wave is applied and healthy and after PostSync hooks, always',
+    },
+    false: { honoured: 'the default; Flotilla prunes at the end of the sync either way' },
+  },
+  SkipDryRunOnMissingResource: {
+    true: {
+      honoured:
+        'a sync has no dry-run pass, so a custom resource whose CRD the same sync creates is applied after it; a requested dry run reports it as would be created',
+    },
+    false: { honoured: 'the default' },
+  },
+  CreateNamespace: {
+    true: {
+      honoured:
+        'a sync first applies the destination namespace (with syncPolicy.managedNamespaceMetadata) unless the bundle declares it; it is not tracked, so never pruned',
+    },
+    false: { honoured: 'the default: the destination namespace must exist or be declared' },
+  },
+  PrunePropagationPolicy: {
+    background: {
+      honoured: "pruned objects are deleted with propagationPolicy=Background, Flotilla's default",
+    },
+    foreground: {
+      refused: 'PrunePropagationPolicy=foreground is not supported yet: Flotilla prunes with Background',
+    },
+    orphan: {
+      refused: 'PrunePropagationPolicy=orphan is not supported yet: Flotilla prunes with Background',
+    },
+  },
+  ApplyOutOfSyncOnly: {
+    true: {
+      refused:
+        'ApplyOutOfSyncOnly=true is not supported yet: a sync applies every object (unchanged ones are a no-op)',
+    },
+    false: { honoured: 'the default: a sync applies every declared object' },
+  },
+  FailOnSharedResource: {
+    true: { refused: 'FailOnSharedResource=true is not supported yet' },
+    false: { honoured: 'the default' },
+  },
+  Force: {
+    true: {
+      refused:
+        'Force=true (delete and re-create) is not supported: Flotilla never deletes an object to apply it',
+    },
+    false: { honoured: 'the default' },
+  },
+  ClientSideApplyMigration: {
+    false: { honoured: 'Flotilla never moves fields a client-side apply owns into its own field manager' },
+    true: {
+      refused:
+        'ClientSideApplyMigration=true is not supported: fields a client-side apply (kubectl apply) set stay owned by it',
+    },
+  },
+  Validate: {
+    true: { honoured: 'the default: the API server validates what is applied' },
+    false: {
+      refused: 'Validate=false is not supported: the API server always validates what Flotilla applies',
+    },
+  },
+};
+
+/** `argocd.argoproj.io/sync-options` on one manifest. */
+export const RESOURCE_SYNC_OPTIONS: OptionTable = {
+  Prune: {
+    false: {
+      honoured:
+        'the object is never pruned: removed from Git it stays in the cluster, and each sync reports it as left in place',
+    },
+    true: { honoured: 'the default: pruned when removed from Git and the target prunes' },
+    confirm: {
+      refused:
+        'Prune=confirm is not supported: Flotilla has no prune confirmation; use Prune=false to keep the object',
+    },
+  },
+  Delete: {
+    false: {
+      honoured: "Flotilla never deletes a target's objects when the target is removed, so the object stays",
+    },
+    confirm: {
+      refused: 'Delete=confirm is not supported: Flotilla never deletes objects when a target is removed',
+    },
+  },
+  PruneLast: TARGET_SYNC_OPTIONS['PruneLast'] as Readonly<Record<string, OptionValueRule>>,
+  SkipDryRunOnMissingResource: TARGET_SYNC_OPTIONS['SkipDryRunOnMissingResource'] as Readonly<
+    Record<string, OptionValueRule>
+  >,
+  ServerSideApply: SERVER_SIDE_APPLY,
+  Replace: REPLACE,
+  Force: TARGET_SYNC_OPTIONS['Force'] as Readonly<Record<string, OptionValueRule>>,
+  Validate: TARGET_SYNC_OPTIONS['Validate'] as Readonly<Record<string, OptionValueRule>>,
+};
+
+/** `argocd.argoproj.io/compare-options` on one manifest. */
+export const RESOURCE_COMPARE_OPTIONS: OptionTable = {
+  IgnoreExtraneous: {
+    // Argo CD's value has no `=`; it stands alone in the list.
+    '': {
+      honoured:
+        'an object Git no longer declares never makes the target OutOfSync in Flotilla: status follows the last sync of what Git declares',
+    },
+  },
+  ServerSideDiff: {
+    true: {
+      refused:
+        'ServerSideDiff is not supported: drift is the difference on the fields Flotilla applied (its managedFields), compared by the agent',
+    },
+    false: { honoured: 'the default: the agent compares the fields it applied' },
+  },
+  IncludeMutationWebhook: {
+    true: { refused: 'IncludeMutationWebhook=true is not supported: Flotilla has no server-side diff' },
+  },
+};
+
+/** One option that cannot be used; `path` names the field, `option` the entry as written. */
+export class SyncOptionError extends Error {
+  override readonly name = 'SyncOptionError';
+  readonly code = 'unsupported-sync-option';
+  constructor(
+    message: string,
+    readonly path: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * Reads a list of `Key=Value` options against a table: the value of each key, in a map. Throws
+ * SyncOptionError at the first entry that is malformed, unknown or refused (`path[i]` names it).
+ */
+export function readOptions(
+  entries: readonly unknown[],
+  table: OptionTable,
+  path: string,
+): Map<string, string> {
+  const out = new Map<string, string>();
+  entries.forEach((entry, i) => {
+    const at = `${path}[${i}]`;
+    if (typeof entry !== 'string')
+      throw new SyncOptionError(`${JSON.stringify(entry)} is not a "Key=Value" option`, at);
+    const eq = entry.indexOf('=');
+    const key = (eq < 0 ? entry : entry.slice(0, eq)).trim();
+    const value = eq < 0 ? '' : entry.slice(eq + 1).trim();
+    const values = Object.hasOwn(table, key) ? table[key] : undefined;
+    if (!values)
+      throw new SyncOptionError(`unknown option "${key}" (known: ${Object.keys(table).join(', ')})`, at);
+    const rule = Object.hasOwn(values, value) ? values[value] : undefined;
+    if (!rule) {
+      const expected = Object.keys(values).filter((v) => 'honoured' in (values[v] as OptionValueRule));
+      throw new SyncOptionError(
+        `${key}: unsupported value "${value}" (expected ${expected.map((v) => (v ? `${key}=${v}` : key)).join(' or ')})`,
+        at,
+      );
+    }
+    if ('refused' in rule) throw new SyncOptionError(rule.refused, at);
+    out.set(key, value);
+  });
+  return out;
+}
+
+/** What the agent does differently for one object, from its annotations. */
+export interface ResourceSyncOptions {
+  /** False: never pruned (Prune=false). */
+  prune: boolean;
+}
+
+/**
+ * The sync and compare options one manifest carries, checked against the tables. Throws
+ * SyncOptionError naming the annotation (`metadata.annotations["…"][i]`).
+ */
+export function resourceSyncOptionsOf(obj: Pick<KubeObject, 'metadata'>): ResourceSyncOptions {
+  const annotations = obj.metadata.annotations ?? {};
+  const sync = new Map<string, string>();
+  for (const name of SYNC_OPTIONS_ANNOTATIONS) {
+    const raw = annotations[name];
+    if (raw === undefined) continue;
+    for (const [k, v] of readOptions(splitList(raw), RESOURCE_SYNC_OPTIONS, annotationPath(name)))
+      sync.set(k, v);
+  }
+  for (const name of COMPARE_OPTIONS_ANNOTATIONS) {
+    const raw = annotations[name];
+    if (raw !== undefined) readOptions(splitList(raw), RESOURCE_COMPARE_OPTIONS, annotationPath(name));
+  }
+  return { prune: sync.get('Prune') !== 'false' };
+}
+
+function splitList(raw: string): string[] {
+  return raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+}
+
+function annotationPath(name: string): string {
+  return `metadata.annotations["${name}"]`;
+}
