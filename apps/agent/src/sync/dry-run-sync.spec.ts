@@ -96,7 +96,18 @@ describe('dryRunSync against a simulated cluster', () => {
     ]);
     const after = await kube.get(deployment);
     expect((after?.['spec'] as { replicas: number }).replicas).toBe(2);
-    expect(after?.metadata.resourceVersion).toBe(before?.metadata.resourceVersion);
+    // Not the resourceVersion: the simulated Deployment controller still writes status after the first
+    // sync. What an apply would change — the spec and this agent's field ownership — is as it was.
+    const written = (o: typeof after) => ({
+      spec: o?.['spec'],
+      labels: o?.metadata.labels,
+      annotations: o?.metadata.annotations,
+      applied: (
+        o?.metadata as { managedFields?: { manager: string; operation: string }[] }
+      )?.managedFields?.filter((f) => f.manager === 'flotilla' && f.operation === 'Apply'),
+    });
+    expect(written(after)).toEqual(written(before));
+    expect(written(before).applied).toHaveLength(1);
     expect(
       await kube.get({ apiVersion: 'v1', kind: 'Service', namespace: 'shop', name: 'web' }),
     ).toBeUndefined();
