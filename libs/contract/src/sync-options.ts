@@ -184,9 +184,12 @@ export function readOptions(
   entries: readonly unknown[],
   table: OptionTable,
   path: string,
+  /** Entries not to judge yet (a template expression, checked once expanded); their index still counts. */
+  skip: (entry: unknown) => boolean = () => false,
 ): Map<string, string> {
   const out = new Map<string, string>();
   entries.forEach((entry, i) => {
+    if (skip(entry)) return;
     const at = `${path}[${i}]`;
     if (typeof entry !== 'string')
       throw new SyncOptionError(`${JSON.stringify(entry)} is not a "Key=Value" option`, at);
@@ -226,17 +229,19 @@ export function resourceSyncOptionsOf(obj: Pick<KubeObject, 'metadata'>): Resour
   for (const name of SYNC_OPTIONS_ANNOTATIONS) {
     const raw = annotations[name];
     if (raw === undefined) continue;
-    for (const [k, v] of readOptions(splitList(raw), RESOURCE_SYNC_OPTIONS, annotationPath(name)))
+    for (const [k, v] of readOptions(splitAnnotationList(raw), RESOURCE_SYNC_OPTIONS, annotationPath(name)))
       sync.set(k, v);
   }
   for (const name of COMPARE_OPTIONS_ANNOTATIONS) {
     const raw = annotations[name];
-    if (raw !== undefined) readOptions(splitList(raw), RESOURCE_COMPARE_OPTIONS, annotationPath(name));
+    if (raw !== undefined)
+      readOptions(splitAnnotationList(raw), RESOURCE_COMPARE_OPTIONS, annotationPath(name));
   }
   return { prune: sync.get('Prune') !== 'false' };
 }
 
-function splitList(raw: string): string[] {
+/** The entries of a comma-separated annotation value (`a, b,c`), trimmed, empty ones dropped. */
+export function splitAnnotationList(raw: string): string[] {
   return raw
     .split(',')
     .map((s) => s.trim())

@@ -1,4 +1,4 @@
-import { HOOK_PHASES, type HookPhase, type KubeObject } from '@flotilla/contract';
+import { HOOK_PHASES, type HookPhase, type KubeObject, splitAnnotationList } from '@flotilla/contract';
 
 /** The Flotilla alias wins over Argo CD's annotation, as for sync waves. */
 export const HOOK_ANNOTATIONS = ['flotilla.dev/hook', 'argocd.argoproj.io/hook'] as const;
@@ -38,7 +38,7 @@ export function syncRoleOf(obj: KubeObject): SyncRole {
   const hookKey = HOOK_ANNOTATIONS.find((k) => annotations[k] !== undefined);
   if (!hookKey) return { kind: 'resource' };
   const where = (key: string): string => `${describe(obj)} metadata.annotations["${key}"]`;
-  const values = splitList(annotations[hookKey] ?? '');
+  const values = splitAnnotationList(annotations[hookKey] ?? '');
   if (values.includes('Skip')) return { kind: 'skip' };
   const phases: HookPhase[] = [];
   for (const v of values) {
@@ -54,7 +54,7 @@ export function syncRoleOf(obj: KubeObject): SyncRole {
   if (phases.length === 0) throw new HookAnnotationError(where(hookKey), 'names no hook phase');
   const policyKey = HOOK_DELETE_POLICY_ANNOTATIONS.find((k) => annotations[k] !== undefined);
   const deletePolicies: HookDeletePolicy[] = [];
-  for (const v of policyKey ? splitList(annotations[policyKey] ?? '') : []) {
+  for (const v of policyKey ? splitAnnotationList(annotations[policyKey] ?? '') : []) {
     if (!(HOOK_DELETE_POLICIES as readonly string[]).includes(v)) {
       throw new HookAnnotationError(
         where(policyKey ?? ''),
@@ -65,13 +65,6 @@ export function syncRoleOf(obj: KubeObject): SyncRole {
   }
   if (deletePolicies.length === 0) deletePolicies.push('BeforeHookCreation');
   return { kind: 'hook', phases, deletePolicies };
-}
-
-function splitList(raw: string): string[] {
-  return raw
-    .split(',')
-    .map((s) => s.trim())
-    .filter((s) => s !== '');
 }
 
 function describe(obj: KubeObject): string {

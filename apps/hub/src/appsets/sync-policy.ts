@@ -145,7 +145,7 @@ export function checkSyncSettingsSpec(document: unknown): void {
   const raw = spec['ignoreDifferences'];
   if (raw === undefined || raw === null) return;
   if (!Array.isArray(raw)) {
-    if (typeof raw === 'string' && raw.includes('{{')) return;
+    if (isTemplated(raw)) return;
     throw new SyncSettingsError('ignoreDifferences must be a list of rules', IGNORE_DIFFERENCES_PATH);
   }
   raw.forEach((rule, i) => {
@@ -199,7 +199,7 @@ const AUTOMATED_KEYS = new Set(['prune', 'selfHeal', 'allowEmpty', 'enabled']);
  */
 function checkSyncOptions(syncPolicy: unknown): void {
   if (syncPolicy === undefined || syncPolicy === null) return;
-  if (typeof syncPolicy === 'string' && syncPolicy.includes('{{')) return;
+  if (isTemplated(syncPolicy)) return;
   const policy = asObject(syncPolicy);
   if (!policy)
     throw new SyncSettingsError('syncPolicy must be an object', SYNC_POLICY_PATH, 'invalid-sync-policy');
@@ -235,12 +235,9 @@ function checkSyncOptions(syncPolicy: unknown): void {
       at,
       'invalid-sync-policy',
     );
-  // A templated entry is checked per target, once expanded.
-  const literal: unknown[] = (options as unknown[]).map((o) =>
-    typeof o === 'string' && o.includes('{{') ? 'ServerSideApply=true' : o,
-  );
   try {
-    readOptions(literal, TARGET_SYNC_OPTIONS, at);
+    // A templated entry is checked per target, once expanded.
+    readOptions(options as unknown[], TARGET_SYNC_OPTIONS, at, isTemplated);
   } catch (e) {
     if (e instanceof SyncOptionError) throw new SyncSettingsError(e.message, e.path, e.code);
     throw e;
@@ -251,7 +248,7 @@ function checkSyncOptions(syncPolicy: unknown): void {
 function checkNamespaceMetadata(policy: Record<string, unknown>): void {
   const at = `${SYNC_POLICY_PATH}.managedNamespaceMetadata`;
   const raw = policy['managedNamespaceMetadata'];
-  if (raw === null || (typeof raw === 'string' && raw.includes('{{'))) return;
+  if (raw === null || isTemplated(raw)) return;
   const meta = asObject(raw);
   if (!meta)
     throw new SyncSettingsError('expected an object with labels and annotations', at, 'invalid-sync-policy');
@@ -273,12 +270,10 @@ function checkNamespaceMetadata(policy: Record<string, unknown>): void {
           'invalid-sync-policy',
         );
   }
+  // A templated option may turn out to be CreateNamespace=true: that is checked once expanded.
   const options = policy['syncOptions'];
-  const creates =
-    Array.isArray(options) &&
-    options.some(
-      (o) => typeof o === 'string' && (o.replaceAll(' ', '') === 'CreateNamespace=true' || o.includes('{{')),
-    );
+  const templated = Array.isArray(options) && options.some(isTemplated);
+  const creates = templated || syncOptionsOf(policy).createNamespace === true;
   if (!creates)
     throw new SyncSettingsError(
       'managedNamespaceMetadata is used only with the sync option CreateNamespace=true, which is not set',
@@ -287,10 +282,14 @@ function checkNamespaceMetadata(policy: Record<string, unknown>): void {
     );
 }
 
+function isTemplated(value: unknown): boolean {
+  return typeof value === 'string' && value.includes('{{');
+}
+
 /** A setting that is not a boolean would otherwise fall back to its default without a word. */
 function checkBoolean(value: unknown, path: string): void {
   if (typeof value === 'boolean') return;
-  if (typeof value === 'string' && value.includes('{{')) return;
+  if (isTemplated(value)) return;
   throw new SyncSettingsError(
     `expected true or false, got ${JSON.stringify(value)}`,
     path,

@@ -40,23 +40,13 @@ export const syncHistoryQuery = z.object({
 });
 export type SyncHistoryQuery = z.output<typeof syncHistoryQuery>;
 
-/** One row of the history query: the run's own columns and the names of its target, cluster and appset. */
-interface SyncRunRow {
-  id: string;
-  target: string;
-  cluster: string;
-  appSet: string;
-  revision: string;
-  bundleDigest: string;
-  trigger: string;
-  outcome: string;
-  message: string;
+/** One row of the history query: the view's fields as the database gives them (dates, the report's own id). */
+type SyncRunRow = Omit<SyncRunView, 'startedAt' | 'finishedAt' | 'reportId' | 'dryRun'> & {
   startedAt: Date;
   finishedAt: Date;
-  resources: unknown;
   agentReportId: string;
   dryRun: boolean;
-}
+};
 
 /**
  * Sync history queries: a page is one SQL statement, two when the filter names a cluster or appset
