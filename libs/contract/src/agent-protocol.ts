@@ -44,6 +44,30 @@ export type RegisterResponse = z.infer<typeof registerResponseSchema>;
 export const rotateResponseSchema = registerResponseSchema;
 export type RotateResponse = RegisterResponse;
 
+/**
+ * Argo CD's `syncPolicy.retry`, durations already in milliseconds: a failed sync of a revision is
+ * tried again `limit` times (−1: without end), waiting `durationMs × factor^n` before retry n, at
+ * most `maxDurationMs`. Then it stays failed until a new revision or a sync a person asks for.
+ */
+export const retryPolicySchema = z.object({
+  limit: z.number().int().min(-1),
+  backoff: z.object({
+    durationMs: z.number().positive(),
+    factor: z.number().min(1),
+    maxDurationMs: z.number().positive(),
+  }),
+});
+export type RetryPolicy = z.infer<typeof retryPolicySchema>;
+
+/**
+ * Without `syncPolicy.retry`: what Argo CD's ApplicationSet controller gives the syncs it starts
+ * (limit 5) with Argo CD's default back-off (5 s, factor 2, at most 3 min).
+ */
+export const DEFAULT_RETRY_POLICY: RetryPolicy = {
+  limit: 5,
+  backoff: { durationMs: 5_000, factor: 2, maxDurationMs: 180_000 },
+};
+
 export const syncPolicySchema = z.object({
   /** Apply new revisions without a person asking. */
   automated: z.boolean().default(true),
@@ -70,6 +94,8 @@ export const syncPolicySchema = z.object({
       annotations: z.record(z.string(), z.string()).default({}),
     })
     .optional(),
+  /** How often a failed sync is tried again. Absent = DEFAULT_RETRY_POLICY. */
+  retry: retryPolicySchema.optional(),
 });
 export type SyncPolicy = z.infer<typeof syncPolicySchema>;
 

@@ -25,6 +25,10 @@ import { keyOf, prepareObject, refOfId, syncTarget } from '../sync/sync-target.j
 import { type GateAction, type GateDecision } from '../windows/sync-gate.js';
 import { type RollbackHook } from '../rollback/auto-rollback.js';
 import { type ClusterEvent, eventsOfReport } from '../events/cluster-events.js';
+import { nextRetryAt, retryOutlook, retryPolicyOf } from './sync-retry.js';
+
+/** A timer may fire a little before the clock says it is due: that counts as due. */
+const TIMER_SLACK_MS = 100;
 
 /** The live view the reconciler reads: the watch cache, kept fresh by informers. */
 export interface LiveView {
@@ -85,7 +89,8 @@ export class TargetReconciler {
   private lastHealth: string | undefined;
   /** The target's health as last judged (told to the hub or not), for automatic rollback. */
   private lastStatus: HealthStatus | undefined;
-  private failedSyncs = 0;
+  /** Failed self-heals in a row, for their back-off. */
+  private failedHeals = 0;
   /** Consecutive reconcile steps that threw (a disk or hub error outside the sync itself). */
   private failedSteps = 0;
   private blockedReported: string | undefined;
@@ -186,20 +191,46 @@ export class TargetReconciler {
       await this.manualSync(operation);
       return;
     }
-    const last = this.state.lastSync;
-    const needsSync =
-      !last ||
-      last.digest !== a.bundleDigest ||
-      // A new commit that renders the same bundle still gets its sync run, as in Argo CD.
-      last.revision !== a.revision ||
-      last.outcome === 'Failed' ||
-      last.outcome === 'Partial';
+    const failed = this.failedHere();
+    const needsSync = failed || !this.attemptedHere();
     if (needsSync && a.syncPolicy.automated) {
-      await this.autoSync();
-      return;
+      // A failed revision is tried again only as its retry policy says, never on every resync.
+      const now = this.deps.now();
+      const dueAt = failed ? this.retryDueAt() : now;
+      if (dueAt && dueAt.getTime() <= now.getTime() + TIMER_SLACK_MS) {
+        await this.autoSync();
+        return;
+      }
+      if (dueAt) this.scheduleRetry(dueAt);
     }
     await this.prepareDesired();
     await this.checkDrift([...this.desiredByKey.keys()], why === 'resync' || why === 'start');
+  }
+
+  /** Whether the last full sync was of this assignment's bundle and revision. */
+  private attemptedHere(): boolean {
+    const last = this.state.lastSync;
+    // A new commit that renders the same bundle still gets its sync run, as in Argo CD.
+    return (
+      !!last && last.digest === this.assignment.bundleDigest && last.revision === this.assignment.revision
+    );
+  }
+
+  /** Whether the last full sync of this bundle and revision failed (in whole or in part). */
+  private failedHere(): boolean {
+    const outcome = this.state.lastSync?.outcome;
+    return this.attemptedHere() && (outcome === 'Failed' || outcome === 'Partial');
+  }
+
+  /** When the failed revision may be synced again automatically; null once its retries are spent. */
+  private retryDueAt(): Date | null {
+    const last = this.state.lastSync;
+    if (!last) return this.deps.now();
+    return nextRetryAt(
+      retryPolicyOf(this.assignment.syncPolicy),
+      Math.max(1, last.attempts),
+      new Date(last.at),
+    );
   }
 
   private async autoSync(): Promise<void> {
@@ -318,6 +349,21 @@ export class TargetReconciler {
       this.deps.log.info({ target: a.name, trigger }, 'sync interrupted: the agent is stopping');
       return result.report;
     }
+    const failedNow = result.report.outcome === 'Failed' || result.report.outcome === 'Partial';
+    // Failed syncs of one revision in a row; a sync a person asked for starts the count again.
+    const attempts = !failedNow
+      ? 0
+      : trigger !== 'manual' && this.attemptedHere()
+        ? Math.max(1, this.state.lastSync?.attempts ?? 0) + 1
+        : 1;
+    const retry = retryPolicyOf(a.syncPolicy);
+    if (failedNow && !only && a.syncPolicy.automated)
+      result.report.message = [
+        result.report.message,
+        retryOutlook(retry, attempts, new Date(result.report.at)),
+      ]
+        .filter((m) => m)
+        .join('; ');
     // The report goes to the on-disk queue before the state that says the sync happened: a crash
     // in between replays the sync (a new report, harmless), never loses the report.
     await this.emit([result.report], inventoryBefore);
@@ -327,6 +373,7 @@ export class TargetReconciler {
         revision: a.revision,
         outcome: result.report.outcome,
         at: result.report.at,
+        attempts,
       };
     this.state.pendingIntent = null;
     await this.deps.store.saveTargetState(a.targetId, this.state);
@@ -339,12 +386,16 @@ export class TargetReconciler {
     const health = this.healthReport(result.live);
     if (health) await this.emit([health]);
     if (result.report.outcome === 'Succeeded') {
-      this.failedSyncs = 0;
-    } else {
-      // Failures are retried, but never in a tight loop against a struggling API server.
+      this.failedHeals = 0;
+    } else if (only) {
+      // A failed heal is looked at again, but never in a tight loop against a struggling API server.
       const { initialMs, maxMs } = this.deps.healBackoff;
-      const delay = Math.min(maxMs, initialMs * 2 ** this.failedSyncs++);
+      const delay = Math.min(maxMs, initialMs * 2 ** this.failedHeals++);
       this.scheduleRetry(new Date(this.deps.now().getTime() + delay));
+    } else if (failedNow && a.syncPolicy.automated) {
+      const at = nextRetryAt(retry, attempts, new Date(result.report.at));
+      if (at) this.scheduleRetry(at);
+      else this.deps.log.warn({ target: a.name, attempts }, 'sync failed; no retry left');
     }
     if (!only && trigger !== 'rollback') await this.maybeRollBack();
     return result.report;
@@ -438,7 +489,10 @@ export class TargetReconciler {
       }
     }
     if (reports.length > 0) await this.emit(reports);
-    if (drifted.length > 0 && a.syncPolicy.automated && a.syncPolicy.selfHeal) await this.heal(drifted);
+    // After a failed sync of this revision only its retry policy syncs again: self-heal would
+    // otherwise retry it object by object without a limit (Argo CD does not heal then either).
+    const heals = a.syncPolicy.automated && a.syncPolicy.selfHeal && !this.failedHere();
+    if (drifted.length > 0 && heals) await this.heal(drifted);
     else await this.emitHealthIfChanged(liveByKey);
     await this.maybeRollBack();
   }

@@ -78,6 +78,7 @@ describe('StateStore', () => {
         revision: 'abc',
         outcome: 'Succeeded',
         at: '2026-12-02T10:00:00.000Z',
+        attempts: 0,
       },
       pendingIntent: 'self-heal' as const,
       contested: { '/ConfigMap/ns/c': 'kubectl-edit' },

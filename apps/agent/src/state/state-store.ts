@@ -33,9 +33,18 @@ export type ResourceId = z.infer<typeof resourceIdSchema>;
 export const targetStateSchema = z.object({
   /** Objects this target applied and has not pruned yet, in apply order. */
   inventory: z.array(resourceIdSchema).default([]),
-  /** The last digest a sync was attempted for, and how it ended. */
+  /**
+   * The last digest a sync was attempted for, and how it ended; `attempts` counts the failed syncs of
+   * this digest and revision in a row (kept across restarts, so a restart never resets the retry limit).
+   */
   lastSync: z
-    .object({ digest: z.string(), revision: z.string().default(''), outcome: z.string(), at: z.string() })
+    .object({
+      digest: z.string(),
+      revision: z.string().default(''),
+      outcome: z.string(),
+      at: z.string(),
+      attempts: z.number().int().min(0).default(0),
+    })
     .nullable()
     .default(null),
   /** A sync or heal that a window blocked, to run when the window opens. */

@@ -221,10 +221,6 @@ describe('sync options and syncPolicy fields Flotilla does not honour', () => {
       path: 'spec.template.spec.syncPolicy.syncOptions[1]',
       code: 'unsupported-sync-option',
     });
-    expect(refusal({ retry: { limit: 3 } })).toMatchObject({
-      path: 'spec.template.spec.syncPolicy.retry',
-      code: 'unsupported-sync-option',
-    });
     expect(refusal({ automated: { prune: true, selfheal: true } })).toMatchObject({
       path: 'spec.template.spec.syncPolicy.automated.selfheal',
       code: 'invalid-sync-policy',
@@ -283,5 +279,79 @@ describe('sync options and syncPolicy fields Flotilla does not honour', () => {
       prune: true,
       allowEmpty: false,
     });
+  });
+});
+
+describe('syncPolicy.retry', () => {
+  const withPolicy = (syncPolicy: unknown) => ({ spec: { template: { spec: { syncPolicy } } } });
+  const refusal = (retry: unknown): SyncSettingsError => {
+    try {
+      checkSyncSettingsSpec(withPolicy({ automated: {}, retry }));
+    } catch (e) {
+      if (e instanceof SyncSettingsError) return e;
+      throw e;
+    }
+    throw new Error('expected the retry policy to be refused');
+  };
+
+  it("reads Argo CD's retry, durations as Go durations or plain seconds, defaults for what is left out", () => {
+    expect(
+      syncPolicyOf({
+        automated: { prune: true },
+        retry: { limit: 10, backoff: { duration: '10s', factor: 3, maxDuration: '1h30m' } },
+      }).retry,
+    ).toEqual({ limit: 10, backoff: { durationMs: 10_000, factor: 3, maxDurationMs: 5_400_000 } });
+    expect(syncPolicyOf({ automated: {}, retry: { limit: -1, backoff: { duration: '5' } } }).retry).toEqual({
+      limit: -1,
+      backoff: { durationMs: 5_000, factor: 2, maxDurationMs: 180_000 },
+    });
+    expect(syncPolicyOf({ automated: {}, retry: { refresh: true } }).retry).toEqual({
+      limit: 5,
+      backoff: { durationMs: 5_000, factor: 2, maxDurationMs: 180_000 },
+    });
+    // Without retry the agent uses the contract's default; nothing is stored for it.
+    expect(syncPolicyOf({ automated: {} }).retry).toBeUndefined();
+    // Every form of syncPolicy carries it: manual (a requested sync's failure) and the flat form.
+    expect(syncPolicyOf({ retry: { limit: 1 } }).retry?.limit).toBe(1);
+    expect(syncPolicyOf({ selfHeal: true, retry: { limit: 2 } }).retry?.limit).toBe(2);
+  });
+
+  it('refuses a bad retry at submission, naming the field', () => {
+    expect(refusal({ limit: 'three' })).toMatchObject({
+      path: 'spec.template.spec.syncPolicy.retry.limit',
+      code: 'invalid-sync-policy',
+      message: 'expected a whole number of at least -1, got "three"',
+    });
+    expect(refusal({ limit: -2 }).path).toBe('spec.template.spec.syncPolicy.retry.limit');
+    expect(refusal({ backoff: { duration: '5 minutes' } })).toMatchObject({
+      path: 'spec.template.spec.syncPolicy.retry.backoff.duration',
+      code: 'invalid-sync-policy',
+    });
+    expect(refusal({ backoff: { maxDuration: '0s' } }).path).toBe(
+      'spec.template.spec.syncPolicy.retry.backoff.maxDuration',
+    );
+    expect(refusal({ backoff: { factor: 1.5 } }).path).toBe(
+      'spec.template.spec.syncPolicy.retry.backoff.factor',
+    );
+    expect(refusal({ backoff: { jitter: 0.1 } }).path).toBe(
+      'spec.template.spec.syncPolicy.retry.backoff.jitter',
+    );
+    expect(refusal({ limits: 3 }).path).toBe('spec.template.spec.syncPolicy.retry.limits');
+    expect(refusal(5).path).toBe('spec.template.spec.syncPolicy.retry');
+    expect(refusal({ refresh: false })).toMatchObject({
+      path: 'spec.template.spec.syncPolicy.retry.refresh',
+      code: 'unsupported-sync-option',
+    });
+  });
+
+  it('leaves templated retry values to expansion, and refuses them there', () => {
+    expect(() =>
+      checkSyncSettingsSpec(
+        withPolicy({ retry: { limit: '{{.retries}}', backoff: { duration: '{{.d}}' } } }),
+      ),
+    ).not.toThrow();
+    expect(() => targetSyncSettingsOf({ syncPolicy: { retry: { limit: 'x' } } })).toThrow(
+      expect.objectContaining({ path: 'spec.template.spec.syncPolicy.retry.limit' }),
+    );
   });
 });

@@ -1,13 +1,16 @@
 import {
+  DEFAULT_RETRY_POLICY,
   ignoreRuleSchema,
   readOptions,
   SyncOptionError,
   syncPolicySchema,
   TARGET_SYNC_OPTIONS,
   type IgnoreRule,
+  type RetryPolicy,
   type SyncPolicy,
 } from '@flotilla/contract';
 import { compileIgnoreRules, DiffError } from '@flotilla/diff';
+import { parseGoDuration } from '@flotilla/windows';
 import { z } from 'zod';
 import { HubError } from '../common/hub-error.js';
 
@@ -25,16 +28,16 @@ export function syncPolicyOf(raw: unknown): SyncPolicy {
   const automated = o['automated'];
   if (typeof automated === 'boolean' || automated === undefined) {
     if (automated === undefined && ('selfHeal' in o || 'prune' in o || 'allowEmpty' in o)) {
-      return syncPolicySchema.parse({ ...syncOptionsOf(o), ...pickBooleans(o) });
+      return syncPolicySchema.parse({ ...sharedSettingsOf(o), ...pickBooleans(o) });
     }
     if (automated === undefined) {
       return {
-        ...syncPolicySchema.parse(syncOptionsOf(o)),
+        ...syncPolicySchema.parse(sharedSettingsOf(o)),
         automated: false,
         selfHeal: false,
       };
     }
-    return syncPolicySchema.parse({ ...syncOptionsOf(o), ...pickBooleans(o) });
+    return syncPolicySchema.parse({ ...sharedSettingsOf(o), ...pickBooleans(o) });
   }
   const a = typeof automated === 'object' && automated !== null ? (automated as Record<string, unknown>) : {};
   // Argo CD's `automated.enabled: false` switches automated sync off and keeps the rest written down.
@@ -42,7 +45,7 @@ export function syncPolicyOf(raw: unknown): SyncPolicy {
     return syncPolicySchema.parse({
       prune: a['prune'] === true,
       allowEmpty: a['allowEmpty'] === true,
-      ...syncOptionsOf(o),
+      ...sharedSettingsOf(o),
       automated: false,
       selfHeal: false,
     });
@@ -52,7 +55,7 @@ export function syncPolicyOf(raw: unknown): SyncPolicy {
     prune: false,
     selfHeal: false,
     allowEmpty: false,
-    ...syncOptionsOf(o),
+    ...sharedSettingsOf(o),
     ...pickBooleans(a),
   });
 }
@@ -186,8 +189,7 @@ const SYNC_POLICY_KEYS: Readonly<Record<string, string | null>> = {
   prune: null,
   allowEmpty: null,
   respectIgnoreDifferences: null,
-  retry:
-    'syncPolicy.retry is not supported yet: a failed automated sync is retried with back-off until a new revision or a manual sync',
+  retry: null,
   managedNamespaceMetadata: null,
 };
 const AUTOMATED_KEYS = new Set(['prune', 'selfHeal', 'allowEmpty', 'enabled']);
@@ -224,6 +226,7 @@ function checkSyncOptions(syncPolicy: unknown): void {
         checkBoolean(v, `${SYNC_POLICY_PATH}.automated.${k}`);
       }
     } else if (key === 'managedNamespaceMetadata') checkNamespaceMetadata(policy);
+    else if (key === 'retry') retryPolicyOf(value);
     else if (key !== 'syncOptions' && value !== null) checkBoolean(value, `${SYNC_POLICY_PATH}.${key}`);
   }
   const options = policy['syncOptions'];
@@ -273,13 +276,109 @@ function checkNamespaceMetadata(policy: Record<string, unknown>): void {
   // A templated option may turn out to be CreateNamespace=true: that is checked once expanded.
   const options = policy['syncOptions'];
   const templated = Array.isArray(options) && options.some(isTemplated);
-  const creates = templated || syncOptionsOf(policy).createNamespace === true;
+  const creates = templated || sharedSettingsOf(policy).createNamespace === true;
   if (!creates)
     throw new SyncSettingsError(
       'managedNamespaceMetadata is used only with the sync option CreateNamespace=true, which is not set',
       at,
       'invalid-sync-policy',
     );
+}
+
+const RETRY_PATH = `${SYNC_POLICY_PATH}.retry`;
+const RETRY_KEYS = ['limit', 'backoff', 'refresh'];
+const BACKOFF_KEYS = ['duration', 'factor', 'maxDuration'];
+
+/**
+ * Argo CD's `syncPolicy.retry` with its defaults for what is left out (limit: Flotilla's 5, as the
+ * ApplicationSet controller gives; backoff 5s × 2, at most 3m). Durations are Go durations (`30s`,
+ * `1m30s`) or plain seconds, as Argo CD reads them. Throws SyncSettingsError naming the field;
+ * undefined when no retry is written. A templated field is judged once expanded.
+ */
+export function retryPolicyOf(raw: unknown): RetryPolicy | undefined {
+  if (raw === undefined || raw === null || isTemplated(raw)) return undefined;
+  const retry = objectWithKeys(raw, RETRY_KEYS, RETRY_PATH);
+  const refresh = retry['refresh'];
+  if (refresh !== undefined && refresh !== null) {
+    checkBoolean(refresh, `${RETRY_PATH}.refresh`);
+    if (refresh === false)
+      throw new SyncSettingsError(
+        'retry.refresh: false is not supported: a retry always syncs the newest revision Git has for the target (refresh: true)',
+        `${RETRY_PATH}.refresh`,
+        'unsupported-sync-option',
+      );
+  }
+  const defaults = DEFAULT_RETRY_POLICY.backoff;
+  const backoffRaw = retry['backoff'];
+  const backoff =
+    backoffRaw === undefined || backoffRaw === null || isTemplated(backoffRaw)
+      ? {}
+      : objectWithKeys(backoffRaw, BACKOFF_KEYS, `${RETRY_PATH}.backoff`);
+  const limit = retry['limit'];
+  const factor = backoff['factor'];
+  return {
+    limit:
+      limit === undefined || limit === null || isTemplated(limit)
+        ? DEFAULT_RETRY_POLICY.limit
+        : integerAtLeast(limit, -1, `${RETRY_PATH}.limit`),
+    backoff: {
+      durationMs: durationMsOf(backoff['duration'], defaults.durationMs, `${RETRY_PATH}.backoff.duration`),
+      factor:
+        factor === undefined || factor === null || isTemplated(factor)
+          ? defaults.factor
+          : integerAtLeast(factor, 1, `${RETRY_PATH}.backoff.factor`),
+      maxDurationMs: durationMsOf(
+        backoff['maxDuration'],
+        defaults.maxDurationMs,
+        `${RETRY_PATH}.backoff.maxDuration`,
+      ),
+    },
+  };
+}
+
+function objectWithKeys(raw: unknown, known: readonly string[], path: string): Record<string, unknown> {
+  const o = asObject(raw);
+  if (!o)
+    throw new SyncSettingsError(`expected an object with ${known.join(', ')}`, path, 'invalid-sync-policy');
+  for (const k of Object.keys(o))
+    if (!known.includes(k))
+      throw new SyncSettingsError(
+        `unknown field "${k}" (known: ${known.join(', ')})`,
+        `${path}.${k}`,
+        'invalid-sync-policy',
+      );
+  return o;
+}
+
+function integerAtLeast(value: unknown, min: number, path: string): number {
+  if (typeof value === 'number' && Number.isInteger(value) && value >= min) return value;
+  throw new SyncSettingsError(
+    `expected a whole number of at least ${min}, got ${JSON.stringify(value)}`,
+    path,
+    'invalid-sync-policy',
+  );
+}
+
+/** A Go duration (`5s`, `1m30s`) or plain seconds (`5`, "5"), as Argo CD's retry reads it; > 0. */
+function durationMsOf(value: unknown, fallback: number, path: string): number {
+  if (value === undefined || value === null || isTemplated(value)) return fallback;
+  let ms: number | undefined;
+  if (typeof value === 'number') ms = value * 1_000;
+  else if (typeof value === 'string' && /^\d+$/.test(value.trim())) ms = Number(value.trim()) * 1_000;
+  else if (typeof value === 'string') {
+    try {
+      ms = parseGoDuration(value.trim());
+    } catch (e) {
+      throw new SyncSettingsError((e as Error).message, path, 'invalid-sync-policy');
+    }
+  }
+  if (ms === undefined || !Number.isFinite(ms) || ms <= 0)
+    throw new SyncSettingsError(
+      `expected a duration above zero such as "5s", "2m" or a number of seconds, got ${JSON.stringify(value)}`,
+      path,
+      'invalid-sync-policy',
+    );
+  return ms;
 }
 
 function isTemplated(value: unknown): boolean {
@@ -297,8 +396,11 @@ function checkBoolean(value: unknown, path: string): void {
   );
 }
 
-function syncOptionsOf(o: Record<string, unknown>): Partial<SyncPolicy> {
+/** What every form of `syncPolicy` reads alike: `syncOptions`, `managedNamespaceMetadata`, `retry`. */
+function sharedSettingsOf(o: Record<string, unknown>): Partial<SyncPolicy> {
   const out: Partial<SyncPolicy> = {};
+  const retry = retryPolicyOf(o['retry']);
+  if (retry) out.retry = retry;
   const options = o['syncOptions'];
   if (Array.isArray(options))
     for (const opt of options) {
