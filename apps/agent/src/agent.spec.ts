@@ -79,7 +79,8 @@ describe('agent: apply, prune, drift and heal against a simulated cluster', () =
       ['Deployment', 'unchanged'],
       ['ConfigMap', 'pruned'],
     ]);
-    expect(await h.read('ConfigMap', 'web-config')).toBeUndefined();
+    // Deleted in the foreground (Argo CD's default): gone once the garbage collector has seen it.
+    await expect.poll(() => h.read('ConfigMap', 'web-config'), poll).toBeUndefined();
   });
 
   it('heals out-of-band changes seen through the watch: replicas, image, a removed label, a deletion', async () => {

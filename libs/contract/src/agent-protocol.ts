@@ -94,6 +94,12 @@ export const syncPolicySchema = z.object({
       annotations: z.record(z.string(), z.string()).default({}),
     })
     .optional(),
+  /**
+   * Argo CD's `PrunePropagationPolicy`: how a pruned object's dependents go (a Deployment's
+   * ReplicaSets and Pods). Absent = foreground, Argo CD's default: the object is gone only once its
+   * dependents are.
+   */
+  prunePropagationPolicy: z.enum(['foreground', 'background', 'orphan']).optional(),
   /** How often a failed sync is tried again. Absent = DEFAULT_RETRY_POLICY. */
   retry: retryPolicySchema.optional(),
 });

@@ -69,14 +69,17 @@ export const TARGET_SYNC_OPTIONS: OptionTable = {
     false: { honoured: 'the default: the destination namespace must exist or be declared' },
   },
   PrunePropagationPolicy: {
-    background: {
-      honoured: "pruned objects are deleted with propagationPolicy=Background, Flotilla's default",
-    },
     foreground: {
-      refused: 'PrunePropagationPolicy=foreground is not supported yet: Flotilla prunes with Background',
+      honoured:
+        "the default, as Argo CD's: a pruned object is deleted with propagationPolicy=Foreground, gone once its dependents are",
+    },
+    background: {
+      honoured:
+        'pruned objects are deleted with propagationPolicy=Background: dependents are collected after',
     },
     orphan: {
-      refused: 'PrunePropagationPolicy=orphan is not supported yet: Flotilla prunes with Background',
+      honoured:
+        'pruned objects are deleted with propagationPolicy=Orphan: their dependents stay, without the owner reference',
     },
   },
   ApplyOutOfSyncOnly: {

@@ -10,6 +10,9 @@ export interface ResourceScope {
 }
 
 /** What the agent needs from a cluster; one implementation talks to the API server. */
+/** What happens to an object's dependents when it is deleted (the API's DeleteOptions). */
+export type PropagationPolicy = 'Foreground' | 'Background' | 'Orphan';
+
 export interface KubeClient {
   /** Discovery: the resource's URL name and whether it lives in a namespace. */
   scopeOf(apiVersion: string, kind: string): Promise<ResourceScope>;
@@ -21,8 +24,8 @@ export interface KubeClient {
   get(id: ResourceId): Promise<KubeObject | undefined>;
   /** Cluster-wide list, with the list's resourceVersion for a watch to start from. */
   list(apiVersion: string, kind: string): Promise<{ items: KubeObject[]; resourceVersion: string }>;
-  /** Deletes with background propagation; false when it was already gone. */
-  delete(id: ResourceId): Promise<boolean>;
+  /** Deletes (background propagation unless told otherwise); false when it was already gone. */
+  delete(id: ResourceId, propagationPolicy?: PropagationPolicy): Promise<boolean>;
   /** A plain create (POST to the collection), for objects the agent writes once, such as Events. */
   create(obj: KubeObject): Promise<KubeObject>;
 }
@@ -188,9 +191,9 @@ export function createKubeClient(kc: KubeConfig): KubeClient {
       })) as KubeObject;
     },
 
-    async delete(id) {
+    async delete(id, propagationPolicy = 'Background') {
       try {
-        await call('DELETE', `${await pathOf(id)}?propagationPolicy=Background`, describe(id));
+        await call('DELETE', `${await pathOf(id)}?propagationPolicy=${propagationPolicy}`, describe(id));
         return true;
       } catch (err) {
         if (err instanceof KubeApiError && err.status === 404) return false;

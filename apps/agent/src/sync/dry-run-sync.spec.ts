@@ -72,6 +72,14 @@ describe('dryRunSync against a simulated cluster', () => {
     r.resources.map((x) => `${x.kind}/${x.name}:${x.action}${x.message ? ` (${x.message})` : ''}`);
 
   it('says what it would create, change and prune, and changes nothing', async () => {
+    // The simulated Deployment controller annotates the revision it rolled out shortly after the
+    // first sync: the snapshot is taken once it has, so only the dry run could change it after.
+    await expect
+      .poll(
+        async () => (await kube.get(deployment))?.metadata.annotations?.['deployment.kubernetes.io/revision'],
+        { timeout: 15_000, interval: 50 },
+      )
+      .toBeDefined();
     const before = await kube.get(deployment);
     const r = await dryRunSync({
       kube,
@@ -96,8 +104,8 @@ describe('dryRunSync against a simulated cluster', () => {
     ]);
     const after = await kube.get(deployment);
     expect((after?.['spec'] as { replicas: number }).replicas).toBe(2);
-    // Not the resourceVersion: the simulated Deployment controller still writes status after the first
-    // sync. What an apply would change — the spec and this agent's field ownership — is as it was.
+    // Not the resourceVersion: the simulated Deployment controller may still write status. What an
+    // apply would change — the spec, metadata and this agent's field ownership — is as it was.
     const written = (o: typeof after) => ({
       spec: o?.['spec'],
       labels: o?.metadata.labels,

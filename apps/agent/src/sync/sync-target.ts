@@ -16,7 +16,7 @@ import {
 import { isDeepStrictEqual } from 'node:util';
 import { keepLiveIgnoredFields } from '@flotilla/diff';
 import { type HealthAssessor, type ResourceHealth } from '../health/target-health.js';
-import { type KubeClient, idOf } from '../kube/kube-client.js';
+import { type KubeClient, type PropagationPolicy, idOf } from '../kube/kube-client.js';
 import { type ResourceId } from '../state/state-store.js';
 import { sleep } from '../util/backoff.js';
 import { isFoundation, orderForApply, orderForPrune, syncWaveOf } from './apply-order.js';
@@ -660,6 +660,19 @@ export function prunable(
   return { prune, kept };
 }
 
+/** The API's propagation policy for a prune: the target's PrunePropagationPolicy, foreground unless set. */
+export function prunePropagationOf(policy: Assignment['syncPolicy']): PropagationPolicy {
+  const chosen = policy.prunePropagationPolicy ?? 'foreground';
+  return chosen === 'orphan' ? 'Orphan' : chosen === 'background' ? 'Background' : 'Foreground';
+}
+
+/** Said on each pruned object only where its dependents do not simply go with it. */
+const PRUNE_MESSAGE: Readonly<Record<PropagationPolicy, string>> = {
+  Foreground: '',
+  Background: '',
+  Orphan: 'deleted; its dependents were left in place (PrunePropagationPolicy=orphan)',
+};
+
 /** Deletes leftovers still owned by this target; returns the ids it must keep tracking (kept, failures). */
 async function prune(
   kube: KubeClient,
@@ -677,11 +690,12 @@ async function prune(
   } catch {
     ordered = [...deletable].reverse();
   }
+  const propagation = prunePropagationOf(assignment.syncPolicy);
   for (const obj of ordered) {
     const id = idOf(obj);
     try {
-      await kube.delete(id);
-      results.push({ ...refOfId(id), action: 'pruned', message: '' });
+      await kube.delete(id, propagation);
+      results.push({ ...refOfId(id), action: 'pruned', message: PRUNE_MESSAGE[propagation] });
     } catch (err) {
       results.push({ ...refOfId(id), action: 'failed', message: (err as Error).message });
       keep.push(id);

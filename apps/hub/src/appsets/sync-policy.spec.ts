@@ -266,6 +266,19 @@ describe('sync options and syncPolicy fields Flotilla does not honour', () => {
     ).toBe('spec.template.spec.syncPolicy.managedNamespaceMetadata.labels.team');
   });
 
+  it('carries PrunePropagationPolicy to the agent; absent, the agent uses foreground', () => {
+    expect(syncPolicyOf({ automated: {}, syncOptions: ['PrunePropagationPolicy=orphan'] })).toMatchObject({
+      prunePropagationPolicy: 'orphan',
+    });
+    expect(syncPolicyOf({ automated: {} }).prunePropagationPolicy).toBeUndefined();
+    expect(refusal({ syncOptions: ['PrunePropagationPolicy=cascade'] })).toMatchObject({
+      path: 'spec.template.spec.syncPolicy.syncOptions[0]',
+      message: expect.stringContaining(
+        'PrunePropagationPolicy=foreground or PrunePropagationPolicy=background',
+      ),
+    });
+  });
+
   it('fails the expansion of a target whose templated option is refused', () => {
     expect(() => targetSyncSettingsOf({ syncPolicy: { syncOptions: ['Replace=true'] } })).toThrow(
       expect.objectContaining({ path: 'spec.template.spec.syncPolicy.syncOptions[0]' }),

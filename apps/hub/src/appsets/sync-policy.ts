@@ -408,6 +408,11 @@ function sharedSettingsOf(o: Record<string, unknown>): Partial<SyncPolicy> {
       const [key, value] = opt.split('=', 2).map((x) => x.trim());
       if (key === 'RespectIgnoreDifferences') out.respectIgnoreDifferences = value === 'true';
       if (key === 'CreateNamespace') out.createNamespace = value === 'true';
+      if (
+        key === 'PrunePropagationPolicy' &&
+        (value === 'foreground' || value === 'background' || value === 'orphan')
+      )
+        out.prunePropagationPolicy = value;
     }
   const meta = asObject(o['managedNamespaceMetadata']);
   if (out.createNamespace && meta)
