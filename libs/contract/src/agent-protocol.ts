@@ -100,6 +100,16 @@ export const syncPolicySchema = z.object({
    * dependents are.
    */
   prunePropagationPolicy: z.enum(['foreground', 'background', 'orphan']).optional(),
+  /**
+   * Argo CD's `ApplyOutOfSyncOnly=true`: a sync applies only the objects that differ from what runs
+   * (hooks still run, every object is still reported). Absent = false.
+   */
+  applyOutOfSyncOnly: z.boolean().optional(),
+  /**
+   * Argo CD's `FailOnSharedResource=true`: a sync that declares an object another target tracks fails
+   * before anything is applied. Absent = false (the object is taken over, and the run says so).
+   */
+  failOnSharedResource: z.boolean().optional(),
   /** How often a failed sync is tried again. Absent = DEFAULT_RETRY_POLICY. */
   retry: retryPolicySchema.optional(),
 });

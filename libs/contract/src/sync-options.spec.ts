@@ -23,7 +23,14 @@ function failure(f: () => unknown): SyncOptionError {
 describe('readOptions', () => {
   it('returns the value of every honoured option', () => {
     const read = readOptions(
-      ['RespectIgnoreDifferences=true', ' ServerSideApply = true ', 'PruneLast=true'],
+      [
+        'RespectIgnoreDifferences=true',
+        ' ServerSideApply = true ',
+        'PruneLast=true',
+        'PrunePropagationPolicy=orphan',
+        'ApplyOutOfSyncOnly=true',
+        'FailOnSharedResource=true',
+      ],
       TARGET_SYNC_OPTIONS,
       'o',
     );
@@ -31,6 +38,9 @@ describe('readOptions', () => {
       ['RespectIgnoreDifferences', 'true'],
       ['ServerSideApply', 'true'],
       ['PruneLast', 'true'],
+      ['PrunePropagationPolicy', 'orphan'],
+      ['ApplyOutOfSyncOnly', 'true'],
+      ['FailOnSharedResource', 'true'],
     ]);
   });
 
@@ -38,11 +48,12 @@ describe('readOptions', () => {
   it.each([
     ['Replace=true', /server-side apply/],
     ['ServerSideApply=false', /only by server-side apply/],
-    ['PrunePropagationPolicy=orphan', /Background/],
-    ['ApplyOutOfSyncOnly=true', /not supported/],
-    ['FailOnSharedResource=true', /not supported/],
     ['Validate=false', /always validates/],
     ['Force=true', /never deletes/],
+    [
+      'PrunePropagationPolicy=cascade',
+      /expected PrunePropagationPolicy=foreground or PrunePropagationPolicy=background or PrunePropagationPolicy=orphan/,
+    ],
     ['PruneLast=maybe', /unsupported value "maybe" \(expected PruneLast=true or PruneLast=false\)/],
     ['NoSuchOption=true', /unknown option "NoSuchOption"/],
     ['RespectIgnoreDifferences', /unsupported value ""/],

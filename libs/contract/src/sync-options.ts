@@ -84,14 +84,19 @@ export const TARGET_SYNC_OPTIONS: OptionTable = {
   },
   ApplyOutOfSyncOnly: {
     true: {
-      refused:
-        'ApplyOutOfSyncOnly=true is not supported yet: a sync applies every object (unchanged ones are a no-op)',
+      honoured:
+        'a sync applies only the objects that differ from what runs (as the drift comparison sees them); hooks still run and every object is reported, in sync ones as unchanged',
     },
     false: { honoured: 'the default: a sync applies every declared object' },
   },
   FailOnSharedResource: {
-    true: { refused: 'FailOnSharedResource=true is not supported yet' },
-    false: { honoured: 'the default' },
+    true: {
+      honoured:
+        'a sync that declares an object another target tracks (its flotilla.dev/tracking-id) fails before anything is applied, naming the object and the other target',
+    },
+    false: {
+      honoured: 'the default: such an object is taken over by this target, and the run says from which',
+    },
   },
   Force: {
     true: {

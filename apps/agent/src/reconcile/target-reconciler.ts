@@ -325,6 +325,7 @@ export class TargetReconciler {
       health: this.deps.health,
       now: this.deps.now,
       signal: this.stopping.signal,
+      differ: this.deps.differ,
     };
     if (this.deps.syncWait) {
       input.waitTimeoutMs = this.deps.syncWait.timeoutMs;

@@ -17,6 +17,7 @@ import {
   prunable,
   pruneHold,
   refOfId,
+  sharedWithOtherTargets,
 } from './sync-target.js';
 
 export interface DryRunInput {
@@ -65,9 +66,16 @@ export async function dryRunSync(input: DryRunInput): Promise<SyncReport> {
 
   let ordered: KubeObject[];
   let refused: ResourceResult[];
+  let shared: ResourceResult[] = [];
   try {
     ordered = orderForApply(input.manifests);
     refused = await projectRefusals(kube, assignment, input.manifests);
+    if (assignment.syncPolicy.failOnSharedResource)
+      shared = await sharedWithOtherTargets(
+        kube,
+        assignment,
+        ordered.filter((m) => syncRoleOf(m).kind === 'resource'),
+      );
   } catch (err) {
     return report('Failed', [(err as Error).message], []);
   }
@@ -78,6 +86,14 @@ export async function dryRunSync(input: DryRunInput): Promise<SyncReport> {
         `${refused.length} object(s) outside project '${assignment.project?.name ?? ''}'; a sync would apply nothing`,
       ],
       refused,
+    );
+  if (shared.length > 0)
+    return report(
+      'Failed',
+      [
+        `${shared.length} object(s) tracked by another target (FailOnSharedResource=true); a sync would apply nothing`,
+      ],
+      shared,
     );
 
   const results: ResourceResult[] = [];

@@ -15,12 +15,14 @@ import {
 } from '@flotilla/contract';
 import { isDeepStrictEqual } from 'node:util';
 import { keepLiveIgnoredFields } from '@flotilla/diff';
+import { type DriftDiffer } from '../drift/drift-differ.js';
 import { type HealthAssessor, type ResourceHealth } from '../health/target-health.js';
 import { type KubeClient, type PropagationPolicy, idOf } from '../kube/kube-client.js';
 import { type ResourceId } from '../state/state-store.js';
 import { sleep } from '../util/backoff.js';
 import { isFoundation, orderForApply, orderForPrune, syncWaveOf } from './apply-order.js';
 import { type HookDeletePolicy, type SyncRole, syncRoleOf } from './hooks.js';
+import { defaultDiffer } from '../lib-adapters.js';
 import { projectRefusals } from './project-check.js';
 
 /** `group/kind/namespace/name` of a resource id (the same key as the contract's `refKey`). */
@@ -87,6 +89,8 @@ export interface SyncInput {
   pollMs?: number;
   /** Aborts any wait (the agent is stopping); the sync then fails with a message saying so. */
   signal?: AbortSignal;
+  /** How ApplyOutOfSyncOnly judges an object in sync: the agent's drift comparison. */
+  differ?: DriftDiffer;
 }
 
 export interface SyncResult {
@@ -169,6 +173,41 @@ export async function syncTarget(input: SyncInput): Promise<SyncResult> {
   }
 
   const resources = steps.filter((s) => s.role.kind === 'resource');
+
+  // FailOnSharedResource=true: an object another target tracks refuses the whole revision, before
+  // the cluster is touched (a heal only re-applies what this target already owns).
+  if (input.assignment.syncPolicy.failOnSharedResource && !input.only) {
+    let shared: ResourceResult[];
+    try {
+      shared = await sharedWithOtherTargets(
+        input.kube,
+        input.assignment,
+        resources.map((s) => s.manifest),
+      );
+    } catch (err) {
+      const message = `cannot check for shared objects before applying (FailOnSharedResource=true): ${(err as Error).message}; nothing applied`;
+      return {
+        report: makeReport(input, startedAt, now().toISOString(), 'Failed', message, []),
+        desired: [],
+        live: run.live,
+        inventory: [...input.inventory],
+      };
+    }
+    if (shared.length > 0)
+      return {
+        report: makeReport(
+          input,
+          startedAt,
+          now().toISOString(),
+          'Failed',
+          `${shared.length} object(s) tracked by another target (FailOnSharedResource=true); nothing applied`,
+          shared,
+        ),
+        desired: [],
+        live: run.live,
+        inventory: [...input.inventory],
+      };
+  }
   // As in Argo CD, a rollback re-applies an older revision's objects without running its hooks.
   const runsHooks = input.trigger !== 'rollback';
   const hooksOf = (phase: HookPhase): Step[] =>
@@ -342,6 +381,15 @@ class SyncRun {
     if (this.input.only && !this.input.only.has(key)) return undefined;
     try {
       const before = await kube.get(id);
+      if (before && this.skipsInSync(obj, before)) {
+        this.live.set(key, before);
+        this.results.push({
+          ...refOfId(id),
+          action: 'unchanged',
+          message: 'in sync: not applied (ApplyOutOfSyncOnly=true)',
+        });
+        return before;
+      }
       const toApply =
         before && assignment.syncPolicy.respectIgnoreDifferences && assignment.ignoreDifferences.length > 0
           ? keepLiveIgnoredFields(obj, before, assignment.ignoreDifferences)
@@ -349,12 +397,25 @@ class SyncRun {
       const after = await kube.apply(toApply);
       this.live.set(key, after);
       const action = before && appliedNothing(before, after, toApply) ? 'unchanged' : 'applied';
-      this.results.push({ ...refOfId(id), action, message: '' });
+      const previous = trackedBy(before);
+      const message =
+        previous && previous !== assignment.name
+          ? `taken over from target ${previous}, which tracked it`
+          : '';
+      this.results.push({ ...refOfId(id), action, message });
       return after;
     } catch (err) {
       this.results.push({ ...refOfId(id), action: 'failed', message: (err as Error).message });
       return undefined;
     }
+  }
+
+  /** ApplyOutOfSyncOnly=true in a full sync, and the live object already is what Git declares. */
+  private skipsInSync(obj: KubeObject, live: KubeObject): boolean {
+    const { assignment, only } = this.input;
+    if (!assignment.syncPolicy.applyOutOfSyncOnly || only) return false;
+    const differ = this.input.differ ?? defaultDiffer;
+    return differ(obj, live, { ignoreRules: assignment.ignoreDifferences, manager: FIELD_MANAGER }).inSync;
   }
 
   /**
@@ -658,6 +719,41 @@ export function prunable(
     }
   }
   return { prune, kept };
+}
+
+/** The target whose tracking annotation a live object carries, if any. */
+function trackedBy(live: KubeObject | undefined): string | undefined {
+  return live?.metadata.annotations?.[TRACKING_ANNOTATION] || undefined;
+}
+
+/**
+ * FailOnSharedResource: one `failed` result per declared object that already runs under another
+ * target's tracking annotation (Argo CD: "already managed by application …"). A lookup that fails
+ * throws: what cannot be checked is not applied.
+ */
+export async function sharedWithOtherTargets(
+  kube: KubeClient,
+  assignment: Assignment,
+  manifests: readonly KubeObject[],
+): Promise<ResourceResult[]> {
+  const shared: ResourceResult[] = [];
+  for (const m of manifests) {
+    let obj: KubeObject;
+    try {
+      obj = await prepareObject(kube, assignment, m);
+    } catch {
+      // Not preparable (an unknown kind, a refused option): its apply reports why, nothing is shared.
+      continue;
+    }
+    const owner = trackedBy(await kube.get(idOf(obj)));
+    if (owner && owner !== assignment.name)
+      shared.push({
+        ...refOfId(idOf(obj)),
+        action: 'failed',
+        message: `already tracked by target ${owner} (FailOnSharedResource=true)`,
+      });
+  }
+  return shared;
 }
 
 /** The API's propagation policy for a prune: the target's PrunePropagationPolicy, foreground unless set. */

@@ -271,6 +271,9 @@ describe('sync options and syncPolicy fields Flotilla does not honour', () => {
       prunePropagationPolicy: 'orphan',
     });
     expect(syncPolicyOf({ automated: {} }).prunePropagationPolicy).toBeUndefined();
+    expect(
+      syncPolicyOf({ automated: {}, syncOptions: ['ApplyOutOfSyncOnly=true', 'FailOnSharedResource=true'] }),
+    ).toMatchObject({ applyOutOfSyncOnly: true, failOnSharedResource: true });
     const bad = refusal({ syncOptions: ['PrunePropagationPolicy=cascade'] });
     expect(bad.path).toBe('spec.template.spec.syncPolicy.syncOptions[0]');
     expect(bad.message).toContain('PrunePropagationPolicy=foreground or PrunePropagationPolicy=background');

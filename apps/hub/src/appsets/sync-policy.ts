@@ -408,6 +408,8 @@ function sharedSettingsOf(o: Record<string, unknown>): Partial<SyncPolicy> {
       const [key, value] = opt.split('=', 2).map((x) => x.trim());
       if (key === 'RespectIgnoreDifferences') out.respectIgnoreDifferences = value === 'true';
       if (key === 'CreateNamespace') out.createNamespace = value === 'true';
+      if (key === 'ApplyOutOfSyncOnly') out.applyOutOfSyncOnly = value === 'true';
+      if (key === 'FailOnSharedResource') out.failOnSharedResource = value === 'true';
       if (
         key === 'PrunePropagationPolicy' &&
         (value === 'foreground' || value === 'background' || value === 'orphan')
