@@ -119,11 +119,23 @@ describe('agent: apply, prune, drift and heal against a simulated cluster', () =
     await h.edit('Deployment', 'web', { metadata: { labels: { tier: null } } });
     await expect.poll(() => h.drifts('healed').length, poll).toBe(3);
     expect(h.drifts('detected')[2]?.paths).toEqual(['/metadata/labels/tier']);
-    expect((await h.read('Deployment', 'web'))?.metadata.labels).toEqual({ app: 'web', tier: 'front' });
+    expect((await h.read('Deployment', 'web'))?.metadata.labels).toEqual({
+      app: 'web',
+      tier: 'front',
+      'flotilla.dev/tracked': 'true',
+    });
+
+    // Without its tracking label the object leaves the agent's watch; that is drift too, and healed.
+    await h.edit('Deployment', 'web', { metadata: { labels: { 'flotilla.dev/tracked': null } } });
+    await expect.poll(() => h.drifts('healed').length, poll).toBe(4);
+    expect(h.drifts('detected')[3]?.paths).toEqual(['/metadata/labels/flotilla.dev~1tracked']);
+    expect((await h.read('Deployment', 'web'))?.metadata.labels?.['flotilla.dev/tracked']).toBe('true');
+    await h.edit('Deployment', 'web', { spec: { replicas: 4 } });
+    await expect.poll(() => h.drifts('healed').length, poll).toBe(5);
 
     await h.remove('ConfigMap', 'web-config');
-    await expect.poll(() => h.drifts('healed').length, poll).toBe(4);
-    expect(h.drifts('detected')[3]).toMatchObject({
+    await expect.poll(() => h.drifts('healed').length, poll).toBe(6);
+    expect(h.drifts('detected')[5]).toMatchObject({
       resource: { kind: 'ConfigMap', name: 'web-config' },
       paths: [''],
     });

@@ -24,6 +24,14 @@ export const AGENT_API = {
 export const FIELD_MANAGER = 'flotilla';
 /** Annotation on every applied object naming the target that owns it (used for prune and drift). */
 export const TRACKING_ANNOTATION = 'flotilla.dev/tracking-id';
+/**
+ * Label on every applied object, beside the annotation: the agent lists and watches only objects
+ * that carry it, so the rest of the cluster (every other Secret and ConfigMap) costs it nothing.
+ * A label value cannot hold every target name (63 characters), so which target owns an object
+ * stays in the annotation.
+ */
+export const TRACKING_LABEL = 'flotilla.dev/tracked';
+export const TRACKING_LABEL_VALUE = 'true';
 
 export const registerRequestSchema = z.object({
   clusterName: z.string().min(1),

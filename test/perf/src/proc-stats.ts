@@ -60,3 +60,27 @@ export async function sampleIdle(pid: number, windowMs: number, slices: number):
   }
   return out;
 }
+
+export interface ProcMemoryParts {
+  /** Pages only this process has written: its heap, V8's heap and code, stacks. MB. */
+  privateMB: number;
+  /** File pages shared with any process mapping the same file (the node binary, libc). MB. */
+  sharedFileMB: number;
+  /** Proportional set size: private plus its share of the shared pages. MB. */
+  pssMB: number;
+}
+
+/** What the resident set is made of, from /proc/PID/smaps_rollup (Linux 4.14+). */
+export function procMemoryParts(pid: number): ProcMemoryParts {
+  const rollup = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
+  const kib = (key: string): number => {
+    const m = new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(rollup);
+    return m ? Number(m[1]) : 0;
+  };
+  const mb = (k: number): number => (k * 1024) / 1e6;
+  return {
+    privateMB: mb(kib('Private_Dirty') + kib('Private_Clean')),
+    sharedFileMB: mb(kib('Shared_Clean') + kib('Shared_Dirty')),
+    pssMB: mb(kib('Pss')),
+  };
+}

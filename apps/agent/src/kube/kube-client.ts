@@ -23,7 +23,11 @@ export interface KubeClient {
   apply(obj: KubeObject, options?: { dryRun?: boolean; fieldManager?: string }): Promise<KubeObject>;
   get(id: ResourceId): Promise<KubeObject | undefined>;
   /** Cluster-wide list, with the list's resourceVersion for a watch to start from. */
-  list(apiVersion: string, kind: string): Promise<{ items: KubeObject[]; resourceVersion: string }>;
+  list(
+    apiVersion: string,
+    kind: string,
+    options?: { labelSelector?: string },
+  ): Promise<{ items: KubeObject[]; resourceVersion: string }>;
   /** Deletes (background propagation unless told otherwise); false when it was already gone. */
   delete(id: ResourceId, propagationPolicy?: PropagationPolicy): Promise<boolean>;
   /** A plain create (POST to the collection), for objects the agent writes once, such as Events. */
@@ -170,9 +174,12 @@ export function createKubeClient(kc: KubeConfig): KubeClient {
         KubeObject | undefined;
     },
 
-    async list(apiVersion, kind) {
+    async list(apiVersion, kind, options = {}) {
       const path = await pathOf({ apiVersion, kind, namespace: undefined });
-      const list = (await call('GET', clusterWide(path), `${apiVersion} ${kind}`)) as {
+      const query = options.labelSelector
+        ? `?labelSelector=${encodeURIComponent(options.labelSelector)}`
+        : '';
+      const list = (await call('GET', `${clusterWide(path)}${query}`, `${apiVersion} ${kind}`)) as {
         items?: KubeObject[];
         metadata?: { resourceVersion?: string };
       };

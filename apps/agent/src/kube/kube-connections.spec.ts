@@ -17,7 +17,7 @@ function configMap(i: number): KubeObject {
   return {
     apiVersion: 'v1',
     kind: 'ConfigMap',
-    metadata: { name: `cm-${i}`, namespace: 'default' },
+    metadata: { name: `cm-${i}`, namespace: 'default', labels: { 'flotilla.dev/tracked': 'true' } },
     data: { n: String(i) },
   };
 }

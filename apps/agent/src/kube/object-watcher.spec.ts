@@ -9,8 +9,18 @@ import { ObjectWatcher, type WatchEventType } from './object-watcher.js';
 
 const poll = { timeout: 15_000, interval: 50 };
 
-function configMap(name: string, value: string): KubeObject {
-  return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'default' }, data: { value } };
+/** A ConfigMap as the agent applies it: with the tracking label its watches select on. */
+function configMap(
+  name: string,
+  value: string,
+  labels: Record<string, string> = { 'flotilla.dev/tracked': 'true' },
+): KubeObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name, namespace: 'default', labels },
+    data: { value },
+  };
 }
 
 describe('ObjectWatcher: list + watch per kind against a simulated cluster', () => {
@@ -107,6 +117,23 @@ describe('ObjectWatcher: list + watch per kind against a simulated cluster', () 
       { type: 'added', name: 'c', value: '1' },
     ]);
     await expect.poll(() => sim.openWatches(), poll).toBe(1);
+  });
+
+  it('never lists, watches or caches an object without the tracking label, and lets go of one that loses it', async () => {
+    await kube.apply(configMap('a', '1', {}));
+    await kube.apply(configMap('b', '1'));
+    await watcher.ensure('v1', 'ConfigMap');
+    expect(valueOf('a')).toBeUndefined();
+    expect(valueOf('b')).toBe('1');
+    await kube.apply(configMap('c', '1', {}));
+    // b loses its label: the server tells the watch it is gone from the selection.
+    await kube.apply(configMap('b', '2', {}));
+    await expect.poll(() => valueOf('b'), poll).toBeUndefined();
+    expect(events).toEqual([
+      { type: 'added', name: 'b', value: '1' },
+      { type: 'deleted', name: 'b', value: '2' },
+    ]);
+    expect(watcher.cachedObjects).toBe(0);
   });
 
   it('stops its watches', async () => {

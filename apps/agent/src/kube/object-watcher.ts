@@ -1,5 +1,5 @@
 import { type KubeConfig, Watch } from '@kubernetes/client-node';
-import { type KubeObject } from '@flotilla/contract';
+import { type KubeObject, TRACKING_LABEL, TRACKING_LABEL_VALUE } from '@flotilla/contract';
 import { type Logger } from 'pino';
 import { Backoff } from '../util/backoff.js';
 import { groupVersionPath, type KubeClient } from './kube-client.js';
@@ -7,9 +7,14 @@ import { groupVersionPath, type KubeClient } from './kube-client.js';
 export type WatchEventType = 'added' | 'modified' | 'deleted';
 export type ChangeListener = (type: WatchEventType, obj: KubeObject) => void;
 
+/** Only what an agent applied: the rest of the cluster is neither listed, watched nor cached. */
+const TRACKED = `${TRACKING_LABEL}=${TRACKING_LABEL_VALUE}`;
+
 /**
- * One list + watch (cluster-wide) per kind the agent has applied. It only keeps a cache and says
- * "this object changed"; whether that is drift is decided elsewhere.
+ * One list + watch (cluster-wide, of objects carrying the tracking label) per kind the agent has
+ * applied. It only keeps a cache and says "this object changed"; whether that is drift is decided
+ * elsewhere. An object whose label is taken away leaves the watch as deleted (the server says so):
+ * its reader looks it up afresh.
  *
  * client-node's informer is not used: its ListWatch needs client-node's generated serializer, which
  * loads every one of its ~750 model classes into the agent (see kube-client.ts). This is the same
@@ -61,7 +66,7 @@ export class ObjectWatcher {
       apiVersion,
       kind,
       watch: new Watch(this.kc),
-      list: () => this.kube.list(apiVersion, kind),
+      list: () => this.kube.list(apiVersion, kind, { labelSelector: TRACKED }),
       emit: (type, obj) => {
         for (const l of this.listeners) l(type, obj);
       },
@@ -203,7 +208,7 @@ class KindWatch {
     this.o.watch
       .watch(
         this.o.path,
-        { allowWatchBookmarks: true, resourceVersion: this.resourceVersion },
+        { allowWatchBookmarks: true, resourceVersion: this.resourceVersion, labelSelector: TRACKED },
         onEvent,
         onDone,
       )

@@ -5,6 +5,8 @@ import {
   type DriftReport,
   type HealthStatus,
   FIELD_MANAGER,
+  TRACKING_LABEL,
+  TRACKING_LABEL_VALUE,
   groupOf,
   type KubeObject,
   type ObjectRef,
@@ -94,6 +96,8 @@ export class TargetReconciler {
   /** Consecutive reconcile steps that threw (a disk or hub error outside the sync itself). */
   private failedSteps = 0;
   private blockedReported: string | undefined;
+  /** Declared objects the watch cannot see (no tracking label yet), as last read, for health. */
+  private readonly unwatched = new Map<string, KubeObject>();
 
   private constructor(
     private readonly deps: ReconcilerDeps,
@@ -339,6 +343,8 @@ export class TargetReconciler {
     if (operation) result.report.operationId = operation.id;
     // The objects of the assignment this run applied: one that arrived meanwhile is synced next.
     this.setDesired(result.desired, a.bundleDigest);
+    // What this run applied carries the tracking label now: the watch sees it from here on.
+    for (const key of result.live.keys()) this.unwatched.delete(key);
     this.state.inventory = result.inventory;
     if (result.interrupted) {
       // Stopping is not failing: keep tracking what was applied, and run this revision again
@@ -426,6 +432,7 @@ export class TargetReconciler {
     this.desired = objects;
     this.desiredFor = digest;
     this.desiredByKey = new Map(objects.map((o) => [keyOf(idOf(o)), o]));
+    for (const key of this.unwatched.keys()) if (!this.desiredByKey.has(key)) this.unwatched.delete(key);
   }
 
   private async watchKinds(): Promise<void> {
@@ -442,12 +449,26 @@ export class TargetReconciler {
     }
   }
 
+  /**
+   * The live object: from the watch cache when its kind is watched and the cache has it, else read.
+   * The watch sees only objects with the tracking label, so a miss is an object that is gone, one
+   * whose label someone removed, or one an agent before the label applied: a read tells which.
+   */
   private async liveOf(obj: KubeObject, fresh: boolean): Promise<KubeObject | undefined> {
     const id = idOf(obj);
+    const key = keyOf(id);
     if (!fresh && this.deps.live.isWatching(id.apiVersion, id.kind)) {
-      return this.deps.live.cached(id.apiVersion, id.kind, id.name, id.namespace);
+      const cached = this.deps.live.cached(id.apiVersion, id.kind, id.name, id.namespace);
+      if (cached) {
+        this.unwatched.delete(key);
+        return cached;
+      }
     }
-    return this.deps.kube.get(id);
+    const live = await this.deps.kube.get(id);
+    if (live && live.metadata.labels?.[TRACKING_LABEL] !== TRACKING_LABEL_VALUE)
+      this.unwatched.set(key, live);
+    else this.unwatched.delete(key);
+    return live;
   }
 
   /** Compare the given objects with the cluster; report what drifted, heal it when allowed, re-judge health. */
@@ -706,7 +727,10 @@ export class TargetReconciler {
     const objects = this.desired.map((o) => {
       const id = idOf(o);
       const key = keyOf(id);
-      const live = fresh.get(key) ?? this.deps.live.cached(id.apiVersion, id.kind, id.name, id.namespace);
+      const live =
+        fresh.get(key) ??
+        this.deps.live.cached(id.apiVersion, id.kind, id.name, id.namespace) ??
+        this.unwatched.get(key);
       return { ref: refOfId(id), live };
     });
     const health = aggregateHealth(objects, this.deps.health);

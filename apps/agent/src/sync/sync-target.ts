@@ -9,6 +9,8 @@ import {
   type SyncReport,
   type SyncTrigger,
   TRACKING_ANNOTATION,
+  TRACKING_LABEL,
+  TRACKING_LABEL_VALUE,
   groupOf,
   resourceSyncOptionsOf,
   SyncOptionError,
@@ -62,6 +64,7 @@ export async function prepareObject(
   if (scope.namespaced) obj.metadata.namespace ??= assignment.namespace;
   else delete obj.metadata.namespace;
   obj.metadata.annotations = { ...obj.metadata.annotations, [TRACKING_ANNOTATION]: assignment.name };
+  obj.metadata.labels = { ...obj.metadata.labels, [TRACKING_LABEL]: TRACKING_LABEL_VALUE };
   // The server owns these; sending them in an apply is an error or a silent no-op.
   const meta = obj.metadata as Record<string, unknown>;
   for (const f of ['resourceVersion', 'uid', 'creationTimestamp', 'managedFields', 'generation'])

@@ -99,7 +99,9 @@ export class WatchStream {
     if (this.w.rt.namespaced && this.w.namespace !== undefined && e.namespace !== this.w.namespace) return;
     const k = `${e.namespace}/${e.name}`;
     const now = this.matches(e.object);
-    const before = this.matching.has(k);
+    // A watch resumed from a resourceVersion has not seen the objects that matched then: the
+    // replaced snapshot says whether this one did.
+    const before = e.previous ? this.matches(e.previous) : this.matching.has(k);
     if (e.type === 'DELETED') {
       this.matching.delete(k);
       if (now || before) this.send('DELETED', e.object);

@@ -97,6 +97,20 @@ describe('watch protocol', () => {
     expect(evs[3]!['object']['metadata']['resourceVersion']).toBe(String(c.api.store.resourceVersion));
   });
 
+  it('tells a watch resumed from a resourceVersion that an object matching before it stopped matching', async () => {
+    // The object matched before the watch began (a list saw it); the watch starts after that list.
+    apply('leaving', { team: 'a' });
+    const from = c.api.store.resourceVersion;
+    const { events: evs } = await events(
+      `${c.url}/api/v1/namespaces/default/configmaps?watch=true&labelSelector=team%3Da&resourceVersion=${from}`,
+      1,
+      () => {
+        apply('leaving', { team: 'b' });
+      },
+    );
+    expect(evs.map((e) => [e['type'], e['object']['metadata']['name']])).toEqual([['DELETED', 'leaving']]);
+  });
+
   it('closes after timeoutSeconds with a final bookmark', async () => {
     const { events: evs, ended } = await events(
       `${c.url}/api/v1/configmaps?watch=1&resourceVersion=${c.api.store.resourceVersion}&allowWatchBookmarks=true&timeoutSeconds=1`,

@@ -12,6 +12,11 @@ export interface StoreEvent {
   name: string;
   /** Snapshot of the object as written (apiVersion and kind included); never mutated. */
   object: JsonObject;
+  /**
+   * For MODIFIED: the snapshot it replaced, so a watch with a selector knows whether the object
+   * matched before (the API server's watch cache keeps the previous object for the same reason).
+   */
+  previous?: JsonObject;
 }
 
 export type WatchListener = (e: StoreEvent) => void;
@@ -96,8 +101,10 @@ export class ObjectStore {
     (o['metadata'] as JsonObject)['resourceVersion'] = str(rv);
     if (this.freeze) deepFreeze(o);
     const { namespace, name } = nameOf(o);
-    this.bucket(resource).set(`${namespace}/${name}`, o);
-    this.emit({ rv, type, resource, namespace, name, object: o });
+    const bucket = this.bucket(resource);
+    const previous = type === 'MODIFIED' ? bucket.get(`${namespace}/${name}`) : undefined;
+    bucket.set(`${namespace}/${name}`, o);
+    this.emit({ rv, type, resource, namespace, name, object: o, ...(previous && { previous }) });
     return o;
   }
 
