@@ -22,12 +22,17 @@ export interface ProcMemory {
 
 /** Memory of any process by PID, from /proc (Linux), as `ps` and the kernel see it. */
 export function procMemory(pid: number): ProcMemory {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kib = (key: string): number => {
-    const m = new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(status);
+  const kib = kibFieldsOf(`/proc/${pid}/status`);
+  return { rssMB: (kib('VmRSS') * 1024) / 1e6, peakMB: (kib('VmHWM') * 1024) / 1e6 };
+}
+
+/** A reader of the `Key:   1234 kB` lines of a /proc file (0 for a key it lacks). */
+function kibFieldsOf(path: string): (key: string) => number {
+  const text = readFileSync(path, 'utf8');
+  return (key) => {
+    const m = new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(text);
     return m ? Number(m[1]) : 0;
   };
-  return { rssMB: (kib('VmRSS') * 1024) / 1e6, peakMB: (kib('VmHWM') * 1024) / 1e6 };
 }
 
 /** CPU seconds (user + system) a process has used so far. */
@@ -72,11 +77,7 @@ export interface ProcMemoryParts {
 
 /** What the resident set is made of, from /proc/PID/smaps_rollup (Linux 4.14+). */
 export function procMemoryParts(pid: number): ProcMemoryParts {
-  const rollup = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
-  const kib = (key: string): number => {
-    const m = new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(rollup);
-    return m ? Number(m[1]) : 0;
-  };
+  const kib = kibFieldsOf(`/proc/${pid}/smaps_rollup`);
   const mb = (k: number): number => (k * 1024) / 1e6;
   return {
     privateMB: mb(kib('Private_Dirty') + kib('Private_Clean')),

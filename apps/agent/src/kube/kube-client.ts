@@ -9,10 +9,10 @@ export interface ResourceScope {
   namespaced: boolean;
 }
 
-/** What the agent needs from a cluster; one implementation talks to the API server. */
 /** What happens to an object's dependents when it is deleted (the API's DeleteOptions). */
 export type PropagationPolicy = 'Foreground' | 'Background' | 'Orphan';
 
+/** What the agent needs from a cluster; one implementation talks to the API server. */
 export interface KubeClient {
   /** Discovery: the resource's URL name and whether it lives in a namespace. */
   scopeOf(apiVersion: string, kind: string): Promise<ResourceScope>;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_RETRY_POLICY } from '@flotilla/contract';
-import { nextRetryAt, retryDelayMs, retryOutlook, retryPolicyOf } from './sync-retry.js';
+import { nextRetryAt, retryDelayMs, retryOutlook, effectiveRetryPolicy } from './sync-retry.js';
 
 const at = new Date('2026-12-05T10:00:00.000Z');
 const later = (ms: number) => new Date(at.getTime() + ms);
@@ -31,7 +31,7 @@ describe('sync retry policy', () => {
   it("uses the target's own policy, else the default", () => {
     const own = { limit: 1, backoff: { durationMs: 1, factor: 1, maxDurationMs: 1 } };
     const base = { automated: true, selfHeal: true, prune: true, allowEmpty: false };
-    expect(retryPolicyOf({ ...base, retry: own })).toBe(own);
-    expect(retryPolicyOf(base)).toBe(DEFAULT_RETRY_POLICY);
+    expect(effectiveRetryPolicy({ ...base, retry: own })).toBe(own);
+    expect(effectiveRetryPolicy(base)).toBe(DEFAULT_RETRY_POLICY);
   });
 });

@@ -1,7 +1,7 @@
 import { DEFAULT_RETRY_POLICY, type RetryPolicy, type SyncPolicy } from '@flotilla/contract';
 
 /** The retry policy a target's syncs follow: its own `syncPolicy.retry`, or the default. */
-export function retryPolicyOf(policy: SyncPolicy): RetryPolicy {
+export function effectiveRetryPolicy(policy: SyncPolicy): RetryPolicy {
   return policy.retry ?? DEFAULT_RETRY_POLICY;
 }
 
@@ -12,11 +12,10 @@ export function retryDelayMs(policy: RetryPolicy, n: number): number {
 }
 
 /**
- * When a revision that failed `failures` times in a row (the last at `lastAt`) may be tried again,
- * or null when its retries are spent: then only a new revision or a sync a person asks for runs it.
+ * When a revision that failed `failures` (≥ 1) times in a row, the last at `lastAt`, may be tried
+ * again, or null when its retries are spent: then only a new revision or a requested sync runs it.
  */
 export function nextRetryAt(policy: RetryPolicy, failures: number, lastAt: Date): Date | null {
-  if (failures <= 0) return lastAt;
   const retriesDone = failures - 1;
   if (policy.limit >= 0 && retriesDone >= policy.limit) return null;
   return new Date(lastAt.getTime() + retryDelayMs(policy, retriesDone));

@@ -27,10 +27,10 @@ import { keyOf, prepareObject, refOfId, syncTarget } from '../sync/sync-target.j
 import { type GateAction, type GateDecision } from '../windows/sync-gate.js';
 import { type RollbackHook } from '../rollback/auto-rollback.js';
 import { type ClusterEvent, eventsOfReport } from '../events/cluster-events.js';
-import { nextRetryAt, retryOutlook, retryPolicyOf } from './sync-retry.js';
+import { nextRetryAt, retryOutlook, effectiveRetryPolicy } from './sync-retry.js';
 
-/** A timer may fire a little before the clock says it is due: that counts as due. */
-const TIMER_SLACK_MS = 100;
+/** A timer may fire a millisecond or so before the clock says it is due: that counts as due. */
+const TIMER_SLACK_MS = 10;
 
 /** The live view the reconciler reads: the watch cache, kept fresh by informers. */
 export interface LiveView {
@@ -195,12 +195,17 @@ export class TargetReconciler {
       await this.manualSync(operation);
       return;
     }
+    const last = this.state.lastSync;
     const failed = this.failedHere();
     const needsSync = failed || !this.attemptedHere();
     if (needsSync && a.syncPolicy.automated) {
       // A failed revision is tried again only as its retry policy says, never on every resync.
+      // (A state saved before the count existed says 0 attempts: the failure it records is one.)
       const now = this.deps.now();
-      const dueAt = failed ? this.retryDueAt() : now;
+      const dueAt =
+        failed && last
+          ? nextRetryAt(effectiveRetryPolicy(a.syncPolicy), Math.max(1, last.attempts), new Date(last.at))
+          : now;
       if (dueAt && dueAt.getTime() <= now.getTime() + TIMER_SLACK_MS) {
         await this.autoSync();
         return;
@@ -224,17 +229,6 @@ export class TargetReconciler {
   private failedHere(): boolean {
     const outcome = this.state.lastSync?.outcome;
     return this.attemptedHere() && (outcome === 'Failed' || outcome === 'Partial');
-  }
-
-  /** When the failed revision may be synced again automatically; null once its retries are spent. */
-  private retryDueAt(): Date | null {
-    const last = this.state.lastSync;
-    if (!last) return this.deps.now();
-    return nextRetryAt(
-      retryPolicyOf(this.assignment.syncPolicy),
-      Math.max(1, last.attempts),
-      new Date(last.at),
-    );
   }
 
   private async autoSync(): Promise<void> {
@@ -363,7 +357,7 @@ export class TargetReconciler {
       : trigger !== 'manual' && this.attemptedHere()
         ? Math.max(1, this.state.lastSync?.attempts ?? 0) + 1
         : 1;
-    const retry = retryPolicyOf(a.syncPolicy);
+    const retry = effectiveRetryPolicy(a.syncPolicy);
     if (failedNow && !only && a.syncPolicy.automated)
       result.report.message = [
         result.report.message,

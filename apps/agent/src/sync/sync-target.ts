@@ -133,6 +133,13 @@ export async function syncTarget(input: SyncInput): Promise<SyncResult> {
   const now = input.now ?? (() => new Date());
   const startedAt = now().toISOString();
   const run = new SyncRun(input);
+  // A revision refused before the cluster is touched: failed, nothing applied, tracking as before.
+  const nothingApplied = (message: string, resources: ResourceResult[]): SyncResult => ({
+    report: makeReport(input, startedAt, now().toISOString(), 'Failed', message, resources),
+    desired: [],
+    live: run.live,
+    inventory: [...input.inventory],
+  });
   if (input.breakGlassId) run.messages.push(`outside sync windows under break-glass ${input.breakGlassId}`);
 
   let steps: Step[];
@@ -144,12 +151,7 @@ export async function syncTarget(input: SyncInput): Promise<SyncResult> {
     }));
   } catch (err) {
     // Bad input changes nothing: refuse the whole revision before touching the cluster.
-    return {
-      report: makeReport(input, startedAt, now().toISOString(), 'Failed', (err as Error).message, []),
-      desired: [],
-      live: run.live,
-      inventory: [...input.inventory],
-    };
+    return nothingApplied((err as Error).message, []);
   }
 
   // Objects outside the target's project refuse the whole revision, before the cluster is touched.
@@ -158,21 +160,11 @@ export async function syncTarget(input: SyncInput): Promise<SyncResult> {
     refused = await projectRefusals(input.kube, input.assignment, input.manifests);
   } catch (err) {
     const message = `cannot check the project before applying: ${(err as Error).message}; nothing applied`;
-    return {
-      report: makeReport(input, startedAt, now().toISOString(), 'Failed', message, []),
-      desired: [],
-      live: run.live,
-      inventory: [...input.inventory],
-    };
+    return nothingApplied(message, []);
   }
   if (refused.length > 0) {
     const message = `${refused.length} object(s) outside project '${input.assignment.project?.name ?? ''}'; nothing applied`;
-    return {
-      report: makeReport(input, startedAt, now().toISOString(), 'Failed', message, refused),
-      desired: [],
-      live: run.live,
-      inventory: [...input.inventory],
-    };
+    return nothingApplied(message, refused);
   }
 
   const resources = steps.filter((s) => s.role.kind === 'resource');
@@ -189,27 +181,13 @@ export async function syncTarget(input: SyncInput): Promise<SyncResult> {
       );
     } catch (err) {
       const message = `cannot check for shared objects before applying (FailOnSharedResource=true): ${(err as Error).message}; nothing applied`;
-      return {
-        report: makeReport(input, startedAt, now().toISOString(), 'Failed', message, []),
-        desired: [],
-        live: run.live,
-        inventory: [...input.inventory],
-      };
+      return nothingApplied(message, []);
     }
     if (shared.length > 0)
-      return {
-        report: makeReport(
-          input,
-          startedAt,
-          now().toISOString(),
-          'Failed',
-          `${shared.length} object(s) tracked by another target (FailOnSharedResource=true); nothing applied`,
-          shared,
-        ),
-        desired: [],
-        live: run.live,
-        inventory: [...input.inventory],
-      };
+      return nothingApplied(
+        `${shared.length} object(s) tracked by another target (FailOnSharedResource=true); nothing applied`,
+        shared,
+      );
   }
   // As in Argo CD, a rollback re-applies an older revision's objects without running its hooks.
   const runsHooks = input.trigger !== 'rollback';
@@ -688,7 +666,7 @@ export async function ownedLeftovers(
   for (const id of leftovers) {
     try {
       const obj = await kube.get(id);
-      if (obj?.metadata.annotations?.[TRACKING_ANNOTATION] === assignment.name) owned.push(obj);
+      if (obj && trackedBy(obj) === assignment.name) owned.push(obj);
     } catch (err) {
       results.push({ ...refOfId(id), action: 'failed', message: (err as Error).message });
       keep.push(id);

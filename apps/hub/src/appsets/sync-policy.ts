@@ -226,7 +226,7 @@ function checkSyncOptions(syncPolicy: unknown): void {
         checkBoolean(v, `${SYNC_POLICY_PATH}.automated.${k}`);
       }
     } else if (key === 'managedNamespaceMetadata') checkNamespaceMetadata(policy);
-    else if (key === 'retry') retryPolicyOf(value);
+    else if (key === 'retry') parseRetryPolicy(value);
     else if (key !== 'syncOptions' && value !== null) checkBoolean(value, `${SYNC_POLICY_PATH}.${key}`);
   }
   const options = policy['syncOptions'];
@@ -295,7 +295,7 @@ const BACKOFF_KEYS = ['duration', 'factor', 'maxDuration'];
  * `1m30s`) or plain seconds, as Argo CD reads them. Throws SyncSettingsError naming the field;
  * undefined when no retry is written. A templated field is judged once expanded.
  */
-export function retryPolicyOf(raw: unknown): RetryPolicy | undefined {
+export function parseRetryPolicy(raw: unknown): RetryPolicy | undefined {
   if (raw === undefined || raw === null || isTemplated(raw)) return undefined;
   const retry = objectWithKeys(raw, RETRY_KEYS, RETRY_PATH);
   const refresh = retry['refresh'];
@@ -399,7 +399,7 @@ function checkBoolean(value: unknown, path: string): void {
 /** What every form of `syncPolicy` reads alike: `syncOptions`, `managedNamespaceMetadata`, `retry`. */
 function sharedSettingsOf(o: Record<string, unknown>): Partial<SyncPolicy> {
   const out: Partial<SyncPolicy> = {};
-  const retry = retryPolicyOf(o['retry']);
+  const retry = parseRetryPolicy(o['retry']);
   if (retry) out.retry = retry;
   const options = o['syncOptions'];
   if (Array.isArray(options))

@@ -171,9 +171,10 @@ export const agentBench: BenchFn = async (ctx) => {
     const idle = await sampleIdle(agent.pid, ctx.quick ? 4_000 : 10_000, 10);
     const peak = procMemory(agent.pid).peakMB;
     const parts = procMemoryParts(agent.pid);
+    const v8 = await memoryBreakdown(`http://127.0.0.1:${statusPort}/metrics`);
     const memory =
       `private ${parts.privateMB.toFixed(1)} MB, shared file pages (the node binary, libc) ${parts.sharedFileMB.toFixed(1)} MB, ` +
-      `PSS ${parts.pssMB.toFixed(1)} MB; ${await memoryBreakdown(`http://127.0.0.1:${statusPort}/metrics`)}`;
+      `PSS ${parts.pssMB.toFixed(1)} MB; ${v8}`;
     ctx.progress(
       `agent RSS ${idle.map((s) => s.rssMB.toFixed(0)).join(' ')} MB, peak ${peak.toFixed(0)} MB; ${memory}`,
     );
@@ -322,7 +323,7 @@ export const agentBench: BenchFn = async (ctx) => {
     const remarks = [
       `Where the agent's memory goes (steady state): ${parts.sharedFileMB.toFixed(0)} MB of its RSS are file pages of the node binary and libc, ` +
         `mapped by every Node process and shared between them (a bare \`node\` idles at about 39 MB RSS); ` +
-        `its own pages are ${parts.privateMB.toFixed(0)} MB, the V8 heap among them (${memory.split('; ').at(-1) ?? ''}). ` +
+        `its own pages are ${parts.privateMB.toFixed(0)} MB, the V8 heap among them (${v8}). ` +
         `The ${unrelated.toLocaleString('en')} unrelated Secrets and ConfigMaps are neither listed nor watched: the agent watches only objects carrying its tracking label.`,
     ];
     return { figures, series: [], remarks };
