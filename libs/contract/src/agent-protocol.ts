@@ -118,6 +118,16 @@ export const syncPolicySchema = z.object({
    * before anything is applied. Absent = false (the object is taken over, and the run says so).
    */
   failOnSharedResource: z.boolean().optional(),
+  /**
+   * Argo CD's `Replace=true`: objects are written whole (PUT, or created when missing) instead of
+   * server-side applied. An object's own `Replace=` annotation wins. Absent = false.
+   */
+  replace: z.boolean().optional(),
+  /**
+   * Argo CD's `Force=true`: an object whose apply the API refuses as invalid is deleted and created
+   * again; with `replace`, every sync re-creates it. An object's own `Force=` wins. Absent = false.
+   */
+  force: z.boolean().optional(),
   /** How often a failed sync is tried again. Absent = DEFAULT_RETRY_POLICY. */
   retry: retryPolicySchema.optional(),
 });

@@ -30,6 +30,8 @@ describe('readOptions', () => {
         'PrunePropagationPolicy=orphan',
         'ApplyOutOfSyncOnly=true',
         'FailOnSharedResource=true',
+        'Replace=true',
+        'Force=true',
       ],
       TARGET_SYNC_OPTIONS,
       'o',
@@ -41,15 +43,16 @@ describe('readOptions', () => {
       ['PrunePropagationPolicy', 'orphan'],
       ['ApplyOutOfSyncOnly', 'true'],
       ['FailOnSharedResource', 'true'],
+      ['Replace', 'true'],
+      ['Force', 'true'],
     ]);
   });
 
   // Each refused entry names its own index and says why, never a silent default.
   it.each([
-    ['Replace=true', /server-side apply/],
     ['ServerSideApply=false', /only by server-side apply/],
     ['Validate=false', /always validates/],
-    ['Force=true', /never deletes/],
+    ['ClientSideApplyMigration=true', /stay owned by it/],
     [
       'PrunePropagationPolicy=cascade',
       /expected PrunePropagationPolicy=foreground or PrunePropagationPolicy=background or PrunePropagationPolicy=orphan/,
@@ -81,6 +84,17 @@ describe('readOptions', () => {
 });
 
 describe('resourceSyncOptionsOf', () => {
+  it("reads Replace and Force only when the object says them, so the target's choice applies otherwise", () => {
+    expect(resourceSyncOptionsOf({ metadata: { name: 'x' } })).toEqual({ prune: true });
+    expect(
+      resourceSyncOptionsOf(annotated({ 'argocd.argoproj.io/sync-options': 'Force=true,Replace=true' })),
+    ).toEqual({ prune: true, replace: true, force: true });
+    expect(resourceSyncOptionsOf(annotated({ 'flotilla.dev/sync-options': 'Replace=false' }))).toEqual({
+      prune: true,
+      replace: false,
+    });
+  });
+
   it('prunes by default and keeps an object that says Prune=false, in either annotation', () => {
     expect(resourceSyncOptionsOf({ metadata: { name: 'x' } }).prune).toBe(true);
     expect(resourceSyncOptionsOf(annotated({ 'argocd.argoproj.io/sync-options': 'Prune=false' })).prune).toBe(
@@ -101,7 +115,7 @@ describe('resourceSyncOptionsOf', () => {
 
   it('refuses what it cannot honour, naming the annotation and the entry', () => {
     const e = failure(() =>
-      resourceSyncOptionsOf(annotated({ 'argocd.argoproj.io/sync-options': 'Prune=false,Replace=true' })),
+      resourceSyncOptionsOf(annotated({ 'argocd.argoproj.io/sync-options': 'Prune=false,Validate=false' })),
     );
     expect(e.path).toBe('metadata.annotations["argocd.argoproj.io/sync-options"][1]');
     expect(

@@ -34,10 +34,17 @@ const SERVER_SIDE_APPLY: Readonly<Record<string, OptionValueRule>> = {
 };
 const REPLACE: Readonly<Record<string, OptionValueRule>> = {
   true: {
-    refused:
-      'Replace=true (kubectl replace/create) is not supported: Flotilla applies by server-side apply, which sets only the fields Git declares',
+    honoured:
+      'the object is written whole (as kubectl replace, or created when missing) instead of server-side applied: fields Git does not declare are removed, whoever set them; with Force=true it is deleted and created again',
   },
-  false: { honoured: 'the default: objects are applied, never replaced' },
+  false: { honoured: 'the default: objects are applied by server-side apply, never replaced' },
+};
+const FORCE: Readonly<Record<string, OptionValueRule>> = {
+  true: {
+    honoured:
+      'an object whose apply the API refuses as invalid (an immutable field changed: a Job template, a selector) is deleted and created again; with Replace=true it is re-created on every sync',
+  },
+  false: { honoured: 'the default: a refused apply fails the object' },
 };
 
 /** `spec.template.spec.syncPolicy.syncOptions` of an Application: options for every object of the target. */
@@ -98,13 +105,7 @@ export const TARGET_SYNC_OPTIONS: OptionTable = {
       honoured: 'the default: such an object is taken over by this target, and the run says from which',
     },
   },
-  Force: {
-    true: {
-      refused:
-        'Force=true (delete and re-create) is not supported: Flotilla never deletes an object to apply it',
-    },
-    false: { honoured: 'the default' },
-  },
+  Force: FORCE,
   ClientSideApplyMigration: {
     false: { honoured: 'Flotilla never moves fields a client-side apply owns into its own field manager' },
     true: {
@@ -147,7 +148,7 @@ export const RESOURCE_SYNC_OPTIONS: OptionTable = {
   >,
   ServerSideApply: SERVER_SIDE_APPLY,
   Replace: REPLACE,
-  Force: TARGET_SYNC_OPTIONS['Force'] as Readonly<Record<string, OptionValueRule>>,
+  Force: FORCE,
   Validate: TARGET_SYNC_OPTIONS['Validate'] as Readonly<Record<string, OptionValueRule>>,
 };
 
@@ -225,6 +226,10 @@ export function readOptions(
 export interface ResourceSyncOptions {
   /** False: never pruned (Prune=false). */
   prune: boolean;
+  /** Replace=true|false on the object; undefined when it does not say (the target's choice applies). */
+  replace?: boolean;
+  /** Force=true|false on the object; undefined when it does not say. */
+  force?: boolean;
 }
 
 /**
@@ -245,7 +250,10 @@ export function resourceSyncOptionsOf(obj: Pick<KubeObject, 'metadata'>): Resour
     if (raw !== undefined)
       readOptions(splitAnnotationList(raw), RESOURCE_COMPARE_OPTIONS, annotationPath(name));
   }
-  return { prune: sync.get('Prune') !== 'false' };
+  const out: ResourceSyncOptions = { prune: sync.get('Prune') !== 'false' };
+  if (sync.has('Replace')) out.replace = sync.get('Replace') === 'true';
+  if (sync.has('Force')) out.force = sync.get('Force') === 'true';
+  return out;
 }
 
 /** The entries of a comma-separated annotation value (`a, b,c`), trimmed, empty ones dropped. */

@@ -21,6 +21,11 @@ export interface KubeClient {
    * Returns the live result.
    */
   apply(obj: KubeObject, options?: { dryRun?: boolean; fieldManager?: string }): Promise<KubeObject>;
+  /**
+   * Writes the object whole as `flotilla` (PUT, kubectl replace), or creates it when it does not
+   * exist: fields it does not carry are removed, whoever set them. Returns the live result.
+   */
+  replace(obj: KubeObject, options?: { dryRun?: boolean }): Promise<KubeObject>;
   get(id: ResourceId): Promise<KubeObject | undefined>;
   /** Cluster-wide list, with the list's resourceVersion for a watch to start from. */
   list(
@@ -167,6 +172,20 @@ export function createKubeClient(kc: KubeConfig): KubeClient {
         body: JSON.stringify(obj),
         contentType: 'application/apply-patch+yaml',
       })) as KubeObject;
+    },
+
+    async replace(obj, options) {
+      const id = idOf(obj);
+      const query = `?fieldManager=${encodeURIComponent(FIELD_MANAGER)}${options?.dryRun ? '&dryRun=All' : ''}`;
+      const init = { body: JSON.stringify(obj), contentType: 'application/json' };
+      try {
+        return (await call('PUT', `${await pathOf(id)}${query}`, describe(id), init)) as KubeObject;
+      } catch (err) {
+        // kubectl replace fails for a missing object; Argo CD's Replace=true creates it instead.
+        if (!(err instanceof KubeApiError && err.status === 404 && err.reason === 'NotFound')) throw err;
+        const { name: _name, ...collection } = id;
+        return (await call('POST', `${await pathOf(collection)}${query}`, describe(id), init)) as KubeObject;
+      }
     },
 
     async get(id) {

@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
 import { type Assignment, type KubeObject, type ResourceResult, type SyncReport } from '@flotilla/contract';
 import { keepLiveIgnoredFields } from '@flotilla/diff';
-import { type KubeClient, idOf } from '../kube/kube-client.js';
+import { KubeApiError, type KubeClient, idOf } from '../kube/kube-client.js';
+import { type ApplyMode, applyModeOf, WRITE_MESSAGE } from './apply-mode.js';
 import { type ResourceId } from '../state/state-store.js';
 import { orderForApply } from './apply-order.js';
 import { syncRoleOf } from './hooks.js';
@@ -149,13 +151,12 @@ export async function dryRunSync(input: DryRunInput): Promise<SyncReport> {
         before && assignment.syncPolicy.respectIgnoreDifferences && assignment.ignoreDifferences.length > 0
           ? keepLiveIgnoredFields(obj, before, assignment.ignoreDifferences)
           : obj;
-      const after = await kube.apply(toApply, { dryRun: true });
-      if (!before) {
-        if (obj.apiVersion === 'v1' && obj.kind === 'Namespace') newNamespaces.add(obj.metadata.name);
-        results.push({ ...ref, action: 'applied', message: 'would be created' });
-      } else if (appliedNothing(before, after, toApply))
-        results.push({ ...ref, action: 'unchanged', message: '' });
-      else results.push({ ...ref, action: 'applied', message: 'would be changed' });
+      if (!before && obj.apiVersion === 'v1' && obj.kind === 'Namespace')
+        newNamespaces.add(obj.metadata.name);
+      results.push({
+        ...ref,
+        ...(await previewWrite(kube, toApply, before, applyModeOf(obj, assignment.syncPolicy))),
+      });
     } catch (err) {
       results.push({ ...ref, action: 'failed', message: (err as Error).message });
     }
@@ -189,4 +190,48 @@ export async function dryRunSync(input: DryRunInput): Promise<SyncReport> {
   if (failed > 0) messages.push(`${failed} of ${results.length} object(s) would fail`);
   const outcome = failed === 0 ? 'Succeeded' : failed === results.length ? 'Failed' : 'Partial';
   return report(outcome, messages, results);
+}
+
+/**
+ * What writing one object would do, asked of the server with dryRun=All. A re-create (Replace=true
+ * with Force=true, or Force=true after a refused apply) cannot be dry-run as a delete and a create;
+ * it is said, with the API's refusal when there was one.
+ */
+async function previewWrite(
+  kube: KubeClient,
+  obj: KubeObject,
+  before: KubeObject | undefined,
+  mode: ApplyMode,
+): Promise<Pick<ResourceResult, 'action' | 'message'>> {
+  const would = (message: string) => ({ action: 'applied' as const, message: `would be ${message}` });
+  if (!before) {
+    await (mode.write === 'apply' ? kube.apply(obj, { dryRun: true }) : kube.replace(obj, { dryRun: true }));
+    return would('created');
+  }
+  if (mode.write === 'recreate') return would(WRITE_MESSAGE.recreate);
+  if (mode.write === 'replace') {
+    const after = await kube.replace(obj, { dryRun: true });
+    return sameContent(before, after) ? { action: 'unchanged', message: '' } : would(WRITE_MESSAGE.replace);
+  }
+  try {
+    const after = await kube.apply(obj, { dryRun: true });
+    return appliedNothing(before, after, obj) ? { action: 'unchanged', message: '' } : would('changed');
+  } catch (err) {
+    if (!(mode.recreateWhenRefused && err instanceof KubeApiError && err.status === 422)) throw err;
+    return would(WRITE_MESSAGE.refused(err.message));
+  }
+}
+
+/** The same object apart from what the server moves on every write. */
+function sameContent(a: KubeObject, b: KubeObject): boolean {
+  const strip = (o: KubeObject): unknown => {
+    const {
+      resourceVersion: _rv,
+      managedFields: _mf,
+      generation: _g,
+      ...metadata
+    } = o.metadata as Record<string, unknown>;
+    return { ...o, metadata };
+  };
+  return isDeepStrictEqual(strip(a), strip(b));
 }

@@ -115,7 +115,7 @@ describe('sync deletion safety against a simulated cluster', () => {
       m.kind === 'Deployment'
         ? {
             ...m,
-            metadata: { ...m.metadata, annotations: { 'argocd.argoproj.io/sync-options': 'Replace=true' } },
+            metadata: { ...m.metadata, annotations: { 'argocd.argoproj.io/sync-options': 'Validate=false' } },
           }
         : m,
     );
@@ -124,7 +124,7 @@ describe('sync deletion safety against a simulated cluster', () => {
     const deployment = r.report.resources.find((x) => x.kind === 'Deployment');
     expect(deployment?.action).toBe('failed');
     expect(deployment?.message).toMatch(
-      /^metadata\.annotations\["argocd\.argoproj\.io\/sync-options"\]\[0\]: Replace=true/,
+      /^metadata\.annotations\["argocd\.argoproj\.io\/sync-options"\]\[0\]: Validate=false/,
     );
     expect(r.report.outcome).toBe('Partial');
   });

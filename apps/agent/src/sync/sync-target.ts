@@ -19,13 +19,14 @@ import { isDeepStrictEqual } from 'node:util';
 import { keepLiveIgnoredFields } from '@flotilla/diff';
 import { type DriftDiffer } from '../drift/drift-differ.js';
 import { type HealthAssessor, type ResourceHealth } from '../health/target-health.js';
-import { type KubeClient, type PropagationPolicy, idOf } from '../kube/kube-client.js';
+import { KubeApiError, type KubeClient, type PropagationPolicy, idOf } from '../kube/kube-client.js';
 import { type ResourceId } from '../state/state-store.js';
 import { sleep } from '../util/backoff.js';
 import { isFoundation, orderForApply, orderForPrune, syncWaveOf } from './apply-order.js';
 import { type HookDeletePolicy, type SyncRole, syncRoleOf } from './hooks.js';
 import { defaultDiffer } from '../lib-adapters.js';
 import { projectRefusals } from './project-check.js';
+import { type ApplyMode, applyModeOf, WRITE_MESSAGE } from './apply-mode.js';
 
 /** `group/kind/namespace/name` of a resource id (the same key as the contract's `refKey`). */
 export function keyOf(id: ResourceId): string {
@@ -375,19 +376,55 @@ class SyncRun {
         before && assignment.syncPolicy.respectIgnoreDifferences && assignment.ignoreDifferences.length > 0
           ? keepLiveIgnoredFields(obj, before, assignment.ignoreDifferences)
           : obj;
-      const after = await kube.apply(toApply);
-      this.live.set(key, after);
-      const action = before && appliedNothing(before, after, toApply) ? 'unchanged' : 'applied';
+      const written = await this.write(toApply, before, applyModeOf(obj, assignment.syncPolicy));
+      this.live.set(key, written.after);
       const previous = trackedBy(before);
-      const message =
+      const message = [
+        written.message,
         previous && previous !== assignment.name
           ? `taken over from target ${previous}, which tracked it`
-          : '';
-      this.results.push({ ...refOfId(id), action, message });
-      return after;
+          : '',
+      ]
+        .filter((m) => m !== '')
+        .join('; ');
+      this.results.push({ ...refOfId(id), action: written.unchanged ? 'unchanged' : 'applied', message });
+      return written.after;
     } catch (err) {
       this.results.push({ ...refOfId(id), action: 'failed', message: (err as Error).message });
       return undefined;
+    }
+  }
+
+  /**
+   * Writes one prepared object as its mode says (see apply-mode.ts). `unchanged`: the write changed
+   * nothing this agent is responsible for.
+   */
+  private async write(
+    obj: KubeObject,
+    before: KubeObject | undefined,
+    mode: ApplyMode,
+  ): Promise<{ after: KubeObject; unchanged: boolean; message: string }> {
+    const { kube } = this.input;
+    if (mode.write === 'replace') {
+      const after = await kube.replace(obj);
+      // A write that changes nothing is not stored, so the resourceVersion stays.
+      const unchanged = before?.metadata.resourceVersion === after.metadata.resourceVersion;
+      return { after, unchanged, message: unchanged ? '' : WRITE_MESSAGE.replace };
+    }
+    if (mode.write === 'recreate' && before) {
+      await this.deleteAndWait(obj);
+      return { after: await kube.apply(obj), unchanged: false, message: WRITE_MESSAGE.recreate };
+    }
+    try {
+      const after = await kube.apply(obj);
+      return { after, unchanged: before !== undefined && appliedNothing(before, after, obj), message: '' };
+    } catch (err) {
+      // 422 Invalid is the API refusing this change (an immutable field); anything else is not
+      // a reason to delete an object.
+      if (!(mode.recreateWhenRefused && before && err instanceof KubeApiError && err.status === 422))
+        throw err;
+      await this.deleteAndWait(obj);
+      return { after: await kube.apply(obj), unchanged: false, message: WRITE_MESSAGE.refused(err.message) };
     }
   }
 

@@ -217,7 +217,7 @@ describe('sync options and syncPolicy fields Flotilla does not honour', () => {
   };
 
   it('refuses each one at submission, naming the field', () => {
-    expect(refusal({ syncOptions: ['ServerSideApply=true', 'Replace=true'] })).toMatchObject({
+    expect(refusal({ syncOptions: ['ServerSideApply=true', 'Validate=false'] })).toMatchObject({
       path: 'spec.template.spec.syncPolicy.syncOptions[1]',
       code: 'unsupported-sync-option',
     });
@@ -274,13 +274,18 @@ describe('sync options and syncPolicy fields Flotilla does not honour', () => {
     expect(
       syncPolicyOf({ automated: {}, syncOptions: ['ApplyOutOfSyncOnly=true', 'FailOnSharedResource=true'] }),
     ).toMatchObject({ applyOutOfSyncOnly: true, failOnSharedResource: true });
+    expect(syncPolicyOf({ automated: {}, syncOptions: ['Replace=true', 'Force=true'] })).toMatchObject({
+      replace: true,
+      force: true,
+    });
+    expect(syncPolicyOf({ automated: {} })).not.toHaveProperty('replace');
     const bad = refusal({ syncOptions: ['PrunePropagationPolicy=cascade'] });
     expect(bad.path).toBe('spec.template.spec.syncPolicy.syncOptions[0]');
     expect(bad.message).toContain('PrunePropagationPolicy=foreground or PrunePropagationPolicy=background');
   });
 
   it('fails the expansion of a target whose templated option is refused', () => {
-    expect(() => targetSyncSettingsOf({ syncPolicy: { syncOptions: ['Replace=true'] } })).toThrow(
+    expect(() => targetSyncSettingsOf({ syncPolicy: { syncOptions: ['Validate=false'] } })).toThrow(
       expect.objectContaining({ path: 'spec.template.spec.syncPolicy.syncOptions[0]' }),
     );
   });

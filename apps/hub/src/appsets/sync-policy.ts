@@ -410,6 +410,8 @@ function sharedSettingsOf(o: Record<string, unknown>): Partial<SyncPolicy> {
       if (key === 'CreateNamespace') out.createNamespace = value === 'true';
       if (key === 'ApplyOutOfSyncOnly') out.applyOutOfSyncOnly = value === 'true';
       if (key === 'FailOnSharedResource') out.failOnSharedResource = value === 'true';
+      if (key === 'Replace') out.replace = value === 'true';
+      if (key === 'Force') out.force = value === 'true';
       if (
         key === 'PrunePropagationPolicy' &&
         (value === 'foreground' || value === 'background' || value === 'orphan')
