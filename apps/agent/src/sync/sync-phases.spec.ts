@@ -27,6 +27,15 @@ function job(name: string, annotations: Record<string, string>, image = 'busybox
   };
 }
 
+function pod(name: string, image: string): KubeObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name },
+    spec: { containers: [{ name: 'main', image }] },
+  };
+}
+
 function deployment(name: string, image: string, annotations: Record<string, string> = {}): KubeObject {
   return {
     apiVersion: 'apps/v1',
@@ -246,23 +255,36 @@ describe('sync phases, hooks and waves against a simulated cluster', () => {
     expect(apiAtConfigMap).toMatchObject({ replicas: 2, updatedReplicas: 2, availableReplicas: 2 });
   });
 
+  it("fails a wave at once when an object is Degraded (a Deployment past its own progress deadline), not after the agent's timeout", async () => {
+    const stuck = deployment('late', 'nginx:1.27-unready');
+    (stuck['spec'] as Record<string, unknown>)['progressDeadlineSeconds'] = 1;
+    const startedAt = Date.now();
+    const r = await sync([ns, stuck, configMap('later', { 'argocd.argoproj.io/sync-wave': '2' })], {
+      waitTimeoutMs: 120_000,
+    });
+    expect(r.report.outcome).toBe('Failed');
+    expect(r.report.message).toMatch(
+      /^wave 0 failed: apps\/Deployment jobs\/late Degraded \(Deployment "late" exceeded its progress deadline\)/,
+    );
+    expect(Date.now() - startedAt).toBeLessThan(60_000);
+    expect(await kube.get(id('ConfigMap', 'later'))).toBeUndefined();
+  });
+
   it('fails with a clear message when a wave is not healthy in time, applying no later wave', async () => {
     const r = await sync(
       [
         ns,
-        deployment('stuck', 'nginx:1.27-unready'),
+        pod('stuck', 'nginx:1.27-unready'),
         configMap('later', { 'argocd.argoproj.io/sync-wave': '2' }),
         job('notify', { 'argocd.argoproj.io/hook': 'SyncFail' }),
       ],
       { waitTimeoutMs: 1_000 },
     );
     expect(r.report.outcome).toBe('Failed');
-    expect(r.report.message).toMatch(
-      /^wave 0 not healthy after 1 s: apps\/Deployment jobs\/stuck Progressing/,
-    );
+    expect(r.report.message).toMatch(/^wave 0 not healthy after 1 s: Pod jobs\/stuck Progressing/);
     expect(line(r)).toEqual([
       '- Namespace/jobs:applied',
-      '- Deployment/stuck:applied',
+      '- Pod/stuck:applied',
       'SyncFail Job/notify:applied',
     ]);
     expect(await kube.get(id('ConfigMap', 'later'))).toBeUndefined();

@@ -6,7 +6,7 @@ import { type HealthAssessor } from '../health/target-health.js';
 import { type KubeClient, createKubeClient } from '../kube/kube-client.js';
 import { defaultHealthAssessor } from '../lib-adapters.js';
 import { loadFixture } from '../testing/agent-harness.js';
-import { type SyncInput, syncTarget } from './sync-target.js';
+import { MAX_WAVE_WAIT_MS, type SyncInput, syncTarget, waitBudgetMs } from './sync-target.js';
 
 const manifests = loadFixture('bundle-web.yaml');
 
@@ -55,6 +55,21 @@ function assignment(syncPolicy: Record<string, boolean> = {}, name = 'web-a'): A
     syncPolicy,
   });
 }
+
+describe('waitBudgetMs', () => {
+  const withDeadline = (seconds?: number): KubeObject => ({
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'web' },
+    spec: seconds === undefined ? {} : { progressDeadlineSeconds: seconds },
+  });
+  it("waits the agent's timeout, or an object's own progress deadline and 30 s when longer, at most an hour", () => {
+    expect(waitBudgetMs([withDeadline()], 300_000)).toBe(300_000);
+    expect(waitBudgetMs([withDeadline(60)], 300_000)).toBe(300_000);
+    expect(waitBudgetMs([withDeadline(60), withDeadline(600)], 300_000)).toBe(630_000);
+    expect(waitBudgetMs([withDeadline(2_147_483_647)], 300_000)).toBe(MAX_WAVE_WAIT_MS);
+  });
+});
 
 describe('syncTarget against a simulated cluster', () => {
   let sim: SimClusterHandle;

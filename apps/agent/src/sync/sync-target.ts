@@ -506,10 +506,14 @@ class SyncRun {
     }
   }
 
-  /** Waits until every object is Healthy or Suspended (or has no health rule); SyncAborted on timeout. */
+  /**
+   * Waits until every object is Healthy or Suspended (or has no health rule). A Degraded object
+   * fails the wave at once; the wait is bounded by waitBudgetMs. SyncAborted either way.
+   */
   async waitHealthy(what: string, objects: readonly KubeObject[]): Promise<void> {
     const pending = new Map(objects.map((o) => [keyOf(idOf(o)), o]));
-    const deadline = Date.now() + this.timeoutMs;
+    const budgetMs = waitBudgetMs(objects, this.timeoutMs);
+    const deadline = Date.now() + budgetMs;
     for (;;) {
       /** Why each object still pending is not done yet, for the timeout message. */
       const last = new Map<string, string>();
@@ -522,18 +526,21 @@ class SyncRun {
         }
         this.live.set(key, live);
         const health = this.assess(live);
-        if (!health || health.status === 'Healthy' || health.status === 'Suspended') pending.delete(key);
-        else
-          last.set(
-            key,
-            `${describeRef(refOfId(id))} ${health.status}${health.message ? ` (${health.message})` : ''}`,
-          );
+        if (!health || health.status === 'Healthy' || health.status === 'Suspended') {
+          pending.delete(key);
+          continue;
+        }
+        const said = `${describeRef(refOfId(id))} ${health.status}${health.message ? ` (${health.message})` : ''}`;
+        // Degraded is the object's own verdict (a Deployment past its progress deadline, a crashing
+        // Pod): waiting longer only delays the failure.
+        if (health.status === 'Degraded') throw new SyncAborted(`${what} failed: ${said}`);
+        last.set(key, said);
       }
       if (pending.size === 0) return;
       if (Date.now() >= deadline || this.input.signal?.aborted) {
         const why = this.input.signal?.aborted
           ? 'the agent is stopping'
-          : `not healthy after ${seconds(this.timeoutMs)}`;
+          : `not healthy after ${seconds(budgetMs)}`;
         throw new SyncAborted(`${what} ${why}: ${[...last.values()].join(', ')}`);
       }
       await sleep(this.pollMs, this.input.signal);
@@ -626,6 +633,27 @@ function projectOnto(live: unknown, shape: unknown): unknown {
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Longest a wave waits for an object with its own progress deadline (one that has none set: 2^31-1 s). */
+export const MAX_WAVE_WAIT_MS = 3_600_000;
+/** Time for the object's controller to notice its deadline passed and say so. */
+const PROGRESS_DEADLINE_GRACE_MS = 30_000;
+
+/**
+ * How long a wave waits for its objects: the agent's wave timeout, or longer where an object has its
+ * own progress deadline (a Deployment's spec.progressDeadlineSeconds, 600 s unless set), so a
+ * rollout is judged by its controller's verdict (Degraded) rather than cut short; at most an hour.
+ */
+export function waitBudgetMs(objects: readonly KubeObject[], timeoutMs: number): number {
+  let budget = timeoutMs;
+  for (const o of objects) {
+    const deadline = (o['spec'] as { progressDeadlineSeconds?: unknown } | undefined)
+      ?.progressDeadlineSeconds;
+    if (typeof deadline === 'number' && deadline > 0)
+      budget = Math.max(budget, Math.min(deadline * 1000 + PROGRESS_DEADLINE_GRACE_MS, MAX_WAVE_WAIT_MS));
+  }
+  return budget;
 }
 
 function describeRef(ref: { group: string; kind: string; namespace?: string; name: string }): string {
