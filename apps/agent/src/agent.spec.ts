@@ -74,10 +74,11 @@ describe('agent: apply, prune, drift and heal against a simulated cluster', () =
     const digest = h.hub.addBundle(withoutConfigMap);
     h.hub.setAssignments([h.assignment({ bundleDigest: digest, revision: 'rev-3' })]);
     await expect.poll(() => h.syncs().length, poll).toBe(3);
+    // Pruned inside the Sync phase in its own wave (-1), so before the wave-0 Deployment is applied.
     expect(h.syncs()[2]?.resources.map((r) => [r.kind, r.action])).toEqual([
       ['Namespace', 'unchanged'],
-      ['Deployment', 'unchanged'],
       ['ConfigMap', 'pruned'],
+      ['Deployment', 'unchanged'],
     ]);
     // Deleted in the foreground (Argo CD's default): gone once the garbage collector has seen it.
     await expect.poll(() => h.read('ConfigMap', 'web-config'), poll).toBeUndefined();

@@ -128,6 +128,11 @@ export const syncPolicySchema = z.object({
    * again; with `replace`, every sync re-creates it. An object's own `Force=` wins. Absent = false.
    */
   force: z.boolean().optional(),
+  /**
+   * Argo CD's `PruneLast=true`: objects no longer declared are pruned after every wave is applied and
+   * healthy, not in their own (mirrored) wave. An object's own `PruneLast=` wins. Absent = false.
+   */
+  pruneLast: z.boolean().optional(),
   /** How often a failed sync is tried again. Absent = DEFAULT_RETRY_POLICY. */
   retry: retryPolicySchema.optional(),
 });

@@ -57,9 +57,13 @@ export const TARGET_SYNC_OPTIONS: OptionTable = {
   Replace: REPLACE,
   PruneLast: {
     true: {
-      honoured: 'Flotilla prunes after every wave is applied and healthy and after PostSync hooks, always',
+      honoured:
+        'pruned as a last wave of the Sync phase: after every wave is applied and healthy, before PostSync hooks',
     },
-    false: { honoured: 'the default; Flotilla prunes at the end of the sync either way' },
+    false: {
+      honoured:
+        'the default: what is no longer declared is pruned inside the Sync phase, in the reverse order of its sync waves (the highest first), before PostSync hooks',
+    },
   },
   SkipDryRunOnMissingResource: {
     true: {
@@ -230,6 +234,8 @@ export interface ResourceSyncOptions {
   replace?: boolean;
   /** Force=true|false on the object; undefined when it does not say. */
   force?: boolean;
+  /** PruneLast=true|false on the object; undefined when it does not say. */
+  pruneLast?: boolean;
 }
 
 /**
@@ -253,6 +259,7 @@ export function resourceSyncOptionsOf(obj: Pick<KubeObject, 'metadata'>): Resour
   const out: ResourceSyncOptions = { prune: sync.get('Prune') !== 'false' };
   if (sync.has('Replace')) out.replace = sync.get('Replace') === 'true';
   if (sync.has('Force')) out.force = sync.get('Force') === 'true';
+  if (sync.has('PruneLast')) out.pruneLast = sync.get('PruneLast') === 'true';
   return out;
 }
 

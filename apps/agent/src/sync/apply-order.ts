@@ -91,6 +91,29 @@ export function orderForPrune<T extends KubeObject>(objects: readonly T[]): T[] 
   return orderForApply(objects).reverse();
 }
 
+/**
+ * The wave each object a sync prunes is deleted in (Argo CD): the prune waves are the objects' own
+ * sync waves, mirrored — the highest is pruned in the lowest one's slot — so what was created last
+ * goes first. An object whose wave cannot be read counts as wave 0: its prune is not refused for it.
+ */
+export function pruneWaves<T extends KubeObject>(objects: readonly T[]): Map<number, T[]> {
+  const waveOf = (o: T): number => {
+    try {
+      return syncWaveOf(o);
+    } catch {
+      return 0;
+    }
+  };
+  const waves = [...new Set(objects.map(waveOf))].sort((a, b) => a - b);
+  const mirrored = new Map(waves.map((w, i) => [w, waves[waves.length - 1 - i] as number]));
+  const out = new Map<number, T[]>();
+  for (const o of objects) {
+    const wave = mirrored.get(waveOf(o)) as number;
+    out.set(wave, [...(out.get(wave) ?? []), o]);
+  }
+  return out;
+}
+
 /** Namespaces and CRDs: applied before anything else, hooks included, as everything may live in or be one of them. */
 export function isFoundation(obj: KubeObject): boolean {
   return (

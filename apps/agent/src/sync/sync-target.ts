@@ -22,7 +22,7 @@ import { type HealthAssessor, type ResourceHealth } from '../health/target-healt
 import { KubeApiError, type KubeClient, type PropagationPolicy, idOf } from '../kube/kube-client.js';
 import { type ResourceId } from '../state/state-store.js';
 import { sleep } from '../util/backoff.js';
-import { isFoundation, orderForApply, orderForPrune, syncWaveOf } from './apply-order.js';
+import { isFoundation, orderForApply, orderForPrune, pruneWaves, syncWaveOf } from './apply-order.js';
 import { type HookDeletePolicy, type SyncRole, syncRoleOf } from './hooks.js';
 import { defaultDiffer } from '../lib-adapters.js';
 import { projectRefusals } from './project-check.js';
@@ -126,9 +126,9 @@ class SyncAborted extends Error {}
 /**
  * One sync run, in Argo CD's order: PreSync hooks, then the declared objects (and Sync hooks) wave by
  * wave — each wave applied by server-side apply, and the next one started only once every object of
- * this wave is healthy (bounded by `waitTimeoutMs`) — then PostSync hooks, then prune what the
- * target tracks and no longer declares. When anything fails, SyncFail hooks run instead of the
- * rest. Never throws for a cluster error: each object's and hook's outcome is in the report.
+ * this wave is healthy (see waitHealthy), and what the target tracks and no longer declares pruned
+ * inside those waves in reverse wave order (planPrune) — then PostSync hooks. When anything fails,
+ * SyncFail hooks run instead of the rest. Never throws for a cluster error: each object's and hook's outcome is in the report.
  */
 export async function syncTarget(input: SyncInput): Promise<SyncResult> {
   const now = input.now ?? (() => new Date());
@@ -211,14 +211,17 @@ export async function syncTarget(input: SyncInput): Promise<SyncResult> {
         if (obj) founded.push(obj);
       }
       if (founded.length > 0) await run.waitHealthy('namespaces and CRDs', founded);
+      // After the foundation, so a custom kind whose CRD this sync installs is discoverable.
+      const prunes = await run.planPrune(resources.map((s) => s.manifest));
       await run.runHooks('PreSync', hooksOf('PreSync'));
       const syncSteps = steps.filter(
         (s) =>
           (s.role.kind === 'resource' && !isFoundation(s.manifest)) ||
           (runsHooks && s.role.kind === 'hook' && s.role.phases.includes('Sync')),
       );
-      const waves = groupByWave(syncSteps);
+      const waves = groupByWave(syncSteps, prunes.byWave);
       const postSync = hooksOf('PostSync');
+      const waitsAfterLast = postSync.length > 0 || prunes.last.length > 0;
       for (const [i, wave] of waves.entries()) {
         const applied: KubeObject[] = [];
         let failures = 0;
@@ -234,9 +237,12 @@ export async function syncTarget(input: SyncInput): Promise<SyncResult> {
           'Sync',
           wave.steps.filter((x) => x.role.kind === 'hook'),
         );
+        await run.prune(wave.prune);
         // Argo CD: the next wave (and PostSync) starts only once this wave is healthy.
-        if (!isLast || postSync.length > 0) await run.waitHealthy(`wave ${wave.wave}`, applied);
+        if (!isLast || waitsAfterLast) await run.waitHealthy(`wave ${wave.wave}`, applied);
       }
+      // PruneLast=true: a last wave of its own, once everything else is applied and healthy.
+      await run.prune(prunes.last);
       if (run.failed() === 0) await run.runHooks('PostSync', postSync);
     } catch (err) {
       // A cluster error anywhere (a wave's read-back, a hook's) ends the run like a failed step:
@@ -256,47 +262,24 @@ export async function syncTarget(input: SyncInput): Promise<SyncResult> {
     }
   }
 
-  const { assignment, kube } = input;
   const results = run.results;
   const desired = run.desired;
   const desiredKeys = new Set(desired.map((d) => keyOf(idOf(d))));
   const inventory: ResourceId[] = desired.map(idOf);
-  // Objects whose manifest could not even be prepared (or were never reached) are still declared:
-  // never prune them. Hooks and Skip objects are declared too, but never tracked.
-  addDeclaredKeys(desiredKeys, input.manifests, assignment.namespace);
-  const leftovers = input.inventory.filter((id) => !desiredKeys.has(keyOf(id)));
-  // Any declared object that could not be prepared or applied stops prune for this run: what the
-  // agent could not confirm is declared is never a reason to delete something.
-  const declaredFailures = results.filter((r) => r.action === 'failed' && !r.hookPhase).length;
+  // Objects whose manifest could not even be prepared (or were never reached) are still declared.
+  // Hooks and Skip objects are declared too, but never tracked.
+  addDeclaredKeys(desiredKeys, input.manifests, input.assignment.namespace);
   // What a stopped run never reached, or could not prepare, keeps being tracked as before.
   const reached = new Set(inventory.map(keyOf));
   inventory.push(...input.inventory.filter((id) => desiredKeys.has(keyOf(id)) && !reached.has(keyOf(id))));
+  // Whatever was tracked and not pruned (a heal, a held or stopped prune, Prune=false, a failed
+  // delete) stays tracked; only what was deleted, or is no longer this target's, is let go.
+  inventory.push(
+    ...input.inventory.filter((id) => !desiredKeys.has(keyOf(id)) && !run.released.has(keyOf(id))),
+  );
 
-  if (input.only || aborted) {
-    // A heal touches only drifted objects, and a failed run stops before pruning:
-    // what the target tracked before stays tracked.
-    inventory.push(...leftovers);
-  } else if (leftovers.length > 0) {
-    const hold = pruneHold({
-      declaredFailures,
-      prune: assignment.syncPolicy.prune,
-      declaresNothing: input.manifests.length === 0,
-      allowEmpty: assignment.syncPolicy.allowEmpty,
-    });
-    if (hold) inventory.push(...leftovers);
-    if (hold === 'declared-failures')
-      run.messages.push(
-        `${declaredFailures} declared object(s) failed; nothing pruned this run (${leftovers.length} left in place)`,
-      );
-    else if (hold === 'prune-off')
-      run.messages.push(`${leftovers.length} object(s) no longer declared; prune is off, left in place`);
-    else if (hold === 'empty-revision')
-      run.messages.push(
-        `revision declares no objects: refusing to prune all ${leftovers.length} (set syncPolicy.allowEmpty to allow it)`,
-      );
-    else inventory.push(...(await prune(kube, assignment, leftovers, results)));
-  }
-
+  const held = run.pruneHeldMessage();
+  if (held) run.messages.push(held);
   const failed = run.failed();
   const outcome: SyncOutcome = aborted
     ? 'Failed'
@@ -315,15 +298,30 @@ export async function syncTarget(input: SyncInput): Promise<SyncResult> {
   };
 }
 
-/** Consecutive steps with the same wave; the order inside stays apply order. */
-function groupByWave(steps: readonly Step[]): { wave: number; steps: Step[] }[] {
-  const waves: { wave: number; steps: Step[] }[] = [];
+interface Wave {
+  wave: number;
+  steps: Step[];
+  /** Objects no longer declared that this wave deletes (see planPrune). */
+  prune: KubeObject[];
+}
+
+/**
+ * Consecutive steps with the same wave, the order inside staying apply order; with the waves prunes
+ * fall in, a wave with nothing to apply included, in wave order.
+ */
+function groupByWave(steps: readonly Step[], prunes: ReadonlyMap<number, KubeObject[]> = new Map()): Wave[] {
+  const waves: Wave[] = [];
   for (const s of steps) {
     const last = waves.at(-1);
     if (last && last.wave === s.wave) last.steps.push(s);
-    else waves.push({ wave: s.wave, steps: [s] });
+    else waves.push({ wave: s.wave, steps: [s], prune: [] });
   }
-  return waves;
+  for (const [wave, objects] of prunes) {
+    const found = waves.find((w) => w.wave === wave);
+    if (found) found.prune.push(...objects);
+    else waves.push({ wave, steps: [], prune: [...objects] });
+  }
+  return waves.sort((a, b) => a.wave - b.wave);
 }
 
 /** The mutable state of one sync run and the cluster calls it makes. */
@@ -332,6 +330,15 @@ class SyncRun {
   readonly desired: KubeObject[] = [];
   readonly live = new Map<string, KubeObject>();
   readonly messages: string[] = [];
+  /** Keys of tracked objects this run deleted, or found no longer this target's: no longer tracked. */
+  readonly released = new Set<string>();
+  /** Declared objects that could not be prepared or applied: while any, nothing is pruned. */
+  private declaredFailures = 0;
+  /** Leftovers a wave's prune did not delete because a declared object had failed by then. */
+  private heldPrunes = 0;
+  /** Declared objects planPrune could not prepare (a run may stop before applyResource reports them). */
+  private unprepared = 0;
+  private readonly prepared = new Map<KubeObject, Promise<KubeObject>>();
   private readonly timeoutMs: number;
   private readonly pollMs: number;
 
@@ -352,8 +359,9 @@ class SyncRun {
     const { kube, assignment } = this.input;
     let obj: KubeObject;
     try {
-      obj = await prepareObject(kube, assignment, manifest);
+      obj = await this.prepare(manifest);
     } catch (err) {
+      this.declaredFailures++;
       this.results.push({ ...refOfId(idOf(manifest)), action: 'failed', message: (err as Error).message });
       return undefined;
     }
@@ -390,9 +398,109 @@ class SyncRun {
       this.results.push({ ...refOfId(id), action: written.unchanged ? 'unchanged' : 'applied', message });
       return written.after;
     } catch (err) {
+      this.declaredFailures++;
       this.results.push({ ...refOfId(id), action: 'failed', message: (err as Error).message });
       return undefined;
     }
+  }
+
+  /** The manifest prepared once per run: planning the prune and applying it see the same object. */
+  private prepare(manifest: KubeObject): Promise<KubeObject> {
+    let prepared = this.prepared.get(manifest);
+    if (!prepared) {
+      prepared = prepareObject(this.input.kube, this.input.assignment, manifest);
+      // Awaited by applyResource; an unobserved failure here is not an error of its own.
+      prepared.catch(() => undefined);
+      this.prepared.set(manifest, prepared);
+    }
+    return prepared;
+  }
+
+  /**
+   * What this run prunes, and in which wave (Argo CD): inside the Sync phase, by the pruned objects'
+   * own sync-wave annotations in reverse (the highest wave is pruned in the lowest prune wave's slot,
+   * and so on), and PruneLast=true ones (on the object, or the target's syncOption) after every wave
+   * is applied and healthy. Nothing at all when any declared object cannot be prepared — what the
+   * agent cannot confirm is no longer declared is never deleted — or when prune is held.
+   */
+  async planPrune(
+    resources: readonly KubeObject[],
+  ): Promise<{ byWave: Map<number, KubeObject[]>; last: KubeObject[] }> {
+    const none = { byWave: new Map<number, KubeObject[]>(), last: [] };
+    const { kube, assignment, manifests, inventory } = this.input;
+    const declared = new Set<string>();
+    addDeclaredKeys(declared, manifests, assignment.namespace);
+    let unprepared = 0;
+    for (const m of resources) {
+      try {
+        declared.add(keyOf(idOf(await this.prepare(m))));
+      } catch {
+        unprepared++;
+      }
+    }
+    const leftovers = inventory.filter((id) => !declared.has(keyOf(id)));
+    if (leftovers.length === 0) return none;
+    const hold = pruneHold({
+      declaredFailures: unprepared + this.declaredFailures,
+      prune: assignment.syncPolicy.prune,
+      declaresNothing: manifests.length === 0,
+      allowEmpty: assignment.syncPolicy.allowEmpty,
+    });
+    if (hold === 'declared-failures') {
+      this.unprepared = unprepared;
+      this.heldPrunes = leftovers.length;
+      return none;
+    }
+    if (hold === 'prune-off')
+      this.messages.push(`${leftovers.length} object(s) no longer declared; prune is off, left in place`);
+    if (hold === 'empty-revision')
+      this.messages.push(
+        `revision declares no objects: refusing to prune all ${leftovers.length} (set syncPolicy.allowEmpty to allow it)`,
+      );
+    if (hold) return none;
+    const { owned, keep } = await ownedLeftovers(kube, assignment, leftovers, this.results);
+    const kept = new Set(keep.map(keyOf));
+    for (const id of leftovers) if (!kept.has(keyOf(id))) this.released.add(keyOf(id));
+    const { prune: deletable, kept: stays } = prunable(owned, this.results);
+    // Owned, but kept (Prune=false) or not yet deleted: still this target's until a prune deletes it.
+    for (const obj of [...deletable, ...stays]) this.released.delete(keyOf(idOf(obj)));
+    const pruneLastByDefault = assignment.syncPolicy.pruneLast === true;
+    const inWaves = deletable.filter((o) => !(resourceSyncOptionsOf(o).pruneLast ?? pruneLastByDefault));
+    return {
+      byWave: pruneWaves(inWaves),
+      last: deletable.filter((o) => !inWaves.includes(o)),
+    };
+  }
+
+  /**
+   * Deletes one wave's leftovers, dependants first, with the target's propagation policy — unless
+   * a declared object has failed by now, when they stay (and stay tracked) for a later run.
+   */
+  async prune(objects: readonly KubeObject[]): Promise<void> {
+    if (objects.length === 0) return;
+    if (this.declaredFailures > 0) {
+      this.heldPrunes += objects.length;
+      return;
+    }
+    const propagation = prunePropagationOf(this.input.assignment.syncPolicy);
+    for (const obj of orderForPrune(objects)) {
+      const id = idOf(obj);
+      try {
+        await this.input.kube.delete(id, propagation);
+        this.released.add(keyOf(id));
+        this.results.push({ ...refOfId(id), action: 'pruned', message: PRUNE_MESSAGE[propagation] });
+      } catch (err) {
+        this.results.push({ ...refOfId(id), action: 'failed', message: (err as Error).message });
+      }
+    }
+  }
+
+  /** The run's closing word on prunes a failure held back. */
+  pruneHeldMessage(): string | undefined {
+    if (this.heldPrunes === 0) return undefined;
+    const pruned = this.results.some((r) => r.action === 'pruned');
+    const failures = Math.max(this.declaredFailures, this.unprepared);
+    return `${failures} declared object(s) failed; ${pruned ? 'the rest not' : 'nothing'} pruned this run (${this.heldPrunes} left in place)`;
   }
 
   /**
@@ -814,37 +922,6 @@ const PRUNE_MESSAGE: Readonly<Record<PropagationPolicy, string>> = {
   Background: '',
   Orphan: 'deleted; its dependents were left in place (PrunePropagationPolicy=orphan)',
 };
-
-/** Deletes leftovers still owned by this target; returns the ids it must keep tracking (kept, failures). */
-async function prune(
-  kube: KubeClient,
-  assignment: Assignment,
-  leftovers: readonly ResourceId[],
-  results: ResourceResult[],
-): Promise<ResourceId[]> {
-  const { owned, keep } = await ownedLeftovers(kube, assignment, leftovers, results);
-  const { prune: deletable, kept } = prunable(owned, results);
-  // What Prune=false keeps stays tracked: put back in Git, it is the target's again without a fight.
-  keep.push(...kept.map(idOf));
-  let ordered: KubeObject[];
-  try {
-    ordered = orderForPrune(deletable);
-  } catch {
-    ordered = [...deletable].reverse();
-  }
-  const propagation = prunePropagationOf(assignment.syncPolicy);
-  for (const obj of ordered) {
-    const id = idOf(obj);
-    try {
-      await kube.delete(id, propagation);
-      results.push({ ...refOfId(id), action: 'pruned', message: PRUNE_MESSAGE[propagation] });
-    } catch (err) {
-      results.push({ ...refOfId(id), action: 'failed', message: (err as Error).message });
-      keep.push(id);
-    }
-  }
-  return keep;
-}
 
 function makeReport(
   input: SyncInput,

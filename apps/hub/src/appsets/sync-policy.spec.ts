@@ -274,10 +274,9 @@ describe('sync options and syncPolicy fields Flotilla does not honour', () => {
     expect(
       syncPolicyOf({ automated: {}, syncOptions: ['ApplyOutOfSyncOnly=true', 'FailOnSharedResource=true'] }),
     ).toMatchObject({ applyOutOfSyncOnly: true, failOnSharedResource: true });
-    expect(syncPolicyOf({ automated: {}, syncOptions: ['Replace=true', 'Force=true'] })).toMatchObject({
-      replace: true,
-      force: true,
-    });
+    expect(
+      syncPolicyOf({ automated: {}, syncOptions: ['Replace=true', 'Force=true', 'PruneLast=true'] }),
+    ).toMatchObject({ replace: true, force: true, pruneLast: true });
     expect(syncPolicyOf({ automated: {} })).not.toHaveProperty('replace');
     const bad = refusal({ syncOptions: ['PrunePropagationPolicy=cascade'] });
     expect(bad.path).toBe('spec.template.spec.syncPolicy.syncOptions[0]');
