@@ -305,6 +305,24 @@ describe('real kubectl against a simulated cluster', () => {
     expect(s['status']).toEqual({ ready: true });
     expect(s['metadata']['generation']).toBe(2);
     expect(await k.ok(['explain', 'widget.spec.size'])).toContain('FIELD: size <integer>');
+    // Field validation: kubectl sends Strict, so a field the schema does not declare is refused and
+    // nothing is written; --validate=false sends Ignore and the server prunes the field.
+    const typo =
+      'apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w1}\nspec: {size: 6, colur: blue}\n';
+    const strict = await k.run(['apply', '--server-side', '-f', '-'], { input: typo });
+    expect(strict.code).toBe(1);
+    expect(strict.stderr).toContain('strict decoding error: unknown field "spec.colur"');
+    expect((await k.json(['get', 'wd', 'w1']))['spec']).toEqual({ size: 4, colour: 'red' });
+    await k.ok(['apply', '--server-side', '--force-conflicts', '--validate=false', '-f', '-'], {
+      input: typo,
+    });
+    expect((await k.json(['get', 'wd', 'w1']))['spec']).toEqual({ size: 6 });
+    const warned = await k.run(['apply', '--server-side', '--validate=warn', '-f', '-'], {
+      input: typo.replace('size: 6', 'size: 7'),
+    });
+    expect(warned.code).toBe(0);
+    expect(warned.stderr).toContain('Warning: unknown field "spec.colur"');
+    expect((await k.json(['get', 'wd', 'w1']))['spec']).toEqual({ size: 7 });
     const list = await k.json<Obj>(['get', 'widgets']);
     expect(list['items'][0]).toMatchObject({ apiVersion: 'example.com/v1', kind: 'Widget' });
     await k.ok(['delete', 'crd', 'widgets.example.com']);

@@ -32,6 +32,7 @@ import { parseFieldSelector, parseLabelSelector, selectorString } from '../store
 import { bumpsGeneration } from './generation.js';
 import { validate } from './validation.js';
 import { crdResourceTypes } from './crd.js';
+import { type FieldValidation, pruneUnknownFields, strictDecodingMessage } from './unknown-fields.js';
 
 export type PatchType = 'json' | 'merge' | 'strategic' | 'apply';
 
@@ -47,6 +48,10 @@ export interface WriteOptions {
   manager: string;
   dryRun?: boolean;
   subresource?: 'status' | 'scale';
+  /** What to do with fields the kind's schema does not declare; `Warn` when unset, as the apiserver. */
+  fieldValidation?: FieldValidation;
+  /** Hears each warning the write gives (the HTTP layer turns them into `Warning` headers). */
+  warn?: (message: string) => void;
 }
 
 export interface PatchOptions extends WriteOptions {
@@ -370,6 +375,8 @@ export class ClusterApi {
     if (rt.namespaced) cm['namespace'] = namespace;
     else delete cm['namespace'];
 
+    // Pruned before the merge, so fields the schema drops are never owned by the applier either.
+    this.pruneUnknown(rt, config, o);
     const old = this.tryGet(rt, namespace, name);
     if (old && configRv !== undefined && configRv !== getPath(old, ['metadata', 'resourceVersion']))
       throw conflict(rt.plural, rt.group, name);
@@ -436,6 +443,7 @@ export class ClusterApi {
         else obj['status'] = clone(old['status']);
       }
     }
+    this.pruneUnknown(rt, obj, o);
     const requestManaged = meta(obj)['managedFields'];
     normaliseTimes(requestManaged);
     delete meta(obj)['managedFields'];
@@ -498,6 +506,21 @@ export class ClusterApi {
     const stored = this.store.put(key, obj, old ? 'MODIFIED' : 'ADDED');
     if (rt.group === 'apiextensions.k8s.io' && rt.kind === 'CustomResourceDefinition') this.syncCrd(stored);
     return stored;
+  }
+
+  /**
+   * The decoding step of a custom resource's write: fields its structural schema does not declare
+   * are refused (`Strict`) or dropped, with a warning unless told to `Ignore` them. Built-in kinds
+   * are not checked: the simulator holds no full schema for them.
+   */
+  private pruneUnknown(rt: ResourceType, obj: JsonObject, o: WriteOptions): void {
+    if (!rt.custom || !rt.schema) return;
+    const mode = o.fieldValidation ?? 'Warn';
+    const candidate = mode === 'Strict' ? clone(obj) : obj;
+    const unknown = pruneUnknownFields(candidate, rt.schema);
+    if (!unknown.length) return;
+    if (mode === 'Strict') throw badRequest(strictDecodingMessage(unknown));
+    if (mode === 'Warn') for (const path of unknown) o.warn?.(`unknown field "${path}"`);
   }
 
   private allocateIp(): string {

@@ -23,6 +23,7 @@ import {
 } from './discovery.js';
 import { groupVersionDocument, openApiRoot } from './openapi.js';
 import { WatchStream } from './watch-handler.js';
+import { FIELD_VALIDATIONS, type FieldValidation } from '../api/unknown-fields.js';
 import { protobufToJson } from './protobuf.js';
 import { toTable, wantsTable } from './table.js';
 
@@ -256,6 +257,16 @@ export class ApiHttpServer {
     return { rt, name: rest[1], subresource: rest[2] };
   }
 
+  private fieldValidation(q: URLSearchParams): FieldValidation | undefined {
+    const value = q.get('fieldValidation');
+    if (value === null || value === '') return undefined;
+    if (!(FIELD_VALIDATIONS as readonly string[]).includes(value))
+      throw badRequest(
+        `fieldValidation: Unsupported value: "${value}": supported values: ${FIELD_VALIDATIONS.map((v) => `"${v}"`).join(', ')}`,
+      );
+    return value as FieldValidation;
+  }
+
   private manager(req: IncomingMessage, q: URLSearchParams): string {
     const explicit = q.get('fieldManager');
     if (explicit) return explicit;
@@ -282,6 +293,11 @@ export class ApiHttpServer {
     const { rt } = r;
     const ns = r.namespace ?? '';
     const dryRun = q.getAll('dryRun').includes('All');
+    const validation = {
+      fieldValidation: this.fieldValidation(q),
+      // RFC 7234 warn-code 299, as the apiserver sends them (client-node and kubectl print these).
+      warn: (message: string) => res.appendHeader('Warning', `299 - ${JSON.stringify(message)}`),
+    };
     const api = this.api;
     const contentType = (req.headers['content-type'] ?? 'application/json')
       .split(';')[0]!
@@ -348,7 +364,7 @@ export class ApiHttpServer {
           if (rt.namespaced && r.namespace === undefined) throw methodNotAllowed();
           const body = this.decode(await this.body(req), contentType, false);
           if (rt.review) return this.send(res, 201, review(rt, body));
-          const created = api.create(rt, ns, body, { manager: this.manager(req, q), dryRun });
+          const created = api.create(rt, ns, body, { manager: this.manager(req, q), dryRun, ...validation });
           return this.send(res, 201, created);
         }
         case 'DELETE': {
@@ -379,7 +395,13 @@ export class ApiHttpServer {
           return this.send(
             res,
             200,
-            api.writeScale(rt, ns, name, { put: body }, { manager: this.manager(req, q), dryRun }),
+            api.writeScale(
+              rt,
+              ns,
+              name,
+              { put: body },
+              { manager: this.manager(req, q), dryRun, ...validation },
+            ),
           );
         }
         case 'PATCH': {
@@ -395,7 +417,7 @@ export class ApiHttpServer {
                 ns,
                 name,
                 { patch: { type: 'merge', body: { spec } } },
-                { manager: this.manager(req, q), dryRun },
+                { manager: this.manager(req, q), dryRun, ...validation },
               ),
             );
           }
@@ -407,7 +429,7 @@ export class ApiHttpServer {
               ns,
               name,
               { patch: { type, body } },
-              { manager: this.manager(req, q), dryRun },
+              { manager: this.manager(req, q), dryRun, ...validation },
             ),
           );
         }
@@ -442,13 +464,24 @@ export class ApiHttpServer {
           return this.send(
             res,
             200,
-            api.update(rt, ns, name, { ...current, spec }, { manager: this.manager(req, q), dryRun }),
+            api.update(
+              rt,
+              ns,
+              name,
+              { ...current, spec },
+              { manager: this.manager(req, q), dryRun, ...validation },
+            ),
           );
         }
         return this.send(
           res,
           200,
-          api.update(rt, ns, name, body, { manager: this.manager(req, q), dryRun, subresource }),
+          api.update(rt, ns, name, body, {
+            manager: this.manager(req, q),
+            dryRun,
+            subresource,
+            ...validation,
+          }),
         );
       }
       case 'PATCH': {
@@ -459,6 +492,7 @@ export class ApiHttpServer {
           manager: type === 'apply' ? (q.get('fieldManager') ?? '') : this.manager(req, q),
           dryRun,
           subresource,
+          ...validation,
           ...(force === null ? {} : { force: force === 'true' }),
         });
         return this.send(res, result.created ? 201 : 200, result.object);
