@@ -80,7 +80,9 @@ describe('an ApplicationSet reaching outside its project', () => {
             name: 'v1',
             served: true,
             storage: true,
-            schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+            // client-node's typed model knows the extension by this name only; the wire name would be
+            // dropped, leaving a schema that prunes every field of a Widget.
+            schema: { openAPIV3Schema: { type: 'object', x_kubernetes_preserve_unknown_fields: true } },
           },
         ],
       },

@@ -133,6 +133,12 @@ export const syncPolicySchema = z.object({
    * healthy, not in their own (mirrored) wave. An object's own `PruneLast=` wins. Absent = false.
    */
   pruneLast: z.boolean().optional(),
+  /**
+   * Argo CD's `Validate=false`: writes ask the API server to drop fields the schema does not declare
+   * (fieldValidation=Ignore) instead of refusing them (Strict). An object's own `Validate=` wins.
+   * Absent = true.
+   */
+  validate: z.boolean().optional(),
   /** How often a failed sync is tried again. Absent = DEFAULT_RETRY_POLICY. */
   retry: retryPolicySchema.optional(),
 });

@@ -51,7 +51,6 @@ describe('readOptions', () => {
   // Each refused entry names its own index and says why, never a silent default.
   it.each([
     ['ServerSideApply=false', /only by server-side apply/],
-    ['Validate=false', /always validates/],
     ['ClientSideApplyMigration=true', /stay owned by it/],
     [
       'PrunePropagationPolicy=cascade',
@@ -115,7 +114,9 @@ describe('resourceSyncOptionsOf', () => {
 
   it('refuses what it cannot honour, naming the annotation and the entry', () => {
     const e = failure(() =>
-      resourceSyncOptionsOf(annotated({ 'argocd.argoproj.io/sync-options': 'Prune=false,Validate=false' })),
+      resourceSyncOptionsOf(
+        annotated({ 'argocd.argoproj.io/sync-options': 'Prune=false,ServerSideApply=false' }),
+      ),
     );
     expect(e.path).toBe('metadata.annotations["argocd.argoproj.io/sync-options"][1]');
     expect(

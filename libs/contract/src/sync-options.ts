@@ -118,9 +118,13 @@ export const TARGET_SYNC_OPTIONS: OptionTable = {
     },
   },
   Validate: {
-    true: { honoured: 'the default: the API server validates what is applied' },
+    true: {
+      honoured:
+        'the default, as kubectl: every write asks for strict field validation (fieldValidation=Strict), so a field the schema does not declare (a typo) fails the object, naming the field, and nothing of it is written',
+    },
     false: {
-      refused: 'Validate=false is not supported: the API server always validates what Flotilla applies',
+      honoured:
+        'writes ask for fieldValidation=Ignore, as kubectl --validate=false: the API server drops fields the schema does not declare and applies the rest; such a dropped field is not drift',
     },
   },
 };
@@ -236,6 +240,8 @@ export interface ResourceSyncOptions {
   force?: boolean;
   /** PruneLast=true|false on the object; undefined when it does not say. */
   pruneLast?: boolean;
+  /** Validate=true|false on the object; undefined when it does not say. */
+  validate?: boolean;
 }
 
 /**
@@ -260,6 +266,7 @@ export function resourceSyncOptionsOf(obj: Pick<KubeObject, 'metadata'>): Resour
   if (sync.has('Replace')) out.replace = sync.get('Replace') === 'true';
   if (sync.has('Force')) out.force = sync.get('Force') === 'true';
   if (sync.has('PruneLast')) out.pruneLast = sync.get('PruneLast') === 'true';
+  if (sync.has('Validate')) out.validate = sync.get('Validate') === 'true';
   return out;
 }
 

@@ -75,3 +75,47 @@ describe('diffObjects on testdata fixtures', () => {
     },
   );
 });
+
+describe('diffObjects with unknownFieldsDropped (Validate=false)', () => {
+  const desired = {
+    apiVersion: 'example.com/v1',
+    kind: 'Widget',
+    metadata: { name: 'w', namespace: 'n' },
+    spec: { size: 3, colur: 'blue' },
+  };
+  const applied = (fields: Record<string, unknown>) => ({
+    ...desired,
+    spec: { size: 3 },
+    metadata: {
+      name: 'w',
+      namespace: 'n',
+      managedFields: [
+        {
+          manager: 'flotilla',
+          operation: 'Apply',
+          apiVersion: 'example.com/v1',
+          fieldsType: 'FieldsV1',
+          fieldsV1: fields,
+        },
+      ],
+    },
+  });
+
+  it('a declared field the server dropped is not drift once the manager has written the object', () => {
+    const live = applied({ 'f:spec': { 'f:size': {} } });
+    expect(diffObjects(desired, live).differences.map((d) => d.path)).toEqual(['/spec/colur']);
+    expect(diffObjects(desired, live, { unknownFieldsDropped: true })).toEqual({
+      inSync: true,
+      differences: [],
+    });
+  });
+
+  it('a changed value is still drift, and so is everything before the manager ever wrote it', () => {
+    const changed = { ...applied({ 'f:spec': { 'f:size': {} } }), spec: { size: 4 } };
+    expect(
+      diffObjects(desired, changed, { unknownFieldsDropped: true }).differences.map((d) => d.path),
+    ).toEqual(['/spec/size']);
+    const foreign = { ...desired, spec: { size: 3 }, metadata: { name: 'w', namespace: 'n' } };
+    expect(diffObjects(desired, foreign, { unknownFieldsDropped: true }).inSync).toBe(false);
+  });
+});

@@ -57,6 +57,12 @@ export interface DiffOptions {
   manager?: string;
   /** Managers whose fields are never drift, e.g. an autoscaler that owns `spec.replicas`. */
   yieldToManagers?: string[];
+  /**
+   * The object is written with field validation off (Argo CD's `Validate=false`, the API's
+   * `fieldValidation=Ignore`): the server dropped the fields its schema does not declare, so once
+   * the manager has written the object, a declared field the live object lacks is not drift.
+   */
+  unknownFieldsDropped?: boolean;
 }
 
 export const DEFAULT_MANAGER = 'flotilla';
@@ -106,7 +112,11 @@ export function diffObjects(desired: unknown, live: unknown, opts: DiffOptions =
   const othersOwn = others.flatMap((o) => o.nodes);
   const yieldedOwn = others.filter((o) => yielded.has(o.manager)).flatMap((o) => o.nodes);
 
-  const ctx: Walk = { kind: id.kind, out: [] };
+  const ctx: Walk = {
+    kind: id.kind,
+    out: [],
+    missingIsDropped: opts.unknownFieldsDropped === true && entries.some((e) => e.manager === manager),
+  };
   compareDeclared(ctx, declared, defaulted, liveN, []);
   const applierSets = entries.filter(isApplier).map((e) => e.fields);
   if (applierSets.length > 0) {
@@ -176,6 +186,8 @@ function isOwned(nodes: readonly OwnedNode[], d: Found): boolean {
 interface Walk {
   kind: string;
   out: Found[];
+  /** A declared field the live object lacks was dropped by the server (see `unknownFieldsDropped`). */
+  missingIsDropped?: boolean;
 }
 
 /**
@@ -189,6 +201,7 @@ function compareDeclared(
   live: unknown,
   path: PathSegment[],
 ): void {
+  if (live === undefined && ctx.missingIsDropped && path.length > 0) return;
   if (isPlainObject(declared)) {
     if (comparesWhole(ctx.kind, path)) {
       if (!sameValue(defaulted, live, path)) ctx.out.push({ path, desired: declared, live });

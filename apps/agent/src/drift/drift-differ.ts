@@ -1,4 +1,5 @@
-import { type IgnoreRule, type KubeObject } from '@flotilla/contract';
+import { type Assignment, FIELD_MANAGER, type IgnoreRule, type KubeObject } from '@flotilla/contract';
+import { validatesOf } from '../sync/apply-mode.js';
 
 export interface DriftDifference {
   /** JSON Pointer into the object, e.g. `/spec/replicas`. */
@@ -15,8 +16,20 @@ export interface DriftResult {
 }
 
 /** The comparison the agent delegates to `@flotilla/diff` (normalised, ignore rules applied). */
-export type DriftDiffer = (
-  desired: KubeObject,
-  live: KubeObject,
-  options: { ignoreRules: IgnoreRule[]; manager: string },
-) => DriftResult;
+export type DriftDiffer = (desired: KubeObject, live: KubeObject, options: DriftOptions) => DriftResult;
+
+export interface DriftOptions {
+  ignoreRules: IgnoreRule[];
+  manager: string;
+  /** Validate=false: fields the server dropped as undeclared by its schema are not drift. */
+  unknownFieldsDropped?: boolean;
+}
+
+/** How one declared object of a target is compared with what runs, wherever the agent compares. */
+export function driftOptionsOf(desired: KubeObject, assignment: Assignment): DriftOptions {
+  return {
+    ignoreRules: assignment.ignoreDifferences,
+    manager: FIELD_MANAGER,
+    unknownFieldsDropped: !validatesOf(desired, assignment.syncPolicy),
+  };
+}

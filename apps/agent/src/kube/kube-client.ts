@@ -12,6 +12,22 @@ export interface ResourceScope {
 /** What happens to an object's dependents when it is deleted (the API's DeleteOptions). */
 export type PropagationPolicy = 'Foreground' | 'Background' | 'Orphan';
 
+export interface WriteOptions {
+  /** The server admits, defaults and merges as for a real write, and stores nothing. */
+  dryRun?: boolean;
+  /**
+   * True (the default, as kubectl): a field the schema does not declare fails the write
+   * (fieldValidation=Strict). False (Argo CD's Validate=false): the server drops it (Ignore).
+   */
+  validate?: boolean;
+}
+
+/** The query every write carries: who writes, whether it is a dry run, how unknown fields are met. */
+function writeQuery(fieldManager: string, options: WriteOptions | undefined, extra = ''): string {
+  const validation = options?.validate === false ? 'Ignore' : 'Strict';
+  return `?fieldManager=${encodeURIComponent(fieldManager)}${extra}&fieldValidation=${validation}${options?.dryRun ? '&dryRun=All' : ''}`;
+}
+
 /** What the agent needs from a cluster; one implementation talks to the API server. */
 export interface KubeClient {
   /** Discovery: the resource's URL name and whether it lives in a namespace. */
@@ -20,12 +36,12 @@ export interface KubeClient {
    * Server-side apply as `flotilla` (or `fieldManager`), taking over conflicting fields (force).
    * Returns the live result.
    */
-  apply(obj: KubeObject, options?: { dryRun?: boolean; fieldManager?: string }): Promise<KubeObject>;
+  apply(obj: KubeObject, options?: WriteOptions & { fieldManager?: string }): Promise<KubeObject>;
   /**
    * Writes the object whole as `flotilla` (PUT, kubectl replace), or creates it when it does not
    * exist: fields it does not carry are removed, whoever set them. Returns the live result.
    */
-  replace(obj: KubeObject, options?: { dryRun?: boolean }): Promise<KubeObject>;
+  replace(obj: KubeObject, options?: WriteOptions): Promise<KubeObject>;
   get(id: ResourceId): Promise<KubeObject | undefined>;
   /** Cluster-wide list, with the list's resourceVersion for a watch to start from. */
   list(
@@ -165,8 +181,7 @@ export function createKubeClient(kc: KubeConfig): KubeClient {
 
     async apply(obj, options) {
       const id = idOf(obj);
-      // dryRun=All: the server admits, defaults and merges as for a real apply, and stores nothing.
-      const query = `?fieldManager=${encodeURIComponent(options?.fieldManager ?? FIELD_MANAGER)}&force=true${options?.dryRun ? '&dryRun=All' : ''}`;
+      const query = writeQuery(options?.fieldManager ?? FIELD_MANAGER, options, '&force=true');
       // Server-side apply takes JSON as well as YAML (JSON is YAML).
       return (await call('PATCH', `${await pathOf(id)}${query}`, describe(id), {
         body: JSON.stringify(obj),
@@ -176,7 +191,7 @@ export function createKubeClient(kc: KubeConfig): KubeClient {
 
     async replace(obj, options) {
       const id = idOf(obj);
-      const query = `?fieldManager=${encodeURIComponent(FIELD_MANAGER)}${options?.dryRun ? '&dryRun=All' : ''}`;
+      const query = writeQuery(FIELD_MANAGER, options);
       const init = { body: JSON.stringify(obj), contentType: 'application/json' };
       try {
         return (await call('PUT', `${await pathOf(id)}${query}`, describe(id), init)) as KubeObject;

@@ -4,7 +4,6 @@ import {
   type Bundle,
   type DriftReport,
   type HealthStatus,
-  FIELD_MANAGER,
   TRACKING_LABEL,
   TRACKING_LABEL_VALUE,
   groupOf,
@@ -16,7 +15,7 @@ import {
   type SyncTrigger,
 } from '@flotilla/contract';
 import { type Logger } from 'pino';
-import { type DriftDiffer } from '../drift/drift-differ.js';
+import { type DriftDiffer, driftOptionsOf } from '../drift/drift-differ.js';
 import { blameManager } from '../drift/blame-manager.js';
 import { endedBreakGlass, FightDetector } from '../drift/fight-detector.js';
 import { type HealthAssessor, aggregateHealth } from '../health/target-health.js';
@@ -482,10 +481,7 @@ export class TargetReconciler {
         paths = [''];
       } else {
         liveByKey.set(key, live);
-        const diff = this.deps.differ(desired, live, {
-          ignoreRules: a.ignoreDifferences,
-          manager: FIELD_MANAGER,
-        });
+        const diff = this.deps.differ(desired, live, driftOptionsOf(desired, a));
         if (diff.inSync) {
           this.reportedDrift.delete(key);
           continue;
@@ -606,10 +602,7 @@ export class TargetReconciler {
       return false;
     }
     if (!live) return false;
-    return this.deps.differ(desired, live, {
-      ignoreRules: this.assignment.ignoreDifferences,
-      manager: FIELD_MANAGER,
-    }).inSync;
+    return this.deps.differ(desired, live, driftOptionsOf(desired, this.assignment)).inSync;
   }
 
   /** Earliest time the next self-heal may run: 2 s after the last, doubling per heal, capped. */

@@ -205,16 +205,18 @@ async function previewWrite(
 ): Promise<Pick<ResourceResult, 'action' | 'message'>> {
   const would = (message: string) => ({ action: 'applied' as const, message: `would be ${message}` });
   if (!before) {
-    await (mode.write === 'apply' ? kube.apply(obj, { dryRun: true }) : kube.replace(obj, { dryRun: true }));
+    await (mode.write === 'apply'
+      ? kube.apply(obj, { dryRun: true, validate: mode.validate })
+      : kube.replace(obj, { dryRun: true, validate: mode.validate }));
     return would('created');
   }
   if (mode.write === 'recreate') return would(WRITE_MESSAGE.recreate);
   if (mode.write === 'replace') {
-    const after = await kube.replace(obj, { dryRun: true });
+    const after = await kube.replace(obj, { dryRun: true, validate: mode.validate });
     return sameContent(before, after) ? { action: 'unchanged', message: '' } : would(WRITE_MESSAGE.replace);
   }
   try {
-    const after = await kube.apply(obj, { dryRun: true });
+    const after = await kube.apply(obj, { dryRun: true, validate: mode.validate });
     return appliedNothing(before, after, obj) ? { action: 'unchanged', message: '' } : would('changed');
   } catch (err) {
     if (!(mode.recreateWhenRefused && err instanceof KubeApiError && err.status === 422)) throw err;

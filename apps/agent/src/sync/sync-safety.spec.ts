@@ -115,7 +115,10 @@ describe('sync deletion safety against a simulated cluster', () => {
       m.kind === 'Deployment'
         ? {
             ...m,
-            metadata: { ...m.metadata, annotations: { 'argocd.argoproj.io/sync-options': 'Validate=false' } },
+            metadata: {
+              ...m.metadata,
+              annotations: { 'argocd.argoproj.io/sync-options': 'ServerSideApply=false' },
+            },
           }
         : m,
     );
@@ -124,7 +127,7 @@ describe('sync deletion safety against a simulated cluster', () => {
     const deployment = r.report.resources.find((x) => x.kind === 'Deployment');
     expect(deployment?.action).toBe('failed');
     expect(deployment?.message).toMatch(
-      /^metadata\.annotations\["argocd\.argoproj\.io\/sync-options"\]\[0\]: Validate=false/,
+      /^metadata\.annotations\["argocd\.argoproj\.io\/sync-options"\]\[0\]: Flotilla applies only by server-side apply/,
     );
     expect(r.report.outcome).toBe('Partial');
   });

@@ -17,7 +17,7 @@ import {
 } from '@flotilla/contract';
 import { isDeepStrictEqual } from 'node:util';
 import { keepLiveIgnoredFields } from '@flotilla/diff';
-import { type DriftDiffer } from '../drift/drift-differ.js';
+import { type DriftDiffer, driftOptionsOf } from '../drift/drift-differ.js';
 import { type HealthAssessor, type ResourceHealth } from '../health/target-health.js';
 import { KubeApiError, type KubeClient, type PropagationPolicy, idOf } from '../kube/kube-client.js';
 import { type ResourceId } from '../state/state-store.js';
@@ -26,7 +26,7 @@ import { isFoundation, orderForApply, orderForPrune, pruneWaves, syncWaveOf } fr
 import { type HookDeletePolicy, type SyncRole, syncRoleOf } from './hooks.js';
 import { defaultDiffer } from '../lib-adapters.js';
 import { projectRefusals } from './project-check.js';
-import { type ApplyMode, applyModeOf, WRITE_MESSAGE } from './apply-mode.js';
+import { type ApplyMode, applyModeOf, validatesOf, WRITE_MESSAGE } from './apply-mode.js';
 
 /** `group/kind/namespace/name` of a resource id (the same key as the contract's `refKey`). */
 export function keyOf(id: ResourceId): string {
@@ -513,18 +513,19 @@ class SyncRun {
     mode: ApplyMode,
   ): Promise<{ after: KubeObject; unchanged: boolean; message: string }> {
     const { kube } = this.input;
+    const options = { validate: mode.validate };
     if (mode.write === 'replace') {
-      const after = await kube.replace(obj);
+      const after = await kube.replace(obj, options);
       // A write that changes nothing is not stored, so the resourceVersion stays.
       const unchanged = before?.metadata.resourceVersion === after.metadata.resourceVersion;
       return { after, unchanged, message: unchanged ? '' : WRITE_MESSAGE.replace };
     }
     if (mode.write === 'recreate' && before) {
       await this.deleteAndWait(obj);
-      return { after: await kube.apply(obj), unchanged: false, message: WRITE_MESSAGE.recreate };
+      return { after: await kube.apply(obj, options), unchanged: false, message: WRITE_MESSAGE.recreate };
     }
     try {
-      const after = await kube.apply(obj);
+      const after = await kube.apply(obj, options);
       return { after, unchanged: before !== undefined && appliedNothing(before, after, obj), message: '' };
     } catch (err) {
       // 422 Invalid is the API refusing this change (an immutable field); anything else is not
@@ -532,7 +533,11 @@ class SyncRun {
       if (!(mode.recreateWhenRefused && before && err instanceof KubeApiError && err.status === 422))
         throw err;
       await this.deleteAndWait(obj);
-      return { after: await kube.apply(obj), unchanged: false, message: WRITE_MESSAGE.refused(err.message) };
+      return {
+        after: await kube.apply(obj, options),
+        unchanged: false,
+        message: WRITE_MESSAGE.refused(err.message),
+      };
     }
   }
 
@@ -541,7 +546,7 @@ class SyncRun {
     const { assignment, only } = this.input;
     if (!assignment.syncPolicy.applyOutOfSyncOnly || only) return false;
     const differ = this.input.differ ?? defaultDiffer;
-    return differ(obj, live, { ignoreRules: assignment.ignoreDifferences, manager: FIELD_MANAGER }).inSync;
+    return differ(obj, live, driftOptionsOf(obj, assignment)).inSync;
   }
 
   /**
@@ -586,7 +591,7 @@ class SyncRun {
           const obj = await prepareObject(this.input.kube, this.input.assignment, s.manifest);
           ref = refOfId(idOf(obj));
           if (policies.includes('BeforeHookCreation')) await this.deleteAndWait(obj);
-          await this.input.kube.apply(obj);
+          await this.input.kube.apply(obj, { validate: validatesOf(obj, this.input.assignment.syncPolicy) });
           started.push({ obj, policies });
         } catch (err) {
           this.results.push({ ...ref, action: 'failed', hookPhase: phase, message: (err as Error).message });

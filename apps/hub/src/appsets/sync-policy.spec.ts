@@ -217,7 +217,7 @@ describe('sync options and syncPolicy fields Flotilla does not honour', () => {
   };
 
   it('refuses each one at submission, naming the field', () => {
-    expect(refusal({ syncOptions: ['ServerSideApply=true', 'Validate=false'] })).toMatchObject({
+    expect(refusal({ syncOptions: ['ServerSideApply=true', 'ServerSideApply=false'] })).toMatchObject({
       path: 'spec.template.spec.syncPolicy.syncOptions[1]',
       code: 'unsupported-sync-option',
     });
@@ -284,7 +284,7 @@ describe('sync options and syncPolicy fields Flotilla does not honour', () => {
   });
 
   it('fails the expansion of a target whose templated option is refused', () => {
-    expect(() => targetSyncSettingsOf({ syncPolicy: { syncOptions: ['Validate=false'] } })).toThrow(
+    expect(() => targetSyncSettingsOf({ syncPolicy: { syncOptions: ['ServerSideApply=false'] } })).toThrow(
       expect.objectContaining({ path: 'spec.template.spec.syncPolicy.syncOptions[0]' }),
     );
   });
