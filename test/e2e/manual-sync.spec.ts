@@ -7,6 +7,8 @@ import { GuestbookFleet } from '../support/guestbook-fleet.js';
 
 interface Operation {
   id: string;
+  target: string;
+  batchId: string | null;
   state: string;
   requestedBy: string;
   reason: string;
@@ -48,7 +50,12 @@ describe('manual sync (automated off)', () => {
   };
 
   beforeAll(async () => {
-    e2e = await GuestbookFleet.start({ name: 'manual', clusters: 2, pollSeconds: 1 });
+    e2e = await GuestbookFleet.start({
+      name: 'manual',
+      clusters: 2,
+      pollSeconds: 1,
+      labels: (i) => ({ ring: i === 0 ? 'canary' : 'main' }),
+    });
     await e2e.createAppSet({});
   }, 120_000);
   afterAll(async () => {
@@ -193,4 +200,114 @@ describe('manual sync (automated off)', () => {
     expect(table.code).toBe(0);
     expect(table.out).toMatch(/^change +apps\/Deployment guestbook\/guestbook-ui$/m);
   }, 180_000);
+
+  it('syncs every target of an appset, or of a cluster selection, in one request', async () => {
+    const [canary, main] = [targetOf(0), targetOf(1)];
+    // A preview names the targets and asks none.
+    const preview = await flotilla(
+      'sync',
+      '--appset',
+      'guestbook',
+      '--selector',
+      'ring=main',
+      '--reason',
+      'which ones?',
+      '--preview',
+      '-o',
+      'json',
+    );
+    expect(preview.code).toBe(0);
+    expect(JSON.parse(preview.out)).toEqual({
+      batchId: null,
+      preview: true,
+      targets: [main],
+      operations: [],
+      skipped: [],
+    });
+    const before = await Promise.all([operations(canary), operations(main)]);
+
+    const asked = await flotilla(
+      'sync',
+      '--appset',
+      'guestbook',
+      '--reason',
+      'fleet release CHG-44',
+      '--wait',
+      '--timeout',
+      '120',
+      '-o',
+      'json',
+    );
+    expect(asked.err).toBe('');
+    expect(asked.code).toBe(0);
+    const bulk = JSON.parse(asked.out) as { batchId: string; operations: Operation[] };
+    expect(bulk.operations.map((o) => [o.target, o.state, o.batchId])).toEqual([
+      [canary, 'Succeeded', bulk.batchId],
+      [main, 'Succeeded', bulk.batchId],
+    ]);
+    // Both clusters now run what Git wants (1.1.0 since the dry-run test's commit).
+    expect(await e2e.images()).toEqual([
+      'ghcr.io/example/guestbook-ui:1.1.0',
+      'ghcr.io/example/guestbook-ui:1.1.0',
+    ]);
+    const after = await Promise.all([operations(canary), operations(main)]);
+    expect(after.map((ops, i) => ops.length - before[i]!.length)).toEqual([1, 1]);
+    const audit = await e2e.fleet.api.request<{
+      items: { action: string; details: Record<string, unknown> }[];
+    }>('GET', `/api/v1/audit?scope=target:${main}&action=target.sync-requested`);
+    expect(audit.items[0]?.details).toMatchObject({
+      batchId: bulk.batchId,
+      selection: { appSet: 'guestbook' },
+      reason: 'fleet release CHG-44',
+    });
+
+    // Bad selections are refused, naming the field, and ask nothing.
+    const none = await e2e.fleet.api
+      .request('POST', '/api/v1/targets/sync', { reason: 'x' })
+      .catch((e: Error) => e.message);
+    expect(String(none)).toContain('appSet');
+    const nothing = await flotilla('sync', '--selector', 'ring=nowhere', '--reason', 'x');
+    expect(nothing.code).toBe(1);
+    expect(nothing.err).toContain('no target is on a cluster matching clusterSelector');
+    const both = await flotilla('sync', canary, '--appset', 'guestbook', '--reason', 'x');
+    expect(both.code).toBe(2);
+    expect((await operations(canary)).length).toBe(after[0].length);
+  }, 240_000);
+
+  it('a request withdrawn before its agent ran it never runs', async () => {
+    const target = targetOf(0);
+    const manualRuns = async () => (await runs(target)).filter((r) => r.trigger === 'manual').length;
+    const runsBefore = await manualRuns();
+    await e2e.fleet.stopAgent(0);
+    const op = await e2e.fleet.api.request<Operation>('POST', `/api/v1/targets/${target}/sync`, {
+      reason: 'wrong target',
+    });
+    const cancelled = await flotilla('sync', '--cancel', op.id, '--reason', 'asked by mistake', '-o', 'json');
+    expect(cancelled.code).toBe(0);
+    expect(JSON.parse(cancelled.out)).toMatchObject({ id: op.id, state: 'Cancelled' });
+    const again = await flotilla('sync', '--cancel', op.id, '--reason', 'twice');
+    expect(again.code).toBe(1);
+    expect(again.err).toContain('only a Pending one can be cancelled');
+    const unknown = await flotilla('sync', '--cancel', 'no-such-operation', '--reason', 'x');
+    expect(unknown.code).toBe(1);
+    expect(unknown.err).toContain('404');
+
+    // Back online, the agent gets its assignments without it: a later request runs, the withdrawn
+    // one never does.
+    e2e.fleet.resumeAgent(0);
+    const later = await e2e.fleet.api.request<Operation>('POST', `/api/v1/targets/${target}/sync`, {
+      reason: 'the right one',
+    });
+    await expect
+      .poll(async () => (await operations(target)).find((o) => o.id === later.id)?.state, {
+        timeout: 90_000,
+      })
+      .toBe('Succeeded');
+    expect((await operations(target)).find((o) => o.id === op.id)?.state).toBe('Cancelled');
+    expect(await manualRuns()).toBe(runsBefore + 1);
+    const audit = await e2e.fleet.api.request<{
+      items: { action: string; details: Record<string, unknown> }[];
+    }>('GET', `/api/v1/audit?scope=target:${target}&action=target.sync-cancelled`);
+    expect(audit.items[0]?.details).toMatchObject({ operationId: op.id, reason: 'asked by mistake' });
+  }, 240_000);
 });

@@ -66,11 +66,25 @@ export interface TargetOperationView {
   prune: boolean;
   /** Asked what the sync would do, changing nothing (the answer is the run marked dryRun). */
   dryRun: boolean;
+  /** Set when it was asked with others (an appset or a cluster selection) in one request. */
+  batchId: string | null;
   requestedBy: string;
   reason: string;
+  /** Pending, Succeeded, Failed, Partial, Blocked, Expired or Cancelled. */
   state: string;
   message: string;
   createdAt: string;
   expiresAt: string;
   finishedAt: string | null;
+}
+
+/** The answer to a sync of many targets: one operation per target asked, and those left out and why. */
+export interface BulkSyncView {
+  /** Shared by the batch's operations and audit events; null for a preview. */
+  batchId: string | null;
+  /** True when nothing was asked: `targets` are the ones that would be. */
+  preview: boolean;
+  targets: string[];
+  operations: TargetOperationView[];
+  skipped: { target: string; reason: string }[];
 }

@@ -232,3 +232,15 @@ export function expectName(positionals: string[], usage: string): string {
   if (name === undefined || name === '') throw new UsageError(`missing NAME; usage: ${usage}`);
   return name;
 }
+
+/** `k=v,k2=v2` (the `--selector` flag) → a matchLabels selector; undefined when not given. */
+export function parseSelector(raw: string | undefined): { matchLabels: Record<string, string> } | undefined {
+  if (raw === undefined) return undefined;
+  const matchLabels: Record<string, string> = {};
+  for (const pair of raw.split(',').filter(Boolean)) {
+    const eq = pair.indexOf('=');
+    if (eq <= 0) throw new UsageError(`--selector takes k=v pairs separated by commas, not '${pair}'`);
+    matchLabels[pair.slice(0, eq)] = pair.slice(eq + 1);
+  }
+  return { matchLabels };
+}

@@ -3,6 +3,7 @@ import {
   expectName,
   expectPositionals,
   formatTable,
+  parseSelector,
   printResult,
   runHubCommand,
   shortSha,
@@ -154,16 +155,4 @@ function table(pins: PinView[]): string {
       p.reason,
     ]),
   );
-}
-
-/** `k=v,k2=v2` → a matchLabels selector; undefined when not given. */
-function parseSelector(raw: string | undefined): { matchLabels: Record<string, string> } | undefined {
-  if (raw === undefined) return undefined;
-  const matchLabels: Record<string, string> = {};
-  for (const pair of raw.split(',').filter(Boolean)) {
-    const eq = pair.indexOf('=');
-    if (eq <= 0) throw new UsageError(`--selector takes k=v pairs separated by commas, not '${pair}'`);
-    matchLabels[pair.slice(0, eq)] = pair.slice(eq + 1);
-  }
-  return { matchLabels };
 }

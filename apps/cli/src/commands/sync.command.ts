@@ -1,8 +1,11 @@
 import { z } from 'zod';
 import { UsageError } from '../offline/offline-command.js';
+import type { HubClient } from '../fleet/hub-client.js';
 import {
   expectName,
   formatFields,
+  formatTable,
+  parseSelector,
   printResult,
   runHubCommand,
   stringValue,
@@ -15,6 +18,8 @@ const operationSchema = z.object({
   prune: z.boolean(),
   /** Absent from hubs before dry runs. */
   dryRun: z.boolean().default(false),
+  /** Absent from hubs before syncs of many targets. */
+  batchId: z.string().nullable().default(null),
   requestedBy: z.string(),
   reason: z.string(),
   state: z.string(),
@@ -41,10 +46,22 @@ const dryRunSchema = z.object({
 });
 type DryRun = z.infer<typeof dryRunSchema>;
 
+const bulkSchema = z.object({
+  batchId: z.string().nullable(),
+  preview: z.boolean(),
+  targets: z.array(z.string()),
+  operations: z.array(operationSchema),
+  skipped: z.array(z.object({ target: z.string(), reason: z.string() })),
+});
+type Bulk = z.infer<typeof bulkSchema>;
+
 const SPEC: HubCommandSpec = {
   name: 'sync',
   usage: [
     'usage: flotilla sync TARGET --reason TEXT [--prune] [--dry-run] [--expires-in-minutes N] [--wait [--timeout S]]',
+    '       flotilla sync --appset A [--selector k=v,...] --reason TEXT [--preview] [options as above]',
+    '       flotilla sync --selector k=v,... --reason TEXT [--preview] [options as above]',
+    '       flotilla sync --cancel OPERATION --reason TEXT',
     '',
     "Asks the target's agent to sync it now, once — also when the appset's automated sync is off",
     '(then the agent only compares and reports OutOfSync until someone syncs). An offline agent runs',
@@ -53,6 +70,9 @@ const SPEC: HubCommandSpec = {
     '1 anything else.',
     '--dry-run asks the cluster what the sync would do (server-side apply dryRun=All) and changes',
     'nothing; with --wait it prints what would be created, changed and pruned.',
+    '--appset and/or --selector (cluster labels, all must hold) ask every matching target at once, in',
+    'one request: all are asked or none; --preview lists them and asks none.',
+    '--cancel withdraws a request its agent has not started (a run already going finishes).',
   ].join('\n'),
   options: {
     reason: { type: 'string' },
@@ -61,15 +81,33 @@ const SPEC: HubCommandSpec = {
     'expires-in-minutes': { type: 'string' },
     wait: { type: 'boolean' },
     timeout: { type: 'string' },
+    appset: { type: 'string' },
+    'app-set': { type: 'string' },
+    selector: { type: 'string' },
+    preview: { type: 'boolean' },
+    cancel: { type: 'string' },
   },
 };
 
 export function run(argv: string[]): Promise<number> {
   return runHubCommand(argv, SPEC, async ({ values, positionals, output, client }) => {
-    const target = expectName(positionals, 'flotilla sync TARGET --reason TEXT');
     const reason = stringValue(values['reason']);
     if (!reason?.trim())
       throw new UsageError('--reason is required (it goes to the audit log and the history)');
+    const cancel = stringValue(values['cancel']);
+    if (cancel !== undefined) {
+      if (positionals.length > 0) throw new UsageError('--cancel takes an operation id, not a target');
+      const op = operationSchema.parse(
+        await client.request('POST', `/api/v1/operations/${encodeURIComponent(cancel)}/cancel`, { reason }),
+      );
+      printResult(op, output, () => text(op));
+      return 0;
+    }
+    const legacyAppSet = stringValue(values['app-set']);
+    if (legacyAppSet !== undefined)
+      process.stderr.write('flotilla sync: --app-set is deprecated, use --appset\n');
+    const appSet = stringValue(values['appset']) ?? legacyAppSet;
+    const selector = parseSelector(stringValue(values['selector']));
     const expires = stringValue(values['expires-in-minutes']);
     if (expires !== undefined && !/^[1-9]\d*$/.test(expires))
       throw new UsageError(`--expires-in-minutes must be a whole number of minutes, not '${expires}'`);
@@ -79,22 +117,42 @@ export function run(argv: string[]): Promise<number> {
     const timeout = timeoutRaw === undefined ? 300 : Number(timeoutRaw);
     if (!Number.isFinite(timeout) || timeout <= 0)
       throw new UsageError(`--timeout must be a positive number of seconds, not '${timeoutRaw}'`);
+    const request = {
+      reason,
+      prune: values['prune'] === true,
+      ...(values['dry-run'] === true && { dryRun: true }),
+      ...(expires !== undefined && { expiresInMinutes: Number(expires) }),
+    };
+    const deadline = Date.now() + timeout * 1000;
+
+    if (appSet !== undefined || selector !== undefined) {
+      if (positionals.length > 0)
+        throw new UsageError('name a TARGET or select with --appset/--selector, not both');
+      if (values['preview'] === true && values['wait'] === true)
+        throw new UsageError('--wait does not apply to --preview (nothing is asked)');
+      let bulk = bulkSchema.parse(
+        await client.request('POST', '/api/v1/targets/sync', {
+          ...request,
+          ...(appSet !== undefined && { appSet }),
+          ...(selector && { clusterSelector: selector }),
+          ...(values['preview'] === true && { preview: true }),
+        }),
+      );
+      if (values['wait'] === true)
+        bulk = { ...bulk, operations: await waitAll(client, bulk, deadline, output) };
+      printResult(bulk, output, () => bulkText(bulk));
+      return values['wait'] === true && bulk.operations.some((o) => o.state !== 'Succeeded') ? 1 : 0;
+    }
+    if (values['preview'] === true) throw new UsageError('--preview applies to --appset or --selector');
+
+    const target = expectName(positionals, 'flotilla sync TARGET --reason TEXT');
     const path = `/api/v1/targets/${encodeURIComponent(target)}`;
-    let op = operationSchema.parse(
-      await client.request('POST', `${path}/sync`, {
-        reason,
-        prune: values['prune'] === true,
-        ...(values['dry-run'] === true && { dryRun: true }),
-        ...(expires !== undefined && { expiresInMinutes: Number(expires) }),
-      }),
-    );
+    let op = operationSchema.parse(await client.request('POST', `${path}/sync`, request));
     if (values['wait'] === true) {
-      const deadline = Date.now() + timeout * 1000;
       while (op.state === 'Pending' && Date.now() < deadline) {
         if (output === 'table') process.stderr.write('.');
         await new Promise((r) => setTimeout(r, 1000));
-        const list = z.array(operationSchema).parse(await client.request('GET', `${path}/operations`));
-        op = list.find((o) => o.id === op.id) ?? op;
+        op = (await operationsOf(client, target)).find((o) => o.id === op.id) ?? op;
       }
       if (output === 'table') process.stderr.write('\n');
     }
@@ -115,11 +173,54 @@ export function run(argv: string[]): Promise<number> {
   });
 }
 
+async function operationsOf(client: HubClient, target: string): Promise<Operation[]> {
+  return z
+    .array(operationSchema)
+    .parse(await client.request('GET', `/api/v1/targets/${encodeURIComponent(target)}/operations`));
+}
+
+/** Follows every operation of a batch until none is Pending or the deadline passes; shows progress. */
+async function waitAll(
+  client: HubClient,
+  bulk: Bulk,
+  deadline: number,
+  output: string,
+): Promise<Operation[]> {
+  let ops = bulk.operations;
+  while (ops.some((o) => o.state === 'Pending') && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 1000));
+    const next: Operation[] = [];
+    for (const op of ops) {
+      if (op.state !== 'Pending') next.push(op);
+      else next.push((await operationsOf(client, op.target)).find((o) => o.id === op.id) ?? op);
+    }
+    ops = next;
+    if (output === 'table') {
+      const done = ops.filter((o) => o.state !== 'Pending').length;
+      process.stderr.write(`\r${done}/${ops.length} reported`);
+    }
+  }
+  if (output === 'table') process.stderr.write('\n');
+  return ops;
+}
+
+function bulkText(bulk: Bulk): string {
+  const head = bulk.preview
+    ? `Would ask ${bulk.targets.length} target(s) to sync (preview: nothing was asked).`
+    : `Asked ${bulk.operations.length} target(s) to sync (batch ${bulk.batchId ?? '-'}).`;
+  const rows = bulk.preview
+    ? bulk.targets.map((t) => [t, 'would be asked', ''])
+    : bulk.operations.map((o) => [o.target, o.state, o.id]);
+  const skipped = bulk.skipped.map((s) => [s.target, 'skipped', s.reason]);
+  return `${head}\n\n${formatTable(['TARGET', 'STATE', 'OPERATION OR WHY'], [...rows, ...skipped])}`;
+}
+
 function text(op: Operation): string {
   return formatFields([
     ['Operation', op.id],
     ['Target', op.target],
     ['State', op.state === 'Pending' ? 'Pending (the agent runs it on its next poll)' : op.state],
+    ...(op.batchId ? ([['Batch', op.batchId]] as [string, string][]) : []),
     ['Requested by', op.requestedBy],
     ['Reason', op.reason],
     ['Prune', op.prune ? 'yes' : 'as the appset says'],

@@ -8,9 +8,8 @@ import { GitMirrorsService } from '../git/git-mirrors.service.js';
 import { ClusterWakeups } from '../queues/cluster-wakeups.service.js';
 import { RenderError, RenderService } from '../render/render.service.js';
 import type { TargetPin } from '../generated/prisma/client.js';
-import { labelSelectorSchema, type LabelSelector } from '@flotilla/fleet-config';
-import { compileSelector } from '@flotilla/generators';
-import { asRecord } from '../common/json.js';
+import { labelSelectorSchema } from '@flotilla/fleet-config';
+import { selectTargets } from '../targets/target-selection.js';
 
 export const pinRequestSchema = z.object({
   /** A commit, branch or tag of the target's repository; resolved to a commit when the pin is made. */
@@ -67,7 +66,7 @@ export class PinsService {
    */
   async pinAppSet(appSetName: string, body: unknown, actor: string) {
     const req = parseInput(appSetPinRequestSchema, body);
-    const chosen = await this.targetsOf(appSetName, req.clusterSelector);
+    const chosen = await selectTargets(this.db, { appSet: appSetName, clusterSelector: req.clusterSelector });
     const prepared = [];
     for (const t of chosen) prepared.push(await this.prepare(t, req.revision));
     return this.write(prepared, req, actor);
@@ -76,7 +75,7 @@ export class PinsService {
   /** Unpins every pinned target of the appset on a matching cluster; returns their names. */
   async unpinAppSet(appSetName: string, body: unknown, actor: string): Promise<string[]> {
     const { reason, clusterSelector } = parseInput(appSetUnpinSchema, body);
-    const chosen = await this.targetsOf(appSetName, clusterSelector);
+    const chosen = await selectTargets(this.db, { appSet: appSetName, clusterSelector });
     const pins = await this.db.prisma.targetPin.findMany({
       where: { targetId: { in: chosen.map((t) => t.id) } },
       include: { target: { select: { name: true, clusterId: true } } },
@@ -95,26 +94,6 @@ export class PinsService {
     });
     await this.wakeups.notify(pins.map((p) => p.target.clusterId));
     return pins.map((p) => p.target.name).sort();
-  }
-
-  private async targetsOf(appSetName: string, selector: LabelSelector | undefined) {
-    const appSet = await this.db.prisma.applicationSet.findUnique({ where: { name: appSetName } });
-    if (!appSet) throw HubError.notFound('appset', appSetName);
-    const targets = await this.db.prisma.target.findMany({
-      where: { appSetId: appSet.id },
-      orderBy: { name: 'asc' },
-      include: { cluster: { select: { labels: true } } },
-    });
-    const matches = compileSelector(selector, 'clusterSelector');
-    const chosen = targets.filter((t) => matches(asRecord(t.cluster.labels)));
-    if (chosen.length === 0)
-      throw new HubError(
-        404,
-        'not-found',
-        `no target of appset "${appSetName}" is on a cluster matching clusterSelector`,
-        'clusterSelector',
-      );
-    return chosen;
   }
 
   /** The commit `revision` names in the target's repository, and the bundle to serve for it. */

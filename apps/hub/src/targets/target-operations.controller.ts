@@ -24,6 +24,30 @@ export class TargetOperationsController {
     return this.operations.requestSync(name, body, actor);
   }
 
+  /**
+   * Asks every target of an appset, of clusters matching a label selector, or both, to sync once
+   * (as `targets/:name/sync`, with `appSet`, `clusterSelector` and `preview`): all in one go or none.
+   */
+  @Post('targets/sync')
+  @Roles('operator')
+  @HttpCode(202)
+  @ApiBody({
+    description:
+      '{"reason": "<why>", "appSet": "web", "clusterSelector": {"matchLabels": {"env": "prod"}}, "prune": false, "dryRun": false, "preview": false, "expiresInMinutes": 60}',
+  })
+  bulkSync(@Body() body: unknown, @Actor() actor: string) {
+    return this.operations.requestBulkSync(body, actor);
+  }
+
+  /** Withdraws a sync request its agent has not run yet. */
+  @Post('operations/:id/cancel')
+  @Roles('operator')
+  @HttpCode(200)
+  @ApiBody({ description: '{"reason": "<why>"}' })
+  cancel(@Param('id') id: string, @Body() body: unknown, @Actor() actor: string) {
+    return this.operations.cancel(id, body, actor);
+  }
+
   /** The target's operations, newest first (at most 100), with their state. */
   @Get('targets/:name/operations')
   list(@Param('name') name: string) {

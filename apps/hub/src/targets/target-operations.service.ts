@@ -1,10 +1,13 @@
+import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import type { SyncOperation, TargetOperationView } from '@flotilla/contract';
+import type { BulkSyncView, SyncOperation, TargetOperationView } from '@flotilla/contract';
+import { labelSelectorSchema } from '@flotilla/fleet-config';
 import { z } from 'zod';
 import { AuditLog } from '../audit/audit.service.js';
 import { HubError, parseInput } from '../common/hub-error.js';
 import { Database } from '../db/database.js';
 import { ClusterWakeups } from '../queues/cluster-wakeups.service.js';
+import { selectTargets } from './target-selection.js';
 import type { TargetOperation } from '../generated/prisma/client.js';
 
 const syncRequestSchema = z.strictObject({
@@ -20,6 +23,27 @@ const syncRequestSchema = z.strictObject({
     .min(1)
     .max(7 * 24 * 60)
     .default(60),
+});
+
+/** At most this many targets per request: a larger selection is refused, never cut silently. */
+export const MAX_BULK_TARGETS = 1000;
+
+const bulkSyncRequestSchema = syncRequestSchema
+  .extend({
+    /** Every target of this appset (with `clusterSelector`: those on matching clusters). */
+    appSet: z.string().trim().min(1).optional(),
+    /** Targets on clusters whose labels match (with `appSet`: of that appset only). */
+    clusterSelector: labelSelectorSchema.optional(),
+    /** Say which targets would be asked, and ask none. */
+    preview: z.boolean().default(false),
+  })
+  .refine((r) => r.appSet !== undefined || r.clusterSelector !== undefined, {
+    message: 'name an appSet, a clusterSelector, or both (a sync of the whole fleet is not offered)',
+    path: ['appSet'],
+  });
+
+const cancelRequestSchema = z.strictObject({
+  reason: z.string().trim().min(1, 'say why (it goes to the audit log)').max(1000),
 });
 
 /** Rows still to be carried out: the agent gets these in its assignments. */
@@ -38,6 +62,125 @@ export class TargetOperations {
     private readonly audit: AuditLog,
     private readonly wakeups: ClusterWakeups,
   ) {}
+
+  /**
+   * One sync request per target of an appset and/or a cluster label selection, in one transaction
+   * (all are asked or none), each with its own operation and audit event, sharing a batch id.
+   * Targets with nothing released yet are left out and said so; a preview asks nothing.
+   */
+  async requestBulkSync(body: unknown, actor: string): Promise<BulkSyncView> {
+    const req = parseInput(bulkSyncRequestSchema, body);
+    const chosen = await selectTargets(this.db, req);
+    const ready = chosen.filter((t) => t.releasedDigest || t.pin);
+    const skipped = chosen
+      .filter((t) => !t.releasedDigest && !t.pin)
+      .map((t) => ({
+        target: t.name,
+        reason: 'no released revision yet (still rendering, or held by its rollout)',
+      }));
+    if (ready.length > MAX_BULK_TARGETS)
+      throw new HubError(
+        422,
+        'too-many-targets',
+        `${ready.length} targets match; at most ${MAX_BULK_TARGETS} are synced per request: narrow the clusterSelector or name an appSet`,
+        req.clusterSelector ? 'clusterSelector' : 'appSet',
+      );
+    const targets = ready.map((t) => t.name);
+    if (req.preview) return { batchId: null, preview: true, targets, operations: [], skipped };
+    if (ready.length === 0)
+      throw new HubError(
+        409,
+        'target-not-released',
+        `none of the ${chosen.length} matching targets has a released revision yet: nothing to sync`,
+      );
+
+    const batchId = randomUUID();
+    const expiresAt = new Date(Date.now() + req.expiresInMinutes * 60_000);
+    const selection = {
+      ...(req.appSet !== undefined && { appSet: req.appSet }),
+      ...(req.clusterSelector && { clusterSelector: req.clusterSelector }),
+    };
+    // One multi-row insert and one audit append, so a thousand targets are asked in one short
+    // transaction; the ids are made here to pair each audit event with its operation.
+    const rows = ready.map((t) => ({
+      id: randomUUID(),
+      targetId: t.id,
+      targetName: t.name,
+      clusterId: t.clusterId,
+      kind: 'sync',
+      options: { prune: req.prune, dryRun: req.dryRun, batchId },
+      requestedBy: actor,
+      reason: req.reason,
+      expiresAt,
+    }));
+    const ops = await this.db.prisma.$transaction(async (tx) => {
+      const created = await tx.targetOperation.createManyAndReturn({ data: rows });
+      await this.audit.recordMany(
+        rows.map((r) => ({
+          actor,
+          action: 'target.sync-requested',
+          scope: `target:${r.targetName}`,
+          details: {
+            operationId: r.id,
+            batchId,
+            selection,
+            prune: req.prune,
+            dryRun: req.dryRun,
+            reason: req.reason,
+            expiresAt,
+          },
+        })),
+        tx,
+      );
+      return created.sort((a, b) => a.targetName.localeCompare(b.targetName));
+    });
+    await this.wakeups.notify([...new Set(ready.map((t) => t.clusterId))]);
+    return { batchId, preview: false, targets, operations: ops.map(view), skipped };
+  }
+
+  /**
+   * Withdraws a request its agent has not run: it leaves the cluster's assignments at once. An agent
+   * that already started it finishes that run (it shows in history); its report then changes nothing
+   * here, since only a Pending request is closed by a report.
+   */
+  async cancel(operationId: string, body: unknown, actor: string): Promise<TargetOperationView> {
+    const { reason } = parseInput(cancelRequestSchema, body);
+    const now = new Date();
+    const op = await this.db.prisma.$transaction(async (tx) => {
+      const current = await tx.targetOperation.findUnique({ where: { id: operationId } });
+      if (!current) throw HubError.notFound('operation', operationId);
+      const state = view(current).state;
+      if (state !== 'Pending')
+        throw new HubError(
+          409,
+          'operation-finished',
+          `operation ${operationId} is ${state}: only a Pending one can be cancelled`,
+        );
+      const updated = await tx.targetOperation.updateMany({
+        where: { id: operationId, state: 'Pending' },
+        data: { state: 'Cancelled', message: `cancelled by ${actor}: ${reason}`, finishedAt: now },
+      });
+      // A report closed it between the read and the write.
+      if (updated.count === 0)
+        throw new HubError(
+          409,
+          'operation-finished',
+          `operation ${operationId} finished meanwhile: nothing to cancel`,
+        );
+      await this.audit.record(
+        {
+          actor,
+          action: 'target.sync-cancelled',
+          scope: `target:${current.targetName}`,
+          details: { operationId, reason },
+        },
+        tx,
+      );
+      return tx.targetOperation.findUniqueOrThrow({ where: { id: operationId } });
+    });
+    await this.wakeups.notify([op.clusterId]);
+    return view(op);
+  }
 
   async requestSync(targetName: string, body: unknown, actor: string): Promise<TargetOperationView> {
     const req = parseInput(syncRequestSchema, body);
@@ -136,12 +279,18 @@ function optionsOf(r: TargetOperation): { prune: boolean; dryRun: boolean } {
   return { prune: o.prune === true, dryRun: o.dryRun === true };
 }
 
+function batchOf(r: TargetOperation): string | null {
+  const b = (r.options ?? {}) as { batchId?: unknown };
+  return typeof b.batchId === 'string' ? b.batchId : null;
+}
+
 function view(r: TargetOperation): TargetOperationView {
   return {
     id: r.id,
     target: r.targetName,
     kind: r.kind,
     ...optionsOf(r),
+    batchId: batchOf(r),
     requestedBy: r.requestedBy,
     reason: r.reason,
     state: r.state === 'Pending' && r.expiresAt.getTime() <= Date.now() ? 'Expired' : r.state,

@@ -1,0 +1,44 @@
+import type { LabelSelector } from '@flotilla/fleet-config';
+import { compileSelector } from '@flotilla/generators';
+import { HubError } from '../common/hub-error.js';
+import { asRecord } from '../common/json.js';
+import type { Database } from '../db/database.js';
+
+/** What a request that acts on many targets names: an appset, cluster labels, or both. */
+export interface TargetSelection {
+  appSet?: string | undefined;
+  clusterSelector?: LabelSelector | undefined;
+}
+
+/**
+ * The targets a selection names, by name. An unknown appset and a selection that matches nothing
+ * are errors naming the field, so a typo never reads as "done, nothing to do".
+ */
+export async function selectTargets(db: Database, selection: TargetSelection) {
+  let appSetId: string | undefined;
+  if (selection.appSet !== undefined) {
+    const appSet = await db.prisma.applicationSet.findUnique({
+      where: { name: selection.appSet },
+      select: { id: true },
+    });
+    if (!appSet) throw HubError.notFound('appset', selection.appSet);
+    appSetId = appSet.id;
+  }
+  const targets = await db.prisma.target.findMany({
+    where: appSetId === undefined ? {} : { appSetId },
+    orderBy: { name: 'asc' },
+    include: { cluster: { select: { labels: true } }, pin: { select: { targetId: true } } },
+  });
+  const matches = compileSelector(selection.clusterSelector, 'clusterSelector');
+  const chosen = targets.filter((t) => matches(asRecord(t.cluster.labels)));
+  if (chosen.length === 0) {
+    const scope = selection.appSet === undefined ? 'no target' : `no target of appset "${selection.appSet}"`;
+    throw new HubError(
+      404,
+      'not-found',
+      selection.clusterSelector ? `${scope} is on a cluster matching clusterSelector` : `${scope} exists`,
+      selection.clusterSelector ? 'clusterSelector' : 'appSet',
+    );
+  }
+  return chosen;
+}
