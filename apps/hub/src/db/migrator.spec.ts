@@ -64,4 +64,20 @@ describe('applyMigrations (on in-memory PGlite)', () => {
     ]);
     expect(recorded).toEqual([]);
   });
+
+  it('refuses to start on a database whose applied migration no longer matches its file', async () => {
+    const migrations = await readMigrations();
+    await applyMigrations(sql, migrations, { advisoryLock: false });
+    const [first, ...rest] = migrations;
+    const edited: Migration = { ...first!, sql: `${first!.sql}\n-- edited`, checksum: 'f'.repeat(64) };
+    const refused = await applyMigrations(sql, [edited, ...rest], { advisoryLock: false }).catch(
+      (e: unknown) => e,
+    );
+    expect(refused).toBeInstanceOf(MigrationError);
+    expect((refused as MigrationError).message).toContain(
+      `migration ${first!.name}: prisma/migrations/${first!.name}/migration.sql was changed after it was applied`,
+    );
+    // Nothing was recorded or run: the files as they were still apply cleanly (nothing left to do).
+    expect(await applyMigrations(sql, migrations, { advisoryLock: false })).toEqual([]);
+  });
 });

@@ -67,10 +67,24 @@ export async function applyMigrations(
     await runner.exec(CREATE_TABLE);
     const rows = await runner.query<{
       migration_name: string;
+      checksum: string;
       finished_at: unknown;
       rolled_back_at: unknown;
-    }>('SELECT migration_name, finished_at, rolled_back_at FROM "_prisma_migrations"');
+    }>('SELECT migration_name, checksum, finished_at, rolled_back_at FROM "_prisma_migrations"');
     const done = new Set(rows.filter((r) => r.finished_at != null).map((r) => r.migration_name));
+    // A migration edited after it ran means this database and a fresh one built from the same files
+    // differ in ways nobody can see: refuse to start rather than run on a schema no file describes.
+    const files = new Map(migrations.map((m) => [m.name, m.checksum]));
+    for (const r of rows) {
+      const file = files.get(r.migration_name);
+      if (r.finished_at == null || file === undefined || file === r.checksum) continue;
+      throw new MigrationError(
+        r.migration_name,
+        `prisma/migrations/${r.migration_name}/migration.sql was changed after it was applied ` +
+          `(checksum ${r.checksum.slice(0, 12)}… in the database, ${file.slice(0, 12)}… in the file): ` +
+          'restore the file as it was; a schema change goes in a new migration',
+      );
+    }
     const failed = rows.find((r) => r.finished_at == null && r.rolled_back_at == null);
     if (failed) {
       throw new MigrationError(
