@@ -1,6 +1,7 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { ApiError } from '@flotilla/contract';
-import type { Response } from 'express';
+import type { Request, Response } from 'express';
+import { allowedMethods } from './allowed-methods.js';
 import { HubError } from './hub-error.js';
 
 /** Every error leaves the hub as an ApiError body, whatever threw it. */
@@ -22,6 +23,18 @@ export class ApiErrorFilter implements ExceptionFilter {
       const message =
         typeof r === 'object' && r !== null && 'message' in r ? String(r.message) : exception.message;
       body = { code: status === 404 ? 'not-found' : `http-${status}`, message };
+      // No route matched: when the path exists under other methods, say so (405 with Allow), as
+      // HTTP asks, instead of a 404 that reads as "no such thing".
+      const req = host.switchToHttp().getRequest<Request>();
+      const allow = status === 404 && !req.route ? allowedMethods(req) : [];
+      if (allow.length > 0) {
+        status = 405;
+        body = {
+          code: 'method-not-allowed',
+          message: `${req.method} is not allowed on ${req.path}: use ${allow.join(', ')}`,
+        };
+        if (!res.headersSent) res.set('Allow', allow.join(', '));
+      }
     } else {
       this.logger.error(
         exception instanceof Error ? (exception.stack ?? exception.message) : String(exception),
