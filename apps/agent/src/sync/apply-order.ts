@@ -130,5 +130,5 @@ function compareKinds(a: string, b: string): number {
 
 function describe(obj: KubeObject): string {
   const ns = obj.metadata.namespace ? `${obj.metadata.namespace}/` : '';
-  return `${obj.kind} ${ns}${obj.metadata.name}`;
+  return `${obj.kind} ${ns}${obj.metadata.name || (obj.metadata.generateName ?? '')}`;
 }

@@ -34,6 +34,18 @@ export class HookAnnotationError extends Error {
  * ordinary resource. With no delete policy, BeforeHookCreation applies (Argo CD's default).
  */
 export function syncRoleOf(obj: KubeObject): SyncRole {
+  const role = readRole(obj);
+  // Server-side apply needs a name, and an object made afresh on every run could never be tracked,
+  // compared or pruned: only a hook, created anew by design, may leave its name to the server.
+  if (role.kind === 'resource' && obj.metadata.name === '')
+    throw new HookAnnotationError(
+      `${describe(obj)} metadata.generateName`,
+      'only a hook may be named by generateName (its name is made fresh on every run); give this object a metadata.name',
+    );
+  return role;
+}
+
+function readRole(obj: KubeObject): SyncRole {
   const annotations = obj.metadata.annotations ?? {};
   const hookKey = HOOK_ANNOTATIONS.find((k) => annotations[k] !== undefined);
   if (!hookKey) return { kind: 'resource' };
@@ -69,5 +81,5 @@ export function syncRoleOf(obj: KubeObject): SyncRole {
 
 function describe(obj: KubeObject): string {
   const ns = obj.metadata.namespace ? `${obj.metadata.namespace}/` : '';
-  return `${obj.kind} ${ns}${obj.metadata.name}`;
+  return `${obj.kind} ${ns}${obj.metadata.name || (obj.metadata.generateName ?? '')}`;
 }
