@@ -195,6 +195,11 @@ export async function syncTarget(input: SyncInput): Promise<SyncResult> {
   const hooksOf = (phase: HookPhase): Step[] =>
     steps.filter((s) => runsHooks && s.role.kind === 'hook' && s.role.phases.includes(phase));
   let aborted = false;
+  // A Helm hook Argo CD has no phase for is never applied; the run says so rather than stay silent.
+  if (runsHooks && !input.only)
+    for (const s of steps)
+      if (s.role.kind === 'hook' && s.role.notRun)
+        run.messages.push(`hook not run: ${describeRef(refOfManifest(s.manifest))} (${s.role.notRun})`);
 
   if (input.only) {
     // A heal re-applies drifted objects only: no hooks, no waiting (Argo CD: no hooks on selective syncs).
