@@ -11,12 +11,13 @@ export const kubeObjectSchema = z.looseObject({
   metadata: z
     .looseObject({
       name: z.string().default(''),
-      generateName: z.string().min(1).optional(),
+      // '' beside a name is what a chart may render: the server ignores it, and so does Flotilla.
+      generateName: z.string().optional(),
       namespace: z.string().optional(),
       labels: z.record(z.string(), z.string()).optional(),
       annotations: z.record(z.string(), z.string()).optional(),
     })
-    .refine((m) => m.name !== '' || m.generateName !== undefined, {
+    .refine((m) => m.name !== '' || (m.generateName ?? '') !== '', {
       message: 'name or generateName is required',
       path: ['name'],
     }),

@@ -99,6 +99,17 @@ describe('parseManifestFiles', () => {
     );
     expect(twice.code).toBe('DUPLICATE_OBJECT');
     expect(twice.message).toContain('Job migrate- is also declared in a.yaml');
+    // An empty generateName beside a name (as a chart may render it) is no name at all.
+    const named = parseManifestFiles([
+      { path: 'a.yaml', content: 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, generateName: ""}\n' },
+    ]);
+    expect(named[0]?.metadata.name).toBe('a');
+    const neither = errorOf(() =>
+      parseManifestFiles([
+        { path: 'a.yaml', content: 'apiVersion: v1\nkind: ConfigMap\nmetadata: {generateName: ""}\n' },
+      ]),
+    );
+    expect(neither.message).toContain('metadata.name: name or generateName is required');
   });
 
   it('refuses the same object declared twice', () => {
