@@ -171,9 +171,11 @@ describe('@kubernetes/client-node against a simulated cluster', () => {
 
   it('creates from generateName as the apiserver does: a fresh 5-character suffix, the prefix cut to fit 63', async () => {
     const core = kc.makeApiClient(k8s.CoreV1Api);
+    // A namespace of its own: the other cases count what `default` holds.
+    await core.createNamespace({ body: { metadata: { name: 'generated' } } });
     const make = (generateName: string): Promise<k8s.V1ConfigMap> =>
       core.createNamespacedConfigMap({
-        namespace: 'default',
+        namespace: 'generated',
         body: { metadata: { generateName }, data: { k: 'v' } },
       });
     const first = await make('migrate-');
@@ -186,7 +188,7 @@ describe('@kubernetes/client-node against a simulated cluster', () => {
     expect(long.metadata?.name).toHaveLength(63);
     expect(long.metadata?.name?.startsWith('x'.repeat(58))).toBe(true);
     const nameless = await apiError(
-      core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: {}, data: {} } }),
+      core.createNamespacedConfigMap({ namespace: 'generated', body: { metadata: {}, data: {} } }),
     );
     expect(nameless.code).toBe(422);
     expect(nameless.body['details']).toMatchObject({
