@@ -51,8 +51,12 @@ export interface KubeClient {
   ): Promise<{ items: KubeObject[]; resourceVersion: string }>;
   /** Deletes (background propagation unless told otherwise); false when it was already gone. */
   delete(id: ResourceId, propagationPolicy?: PropagationPolicy): Promise<boolean>;
-  /** A plain create (POST to the collection), for objects the agent writes once, such as Events. */
-  create(obj: KubeObject): Promise<KubeObject>;
+  /**
+   * A plain create (POST to the collection), for objects the agent writes once, such as Events, and
+   * hooks named by generateName (the server picks the name; apply would need one). With options,
+   * written as `flotilla` and validated as apply is.
+   */
+  create(obj: KubeObject, options?: WriteOptions): Promise<KubeObject>;
 }
 
 /** A Kubernetes API failure with the server's own message (the Status object), ready for a report. */
@@ -224,9 +228,10 @@ export function createKubeClient(kc: KubeConfig): KubeClient {
       };
     },
 
-    async create(obj) {
+    async create(obj, options) {
       const { name: _name, ...collection } = idOf(obj);
-      return (await call('POST', await pathOf(collection), describe(idOf(obj)), {
+      const query = options ? writeQuery(FIELD_MANAGER, options) : '';
+      return (await call('POST', `${await pathOf(collection)}${query}`, describe(idOf(obj)), {
         body: JSON.stringify(obj),
         contentType: 'application/json',
       })) as KubeObject;

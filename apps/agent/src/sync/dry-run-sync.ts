@@ -71,6 +71,8 @@ export async function dryRunSync(input: DryRunInput): Promise<SyncReport> {
   let shared: ResourceResult[] = [];
   try {
     ordered = orderForApply(input.manifests);
+    // A revision a sync refuses for its hook annotations (or a generateName on a non-hook), a dry run refuses alike.
+    for (const m of ordered) syncRoleOf(m);
     refused = await projectRefusals(kube, assignment, input.manifests);
     if (assignment.syncPolicy.failOnSharedResource)
       shared = await sharedWithOtherTargets(

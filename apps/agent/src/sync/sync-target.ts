@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import {
   type Assignment,
   FIELD_MANAGER,
@@ -195,6 +195,11 @@ export async function syncTarget(input: SyncInput): Promise<SyncResult> {
   const hooksOf = (phase: HookPhase): Step[] =>
     steps.filter((s) => runsHooks && s.role.kind === 'hook' && s.role.phases.includes(phase));
   let aborted = false;
+  // A Helm hook Argo CD has no phase for is never applied; the run says so rather than stay silent.
+  if (runsHooks && !input.only)
+    for (const s of steps)
+      if (s.role.kind === 'hook' && s.role.notRun)
+        run.messages.push(`hook not run: ${describeRef(refOfManifest(s.manifest))} (${s.role.notRun})`);
 
   if (input.only) {
     // A heal re-applies drifted objects only: no hooks, no waiting (Argo CD: no hooks on selective syncs).
@@ -581,18 +586,23 @@ class SyncRun {
    */
   async runHooks(phase: HookPhase, steps: readonly Step[]): Promise<void> {
     for (const wave of groupByWave(steps)) {
-      const started: { obj: KubeObject; policies: HookDeletePolicy[] }[] = [];
+      const started: { obj: KubeObject; policies: HookDeletePolicy[]; notes: string[] }[] = [];
       const failures: string[] = [];
       for (const s of wave.steps) {
         if (s.role.kind !== 'hook') continue;
         const policies = s.role.deletePolicies;
-        let ref = refOfId(idOf(s.manifest));
+        let ref = refOfManifest(s.manifest);
         try {
           const obj = await prepareObject(this.input.kube, this.input.assignment, s.manifest);
-          ref = refOfId(idOf(obj));
+          ref = refOfManifest(obj);
+          const validate = validatesOf(obj, this.input.assignment.syncPolicy);
+          if (obj.metadata.name === '') {
+            started.push({ policies, ...(await this.createGenerated(obj, policies, validate)) });
+            continue;
+          }
           if (policies.includes('BeforeHookCreation')) await this.deleteAndWait(obj);
-          await this.input.kube.apply(obj, { validate: validatesOf(obj, this.input.assignment.syncPolicy) });
-          started.push({ obj, policies });
+          await this.input.kube.apply(obj, { validate });
+          started.push({ obj, policies, notes: [] });
         } catch (err) {
           this.results.push({ ...ref, action: 'failed', hookPhase: phase, message: (err as Error).message });
           failures.push(`${describeRef(ref)}: ${(err as Error).message}`);
@@ -602,7 +612,7 @@ class SyncRun {
       for (const [i, h] of started.entries()) {
         const outcome = outcomes[i] as { ok: boolean; message: string };
         const ref = refOfId(idOf(h.obj));
-        let message = outcome.message;
+        let message = [...h.notes, outcome.message].filter((m) => m !== '').join('; ');
         const policy: HookDeletePolicy = outcome.ok ? 'HookSucceeded' : 'HookFailed';
         if (h.policies.includes(policy)) {
           try {
@@ -690,6 +700,35 @@ class SyncRun {
     }
   }
 
+  /**
+   * Creates a hook named by generateName (POST: the server makes the name, fresh on every run) and
+   * returns it under that name, so that waiting and delete policies apply to the object actually
+   * created. Each run's object carries a label derived from the target and the hook's identity;
+   * under BeforeHookCreation the earlier runs' objects of this hook are found by it and deleted first.
+   */
+  private async createGenerated(
+    obj: KubeObject,
+    policies: readonly HookDeletePolicy[],
+    validate: boolean,
+  ): Promise<{ obj: KubeObject; notes: string[] }> {
+    const label = generatedHookLabel(this.input.assignment.name, obj);
+    obj.metadata.labels = { ...obj.metadata.labels, [GENERATED_HOOK_LABEL]: label };
+    delete (obj.metadata as Record<string, unknown>)['name'];
+    const notes: string[] = [];
+    if (policies.includes('BeforeHookCreation')) {
+      const earlier = await this.input.kube.list(obj.apiVersion, obj.kind, {
+        labelSelector: `${GENERATED_HOOK_LABEL}=${label}`,
+      });
+      for (const e of earlier.items) {
+        if ((e.metadata.namespace ?? '') !== (obj.metadata.namespace ?? '')) continue;
+        await this.deleteAndWait(e);
+        notes.push(`deleted the earlier run's ${e.metadata.name} (BeforeHookCreation)`);
+      }
+    }
+    const created = await this.input.kube.create(obj, { validate });
+    return { obj: { ...obj, metadata: { ...obj.metadata, name: created.metadata.name } }, notes };
+  }
+
   /** Deletes a previous run's hook object, if any, and waits until it is really gone. */
   private async deleteAndWait(obj: KubeObject): Promise<void> {
     const id = idOf(obj);
@@ -767,6 +806,31 @@ export function waitBudgetMs(objects: readonly KubeObject[], timeoutMs: number):
       budget = Math.max(budget, Math.min(deadline * 1000 + PROGRESS_DEADLINE_GRACE_MS, MAX_WAVE_WAIT_MS));
   }
   return budget;
+}
+
+/** Marks each object made from a generateName hook: which target's hook, in which namespace, it was. */
+export const GENERATED_HOOK_LABEL = 'flotilla.dev/generated-hook';
+
+/**
+ * The label value shared by every run's object of one generateName hook: a digest (a label value
+ * allows 63 characters, and a generateName ends in '-', which a label value may not).
+ */
+export function generatedHookLabel(target: string, obj: KubeObject): string {
+  const identity = [
+    target,
+    groupOf(obj.apiVersion),
+    obj.kind,
+    obj.metadata.namespace ?? '',
+    obj.metadata.generateName,
+  ];
+  return createHash('sha256').update(JSON.stringify(identity)).digest('hex').slice(0, 40);
+}
+
+/** A manifest's ref for a report; one named by generateName goes by its prefix until it is created. */
+function refOfManifest(obj: KubeObject): ReturnType<typeof refOfId> {
+  const ref = refOfId(idOf(obj));
+  if (ref.name === '') ref.name = obj.metadata.generateName ?? '';
+  return ref;
 }
 
 function describeRef(ref: { group: string; kind: string; namespace?: string; name: string }): string {
