@@ -367,6 +367,7 @@ export const reportSchema = z.discriminatedUnion('type', [
   syncReportSchema,
   healthReportSchema,
   driftReportSchema,
+  deletionReportSchema,
 ]);
 export type Report = z.infer<typeof reportSchema>;
 export type SyncReport = z.infer<typeof syncReportSchema>;

@@ -4,6 +4,7 @@ import type { DriftReport, HealthReport, Report, SyncReport } from '@flotilla/co
 import { Database } from '../db/database.js';
 import { toJson } from '../common/json.js';
 import { AuditLog, type AuditEntry } from '../audit/audit.service.js';
+import { applyDeletionReports } from '../targets/target-deletions.service.js';
 import { currentOrigin, type RequestOrigin } from '../common/request-origin.js';
 import { HubMetrics } from '../metrics/hub-metrics.service.js';
 import { recordBreakGlassChanges } from '../break-glass/break-glass.service.js';
@@ -218,6 +219,9 @@ export class ReportIngestService {
         case 'drift':
           applyDrift(effects, actor, target, r);
           break;
+        case 'deletion':
+          // Below, after the effects every other report has on the target.
+          break;
       }
     }
     await recordBreakGlassChanges(
@@ -245,6 +249,16 @@ export class ReportIngestService {
         applied.flatMap((r) => {
           const target = targets.get(r.targetId);
           return r.type === 'sync' && r.operationId && target ? [{ report: r, target }] : [];
+        }),
+      )),
+    );
+    effects.audit.push(
+      ...(await applyDeletionReports(
+        tx,
+        actor,
+        applied.flatMap((r) => {
+          const target = targets.get(r.targetId);
+          return r.type === 'deletion' && target ? [{ report: r, target }] : [];
         }),
       )),
     );

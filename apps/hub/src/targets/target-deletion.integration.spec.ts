@@ -1,0 +1,207 @@
+import 'reflect-metadata';
+import { randomUUID } from 'node:crypto';
+import type { AssignmentsResponse, Report, TargetDeletionView } from '@flotilla/contract';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Database } from '../db/database.js';
+import { startTwoClusterFleet, type TwoClusterFleet } from '../testing/two-cluster-fleet.js';
+
+// A target deleted with its objects, on the real hub (PostgreSQL, Redis, Git): the tombstone reaches
+// its own cluster only, only that cluster's agent can complete it, and its history stays.
+
+let fleet: TwoClusterFleet;
+const poll = { timeout: 60_000, interval: 200 };
+
+const assignments = async (cluster: 'eu-1' | 'us-1') =>
+  (await fleet.agent<AssignmentsResponse>(cluster, 'GET', '/api/agent/v1/assignments?wait=0')).body;
+
+const report = (cluster: 'eu-1' | 'us-1', reports: Report[]) =>
+  fleet.agent<{ accepted: number }>(cluster, 'POST', '/api/agent/v1/reports', { reports });
+
+const auditOf = async (action: string) =>
+  (
+    await fleet.call<{ items: { actor: string; scope: string; details: Record<string, unknown> }[] }>(
+      'GET',
+      `/api/v1/audit?action=${action}`,
+    )
+  ).body.items;
+
+describe('deleting a target with its objects', () => {
+  beforeAll(async () => {
+    fleet = await startTwoClusterFleet();
+  }, 180_000);
+  afterAll(async () => {
+    await fleet?.close();
+  }, 60_000);
+
+  it('serves a tombstone to its cluster only, refuses another cluster’s report, and completes on its own agent’s report, keeping history', async () => {
+    await expect
+      .poll(async () => (await assignments('eu-1')).assignments.map((a) => a.name), poll)
+      .toEqual(['web-eu-1']);
+    const assigned = (await assignments('eu-1')).assignments[0]!;
+    const at = new Date().toISOString();
+    // A sync run to outlive the target.
+    expect(
+      (
+        await report('eu-1', [
+          {
+            type: 'sync',
+            id: randomUUID(),
+            targetId: assigned.targetId,
+            at,
+            revision: assigned.revision,
+            bundleDigest: assigned.bundleDigest,
+            trigger: 'auto',
+            outcome: 'Succeeded',
+            startedAt: at,
+            finishedAt: at,
+            message: '',
+            resources: [],
+          },
+        ])
+      ).status,
+    ).toBe(200);
+
+    // Bad input changes nothing: cascade must be said, and a reason given.
+    const orphan = await fleet.call<{ path: string }>('POST', '/api/v1/targets/web-eu-1/delete', {
+      cascade: false,
+      reason: 'x',
+    });
+    expect([orphan.status, orphan.body.path]).toEqual([400, 'cascade']);
+    const silent = await fleet.call<{ path: string }>('POST', '/api/v1/targets/web-eu-1/delete', {
+      cascade: true,
+    });
+    expect([silent.status, silent.body.path]).toEqual([400, 'reason']);
+    expect((await assignments('eu-1')).deletions).toBeUndefined();
+
+    const asked = await fleet.call<TargetDeletionView>(
+      'POST',
+      '/api/v1/targets/web-eu-1/delete',
+      { cascade: true, reason: 'decommissioning eu-1' },
+      'alice',
+    );
+    expect(asked.status).toBe(202);
+    expect(asked.body).toMatchObject({ target: 'web-eu-1', state: 'Pending', requestedBy: 'user:alice' });
+    const again = await fleet.call('POST', '/api/v1/targets/web-eu-1/delete', {
+      cascade: true,
+      reason: 'twice',
+    });
+    expect(again.status).toBe(409);
+
+    // eu-1 gets the tombstone instead of the assignment; us-1 sees nothing of it.
+    await expect
+      .poll(async () => {
+        const a = await assignments('eu-1');
+        return { names: a.assignments.map((x) => x.name), deletions: a.deletions };
+      }, poll)
+      .toEqual({
+        names: [],
+        deletions: [
+          {
+            id: asked.body.deletionId,
+            targetId: assigned.targetId,
+            name: 'web-eu-1',
+            namespace: 'web',
+            bundleDigest: assigned.bundleDigest,
+          },
+        ],
+      });
+    const us = await assignments('us-1');
+    expect([us.assignments.map((x) => x.name), us.deletions]).toEqual([['web-us-1'], undefined]);
+
+    const deletion = (outcome: 'Succeeded' | 'Failed', deletionId: string): Report => ({
+      type: 'deletion',
+      id: randomUUID(),
+      targetId: assigned.targetId,
+      deletionId,
+      at,
+      outcome,
+      startedAt: at,
+      finishedAt: at,
+      message: outcome === 'Succeeded' ? '1 object(s) deleted, 0 kept' : 'wave 0: not gone',
+      resources: [
+        {
+          group: '',
+          kind: 'ConfigMap',
+          namespace: 'web',
+          name: 'web-config',
+          action: 'deleted',
+          message: '',
+        },
+      ],
+    });
+    const db = fleet.hub.app.get(Database).prisma;
+    // Another cluster's agent cannot complete eu-1's deletion: refused, audited, the target stays.
+    expect((await report('us-1', [deletion('Succeeded', asked.body.deletionId)])).status).toBe(200);
+    expect(await db.target.findUnique({ where: { id: assigned.targetId } })).not.toBeNull();
+    expect(
+      (await auditOf('agent.access-denied')).map((e) => [e.actor, e.scope, e.details['type']]),
+    ).toContainEqual(['agent:us-1', 'target:web-eu-1', 'deletion']);
+    // Nor does a report naming another deletion id.
+    expect((await report('eu-1', [deletion('Succeeded', 'not-this-one')])).status).toBe(200);
+    expect(await db.target.findUnique({ where: { id: assigned.targetId } })).not.toBeNull();
+
+    expect((await report('eu-1', [deletion('Succeeded', asked.body.deletionId)])).status).toBe(200);
+    expect(await db.target.findUnique({ where: { id: assigned.targetId } })).toBeNull();
+    const done = await auditOf('target.deleted');
+    expect(done.map((e) => [e.actor, e.scope, e.details['requestedBy'], e.details['reason']])).toEqual([
+      ['agent:eu-1', 'target:web-eu-1', 'user:alice', 'decommissioning eu-1'],
+    ]);
+    expect(done[0]?.details['deleted']).toEqual(['ConfigMap/web/web-config']);
+    expect((await auditOf('target.deletion-requested')).map((e) => [e.actor, e.scope])).toEqual([
+      ['user:alice', 'target:web-eu-1'],
+    ]);
+    // History outlives the target.
+    const runs = await fleet.call<{ items: { target: string }[] }>(
+      'GET',
+      '/api/v1/sync-runs?target=web-eu-1',
+    );
+    expect(runs.body.items.map((r) => r.target)).toEqual(['web-eu-1']);
+    await expect.poll(async () => (await assignments('eu-1')).deletions, poll).toBeUndefined();
+  });
+
+  it('a failed deletion keeps the target, with the agent’s message, and neither assigns nor deletes it', async () => {
+    await expect
+      .poll(async () => (await assignments('us-1')).assignments.map((a) => a.name), poll)
+      .toEqual(['web-us-1']);
+    const assigned = (await assignments('us-1')).assignments[0]!;
+    const asked = await fleet.call<TargetDeletionView>('POST', '/api/v1/targets/web-us-1/delete', {
+      cascade: true,
+      reason: 'moving',
+    });
+    expect(asked.status).toBe(202);
+    const at = new Date().toISOString();
+    const failed: Report = {
+      type: 'deletion',
+      id: randomUUID(),
+      targetId: assigned.targetId,
+      deletionId: asked.body.deletionId,
+      at,
+      outcome: 'Failed',
+      startedAt: at,
+      finishedAt: at,
+      message: 'PreDelete hook failed: batch/Job web/drain: BackoffLimitExceeded; nothing deleted',
+      resources: [],
+    };
+    expect((await report('us-1', [failed])).status).toBe(200);
+    const row = await fleet.hub.app
+      .get(Database)
+      .prisma.target.findUniqueOrThrow({ where: { id: assigned.targetId } });
+    expect([row.deletionState, row.deletionMessage]).toEqual(['Failed', failed.message]);
+    expect((await auditOf('target.deletion-failed')).map((e) => [e.scope, e.details['message']])).toEqual([
+      ['target:web-us-1', failed.message],
+    ]);
+    await expect
+      .poll(async () => {
+        const a = await assignments('us-1');
+        return [a.assignments.length, a.deletions];
+      }, poll)
+      .toEqual([0, undefined]);
+    // Asked again, it is served again.
+    const retry = await fleet.call('POST', '/api/v1/targets/web-us-1/delete', {
+      cascade: true,
+      reason: 'again',
+    });
+    expect(retry.status).toBe(202);
+    await expect.poll(async () => (await assignments('us-1')).deletions?.length, poll).toBe(1);
+  });
+});
