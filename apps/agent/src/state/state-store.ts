@@ -68,6 +68,8 @@ export const deletionProgressSchema = z.object({
   deletionId: z.string(),
   preDeleteDone: z.boolean().default(false),
   postDeleteDone: z.boolean().default(false),
+  /** Reported (succeeded or failed): never run again under this id, even while the hub still sends it. */
+  finished: z.boolean().default(false),
 });
 export type DeletionProgress = z.infer<typeof deletionProgressSchema>;
 

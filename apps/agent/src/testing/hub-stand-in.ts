@@ -8,10 +8,12 @@ import {
   type Bundle,
   type KubeObject,
   type Report,
+  type TargetDeletion,
   assignmentSchema,
   bundleBatchRequestSchema,
   registerRequestSchema,
   reportBatchSchema,
+  targetDeletionSchema,
 } from '@flotilla/contract';
 import { bundleDigest } from '@flotilla/manifests';
 import { type z } from 'zod';
@@ -56,6 +58,7 @@ export class HubStandIn {
   private credentialRefusal: string | undefined;
   private etagSeq = 1;
   private assignments: Assignment[] = [];
+  private deletions: TargetDeletion[] = [];
   private readonly bundles = new Map<string, Bundle>();
   private readonly tampered = new Set<string>();
   private waiters: (() => void)[] = [];
@@ -110,8 +113,9 @@ export class HubStandIn {
     this.tampered.add(digest);
   }
 
-  setAssignments(assignments: AssignmentInput[]): void {
+  setAssignments(assignments: AssignmentInput[], deletions: TargetDeletion[] = []): void {
     this.assignments = assignments.map((a) => assignmentSchema.parse(a));
+    this.deletions = deletions.map((d) => targetDeletionSchema.parse(d));
     this.etagSeq++;
     for (const w of this.waiters.splice(0)) w();
   }
@@ -188,7 +192,12 @@ export class HubStandIn {
       }
       if (req.headers['if-none-match'] === this.etag) return send(res, 304);
       res.setHeader('etag', this.etag);
-      return send(res, 200, { clusterName: 'east', etag: this.etag, assignments: this.assignments });
+      return send(res, 200, {
+        clusterName: 'east',
+        etag: this.etag,
+        assignments: this.assignments,
+        ...(this.deletions.length > 0 && { deletions: this.deletions }),
+      });
     }
     if (req.method === 'POST' && url.pathname === AGENT_API.bundleBatch && this.batchBundles) {
       const body = bundleBatchRequestSchema.safeParse(await readJson(req));
