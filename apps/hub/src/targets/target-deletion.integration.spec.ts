@@ -187,6 +187,14 @@ describe('deleting a target with its objects', () => {
       .get(Database)
       .prisma.target.findUniqueOrThrow({ where: { id: assigned.targetId } });
     expect([row.deletionState, row.deletionMessage]).toEqual(['Failed', failed.message]);
+    const listed = await fleet.call<{ name: string; reason: { code: string; message: string } | null }[]>(
+      'GET',
+      '/api/v1/targets?appSet=web',
+    );
+    expect(listed.body.find((t) => t.name === 'web-us-1')?.reason).toEqual({
+      code: 'DeletionFailed',
+      message: `deletion failed: ${failed.message}; left as it is until a person asks again`,
+    });
     expect((await auditOf('target.deletion-failed')).map((e) => [e.scope, e.details['message']])).toEqual([
       ['target:web-us-1', failed.message],
     ]);
@@ -196,12 +204,17 @@ describe('deleting a target with its objects', () => {
         return [a.assignments.length, a.deletions];
       }, poll)
       .toEqual([0, undefined]);
-    // Asked again, it is served again.
+    // Asked again, it is served again, and the target says it is being deleted.
     const retry = await fleet.call('POST', '/api/v1/targets/web-us-1/delete', {
       cascade: true,
       reason: 'again',
     });
     expect(retry.status).toBe(202);
     await expect.poll(async () => (await assignments('us-1')).deletions?.length, poll).toBe(1);
+    const again = await fleet.call<{ name: string; reason: { code: string } | null }[]>(
+      'GET',
+      '/api/v1/targets?appSet=web',
+    );
+    expect(again.body.find((t) => t.name === 'web-us-1')?.reason?.code).toBe('Deleting');
   });
 });
