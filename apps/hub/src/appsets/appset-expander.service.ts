@@ -32,12 +32,14 @@ import {
 import { literalRepoRefs, unrenderedSourceField } from './appset-document.js';
 import { ExpansionGitReads, type ResolvedRef, type SharedRefs } from './expansion-git-reads.js';
 import { findNameClash, writePlan } from './expansion-writes.js';
+import { requestExpansionDeletions } from '../targets/target-deletions.service.js';
 import { SyncSettingsError, targetSyncSettingsOf } from './sync-policy.js';
 import { ProjectGate, ProjectPolicy } from '../projects/project-policy.service.js';
 import {
   deletionGuardLimit,
   evaluateDeletionGuard,
   nextGuardBaseline,
+  deletesResourcesOnDeletion,
   preservesResourcesOnDeletion,
   type GuardInput,
   type GuardVerdict,
@@ -798,7 +800,12 @@ export class AppSetExpander {
       // the appset's row lock, so no newer expansion can commit between this check and the write.
       if (canonicalJson(appSet.spec) !== canonicalJson(document) || (await refsMoved(tx, refs))) return STALE;
       const previousHold = appSet.pendingExpansion as PendingExpansion | null;
-      const existing = await tx.target.findMany({ where: { appSetId } });
+      // A target being deleted with its objects is gone as far as planning goes (not counted by the
+      // guard, not deleted twice) unless Git wants it again: then it is updated in place.
+      const wanted = new Set(desired.map((d) => d.name));
+      const existing = (await tx.target.findMany({ where: { appSetId } })).filter(
+        (t) => t.deletionId === null || wanted.has(t.name),
+      );
       const plan = planExpansion(existing, desired);
       const verdict = evaluateDeletionGuard(
         guardInput(existing.length, plan, desired.length, appSet.guardBaseline),
@@ -848,7 +855,18 @@ export class AppSetExpander {
         }
         return { status: 'Held', created: 0, updated: 0, deleted: 0, error, held };
       }
-      touched = await writePlan(tx, appSetId, plan);
+      // With Argo CD's resources finalizer, removed targets are deleted with their objects by their
+      // agents (a tombstone each); the row goes when the agent reports. Otherwise they are orphaned.
+      const cascaded = deletesResourcesOnDeletion(document)
+        ? await requestExpansionDeletions(tx, appSetName, plan.delete)
+        : { marked: [], audit: [] };
+      const marked = new Set(cascaded.marked.map((t) => t.id));
+      touched = await writePlan(tx, appSetId, {
+        ...plan,
+        delete: plan.delete.filter((t) => !marked.has(t.id)),
+      });
+      for (const t of cascaded.marked) touched.add(t.clusterId);
+      if (cascaded.audit.length > 0) await this.audit.recordMany(cascaded.audit, tx);
       await tx.applicationSet.update({
         where: { id: appSetId },
         data: {
@@ -907,6 +925,9 @@ export class AppSetExpander {
               }),
               ...(preservesResourcesOnDeletion(document) &&
                 deleted > 0 && { preserveResourcesOnDeletion: true }),
+              ...(cascaded.marked.length > 0 && {
+                deletedWithObjects: cascaded.marked.map((t) => t.name).sort(),
+              }),
               targets: desired.map((d) => ({
                 name: d.name,
                 revision: d.desiredRevision,

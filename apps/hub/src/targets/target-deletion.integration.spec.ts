@@ -159,6 +159,67 @@ describe('deleting a target with its objects', () => {
     await expect.poll(async () => (await assignments('eu-1')).deletions, poll).toBeUndefined();
   });
 
+  it('an appset with Argo CD’s resources finalizer deletes the targets its expansion removes with their objects', async () => {
+    const appSet = (clusters: string[]) => ({
+      apiVersion: 'flotilla.dev/v1alpha1',
+      kind: 'ApplicationSet',
+      metadata: { name: 'api' },
+      spec: {
+        generators: [{ list: { elements: clusters.map((cluster) => ({ cluster })) } }],
+        template: {
+          metadata: { name: 'api-{{cluster}}', finalizers: ['resources-finalizer.argocd.argoproj.io'] },
+          spec: {
+            source: { repoURL: fleet.repo.url, targetRevision: 'main', path: 'app' },
+            destination: { name: '{{cluster}}', namespace: 'api' },
+          },
+        },
+      },
+    });
+    expect((await fleet.call('POST', '/api/v1/appsets', appSet(['eu-1', 'us-1']))).status).toBe(201);
+    await expect
+      .poll(async () => (await assignments('us-1')).assignments.map((a) => a.name).includes('api-us-1'), poll)
+      .toBe(true);
+    const served = (await assignments('us-1')).assignments.find((a) => a.name === 'api-us-1')!;
+
+    expect((await fleet.call('POST', '/api/v1/appsets', appSet(['eu-1']))).status).toBe(200);
+    await expect
+      .poll(async () => {
+        const a = await assignments('us-1');
+        return [a.assignments.some((x) => x.name === 'api-us-1'), a.deletions?.map((d) => d.name)];
+      }, poll)
+      .toEqual([false, ['api-us-1']]);
+    const tombstone = (await assignments('us-1')).deletions![0]!;
+    expect([tombstone.targetId, tombstone.bundleDigest, tombstone.namespace]).toEqual([
+      served.targetId,
+      served.bundleDigest,
+      'api',
+    ]);
+    expect(
+      (await auditOf('target.deletion-requested'))
+        .filter((e) => e.scope === 'target:api-us-1')
+        .map((e) => [e.actor, e.details['appSet'], e.details['deletionId']]),
+    ).toEqual([['hub', 'api', tombstone.id]]);
+    // eu-1 keeps its api target; the expansion does not remove the deleting one twice.
+    expect((await assignments('eu-1')).assignments.map((a) => a.name)).toContain('api-eu-1');
+    const at = new Date().toISOString();
+    const done: Report = {
+      type: 'deletion',
+      id: randomUUID(),
+      targetId: tombstone.targetId,
+      deletionId: tombstone.id,
+      at,
+      outcome: 'Succeeded',
+      startedAt: at,
+      finishedAt: at,
+      message: '',
+      resources: [],
+    };
+    expect((await report('us-1', [done])).status).toBe(200);
+    expect(
+      await fleet.hub.app.get(Database).prisma.target.findUnique({ where: { id: tombstone.targetId } }),
+    ).toBeNull();
+  });
+
   it('a failed deletion keeps the target, with the agent’s message, and neither assigns nor deletes it', async () => {
     await expect
       .poll(async () => (await assignments('us-1')).assignments.map((a) => a.name), poll)

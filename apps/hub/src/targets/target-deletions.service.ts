@@ -99,6 +99,37 @@ export class TargetDeletions {
 }
 
 /**
+ * Marks targets an expansion removes as deleting with their objects (the appset carries Argo CD's
+ * resources finalizer), audited as `target.deletion-requested` by the hub with the appset named.
+ * Only targets an agent was given something of: the rest hold nothing in a cluster and are returned
+ * for the expansion to delete as usual. Runs in the expansion's transaction.
+ */
+export async function requestExpansionDeletions(
+  tx: Tx,
+  appSetName: string,
+  targets: readonly { id: string; name: string }[],
+): Promise<{ marked: { id: string; name: string; clusterId: string }[]; audit: AuditEntry[] }> {
+  if (targets.length === 0) return { marked: [], audit: [] };
+  const reason = `removed from appset ${appSetName}, whose template carries the resources finalizer`;
+  const marked = await tx.$queryRaw<{ id: string; name: string; clusterId: string; deletionId: string }[]>`
+    UPDATE "Target" t
+       SET "deletionId" = gen_random_uuid()::text, "deletionBy" = 'hub', "deletionReason" = ${reason},
+           "deletionAt" = now(), "deletionState" = 'Pending', "deletionMessage" = ''
+     WHERE t."id" = ANY(${targets.map((t) => t.id)}::text[]) AND t."deletionId" IS NULL
+       AND (t."releasedDigest" IS NOT NULL OR EXISTS (SELECT 1 FROM "TargetPin" p WHERE p."targetId" = t."id"))
+    RETURNING t."id", t."name", t."clusterId", t."deletionId"`;
+  return {
+    marked,
+    audit: marked.map((t) => ({
+      actor: 'hub',
+      action: 'target.deletion-requested',
+      scope: `target:${t.name}`,
+      details: { deletionId: t.deletionId, cascade: true, appSet: appSetName, reason },
+    })),
+  };
+}
+
+/**
  * Applies deletion reports (report ingest, inside its transaction): only a Pending deletion of the
  * reporting cluster's own target, with the tombstone's id, moves — so a replayed, stale or forged
  * report changes nothing, and one naming another cluster's target never gets here (it is audited
