@@ -301,7 +301,9 @@ export class AppSetExpander {
 
   private async expandNow(appSetId: string): Promise<ExpansionOutcome | Stale> {
     const appSet = await this.db.prisma.applicationSet.findUnique({ where: { id: appSetId } });
-    if (!appSet) return { status: 'Gone', created: 0, updated: 0, deleted: 0 };
+    // Deleted, or being deleted with its objects (its targets wait for their agents): nothing to expand.
+    if (!appSet || appSet.status === 'Deleting')
+      return { status: 'Gone', created: 0, updated: 0, deleted: 0 };
     let desired: DesiredTarget[];
     let repoUrls: string[];
     let refs: ResolvedRef[];
@@ -795,6 +797,7 @@ export class AppSetExpander {
       // Expansions of one appset on two hub replicas take turns here.
       await tx.$executeRaw`SELECT 1 FROM "ApplicationSet" WHERE "id" = ${appSetId} FOR UPDATE`;
       const appSet = await tx.applicationSet.findUniqueOrThrow({ where: { id: appSetId } });
+      if (appSet.status === 'Deleting') return { status: 'Gone', created: 0, updated: 0, deleted: 0 };
       // Computed from older inputs than what is stored now (a ref another replica recorded at a newer
       // commit, a spec replaced meanwhile): writing it could move targets backwards. Checked under
       // the appset's row lock, so no newer expansion can commit between this check and the write.

@@ -31,6 +31,7 @@ import { ProjectsService } from '../projects/projects.service.js';
 import { WindowsService } from '../windows/windows.service.js';
 import { Prisma, type FleetSource } from '../generated/prisma/client.js';
 import { APPLY_ORDER, keyOf, planFleet, type FleetPlan, type ManagedEntry } from './fleet-plan.js';
+import { removeAppSet } from '../targets/target-deletions.service.js';
 import { normaliseFleetPath, parseFleetRepositories, type FleetSourceSetting } from './fleet-setting.js';
 
 const run = promisify(execFile);
@@ -495,8 +496,9 @@ export class FleetRepoService implements OnApplicationBootstrap {
               include: { targets: { select: { clusterId: true } } },
             });
             if (gone) {
-              result.clusterIds.push(...gone.targets.map((t) => t.clusterId));
-              await tx.applicationSet.delete({ where: { id: gone.id } });
+              const removed = await removeAppSet(tx, gone);
+              result.clusterIds.push(...removed.clusterIds);
+              events.push(...removed.audit);
             }
             event('appset.deleted', `appset:${m.name}`, m);
           } else if (m.kind === 'Project') {

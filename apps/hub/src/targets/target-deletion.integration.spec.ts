@@ -159,7 +159,7 @@ describe('deleting a target with its objects', () => {
     await expect.poll(async () => (await assignments('eu-1')).deletions, poll).toBeUndefined();
   });
 
-  it('an appset with Argo CD’s resources finalizer deletes the targets its expansion removes with their objects', async () => {
+  it('an appset with Argo CD’s resources finalizer deletes with their objects the targets its expansion removes, and its own targets when it is deleted', async () => {
     const appSet = (clusters: string[]) => ({
       apiVersion: 'flotilla.dev/v1alpha1',
       kind: 'ApplicationSet',
@@ -218,6 +218,35 @@ describe('deleting a target with its objects', () => {
     expect(
       await fleet.hub.app.get(Database).prisma.target.findUnique({ where: { id: tombstone.targetId } }),
     ).toBeNull();
+
+    // Deleting the appset itself: it stays Deleting until its last target's agent reports.
+    const eu = (await assignments('eu-1')).assignments.find((a) => a.name === 'api-eu-1')!;
+    expect((await fleet.call('DELETE', '/api/v1/appsets/api')).status).toBeLessThan(300);
+    const deletingSet = await fleet.call<{ status: string }>('GET', '/api/v1/appsets/api');
+    expect([deletingSet.status, deletingSet.body.status]).toEqual([200, 'Deleting']);
+    expect((await fleet.call<{ code: string }>('POST', '/api/v1/appsets', appSet(['eu-1']))).body.code).toBe(
+      'appset-deleting',
+    );
+    await expect
+      .poll(async () => (await assignments('eu-1')).deletions?.map((d) => d.name), poll)
+      .toEqual(['api-eu-1']);
+    const last = (await assignments('eu-1')).deletions![0]!;
+    expect(last.targetId).toBe(eu.targetId);
+    expect(
+      (await report('eu-1', [{ ...done, id: randomUUID(), targetId: last.targetId, deletionId: last.id }]))
+        .status,
+    ).toBe(200);
+    expect((await fleet.call('GET', '/api/v1/appsets/api')).status).toBe(404);
+    expect(
+      (await auditOf('appset.deleted')).map((e) => [
+        e.actor,
+        e.scope,
+        e.details['afterTargetsDeleted'] ?? null,
+      ]),
+    ).toEqual([
+      ['agent:eu-1', 'appset:api', true],
+      ['user:admin', 'appset:api', null],
+    ]);
   });
 
   it('a failed deletion keeps the target, with the agent’s message, and neither assigns nor deletes it', async () => {

@@ -7,6 +7,7 @@ import { HubError, parseInput } from '../common/hub-error.js';
 import { Database } from '../db/database.js';
 import type { Prisma } from '../generated/prisma/client.js';
 import { ClusterWakeups } from '../queues/cluster-wakeups.service.js';
+import { deletesResourcesOnDeletion } from '../appsets/deletion-guard.js';
 
 const deleteRequestSchema = z.strictObject({
   cascade: z.literal(true, {
@@ -108,9 +109,9 @@ export async function requestExpansionDeletions(
   tx: Tx,
   appSetName: string,
   targets: readonly { id: string; name: string }[],
+  reason = `removed from appset ${appSetName}, whose template carries the resources finalizer`,
 ): Promise<{ marked: { id: string; name: string; clusterId: string }[]; audit: AuditEntry[] }> {
   if (targets.length === 0) return { marked: [], audit: [] };
-  const reason = `removed from appset ${appSetName}, whose template carries the resources finalizer`;
   const marked = await tx.$queryRaw<{ id: string; name: string; clusterId: string; deletionId: string }[]>`
     UPDATE "Target" t
        SET "deletionId" = gen_random_uuid()::text, "deletionBy" = 'hub', "deletionReason" = ${reason},
@@ -130,6 +131,42 @@ export async function requestExpansionDeletions(
 }
 
 /**
+ * Deletes an appset — or, when its template carries the resources finalizer and agents hold some of
+ * its targets, marks it `Deleting`: those targets get tombstones, the rest go now, and the appset row
+ * goes with its last target (applyDeletionReports), as Argo CD's finalizer keeps an Application until
+ * its resources are gone. Returns the clusters to wake and whether the row stays for now.
+ */
+export async function removeAppSet(
+  tx: Tx,
+  appSet: { id: string; name: string; spec: unknown },
+): Promise<{ clusterIds: string[]; deferred: boolean; audit: AuditEntry[] }> {
+  const targets = await tx.target.findMany({
+    where: { appSetId: appSet.id },
+    select: { id: true, name: true, clusterId: true, deletionId: true },
+  });
+  const clusterIds = [...new Set(targets.map((t) => t.clusterId))];
+  if (deletesResourcesOnDeletion(appSet.spec)) {
+    const { marked, audit } = await requestExpansionDeletions(
+      tx,
+      appSet.name,
+      targets.filter((t) => t.deletionId === null),
+      `appset ${appSet.name} deleted; its template carries the resources finalizer`,
+    );
+    const keep = new Set([
+      ...marked.map((t) => t.id),
+      ...targets.filter((t) => t.deletionId).map((t) => t.id),
+    ]);
+    if (keep.size > 0) {
+      await tx.target.deleteMany({ where: { appSetId: appSet.id, id: { notIn: [...keep] } } });
+      await tx.applicationSet.update({ where: { id: appSet.id }, data: { status: 'Deleting' } });
+      return { clusterIds, deferred: true, audit };
+    }
+  }
+  await tx.applicationSet.delete({ where: { id: appSet.id } });
+  return { clusterIds, deferred: false, audit: [] };
+}
+
+/**
  * Applies deletion reports (report ingest, inside its transaction): only a Pending deletion of the
  * reporting cluster's own target, with the tombstone's id, moves — so a replayed, stale or forged
  * report changes nothing, and one naming another cluster's target never gets here (it is audited
@@ -138,7 +175,7 @@ export async function requestExpansionDeletions(
 export async function applyDeletionReports(
   tx: Tx,
   actor: string,
-  reports: { report: DeletionReport; target: { id: string; name: string } }[],
+  reports: { report: DeletionReport; target: { id: string; name: string; appSetId: string } }[],
 ): Promise<AuditEntry[]> {
   const audit: AuditEntry[] = [];
   for (const { report, target } of reports) {
@@ -170,6 +207,19 @@ export async function applyDeletionReports(
     if (report.outcome === 'Succeeded') {
       await tx.$executeRaw`DELETE FROM "Target" WHERE "id" = ${target.id}`;
       audit.push({ actor, action: 'target.deleted', scope: `target:${target.name}`, details });
+      // An appset deleted with the resources finalizer goes with its last target.
+      const [gone] = await tx.$queryRaw<{ name: string }[]>`
+        DELETE FROM "ApplicationSet" a
+         WHERE a."id" = ${target.appSetId} AND a."status" = 'Deleting'
+           AND NOT EXISTS (SELECT 1 FROM "Target" t WHERE t."appSetId" = a."id")
+        RETURNING a."name"`;
+      if (gone)
+        audit.push({
+          actor,
+          action: 'appset.deleted',
+          scope: `appset:${gone.name}`,
+          details: { afterTargetsDeleted: true },
+        });
     } else {
       await tx.$executeRaw`
         UPDATE "Target" SET "deletionState" = 'Failed', "deletionMessage" = ${report.message.slice(0, 2000)}
