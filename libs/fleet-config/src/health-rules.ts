@@ -59,27 +59,18 @@ export async function validateFleetHealthRules(
       return [f.file, 'key' in place ? place.key : null] as const;
     }),
   );
-  const errors = problems.map((p): FleetError => {
-    const at = compilerLine(p.message, p.file);
-    return {
-      code: p.code,
-      file: p.file,
-      document: 0,
-      line: at?.line ?? 1,
-      kind: 'HealthRule',
-      name: keyOf.get(p.file) ?? null,
-      path: '(root)',
-      message: at?.message ?? p.message,
-    };
-  });
+  const errors = problems.map((p): FleetError => ({
+    code: p.code,
+    file: p.file,
+    document: 0,
+    line: p.line ?? 1,
+    kind: 'HealthRule',
+    name: keyOf.get(p.file) ?? null,
+    path: '(root)',
+    message: p.message,
+  }));
   return {
     rules: rules.map((r) => ({ key: r.key, file: r.file, script: r.script })),
     errors: errors.sort(compareFleetErrors),
   };
-}
-
-/** A Lua compiler message (`file:12: unexpected symbol`) split into its line and the rest. */
-function compilerLine(message: string, file: string): { line: number; message: string } | null {
-  const match = message.startsWith(`${file}:`) ? /^:(\d+): (.*)$/s.exec(message.slice(file.length)) : null;
-  return match ? { line: Number(match[1]), message: match[2] ?? '' } : null;
 }

@@ -29,6 +29,8 @@ export type HealthRuleProblemCode = 'invalid-path' | 'invalid-lua' | 'too-large'
 export interface HealthRuleProblem {
   code: HealthRuleProblemCode;
   file: string;
+  /** The line the Lua compiler points at (invalid-lua). */
+  line?: number;
   message: string;
 }
 
@@ -103,12 +105,24 @@ export async function checkHealthRules(files: readonly HealthRuleFile[]): Promis
     });
     return { rules: [], problems };
   }
-  const syntax = await luaSyntaxErrors(candidates.map((c) => ({ name: c.file, source: c.script })));
+  // Compiled under the name agents give it: Lua cuts chunk names at 60 characters, file paths run longer.
+  const syntax = await luaSyntaxErrors(
+    candidates.map((c) => ({ name: `${c.key}/${HEALTH_RULE_FILE}`, source: c.script })),
+  );
   const rules: CheckedHealthRule[] = [];
   for (const c of candidates) {
-    const error = syntax.get(c.file);
-    if (error === undefined) rules.push(c);
-    else problems.push({ code: 'invalid-lua', file: c.file, message: error });
+    const error = syntax.get(`${c.key}/${HEALTH_RULE_FILE}`);
+    if (error === undefined) {
+      rules.push(c);
+      continue;
+    }
+    // `name:12: unexpected symbol near 'x'`: the line apart, the file is named by `file`.
+    const at = /^[^:]*:(\d+): (.*)$/s.exec(error);
+    problems.push(
+      at
+        ? { code: 'invalid-lua', file: c.file, line: Number(at[1]), message: at[2] ?? '' }
+        : { code: 'invalid-lua', file: c.file, message: error },
+    );
   }
   rules.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   return { rules, problems };
