@@ -48,7 +48,12 @@ describe('flotilla validate', () => {
       name: 'canary-first',
       file: 'rollouts/canary-first.yaml',
     });
-    expect(report.objects).toHaveLength(10);
+    expect(report.objects).toContainEqual({
+      kind: 'HealthRule',
+      name: 'cert-manager.io/Certificate',
+      file: 'resource_customizations/cert-manager.io/Certificate/health.lua',
+    });
+    expect(report.objects).toHaveLength(11);
   });
 
   it.each(readdirSync(CASES).sort())('reports the %s fixture as expected.json says', async (name) => {
@@ -92,7 +97,7 @@ describe('flotilla validate', () => {
     const { code, out } = await flotillaValidate(EXAMPLE);
     expect(code).toBe(0);
     expect(out).toBe(
-      'valid: 10 valid objects in 6 files (ApplicationSet 2, ClusterGroup 3, Project 2, RolloutStrategy 1, SyncWindow 2)\n',
+      'valid: 11 valid objects in 7 files (ApplicationSet 2, ClusterGroup 3, HealthRule 1, Project 2, RolloutStrategy 1, SyncWindow 2)\n',
     );
   });
 
