@@ -169,7 +169,8 @@ export class FleetRepoService implements OnApplicationBootstrap {
 
   /**
    * Stops following a source. Its objects stay and become API-managed (never deleted by a removal:
-   * removing the setting is not saying "delete the fleet").
+   * removing the setting is not saying "delete the fleet"). Its health rules go: the hub keeps no
+   * copy of a rule outside the source that declares it, and there is no API to manage one.
    */
   async remove(id: string, actor: string): Promise<void> {
     const row = await this.db.prisma.fleetSource.findUnique({ where: { id } });

@@ -4,7 +4,9 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { type AssignmentsResponse } from '@flotilla/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ConfigError } from '../config/hub-config.js';
 import { createTestGitRepo, type TestGitRepo } from '../testing/test-git-repo.js';
+import { startTestHub } from '../testing/test-hub.js';
 import { startTwoClusterFleet, type TwoClusterFleet } from '../testing/two-cluster-fleet.js';
 
 // Health rules on the real hub (PostgreSQL, Redis, Git): from its own configuration and from a fleet
@@ -130,4 +132,22 @@ describe('health rules', () => {
     expect(still.status).toBe(304);
     expect((await assignments()).body.healthRules[0]?.script).toBe(rule('Issuing'));
   });
+
+  it('a hub whose FLOTILLA_HEALTH_LUA_DIR holds a broken script refuses to start, naming the file', async () => {
+    const broken = mkdtempSync(join(tmpdir(), 'flotilla-health-rules-broken-'));
+    try {
+      mkdirSync(join(broken, 'example.com/Widget'), { recursive: true });
+      writeFileSync(join(broken, 'example.com/Widget/health.lua'), 'return {\n  status = \n');
+      const started = await startTestHub({ FLOTILLA_HEALTH_LUA_DIR: broken }).catch((e: unknown) => e);
+      expect(started).toBeInstanceOf(ConfigError);
+      expect((started as ConfigError).issues).toEqual([
+        {
+          variable: 'FLOTILLA_HEALTH_LUA_DIR',
+          message: `${join(broken, 'example.com/Widget/health.lua')}:3: unexpected symbol near <eof>`,
+        },
+      ]);
+    } finally {
+      rmSync(broken, { recursive: true, force: true });
+    }
+  }, 120_000);
 });
