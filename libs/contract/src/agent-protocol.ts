@@ -3,6 +3,7 @@ import { kubeObjectSchema, objectRefSchema } from './kube-object.js';
 import { healthStatusSchema, resourceActionSchema, syncOutcomeSchema, syncTriggerSchema } from './status.js';
 import { syncWindowSchema } from './sync-window.js';
 import { ignoreRuleSchema } from './ignore-rule.js';
+import { healthRuleSchema } from './health-rule.js';
 import { projectRestrictionsSchema } from './project-restrictions.js';
 
 /**
@@ -203,6 +204,12 @@ export const assignmentsResponseSchema = z.object({
   /** Changes whenever anything in the set changes; also sent as the ETag header. */
   etag: z.string(),
   assignments: z.array(assignmentSchema),
+  /**
+   * Custom health checks for every target of the cluster (fleet-wide), sorted by key; part of the
+   * ETag, so a changed rule reaches agents like a new revision. Absent from older hubs: none, and
+   * kinds without a built-in check have no health, as in Argo CD.
+   */
+  healthRules: z.array(healthRuleSchema).default([]),
 });
 export type AssignmentsResponse = z.infer<typeof assignmentsResponseSchema>;
 
