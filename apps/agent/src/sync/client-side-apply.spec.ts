@@ -203,6 +203,18 @@ describe('ServerSideApply=false: client-side apply', () => {
     expect(third.report.resources.find((r) => r.kind === 'Deployment')?.action).toBe('unchanged');
   });
 
+  it('a Deployment Git switches to Recreate loses its defaulted rollingUpdate ($retainKeys), as with kubectl', async () => {
+    const a = assignment('recreate');
+    const v1 = web({ image: 'nginx:1.27', labels: { app: 'web' } }, 'ServerSideApply=false');
+    expect((await sync(a, [namespace('recreate'), v1])).report.outcome).toBe('Succeeded');
+    expect((await getWeb('recreate'))['spec']).toMatchObject({ strategy: { type: 'RollingUpdate' } });
+    const v2 = { ...v1, spec: { ...v1.spec, strategy: { type: 'Recreate' } } };
+    const r = await sync(a, [namespace('recreate'), v2]);
+    expect(r.report.resources.find((x) => x.kind === 'Deployment')).toMatchObject({ action: 'applied' });
+    expect((await getWeb('recreate'))['spec']).toMatchObject({ strategy: { type: 'Recreate' } });
+    expect((await getWeb('recreate'))['spec']).not.toHaveProperty(['strategy', 'rollingUpdate']);
+  });
+
   it('per target, with an object that asks for server-side apply: the object’s own option wins', async () => {
     const a = assignment('mixed', { serverSideApply: false });
     const cm = (name: string, options?: string): KubeObject => ({
