@@ -1,6 +1,7 @@
 import { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type KubeObject, assignmentSchema, CLIENT_SIDE_APPLY_FIELD_MANAGER } from '@flotilla/contract';
+import { clientSideApplyPatch } from '@flotilla/diff';
 import { type SimClusterHandle, startSimCluster } from '@flotilla/kube-sim';
 import { type HealthAssessor } from '../health/target-health.js';
 import { type KubeClient, createKubeClient } from '../kube/kube-client.js';
@@ -120,6 +121,20 @@ describe('ServerSideApply=false: client-side apply', () => {
   const asApplied = async (a: ReturnType<typeof assignment>, m: KubeObject) =>
     JSON.stringify(await prepareObject(kube, a, m));
 
+  /**
+   * The patch the real kubectl sends for `kubectl apply` of this object, read from its request log
+   * (a server-side dry run: nothing changes).
+   */
+  const kubectlPatch = async (applied: string): Promise<unknown> => {
+    const r = await kubectl.run(['apply', '--dry-run=server', '-v=9', '-f', '-'], applied);
+    expect(r.code, r.stderr).toBe(0);
+    const bodies = [...r.stderr.matchAll(/"Request Body" body=("(?:[^"\\]|\\.)*")/g)]
+      .map((m) => JSON.parse(m[1] as string) as string)
+      .filter((b) => b !== '');
+    expect(bodies).toHaveLength(1);
+    return JSON.parse(bodies[0] as string);
+  };
+
   it('creates with last-applied, removes what Git dropped, keeps what others added, and kubectl agrees', async () => {
     const a = assignment('shop');
     const v1 = web(
@@ -156,6 +171,11 @@ describe('ServerSideApply=false: client-side apply', () => {
 
     // Git drops the team label and replicas, and moves the image on.
     const v2 = web({ image: 'nginx:1.28', labels: { app: 'web' } }, 'ServerSideApply=false');
+    // The patch Flotilla sends is the one kubectl sends for the same object.
+    expect(clientSideApplyPatch(await prepareObject(kube, a, v2), await getWeb('shop'))).toEqual({
+      type: 'strategic',
+      patch: await kubectlPatch(await asApplied(a, v2)),
+    });
     // Before the sync, drift sees the dropped label through the annotation (no Apply entry to read).
     const pending = defaultDiffer(
       await prepareObject(kube, a, v2),
@@ -209,6 +229,10 @@ describe('ServerSideApply=false: client-side apply', () => {
     expect((await sync(a, [namespace('recreate'), v1])).report.outcome).toBe('Succeeded');
     expect((await getWeb('recreate'))['spec']).toMatchObject({ strategy: { type: 'RollingUpdate' } });
     const v2 = { ...v1, spec: { ...v1.spec, strategy: { type: 'Recreate' } } };
+    expect(clientSideApplyPatch(await prepareObject(kube, a, v2), await getWeb('recreate'))).toEqual({
+      type: 'strategic',
+      patch: await kubectlPatch(await asApplied(a, v2)),
+    });
     const r = await sync(a, [namespace('recreate'), v2]);
     expect(r.report.resources.find((x) => x.kind === 'Deployment')).toMatchObject({ action: 'applied' });
     expect((await getWeb('recreate'))['spec']).toMatchObject({ strategy: { type: 'Recreate' } });
@@ -253,6 +277,16 @@ describe('ServerSideApply=false: client-side apply', () => {
     ]);
     // kube-sim, as the API server, refuses a strategic merge patch for a custom resource (415).
     const v2 = gadget({ size: 4, tags: ['a'] });
+    const before = await kube.get({
+      apiVersion: 'example.com/v1',
+      kind: 'Gadget',
+      namespace: 'gadgets',
+      name: 'g',
+    });
+    expect(clientSideApplyPatch(await prepareObject(kube, a, v2), before)).toEqual({
+      type: 'merge',
+      patch: await kubectlPatch(await asApplied(a, v2)),
+    });
     const second = await sync(a, [namespace('gadgets'), v2]);
     expect(second.report.outcome).toBe('Succeeded');
     const live = await kube.get({
