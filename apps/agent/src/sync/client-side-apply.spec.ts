@@ -329,6 +329,34 @@ describe('ServerSideApply=false: client-side apply', () => {
     expect(again.report.resources.find((r) => r.kind === 'Job')).toMatchObject({ action: 'unchanged' });
   });
 
+  it('asks for strict field validation: a typo fails the create and the patch; Validate=false drops it', async () => {
+    const a = assignment('typos', { serverSideApply: false });
+    const typo = (name: string, spec: Record<string, unknown>, options?: string): KubeObject => ({
+      apiVersion: 'example.com/v1',
+      kind: 'Gadget',
+      metadata: { name, ...(options ? { annotations: { [OPTIONS]: options } } : {}) },
+      spec,
+    });
+    const get = (name: string) =>
+      kube.get({ apiVersion: 'example.com/v1', kind: 'Gadget', namespace: 'typos', name });
+    const strict = await sync(a, [namespace('typos'), typo('strict', { size: 1, colur: 'red' })]);
+    expect(strict.report.resources.find((r) => r.name === 'strict')?.message).toContain(
+      'unknown field "spec.colur"',
+    );
+    expect(await get('strict')).toBeUndefined();
+
+    const lenient = [namespace('typos'), typo('lenient', { size: 1, colur: 'red' }, 'Validate=false')];
+    expect((await sync(a, lenient)).report.outcome).toBe('Succeeded');
+    expect((await get('lenient'))?.['spec']).toEqual({ size: 1 });
+    // Patched as well: the strict write of an existing object is refused, nothing of it written.
+    await sync(a, [namespace('typos'), typo('strict', { size: 1 })]);
+    const patched = await sync(a, [namespace('typos'), typo('strict', { size: 2, colur: 'red' })]);
+    expect(patched.report.resources.find((r) => r.name === 'strict')?.message).toContain(
+      'unknown field "spec.colur"',
+    );
+    expect((await get('strict'))?.['spec']).toEqual({ size: 1 });
+  });
+
   it('a hook of a client-side target is created client-side too', async () => {
     const a = assignment('hooks', { serverSideApply: false });
     const hook: KubeObject = {
