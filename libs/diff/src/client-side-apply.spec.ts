@@ -3,7 +3,13 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { z } from 'zod';
-import { clientSideApplyPatch, LAST_APPLIED_ANNOTATION, patchTypeOf, withLastApplied } from './index.js';
+import {
+  clientSideApplyPatch,
+  DiffError,
+  LAST_APPLIED_ANNOTATION,
+  patchTypeOf,
+  withLastApplied,
+} from './index.js';
 
 /**
  * One directory per case under client-side-apply-testdata/: desired.yaml (the manifest), live.yaml
@@ -42,6 +48,28 @@ describe('clientSideApplyPatch on testdata fixtures', () => {
     if (wanted?.annotations?.[LAST_APPLIED_ANNOTATION] === '(desired)')
       wanted.annotations[LAST_APPLIED_ANNOTATION] = annotation as string;
     expect(clientSideApplyPatch(desired, load(name, 'live.yaml'))).toEqual(expected);
+  });
+});
+
+describe('clientSideApplyPatch refusals', () => {
+  const desired = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c' }, data: { a: '1' } };
+
+  it('refuses a live last-applied annotation that is not a JSON object, naming it, as kubectl does', () => {
+    for (const text of ['{"apiVersion":', '["a"]']) {
+      const live = { ...desired, metadata: { name: 'c', annotations: { [LAST_APPLIED_ANNOTATION]: text } } };
+      expect(() => clientSideApplyPatch(desired, live)).toThrow(
+        expect.objectContaining({
+          code: 'INVALID_OBJECT',
+          path: `live.metadata.annotations["${LAST_APPLIED_ANNOTATION}"]`,
+        }) as Error,
+      );
+    }
+  });
+
+  it('refuses a desired object without an apiVersion', () => {
+    expect(() => clientSideApplyPatch({ kind: 'ConfigMap', metadata: { name: 'c' } }, undefined)).toThrow(
+      DiffError,
+    );
   });
 });
 

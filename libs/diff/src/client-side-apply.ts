@@ -1,3 +1,4 @@
+import { DiffError } from './diff-error.js';
 import { isPlainObject } from './json-pointer.js';
 import { LAST_APPLIED_ANNOTATION } from './last-applied.js';
 import { patchStrategyOf } from './patch-strategy.js';
@@ -80,7 +81,7 @@ export function withLastApplied<T extends { metadata?: unknown }>(obj: T): T {
  */
 export function clientSideApplyPatch(desired: unknown, live: unknown): ClientSideApplyPatch {
   if (!isPlainObject(desired) || typeof desired['apiVersion'] !== 'string')
-    throw new TypeError('the desired object needs an apiVersion');
+    throw new DiffError('INVALID_OBJECT', 'expected a Kubernetes object with an apiVersion', 'desired');
   const modified = withLastApplied(desired);
   const original = lastAppliedOf(live) ?? {};
   const current = isPlainObject(live) ? live : {};
@@ -98,20 +99,28 @@ export function clientSideApplyPatch(desired: unknown, live: unknown): ClientSid
   return { type, patch: combine(deletions, delta) as Record<string, unknown> };
 }
 
-/** What the live object's last-applied-configuration annotation says was applied; undefined if none. */
+/**
+ * What the live object's last-applied-configuration annotation says was applied; undefined when it
+ * has none (nothing is known to have been applied, so nothing is deleted). One that is not a JSON
+ * object is refused, as kubectl refuses it: guessing would delete the wrong fields or none.
+ */
 function lastAppliedOf(live: unknown): Record<string, unknown> | undefined {
   const metadata = isPlainObject(live) ? live['metadata'] : undefined;
   const annotations = isPlainObject(metadata) ? metadata['annotations'] : undefined;
   const text = isPlainObject(annotations) ? annotations[LAST_APPLIED_ANNOTATION] : undefined;
-  if (typeof text !== 'string') return undefined;
+  if (text === undefined) return undefined;
+  let parsed: unknown;
   try {
-    const parsed = JSON.parse(text) as unknown;
-    return isPlainObject(parsed) ? parsed : undefined;
+    parsed = typeof text === 'string' ? JSON.parse(text) : undefined;
   } catch {
-    // kubectl treats an unreadable annotation as an error; a missing one as "nothing applied before".
-    // Flotilla overwrites it: nothing is deleted, and the next apply has a readable one.
-    return undefined;
+    parsed = undefined;
   }
+  if (isPlainObject(parsed)) return parsed;
+  throw new DiffError(
+    'INVALID_OBJECT',
+    'is not the JSON object kubectl writes there, so what was last applied is unknown; remove the annotation and the next apply writes it anew (fields Git dropped before then stay)',
+    `live.metadata.annotations["${LAST_APPLIED_ANNOTATION}"]`,
+  );
 }
 
 /**
