@@ -23,6 +23,11 @@ export const AGENT_API = {
 
 /** Field manager used for every server-side apply the agent makes. */
 export const FIELD_MANAGER = 'flotilla';
+/**
+ * Field manager of the agent's client-side applies (ServerSideApply=false), kubectl's
+ * `kubectl-client-side-apply` in Flotilla's name: its writes are Updates, told apart from both.
+ */
+export const CLIENT_SIDE_APPLY_FIELD_MANAGER = 'flotilla-client-side-apply';
 /** Annotation on every applied object naming the target that owns it (used for prune and drift). */
 export const TRACKING_ANNOTATION = 'flotilla.dev/tracking-id';
 /**
@@ -140,6 +145,12 @@ export const syncPolicySchema = z.object({
    * Absent = true.
    */
   validate: z.boolean().optional(),
+  /**
+   * Argo CD's `ServerSideApply=false`: objects are written as `kubectl apply` (client-side) writes
+   * them — the last-applied-configuration annotation and a three-way patch — instead of by
+   * server-side apply. An object's own `ServerSideApply=` wins. Absent = true.
+   */
+  serverSideApply: z.boolean().optional(),
   /** How often a failed sync is tried again. Absent = DEFAULT_RETRY_POLICY. */
   retry: retryPolicySchema.optional(),
 });

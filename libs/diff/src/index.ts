@@ -11,3 +11,10 @@ export { keepLiveIgnoredFields } from './keep-live.js';
 export { compileIgnoreRules, type CompiledIgnoreRule, type ObjectIdentity } from './ignore-rules.js';
 export { parseQuantity, quantitiesEqual, type Quantity } from './quantity.js';
 export { formatPointer, parsePointer, type PathSegment } from './json-pointer.js';
+export {
+  clientSideApplyPatch,
+  patchTypeOf,
+  withLastApplied,
+  type ClientSideApplyPatch,
+} from './client-side-apply.js';
+export { LAST_APPLIED_ANNOTATION } from './last-applied.js';
