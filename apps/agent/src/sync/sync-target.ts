@@ -599,13 +599,12 @@ class SyncRun {
         try {
           const obj = await prepareObject(this.input.kube, this.input.assignment, s.manifest);
           ref = refOfManifest(obj);
-          const validate = validatesOf(obj, this.input.assignment.syncPolicy);
+          const mode = applyModeOf(obj, this.input.assignment.syncPolicy);
           if (obj.metadata.name === '') {
-            started.push({ policies, ...(await this.createGenerated(obj, policies, validate)) });
+            started.push({ policies, ...(await this.createGenerated(obj, policies, mode.validate)) });
             continue;
           }
           if (policies.includes('BeforeHookCreation')) await this.deleteAndWait(obj);
-          const mode = applyModeOf(obj, this.input.assignment.syncPolicy);
           const live = mode.write === 'client-side-apply' ? await this.input.kube.get(idOf(obj)) : undefined;
           await applyAs(this.input.kube, mode, obj, live);
           started.push({ obj, policies, notes: [] });
