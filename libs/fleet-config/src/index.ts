@@ -15,6 +15,8 @@ export {
 export { checkDocument, type CheckedDocument } from './check-document.js';
 export { repoPermitted, DEFAULT_PROJECT } from './check-references.js';
 export { FLOTILLA_API_VERSION } from './kinds/common.js';
+// Moved to the contract (policies need it too); still exported here for existing callers.
+export { BUILT_IN_CLUSTER_SCOPED } from '@flotilla/contract';
 export {
   applicationSetObjectSchema,
   checkApplicationSet,
@@ -34,7 +36,6 @@ export { labelKeyProblem, labelValueProblem } from './label-syntax.js';
 export { fleetJsonSchemas, schemaFileName, serializeSchema } from './json-schemas.js';
 export {
   UNRESTRICTED_PROJECT,
-  BUILT_IN_CLUSTER_SCOPED,
   checkDestination,
   checkObject,
   checkRepository,
