@@ -2,8 +2,11 @@ export {
   validateFleetDirectory,
   isFleetFile,
   type FleetFile,
+  type FleetPolicy,
+  type FleetPolicyParam,
   type FleetValidation,
 } from './validate-fleet-directory.js';
+export { checkPolicyDocument, type ParsedFleetPolicy } from './kinds/admission-policy.js';
 export { formatFleetError, compareFleetErrors, type FleetError, type FleetErrorCode } from './fleet-error.js';
 export {
   FLEET_KINDS,

@@ -48,7 +48,17 @@ describe('flotilla validate', () => {
       name: 'canary-first',
       file: 'rollouts/canary-first.yaml',
     });
-    expect(report.objects).toHaveLength(10);
+    expect(report.objects).toContainEqual({
+      kind: 'ValidatingAdmissionPolicy',
+      name: 'trusted-registries',
+      file: 'policies/trusted-registries.yaml',
+    });
+    expect(report.objects).toContainEqual({
+      kind: 'ConfigMap',
+      name: 'replica-limit',
+      file: 'policies/replica-limit.yaml',
+    });
+    expect(report.objects).toHaveLength(15);
   });
 
   it.each(readdirSync(CASES).sort())('reports the %s fixture as expected.json says', async (name) => {
@@ -92,7 +102,7 @@ describe('flotilla validate', () => {
     const { code, out } = await flotillaValidate(EXAMPLE);
     expect(code).toBe(0);
     expect(out).toBe(
-      'valid: 10 valid objects in 6 files (ApplicationSet 2, ClusterGroup 3, Project 2, RolloutStrategy 1, SyncWindow 2)\n',
+      'valid: 15 valid objects in 8 files (ApplicationSet 2, ClusterGroup 3, ConfigMap 1, Project 2, RolloutStrategy 1, SyncWindow 2, ValidatingAdmissionPolicy 2, ValidatingAdmissionPolicyBinding 2)\n',
     );
   });
 

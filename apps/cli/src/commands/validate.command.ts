@@ -17,7 +17,9 @@ const USAGE = `usage: flotilla validate DIR [-o json|yaml|table]
 
 Checks a fleet repository offline: every YAML file under DIR (hidden directories
 skipped), each document against its kind (ApplicationSet, SyncWindow, Project,
-RolloutStrategy, ClusterGroup), then the references between objects, cron and
+RolloutStrategy, ClusterGroup, and Kubernetes' ValidatingAdmissionPolicy and
+ValidatingAdmissionPolicyBinding with every CEL expression compiled, plus the
+objects a policy's paramKind names), then the references between objects, cron and
 time-zone validity, label selectors, and project repositories. A repository with
 any invalid object is invalid as a whole. Symbolic links are refused.
 
@@ -178,7 +180,14 @@ function toReport(result: FleetValidation, refused: FleetError[]): ValidateRepor
   const errors = [...refused, ...result.errors].sort(compareFleetErrors);
   return {
     valid: errors.length === 0,
-    objects: result.objects.map((o) => ({ kind: o.kind, name: o.name, file: o.file })),
+    // Kubernetes' admission policies and their params are valid objects of the repository too.
+    objects: [
+      ...result.objects,
+      ...result.policies,
+      ...result.params.map((o) => ({ ...o, kind: String(o.object.kind) })),
+    ]
+      .sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : a.document - b.document))
+      .map((o) => ({ kind: o.kind, name: o.name, file: o.file })),
     errors: errors.map((e) => ({
       file: e.file,
       document: e.document,
