@@ -66,6 +66,44 @@ function schemaErrors(kind: string, doc: unknown, issues: readonly z.core.$ZodIs
   return out;
 }
 
+const EXPRESSION_FIELDS: [list: string, fields: string[]][] = [
+  ['variables', ['expression']],
+  ['matchConditions', ['expression']],
+  ['validations', ['expression', 'messageExpression']],
+  ['auditAnnotations', ['valueExpression']],
+];
+
+/**
+ * The expressions of a policy the schema refused, compiled all the same, so that one pass names
+ * every problem as the API server does (a typo in a field does not hide a broken expression).
+ */
+function expressionErrors(doc: unknown): PolicyError[] {
+  const spec = (doc as { spec?: Record<string, unknown> } | null)?.spec;
+  if (typeof spec !== 'object' || spec === null) return [];
+  const out: PolicyError[] = [];
+  for (const [list, fields] of EXPRESSION_FIELDS) {
+    const items = spec[list];
+    if (!Array.isArray(items)) continue;
+    items.forEach((item: unknown, i) => {
+      for (const field of fields) {
+        const expression = (item as Record<string, unknown> | null)?.[field];
+        if (typeof expression !== 'string' || expression === '') continue;
+        const r = compileExpression(expression);
+        if ('error' in r)
+          out.push({
+            code: 'invalid-expression',
+            kind: 'ValidatingAdmissionPolicy',
+            name: nameOf(doc),
+            path: ['spec', list, i, field],
+            expression,
+            message: r.error,
+          });
+      }
+    });
+  }
+  return out;
+}
+
 /**
  * Checks a ValidatingAdmissionPolicy as the API server would on create (schema, unknown fields,
  * every expression parsed and type-checked, variables defined before use) and compiles it once.
@@ -73,7 +111,13 @@ function schemaErrors(kind: string, doc: unknown, issues: readonly z.core.$ZodIs
 export function compilePolicy(doc: unknown): Compiled<CompiledPolicy> {
   const parsed = validatingAdmissionPolicySchema.safeParse(doc);
   if (!parsed.success)
-    return { ok: null, errors: schemaErrors('ValidatingAdmissionPolicy', doc, parsed.error.issues) };
+    return {
+      ok: null,
+      errors: [
+        ...schemaErrors('ValidatingAdmissionPolicy', doc, parsed.error.issues),
+        ...expressionErrors(doc),
+      ],
+    };
   const source = parsed.data;
   const name = source.metadata.name;
   const spec = source.spec;
