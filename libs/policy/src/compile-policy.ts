@@ -1,3 +1,4 @@
+import { compileSelector } from '@flotilla/generators';
 import { type z } from 'zod';
 import { compileExpression, type CelProgram } from './cel/kubernetes-cel.js';
 import { compileMatch, type Matcher } from './match-resources.js';
@@ -40,6 +41,8 @@ export interface CompiledBinding {
   policyName: string;
   actions: ValidationAction[];
   matches: Matcher;
+  /** `paramRef.selector` compiled (everything when the binding names its params instead). */
+  paramSelector: (labels: Record<string, string>) => boolean;
 }
 
 export type Compiled<T> = { ok: T; errors: [] } | { ok: null; errors: PolicyError[] };
@@ -197,6 +200,7 @@ export function compileBinding(doc: unknown): Compiled<CompiledBinding> {
     policyName: source.spec.policyName,
     actions: source.spec.validationActions,
     matches: compileMatch(source.spec.matchResources, 'spec.matchResources', false),
+    paramSelector: compileSelector(source.spec.paramRef?.selector ?? null, 'spec.paramRef.selector'),
   };
   return { ok: binding, errors: [] };
 }

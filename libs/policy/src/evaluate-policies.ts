@@ -1,7 +1,6 @@
 import { firstLine } from './cel/kubernetes-cel.js';
 import { toCelValue } from './cel-value.js';
 import { type CompiledBinding, type CompiledExpression, type CompiledPolicy } from './compile-policy.js';
-import { compileSelector } from '@flotilla/generators';
 import { type MatchRequest, type Operation } from './match-resources.js';
 import { type ValidationAction } from './policy-schema.js';
 import { type PolicySet } from './policy-set.js';
@@ -34,7 +33,9 @@ export function policyContext(objects: readonly unknown[]): PolicyContext {
     if (typeof o !== 'object' || o === null) continue;
     const obj = o as KubeObject;
     const key = `${String(obj.apiVersion)}/${String(obj.kind)}`;
-    byKind.set(key, [...(byKind.get(key) ?? []), obj]);
+    const same = byKind.get(key);
+    if (same) same.push(obj);
+    else byKind.set(key, [obj]);
     const name = obj.metadata?.name;
     if (obj.apiVersion === 'v1' && obj.kind === 'Namespace' && typeof name === 'string')
       namespaces.set(name, withNameLabel(obj, name));
@@ -199,7 +200,7 @@ function paramsFor(
       `cannot find params ${kind} for cluster-scoped ${request.kind} '${request.name}': paramRef.namespace is not set`,
       null,
     );
-  const select = compileSelector(ref.selector ?? null, 'spec.paramRef.selector');
+  const select = binding.paramSelector;
   const found = (ctx.byKind.get(`${apiVersion}/${kind}`) ?? []).filter((p) => {
     const r = refOf(p);
     if (namespaced && r.namespace !== namespace) return false;
