@@ -72,6 +72,11 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandMod
     summary: 'assess the health of Kubernetes objects with Argo CD rules and custom Lua rules',
     load: () => import('./commands/health.command.js'),
   },
+  policy: {
+    summary:
+      'test manifests against Kubernetes ValidatingAdmissionPolicies offline (CEL), as CI on every pull request',
+    load: () => import('./commands/policy.command.js'),
+  },
   render: {
     summary: 'render an Application or an appset target as the hub would (Helm, Kustomize, plain YAML)',
     load: () => import('./commands/render.command.js'),

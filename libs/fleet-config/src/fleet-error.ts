@@ -10,6 +10,7 @@ export type FleetErrorCode =
   | 'invalid-duration'
   | 'invalid-time-zone'
   | 'invalid-selector'
+  | 'invalid-expression'
   | 'duplicate-name'
   | 'dangling-reference'
   | 'repo-not-permitted'

@@ -53,7 +53,17 @@ describe('flotilla validate', () => {
       name: 'cert-manager.io/Certificate',
       file: 'resource_customizations/cert-manager.io/Certificate/health.lua',
     });
-    expect(report.objects).toHaveLength(11);
+    expect(report.objects).toContainEqual({
+      kind: 'ValidatingAdmissionPolicy',
+      name: 'trusted-registries',
+      file: 'policies/trusted-registries.yaml',
+    });
+    expect(report.objects).toContainEqual({
+      kind: 'ConfigMap',
+      name: 'replica-limit',
+      file: 'policies/replica-limit.yaml',
+    });
+    expect(report.objects).toHaveLength(16);
   });
 
   it.each(readdirSync(CASES).sort())('reports the %s fixture as expected.json says', async (name) => {
@@ -97,7 +107,7 @@ describe('flotilla validate', () => {
     const { code, out } = await flotillaValidate(EXAMPLE);
     expect(code).toBe(0);
     expect(out).toBe(
-      'valid: 11 valid objects in 7 files (ApplicationSet 2, ClusterGroup 3, HealthRule 1, Project 2, RolloutStrategy 1, SyncWindow 2)\n',
+      'valid: 16 valid objects in 9 files (ApplicationSet 2, ClusterGroup 3, ConfigMap 1, HealthRule 1, Project 2, RolloutStrategy 1, SyncWindow 2, ValidatingAdmissionPolicy 2, ValidatingAdmissionPolicyBinding 2)\n',
     );
   });
 

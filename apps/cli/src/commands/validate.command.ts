@@ -20,7 +20,9 @@ const USAGE = `usage: flotilla validate DIR [-o json|yaml|table]
 
 Checks a fleet repository offline: every YAML file under DIR (hidden directories
 skipped), each document against its kind (ApplicationSet, SyncWindow, Project,
-RolloutStrategy, ClusterGroup), then the references between objects, cron and
+RolloutStrategy, ClusterGroup, and Kubernetes' ValidatingAdmissionPolicy and
+ValidatingAdmissionPolicyBinding with every CEL expression compiled, plus the
+objects a policy's paramKind names), then the references between objects, cron and
 time-zone validity, label selectors, and project repositories; and the health
 rules under resource_customizations/ (<group>/<kind>/health.lua, as in Argo CD):
 each at a rule's place, at most 64 KiB, compiling as Lua (never run). A
@@ -190,8 +192,16 @@ function toReport(
   const errors = [...refused, ...result.errors, ...rules.errors].sort(compareFleetErrors);
   return {
     valid: errors.length === 0,
+    // Kubernetes' admission policies and their params, and the health rules, are valid objects of
+    // the repository too.
     objects: [
-      ...result.objects.map((o) => ({ kind: o.kind, name: o.name, file: o.file })),
+      ...[
+        ...result.objects,
+        ...result.policies,
+        ...result.params.map((o) => ({ ...o, kind: String(o.object.kind) })),
+      ]
+        .sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : a.document - b.document))
+        .map((o) => ({ kind: o.kind, name: o.name, file: o.file })),
       ...rules.rules.map((r) => ({ kind: 'HealthRule', name: r.key, file: r.file })),
     ],
     errors: errors.map((e) => ({
