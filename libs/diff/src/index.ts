@@ -18,3 +18,4 @@ export {
   type ClientSideApplyPatch,
 } from './client-side-apply.js';
 export { LAST_APPLIED_ANNOTATION } from './last-applied.js';
+export { liveForDrift } from './live-for-drift.js';
