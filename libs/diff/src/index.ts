@@ -11,3 +11,11 @@ export { keepLiveIgnoredFields } from './keep-live.js';
 export { compileIgnoreRules, type CompiledIgnoreRule, type ObjectIdentity } from './ignore-rules.js';
 export { parseQuantity, quantitiesEqual, type Quantity } from './quantity.js';
 export { formatPointer, parsePointer, type PathSegment } from './json-pointer.js';
+export {
+  renderUnifiedDiff,
+  syncedObject,
+  diffLabel,
+  DEFAULT_MAX_DIFF_BYTES,
+  type UnifiedDiff,
+  type UnifiedDiffInput,
+} from './unified-diff.js';
