@@ -93,7 +93,8 @@ export class TargetsController {
   /**
    * What a sync would change on the target's cluster, object by object, as a unified diff per object
    * (`kubectl diff`'s form, Secret values masked), from the agent's latest comparison. `current`
-   * is false when that comparison is of another revision or bundle than the one Git wants now.
+   * is false when that comparison is of another revision or bundle than the one Git wants now, or
+   * older than the last successful sync.
    */
   @Get('targets/:name/diff')
   @ApiParam({ name: 'name', description: 'the target' })
@@ -115,7 +116,11 @@ export class TargetsController {
             observedAt: c.observedAt.toISOString(),
             revision: c.revision,
             bundleDigest: c.bundleDigest,
-            current: c.revision === t.desiredRevision && c.bundleDigest === t.bundleDigest,
+            // A sync reported after it has changed the cluster since: the next comparison tells.
+            current:
+              c.revision === t.desiredRevision &&
+              c.bundleDigest === t.bundleDigest &&
+              !(t.lastSyncedAt && c.observedAt.getTime() < t.lastSyncedAt.getTime()),
             inSync: c.inSync,
             compared: c.compared,
             truncated: c.truncated,
