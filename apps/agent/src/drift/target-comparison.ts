@@ -6,9 +6,10 @@ import {
   groupOf,
   type KubeObject,
   type ObjectComparison,
+  type ObjectRef,
   refKey,
 } from '@flotilla/contract';
-import { diffLabel, renderUnifiedDiff, syncedObject } from '@flotilla/diff';
+import { diffLabel, renderUnifiedDiff, syncedObject, type UnifiedDiff } from '@flotilla/diff';
 import { type DriftDifference } from './drift-differ.js';
 
 /** Diff lines shown of one object when the total would pass its limit (a headline and the first hunk). */
@@ -25,11 +26,16 @@ export class TargetComparison {
   private readonly entries = new Map<string, ObjectComparison | null>();
   private keys: string[] = [];
   private digest: string | undefined;
+  private concealed: readonly ObjectRef[] = [];
   private sent: string | undefined;
 
-  /** The objects a bundle declares; a new bundle starts the comparison afresh. */
-  declared(keys: Iterable<string>, bundleDigest: string): void {
+  /**
+   * The objects a bundle declares; a new bundle starts the comparison afresh. `concealed`: objects
+   * SOPS-encrypted in Git, whose diffs name the fields that differ and never their values.
+   */
+  declared(keys: Iterable<string>, bundleDigest: string, concealed: readonly ObjectRef[] = []): void {
     this.keys = [...keys];
+    this.concealed = concealed;
     if (bundleDigest !== this.digest) this.entries.clear();
     this.digest = bundleDigest;
     const wanted = new Set(this.keys);
@@ -54,17 +60,31 @@ export class TargetComparison {
       ...(desired.metadata.namespace ? { namespace: desired.metadata.namespace } : {}),
     };
     const label = diffLabel({ apiVersion: desired.apiVersion, ...ref });
-    const diff = live
-      ? renderUnifiedDiff({ live, desired: syncedObject(live, differences), label })
-      : renderUnifiedDiff({ live: null, desired, label });
+    const paths = live ? [...new Set(differences.map((d) => d.path))].sort().slice(0, 200) : [''];
+    const diff = this.isConcealed(ref)
+      ? concealedDiff(label, live ? paths : ['(the whole object: it does not exist yet)'])
+      : live
+        ? renderUnifiedDiff({ live, desired: syncedObject(live, differences), label })
+        : renderUnifiedDiff({ live: null, desired, label });
     this.entries.set(key, {
       ...ref,
       apiVersion: desired.apiVersion,
       action: live ? 'change' : 'create',
-      paths: live ? [...new Set(differences.map((d) => d.path))].sort().slice(0, 200) : [''],
+      paths,
       diff: diff.text,
       truncated: diff.truncated,
     });
+  }
+
+  /** A manifest without a namespace is matched by its name: the agent gives it the target's. */
+  private isConcealed(ref: ObjectRef): boolean {
+    return this.concealed.some(
+      (c) =>
+        c.group === ref.group &&
+        c.kind === ref.kind &&
+        c.name === ref.name &&
+        (c.namespace === undefined || c.namespace === ref.namespace),
+    );
   }
 
   /** A report when every declared object is compared and the result differs from the last one sent. */
@@ -94,6 +114,19 @@ export class TargetComparison {
       ...content,
     };
   }
+}
+
+/** The headline of a diff, and which fields differ: no value of an object Git holds encrypted. */
+function concealedDiff(label: string, paths: string[]): UnifiedDiff {
+  const lines = [
+    `diff -u -N live/${label} desired/${label}`,
+    '# SOPS-encrypted in Git: its values stay in the cluster. Fields a sync would change:',
+    ...paths.map((p) => `#   ${p}`),
+  ];
+  const text = `${lines.join('\n')}\n`;
+  return new TextEncoder().encode(text).length <= COMPARISON_LIMITS.diffBytes
+    ? { text, truncated: false }
+    : { text: shorten(text, COMPARISON_LIMITS.diffBytes), truncated: true };
 }
 
 /**

@@ -19,6 +19,7 @@ import { type DriftDiffer, driftOptionsOf } from '../drift/drift-differ.js';
 import { blameManager } from '../drift/blame-manager.js';
 import { endedBreakGlass, FightDetector } from '../drift/fight-detector.js';
 import { TargetComparison } from '../drift/target-comparison.js';
+import { sopsEncryptedRefs } from '../secrets/bundle-decryptor.js';
 import { type HealthAssessor, aggregateHealth } from '../health/target-health.js';
 import { type KubeClient, idOf } from '../kube/kube-client.js';
 import { type ResourceId, type StateStore, type TargetState } from '../state/state-store.js';
@@ -431,7 +432,7 @@ export class TargetReconciler {
     this.desired = objects;
     this.desiredFor = digest;
     this.desiredByKey = new Map(objects.map((o) => [keyOf(idOf(o)), o]));
-    this.comparison.declared(this.desiredByKey.keys(), digest);
+    this.comparison.declared(this.desiredByKey.keys(), digest, sopsEncryptedRefs(this.bundle));
     for (const key of this.unwatched.keys()) if (!this.desiredByKey.has(key)) this.unwatched.delete(key);
   }
 
