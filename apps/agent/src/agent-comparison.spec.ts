@@ -32,6 +32,7 @@ describe('agent: the comparison — what a sync would change, told to the hub (#
   });
 
   const comparisons = () => h.hub.reportsOf('comparison');
+  let v2Digest = '';
 
   it('after a sync: in sync, every declared object compared', async () => {
     h.hub.setAssignments([h.assignment({ bundleDigest: h.hub.addBundle(v1) })]);
@@ -43,6 +44,7 @@ describe('agent: the comparison — what a sync would change, told to the hub (#
 
   it('automated sync off: nothing is applied, and the comparison says what a sync would do', async () => {
     const digest = h.hub.addBundle(v2);
+    v2Digest = digest;
     h.hub.setAssignments([
       h.assignment({
         bundleDigest: digest,
@@ -101,5 +103,17 @@ describe('agent: the comparison — what a sync would change, told to the hub (#
       .map(({ objects, inSync, revision }) => JSON.stringify({ objects, inSync, revision }));
     expect(sent.every((s, i) => i === 0 || s !== sent[i - 1])).toBe(true);
     expect(sent.length).toBe(3);
+  });
+
+  it('a new commit that renders the same bundle is compared as of its revision', async () => {
+    h.hub.setAssignments([
+      h.assignment({
+        bundleDigest: v2Digest,
+        revision: 'rev-3',
+        syncPolicy: { automated: false, selfHeal: false, prune: true },
+      }),
+    ]);
+    await expect.poll(() => comparisons().at(-1)?.revision, poll).toBe('rev-3');
+    expect(comparisons().at(-1)).toMatchObject({ bundleDigest: v2Digest, inSync: false });
   });
 });

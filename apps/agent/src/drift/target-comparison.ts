@@ -27,6 +27,10 @@ export class TargetComparison {
   private keys: string[] = [];
   private digest: string | undefined;
   private concealed: readonly ObjectRef[] = [];
+  /** Something recorded since the last report differs from what was there: worth comparing whole. */
+  private dirty = true;
+  /** The revision of the last report made. */
+  private revision: string | undefined;
   private sent: string | undefined;
 
   /**
@@ -36,6 +40,7 @@ export class TargetComparison {
   declared(keys: Iterable<string>, bundleDigest: string, concealed: readonly ObjectRef[] = []): void {
     this.keys = [...keys];
     this.concealed = concealed;
+    this.dirty = true;
     if (bundleDigest !== this.digest) this.entries.clear();
     this.digest = bundleDigest;
     const wanted = new Set(this.keys);
@@ -50,6 +55,7 @@ export class TargetComparison {
     differences: DriftDifference[],
   ): void {
     if (live && differences.length === 0) {
+      if (this.entries.get(key) !== null) this.dirty = true;
       this.entries.set(key, null);
       return;
     }
@@ -66,14 +72,18 @@ export class TargetComparison {
       : live
         ? renderUnifiedDiff({ live, desired: syncedObject(live, differences), label })
         : renderUnifiedDiff({ live: null, desired, label });
-    this.entries.set(key, {
+    const entry: ObjectComparison = {
       ...ref,
       apiVersion: desired.apiVersion,
       action: live ? 'change' : 'create',
       paths,
       diff: diff.text,
       truncated: diff.truncated,
-    });
+    };
+    const before = this.entries.get(key);
+    if (!before || before.diff !== entry.diff || before.paths.join('\n') !== paths.join('\n'))
+      this.dirty = true;
+    this.entries.set(key, entry);
   }
 
   /** A manifest without a namespace is matched by its name: the agent gives it the target's. */
@@ -90,7 +100,12 @@ export class TargetComparison {
   /** A report when every declared object is compared and the result differs from the last one sent. */
   report(assignment: Assignment, at: Date): ComparisonReport | null {
     if (this.digest !== assignment.bundleDigest) return null;
+    // A watch event that changed nothing shown (a status update) costs no whole comparison; a new
+    // commit that renders the same bundle is still told, as of its revision.
+    if (!this.dirty && assignment.revision === this.revision) return null;
     if (this.keys.some((k) => !this.entries.has(k))) return null;
+    this.dirty = false;
+    this.revision = assignment.revision;
     const outOfSync = [...this.entries.values()]
       .filter((e): e is ObjectComparison => e !== null)
       .sort((a, b) => (refKey(a) < refKey(b) ? -1 : refKey(a) > refKey(b) ? 1 : 0));
