@@ -3,6 +3,7 @@ import { kubeObjectSchema, objectRefSchema } from './kube-object.js';
 import { healthStatusSchema, resourceActionSchema, syncOutcomeSchema, syncTriggerSchema } from './status.js';
 import { syncWindowSchema } from './sync-window.js';
 import { ignoreRuleSchema } from './ignore-rule.js';
+import { healthRuleSchema } from './health-rule.js';
 import { projectRestrictionsSchema } from './project-restrictions.js';
 
 /**
@@ -22,6 +23,11 @@ export const AGENT_API = {
 
 /** Field manager used for every server-side apply the agent makes. */
 export const FIELD_MANAGER = 'flotilla';
+/**
+ * Field manager of the agent's client-side applies (ServerSideApply=false), kubectl's
+ * `kubectl-client-side-apply` in Flotilla's name: its writes are Updates, told apart from both.
+ */
+export const CLIENT_SIDE_APPLY_FIELD_MANAGER = 'flotilla-client-side-apply';
 /** Annotation on every applied object naming the target that owns it (used for prune and drift). */
 export const TRACKING_ANNOTATION = 'flotilla.dev/tracking-id';
 /**
@@ -139,6 +145,12 @@ export const syncPolicySchema = z.object({
    * Absent = true.
    */
   validate: z.boolean().optional(),
+  /**
+   * Argo CD's `ServerSideApply=false`: objects are written as `kubectl apply` (client-side) writes
+   * them — the last-applied-configuration annotation and a three-way patch — instead of by
+   * server-side apply. An object's own `ServerSideApply=` wins. Absent = true.
+   */
+  serverSideApply: z.boolean().optional(),
   /** How often a failed sync is tried again. Absent = DEFAULT_RETRY_POLICY. */
   retry: retryPolicySchema.optional(),
 });
@@ -203,6 +215,12 @@ export const assignmentsResponseSchema = z.object({
   /** Changes whenever anything in the set changes; also sent as the ETag header. */
   etag: z.string(),
   assignments: z.array(assignmentSchema),
+  /**
+   * Custom health checks for every target of the cluster (fleet-wide), sorted by key; part of the
+   * ETag, so a changed rule reaches agents like a new revision. Absent from older hubs: none, and
+   * kinds without a built-in check have no health, as in Argo CD.
+   */
+  healthRules: z.array(healthRuleSchema).default([]),
 });
 export type AssignmentsResponse = z.infer<typeof assignmentsResponseSchema>;
 

@@ -12,6 +12,13 @@ export { compileIgnoreRules, type CompiledIgnoreRule, type ObjectIdentity } from
 export { parseQuantity, quantitiesEqual, type Quantity } from './quantity.js';
 export { formatPointer, parsePointer, type PathSegment } from './json-pointer.js';
 export {
+  clientSideApplyPatch,
+  patchTypeOf,
+  withLastApplied,
+  type ClientSideApplyPatch,
+} from './client-side-apply.js';
+export { LAST_APPLIED_ANNOTATION } from './last-applied.js';
+export {
   renderUnifiedDiff,
   syncedObject,
   diffLabel,

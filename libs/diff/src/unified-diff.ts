@@ -2,6 +2,7 @@ import { structuredPatch } from 'diff';
 import { stringify } from 'yaml';
 import { type Difference } from './diff-objects.js';
 import { comparePaths, isPlainObject, parsePointer, type PathSegment } from './json-pointer.js';
+import { LAST_APPLIED_ANNOTATION } from './last-applied.js';
 
 /** What a person sees of one object: 16 KiB of diff at most, as the contract's comparison allows. */
 export const DEFAULT_MAX_DIFF_BYTES = 16 * 1024;
@@ -145,8 +146,6 @@ function shown(obj: unknown): Record<string, unknown> | null {
   return rest;
 }
 
-const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
-
 /**
  * Argo CD's way: each value of a Secret's `data` and `stringData` becomes a row of `+`, one length
  * per distinct value of that key across both sides, so an unchanged value reads the same and a
@@ -177,8 +176,8 @@ function maskSecretValues(
   }
   for (const s of sides) {
     const annotations = isPlainObject(s?.['metadata']) ? s['metadata']['annotations'] : undefined;
-    if (isPlainObject(annotations) && typeof annotations[LAST_APPLIED] === 'string')
-      annotations[LAST_APPLIED] = '++++++++';
+    if (isPlainObject(annotations) && typeof annotations[LAST_APPLIED_ANNOTATION] === 'string')
+      annotations[LAST_APPLIED_ANNOTATION] = '++++++++';
   }
   return [live, desired];
 }

@@ -14,7 +14,9 @@ export type FleetErrorCode =
   | 'dangling-reference'
   | 'repo-not-permitted'
   | 'destination-not-permitted'
-  | 'label-conflict';
+  | 'label-conflict'
+  | 'invalid-lua'
+  | 'too-large';
 
 /**
  * One problem in a fleet repository, located the way a reviewer reads a pull request: the file,

@@ -4,6 +4,12 @@ export {
   type FleetFile,
   type FleetValidation,
 } from './validate-fleet-directory.js';
+export {
+  HEALTH_RULES_DIR,
+  isHealthRuleFile,
+  validateFleetHealthRules,
+  type FleetHealthRule,
+} from './health-rules.js';
 export { formatFleetError, compareFleetErrors, type FleetError, type FleetErrorCode } from './fleet-error.js';
 export {
   FLEET_KINDS,

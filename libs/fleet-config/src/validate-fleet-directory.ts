@@ -1,4 +1,5 @@
 import { checkDocument } from './check-document.js';
+import { isInHealthRulesDir } from './health-rules.js';
 import { checkReferences, clusterLabelConflicts, type KnownNames } from './check-references.js';
 import { formatPath } from './field-path.js';
 import { compareFleetErrors, type FleetError } from './fleet-error.js';
@@ -20,9 +21,16 @@ export interface FleetValidation {
   errors: FleetError[];
 }
 
-/** Whether a file belongs to the fleet configuration: YAML, outside hidden directories (.github, .git). */
+/**
+ * Whether a file belongs to the fleet configuration: YAML, outside hidden directories (.github, .git)
+ * and outside resource_customizations (health rules, whose Argo CD test data is YAML too).
+ */
 export function isFleetFile(path: string): boolean {
-  return /\.ya?ml$/i.test(path) && !path.split('/').some((segment) => segment.startsWith('.'));
+  return (
+    /\.ya?ml$/i.test(path) &&
+    !path.split('/').some((segment) => segment.startsWith('.')) &&
+    !isInHealthRulesDir(path)
+  );
 }
 
 /**

@@ -140,6 +140,17 @@ export class TargetReconciler {
     this.enqueue('assignment', () => this.converge('assignment'));
   }
 
+  /**
+   * The health rules changed: the same objects judged again (reported if the verdict moved, and an
+   * automatic rollback considered as after any change of health).
+   */
+  reassessHealth(): void {
+    this.enqueue('health-rules', async () => {
+      await this.emitHealthIfChanged(new Map());
+      await this.maybeRollBack();
+    });
+  }
+
   /** The periodic safety net: full comparison against fresh reads, not the watch cache. */
   resync(): void {
     this.enqueue('resync', () => this.converge('resync'));
