@@ -57,7 +57,8 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandMod
     load: async () => ({ run: (await import('./commands/pins.command.js')).runAdd }),
   },
   diff: {
-    summary: 'compare a desired object with a live one, as the agent does for drift',
+    summary:
+      'compare a desired object with a live one, as the agent does for drift; with TARGET: what a sync would change there (hub)',
     load: () => import('./commands/diff.command.js'),
   },
   demo: {

@@ -323,15 +323,80 @@ export const driftReportSchema = reportBase.extend({
   breakGlassId: z.string().optional(),
 });
 
+/**
+ * Bounds of one comparison report, so that a target of thousands of changed objects can neither
+ * fill the hub's database nor a person's terminal: the agent cuts each diff and the list to fit
+ * (marking what it cut), and the hub refuses a report beyond them.
+ */
+export const COMPARISON_LIMITS = {
+  /** UTF-8 bytes of one object's diff. */
+  diffBytes: 16 * 1024,
+  /** Objects listed (those out of sync; the count of all compared travels beside them). */
+  objects: 500,
+  /** UTF-8 bytes of every listed object's diff together. */
+  totalDiffBytes: 256 * 1024,
+} as const;
+
+const utf8 = new TextEncoder();
+const utf8Length = (text: string): number => utf8.encode(text).length;
+
+/** One object out of sync with what Git wants: what a sync would do to it, and how. */
+export const objectComparisonSchema = objectRefSchema.extend({
+  apiVersion: z.string().min(1),
+  /** `create`: the cluster does not have it; `change`: a sync would change these fields. */
+  action: z.enum(['create', 'change']),
+  /** JSON pointers of the fields that differ (live indexes; '' for the whole object). */
+  paths: z.array(z.string()).max(200).default([]),
+  /** A unified diff, live against what a sync would make it, as `kubectl diff` prints; Secret values masked. */
+  diff: z.string().refine((d) => utf8Length(d) <= COMPARISON_LIMITS.diffBytes, {
+    message: `at most ${COMPARISON_LIMITS.diffBytes} bytes of diff per object; cut it and set truncated`,
+  }),
+  /** The diff was cut to the limit. */
+  truncated: z.boolean().default(false),
+});
+export type ObjectComparison = z.infer<typeof objectComparisonSchema>;
+
+/**
+ * What the agent's drift check found for the whole target: every declared object compared with the
+ * cluster, against this revision and bundle. Sent whenever its content changes, automated sync or
+ * not, so that the hub can show OutOfSync and the diff before anyone syncs.
+ */
+export const comparisonReportSchema = reportBase
+  .extend({
+    type: z.literal('comparison'),
+    revision: z.string(),
+    bundleDigest: z.string(),
+    inSync: z.boolean(),
+    /** How many declared objects were compared. */
+    compared: z.number().int().min(0),
+    /** The objects out of sync, sorted by group, kind, namespace and name. */
+    objects: z
+      .array(objectComparisonSchema)
+      .max(COMPARISON_LIMITS.objects, `at most ${COMPARISON_LIMITS.objects} objects per comparison`),
+    /** More objects are out of sync than listed, or diffs were emptied to keep to the total. */
+    truncated: z.boolean().default(false),
+  })
+  .superRefine((r, ctx) => {
+    const total = r.objects.reduce((n, o) => n + utf8Length(o.diff), 0);
+    if (total > COMPARISON_LIMITS.totalDiffBytes)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['objects'],
+        message: `at most ${COMPARISON_LIMITS.totalDiffBytes} bytes of diff in all; this one has ${total}`,
+      });
+  });
+
 export const reportSchema = z.discriminatedUnion('type', [
   syncReportSchema,
   healthReportSchema,
   driftReportSchema,
+  comparisonReportSchema,
 ]);
 export type Report = z.infer<typeof reportSchema>;
 export type SyncReport = z.infer<typeof syncReportSchema>;
 export type HealthReport = z.infer<typeof healthReportSchema>;
 export type DriftReport = z.infer<typeof driftReportSchema>;
+export type ComparisonReport = z.infer<typeof comparisonReportSchema>;
 
 export const reportBatchSchema = z.object({ reports: z.array(reportSchema).max(1000) });
 export type ReportBatch = z.infer<typeof reportBatchSchema>;

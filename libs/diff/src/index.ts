@@ -19,3 +19,11 @@ export {
 } from './client-side-apply.js';
 export { LAST_APPLIED_ANNOTATION } from './last-applied.js';
 export { liveForDrift } from './live-for-drift.js';
+export {
+  renderUnifiedDiff,
+  syncedObject,
+  diffLabel,
+  DEFAULT_MAX_DIFF_BYTES,
+  type UnifiedDiff,
+  type UnifiedDiffInput,
+} from './unified-diff.js';
