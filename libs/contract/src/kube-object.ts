@@ -50,3 +50,29 @@ export function refOf(obj: KubeObject): ObjectRef {
 export function refKey(ref: ObjectRef): string {
   return `${ref.group}/${ref.kind}/${ref.namespace ?? ''}/${ref.name}`;
 }
+
+/**
+ * Kubernetes' built-in cluster-scoped kinds, by group. The hub uses it to check a rendered bundle
+ * before any agent sees it, and policies to tell a namespaced object from a cluster-scoped one offline;
+ * the agent asks its API server (discovery) instead, which also knows CRDs.
+ */
+export const BUILT_IN_CLUSTER_SCOPED: ReadonlyMap<string, ReadonlySet<string>> = new Map([
+  ['', new Set(['Namespace', 'Node', 'PersistentVolume', 'ComponentStatus'])],
+  ['rbac.authorization.k8s.io', new Set(['ClusterRole', 'ClusterRoleBinding'])],
+  ['apiextensions.k8s.io', new Set(['CustomResourceDefinition'])],
+  ['apiregistration.k8s.io', new Set(['APIService'])],
+  ['storage.k8s.io', new Set(['StorageClass', 'CSIDriver', 'CSINode', 'VolumeAttachment'])],
+  ['scheduling.k8s.io', new Set(['PriorityClass'])],
+  ['node.k8s.io', new Set(['RuntimeClass'])],
+  ['networking.k8s.io', new Set(['IngressClass'])],
+  ['certificates.k8s.io', new Set(['CertificateSigningRequest'])],
+  [
+    'admissionregistration.k8s.io',
+    new Set([
+      'MutatingWebhookConfiguration',
+      'ValidatingWebhookConfiguration',
+      'ValidatingAdmissionPolicy',
+      'ValidatingAdmissionPolicyBinding',
+    ]),
+  ],
+]);

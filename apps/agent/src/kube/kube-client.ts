@@ -1,6 +1,7 @@
 import { type HttpMethod, type KubeConfig, RequestContext } from '@kubernetes/client-node';
 import { fetch } from 'undici';
-import { FIELD_MANAGER, type KubeObject } from '@flotilla/contract';
+import { CLIENT_SIDE_APPLY_FIELD_MANAGER, FIELD_MANAGER, type KubeObject } from '@flotilla/contract';
+import { clientSideApplyPatch, withLastApplied } from '@flotilla/diff';
 import { type ResourceId } from '../state/state-store.js';
 
 export interface ResourceScope {
@@ -42,6 +43,14 @@ export interface KubeClient {
    * exist: fields it does not carry are removed, whoever set them. Returns the live result.
    */
   replace(obj: KubeObject, options?: WriteOptions): Promise<KubeObject>;
+  /**
+   * Writes the object as `kubectl apply` (client-side) does, as `flotilla-client-side-apply`:
+   * created (POST) with its last-applied-configuration annotation when `live` is undefined, else
+   * patched with kubectl's three-way patch from `live` (strategic merge for built-in kinds, JSON
+   * merge for custom resources), or not written at all when that patch is empty. Returns the live
+   * result.
+   */
+  clientSideApply(obj: KubeObject, live: KubeObject | undefined, options?: WriteOptions): Promise<KubeObject>;
   get(id: ResourceId): Promise<KubeObject | undefined>;
   /** Cluster-wide list, with the list's resourceVersion for a watch to start from. */
   list(
@@ -205,6 +214,26 @@ export function createKubeClient(kc: KubeConfig): KubeClient {
         const { name: _name, ...collection } = id;
         return (await call('POST', `${await pathOf(collection)}${query}`, describe(id), init)) as KubeObject;
       }
+    },
+
+    async clientSideApply(obj, live, options) {
+      const id = idOf(obj);
+      const query = writeQuery(CLIENT_SIDE_APPLY_FIELD_MANAGER, options);
+      if (!live) {
+        const { name: _name, ...collection } = id;
+        return (await call('POST', `${await pathOf(collection)}${query}`, describe(id), {
+          body: JSON.stringify(withLastApplied(obj)),
+          contentType: 'application/json',
+        })) as KubeObject;
+      }
+      const { type, patch } = clientSideApplyPatch(obj, live);
+      // kubectl sends nothing for an empty patch ("unchanged"), so neither does Flotilla.
+      if (Object.keys(patch).length === 0) return live;
+      return (await call('PATCH', `${await pathOf(id)}${query}`, describe(id), {
+        body: JSON.stringify(patch),
+        contentType:
+          type === 'strategic' ? 'application/strategic-merge-patch+json' : 'application/merge-patch+json',
+      })) as KubeObject;
     },
 
     async get(id) {

@@ -17,7 +17,7 @@ import {
   SyncOptionError,
 } from '@flotilla/contract';
 import { isDeepStrictEqual } from 'node:util';
-import { keepLiveIgnoredFields } from '@flotilla/diff';
+import { keepLiveIgnoredFields, LAST_APPLIED_ANNOTATION, withLastApplied } from '@flotilla/diff';
 import { type DriftDiffer, driftOptionsOf } from '../drift/drift-differ.js';
 import { type HealthAssessor, type ResourceHealth } from '../health/target-health.js';
 import { KubeApiError, type KubeClient, type PropagationPolicy, idOf } from '../kube/kube-client.js';
@@ -27,7 +27,7 @@ import { isFoundation, orderForApply, orderForPrune, pruneWaves, syncWaveOf } fr
 import { type HookDeletePolicy, type SyncRole, syncRoleOf } from './hooks.js';
 import { defaultDiffer } from '../lib-adapters.js';
 import { projectRefusals } from './project-check.js';
-import { type ApplyMode, applyModeOf, validatesOf, WRITE_MESSAGE } from './apply-mode.js';
+import { type ApplyMode, applyModeOf, WRITE_MESSAGE } from './apply-mode.js';
 
 /** `group/kind/namespace/name` of a resource id (the same key as the contract's `refKey`). */
 export function keyOf(id: ResourceId): string {
@@ -555,8 +555,12 @@ class SyncRun {
       return { after: await kube.apply(obj, options), unchanged: false, message: WRITE_MESSAGE.recreate };
     }
     try {
-      const after = await kube.apply(obj, options);
-      return { after, unchanged: before !== undefined && appliedNothing(before, after, obj), message: '' };
+      const after = await applyAs(kube, mode, obj, before);
+      return {
+        after,
+        unchanged: before !== undefined && wroteNothing(mode, before, after, obj),
+        message: '',
+      };
     } catch (err) {
       // 422 Invalid is the API refusing this change (an immutable field); anything else is not
       // a reason to delete an object.
@@ -564,7 +568,7 @@ class SyncRun {
         throw err;
       await this.deleteAndWait(obj);
       return {
-        after: await kube.apply(obj, options),
+        after: await applyAs(kube, mode, obj, undefined),
         unchanged: false,
         message: WRITE_MESSAGE.refused(err.message),
       };
@@ -620,13 +624,14 @@ class SyncRun {
         try {
           const obj = await prepareObject(this.input.kube, this.input.assignment, s.manifest);
           ref = refOfManifest(obj);
-          const validate = validatesOf(obj, this.input.assignment.syncPolicy);
+          const mode = applyModeOf(obj, this.input.assignment.syncPolicy);
           if (obj.metadata.name === '') {
-            started.push({ policies, ...(await this.createGenerated(obj, policies, validate)) });
+            started.push({ policies, ...(await this.createGenerated(obj, policies, mode.validate)) });
             continue;
           }
           if (policies.includes('BeforeHookCreation')) await this.deleteAndWait(obj);
-          await this.input.kube.apply(obj, { validate });
+          const live = mode.write === 'client-side-apply' ? await this.input.kube.get(idOf(obj)) : undefined;
+          await applyAs(this.input.kube, mode, obj, live);
           started.push({ obj, policies, notes: [] });
         } catch (err) {
           this.results.push({ ...ref, action: 'failed', hookPhase: phase, message: (err as Error).message });
@@ -772,6 +777,52 @@ class SyncRun {
     } catch (err) {
       return { status: 'Unknown', message: `health check failed: ${(err as Error).message}` };
     }
+  }
+}
+
+/**
+ * One apply as the object's mode says: client-side from `live` (what the cluster has; undefined:
+ * create) with ServerSideApply=false, else server-side (also for a hook with Replace=true: hooks are
+ * applied, never replaced).
+ */
+export function applyAs(
+  kube: KubeClient,
+  mode: ApplyMode,
+  obj: KubeObject,
+  live: KubeObject | undefined,
+  dryRun?: boolean,
+): Promise<KubeObject> {
+  const options = { validate: mode.validate, ...(dryRun ? { dryRun } : {}) };
+  return mode.write === 'client-side-apply'
+    ? kube.clientSideApply(obj, live, options)
+    : kube.apply(obj, options);
+}
+
+/**
+ * True when an apply changed nothing this agent is responsible for: appliedNothing for a server-side
+ * apply; for a client-side one, the values at every path the new or the previous last-applied
+ * configuration names (the annotation itself included), so a removal counts and a controller's
+ * status write between our read and our patch does not.
+ */
+export function wroteNothing(
+  mode: ApplyMode,
+  before: KubeObject,
+  after: KubeObject,
+  applied: KubeObject,
+): boolean {
+  if (mode.write !== 'client-side-apply') return appliedNothing(before, after, applied);
+  const shapes = [withLastApplied(applied), lastAppliedOf(before) ?? {}];
+  return shapes.every((shape) => isDeepStrictEqual(projectOnto(before, shape), projectOnto(after, shape)));
+}
+
+/** The previous client-side apply's configuration, from the object's annotation. */
+function lastAppliedOf(obj: KubeObject): unknown {
+  const text = obj.metadata.annotations?.[LAST_APPLIED_ANNOTATION];
+  if (text === undefined) return undefined;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
   }
 }
 

@@ -6,6 +6,7 @@ import {
   AGENT_REFUSAL,
   type Assignment,
   type Bundle,
+  type HealthRule,
   type KubeObject,
   type Report,
   type TargetDeletion,
@@ -59,6 +60,7 @@ export class HubStandIn {
   private etagSeq = 1;
   private assignments: Assignment[] = [];
   private deletions: TargetDeletion[] = [];
+  private healthRules: HealthRule[] = [];
   private readonly bundles = new Map<string, Bundle>();
   private readonly tampered = new Set<string>();
   private waiters: (() => void)[] = [];
@@ -116,6 +118,13 @@ export class HubStandIn {
   setAssignments(assignments: AssignmentInput[], deletions: TargetDeletion[] = []): void {
     this.assignments = assignments.map((a) => assignmentSchema.parse(a));
     this.deletions = deletions.map((d) => targetDeletionSchema.parse(d));
+    this.etagSeq++;
+    for (const w of this.waiters.splice(0)) w();
+  }
+
+  /** Custom health rules sent with the assignments from now on (a new ETag, as the hub's). */
+  setHealthRules(rules: HealthRule[]): void {
+    this.healthRules = rules;
     this.etagSeq++;
     for (const w of this.waiters.splice(0)) w();
   }
@@ -197,6 +206,7 @@ export class HubStandIn {
         etag: this.etag,
         assignments: this.assignments,
         ...(this.deletions.length > 0 && { deletions: this.deletions }),
+        healthRules: this.healthRules,
       });
     }
     if (req.method === 'POST' && url.pathname === AGENT_API.bundleBatch && this.batchBundles) {

@@ -8,6 +8,7 @@ import {
   waitForIdleQueues,
   type TestGitRepo,
   type TestHub,
+  hubCaller,
 } from '../testing/index.js';
 
 // Refresh and hard refresh on the real hub (PostgreSQL, Redis, Git), with polling too slow to
@@ -18,19 +19,7 @@ const fixture = (name: string) => readFileSync(new URL(`./testdata/${name}`, imp
 let hub: TestHub;
 let repo: TestGitRepo;
 
-async function call<T = Record<string, unknown>>(
-  method: string,
-  path: string,
-  body?: unknown,
-): Promise<{ status: number; body: T }> {
-  const res = await fetch(`${hub.url}${path}`, {
-    method,
-    headers: body !== undefined ? { 'content-type': 'application/json' } : {},
-    ...(body !== undefined && { body: JSON.stringify(body) }),
-  });
-  const text = await res.text();
-  return { status: res.status, body: (text ? JSON.parse(text) : null) as T };
-}
+const call = hubCaller(() => hub);
 
 const desiredRevision = async () =>
   (await hub.app.get(Database).prisma.target.findUnique({ where: { name: 'web-c1' } }))?.desiredRevision;

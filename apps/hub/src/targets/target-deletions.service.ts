@@ -176,8 +176,9 @@ export async function applyDeletionReports(
   tx: Tx,
   actor: string,
   reports: { report: DeletionReport; target: { id: string; name: string; appSetId: string } }[],
-): Promise<AuditEntry[]> {
+): Promise<{ audit: AuditEntry[]; deleted: string[] }> {
   const audit: AuditEntry[] = [];
+  const deleted: string[] = [];
   for (const { report, target } of reports) {
     const summary = summarize(report);
     const [row] = await tx.$queryRaw<{ deletionBy: string | null; deletionReason: string | null }[]>`
@@ -206,6 +207,7 @@ export async function applyDeletionReports(
     };
     if (report.outcome === 'Succeeded') {
       await tx.$executeRaw`DELETE FROM "Target" WHERE "id" = ${target.id}`;
+      deleted.push(target.id);
       audit.push({ actor, action: 'target.deleted', scope: `target:${target.name}`, details });
       // An appset deleted with the resources finalizer goes with its last target.
       const [gone] = await tx.$queryRaw<{ name: string }[]>`
@@ -227,7 +229,7 @@ export async function applyDeletionReports(
       audit.push({ actor, action: 'target.deletion-failed', scope: `target:${target.name}`, details });
     }
   }
-  return audit;
+  return { audit, deleted };
 }
 
 /** What the audit keeps of a deletion's objects: the names of those deleted, kept and failed. */
