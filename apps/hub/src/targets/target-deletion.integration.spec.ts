@@ -140,7 +140,22 @@ describe('deleting a target with its objects', () => {
     expect((await report('eu-1', [deletion('Succeeded', 'not-this-one')])).status).toBe(200);
     expect(await db.target.findUnique({ where: { id: assigned.targetId } })).not.toBeNull();
 
-    expect((await report('eu-1', [deletion('Succeeded', asked.body.deletionId)])).status).toBe(200);
+    // A comparison the agent made before the deletion, delivered in the same batch: nothing of the
+    // target is left to write it to, and the batch goes through.
+    const comparison: Report = {
+      type: 'comparison',
+      id: randomUUID(),
+      targetId: assigned.targetId,
+      at,
+      revision: assigned.revision,
+      bundleDigest: assigned.bundleDigest,
+      inSync: true,
+      compared: 1,
+      objects: [],
+      truncated: false,
+    };
+    const last = await report('eu-1', [comparison, deletion('Succeeded', asked.body.deletionId)]);
+    expect([last.status, last.body.accepted]).toEqual([200, 2]);
     expect(await db.target.findUnique({ where: { id: assigned.targetId } })).toBeNull();
     const done = await auditOf('target.deleted');
     expect(done.map((e) => [e.actor, e.scope, e.details['requestedBy'], e.details['reason']])).toEqual([
