@@ -321,5 +321,28 @@ describe('deleting a target with its objects', () => {
       '/api/v1/targets?appSet=web',
     );
     expect(again.body.find((t) => t.name === 'web-us-1')?.reason?.code).toBe('Deleting');
+
+    // A new commit moves what Git wants, but a target being deleted is no longer released: its
+    // tombstone keeps naming the bundle its agent last ran.
+    const digestBefore = (await assignments('us-1')).deletions?.[0]?.bundleDigest;
+    const second = fleet.repo.commit(
+      {
+        'app/config.yaml':
+          'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web-config\ndata:\n  owner: apps\n',
+      },
+      'owner apps',
+    );
+    const repos = await fleet.call<{ id: string }[]>('GET', '/api/v1/repositories');
+    for (const r of repos.body) await fleet.call('POST', `/api/v1/repositories/${r.id}/refresh`);
+    const usTarget = async () =>
+      (
+        await fleet.call<{ name: string; desiredRevision: string; releasedRevision: string | null }[]>(
+          'GET',
+          '/api/v1/targets?appSet=web',
+        )
+      ).body.find((t) => t.name === 'web-us-1');
+    await expect.poll(async () => (await usTarget())?.desiredRevision, poll).toBe(second);
+    expect((await usTarget())?.releasedRevision).not.toBe(second);
+    expect((await assignments('us-1')).deletions?.[0]?.bundleDigest).toBe(digestBefore);
   });
 });
