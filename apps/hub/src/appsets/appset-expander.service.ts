@@ -18,18 +18,28 @@ import { GitMirrorsService } from '../git/git-mirrors.service.js';
 import { ClusterWakeups } from '../queues/cluster-wakeups.service.js';
 import { HubMetrics } from '../metrics/hub-metrics.service.js';
 import { RolloutsService } from '../rollouts/rollouts.service.js';
-import { RenderError, RenderService, type RenderApplication } from '../render/render.service.js';
+import {
+  pathOf,
+  RenderError,
+  RenderService,
+  sourcesRevision,
+  type RenderApplication,
+  type ResolvedSource,
+} from '../render/render.service.js';
 import { withoutCredentials } from '../repositories/repository-url.js';
 import { RepositoriesService } from '../repositories/repositories.service.js';
 import {
   canonicalJson,
   helmApplicationInputs,
   ManifestError,
+  parseApplicationSources,
   parseHelmOptions,
+  type ApplicationSource,
   type ChartVersion,
   type HelmOptions,
 } from '@flotilla/manifests';
-import { literalRepoRefs, unrenderedSourceField } from './appset-document.js';
+import type { TargetSourceView } from '@flotilla/contract';
+import { literalRepoRefs, multiSourceRefusal, unrenderedSourceField } from './appset-document.js';
 import { ExpansionGitReads, type ResolvedRef, type SharedRefs } from './expansion-git-reads.js';
 import { findNameClash, writePlan } from './expansion-writes.js';
 import { SyncSettingsError, targetSyncSettingsOf } from './sync-policy.js';
@@ -67,6 +77,8 @@ export interface DesiredTarget {
   sourcePath: string;
   targetRevision: string;
   desiredRevision: string;
+  /** A multi-source target's sources with what each resolved to; null for one source. */
+  sources: TargetSourceView[] | null;
   bundleDigest: string;
   syncPolicy: unknown;
   params: unknown;
@@ -130,6 +142,7 @@ export interface ExpansionPreview {
     path: string;
     targetRevision: string;
     desiredRevision: string;
+    sources: TargetSourceView[] | null;
     bundleDigest: string;
   }[];
   create: string[];
@@ -273,6 +286,7 @@ export class AppSetExpander {
         path: d.sourcePath,
         targetRevision: d.targetRevision,
         desiredRevision: d.desiredRevision,
+        sources: d.sources,
         bundleDigest: d.bundleDigest,
       })),
       create: plan.create.map((d) => d.name).sort(),
@@ -427,12 +441,53 @@ export class AppSetExpander {
       }
       seen.set(t.name, i);
       const cluster = this.clusterOf(t, clusterIndex, at);
-      // Templates may use Argo CD's multi-source `sources`, which Flotilla does not render yet.
+      const namespace = t.application.spec.destination.namespace || 'default';
+      const projectCluster = { name: cluster.name, labels: asRecord(cluster.labels) };
+      const syncSettings = syncSettingsOf(t.application.spec, t.name);
+      const finish = (
+        rendered: Promise<string>,
+        placed: Pick<
+          DesiredTarget,
+          'repoUrl' | 'sourcePath' | 'targetRevision' | 'desiredRevision' | 'sources'
+        >,
+      ) =>
+        awaitingBundle.push(async () => {
+          const bundleDigest = await rendered;
+          const refusedObject = await gate.checkBundle(at, bundleDigest, projectCluster, namespace);
+          if (refusedObject)
+            throw new ExpansionError(refusedObject.code, refusedObject.message, refusedObject.path);
+          desired.push({
+            name: t.name,
+            clusterId: cluster.id,
+            clusterName: cluster.name,
+            namespace,
+            ...placed,
+            bundleDigest,
+            syncPolicy: syncSettings,
+            params: t.params,
+          });
+        });
+      const multi = (t.application.spec as Record<string, unknown>)['sources'];
+      if (multi !== undefined && multi !== null) {
+        const placed = await this.placeSources(t, at, {
+          appSetName,
+          register,
+          git,
+          repoByUrl,
+          chartVersions,
+          renders,
+          gate,
+          projectCluster,
+          namespace,
+        });
+        finish(placed.rendered, placed.placed);
+        continue;
+      }
       const source = t.application.spec.source as typeof t.application.spec.source | undefined;
       if (!source) {
         throw new ExpansionError(
           'invalid-target',
-          'the rendered template has no spec.source (multi-source `sources` is not supported yet)',
+          'the rendered template has neither spec.source nor spec.sources',
           `${at}.spec.source`,
         );
       }
@@ -449,8 +504,6 @@ export class AppSetExpander {
           'spec.source.repoURL is empty',
           `${at}.spec.source.repoURL`,
         );
-      const namespace = t.application.spec.destination.namespace || 'default';
-      const projectCluster = { name: cluster.name, labels: asRecord(cluster.labels) };
       const refused = gate.checkTarget(at, source.repoURL, projectCluster, namespace);
       if (refused) throw new ExpansionError(refused.code, refused.message, refused.path);
       const helm = source['helm'];
@@ -473,7 +526,10 @@ export class AppSetExpander {
       const appInputs = canonicalJson(helmApplicationInputs(helmOptions, application));
       const chartName = typeof source['chart'] === 'string' ? source['chart'] : '';
       let rendered: Promise<string>;
-      let placed: Pick<DesiredTarget, 'repoUrl' | 'sourcePath' | 'targetRevision' | 'desiredRevision'>;
+      let placed: Pick<
+        DesiredTarget,
+        'repoUrl' | 'sourcePath' | 'targetRevision' | 'desiredRevision' | 'sources'
+      >;
       if (chartName !== '') {
         if (!/^https?:\/\//.test(source.repoURL)) {
           throw new ExpansionError(
@@ -492,12 +548,19 @@ export class AppSetExpander {
           );
         }
         const targetRevision = source.targetRevision || '*';
-        const version = await this.chartVersion(chartVersions, source.repoURL, chartName, targetRevision, at);
+        const version = await this.chartVersion(
+          chartVersions,
+          source.repoURL,
+          chartName,
+          targetRevision,
+          `${at}.spec.source.targetRevision`,
+        );
         placed = {
           repoUrl: source.repoURL,
           sourcePath: chartName,
           targetRevision,
           desiredRevision: version.version,
+          sources: null,
         };
         const key = canonicalJson([
           'chart',
@@ -539,7 +602,7 @@ export class AppSetExpander {
           });
           charts.set(chartKey, isChart);
         }
-        placed = { repoUrl: repo.url, sourcePath: path, targetRevision, desiredRevision: sha };
+        placed = { repoUrl: repo.url, sourcePath: path, targetRevision, desiredRevision: sha, sources: null };
         // One render per distinct input, however many targets share it (1,000 clusters, one render).
         const key = `${renderKey(repo.id, sha, path, source)}${(await isChart) ? `\0${appInputs}` : ''}`;
         let digest = renders.get(key);
@@ -561,29 +624,163 @@ export class AppSetExpander {
         }
         rendered = digest;
       }
-      // Rules may be templated, so each target's rendered ones are checked (before it waits on a render).
-      const syncSettings = syncSettingsOf(t.application.spec, t.name);
-      awaitingBundle.push(async () => {
-        const bundleDigest = await rendered;
-        const refusedObject = await gate.checkBundle(at, bundleDigest, projectCluster, namespace);
-        if (refusedObject)
-          throw new ExpansionError(refusedObject.code, refusedObject.message, refusedObject.path);
-        desired.push({
-          name: t.name,
-          clusterId: cluster.id,
-          clusterName: cluster.name,
-          namespace,
-          ...placed,
-          bundleDigest,
-          syncPolicy: syncSettings,
-          params: t.params,
-        });
-      });
+      finish(rendered, placed);
     }
     // Errors found without a render (names, clusters, revisions) come first; then the first target,
     // in order, whose render or bundle check failed.
     for (const finish of awaitingBundle) await finish();
     return { desired, repoUrls: [...repoByUrl.keys()].sort(), refs: git.resolvedRefs() };
+  }
+
+  /**
+   * A multi-source target (`spec.sources`): every source checked as the submission did (now with its
+   * parameters filled in), each Git repository a source or a `ref:` names registered, fetched and
+   * resolved like a single source's (so a commit to a values repository re-expands the appset),
+   * each chart's version resolved once per expansion; then one render per distinct resolved input.
+   */
+  private async placeSources(
+    t: GeneratedTarget,
+    at: string,
+    ctx: {
+      appSetName: string;
+      register: boolean;
+      git: ExpansionGitReads;
+      repoByUrl: Map<string, Repository>;
+      chartVersions: Map<string, Promise<ChartVersion>>;
+      renders: Map<string, Promise<string>>;
+      gate: ProjectGate;
+      projectCluster: { name: string; labels: Record<string, string> };
+      namespace: string;
+    },
+  ): Promise<{
+    rendered: Promise<string>;
+    placed: Pick<DesiredTarget, 'repoUrl' | 'sourcePath' | 'targetRevision' | 'desiredRevision' | 'sources'>;
+  }> {
+    const spec = t.application.spec as Record<string, unknown>;
+    const raw = Array.isArray(spec['sources']) ? (spec['sources'] as unknown[]) : [];
+    raw.forEach((item, i) => {
+      if (typeof item !== 'object' || item === null) return;
+      const found = unrenderedSourceField(item) ?? multiSourceRefusal(item as Record<string, unknown>);
+      if (found)
+        throw new ExpansionError(
+          'unsupported-source',
+          `${found[1]}; refused rather than rendered otherwise`,
+          `${at}.spec.sources[${i}].${found[0]}`,
+        );
+    });
+    let parsed: ApplicationSource[];
+    try {
+      // Field paths relative to the Application, so that targets with the same sources share a render.
+      parsed = parseApplicationSources({ sources: spec['sources'] }, 'spec');
+    } catch (e) {
+      if (!(e instanceof ManifestError)) throw e;
+      const code =
+        e.code === 'INVALID_HELM_OPTIONS'
+          ? 'invalid-helm-options'
+          : / is not supported /.test(e.message)
+            ? 'unsupported-source'
+            : 'invalid-target';
+      throw new ExpansionError(code, e.message, `${at}.${e.file}`);
+    }
+    const resolved: ResolvedSource[] = [];
+    for (const [i, s] of parsed.entries()) {
+      const field = `${at}.spec.sources[${i}]`;
+      const refused = ctx.gate.checkTarget(
+        at,
+        s.repoURL,
+        ctx.projectCluster,
+        ctx.namespace,
+        `spec.sources[${i}]`,
+      );
+      if (refused) throw new ExpansionError(refused.code, refused.message, refused.path);
+      if (s.kind === 'chart') {
+        if (!/^https?:\/\//.test(s.repoURL)) {
+          throw new ExpansionError(
+            'unsupported-source',
+            'charts from OCI registries (oci://) are not rendered by the hub yet',
+            `${field}.repoURL`,
+          );
+        }
+        const version = await this.chartVersion(
+          ctx.chartVersions,
+          s.repoURL,
+          s.chart,
+          s.targetRevision || '*',
+          `${field}.targetRevision`,
+        );
+        resolved.push({ source: s, version });
+        continue;
+      }
+      // The one repository-URL check of the hub, registration and first fetch: as for one source.
+      let repo = ctx.repoByUrl.get(s.repoURL);
+      if (!repo) {
+        repo = await this.readyRepository(s.repoURL, ctx.appSetName, ctx.register);
+        await ctx.git.prepare(repo.id, { fetch: ctx.register });
+        ctx.repoByUrl.set(s.repoURL, repo);
+      }
+      const sha = this.resolve(ctx.git, repo, s.targetRevision || 'HEAD', `${field}.targetRevision`);
+      resolved.push({ source: s, repositoryId: repo.id, revision: sha });
+    }
+    const application: RenderApplication = {
+      name: t.name,
+      ...(t.application.spec.destination.namespace
+        ? { namespace: t.application.spec.destination.namespace }
+        : {}),
+      ...(t.application.spec.project ? { project: t.application.spec.project } : {}),
+    };
+    const key = canonicalJson([
+      'sources',
+      resolved.map((r) =>
+        'version' in r
+          ? [r.source, r.version.version, r.version.digest ?? r.version.url]
+          : [r.source, r.repositoryId, r.revision],
+      ),
+      application,
+    ]);
+    let rendered = ctx.renders.get(key);
+    if (!rendered) {
+      this.metrics.renders.inc();
+      rendered = this.render
+        .renderSourcesBundle({ sources: resolved, application })
+        .then((b) => b.digest)
+        .catch((e: unknown) => {
+          if (e instanceof RenderError)
+            throw new ExpansionError(e.code, e.message, `${at}.spec.sources: ${e.path}`);
+          throw e;
+        });
+      rendered.catch(() => undefined);
+      ctx.renders.set(key, rendered);
+    }
+    // parseApplicationSources refused a list of only refs already; this keeps the types honest.
+    const main = resolved.find((r) => r.source.kind !== 'ref');
+    if (!main)
+      throw new ExpansionError(
+        'invalid-target',
+        'has only ref sources: nothing to render',
+        `${at}.spec.sources`,
+      );
+    const requested = (r: ResolvedSource): string =>
+      'version' in r ? r.source.targetRevision || '*' : r.source.targetRevision || 'HEAD';
+    return {
+      rendered,
+      placed: {
+        repoUrl: main.source.repoURL,
+        sourcePath: pathOf(main),
+        targetRevision: resolved.map(requested).join(','),
+        desiredRevision: sourcesRevision(resolved),
+        sources: resolved.map((r) => ({
+          repoUrl: r.source.repoURL,
+          ...('version' in r
+            ? { chart: r.source.chart }
+            : r.source.kind === 'git'
+              ? { path: r.source.path || '.' }
+              : {}),
+          ...(r.source.ref !== undefined ? { ref: r.source.ref } : {}),
+          targetRevision: requested(r),
+          revision: 'version' in r ? r.version.version : r.revision,
+        })),
+      },
+    };
   }
 
   private async renderOne(
@@ -620,14 +817,15 @@ export class AppSetExpander {
     repoUrl: string,
     chart: string,
     targetRevision: string,
-    at: string,
+    /** The targetRevision field, for errors. */
+    field: string,
   ): Promise<ChartVersion> {
     const key = `${repoUrl}\0${chart}\0${targetRevision}`;
     let version = cache.get(key);
     if (!version) {
       version = this.render.resolveChart(repoUrl, chart, targetRevision).catch((e: unknown) => {
         if (e instanceof RenderError) {
-          throw new ExpansionError(e.code, e.message, `${at}.spec.source.targetRevision`);
+          throw new ExpansionError(e.code, e.message, field);
         }
         throw e;
       });
@@ -980,6 +1178,7 @@ function sameTarget(cur: Target, d: DesiredTarget): boolean {
     cur.sourcePath === d.sourcePath &&
     cur.targetRevision === d.targetRevision &&
     cur.desiredRevision === d.desiredRevision &&
+    canonicalJson(cur.sources ?? null) === canonicalJson(d.sources) &&
     cur.bundleDigest === d.bundleDigest &&
     canonicalJson(cur.syncPolicy) === canonicalJson(d.syncPolicy) &&
     canonicalJson(cur.params) === canonicalJson(d.params)
