@@ -11,6 +11,7 @@ import { type HealthAssessor } from './health/target-health.js';
 import { HubClient, HubError } from './hub/hub-client.js';
 import { pollSecondsBeforeRotation, rotationDue } from './hub/credential-rotation.js';
 import { createKubeClient } from './kube/kube-client.js';
+import { CapabilitiesReporter } from './hub/capabilities-reporter.js';
 import { KubeConnections } from './kube/kube-connections.js';
 import { ObjectWatcher } from './kube/object-watcher.js';
 import { TargetReconciler } from './reconcile/target-reconciler.js';
@@ -40,6 +41,8 @@ export interface AgentOptions {
   selfHealBackoff?: { initialMs: number; maxMs: number };
   /** Poll interval while a sync waits for a wave's health or a hook. Default 500 ms. */
   syncPollMs?: number;
+  /** How often discovery is read again for the hub (sent only when it changed). Default 5 min. */
+  capabilitiesEveryMs?: number;
   differ?: DriftDiffer;
   health?: HealthAssessor;
   evaluateWindows?: WindowEvaluator;
@@ -111,6 +114,12 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
   const health = options.health ?? (await defaultHealthAssessor());
   const evaluate = options.evaluateWindows ?? defaultWindowEvaluator;
   const abort = new AbortController();
+  const capabilities = new CapabilitiesReporter(
+    () => kube.capabilities(),
+    (cred, caps) => hub.reportCapabilities(cred, caps, abort.signal),
+    log,
+    options.capabilitiesEveryMs,
+  );
   let credential = (await store.loadCredential())?.credential;
   let etag: string | undefined;
   let wakeDelivery: (() => void) | undefined;
@@ -347,6 +356,7 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
     while (!abort.signal.aborted) {
       try {
         const cred = await rotateIfDue(await ensureCredential());
+        await capabilities.reportIfDue(cred);
         const wait = pollSecondsBeforeRotation(
           await store.loadCredential(),
           options.longPollSeconds ?? 30,

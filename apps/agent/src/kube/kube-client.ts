@@ -1,6 +1,6 @@
 import { type HttpMethod, type KubeConfig, RequestContext } from '@kubernetes/client-node';
 import { fetch } from 'undici';
-import { FIELD_MANAGER, type KubeObject } from '@flotilla/contract';
+import { FIELD_MANAGER, type ClusterCapabilities, type KubeObject } from '@flotilla/contract';
 import { type ResourceId } from '../state/state-store.js';
 
 export interface ResourceScope {
@@ -53,6 +53,8 @@ export interface KubeClient {
   delete(id: ResourceId, propagationPolicy?: PropagationPolicy): Promise<boolean>;
   /** A plain create (POST to the collection), for objects the agent writes once, such as Events. */
   create(obj: KubeObject): Promise<KubeObject>;
+  /** Discovery for Helm's `.Capabilities`: `/version`'s gitVersion and every served group/version. */
+  capabilities(): Promise<ClusterCapabilities>;
 }
 
 /** A Kubernetes API failure with the server's own message (the Status object), ready for a report. */
@@ -230,6 +232,22 @@ export function createKubeClient(kc: KubeConfig): KubeClient {
         body: JSON.stringify(obj),
         contentType: 'application/json',
       })) as KubeObject;
+    },
+
+    async capabilities() {
+      const version = (await call('GET', '/version', 'discovery /version')) as { gitVersion?: string };
+      const core = (await call('GET', '/api', 'discovery /api')) as { versions?: string[] };
+      const groups = (await call('GET', '/apis', 'discovery /apis')) as {
+        groups?: { versions?: { groupVersion?: string }[] }[];
+      };
+      const served = [
+        ...(core.versions ?? []),
+        ...(groups.groups ?? []).flatMap((g) => (g.versions ?? []).map((v) => v.groupVersion ?? '')),
+      ];
+      return {
+        kubeVersion: version.gitVersion ?? '',
+        apiVersions: [...new Set(served.filter((v) => v !== ''))].sort(),
+      };
     },
 
     async delete(id, propagationPolicy = 'Background') {

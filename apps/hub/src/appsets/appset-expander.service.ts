@@ -35,6 +35,7 @@ import {
   parseApplicationSources,
   parseHelmOptions,
   type ApplicationSource,
+  type Capabilities,
   type ChartVersion,
   type HelmOptions,
 } from '@flotilla/manifests';
@@ -443,6 +444,8 @@ export class AppSetExpander {
       const cluster = this.clusterOf(t, clusterIndex, at);
       const namespace = t.application.spec.destination.namespace || 'default';
       const projectCluster = { name: cluster.name, labels: asRecord(cluster.labels) };
+      // A chart renders with its cluster's .Capabilities once the agent reported them.
+      const capabilities = capabilitiesOf(cluster, this.render.defaultCapabilities());
       const syncSettings = syncSettingsOf(t.application.spec, t.name);
       const finish = (
         rendered: Promise<string>,
@@ -479,6 +482,7 @@ export class AppSetExpander {
           gate,
           projectCluster,
           namespace,
+          capabilities,
         });
         finish(placed.rendered, placed.placed);
         continue;
@@ -523,7 +527,7 @@ export class AppSetExpander {
           : {}),
         ...(t.application.spec.project ? { project: t.application.spec.project } : {}),
       };
-      const appInputs = canonicalJson(helmApplicationInputs(helmOptions, application));
+      const appInputs = canonicalJson([helmApplicationInputs(helmOptions, application), capabilities]);
       const chartName = typeof source['chart'] === 'string' ? source['chart'] : '';
       let rendered: Promise<string>;
       let placed: Pick<
@@ -574,7 +578,15 @@ export class AppSetExpander {
         let digest = renders.get(key);
         if (!digest) {
           this.metrics.renders.inc();
-          digest = this.renderChartOne(source.repoURL, chartName, version, at, helm, application);
+          digest = this.renderChartOne(
+            source.repoURL,
+            chartName,
+            version,
+            at,
+            helm,
+            application,
+            capabilities,
+          );
           digest.catch(() => undefined);
           renders.set(key, digest);
         }
@@ -616,6 +628,7 @@ export class AppSetExpander {
             source['kustomize'],
             helm,
             application,
+            capabilities,
           );
           // Awaited below, in target order; this only keeps a failure from counting as unhandled
           // while the loop goes on.
@@ -651,6 +664,7 @@ export class AppSetExpander {
       gate: ProjectGate;
       projectCluster: { name: string; labels: Record<string, string> };
       namespace: string;
+      capabilities: Capabilities;
     },
   ): Promise<{
     rendered: Promise<string>;
@@ -736,12 +750,13 @@ export class AppSetExpander {
           : [r.source, r.repositoryId, r.revision],
       ),
       application,
+      ctx.capabilities,
     ]);
     let rendered = ctx.renders.get(key);
     if (!rendered) {
       this.metrics.renders.inc();
       rendered = this.render
-        .renderSourcesBundle({ sources: resolved, application })
+        .renderSourcesBundle({ sources: resolved, application, capabilities: ctx.capabilities })
         .then((b) => b.digest)
         .catch((e: unknown) => {
           if (e instanceof RenderError)
@@ -791,6 +806,7 @@ export class AppSetExpander {
     kustomize: unknown,
     helm: unknown,
     application: RenderApplication,
+    capabilities: Capabilities,
   ): Promise<string> {
     try {
       return await this.render.render({
@@ -801,6 +817,7 @@ export class AppSetExpander {
         kustomize,
         helm,
         application,
+        capabilities,
       });
     } catch (e) {
       if (e instanceof RenderError) throw new ExpansionError(e.code, e.message, `${at}: ${e.path}`);
@@ -841,9 +858,12 @@ export class AppSetExpander {
     at: string,
     helm: unknown,
     application: RenderApplication,
+    capabilities: Capabilities,
   ): Promise<string> {
     try {
-      return (await this.render.renderChartBundle({ repoUrl, chart, version, helm, application })).digest;
+      return (
+        await this.render.renderChartBundle({ repoUrl, chart, version, helm, application, capabilities })
+      ).digest;
     } catch (e) {
       if (e instanceof RenderError) throw new ExpansionError(e.code, e.message, `${at}.spec.source.chart`);
       throw e;
@@ -1259,6 +1279,17 @@ function renderKey(repositoryId: string, sha: string, path: string, source: obje
   delete rest.targetRevision;
   delete rest.path;
   return `${repositoryId}\0${sha}\0${path}\0${canonicalJson(rest)}`;
+}
+
+/**
+ * What a chart rendered for cluster `c` sees as `.Capabilities`: what its agent last reported of
+ * discovery, else `fallback` (HELM_KUBE_VERSION) until it reports.
+ */
+export function capabilitiesOf(
+  c: Pick<Cluster, 'kubeVersion' | 'apiVersions'>,
+  fallback: Capabilities,
+): Capabilities {
+  return c.kubeVersion ? { kubeVersion: c.kubeVersion, apiVersions: [...c.apiVersions] } : fallback;
 }
 
 function clusterInfo(c: Cluster): ClusterInfo {

@@ -79,6 +79,8 @@ export interface RenderSource {
    * `$ARGOCD_APP_*`), so it is part of a Helm render's input; other renders ignore it.
    */
   application?: RenderApplication;
+  /** What a chart sees as `.Capabilities` (the target's cluster's); unset: HELM_KUBE_VERSION. */
+  capabilities?: Capabilities;
 }
 
 /** A chart from a Helm repository, at the version its target's constraint resolved to. */
@@ -90,6 +92,8 @@ export interface ChartRenderSource {
   /** Argo CD's `spec.source.helm` (validated here). */
   helm?: unknown;
   application?: RenderApplication;
+  /** What the chart sees as `.Capabilities` (the target's cluster's); unset: HELM_KUBE_VERSION. */
+  capabilities?: Capabilities;
 }
 
 /**
@@ -105,6 +109,8 @@ export interface MultiSourceRender {
   /** In spec order. */
   sources: ResolvedSource[];
   application?: RenderApplication;
+  /** What charts see as `.Capabilities` (the target's cluster's); unset: HELM_KUBE_VERSION. */
+  capabilities?: Capabilities;
 }
 
 /**
@@ -216,6 +222,11 @@ export class RenderService {
     });
   }
 
+  /** What a chart sees as `.Capabilities` when its cluster has not reported its own: HELM_KUBE_VERSION. */
+  defaultCapabilities(): Capabilities {
+    return { kubeVersion: this.config.render.helmKubeVersion, apiVersions: [] };
+  }
+
   /** The digest of the bundle for `src` (rendered and stored if needed). */
   async render(src: RenderSource): Promise<string> {
     return (await this.renderBundle(src)).digest;
@@ -267,7 +278,7 @@ export class RenderService {
       );
     }
     const application = helmApplicationInputs(helmOptions, { name: '', ...src.application });
-    const capabilities: Capabilities = { kubeVersion: this.config.render.helmKubeVersion, apiVersions: [] };
+    const capabilities = src.capabilities ?? this.defaultCapabilities();
     const produce = () =>
       renderer === 'helm'
         ? this.renderHelm(src, dir, helmOptions, application, capabilities, entries, where)
@@ -391,7 +402,7 @@ export class RenderService {
     const where = `${src.repoUrl} ${src.chart}@${version}`;
     const helm = this.translate('spec.source.helm', () => parseHelmOptions(src.helm, 'spec.source.helm'));
     const application = helmApplicationInputs(helm, { name: '', ...src.application });
-    const capabilities: Capabilities = { kubeVersion: this.config.render.helmKubeVersion, apiVersions: [] };
+    const capabilities = src.capabilities ?? this.defaultCapabilities();
     const key = createHash('sha256')
       .update(
         canonicalJson([
@@ -486,7 +497,7 @@ export class RenderService {
         : `${r.source.repoURL}@${r.revision.slice(0, 12)}${r.source.kind === 'git' ? `:${r.source.path || '.'}` : ''}`;
     const where = src.sources.map(shown).join(' + ');
     const application: RenderApplication = { name: '', ...src.application };
-    const capabilities: Capabilities = { kubeVersion: this.config.render.helmKubeVersion, apiVersions: [] };
+    const capabilities = src.capabilities ?? this.defaultCapabilities();
     // What decides the output: each source with what it resolved to instead of what it asked for.
     const inputs = src.sources.map((r) =>
       'version' in r
