@@ -1,4 +1,6 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 import { HubError } from '../common/hub-error.js';
 import { readAppSetDocument } from './appset-document.js';
 
@@ -132,6 +134,11 @@ describe('readAppSetDocument refuses sources the hub does not render', () => {
       code: 'invalid-helm-options',
       path: 'spec.template.spec.sources[0].helm.postRenderer',
     });
+  });
+
+  it('accepts examples/helm-multi-source/applicationset.yaml as it is', () => {
+    const example = new URL('../../../../examples/helm-multi-source/applicationset.yaml', import.meta.url);
+    expect(readAppSetDocument(parse(readFileSync(example, 'utf8'))).name).toBe('hello');
   });
 
   it('accepts plain YAML and Kustomize sources', () => {
