@@ -346,6 +346,42 @@ describe('flotilla render: Helm charts as helm template renders them', () => {
     });
   });
 
+  it("renders the demo's hello-chart appset: values-prod.yaml on the prod cluster, the chart's defaults elsewhere", async () => {
+    const demo = new URL('../../../../examples/demo-fleet', import.meta.url).pathname;
+    const doc = parseAllDocuments(
+      readFileSync(join(demo, 'appsets/hello-chart.yaml'), 'utf8'),
+    )[0]?.toJS() as {
+      spec: {
+        generators: { list: { elements: unknown[] } }[];
+        template: { spec: { source: { repoURL: string } } };
+      };
+    };
+    // What `flotilla demo` fills in.
+    doc.spec.generators[0]!.list.elements = [
+      { cluster: 'sim-1', env: 'dev' },
+      { cluster: 'sim-3', env: 'prod' },
+    ];
+    doc.spec.template.spec.source.repoURL = GIT;
+    const r = await render(
+      '-f',
+      file('demo-hello.json', JSON.stringify(doc)),
+      '--repo',
+      `${GIT}=${demo}`,
+      '-o',
+      'json',
+    );
+    expect(r.out).not.toContain('"error"');
+    expect(r.code).toBe(0);
+    const replicas = json(r).targets.map((t) => [
+      t.name,
+      (t.objects.find((o) => o['kind'] === 'Deployment') as { spec: { replicas: number } }).spec.replicas,
+    ]);
+    expect(replicas).toEqual([
+      ['sim-1-hello-chart', 1],
+      ['sim-3-hello-chart', 2],
+    ]);
+  });
+
   it('-o yaml prints one target as a YAML stream, like helm template', async () => {
     const app = application(`  destination: {name: c, namespace: ns}
   source: {repoURL: ${repoURL}, chart: web, targetRevision: 1.0.0}
