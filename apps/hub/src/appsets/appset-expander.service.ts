@@ -29,6 +29,7 @@ import {
 import { withoutCredentials } from '../repositories/repository-url.js';
 import { RepositoriesService } from '../repositories/repositories.service.js';
 import {
+  APPLICATION_SOURCE_FIELDS,
   canonicalJson,
   helmApplicationInputs,
   ManifestError,
@@ -674,12 +675,20 @@ export class AppSetExpander {
     const raw = Array.isArray(spec['sources']) ? (spec['sources'] as unknown[]) : [];
     raw.forEach((item, i) => {
       if (typeof item !== 'object' || item === null) return;
-      const found = unrenderedSourceField(item) ?? multiSourceRefusal(item as Record<string, unknown>);
+      const source = item as Record<string, unknown>;
+      const found = unrenderedSourceField(source) ?? multiSourceRefusal(source);
       if (found)
         throw new ExpansionError(
           'unsupported-source',
           `${found[1]}; refused rather than rendered otherwise`,
           `${at}.spec.sources[${i}].${found[0]}`,
+        );
+      const unknown = Object.keys(source).find((k) => !APPLICATION_SOURCE_FIELDS.includes(k));
+      if (unknown !== undefined)
+        throw new ExpansionError(
+          'unsupported-source',
+          `is not rendered by the hub (a source reads ${APPLICATION_SOURCE_FIELDS.join(', ')})`,
+          `${at}.spec.sources[${i}].${unknown}`,
         );
     });
     let parsed: ApplicationSource[];
@@ -688,13 +697,11 @@ export class AppSetExpander {
       parsed = parseApplicationSources({ sources: spec['sources'] }, 'spec');
     } catch (e) {
       if (!(e instanceof ManifestError)) throw e;
-      const code =
-        e.code === 'INVALID_HELM_OPTIONS'
-          ? 'invalid-helm-options'
-          : / is not supported /.test(e.message)
-            ? 'unsupported-source'
-            : 'invalid-target';
-      throw new ExpansionError(code, e.message, `${at}.${e.file}`);
+      throw new ExpansionError(
+        e.code === 'INVALID_HELM_OPTIONS' ? 'invalid-helm-options' : 'invalid-target',
+        e.message,
+        `${at}.${e.file}`,
+      );
     }
     const resolved: ResolvedSource[] = [];
     for (const [i, s] of parsed.entries()) {
