@@ -56,6 +56,18 @@ import {
 } from './deletion-guard.js';
 import { Prisma, type Cluster, type Repository, type Target } from '../generated/prisma/client.js';
 
+/**
+ * A computed expansion: its targets, the repositories it read, and what it was computed from (refs,
+ * the capabilities of the clusters whose charts it rendered) to tell whether that moved meanwhile.
+ */
+interface Computed {
+  desired: DesiredTarget[];
+  repoUrls: string[];
+  refs: ResolvedRef[];
+  /** Cluster id → the capabilities its charts were rendered with (`capabilitiesKey`). */
+  capabilities: Map<string, string>;
+}
+
 /** Why an expansion could not finish; stored on the appset. Nothing about its targets changed. */
 export class ExpansionError extends Error {
   override readonly name = 'ExpansionError';
@@ -241,15 +253,7 @@ export class AppSetExpander {
           'inputsHash',
         );
       }
-      const outcome = await this.apply(
-        appSet.id,
-        appSet.name,
-        appSet.spec,
-        computed.desired,
-        computed.repoUrls,
-        computed.refs,
-        confirmation,
-      );
+      const outcome = await this.apply(appSet.id, appSet.name, appSet.spec, computed, confirmation);
       if (outcome === STALE) {
         throw new HubError(
           409,
@@ -316,16 +320,14 @@ export class AppSetExpander {
   private async expandNow(appSetId: string): Promise<ExpansionOutcome | Stale> {
     const appSet = await this.db.prisma.applicationSet.findUnique({ where: { id: appSetId } });
     if (!appSet) return { status: 'Gone', created: 0, updated: 0, deleted: 0 };
-    let desired: DesiredTarget[];
-    let repoUrls: string[];
-    let refs: ResolvedRef[];
+    let computed: Computed;
     try {
-      ({ desired, repoUrls, refs } = await this.desiredTargets(appSet.name, appSet.spec, true));
+      computed = await this.desiredTargets(appSet.name, appSet.spec, true);
     } catch (e) {
       if (!(e instanceof ExpansionError)) throw e;
       return this.recordFailure(appSet, e);
     }
-    return this.apply(appSet.id, appSet.name, appSet.spec, desired, repoUrls, refs);
+    return this.apply(appSet.id, appSet.name, appSet.spec, computed);
   }
 
   /**
@@ -366,11 +368,7 @@ export class AppSetExpander {
   }
 
   /** `register` false (the preview): use only repositories already fetched, register and fetch nothing. */
-  private async desiredTargets(
-    appSetName: string,
-    spec: unknown,
-    register: boolean,
-  ): Promise<{ desired: DesiredTarget[]; repoUrls: string[]; refs: ResolvedRef[] }> {
+  private async desiredTargets(appSetName: string, spec: unknown, register: boolean): Promise<Computed> {
     let parsed;
     try {
       parsed = parseApplicationSet(spec);
@@ -394,7 +392,7 @@ export class AppSetExpander {
     parsed: ReturnType<typeof parseApplicationSet>,
     git: ExpansionGitReads,
     register: boolean,
-  ): Promise<{ desired: DesiredTarget[]; repoUrls: string[]; refs: ResolvedRef[] }> {
+  ): Promise<Computed> {
     const clusters = await this.db.prisma.cluster.findMany({ orderBy: { name: 'asc' } });
     const clusterIndex = indexClusters(clusters);
     const repoByUrl = new Map<string, Repository>();
@@ -428,6 +426,7 @@ export class AppSetExpander {
     const desired: DesiredTarget[] = [];
     const renders = new Map<string, Promise<string>>();
     const charts = new Map<string, Promise<boolean>>();
+    const chartCapabilities = new Map<string, string>();
     const chartVersions = new Map<string, Promise<ChartVersion>>();
     // What needs a target's bundle waits until every render has started, so renders overlap.
     const awaitingBundle: (() => Promise<void>)[] = [];
@@ -447,6 +446,8 @@ export class AppSetExpander {
       const projectCluster = { name: cluster.name, labels: asRecord(cluster.labels) };
       // A chart renders with its cluster's .Capabilities once the agent reported them.
       const capabilities = capabilitiesOf(cluster, this.render.defaultCapabilities());
+      // Only a chart reads them: a plain fleet's expansions never wait on capability reports.
+      const readsCapabilities = () => chartCapabilities.set(cluster.id, capabilitiesKey(cluster));
       const syncSettings = syncSettingsOf(t.application.spec, t.name);
       const finish = (
         rendered: Promise<string>,
@@ -485,6 +486,7 @@ export class AppSetExpander {
           namespace,
           capabilities,
         });
+        readsCapabilities();
         finish(placed.rendered, placed.placed);
         continue;
       }
@@ -592,6 +594,7 @@ export class AppSetExpander {
           renders.set(key, digest);
         }
         rendered = digest;
+        readsCapabilities();
       } else {
         let repo = repoByUrl.get(source.repoURL);
         if (!repo) {
@@ -617,7 +620,9 @@ export class AppSetExpander {
         }
         placed = { repoUrl: repo.url, sourcePath: path, targetRevision, desiredRevision: sha, sources: null };
         // One render per distinct input, however many targets share it (1,000 clusters, one render).
-        const key = `${renderKey(repo.id, sha, path, source)}${(await isChart) ? `\0${appInputs}` : ''}`;
+        const chart = await isChart;
+        if (chart) readsCapabilities();
+        const key = `${renderKey(repo.id, sha, path, source)}${chart ? `\0${appInputs}` : ''}`;
         let digest = renders.get(key);
         if (!digest) {
           this.metrics.renders.inc();
@@ -643,7 +648,12 @@ export class AppSetExpander {
     // Errors found without a render (names, clusters, revisions) come first; then the first target,
     // in order, whose render or bundle check failed.
     for (const finish of awaitingBundle) await finish();
-    return { desired, repoUrls: [...repoByUrl.keys()].sort(), refs: git.resolvedRefs() };
+    return {
+      desired,
+      repoUrls: [...repoByUrl.keys()].sort(),
+      refs: git.resolvedRefs(),
+      capabilities: chartCapabilities,
+    };
   }
 
   /**
@@ -977,11 +987,10 @@ export class AppSetExpander {
     appSetId: string,
     appSetName: string,
     document: unknown,
-    desired: DesiredTarget[],
-    repoUrls: string[],
-    refs: ResolvedRef[],
+    computed: Computed,
     confirmation?: ExpansionConfirmation,
   ): Promise<ExpansionOutcome | Stale> {
+    const { desired, repoUrls, refs } = computed;
     const clash = await findNameClash(
       this.db,
       desired.map((d) => d.name),
@@ -1021,7 +1030,12 @@ export class AppSetExpander {
       // Computed from older inputs than what is stored now (a ref another replica recorded at a newer
       // commit, a spec replaced meanwhile): writing it could move targets backwards. Checked under
       // the appset's row lock, so no newer expansion can commit between this check and the write.
-      if (canonicalJson(appSet.spec) !== canonicalJson(document) || (await refsMoved(tx, refs))) return STALE;
+      if (
+        canonicalJson(appSet.spec) !== canonicalJson(document) ||
+        (await refsMoved(tx, refs)) ||
+        (await capabilitiesMoved(tx, computed.capabilities))
+      )
+        return STALE;
       const previousHold = appSet.pendingExpansion as PendingExpansion | null;
       const existing = await tx.target.findMany({ where: { appSetId } });
       const plan = planExpansion(existing, desired);
@@ -1238,6 +1252,20 @@ async function refsMoved(tx: Prisma.TransactionClient, refs: ResolvedRef[]): Pro
   });
 }
 
+/**
+ * Whether a cluster whose charts the expansion rendered has reported other capabilities since: its
+ * agent's report asks for an expansion, but one already computing would otherwise write renders for
+ * the old ones.
+ */
+async function capabilitiesMoved(tx: Prisma.TransactionClient, used: Map<string, string>): Promise<boolean> {
+  if (used.size === 0) return false;
+  const now = await tx.cluster.findMany({
+    where: { id: { in: [...used.keys()] } },
+    select: { id: true, kubeVersion: true, apiVersions: true },
+  });
+  return now.some((c) => used.get(c.id) !== capabilitiesKey(c));
+}
+
 /** Identifies a computed target set: same hash, same creates/updates/deletes against the same database. */
 export function targetSetHash(desired: DesiredTarget[]): string {
   const sorted = [...desired].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
@@ -1297,6 +1325,11 @@ export function capabilitiesOf(
   fallback: Capabilities,
 ): Capabilities {
   return c.kubeVersion ? { kubeVersion: c.kubeVersion, apiVersions: [...c.apiVersions] } : fallback;
+}
+
+/** A cluster's reported capabilities as one comparable string. */
+function capabilitiesKey(c: Pick<Cluster, 'kubeVersion' | 'apiVersions'>): string {
+  return JSON.stringify([c.kubeVersion, c.apiVersions]);
 }
 
 function clusterInfo(c: Cluster): ClusterInfo {

@@ -4,6 +4,7 @@ import { AGENT_API, type KubeObject } from '@flotilla/contract';
 import { RepositoriesService } from '../repositories/repositories.service.js';
 import { Database } from '../db/database.js';
 import { startTwoClusterFleet, type TwoClusterFleet } from '../testing/two-cluster-fleet.js';
+import { waitForIdleQueues } from '../testing/wait-for-idle.js';
 
 // Per-cluster .Capabilities: each agent reports its cluster's discovery and the hub renders that
 // cluster's charts with it — real PostgreSQL, Redis, Git and `helm template`, the agent protocol
@@ -93,6 +94,8 @@ describe("charts render with their cluster's reported capabilities", () => {
   });
 
   it('two clusters reporting different versions and API versions each get their own render', async () => {
+    await waitForIdleQueues(fleet.hub.app);
+    const plainBefore = await db.prisma.applicationSet.findUniqueOrThrow({ where: { name: 'web' } });
     const eu = await fleet.agent<{ changed: boolean }>('eu-1', 'PUT', AGENT_API.capabilities, {
       kubeVersion: 'v1.29.3',
       apiVersions: ['v1', 'apps/v1'],
@@ -117,6 +120,10 @@ describe("charts render with their cluster's reported capabilities", () => {
     ]);
     const audit = await db.prisma.auditEvent.findMany({ where: { action: 'cluster.capabilities-changed' } });
     expect(audit.map((a) => a.scope).sort()).toEqual(['cluster:eu-1', 'cluster:us-1']);
+    // The plain-YAML appset renders no chart: the reports did not expand it again.
+    await waitForIdleQueues(fleet.hub.app);
+    const plainAfter = await db.prisma.applicationSet.findUniqueOrThrow({ where: { name: 'web' } });
+    expect(plainAfter.lastExpandedAt).toEqual(plainBefore.lastExpandedAt);
   });
 
   it('the same report again changes nothing; clusters reporting the same capabilities share a render again', async () => {

@@ -8,8 +8,8 @@ import type { Cluster } from '../generated/prisma/client.js';
 /**
  * Stores what an agent reports of its cluster's discovery (Kubernetes version, served API versions)
  * on the cluster row. Charts for that cluster render with it as `.Capabilities`, so a change asks
- * the appsets to expand again (one deduplicated job each: the capabilities are part of an
- * expansion's inputs, so an unchanged appset's job is the one already done).
+ * the appsets that render charts there to expand again (the capabilities are part of an
+ * expansion's inputs).
  */
 @Injectable()
 export class ClusterCapabilitiesService {
@@ -57,9 +57,17 @@ export class ClusterCapabilitiesService {
     this.logger.log(
       `cluster ${cluster.name} reports Kubernetes ${kubeVersion}, ${apiVersions.length} API versions`,
     );
-    // Every appset, not only those with a target there yet: an expansion that was computing when the
-    // report came used the old capabilities, and its job id did not cover the new ones.
-    await this.appsets.requestExpandAll();
+    // Only what a chart renders depends on them, so a fleet of plain manifests pays nothing when its
+    // agents start: the appsets with a chart rendered for this cluster, and those in error (a chart
+    // may have refused the version it was given). An expansion computing meanwhile notices the
+    // change itself before it writes (see capabilitiesMoved in the expander).
+    const appsets = await this.db.prisma.$queryRaw<{ id: string }[]>`
+      SELECT DISTINCT t."appSetId" AS "id"
+      FROM "Target" t JOIN "RenderRecord" r ON r."digest" = t."bundleDigest"
+      WHERE t."clusterId" = ${cluster.id} AND r."renderer" = 'helm'
+      UNION
+      SELECT "id" FROM "ApplicationSet" WHERE "status" = 'Error'`;
+    for (const a of appsets) await this.appsets.requestExpand(a.id);
     return { changed: true };
   }
 }
