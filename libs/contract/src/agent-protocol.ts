@@ -62,15 +62,21 @@ export const clusterCapabilitiesSchema = z.object({
     .string()
     .max(64)
     .regex(/^v?\d+\.\d+\.\d+([-+][0-9A-Za-z.+-]*)?$/, 'must be a Kubernetes version such as v1.31.4'),
-  /** Every served group/version (`v1`, `apps/v1`, `example.com/v1alpha1`), sorted, without repeats. */
+  /**
+   * Every served group/version (`v1`, `apps/v1`, `example.com/v1alpha1`), sorted, without repeats. A
+   * version is any DNS label, as a CRD's may be (`v1` by convention, not by rule).
+   */
   apiVersions: z
     .array(
       z
         .string()
-        .max(253)
-        .regex(/^([a-z0-9.-]+\/)?v[0-9a-z]+$/, 'must be a group/version such as apps/v1'),
+        .max(317)
+        .regex(
+          /^([a-z0-9]([-a-z0-9.]*[a-z0-9])?\/)?[a-z]([-a-z0-9]*[a-z0-9])?$/,
+          'must be a group/version such as apps/v1',
+        ),
     )
-    .max(2000),
+    .max(5000),
 });
 export type ClusterCapabilities = z.infer<typeof clusterCapabilitiesSchema>;
 
