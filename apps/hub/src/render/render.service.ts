@@ -508,14 +508,10 @@ export class RenderService {
       .update(canonicalJson(['sources', inputs, application, capabilities]))
       .digest('hex');
     // One listing per distinct commit; every check that needs no checkout is done before rendering.
-    const commits = new Map<string, { repositoryId: string; revision: string; repoURL: string }>();
+    const commits = new Map<string, { repositoryId: string; revision: string }>();
     for (const r of src.sources) {
       if ('version' in r) continue;
-      commits.set(`${r.repositoryId}\0${r.revision}`, {
-        repositoryId: r.repositoryId,
-        revision: r.revision,
-        repoURL: r.source.repoURL,
-      });
+      commits.set(`${r.repositoryId}\0${r.revision}`, { repositoryId: r.repositoryId, revision: r.revision });
     }
     const entriesOf = new Map<string, TreeEntry[]>();
     for (const [id, c] of commits) {
