@@ -4,8 +4,9 @@ import { GuestbookFleet } from '../support/guestbook-fleet.js';
 import { uniqueName } from '../support/test-services.js';
 
 /**
- * A push webhook instead of polling: the hub polls Git only every 5 minutes, so a new commit can
- * reach the clusters within the test only through a signed GitHub webhook. A wrongly signed one is
+ * A push webhook instead of polling: the hub polls Git only once a day (at a point in the day drawn
+ * from the repository's id), so a new commit can reach the clusters within the test only through a
+ * signed GitHub webhook. A wrongly signed one is
  * refused and moves nothing.
  */
 describe('push webhook end to end', () => {
@@ -16,7 +17,7 @@ describe('push webhook end to end', () => {
     e2e = await GuestbookFleet.start({
       name: 'wh',
       clusters: 2,
-      pollSeconds: 300,
+      pollSeconds: 86_400,
       hubEnv: { FLOTILLA_WEBHOOK_SECRET: secret },
     });
   }, 120_000);

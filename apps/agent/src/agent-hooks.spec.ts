@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type KubeObject } from '@flotilla/contract';
+import { type KubeObject, kubeObjectSchema } from '@flotilla/contract';
 import { AgentHarness, loadFixture, pollOptions as poll } from './testing/agent-harness.js';
 
 /** A PreSync Job the simulator runs to completion; HookSucceeded removes it afterwards. */
@@ -46,5 +46,24 @@ describe('agent: hooks end to end', () => {
     expect(sync?.resources[1]?.message).toContain('deleted (HookSucceeded)');
     const jobs = await h.k8s.list('batch/v1', 'Job', 'shop');
     expect(jobs.items).toEqual([]);
+  });
+
+  it('creates a hook named by generateName under a fresh name and reports that name to the hub', async () => {
+    // As the hub renders it: read through the contract, the name left to the server.
+    const smoke = kubeObjectSchema.parse({
+      ...migrate,
+      metadata: { generateName: 'smoke-', annotations: { 'argocd.argoproj.io/hook': 'PostSync' } },
+    });
+    const digest = h.hub.addBundle([...loadFixture('bundle-web.yaml'), smoke]);
+    const before = h.syncs().length;
+    h.hub.setAssignments([h.assignment({ bundleDigest: digest, revision: 'r2' })]);
+
+    await expect.poll(() => h.syncs().length, poll).toBe(before + 1);
+    const sync = h.syncs()[before];
+    expect(sync?.outcome).toBe('Succeeded');
+    const hook = sync?.resources.find((r) => r.hookPhase === 'PostSync');
+    expect(hook?.name).toMatch(/^smoke-[bcdfghjklmnpqrstvwxz2456789]{5}$/);
+    const jobs = await h.k8s.list('batch/v1', 'Job', 'shop');
+    expect(jobs.items.map((j) => j.metadata?.name)).toEqual([hook?.name]);
   });
 });

@@ -74,4 +74,38 @@ describe('agent: SOPS-encrypted secrets', () => {
     expect(h.syncs()[0]?.message).toContain('cannot decrypt Secret shop/db');
     expect(await h.read('Secret', 'db')).toBeUndefined();
   });
+
+  it('tells the hub which fields of an encrypted object would change, never their values (#17 live diff)', async () => {
+    const config: KubeObject = {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'tokens' },
+      data: { token: 'plain-token-value' },
+    };
+    const sealed = (await encryptSopsObject(config, {
+      recipients: [await identityToRecipient(identity)],
+      encryptedRegex: '^data$',
+    })) as KubeObject;
+    h = await AgentHarness.start('sops-compare');
+    const digest = h.hub.addBundle([namespace, sealed, encrypted]);
+    h.hub.setAssignments([
+      h.assignment({ bundleDigest: digest, syncPolicy: { automated: false, selfHeal: false, prune: true } }),
+    ]);
+    await h.runAgent({ ageKey: identity });
+
+    await expect.poll(() => h!.hub.reportsOf('comparison').at(-1)?.objects.length, poll).toBe(3);
+    const objects = h.hub.reportsOf('comparison').at(-1)!.objects;
+    expect(objects.find((o) => o.kind === 'ConfigMap')?.diff).toBe(
+      [
+        'diff -u -N live/v1.ConfigMap.shop.tokens desired/v1.ConfigMap.shop.tokens',
+        '# SOPS-encrypted in Git: its values stay in the cluster. Fields a sync would change:',
+        '#   (the whole object: it does not exist yet)',
+        '',
+      ].join('\n'),
+    );
+    const sent = JSON.stringify(h.hub.reports);
+    expect(sent).not.toContain('plain-token-value');
+    expect(sent).not.toContain('s3cret-value');
+    expect(sent).not.toContain(Buffer.from('s3cret-value').toString('base64'));
+  });
 });

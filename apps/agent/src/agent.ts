@@ -2,12 +2,19 @@ import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
-import { type Assignment, type AssignmentsResponse, type Bundle, type Report } from '@flotilla/contract';
+import {
+  type Assignment,
+  type AssignmentsResponse,
+  type Bundle,
+  type HealthRule,
+  type Report,
+} from '@flotilla/contract';
 import { bundleDigest } from '@flotilla/manifests';
 import { type Logger, pino } from 'pino';
 import { type AgentConfig } from './config/agent-config.js';
 import { type DriftDiffer } from './drift/drift-differ.js';
 import { type HealthAssessor } from './health/target-health.js';
+import { type RuledHealthAssessor } from './health/health-rules.js';
 import { HubClient, HubError } from './hub/hub-client.js';
 import { pollSecondsBeforeRotation, rotationDue } from './hub/credential-rotation.js';
 import { createKubeClient } from './kube/kube-client.js';
@@ -44,6 +51,7 @@ export interface AgentOptions {
   /** How often discovery is read again for the hub (sent only when it changed). Default 5 min. */
   capabilitiesEveryMs?: number;
   differ?: DriftDiffer;
+  /** Judges health instead of the built-in and hub-sent rules (which are then not used). */
   health?: HealthAssessor;
   evaluateWindows?: WindowEvaluator;
   now?: () => Date;
@@ -111,7 +119,11 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
     metrics.observeHubCall(endpoint, outcome, seconds),
   );
   const differ = options.differ ?? defaultDiffer;
-  const health = options.health ?? (await defaultHealthAssessor());
+  // The hub's custom rules replace the set in use whenever the assignments carry another one.
+  let ruled: RuledHealthAssessor | undefined;
+  let health: HealthAssessor;
+  if (options.health) health = options.health;
+  else health = ruled = await defaultHealthAssessor();
   const evaluate = options.evaluateWindows ?? defaultWindowEvaluator;
   const abort = new AbortController();
   const capabilities = new CapabilitiesReporter(
@@ -197,6 +209,16 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
     }
   };
 
+  /**
+   * Judge with these health rules from now on; when they changed, every running target is judged
+   * again (a target whose rule arrived after its sync is no longer counted by the old verdict).
+   */
+  const useHealthRules = async (rules: readonly HealthRule[]): Promise<void> => {
+    if (!ruled || !(await ruled.setRules(rules))) return;
+    log.info({ rules: rules.map((r) => r.key) }, 'health rules updated');
+    for (const r of reconcilers.values()) r.reassessHealth();
+  };
+
   /** Bring the running reconcilers in line with an assignment set whose bundles are all at hand. */
   const applyAssignments = async (assignments: Assignment[], bundles: Map<string, Bundle>): Promise<void> => {
     const seen = new Set<string>();
@@ -239,6 +261,8 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
       if (b) bundles.set(a.bundleDigest, b);
       else etag = undefined; // fetch the whole set again so the missing bundle is re-fetched
     }
+    // The rules kept with them: the agent judges as the hub last said while the hub is away.
+    await useHealthRules(cached.healthRules);
     await applyAssignments(cached.assignments, bundles);
     assignmentsKnown = true;
     log.info({ targets: reconcilers.size, etag: cached.etag }, 'resumed from the state dir');
@@ -364,6 +388,8 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
         );
         const poll = await hub.assignments(cred, etag, wait, abort.signal);
         if (poll.changed) {
+          // Before any sync of the new set: its waves wait on objects as the new rules judge them.
+          await useHealthRules(poll.response.healthRules);
           const bundles = await fetchBundles(cred, poll.response);
           await store.saveAssignments(poll.response);
           await applyAssignments(poll.response.assignments, bundles);
@@ -501,6 +527,7 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
       await Promise.all([...reconcilers.values()].map((r) => r.stop()));
       await watcher.stop();
       await connections.close();
+      ruled?.close();
       if (err instanceof StatusServerError) throw new AgentStartError(err.message, err.path);
       throw err;
     }
@@ -524,6 +551,7 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
         await status?.stop();
         await watcher.stop();
         await connections.close();
+        ruled?.close();
         log.info('agent stopped');
       })();
       return stopping;

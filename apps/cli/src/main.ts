@@ -57,7 +57,8 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandMod
     load: async () => ({ run: (await import('./commands/pins.command.js')).runAdd }),
   },
   diff: {
-    summary: 'compare a desired object with a live one, as the agent does for drift',
+    summary:
+      'compare a desired object with a live one, as the agent does for drift; with TARGET: what a sync would change there (hub)',
     load: () => import('./commands/diff.command.js'),
   },
   demo: {
@@ -71,6 +72,11 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandMod
   health: {
     summary: 'assess the health of Kubernetes objects with Argo CD rules and custom Lua rules',
     load: () => import('./commands/health.command.js'),
+  },
+  policy: {
+    summary:
+      'test manifests against Kubernetes ValidatingAdmissionPolicies offline (CEL), as CI on every pull request',
+    load: () => import('./commands/policy.command.js'),
   },
   render: {
     summary: 'render an Application or an appset target as the hub would (Helm, Kustomize, plain YAML)',

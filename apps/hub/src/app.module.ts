@@ -56,6 +56,7 @@ import { TargetOperations } from './targets/target-operations.service.js';
 import { TargetOperationsController } from './targets/target-operations.controller.js';
 import { AgentGatewayController } from './agent-gateway/agent-gateway.controller.js';
 import { AgentGatewayService } from './agent-gateway/agent-gateway.service.js';
+import { HealthRulesService } from './health-rules/health-rules.service.js';
 import { AgentAuthGuard } from './agent-gateway/agent-auth.guard.js';
 import { AgentCredentials } from './agent-gateway/agent-credentials.service.js';
 import { ReportIngestService } from './agent-gateway/report-ingest.service.js';
@@ -141,6 +142,7 @@ export class AppModule {
       PinExpiry,
       RenderService,
       ExplainService,
+      HealthRulesService,
       AgentGatewayService,
       ReportIngestService,
       AdminTokenGuard,

@@ -23,6 +23,11 @@ try {
   app = await createHubApp(config);
   await app.listen(config.http.port, config.http.host);
 } catch (e) {
+  // Configuration read at start (FLOTILLA_HEALTH_LUA_DIR's scripts) is refused like the environment.
+  if (e instanceof ConfigError) {
+    process.stderr.write(`flotilla hub: ${e.message}\n`);
+    process.exit(2);
+  }
   // Most often PostgreSQL or Redis does not answer: say which, in one line, and stop.
   process.stderr.write(`flotilla hub: cannot start: ${e instanceof Error ? e.message : String(e)}\n`);
   process.exit(1);

@@ -3,6 +3,7 @@ import { kubeObjectSchema, objectRefSchema } from './kube-object.js';
 import { healthStatusSchema, resourceActionSchema, syncOutcomeSchema, syncTriggerSchema } from './status.js';
 import { syncWindowSchema } from './sync-window.js';
 import { ignoreRuleSchema } from './ignore-rule.js';
+import { healthRuleSchema } from './health-rule.js';
 import { projectRestrictionsSchema } from './project-restrictions.js';
 
 /**
@@ -24,6 +25,11 @@ export const AGENT_API = {
 
 /** Field manager used for every server-side apply the agent makes. */
 export const FIELD_MANAGER = 'flotilla';
+/**
+ * Field manager of the agent's client-side applies (ServerSideApply=false), kubectl's
+ * `kubectl-client-side-apply` in Flotilla's name: its writes are Updates, told apart from both.
+ */
+export const CLIENT_SIDE_APPLY_FIELD_MANAGER = 'flotilla-client-side-apply';
 /** Annotation on every applied object naming the target that owns it (used for prune and drift). */
 export const TRACKING_ANNOTATION = 'flotilla.dev/tracking-id';
 /**
@@ -175,6 +181,12 @@ export const syncPolicySchema = z.object({
    * Absent = true.
    */
   validate: z.boolean().optional(),
+  /**
+   * Argo CD's `ServerSideApply=false`: objects are written as `kubectl apply` (client-side) writes
+   * them — the last-applied-configuration annotation and a three-way patch — instead of by
+   * server-side apply. An object's own `ServerSideApply=` wins. Absent = true.
+   */
+  serverSideApply: z.boolean().optional(),
   /** How often a failed sync is tried again. Absent = DEFAULT_RETRY_POLICY. */
   retry: retryPolicySchema.optional(),
 });
@@ -239,6 +251,12 @@ export const assignmentsResponseSchema = z.object({
   /** Changes whenever anything in the set changes; also sent as the ETag header. */
   etag: z.string(),
   assignments: z.array(assignmentSchema),
+  /**
+   * Custom health checks for every target of the cluster (fleet-wide), sorted by key; part of the
+   * ETag, so a changed rule reaches agents like a new revision. Absent from older hubs: none, and
+   * kinds without a built-in check have no health, as in Argo CD.
+   */
+  healthRules: z.array(healthRuleSchema).default([]),
 });
 export type AssignmentsResponse = z.infer<typeof assignmentsResponseSchema>;
 
@@ -341,15 +359,80 @@ export const driftReportSchema = reportBase.extend({
   breakGlassId: z.string().optional(),
 });
 
+/**
+ * Bounds of one comparison report, so that a target of thousands of changed objects can neither
+ * fill the hub's database nor a person's terminal: the agent cuts each diff and the list to fit
+ * (marking what it cut), and the hub refuses a report beyond them.
+ */
+export const COMPARISON_LIMITS = {
+  /** UTF-8 bytes of one object's diff. */
+  diffBytes: 16 * 1024,
+  /** Objects listed (those out of sync; the count of all compared travels beside them). */
+  objects: 500,
+  /** UTF-8 bytes of every listed object's diff together. */
+  totalDiffBytes: 256 * 1024,
+} as const;
+
+const utf8 = new TextEncoder();
+const utf8Length = (text: string): number => utf8.encode(text).length;
+
+/** One object out of sync with what Git wants: what a sync would do to it, and how. */
+export const objectComparisonSchema = objectRefSchema.extend({
+  apiVersion: z.string().min(1),
+  /** `create`: the cluster does not have it; `change`: a sync would change these fields. */
+  action: z.enum(['create', 'change']),
+  /** JSON pointers of the fields that differ (live indexes; '' for the whole object). */
+  paths: z.array(z.string()).max(200).default([]),
+  /** A unified diff, live against what a sync would make it, as `kubectl diff` prints; Secret values masked. */
+  diff: z.string().refine((d) => utf8Length(d) <= COMPARISON_LIMITS.diffBytes, {
+    message: `at most ${COMPARISON_LIMITS.diffBytes} bytes of diff per object; cut it and set truncated`,
+  }),
+  /** The diff was cut to the limit. */
+  truncated: z.boolean().default(false),
+});
+export type ObjectComparison = z.infer<typeof objectComparisonSchema>;
+
+/**
+ * What the agent's drift check found for the whole target: every declared object compared with the
+ * cluster, against this revision and bundle. Sent whenever its content changes, automated sync or
+ * not, so that the hub can show OutOfSync and the diff before anyone syncs.
+ */
+export const comparisonReportSchema = reportBase
+  .extend({
+    type: z.literal('comparison'),
+    revision: z.string(),
+    bundleDigest: z.string(),
+    inSync: z.boolean(),
+    /** How many declared objects were compared. */
+    compared: z.number().int().min(0),
+    /** The objects out of sync, sorted by group, kind, namespace and name. */
+    objects: z
+      .array(objectComparisonSchema)
+      .max(COMPARISON_LIMITS.objects, `at most ${COMPARISON_LIMITS.objects} objects per comparison`),
+    /** More objects are out of sync than listed, or diffs were emptied to keep to the total. */
+    truncated: z.boolean().default(false),
+  })
+  .superRefine((r, ctx) => {
+    const total = r.objects.reduce((n, o) => n + utf8Length(o.diff), 0);
+    if (total > COMPARISON_LIMITS.totalDiffBytes)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['objects'],
+        message: `at most ${COMPARISON_LIMITS.totalDiffBytes} bytes of diff in all; this one has ${total}`,
+      });
+  });
+
 export const reportSchema = z.discriminatedUnion('type', [
   syncReportSchema,
   healthReportSchema,
   driftReportSchema,
+  comparisonReportSchema,
 ]);
 export type Report = z.infer<typeof reportSchema>;
 export type SyncReport = z.infer<typeof syncReportSchema>;
 export type HealthReport = z.infer<typeof healthReportSchema>;
 export type DriftReport = z.infer<typeof driftReportSchema>;
+export type ComparisonReport = z.infer<typeof comparisonReportSchema>;
 
 export const reportBatchSchema = z.object({ reports: z.array(reportSchema).max(1000) });
 export type ReportBatch = z.infer<typeof reportBatchSchema>;

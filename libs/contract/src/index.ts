@@ -3,6 +3,7 @@ export * from './status.js';
 export * from './sync-window.js';
 export * from './change-control.js';
 export * from './ignore-rule.js';
+export * from './health-rule.js';
 export * from './project-restrictions.js';
 export * from './agent-protocol.js';
 export * from './agent-errors.js';

@@ -50,7 +50,7 @@ describe('readOptions', () => {
 
   // Each refused entry names its own index and says why, never a silent default.
   it.each([
-    ['ServerSideApply=false', /only by server-side apply/],
+    ['ServerSideApply=maybe', /expected ServerSideApply=true or ServerSideApply=false/],
     ['ClientSideApplyMigration=true', /stay owned by it/],
     [
       'PrunePropagationPolicy=cascade',
@@ -92,6 +92,9 @@ describe('resourceSyncOptionsOf', () => {
       prune: true,
       replace: false,
     });
+    expect(
+      resourceSyncOptionsOf(annotated({ 'argocd.argoproj.io/sync-options': 'ServerSideApply=false' })),
+    ).toEqual({ prune: true, serverSideApply: false });
   });
 
   it('prunes by default and keeps an object that says Prune=false, in either annotation', () => {
@@ -114,9 +117,7 @@ describe('resourceSyncOptionsOf', () => {
 
   it('refuses what it cannot honour, naming the annotation and the entry', () => {
     const e = failure(() =>
-      resourceSyncOptionsOf(
-        annotated({ 'argocd.argoproj.io/sync-options': 'Prune=false,ServerSideApply=false' }),
-      ),
+      resourceSyncOptionsOf(annotated({ 'argocd.argoproj.io/sync-options': 'Prune=false,Delete=confirm' })),
     );
     expect(e.path).toBe('metadata.annotations["argocd.argoproj.io/sync-options"][1]');
     expect(

@@ -25,11 +25,12 @@ export type OptionTable = Readonly<Record<string, Readonly<Record<string, Option
 
 const SERVER_SIDE_APPLY: Readonly<Record<string, OptionValueRule>> = {
   true: {
-    honoured: 'Flotilla always applies by server-side apply (field manager flotilla, conflicts forced)',
+    honoured:
+      'the default: objects are applied by server-side apply (field manager flotilla, conflicts forced)',
   },
   false: {
-    refused:
-      'Flotilla applies only by server-side apply; client-side apply (ServerSideApply=false) is not supported',
+    honoured:
+      'the object is written as kubectl apply (client-side) writes it, field manager flotilla-client-side-apply: the last-applied-configuration annotation and a three-way patch (strategic merge for built-in kinds, JSON merge for custom resources), created when missing; fields Git dropped since the last apply are removed, fields others set are kept',
   },
 };
 const REPLACE: Readonly<Record<string, OptionValueRule>> = {
@@ -242,6 +243,8 @@ export interface ResourceSyncOptions {
   pruneLast?: boolean;
   /** Validate=true|false on the object; undefined when it does not say. */
   validate?: boolean;
+  /** ServerSideApply=true|false on the object; undefined when it does not say. */
+  serverSideApply?: boolean;
 }
 
 /**
@@ -267,6 +270,7 @@ export function resourceSyncOptionsOf(obj: Pick<KubeObject, 'metadata'>): Resour
   if (sync.has('Force')) out.force = sync.get('Force') === 'true';
   if (sync.has('PruneLast')) out.pruneLast = sync.get('PruneLast') === 'true';
   if (sync.has('Validate')) out.validate = sync.get('Validate') === 'true';
+  if (sync.has('ServerSideApply')) out.serverSideApply = sync.get('ServerSideApply') === 'true';
   return out;
 }
 

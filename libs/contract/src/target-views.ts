@@ -1,3 +1,4 @@
+import type { ObjectComparison } from './agent-protocol.js';
 import type { HealthStatus, SyncStatus } from './status.js';
 import type { TargetReason } from './target-reason.js';
 
@@ -106,4 +107,28 @@ export interface BulkSyncView {
   targets: string[];
   operations: TargetOperationView[];
   skipped: { target: string; reason: string }[];
+}
+
+/**
+ * `GET /api/v1/targets/:name/diff`: what a sync would change on the target's cluster, from its
+ * agent's latest comparison. `comparison` is null until the agent compared anything; `current`
+ * says whether it compared the revision and bundle the target wants now (an older one describes a
+ * state Git has moved on from).
+ */
+export interface TargetDiffView {
+  target: string;
+  cluster: string;
+  desiredRevision: string;
+  bundleDigest: string | null;
+  syncStatus: SyncStatus;
+  comparison: {
+    observedAt: string;
+    revision: string;
+    bundleDigest: string;
+    current: boolean;
+    inSync: boolean;
+    compared: number;
+    truncated: boolean;
+    objects: ObjectComparison[];
+  } | null;
 }

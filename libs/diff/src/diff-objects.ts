@@ -135,7 +135,8 @@ export function diffObjects(desired: unknown, live: unknown, opts: DiffOptions =
   const differences = report(
     ctx.out.filter((d) => !isOwned(yieldedOwn, d)),
     liveAsRead,
-    others,
+    // The applier's own Update entry (a client-side apply's, a replace's) names no one else.
+    others.filter((o) => o.manager !== manager),
   );
   return { inSync: differences.length === 0, differences };
 }

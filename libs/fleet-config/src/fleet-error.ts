@@ -10,11 +10,14 @@ export type FleetErrorCode =
   | 'invalid-duration'
   | 'invalid-time-zone'
   | 'invalid-selector'
+  | 'invalid-expression'
   | 'duplicate-name'
   | 'dangling-reference'
   | 'repo-not-permitted'
   | 'destination-not-permitted'
-  | 'label-conflict';
+  | 'label-conflict'
+  | 'invalid-lua'
+  | 'too-large';
 
 /**
  * One problem in a fleet repository, located the way a reviewer reads a pull request: the file,

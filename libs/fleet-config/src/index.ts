@@ -2,8 +2,17 @@ export {
   validateFleetDirectory,
   isFleetFile,
   type FleetFile,
+  type FleetPolicy,
+  type FleetPolicyParam,
   type FleetValidation,
 } from './validate-fleet-directory.js';
+export {
+  HEALTH_RULES_DIR,
+  isHealthRuleFile,
+  validateFleetHealthRules,
+  type FleetHealthRule,
+} from './health-rules.js';
+export { checkPolicyDocument, type ParsedFleetPolicy } from './kinds/admission-policy.js';
 export { formatFleetError, compareFleetErrors, type FleetError, type FleetErrorCode } from './fleet-error.js';
 export {
   FLEET_KINDS,
@@ -15,6 +24,8 @@ export {
 export { checkDocument, type CheckedDocument } from './check-document.js';
 export { repoPermitted, DEFAULT_PROJECT } from './check-references.js';
 export { FLOTILLA_API_VERSION } from './kinds/common.js';
+// Moved to the contract (policies need it too); still exported here for existing callers.
+export { BUILT_IN_CLUSTER_SCOPED } from '@flotilla/contract';
 export {
   applicationSetObjectSchema,
   checkApplicationSet,
@@ -34,7 +45,6 @@ export { labelKeyProblem, labelValueProblem } from './label-syntax.js';
 export { fleetJsonSchemas, schemaFileName, serializeSchema } from './json-schemas.js';
 export {
   UNRESTRICTED_PROJECT,
-  BUILT_IN_CLUSTER_SCOPED,
   checkDestination,
   checkObject,
   checkRepository,

@@ -1,4 +1,4 @@
-import { type GroupKindPattern, type ProjectRestrictions } from '@flotilla/contract';
+import { BUILT_IN_CLUSTER_SCOPED, type GroupKindPattern, type ProjectRestrictions } from '@flotilla/contract';
 import { compileSelector } from '@flotilla/generators';
 import { globMatch } from '@flotilla/windows';
 import { DEFAULT_PROJECT, repoPermitted } from './check-references.js';
@@ -139,31 +139,6 @@ export function checkObject(
     };
   return null;
 }
-
-/**
- * Kubernetes' built-in cluster-scoped kinds, by group. The hub uses it to check a rendered bundle
- * before any agent sees it; the agent asks its API server (discovery) instead, which also knows CRDs.
- */
-export const BUILT_IN_CLUSTER_SCOPED: ReadonlyMap<string, ReadonlySet<string>> = new Map([
-  ['', new Set(['Namespace', 'Node', 'PersistentVolume', 'ComponentStatus'])],
-  ['rbac.authorization.k8s.io', new Set(['ClusterRole', 'ClusterRoleBinding'])],
-  ['apiextensions.k8s.io', new Set(['CustomResourceDefinition'])],
-  ['apiregistration.k8s.io', new Set(['APIService'])],
-  ['storage.k8s.io', new Set(['StorageClass', 'CSIDriver', 'CSINode', 'VolumeAttachment'])],
-  ['scheduling.k8s.io', new Set(['PriorityClass'])],
-  ['node.k8s.io', new Set(['RuntimeClass'])],
-  ['networking.k8s.io', new Set(['IngressClass'])],
-  ['certificates.k8s.io', new Set(['CertificateSigningRequest'])],
-  [
-    'admissionregistration.k8s.io',
-    new Set([
-      'MutatingWebhookConfiguration',
-      'ValidatingWebhookConfiguration',
-      'ValidatingAdmissionPolicy',
-      'ValidatingAdmissionPolicyBinding',
-    ]),
-  ],
-]);
 
 /**
  * Scope of a kind as far as the manifests alone tell: built-in kinds, and kinds whose

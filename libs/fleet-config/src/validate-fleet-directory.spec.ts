@@ -17,6 +17,7 @@ const CASE_CODES: Record<string, FleetErrorCode[]> = {
   'bad-duration': ['invalid-duration'],
   'bad-selector-operator': ['invalid-selector'],
   'bad-labels': ['invalid-field', 'invalid-selector'],
+  'bad-policy': ['invalid-expression', 'invalid-field', 'dangling-reference'],
   'dangling-reference': ['dangling-reference'],
   'duplicate-names': ['duplicate-name'],
   'repo-outside-project': ['repo-not-permitted', 'destination-not-permitted'],
@@ -77,6 +78,32 @@ describe('validateFleetDirectory', () => {
     ]);
   });
 
+  it("keeps Kubernetes' admission policies apart, with the ConfigMaps their paramKind names", () => {
+    const r = validateFleetDirectory(readTree(EXAMPLE));
+    expect(r.policies.map((p) => `${p.kind}/${p.name} ${p.file}:${p.line}`)).toEqual([
+      'ValidatingAdmissionPolicy/replica-limit policies/replica-limit.yaml:3',
+      'ValidatingAdmissionPolicyBinding/replica-limit policies/replica-limit.yaml:22',
+      'ValidatingAdmissionPolicy/trusted-registries policies/trusted-registries.yaml:1',
+      'ValidatingAdmissionPolicyBinding/trusted-registries-warn policies/trusted-registries.yaml:20',
+    ]);
+    expect(r.params.map((p) => `${String(p.object.kind)}/${p.name} ${p.file}:${p.line}`)).toEqual([
+      'ConfigMap/replica-limit policies/replica-limit.yaml:34',
+    ]);
+  });
+
+  it('refuses a ConfigMap that no policy takes as params, as any other foreign kind', () => {
+    const r = validateFleetDirectory([
+      {
+        path: 'cm.yaml',
+        content: 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: loose}\ndata: {a: b}\n',
+      },
+    ]);
+    expect(r.params).toEqual([]);
+    expect(r.errors.map((e) => [e.code, e.file, e.path])).toEqual([
+      ['unknown-api-version', 'cm.yaml', 'apiVersion'],
+    ]);
+  });
+
   it('returns parsed objects with defaults filled in', () => {
     const r = validateFleetDirectory(readTree(`${CASES}valid-fleet`, (p) => p === 'expected.json'));
     const window = r.objects.find((o) => o.kind === 'SyncWindow');
@@ -122,7 +149,7 @@ describe('validateFleetDirectory', () => {
       { path: 'renovate.json', content: '{"extends": []}' },
       { path: 'empty.yaml', content: '# nothing yet\n---\n' },
     ]);
-    expect(r).toEqual({ objects: [], errors: [] });
+    expect(r).toEqual({ objects: [], policies: [], params: [], errors: [] });
   });
 
   it('refuses paths that could leave the repository, and changes nothing for them', () => {

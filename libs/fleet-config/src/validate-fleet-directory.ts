@@ -1,9 +1,12 @@
 import { checkDocument } from './check-document.js';
+import { isInHealthRulesDir } from './health-rules.js';
 import { checkReferences, clusterLabelConflicts, type KnownNames } from './check-references.js';
 import { formatPath } from './field-path.js';
 import { compareFleetErrors, type FleetError } from './fleet-error.js';
-import { type FleetKind, type FleetObject } from './fleet-object.js';
+import { type FleetKind, type FleetObject, type FleetObjectSource } from './fleet-object.js';
+import { isPolicyDocument, type KubeObject } from '@flotilla/policy';
 import { type Issue } from './issue.js';
+import { checkPolicyDocument, type ParsedFleetPolicy } from './kinds/admission-policy.js';
 import { type ProjectObject } from './kinds/project.js';
 import { readYamlDocuments, type YamlDocument } from './yaml-documents.js';
 
@@ -13,16 +16,38 @@ export interface FleetFile {
   content: string;
 }
 
+/** A valid ValidatingAdmissionPolicy or binding of the repository, located. */
+export type FleetPolicy = FleetObjectSource & ParsedFleetPolicy;
+
+/** An object a policy takes as params (its paramKind), kept as written. */
+export interface FleetPolicyParam extends FleetObjectSource {
+  object: KubeObject;
+}
+
 export interface FleetValidation {
   /** The valid objects, in file and document order. */
   objects: FleetObject[];
+  /**
+   * The valid admission policies and bindings (Kubernetes' own kinds, kept apart from Flotilla's),
+   * in file and document order, for the hub to check bundles against.
+   */
+  policies: FleetPolicy[];
+  /** Objects of a kind some policy names as its paramKind (ConfigMaps, usually). */
+  params: FleetPolicyParam[];
   /** Every problem, sorted by file, document and line. Any error makes the whole set invalid. */
   errors: FleetError[];
 }
 
-/** Whether a file belongs to the fleet configuration: YAML, outside hidden directories (.github, .git). */
+/**
+ * Whether a file belongs to the fleet configuration: YAML, outside hidden directories (.github, .git)
+ * and outside resource_customizations (health rules, whose Argo CD test data is YAML too).
+ */
 export function isFleetFile(path: string): boolean {
-  return /\.ya?ml$/i.test(path) && !path.split('/').some((segment) => segment.startsWith('.'));
+  return (
+    /\.ya?ml$/i.test(path) &&
+    !path.split('/').some((segment) => segment.startsWith('.')) &&
+    !isInHealthRulesDir(path)
+  );
 }
 
 /**
@@ -35,8 +60,12 @@ export function validateFleetDirectory(files: readonly FleetFile[]): FleetValida
   const entries: { object: FleetObject; doc: YamlDocument }[] = [];
   const seen = new Map<string, { file: string; line: number }>();
   const known: KnownNames = new Map();
+  const policyNames = new Set<string>();
+  const policyEntries: { policy: FleetPolicy; doc: YamlDocument }[] = [];
+  const params: FleetPolicyParam[] = [];
   const sorted = [...files].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
 
+  const read: { file: FleetFile; documents: YamlDocument[] }[] = [];
   for (const file of sorted) {
     const pathProblem = unsafePath(file.path);
     if (pathProblem) {
@@ -49,7 +78,70 @@ export function validateFleetDirectory(files: readonly FleetFile[]): FleetValida
       errors.push(
         at(file.path, p.index, p.line, null, null, { code: 'invalid-yaml', path: [], message: p.message }),
       );
+    read.push({ file, documents });
+  }
+  // A policy's paramKind makes objects of that kind (ConfigMaps, usually) welcome beside it.
+  const paramKinds = new Set(read.flatMap(({ documents }) => documents.flatMap((d) => paramKindOf(d.value))));
+
+  for (const { file, documents } of read) {
     for (const doc of documents) {
+      const paramKind = kindKey(doc.value);
+      if (paramKind !== null && paramKinds.has(paramKind)) {
+        const rawName = (doc.value as { metadata?: { name?: unknown } }).metadata?.name;
+        if (typeof rawName === 'string' && rawName !== '')
+          params.push({
+            name: rawName,
+            file: file.path,
+            document: doc.index,
+            line: doc.line,
+            object: doc.value as KubeObject,
+          });
+        else
+          errors.push(
+            at(
+              file.path,
+              doc.index,
+              doc.lineOf(['metadata', 'name']),
+              (doc.value as { kind: string }).kind,
+              null,
+              {
+                code: 'invalid-field',
+                path: ['metadata', 'name'],
+                message: 'required field is missing (expected string)',
+              },
+            ),
+          );
+        continue;
+      }
+      if (isPolicyDocument(doc.value)) {
+        const value = doc.value as Record<string, unknown>;
+        const kind = value['kind'] as ParsedFleetPolicy['kind'];
+        const rawName = (value['metadata'] as { name?: unknown } | undefined)?.name;
+        const name = typeof rawName === 'string' ? rawName : null;
+        const { parsed, issues } = checkPolicyDocument(value);
+        for (const issue of issues)
+          errors.push(at(file.path, doc.index, doc.lineOf(issue.path), kind, name, issue));
+        if (name === null) continue;
+        const key = `${kind}/${name}`;
+        const first = seen.get(key);
+        if (first) {
+          const issue: Issue = {
+            code: 'duplicate-name',
+            path: ['metadata', 'name'],
+            message: `${key} is already defined at ${first.file}:${first.line}; names are unique per kind`,
+          };
+          errors.push(at(file.path, doc.index, doc.lineOf(issue.path), kind, name, issue));
+          continue;
+        }
+        seen.set(key, { file: file.path, line: doc.lineOf(['metadata', 'name']) });
+        if (kind === 'ValidatingAdmissionPolicy') policyNames.add(name);
+        if (parsed)
+          policyEntries.push({
+            policy: { name, file: file.path, document: doc.index, line: doc.line, ...parsed },
+            doc,
+          });
+        continue;
+      }
       const checked = checkDocument(doc.value);
       const report = (issue: Issue): void => {
         errors.push(
@@ -92,7 +184,38 @@ export function validateFleetDirectory(files: readonly FleetFile[]): FleetValida
       errors.push(at(object.file, object.document, doc.lineOf(issue.path), object.kind, object.name, issue));
     if (issues.length === 0) objects.push(object);
   }
-  return { objects, errors: errors.sort(compareFleetErrors) };
+  const policies: FleetPolicy[] = [];
+  for (const { policy, doc } of policyEntries) {
+    if (
+      policy.kind === 'ValidatingAdmissionPolicyBinding' &&
+      !policyNames.has(policy.object.spec.policyName)
+    ) {
+      const issue: Issue = {
+        code: 'dangling-reference',
+        path: ['spec', 'policyName'],
+        message: `policy '${policy.object.spec.policyName}' does not exist: no ValidatingAdmissionPolicy of that name in the repository`,
+      };
+      errors.push(at(policy.file, policy.document, doc.lineOf(issue.path), policy.kind, policy.name, issue));
+      continue;
+    }
+    policies.push(policy);
+  }
+  return { objects, policies, params, errors: errors.sort(compareFleetErrors) };
+}
+
+function kindKey(value: unknown): string | null {
+  const v = value as { apiVersion?: unknown; kind?: unknown } | null;
+  return typeof v === 'object' && v !== null && typeof v.apiVersion === 'string' && typeof v.kind === 'string'
+    ? `${v.apiVersion}/${v.kind}`
+    : null;
+}
+
+function paramKindOf(value: unknown): string[] {
+  if (!isPolicyDocument(value)) return [];
+  const paramKind = (value as { spec?: { paramKind?: unknown } }).spec?.paramKind;
+  const key = kindKey(paramKind);
+  // A params kind never makes Flotilla's own kinds or policies themselves into params.
+  return key === null || isPolicyDocument(paramKind) || key.startsWith('flotilla.dev/') ? [] : [key];
 }
 
 function addKnown(known: KnownNames, kind: FleetKind, name: string): void {

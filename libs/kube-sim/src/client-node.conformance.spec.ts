@@ -169,6 +169,33 @@ describe('@kubernetes/client-node against a simulated cluster', () => {
     });
   });
 
+  it('creates from generateName as the apiserver does: a fresh 5-character suffix, the prefix cut to fit 63', async () => {
+    const core = kc.makeApiClient(k8s.CoreV1Api);
+    // A namespace of its own: the other cases count what `default` holds.
+    await core.createNamespace({ body: { metadata: { name: 'generated' } } });
+    const make = (generateName: string): Promise<k8s.V1ConfigMap> =>
+      core.createNamespacedConfigMap({
+        namespace: 'generated',
+        body: { metadata: { generateName }, data: { k: 'v' } },
+      });
+    const first = await make('migrate-');
+    const second = await make('migrate-');
+    expect(first.metadata?.name).toMatch(/^migrate-[bcdfghjklmnpqrstvwxz2456789]{5}$/);
+    expect(second.metadata?.name).toMatch(/^migrate-[bcdfghjklmnpqrstvwxz2456789]{5}$/);
+    expect(second.metadata?.name).not.toBe(first.metadata?.name);
+    expect(first.metadata?.generateName).toBe('migrate-');
+    const long = await make(`${'x'.repeat(70)}-`);
+    expect(long.metadata?.name).toHaveLength(63);
+    expect(long.metadata?.name?.startsWith('x'.repeat(58))).toBe(true);
+    const nameless = await apiError(
+      core.createNamespacedConfigMap({ namespace: 'generated', body: { metadata: {}, data: {} } }),
+    );
+    expect(nameless.code).toBe(422);
+    expect(nameless.body['details']).toMatchObject({
+      causes: [{ field: 'metadata.name', message: 'Required value: name or generateName is required' }],
+    });
+  });
+
   it('applies typed JSON patches (the typed default) and reports SSA conflicts with another manager', async () => {
     const apps = kc.makeApiClient(k8s.AppsV1Api);
     const patched = await apps.patchNamespacedDeployment({

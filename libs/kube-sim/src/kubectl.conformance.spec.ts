@@ -395,6 +395,27 @@ describe('real kubectl against a simulated cluster', () => {
     ]);
   });
 
+  it('a Deployment switched to Recreate: refused with a defaulted rollingUpdate, kubectl apply retains keys', async () => {
+    const deployment = (strategy: string) =>
+      `apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: recreate}\nspec:\n  ${strategy}selector: {matchLabels: {app: r}}\n  template:\n    metadata: {labels: {app: r}}\n    spec: {containers: [{name: r, image: "nginx:1.27"}]}\n`;
+    await k.ok(['apply', '-f', '-'], { input: deployment('') });
+    const merge = await k.run([
+      'patch',
+      'deploy',
+      'recreate',
+      '--type=merge',
+      '-p',
+      '{"spec":{"strategy":{"type":"Recreate"}}}',
+    ]);
+    expect(merge.code).toBe(1);
+    expect(merge.stderr).toContain(
+      "spec.strategy.rollingUpdate: Forbidden: may not be specified when strategy `type` is 'Recreate'",
+    );
+    // kubectl's strategic patch carries $retainKeys: [type], which drops the defaulted rollingUpdate.
+    await k.ok(['apply', '-f', '-'], { input: deployment('strategy: {type: Recreate}\n  ') });
+    expect((await k.json(['get', 'deploy', 'recreate']))['spec']['strategy']).toEqual({ type: 'Recreate' });
+  });
+
   it('namespace lifecycle: Terminating, contents deleted, then gone', async () => {
     await k.ok(['apply', '--server-side', '-f', '-'], {
       input:

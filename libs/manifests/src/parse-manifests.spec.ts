@@ -80,6 +80,38 @@ describe('parseManifestFiles', () => {
     expect(err.message).toContain('metadata.name');
   });
 
+  it('reads an object named by generateName only (a hook): its name is empty, its prefix identifies it', () => {
+    const hook = (prefix: string): string =>
+      `apiVersion: batch/v1\nkind: Job\nmetadata:\n  generateName: ${prefix}\n  annotations: {argocd.argoproj.io/hook: PreSync}\n`;
+    const objects = parseManifestFiles([
+      { path: 'a.yaml', content: hook('migrate-') },
+      { path: 'b.yaml', content: hook('seed-') },
+    ]);
+    expect(objects.map((o) => [o.metadata.name, o.metadata.generateName])).toEqual([
+      ['', 'migrate-'],
+      ['', 'seed-'],
+    ]);
+    const twice = errorOf(() =>
+      parseManifestFiles([
+        { path: 'a.yaml', content: hook('migrate-') },
+        { path: 'c.yaml', content: hook('migrate-') },
+      ]),
+    );
+    expect(twice.code).toBe('DUPLICATE_OBJECT');
+    expect(twice.message).toContain('Job migrate- is also declared in a.yaml');
+    // An empty generateName beside a name (as a chart may render it) is no name at all.
+    const named = parseManifestFiles([
+      { path: 'a.yaml', content: 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, generateName: ""}\n' },
+    ]);
+    expect(named[0]?.metadata.name).toBe('a');
+    const neither = errorOf(() =>
+      parseManifestFiles([
+        { path: 'a.yaml', content: 'apiVersion: v1\nkind: ConfigMap\nmetadata: {generateName: ""}\n' },
+      ]),
+    );
+    expect(neither.message).toContain('metadata.name: name or generateName is required');
+  });
+
   it('refuses the same object declared twice', () => {
     const doc = 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: n}\n';
     const err = errorOf(() =>

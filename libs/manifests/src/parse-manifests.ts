@@ -72,13 +72,14 @@ export function parseRenderedManifests(
   const sorted = [...files].sort((a, b) => (a.path < b.path ? -1 : 1));
   for (const file of sorted) {
     for (const { obj, line } of parseFile(file, limits, readAs)) {
-      const key = refKey(refOf(obj));
+      const ref = refOf(obj);
+      const key = refKey(ref);
       const seen = byKey.get(key);
       if (seen) {
         throw new ManifestError(
           'DUPLICATE_OBJECT',
           file.path,
-          `${obj.kind} ${obj.metadata.namespace ? `${obj.metadata.namespace}/` : ''}${obj.metadata.name} is also declared in ${seen.file}`,
+          `${obj.kind} ${ref.namespace ? `${ref.namespace}/` : ''}${ref.name} is also declared in ${seen.file}`,
           line,
         );
       }
@@ -162,7 +163,7 @@ function toKubeObject(value: unknown, file: string, line: number): KubeObject {
     throw new ManifestError(
       'MISSING_FIELD',
       file,
-      `${path}: ${issue?.message ?? 'invalid'} (a Kubernetes object needs apiVersion, kind and metadata.name)`,
+      `${path}: ${issue?.message ?? 'invalid'} (a Kubernetes object needs apiVersion, kind and metadata.name, or metadata.generateName for a hook)`,
       line,
     );
   }

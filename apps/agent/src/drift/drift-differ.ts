@@ -1,5 +1,5 @@
-import { type Assignment, FIELD_MANAGER, type IgnoreRule, type KubeObject } from '@flotilla/contract';
-import { validatesOf } from '../sync/apply-mode.js';
+import { type Assignment, type IgnoreRule, type KubeObject } from '@flotilla/contract';
+import { fieldManagerOf, validatesOf } from '../sync/apply-mode.js';
 
 export interface DriftDifference {
   /** JSON Pointer into the object, e.g. `/spec/replicas`. */
@@ -29,7 +29,8 @@ export interface DriftOptions {
 export function driftOptionsOf(desired: KubeObject, assignment: Assignment): DriftOptions {
   return {
     ignoreRules: assignment.ignoreDifferences,
-    manager: FIELD_MANAGER,
+    // ServerSideApply=false: no Apply entry, so the last-applied annotation says what was dropped.
+    manager: fieldManagerOf(desired, assignment.syncPolicy),
     unknownFieldsDropped: !validatesOf(desired, assignment.syncPolicy),
   };
 }

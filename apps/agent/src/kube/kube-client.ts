@@ -1,6 +1,12 @@
 import { type HttpMethod, type KubeConfig, RequestContext } from '@kubernetes/client-node';
 import { fetch } from 'undici';
-import { FIELD_MANAGER, type ClusterCapabilities, type KubeObject } from '@flotilla/contract';
+import {
+  CLIENT_SIDE_APPLY_FIELD_MANAGER,
+  FIELD_MANAGER,
+  type ClusterCapabilities,
+  type KubeObject,
+} from '@flotilla/contract';
+import { clientSideApplyPatch, withLastApplied } from '@flotilla/diff';
 import { type ResourceId } from '../state/state-store.js';
 
 export interface ResourceScope {
@@ -42,6 +48,14 @@ export interface KubeClient {
    * exist: fields it does not carry are removed, whoever set them. Returns the live result.
    */
   replace(obj: KubeObject, options?: WriteOptions): Promise<KubeObject>;
+  /**
+   * Writes the object as `kubectl apply` (client-side) does, as `flotilla-client-side-apply`:
+   * created (POST) with its last-applied-configuration annotation when `live` is undefined, else
+   * patched with kubectl's three-way patch from `live` (strategic merge for built-in kinds, JSON
+   * merge for custom resources), or not written at all when that patch is empty. Returns the live
+   * result.
+   */
+  clientSideApply(obj: KubeObject, live: KubeObject | undefined, options?: WriteOptions): Promise<KubeObject>;
   get(id: ResourceId): Promise<KubeObject | undefined>;
   /** Cluster-wide list, with the list's resourceVersion for a watch to start from. */
   list(
@@ -51,8 +65,12 @@ export interface KubeClient {
   ): Promise<{ items: KubeObject[]; resourceVersion: string }>;
   /** Deletes (background propagation unless told otherwise); false when it was already gone. */
   delete(id: ResourceId, propagationPolicy?: PropagationPolicy): Promise<boolean>;
-  /** A plain create (POST to the collection), for objects the agent writes once, such as Events. */
-  create(obj: KubeObject): Promise<KubeObject>;
+  /**
+   * A plain create (POST to the collection), for objects the agent writes once, such as Events, and
+   * hooks named by generateName (the server picks the name; apply would need one). With options,
+   * written as `flotilla` and validated as apply is.
+   */
+  create(obj: KubeObject, options?: WriteOptions): Promise<KubeObject>;
   /** Discovery for Helm's `.Capabilities`: `/version`'s gitVersion and every served group/version. */
   capabilities(): Promise<ClusterCapabilities>;
 }
@@ -205,6 +223,26 @@ export function createKubeClient(kc: KubeConfig): KubeClient {
       }
     },
 
+    async clientSideApply(obj, live, options) {
+      const id = idOf(obj);
+      const query = writeQuery(CLIENT_SIDE_APPLY_FIELD_MANAGER, options);
+      if (!live) {
+        const { name: _name, ...collection } = id;
+        return (await call('POST', `${await pathOf(collection)}${query}`, describe(id), {
+          body: JSON.stringify(withLastApplied(obj)),
+          contentType: 'application/json',
+        })) as KubeObject;
+      }
+      const { type, patch } = clientSideApplyPatch(obj, live);
+      // kubectl sends nothing for an empty patch ("unchanged"), so neither does Flotilla.
+      if (Object.keys(patch).length === 0) return live;
+      return (await call('PATCH', `${await pathOf(id)}${query}`, describe(id), {
+        body: JSON.stringify(patch),
+        contentType:
+          type === 'strategic' ? 'application/strategic-merge-patch+json' : 'application/merge-patch+json',
+      })) as KubeObject;
+    },
+
     async get(id) {
       return (await call('GET', await pathOf(id), describe(id), { notFound: 'undefined' })) as
         KubeObject | undefined;
@@ -226,9 +264,10 @@ export function createKubeClient(kc: KubeConfig): KubeClient {
       };
     },
 
-    async create(obj) {
+    async create(obj, options) {
       const { name: _name, ...collection } = idOf(obj);
-      return (await call('POST', await pathOf(collection), describe(idOf(obj)), {
+      const query = options ? writeQuery(FIELD_MANAGER, options) : '';
+      return (await call('POST', `${await pathOf(collection)}${query}`, describe(idOf(obj)), {
         body: JSON.stringify(obj),
         contentType: 'application/json',
       })) as KubeObject;

@@ -136,6 +136,48 @@ describe('ObjectWatcher: list + watch per kind against a simulated cluster', () 
     expect(watcher.cachedObjects).toBe(0);
   });
 
+  it("keeps a Deployment as drift and health read it: its status, without the status writer's managedFields", async () => {
+    const deployment: KubeObject = {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'cached', namespace: 'default', labels: { 'flotilla.dev/tracked': 'true' } },
+      spec: {
+        replicas: 1,
+        selector: { matchLabels: { app: 'cached' } },
+        template: {
+          metadata: { labels: { app: 'cached' } },
+          spec: { containers: [{ name: 'app', image: 'registry.example/app:1.0' }] },
+        },
+      },
+    };
+    await kube.apply(deployment);
+    await watcher.ensure('apps/v1', 'Deployment');
+    try {
+      // The simulated controller writes status through the status subresource, as the real one does.
+      const managers = (o: KubeObject | undefined) =>
+        ((o?.metadata['managedFields'] as { manager: string; subresource?: string }[] | undefined) ?? []).map(
+          (e) => `${e.manager}${e.subresource ? `/${e.subresource}` : ''}`,
+        );
+      const live = () =>
+        kube.get({ apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'default', name: 'cached' });
+      await expect
+        .poll(async () => managers(await live()).some((m) => m.endsWith('/status')), poll)
+        .toBe(true);
+      const cachedReady = () =>
+        (
+          watcher.cached('apps/v1', 'Deployment', 'cached', 'default') as {
+            status?: { readyReplicas?: number };
+          }
+        )?.status?.readyReplicas;
+      await expect.poll(cachedReady, poll).toBe(1);
+      const cached = watcher.cached('apps/v1', 'Deployment', 'cached', 'default');
+      expect(managers(cached)).toEqual(managers(await live()).filter((m) => !m.endsWith('/status')));
+      expect(managers(cached)).toContain('flotilla');
+    } finally {
+      await kube.delete({ apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'default', name: 'cached' });
+    }
+  });
+
   it('stops its watches', async () => {
     await watcher.ensure('v1', 'ConfigMap');
     await expect.poll(() => sim.openWatches(), poll).toBe(1);

@@ -1,5 +1,6 @@
 import { type KubeConfig, Watch } from '@kubernetes/client-node';
 import { type KubeObject, TRACKING_LABEL, TRACKING_LABEL_VALUE } from '@flotilla/contract';
+import { liveForDrift } from '@flotilla/diff';
 import { type Logger } from 'pino';
 import { Backoff } from '../util/backoff.js';
 import { groupVersionPath, type KubeClient } from './kube-client.js';
@@ -12,8 +13,8 @@ const TRACKED = `${TRACKING_LABEL}=${TRACKING_LABEL_VALUE}`;
 
 /**
  * One list + watch (cluster-wide, of objects carrying the tracking label) per kind the agent has
- * applied. It only keeps a cache and says "this object changed"; whether that is drift is decided
- * elsewhere. An object whose label is taken away leaves the watch as deleted (the server says so):
+ * applied. It only keeps a cache (of what drift and health read: `liveForDrift`) and says "this
+ * object changed"; whether that is drift is decided elsewhere. An object whose label is taken away leaves the watch as deleted (the server says so):
  * its reader looks it up afresh.
  *
  * client-node's informer is not used: its ListWatch needs client-node's generated serializer, which
@@ -149,7 +150,8 @@ class KindWatch {
     const list = await this.o.list();
     if (this.stopped) return;
     const seen = new Set<string>();
-    for (const obj of list.items) {
+    for (const item of list.items) {
+      const obj = liveForDrift(item);
       const key = keyOf(obj);
       seen.add(key);
       const old = this.cache.get(key);
@@ -180,7 +182,12 @@ class KindWatch {
       if (typeof rv === 'string' && rv) this.resourceVersion = rv;
       if (type === 'BOOKMARK') return;
       // Watch events carry the object without apiVersion/kind only in odd servers; fill them in to be sure.
-      const full = { ...obj, apiVersion: obj.apiVersion || this.o.apiVersion, kind: obj.kind || this.o.kind };
+      // Kept as drift and health read it (liveForDrift): no status-writer bookkeeping in the cache.
+      const full = liveForDrift({
+        ...obj,
+        apiVersion: obj.apiVersion || this.o.apiVersion,
+        kind: obj.kind || this.o.kind,
+      });
       const key = keyOf(full);
       if (type === 'DELETED') {
         this.cache.delete(key);

@@ -18,6 +18,8 @@ import { type Logger } from 'pino';
 import { type DriftDiffer, driftOptionsOf } from '../drift/drift-differ.js';
 import { blameManager } from '../drift/blame-manager.js';
 import { endedBreakGlass, FightDetector } from '../drift/fight-detector.js';
+import { TargetComparison } from '../drift/target-comparison.js';
+import { sopsEncryptedRefs } from '../secrets/bundle-decryptor.js';
 import { type HealthAssessor, aggregateHealth } from '../health/target-health.js';
 import { type KubeClient, idOf } from '../kube/kube-client.js';
 import { type ResourceId, type StateStore, type TargetState } from '../state/state-store.js';
@@ -85,6 +87,8 @@ export class TargetReconciler {
   /** Drift already reported per object (signature of its paths), so a standing drift is told once. */
   private readonly reportedDrift = new Map<string, string>();
   private readonly fights = new FightDetector();
+  /** What a sync would change, as last compared: told to the hub when it changes. */
+  private readonly comparison = new TargetComparison();
   private healStreak = 0;
   private lastHealAt = 0;
   private lastHealth: string | undefined;
@@ -134,6 +138,17 @@ export class TargetReconciler {
       this.reportedDrift.clear();
     }
     this.enqueue('assignment', () => this.converge('assignment'));
+  }
+
+  /**
+   * The health rules changed: the same objects judged again (reported if the verdict moved, and an
+   * automatic rollback considered as after any change of health).
+   */
+  reassessHealth(): void {
+    this.enqueue('health-rules', async () => {
+      await this.emitHealthIfChanged(new Map());
+      await this.maybeRollBack();
+    });
   }
 
   /** The periodic safety net: full comparison against fresh reads, not the watch cache. */
@@ -338,6 +353,7 @@ export class TargetReconciler {
     this.setDesired(result.desired, a.bundleDigest);
     // What this run applied carries the tracking label now: the watch sees it from here on.
     for (const key of result.live.keys()) this.unwatched.delete(key);
+    for (const [key, live] of result.live) this.compare(key, live);
     this.state.inventory = result.inventory;
     if (result.interrupted) {
       // Stopping is not failing: keep tracking what was applied, and run this revision again
@@ -385,6 +401,8 @@ export class TargetReconciler {
     await this.watchKinds();
     const health = this.healthReport(result.live);
     if (health) await this.emit([health]);
+    const comparison = this.comparison.report(a, this.deps.now());
+    if (comparison) await this.emit([comparison]);
     if (result.report.outcome === 'Succeeded') {
       this.failedHeals = 0;
     } else if (only) {
@@ -425,6 +443,7 @@ export class TargetReconciler {
     this.desired = objects;
     this.desiredFor = digest;
     this.desiredByKey = new Map(objects.map((o) => [keyOf(idOf(o)), o]));
+    this.comparison.declared(this.desiredByKey.keys(), digest, sopsEncryptedRefs(this.bundle));
     for (const key of this.unwatched.keys()) if (!this.desiredByKey.has(key)) this.unwatched.delete(key);
   }
 
@@ -479,9 +498,11 @@ export class TargetReconciler {
       let manager: string | undefined;
       if (!live) {
         paths = [''];
+        this.comparison.record(key, desired, undefined, []);
       } else {
         liveByKey.set(key, live);
         const diff = this.deps.differ(desired, live, driftOptionsOf(desired, a));
+        this.comparison.record(key, desired, live, diff.differences);
         if (diff.inSync) {
           this.reportedDrift.delete(key);
           continue;
@@ -500,6 +521,8 @@ export class TargetReconciler {
         this.deps.log.info({ target: a.name, object: key, paths, manager }, 'drift detected');
       }
     }
+    const comparison = this.comparison.report(a, this.deps.now());
+    if (comparison) reports.push(comparison);
     if (reports.length > 0) await this.emit(reports);
     // After a failed sync of this revision only its retry policy syncs again: self-heal would
     // otherwise retry it object by object without a limit (Argo CD does not heal then either).
@@ -589,6 +612,14 @@ export class TargetReconciler {
     for (const d of healed) this.reportedDrift.delete(d.key);
     if (healed.length > 0)
       await this.emit(healed.map((d) => this.driftReport('healed', d, decision.breakGlassId)));
+  }
+
+  /** Records what a sync would change on one declared object, given how it runs now. */
+  private compare(key: string, live: KubeObject): void {
+    const desired = this.desiredByKey.get(key);
+    if (!desired) return;
+    const diff = this.deps.differ(desired, live, driftOptionsOf(desired, this.assignment));
+    this.comparison.record(key, desired, live, diff.differences);
   }
 
   /** Whether the object, read afresh from the API server, matches what is desired. */

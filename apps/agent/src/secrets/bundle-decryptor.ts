@@ -1,5 +1,16 @@
-import { type Bundle, type KubeObject } from '@flotilla/contract';
+import { type Bundle, type KubeObject, type ObjectRef, refOf } from '@flotilla/contract';
 import { type SopsError, decryptSopsObject, isSopsEncrypted, parseAgeIdentities } from '@flotilla/manifests';
+
+/**
+ * The objects of each plaintext bundle that Git holds SOPS-encrypted. Whatever the agent tells the
+ * hub about them (a comparison's diff) must carry no value: the hub never learns what they hold.
+ */
+const encryptedIn = new WeakMap<Bundle, readonly ObjectRef[]>();
+
+/** The objects of a bundle `plaintext` made that were SOPS-encrypted in Git (none for any other). */
+export function sopsEncryptedRefs(bundle: Bundle): readonly ObjectRef[] {
+  return encryptedIn.get(bundle) ?? [];
+}
 
 /** Why a bundle could not be made plaintext; the target keeps its last good revision. */
 export class BundleDecryptError extends Error {
@@ -54,6 +65,7 @@ export class BundleDecryptor {
       }
     }
     const plain = { ...bundle, manifests };
+    encryptedIn.set(plain, bundle.manifests.filter((m) => isSopsEncrypted(m)).map(refOf));
     // Only the current few bundles are ever needed; keep the cache from growing with history.
     if (this.cache.size >= 32) this.cache.delete(this.cache.keys().next().value as string);
     this.cache.set(bundle.digest, plain);

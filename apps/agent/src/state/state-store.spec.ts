@@ -35,7 +35,12 @@ describe('StateStore', () => {
   });
 
   it('round-trips assignments and leaves no temporary files behind', async () => {
-    const response: AssignmentsResponse = { clusterName: 'east', etag: '"7"', assignments: [] };
+    const response: AssignmentsResponse = {
+      clusterName: 'east',
+      etag: '"7"',
+      assignments: [],
+      healthRules: [],
+    };
     await store.saveAssignments(response);
     await store.saveAssignments({ ...response, etag: '"8"' });
     expect((await store.loadAssignments())?.etag).toBe('"8"');

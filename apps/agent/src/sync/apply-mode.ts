@@ -1,17 +1,26 @@
-import { type Assignment, type KubeObject, resourceSyncOptionsOf } from '@flotilla/contract';
+import {
+  type Assignment,
+  CLIENT_SIDE_APPLY_FIELD_MANAGER,
+  FIELD_MANAGER,
+  type KubeObject,
+  resourceSyncOptionsOf,
+} from '@flotilla/contract';
 
 /**
- * How one declared object is written, from Argo CD's `Replace` and `Force` (the object's own
- * annotation first, then the target's syncOptions):
+ * How one declared object is written, from Argo CD's `Replace`, `Force` and `ServerSideApply` (the
+ * object's own annotation first, then the target's syncOptions):
  * - `apply`: server-side apply (the default);
- * - `replace` (Replace=true): written whole, created when missing;
+ * - `client-side-apply` (ServerSideApply=false): as `kubectl apply` writes it, a three-way patch with
+ *   the last-applied-configuration annotation, created when missing;
+ * - `replace` (Replace=true, whatever ServerSideApply says, as in Argo CD): written whole, created
+ *   when missing;
  * - `recreate` (Replace=true with Force=true): deleted, then created again, on every sync.
  * `recreateWhenRefused` (Force=true without Replace): an apply the API refuses as invalid (an
  * immutable field changed) deletes the object and creates it again. `validate` (Validate, true unless
  * set false): whether the API server refuses fields the schema does not declare or drops them.
  */
 export interface ApplyMode {
-  write: 'apply' | 'replace' | 'recreate';
+  write: 'apply' | 'client-side-apply' | 'replace' | 'recreate';
   recreateWhenRefused: boolean;
   validate: boolean;
 }
@@ -22,7 +31,26 @@ export function applyModeOf(obj: Pick<KubeObject, 'metadata'>, policy: Assignmen
   const force = own.force ?? policy.force ?? false;
   const validate = validatesOf(obj, policy);
   if (replace) return { write: force ? 'recreate' : 'replace', recreateWhenRefused: false, validate };
-  return { write: 'apply', recreateWhenRefused: force, validate };
+  const write = serverSideAppliesOf(obj, policy) ? 'apply' : 'client-side-apply';
+  return { write, recreateWhenRefused: force, validate };
+}
+
+/** Argo CD's `ServerSideApply`: the object's own annotation first, then the target's; true when neither says. */
+export function serverSideAppliesOf(
+  obj: Pick<KubeObject, 'metadata'>,
+  policy: Assignment['syncPolicy'],
+): boolean {
+  return resourceSyncOptionsOf(obj).serverSideApply ?? policy.serverSideApply ?? true;
+}
+
+/**
+ * The field manager whose writes say what Flotilla last declared of the object: for drift, whose
+ * managedFields (or, client-side, last-applied annotation) show what Git dropped since.
+ */
+export function fieldManagerOf(obj: Pick<KubeObject, 'metadata'>, policy: Assignment['syncPolicy']): string {
+  return applyModeOf(obj, policy).write === 'client-side-apply'
+    ? CLIENT_SIDE_APPLY_FIELD_MANAGER
+    : FIELD_MANAGER;
 }
 
 /** Argo CD's `Validate`: the object's own annotation first, then the target's; true when neither says. */

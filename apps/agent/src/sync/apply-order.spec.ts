@@ -49,6 +49,16 @@ describe('syncWaveOf', () => {
     );
   });
 
+  it("reads Helm's hook weight only where no sync wave is set (any object, as Argo CD)", () => {
+    expect(syncWaveOf(withWave({ 'helm.sh/hook-weight': '-4' }))).toBe(-4);
+    expect(syncWaveOf(withWave({ 'helm.sh/hook-weight': '-4', 'argocd.argoproj.io/sync-wave': '1' }))).toBe(
+      1,
+    );
+    expect(() => syncWaveOf(withWave({ 'helm.sh/hook-weight': 'first' }))).toThrow(
+      'ConfigMap ns/c metadata.annotations["helm.sh/hook-weight"]: sync wave must be a whole number',
+    );
+  });
+
   it('refuses a wave that is not a whole number, naming the object and annotation', () => {
     let caught: unknown;
     try {

@@ -1,6 +1,11 @@
 import { type KubeObject } from '@flotilla/contract';
 
-export const WAVE_ANNOTATIONS = ['flotilla.dev/sync-wave', 'argocd.argoproj.io/sync-wave'] as const;
+/** In this order: Helm's hook weight counts only without a sync wave, as in Argo CD (any object). */
+export const WAVE_ANNOTATIONS = [
+  'flotilla.dev/sync-wave',
+  'argocd.argoproj.io/sync-wave',
+  'helm.sh/hook-weight',
+] as const;
 
 /** Helm's install order, which Argo CD uses inside a wave; kinds not listed come after, by name. */
 const KIND_ORDER = [
@@ -53,7 +58,7 @@ export class SyncWaveError extends Error {
   }
 }
 
-/** The object's wave: the flotilla alias wins over Argo CD's annotation; default 0. */
+/** The object's wave: the flotilla alias wins over Argo CD's annotation, which wins over Helm's; default 0. */
 export function syncWaveOf(obj: KubeObject): number {
   const annotations = obj.metadata.annotations ?? {};
   for (const key of WAVE_ANNOTATIONS) {
@@ -130,5 +135,5 @@ function compareKinds(a: string, b: string): number {
 
 function describe(obj: KubeObject): string {
   const ns = obj.metadata.namespace ? `${obj.metadata.namespace}/` : '';
-  return `${obj.kind} ${ns}${obj.metadata.name}`;
+  return `${obj.kind} ${ns}${obj.metadata.name || (obj.metadata.generateName ?? '')}`;
 }

@@ -154,6 +154,26 @@ describe('dryRunSync against a simulated cluster', () => {
     expect(await kube.get({ apiVersion: 'v1', kind: 'Namespace', name: 'shop-2' })).toBeUndefined();
   });
 
+  it('refuses what a sync refuses for its hook annotations, naming the annotation, as a failed dry run', async () => {
+    const typo: KubeObject = {
+      apiVersion: 'batch/v1',
+      kind: 'Job',
+      metadata: { name: 'migrate', annotations: { 'helm.sh/hook': 'pre-instal' } },
+    };
+    const r = await dryRunSync({
+      kube,
+      assignment: assignment('web-a', 'shop'),
+      manifests: [...web, typo],
+      inventory: [],
+      prune: false,
+    });
+    expect(r.outcome).toBe('Failed');
+    expect(r.message).toMatch(
+      /^dry run: nothing changed; Job migrate metadata\.annotations\["helm\.sh\/hook"\]: unknown Helm hook "pre-instal"/,
+    );
+    expect(r.resources).toEqual([]);
+  });
+
   it('reports what the server refuses as failed, with its message', async () => {
     const bad = [
       {

@@ -11,6 +11,8 @@ import { projectRefusals } from './project-check.js';
 import {
   addDeclaredKeys,
   appliedNothing,
+  applyAs,
+  wroteNothing,
   keyOf,
   namespaceToCreate,
   NAMESPACE_FIELD_MANAGER,
@@ -35,8 +37,9 @@ export interface DryRunInput {
 
 /**
  * What a manual sync would do, asked of the cluster and changing nothing in it: each declared object
- * is sent as a server-side apply with dryRun=All (so admission, defaulting and conflicts are the
- * server's own answer) and compared with what runs; what the target tracks and no longer declares
+ * is sent as its sync would write it (server-side apply, or kubectl's client-side patch with
+ * ServerSideApply=false) with dryRun=All (so admission, defaulting and conflicts are the server's own
+ * answer) and compared with what runs; what the target tracks and no longer declares
  * is listed as it would be pruned, or left in place when prune is off. Hooks are not run, and waves
  * are not waited for (a dry run makes nothing healthy). The report is a sync run marked `dryRun`:
  * `applied` = would be created or changed (the message says which), `unchanged`, `pruned` = would be
@@ -71,6 +74,8 @@ export async function dryRunSync(input: DryRunInput): Promise<SyncReport> {
   let shared: ResourceResult[] = [];
   try {
     ordered = orderForApply(input.manifests);
+    // A revision a sync refuses for its hook annotations (or a generateName on a non-hook), a dry run refuses alike.
+    for (const m of ordered) syncRoleOf(m);
     refused = await projectRefusals(kube, assignment, input.manifests);
     if (assignment.syncPolicy.failOnSharedResource)
       shared = await sharedWithOtherTargets(
@@ -205,8 +210,8 @@ async function previewWrite(
 ): Promise<Pick<ResourceResult, 'action' | 'message'>> {
   const would = (message: string) => ({ action: 'applied' as const, message: `would be ${message}` });
   if (!before) {
-    await (mode.write === 'apply'
-      ? kube.apply(obj, { dryRun: true, validate: mode.validate })
+    await (mode.write === 'apply' || mode.write === 'client-side-apply'
+      ? applyAs(kube, mode, obj, undefined, true)
       : kube.replace(obj, { dryRun: true, validate: mode.validate }));
     return would('created');
   }
@@ -216,8 +221,8 @@ async function previewWrite(
     return sameContent(before, after) ? { action: 'unchanged', message: '' } : would(WRITE_MESSAGE.replace);
   }
   try {
-    const after = await kube.apply(obj, { dryRun: true, validate: mode.validate });
-    return appliedNothing(before, after, obj) ? { action: 'unchanged', message: '' } : would('changed');
+    const after = await applyAs(kube, mode, obj, before, true);
+    return wroteNothing(mode, before, after, obj) ? { action: 'unchanged', message: '' } : would('changed');
   } catch (err) {
     if (!(mode.recreateWhenRefused && err instanceof KubeApiError && err.status === 422)) throw err;
     return would(WRITE_MESSAGE.refused(err.message));

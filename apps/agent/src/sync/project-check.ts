@@ -39,7 +39,8 @@ export async function projectRefusals(
       refused.push({
         group,
         kind: m.kind,
-        name: m.metadata.name,
+        // A hook named by generateName goes by its prefix: it has no name until it is created.
+        name: m.metadata.name || (m.metadata.generateName ?? ''),
         ...(namespace !== undefined && { namespace }),
         action: 'failed',
         message: violation.message,

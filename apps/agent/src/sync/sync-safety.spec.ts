@@ -117,7 +117,7 @@ describe('sync deletion safety against a simulated cluster', () => {
             ...m,
             metadata: {
               ...m.metadata,
-              annotations: { 'argocd.argoproj.io/sync-options': 'ServerSideApply=false' },
+              annotations: { 'argocd.argoproj.io/sync-options': 'Prune=confirm' },
             },
           }
         : m,
@@ -127,7 +127,7 @@ describe('sync deletion safety against a simulated cluster', () => {
     const deployment = r.report.resources.find((x) => x.kind === 'Deployment');
     expect(deployment?.action).toBe('failed');
     expect(deployment?.message).toMatch(
-      /^metadata\.annotations\["argocd\.argoproj\.io\/sync-options"\]\[0\]: Flotilla applies only by server-side apply/,
+      /^metadata\.annotations\["argocd\.argoproj\.io\/sync-options"\]\[0\]: Prune=confirm is not supported/,
     );
     expect(r.report.outcome).toBe('Partial');
   });

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import {
   type Assignment,
   FIELD_MANAGER,
@@ -16,7 +16,7 @@ import {
   SyncOptionError,
 } from '@flotilla/contract';
 import { isDeepStrictEqual } from 'node:util';
-import { keepLiveIgnoredFields } from '@flotilla/diff';
+import { keepLiveIgnoredFields, LAST_APPLIED_ANNOTATION, withLastApplied } from '@flotilla/diff';
 import { type DriftDiffer, driftOptionsOf } from '../drift/drift-differ.js';
 import { type HealthAssessor, type ResourceHealth } from '../health/target-health.js';
 import { KubeApiError, type KubeClient, type PropagationPolicy, idOf } from '../kube/kube-client.js';
@@ -26,7 +26,7 @@ import { isFoundation, orderForApply, orderForPrune, pruneWaves, syncWaveOf } fr
 import { type HookDeletePolicy, type SyncRole, syncRoleOf } from './hooks.js';
 import { defaultDiffer } from '../lib-adapters.js';
 import { projectRefusals } from './project-check.js';
-import { type ApplyMode, applyModeOf, validatesOf, WRITE_MESSAGE } from './apply-mode.js';
+import { type ApplyMode, applyModeOf, WRITE_MESSAGE } from './apply-mode.js';
 
 /** `group/kind/namespace/name` of a resource id (the same key as the contract's `refKey`). */
 export function keyOf(id: ResourceId): string {
@@ -195,6 +195,11 @@ export async function syncTarget(input: SyncInput): Promise<SyncResult> {
   const hooksOf = (phase: HookPhase): Step[] =>
     steps.filter((s) => runsHooks && s.role.kind === 'hook' && s.role.phases.includes(phase));
   let aborted = false;
+  // A Helm hook Argo CD has no phase for is never applied; the run says so rather than stay silent.
+  if (runsHooks && !input.only)
+    for (const s of steps)
+      if (s.role.kind === 'hook' && s.role.notRun)
+        run.messages.push(`hook not run: ${describeRef(refOfManifest(s.manifest))} (${s.role.notRun})`);
 
   if (input.only) {
     // A heal re-applies drifted objects only: no hooks, no waiting (Argo CD: no hooks on selective syncs).
@@ -525,8 +530,12 @@ class SyncRun {
       return { after: await kube.apply(obj, options), unchanged: false, message: WRITE_MESSAGE.recreate };
     }
     try {
-      const after = await kube.apply(obj, options);
-      return { after, unchanged: before !== undefined && appliedNothing(before, after, obj), message: '' };
+      const after = await applyAs(kube, mode, obj, before);
+      return {
+        after,
+        unchanged: before !== undefined && wroteNothing(mode, before, after, obj),
+        message: '',
+      };
     } catch (err) {
       // 422 Invalid is the API refusing this change (an immutable field); anything else is not
       // a reason to delete an object.
@@ -534,7 +543,7 @@ class SyncRun {
         throw err;
       await this.deleteAndWait(obj);
       return {
-        after: await kube.apply(obj, options),
+        after: await applyAs(kube, mode, obj, undefined),
         unchanged: false,
         message: WRITE_MESSAGE.refused(err.message),
       };
@@ -581,18 +590,24 @@ class SyncRun {
    */
   async runHooks(phase: HookPhase, steps: readonly Step[]): Promise<void> {
     for (const wave of groupByWave(steps)) {
-      const started: { obj: KubeObject; policies: HookDeletePolicy[] }[] = [];
+      const started: { obj: KubeObject; policies: HookDeletePolicy[]; notes: string[] }[] = [];
       const failures: string[] = [];
       for (const s of wave.steps) {
         if (s.role.kind !== 'hook') continue;
         const policies = s.role.deletePolicies;
-        let ref = refOfId(idOf(s.manifest));
+        let ref = refOfManifest(s.manifest);
         try {
           const obj = await prepareObject(this.input.kube, this.input.assignment, s.manifest);
-          ref = refOfId(idOf(obj));
+          ref = refOfManifest(obj);
+          const mode = applyModeOf(obj, this.input.assignment.syncPolicy);
+          if (obj.metadata.name === '') {
+            started.push({ policies, ...(await this.createGenerated(obj, policies, mode.validate)) });
+            continue;
+          }
           if (policies.includes('BeforeHookCreation')) await this.deleteAndWait(obj);
-          await this.input.kube.apply(obj, { validate: validatesOf(obj, this.input.assignment.syncPolicy) });
-          started.push({ obj, policies });
+          const live = mode.write === 'client-side-apply' ? await this.input.kube.get(idOf(obj)) : undefined;
+          await applyAs(this.input.kube, mode, obj, live);
+          started.push({ obj, policies, notes: [] });
         } catch (err) {
           this.results.push({ ...ref, action: 'failed', hookPhase: phase, message: (err as Error).message });
           failures.push(`${describeRef(ref)}: ${(err as Error).message}`);
@@ -602,7 +617,7 @@ class SyncRun {
       for (const [i, h] of started.entries()) {
         const outcome = outcomes[i] as { ok: boolean; message: string };
         const ref = refOfId(idOf(h.obj));
-        let message = outcome.message;
+        let message = [...h.notes, outcome.message].filter((m) => m !== '').join('; ');
         const policy: HookDeletePolicy = outcome.ok ? 'HookSucceeded' : 'HookFailed';
         if (h.policies.includes(policy)) {
           try {
@@ -690,6 +705,35 @@ class SyncRun {
     }
   }
 
+  /**
+   * Creates a hook named by generateName (POST: the server makes the name, fresh on every run) and
+   * returns it under that name, so that waiting and delete policies apply to the object actually
+   * created. Each run's object carries a label derived from the target and the hook's identity;
+   * under BeforeHookCreation the earlier runs' objects of this hook are found by it and deleted first.
+   */
+  private async createGenerated(
+    obj: KubeObject,
+    policies: readonly HookDeletePolicy[],
+    validate: boolean,
+  ): Promise<{ obj: KubeObject; notes: string[] }> {
+    const label = generatedHookLabel(this.input.assignment.name, obj);
+    obj.metadata.labels = { ...obj.metadata.labels, [GENERATED_HOOK_LABEL]: label };
+    delete (obj.metadata as Record<string, unknown>)['name'];
+    const notes: string[] = [];
+    if (policies.includes('BeforeHookCreation')) {
+      const earlier = await this.input.kube.list(obj.apiVersion, obj.kind, {
+        labelSelector: `${GENERATED_HOOK_LABEL}=${label}`,
+      });
+      for (const e of earlier.items) {
+        if ((e.metadata.namespace ?? '') !== (obj.metadata.namespace ?? '')) continue;
+        await this.deleteAndWait(e);
+        notes.push(`deleted the earlier run's ${e.metadata.name} (BeforeHookCreation)`);
+      }
+    }
+    const created = await this.input.kube.create(obj, { validate });
+    return { obj: { ...obj, metadata: { ...obj.metadata, name: created.metadata.name } }, notes };
+  }
+
   /** Deletes a previous run's hook object, if any, and waits until it is really gone. */
   private async deleteAndWait(obj: KubeObject): Promise<void> {
     const id = idOf(obj);
@@ -708,6 +752,52 @@ class SyncRun {
     } catch (err) {
       return { status: 'Unknown', message: `health check failed: ${(err as Error).message}` };
     }
+  }
+}
+
+/**
+ * One apply as the object's mode says: client-side from `live` (what the cluster has; undefined:
+ * create) with ServerSideApply=false, else server-side (also for a hook with Replace=true: hooks are
+ * applied, never replaced).
+ */
+export function applyAs(
+  kube: KubeClient,
+  mode: ApplyMode,
+  obj: KubeObject,
+  live: KubeObject | undefined,
+  dryRun?: boolean,
+): Promise<KubeObject> {
+  const options = { validate: mode.validate, ...(dryRun ? { dryRun } : {}) };
+  return mode.write === 'client-side-apply'
+    ? kube.clientSideApply(obj, live, options)
+    : kube.apply(obj, options);
+}
+
+/**
+ * True when an apply changed nothing this agent is responsible for: appliedNothing for a server-side
+ * apply; for a client-side one, the values at every path the new or the previous last-applied
+ * configuration names (the annotation itself included), so a removal counts and a controller's
+ * status write between our read and our patch does not.
+ */
+export function wroteNothing(
+  mode: ApplyMode,
+  before: KubeObject,
+  after: KubeObject,
+  applied: KubeObject,
+): boolean {
+  if (mode.write !== 'client-side-apply') return appliedNothing(before, after, applied);
+  const shapes = [withLastApplied(applied), lastAppliedOf(before) ?? {}];
+  return shapes.every((shape) => isDeepStrictEqual(projectOnto(before, shape), projectOnto(after, shape)));
+}
+
+/** The previous client-side apply's configuration, from the object's annotation. */
+function lastAppliedOf(obj: KubeObject): unknown {
+  const text = obj.metadata.annotations?.[LAST_APPLIED_ANNOTATION];
+  if (text === undefined) return undefined;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
   }
 }
 
@@ -767,6 +857,31 @@ export function waitBudgetMs(objects: readonly KubeObject[], timeoutMs: number):
       budget = Math.max(budget, Math.min(deadline * 1000 + PROGRESS_DEADLINE_GRACE_MS, MAX_WAVE_WAIT_MS));
   }
   return budget;
+}
+
+/** Marks each object made from a generateName hook: which target's hook, in which namespace, it was. */
+export const GENERATED_HOOK_LABEL = 'flotilla.dev/generated-hook';
+
+/**
+ * The label value shared by every run's object of one generateName hook: a digest (a label value
+ * allows 63 characters, and a generateName ends in '-', which a label value may not).
+ */
+export function generatedHookLabel(target: string, obj: KubeObject): string {
+  const identity = [
+    target,
+    groupOf(obj.apiVersion),
+    obj.kind,
+    obj.metadata.namespace ?? '',
+    obj.metadata.generateName,
+  ];
+  return createHash('sha256').update(JSON.stringify(identity)).digest('hex').slice(0, 40);
+}
+
+/** A manifest's ref for a report; one named by generateName goes by its prefix until it is created. */
+function refOfManifest(obj: KubeObject): ReturnType<typeof refOfId> {
+  const ref = refOfId(idOf(obj));
+  if (ref.name === '') ref.name = obj.metadata.generateName ?? '';
+  return ref;
 }
 
 function describeRef(ref: { group: string; kind: string; namespace?: string; name: string }): string {

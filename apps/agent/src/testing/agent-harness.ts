@@ -48,9 +48,15 @@ export class AgentHarness {
   }
 
   async runAgent(
-    options: { stateDir?: string; hubUrl?: string; ageKey?: string; statusPort?: number } & AgentOptions = {},
+    options: {
+      stateDir?: string;
+      hubUrl?: string;
+      ageKey?: string;
+      statusPort?: number;
+      waveTimeoutSeconds?: number;
+    } & AgentOptions = {},
   ): Promise<Agent> {
-    const { stateDir, hubUrl, ageKey, statusPort, ...extra } = options;
+    const { stateDir, hubUrl, ageKey, statusPort, waveTimeoutSeconds, ...extra } = options;
     const agent = await startAgent(
       {
         hubUrl: hubUrl ?? this.hub.url,
@@ -61,6 +67,7 @@ export class AgentHarness {
         logLevel: 'silent',
         ...(ageKey ? { ageKey } : {}),
         ...(statusPort !== undefined ? { statusPort, statusHost: '127.0.0.1' } : {}),
+        ...(waveTimeoutSeconds !== undefined ? { waveTimeoutSeconds } : {}),
       },
       {
         logger: pino({ level: process.env['AGENT_TEST_LOG'] ?? 'silent' }),

@@ -7,6 +7,7 @@ import {
   type Assignment,
   type Bundle,
   type ClusterCapabilities,
+  type HealthRule,
   type KubeObject,
   type Report,
   assignmentSchema,
@@ -60,6 +61,7 @@ export class HubStandIn {
   private credentialRefusal: string | undefined;
   private etagSeq = 1;
   private assignments: Assignment[] = [];
+  private healthRules: HealthRule[] = [];
   private readonly bundles = new Map<string, Bundle>();
   private readonly tampered = new Set<string>();
   private waiters: (() => void)[] = [];
@@ -116,6 +118,13 @@ export class HubStandIn {
 
   setAssignments(assignments: AssignmentInput[]): void {
     this.assignments = assignments.map((a) => assignmentSchema.parse(a));
+    this.etagSeq++;
+    for (const w of this.waiters.splice(0)) w();
+  }
+
+  /** Custom health rules sent with the assignments from now on (a new ETag, as the hub's). */
+  setHealthRules(rules: HealthRule[]): void {
+    this.healthRules = rules;
     this.etagSeq++;
     for (const w of this.waiters.splice(0)) w();
   }
@@ -192,7 +201,12 @@ export class HubStandIn {
       }
       if (req.headers['if-none-match'] === this.etag) return send(res, 304);
       res.setHeader('etag', this.etag);
-      return send(res, 200, { clusterName: 'east', etag: this.etag, assignments: this.assignments });
+      return send(res, 200, {
+        clusterName: 'east',
+        etag: this.etag,
+        assignments: this.assignments,
+        healthRules: this.healthRules,
+      });
     }
     if (req.method === 'POST' && url.pathname === AGENT_API.bundleBatch && this.batchBundles) {
       const body = bundleBatchRequestSchema.safeParse(await readJson(req));

@@ -41,7 +41,9 @@ describe('flotilla appsets without a hub', () => {
     [['apply', 'extra', '-f', 'x.yaml'], "unexpected argument 'extra'"],
     [['delete'], 'missing NAME; usage: flotilla appsets delete NAME'],
     [['list', '-f', 'x.yaml'], "-f, --wait and --timeout apply to 'appsets apply' only"],
-    [['sync'], "unknown sub-command 'sync'; expected list, get, apply or delete"],
+    [['get', 'web', '--hard'], "--hard and --reason apply to 'appsets refresh' only"],
+    [['refresh'], 'missing NAME; usage: flotilla appsets refresh NAME [--hard]'],
+    [['sync'], "unknown sub-command 'sync'; expected list, get, apply, delete or refresh"],
   ])('%j is a usage error (exit 2)', async (argv, message) => {
     const r = await runInProcess(run, argv);
     expect(r.code).toBe(2);

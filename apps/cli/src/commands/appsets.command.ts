@@ -20,15 +20,20 @@ const SPEC: HubCommandSpec = {
     '       flotilla appsets get NAME',
     '       flotilla appsets apply -f FILE [--wait] [--timeout SECONDS]',
     '       flotilla appsets delete NAME',
+    '       flotilla appsets refresh NAME [--hard] [--reason TEXT]',
     '',
     "The hub's ApplicationSets. `apply` creates or replaces one from a YAML or JSON file (Flotilla's",
     "form or Argo CD's argoproj.io/v1alpha1) and prints whether it was created or updated and its",
     'status; with --wait it waits until the hub has expanded it (exit 1 if the expansion failed).',
+    '`refresh` evaluates it again now; --hard first fetches every Git repository it reads (as a',
+    'push webhook would), for a hub whose webhooks are not set up or a commit it has not seen yet.',
   ].join('\n'),
   options: {
     file: { type: 'string', short: 'f' },
     wait: { type: 'boolean' },
     timeout: { type: 'string' },
+    hard: { type: 'boolean' },
+    reason: { type: 'string' },
   },
 };
 
@@ -39,6 +44,9 @@ export function run(argv: string[]): Promise<number> {
     const [sub = 'list', ...rest] = positionals;
     if (sub !== 'apply' && ['file', 'wait', 'timeout'].some((k) => values[k] !== undefined)) {
       throw new UsageError(`-f, --wait and --timeout apply to 'appsets apply' only`);
+    }
+    if (sub !== 'refresh' && ['hard', 'reason'].some((k) => values[k] !== undefined)) {
+      throw new UsageError(`--hard and --reason apply to 'appsets refresh' only`);
     }
     switch (sub) {
       case 'list': {
@@ -73,6 +81,25 @@ export function run(argv: string[]): Promise<number> {
         );
         return values['wait'] === true && appSet.status !== 'Ready' ? 1 : 0;
       }
+      case 'refresh': {
+        const name = expectName(rest, 'flotilla appsets refresh NAME [--hard]');
+        const reason = stringValue(values['reason']);
+        const asked = await client.request<{ hard: boolean; repositories: { url: string }[] }>(
+          'POST',
+          `/api/v1/appsets/${encodeURIComponent(name)}/refresh`,
+          {
+            hard: values['hard'] === true,
+            ...(reason !== undefined && { reason }),
+          },
+        );
+        printResult(asked, output, () =>
+          [
+            `ApplicationSet ${name}: evaluation queued.`,
+            ...asked.repositories.map((r) => `Fetch queued: ${r.url}`),
+          ].join('\n'),
+        );
+        return 0;
+      }
       case 'delete': {
         const name = expectName(rest, 'flotilla appsets delete NAME');
         await client.deleteAppSet(name);
@@ -80,7 +107,7 @@ export function run(argv: string[]): Promise<number> {
         return 0;
       }
       default:
-        throw new UsageError(`unknown sub-command '${sub}'; expected list, get, apply or delete`);
+        throw new UsageError(`unknown sub-command '${sub}'; expected list, get, apply, delete or refresh`);
     }
   });
 }

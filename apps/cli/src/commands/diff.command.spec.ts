@@ -318,4 +318,34 @@ describe('flotilla diff', () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('usage: flotilla diff --desired FILE --live FILE');
   });
+
+  describe('flotilla diff TARGET (hub-backed)', () => {
+    // Nothing listens on port 9 of 127.0.0.1: the hub cannot be reached.
+    const away = ['--hub', 'http://127.0.0.1:9', '--token', 't'];
+
+    it('is chosen by a TARGET without --desired or --live', async () => {
+      const r = await flotillaDiff('web-eu-1', ...away);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain('flotilla diff:');
+      expect(r.stderr).toContain('http://127.0.0.1:9');
+    });
+
+    it('with --exit-code, "cannot tell" is 2, never the 1 that means differences', async () => {
+      const r = await flotillaDiff('web-eu-1', '--exit-code', ...away);
+      expect(r.code).toBe(2);
+    });
+
+    it('has its own help, and leaves the offline usage errors as they were', async () => {
+      const help = await flotillaDiff('web-eu-1', '--help');
+      expect([help.code, help.stdout]).toEqual([
+        0,
+        expect.stringContaining('usage: flotilla diff TARGET [--exit-code]'),
+      ]);
+      const offline = await flotillaDiff('-o', 'json');
+      expect([offline.code, offline.stderr]).toEqual([
+        2,
+        expect.stringContaining('diff needs --desired FILE and --live FILE'),
+      ]);
+    });
+  });
 });

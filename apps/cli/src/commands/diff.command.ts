@@ -1,4 +1,5 @@
-import { ignoreRuleSchema, type IgnoreRule } from '@flotilla/contract';
+import { parseArgs } from 'node:util';
+import { ignoreRuleSchema, type IgnoreRule, type TargetDiffView } from '@flotilla/contract';
 import { DiffError, compileIgnoreRules, diffObjects, type DiffResult } from '@flotilla/diff';
 import {
   EvaluationError,
@@ -10,6 +11,7 @@ import {
   offlineCommand,
   type ArgValue,
 } from '../offline/offline-command.js';
+import { age, expectName, printResult, runHubCommand, shortSha, type HubCommandSpec } from './hub-command.js';
 
 const HELP = `usage: flotilla diff --desired FILE --live FILE [--ignore RULES] [--manager NAME] [--yield MANAGER]... [-o json|yaml|table]
 
@@ -23,7 +25,10 @@ prints {"inSync": bool, "differences": [{"path", "desired", "live"}]}.
   --yield MANAGER   a manager whose fields are never drift (e.g. an autoscaler); repeatable
 --desired and --live may be repeated in pairs; the output is then an array in input order.
 An empty --live file means the object does not exist yet.
-Exit 0 whatever the verdict, 1 for a bad ignore rule, 2 for bad usage or unreadable input.`;
+Exit 0 whatever the verdict, 1 for a bad ignore rule, 2 for bad usage or unreadable input.
+
+flotilla diff TARGET [--exit-code] [-o json|yaml] [--hub URL] [--token T] [--context NAME]
+asks the hub what a sync would change on the target's cluster (see flotilla diff TARGET --help).`;
 
 const OPTIONS = {
   desired: { type: 'string', multiple: true },
@@ -33,7 +38,95 @@ const OPTIONS = {
   yield: { type: 'string', multiple: true },
 } as const;
 
-export const run = offlineCommand(HELP, OPTIONS, evaluate);
+const runOffline = offlineCommand(HELP, OPTIONS, evaluate);
+
+/**
+ * `flotilla diff TARGET` asks the hub; `flotilla diff --desired … --live …` stays the offline
+ * comparison of CLI.md, byte for byte: any call naming --desired or --live, or without a TARGET, is
+ * the offline one.
+ */
+export function run(argv: string[]): Promise<number> {
+  return isHubDiff(argv) ? runHubDiff(argv) : runOffline(argv);
+}
+
+const HUB_SPEC: HubCommandSpec = {
+  name: 'diff',
+  usage: [
+    'usage: flotilla diff TARGET [--exit-code] [-o json|yaml]',
+    '',
+    "What a sync would change on the target's cluster, as a unified diff per object like kubectl diff",
+    "(live against what the sync would make it; Secret values masked), from the agent's last comparison",
+    'of the revision Git wants with what runs. Nothing is printed when they agree. Works with automated',
+    'sync off: the agent compares and applies nothing until someone syncs.',
+    '  --exit-code   exit 1 when a sync would change something, 0 when not, 2 when it cannot tell',
+    '                (no comparison of the wanted revision yet, the hub unreachable or refusing, bad usage)',
+    'Without --exit-code: 0 when shown, 1 when it cannot tell or the hub fails, 2 for bad usage.',
+    'The offline form, flotilla diff --desired FILE --live FILE, is unchanged (flotilla diff --help).',
+  ].join('\n'),
+  options: { 'exit-code': { type: 'boolean' } },
+};
+
+/** A TARGET and neither --desired nor --live. */
+function isHubDiff(argv: string[]): boolean {
+  if (argv.some((a) => /^--(desired|live)(=|$)/.test(a))) return false;
+  try {
+    const { positionals } = parseArgs({
+      args: argv,
+      options: {
+        ...HUB_SPEC.options,
+        hub: { type: 'string' },
+        token: { type: 'string' },
+        context: { type: 'string' },
+        output: { type: 'string', short: 'o' },
+        help: { type: 'boolean', short: 'h' },
+      },
+      strict: true,
+      allowPositionals: true,
+    });
+    return positionals.length > 0;
+  } catch {
+    return false;
+  }
+}
+
+async function runHubDiff(argv: string[]): Promise<number> {
+  const exitCode = argv.includes('--exit-code');
+  // Set only when the comparison answered: whatever else ends the command is "cannot tell".
+  let verdict: 'same' | 'different' | undefined;
+  const code = await runHubCommand(argv, HUB_SPEC, async ({ positionals, output, client }) => {
+    const name = expectName(positionals, 'flotilla diff TARGET [--exit-code]');
+    const view = await client.targetDiff(name);
+    const c = view.comparison;
+    if (output !== 'table') printResult(view, output, () => '');
+    if (!c || !c.current) {
+      console.error(`flotilla diff: ${name}: ${notComparedYet(view)}`);
+      return 1;
+    }
+    verdict = c.inSync ? 'same' : 'different';
+    if (output === 'table') {
+      for (const o of c.objects)
+        process.stdout.write(
+          o.diff || `(${o.kind} ${o.name}: ${o.action}, diff left out to keep to the size limit)\n`,
+        );
+      console.error(
+        `# compared by the agent of ${view.cluster} ${age(c.observedAt)} ago at revision ${shortSha(c.revision)}: ` +
+          `${c.objects.length} of ${c.compared} object(s) differ${c.truncated ? ' (cut to the size limits: more not shown)' : ''}`,
+      );
+    }
+    return exitCode && verdict === 'different' ? 1 : 0;
+  });
+  return exitCode && verdict === undefined && code !== 0 ? 2 : code;
+}
+
+/** Why there is no diff to show for the revision Git wants. */
+function notComparedYet(view: TargetDiffView): string {
+  const c = view.comparison;
+  if (!c) return "its agent has not reported a comparison yet (is it online? see 'flotilla targets')";
+  return (
+    `its agent's latest comparison is of revision ${shortSha(c.revision)} (${age(c.observedAt)} ago); ` +
+    `Git wants ${shortSha(view.desiredRevision)}, not compared yet: try again shortly`
+  );
+}
 
 function evaluate(values: Record<string, ArgValue>): {
   results: unknown[];

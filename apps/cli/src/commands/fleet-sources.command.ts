@@ -139,7 +139,7 @@ export function run(argv: string[]): Promise<number> {
         printResult(
           { removed: id },
           output,
-          () => `Fleet source ${id} removed; its objects stay, API-managed.`,
+          () => `Fleet source ${id} removed; its objects stay, API-managed (its health rules go with it).`,
         );
         return 0;
       }

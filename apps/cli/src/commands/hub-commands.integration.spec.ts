@@ -204,6 +204,19 @@ describe('hub-backed commands against a real hub', () => {
     expect(view.name).toBe('web');
     expect(view.repoUrls).toEqual([expect.stringMatching(/^file:\/\//)]);
 
+    // A hard refresh names the repository it fetches; its text says what was queued.
+    const refreshed = await json<{ hard: boolean; repositories: { url: string }[] }>(
+      appsets,
+      'refresh',
+      'web',
+      '--hard',
+      '--reason',
+      'webhook missed',
+    );
+    expect(refreshed).toMatchObject({ hard: true, repositories: [{ url: view.repoUrls[0] }] });
+    const refreshText = await cli(appsets, 'refresh', 'web');
+    expect([refreshText.code, refreshText.out.trim()]).toEqual([0, 'ApplicationSet web: evaluation queued.']);
+
     const list = await cli(appsets, 'list');
     const [header, row] = list.out.trimEnd().split('\n');
     expect(header?.split(/ {3,}/)).toEqual([

@@ -48,7 +48,22 @@ describe('flotilla validate', () => {
       name: 'canary-first',
       file: 'rollouts/canary-first.yaml',
     });
-    expect(report.objects).toHaveLength(10);
+    expect(report.objects).toContainEqual({
+      kind: 'HealthRule',
+      name: 'cert-manager.io/Certificate',
+      file: 'resource_customizations/cert-manager.io/Certificate/health.lua',
+    });
+    expect(report.objects).toContainEqual({
+      kind: 'ValidatingAdmissionPolicy',
+      name: 'trusted-registries',
+      file: 'policies/trusted-registries.yaml',
+    });
+    expect(report.objects).toContainEqual({
+      kind: 'ConfigMap',
+      name: 'replica-limit',
+      file: 'policies/replica-limit.yaml',
+    });
+    expect(report.objects).toHaveLength(16);
   });
 
   it.each(readdirSync(CASES).sort())('reports the %s fixture as expected.json says', async (name) => {
@@ -92,7 +107,7 @@ describe('flotilla validate', () => {
     const { code, out } = await flotillaValidate(EXAMPLE);
     expect(code).toBe(0);
     expect(out).toBe(
-      'valid: 10 valid objects in 6 files (ApplicationSet 2, ClusterGroup 3, Project 2, RolloutStrategy 1, SyncWindow 2)\n',
+      'valid: 16 valid objects in 9 files (ApplicationSet 2, ClusterGroup 3, ConfigMap 1, HealthRule 1, Project 2, RolloutStrategy 1, SyncWindow 2, ValidatingAdmissionPolicy 2, ValidatingAdmissionPolicyBinding 2)\n',
     );
   });
 
@@ -135,6 +150,48 @@ describe('flotilla validate', () => {
     }
     const missing = await flotillaValidate(join(dir, 'missing'));
     expect(missing.err).toBe(`flotilla: cannot read ${join(dir, 'missing')}: ENOENT\n`);
+  });
+
+  it('checks health rules under resource_customizations: a script that does not compile is named', async () => {
+    const repo = join(dir, 'rules-repo');
+    const rules = join(repo, 'resource_customizations');
+    mkdirSync(join(rules, 'cert-manager.io', 'Certificate', 'testdata'), { recursive: true });
+    mkdirSync(join(rules, 'example.com', 'Widget'), { recursive: true });
+    writeFileSync(join(repo, 'window.yaml'), WINDOW);
+    writeFileSync(
+      join(rules, 'cert-manager.io', 'Certificate', 'health.lua'),
+      'return { status = "Healthy" }\n',
+    );
+    // Argo CD's test data beside a script is YAML but no fleet object: it is left alone.
+    writeFileSync(
+      join(rules, 'cert-manager.io', 'Certificate', 'testdata', 'ready.yaml'),
+      'kind: Certificate\n',
+    );
+    writeFileSync(join(rules, 'example.com', 'Widget', 'health.lua'), 'local hs = {\nreturn hs\n');
+
+    const { code, out } = await flotillaValidate(repo);
+    expect(code).toBe(1);
+    expect(out.trimEnd().split('\n')).toEqual([
+      "resource_customizations/example.com/Widget/health.lua:2: HealthRule/example.com/Widget: (root): unexpected symbol near 'return'",
+      'invalid: 1 error (2 valid objects in 3 files); nothing would change',
+    ]);
+
+    writeFileSync(join(rules, 'example.com', 'Widget', 'health.lua'), 'return { status = "Healthy" }\n');
+    const fixed = await flotillaValidate(repo, '-o', 'json');
+    expect(fixed.code).toBe(0);
+    expect((JSON.parse(fixed.out) as ValidateReport).objects).toEqual([
+      { kind: 'SyncWindow', name: 'nightly', file: 'window.yaml' },
+      {
+        kind: 'HealthRule',
+        name: 'cert-manager.io/Certificate',
+        file: 'resource_customizations/cert-manager.io/Certificate/health.lua',
+      },
+      {
+        kind: 'HealthRule',
+        name: 'example.com/Widget',
+        file: 'resource_customizations/example.com/Widget/health.lua',
+      },
+    ]);
   });
 
   it('prints yaml with -o yaml', async () => {

@@ -5,9 +5,12 @@ import {
   compareFleetErrors,
   formatFleetError,
   isFleetFile,
+  isHealthRuleFile,
   validateFleetDirectory,
+  validateFleetHealthRules,
   type FleetError,
   type FleetFile,
+  type FleetHealthRule,
   type FleetValidation,
 } from '@flotilla/fleet-config';
 import { stringify } from 'yaml';
@@ -17,9 +20,14 @@ const USAGE = `usage: flotilla validate DIR [-o json|yaml|table]
 
 Checks a fleet repository offline: every YAML file under DIR (hidden directories
 skipped), each document against its kind (ApplicationSet, SyncWindow, Project,
-RolloutStrategy, ClusterGroup), then the references between objects, cron and
-time-zone validity, label selectors, and project repositories. A repository with
-any invalid object is invalid as a whole. Symbolic links are refused.
+RolloutStrategy, ClusterGroup, and Kubernetes' ValidatingAdmissionPolicy and
+ValidatingAdmissionPolicyBinding with every CEL expression compiled, plus the
+objects a policy's paramKind names), then the references between objects, cron and
+time-zone validity, label selectors, and project repositories; and the health
+rules under resource_customizations/ (<group>/<kind>/health.lua, as in Argo CD):
+each at a rule's place, at most 64 KiB, compiling as Lua (never run). A
+repository with any invalid object is invalid as a whole. Symbolic links are
+refused.
 
   -o, --output   json, yaml or table (default: one line per error,
                  file:line: kind/name: path: message, then a summary)
@@ -43,26 +51,27 @@ export interface ValidateReport {
   }[];
 }
 
-export function run(argv: string[]): Promise<number> {
+export async function run(argv: string[]): Promise<number> {
   try {
-    return Promise.resolve(execute(argv));
+    return await execute(argv);
   } catch (err) {
     if (err instanceof UsageError) {
       console.error(`flotilla: ${err.message}`);
-      return Promise.resolve(2);
+      return 2;
     }
-    return Promise.reject(err instanceof Error ? err : new Error(String(err)));
+    throw err instanceof Error ? err : new Error(String(err));
   }
 }
 
-function execute(argv: string[]): number {
+async function execute(argv: string[]): Promise<number> {
   const { dir, output } = parseValidateArgs(argv);
   if (dir === null) {
     console.log(USAGE);
     return 0;
   }
   const { files, refused } = readFleetDirectory(dir);
-  const report = toReport(validateFleetDirectory(files), refused);
+  const rules = await validateFleetHealthRules(files);
+  const report = toReport(validateFleetDirectory(files), rules, refused);
   process.stdout.write(render(report, output, files.length));
   return report.valid ? 0 : 1;
 }
@@ -97,7 +106,7 @@ function parseValidateArgs(argv: string[]): { dir: string | null; output: Output
 }
 
 /**
- * Reads the YAML files under `dir` as the hub reads a checkout: hidden entries skipped, symbolic
+ * Reads the YAML files and health rules under `dir` as the hub reads a checkout: hidden entries skipped, symbolic
  * links never followed (they are reported, since a link can point outside the repository), and
  * every path kept relative to the root.
  */
@@ -129,10 +138,11 @@ export function readFleetDirectory(dir: string): { files: FleetFile[]; refused: 
       const path = relative(root, full).split(sep).join('/');
       if (path.startsWith('..')) throw new UsageError(`${full} is outside ${dir}`);
       if (entry.isSymbolicLink()) {
-        if (isFleetFile(path) || isDirectory(full)) refused.push(symlinkError(path, full));
+        if (isFleetFile(path) || isHealthRuleFile(path) || isDirectory(full))
+          refused.push(symlinkError(path, full));
       } else if (entry.isDirectory()) {
         walk(full);
-      } else if (entry.isFile() && isFleetFile(path)) {
+      } else if (entry.isFile() && (isFleetFile(path) || isHealthRuleFile(path))) {
         try {
           files.push({ path, content: readFileSync(full, 'utf8') });
         } catch (err) {
@@ -174,11 +184,26 @@ function symlinkError(path: string, full: string): FleetError {
   };
 }
 
-function toReport(result: FleetValidation, refused: FleetError[]): ValidateReport {
-  const errors = [...refused, ...result.errors].sort(compareFleetErrors);
+function toReport(
+  result: FleetValidation,
+  rules: { rules: FleetHealthRule[]; errors: FleetError[] },
+  refused: FleetError[],
+): ValidateReport {
+  const errors = [...refused, ...result.errors, ...rules.errors].sort(compareFleetErrors);
   return {
     valid: errors.length === 0,
-    objects: result.objects.map((o) => ({ kind: o.kind, name: o.name, file: o.file })),
+    // Kubernetes' admission policies and their params, and the health rules, are valid objects of
+    // the repository too.
+    objects: [
+      ...[
+        ...result.objects,
+        ...result.policies,
+        ...result.params.map((o) => ({ ...o, kind: String(o.object.kind) })),
+      ]
+        .sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : a.document - b.document))
+        .map((o) => ({ kind: o.kind, name: o.name, file: o.file })),
+      ...rules.rules.map((r) => ({ kind: 'HealthRule', name: r.key, file: r.file })),
+    ],
     errors: errors.map((e) => ({
       file: e.file,
       document: e.document,

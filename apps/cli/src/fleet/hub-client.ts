@@ -2,7 +2,7 @@
  * A small typed client for the hub's people-facing REST API, used by the CLI's hub-backed commands,
  * the demo and the end-to-end tests.
  */
-import type { TargetReason } from '@flotilla/contract';
+import type { TargetDiffView, TargetReason } from '@flotilla/contract';
 
 export interface TargetView {
   name: string;
@@ -254,6 +254,11 @@ export class HubClient {
       `/api/v1/targets${queryString(query)}`,
     );
     return Array.isArray(body) ? body : body.items;
+  }
+
+  /** What a sync would change on the target's cluster, from its agent's latest comparison. */
+  targetDiff(name: string): Promise<TargetDiffView> {
+    return this.request('GET', `/api/v1/targets/${encodeURIComponent(name)}/diff`);
   }
 
   async repositories(): Promise<{ id: string; url: string }[]> {

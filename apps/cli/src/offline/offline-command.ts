@@ -67,11 +67,14 @@ export function readOneDocument(path: string, options: ReadOptions = {}): unknow
   return docs[0];
 }
 
-/** Reads a YAML or JSON file (JSON is YAML) holding any number of documents; empty documents are skipped. */
+/**
+ * Reads a YAML or JSON file (JSON is YAML) holding any number of documents; empty documents are
+ * skipped. `-` is standard input, for a rendered stream piped in.
+ */
 export function readDocuments(path: string, options: ReadOptions = {}): unknown[] {
   let text: string;
   try {
-    text = readFileSync(path, 'utf8');
+    text = readFileSync(path === '-' ? 0 : path, 'utf8');
   } catch (err) {
     throw new UsageError(
       `cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,

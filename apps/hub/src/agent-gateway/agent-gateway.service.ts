@@ -4,6 +4,7 @@ import {
   type Assignment,
   type AssignmentsResponse,
   type Bundle,
+  type HealthRule,
   type ProjectRestrictions,
   type RegisterRequest,
   type RegisterResponse,
@@ -24,6 +25,7 @@ import { WindowsService } from '../windows/windows.service.js';
 import { BreakGlassService } from '../break-glass/break-glass.service.js';
 import { TargetOperations } from '../targets/target-operations.service.js';
 import { ClusterWakeups } from '../queues/cluster-wakeups.service.js';
+import { HealthRulesService } from '../health-rules/health-rules.service.js';
 import { BurstSharedRead } from './burst-shared-read.js';
 
 /**
@@ -89,14 +91,20 @@ export class AgentGatewayService implements BeforeApplicationShutdown {
     private readonly breakGlass: BreakGlassService,
     private readonly wakeups: ClusterWakeups,
     private readonly operations: TargetOperations,
+    healthRules: HealthRulesService,
   ) {
     this.namedWindows = new BurstSharedRead(() => this.windows.named(), wakeups);
     this.projectSpecs = new BurstSharedRead(() => this.readProjectSpecs(), wakeups);
+    this.healthRules = new BurstSharedRead(() => healthRules.forAgents(), wakeups);
   }
 
-  /** Named sync windows and stored projects, read once per burst of computations (see BurstSharedRead). */
+  /**
+   * Named sync windows, stored projects and health rules, read once per burst of computations (see
+   * BurstSharedRead).
+   */
   private readonly namedWindows: BurstSharedRead<NamedSyncWindow[]>;
   private readonly projectSpecs: BurstSharedRead<Map<string, ProjectSpec>>;
+  private readonly healthRules: BurstSharedRead<HealthRule[]>;
 
   /** Every stored project's spec (a handful of rows; the implicit `default` is absent unless stored). */
   private async readProjectSpecs(): Promise<Map<string, ProjectSpec>> {
@@ -233,7 +241,7 @@ export class AgentGatewayService implements BeforeApplicationShutdown {
       })
       .filter((t) => t.served.bundleDigest !== '');
     // Each target's project narrowed to this cluster; the agent refuses objects outside it.
-    const [projectSpecs, namedWindows, overrides, rollbackOf, operations, operationExpiry] =
+    const [projectSpecs, namedWindows, overrides, rollbackOf, operations, operationExpiry, healthRules] =
       await Promise.all([
         this.projectSpecs.get(clusterId),
         // Sync windows and break-glass travel in the assignment, so the ETag changes when they do.
@@ -245,6 +253,8 @@ export class AgentGatewayService implements BeforeApplicationShutdown {
         this.autoRollbackByAppSet(targets, clusterLabels),
         this.operations.pendingFor(clusterId, new Date(now)),
         this.operations.nextExpiry(clusterId, new Date(now)),
+        // Fleet-wide: every cluster gets every rule (a rule only judges objects of its kind).
+        this.healthRules.get(clusterId),
       ]);
     // An operation that expires unrun leaves the answer then, without a wake-up.
     if (operationExpiry !== undefined) validUntil = Math.min(validUntil, operationExpiry);
@@ -285,10 +295,14 @@ export class AgentGatewayService implements BeforeApplicationShutdown {
         operations: operations.get(t.id) ?? [],
       };
     });
-    const etag = `"${createHash('sha256').update(JSON.stringify(assignments)).digest('hex').slice(0, 32)}"`;
+    // Health rules are in the ETag: a changed rule reaches agents as a new revision does.
+    const etag = `"${createHash('sha256')
+      .update(JSON.stringify({ assignments, healthRules }))
+      .digest('hex')
+      .slice(0, 32)}"`;
     const clusterUpdatedMs = clusterRows[0]?.updatedMs ?? 0;
     this.known.set(clusterId, { etag, stamp, clusterUpdatedMs, validUntil });
-    return { clusterName, etag, assignments };
+    return { clusterName, etag, assignments, healthRules };
   }
 
   /**

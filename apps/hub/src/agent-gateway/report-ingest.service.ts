@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import type { DriftReport, HealthReport, Report, SyncReport } from '@flotilla/contract';
+import type { ComparisonReport, DriftReport, HealthReport, Report, SyncReport } from '@flotilla/contract';
 import { Database } from '../db/database.js';
 import { toJson } from '../common/json.js';
 import { AuditLog, type AuditEntry } from '../audit/audit.service.js';
@@ -46,6 +46,8 @@ interface BatchEffects {
   syncRuns: Prisma.SyncRunCreateManyInput[];
   status: Map<string, StatusChange>;
   audit: AuditEntry[];
+  /** Per target, the latest comparison the group carries (observed last; equal times: arrived last). */
+  comparisons: Map<string, ComparisonReport>;
 }
 
 /**
@@ -166,7 +168,7 @@ export class ReportIngestService {
       const applied = group.map((w, i) => w.reports.filter((r) => owner.get(r.id) === i && stored.has(r.id)));
       const targets = await this.targetsOf(tx, applied.flat());
       const actors = await agentActors(tx, group);
-      const effects: BatchEffects = { syncRuns: [], status: new Map(), audit: [] };
+      const effects: BatchEffects = { syncRuns: [], status: new Map(), audit: [], comparisons: new Map() };
       for (const [i, w] of group.entries()) {
         const firstAudit = effects.audit.length;
         const actor = actors.get(w.clusterId) ?? `agent:${w.clusterId}`;
@@ -176,6 +178,7 @@ export class ReportIngestService {
       for (let i = 0; i < effects.syncRuns.length; i += CHUNK)
         await insertSyncRuns(tx, effects.syncRuns.slice(i, i + CHUNK));
       await writeStatus(tx, effects.status);
+      await writeComparisons(tx, effects.comparisons);
       // Last: the chain lock is held from here to commit, so nothing slow comes after it.
       await this.audit.recordMany(effects.audit, tx);
       return applied.map((reports) => new Set(reports.map((r) => r.id)));
@@ -217,6 +220,9 @@ export class ReportIngestService {
           break;
         case 'drift':
           applyDrift(effects, actor, target, r);
+          break;
+        case 'comparison':
+          applyComparison(effects, target, r);
           break;
       }
     }
@@ -521,6 +527,34 @@ function applyDrift(effects: BatchEffects, actor: string, target: TargetState, r
       reportId: r.id,
     },
   });
+}
+
+/** An observation, not an action: it moves the target's last report and its comparison, and is not audited. */
+function applyComparison(effects: BatchEffects, target: TargetState, r: ComparisonReport): void {
+  touchReport(changeOf(effects, target.id), r.at);
+  const held = effects.comparisons.get(target.id);
+  if (!held || !isBefore(new Date(r.at), new Date(held.at))) effects.comparisons.set(target.id, r);
+}
+
+/**
+ * Each target's comparison replaces the stored one only when observed at the same time or later:
+ * a retry delivered late, or a group that commits after a newer one, never puts an older
+ * comparison back. One statement per target: comparisons come only when what they say changed.
+ */
+async function writeComparisons(tx: Tx, comparisons: Map<string, ComparisonReport>): Promise<void> {
+  for (const [targetId, r] of comparisons) {
+    await tx.$executeRaw`
+      INSERT INTO "TargetComparison" ("targetId", "observedAt", "revision", "bundleDigest", "inSync",
+        "compared", "truncated", "objects", "reportId")
+      VALUES (${targetId}, ${utc(r.at)}::timestamp, ${r.revision}, ${r.bundleDigest}, ${r.inSync},
+        ${r.compared}, ${r.truncated}, ${JSON.stringify(r.objects)}::jsonb, ${r.id})
+      ON CONFLICT ("targetId") DO UPDATE SET
+        "observedAt" = EXCLUDED."observedAt", "revision" = EXCLUDED."revision",
+        "bundleDigest" = EXCLUDED."bundleDigest", "inSync" = EXCLUDED."inSync",
+        "compared" = EXCLUDED."compared", "truncated" = EXCLUDED."truncated",
+        "objects" = EXCLUDED."objects", "reportId" = EXCLUDED."reportId"
+      WHERE "TargetComparison"."observedAt" <= EXCLUDED."observedAt"`;
+  }
 }
 
 /**

@@ -46,6 +46,18 @@ export class AppSetsController {
     return this.appsets.confirmExpansion(name, body, actor);
   }
 
+  /**
+   * Evaluates the appset again now; `hard` first fetches every Git repository it reads. Queued:
+   * 202 with the repositories whose fetch was asked (their status says when it ended).
+   */
+  @Post(':name/refresh')
+  @Roles('operator')
+  @HttpCode(202)
+  @ApiBody({ description: '{"hard": true, "reason": "<optional, for the audit log>"}', required: false })
+  refresh(@Param('name') name: string, @Body() body: unknown, @Actor() actor: string) {
+    return this.appsets.refresh(name, body, actor);
+  }
+
   @Get()
   list() {
     return this.appsets.list();

@@ -18,6 +18,21 @@ import { ProjectGate, ProjectPolicy } from '../projects/project-policy.service.j
 import type { ApplicationSet } from '../generated/prisma/client.js';
 
 /** ApplicationSets as people submit them, and the triggers that (re-)expand them. */
+const refreshRequestSchema = z.strictObject({
+  /** Fetch the appset's Git repositories first (Argo CD's hard refresh). */
+  hard: z.boolean().default(false),
+  /** Why, for the audit log (optional: a refresh changes no desired state). */
+  reason: z.string().trim().max(1000).optional(),
+});
+
+/** What a refresh asked for: the expansion, and with `hard` a fetch of each repository listed. */
+export interface AppSetRefreshView {
+  appSet: string;
+  hard: boolean;
+  requestedAt: string;
+  repositories: { id: string; url: string }[];
+}
+
 @Injectable()
 export class AppSetsService {
   constructor(
@@ -124,6 +139,39 @@ export class AppSetsService {
     return errors
       .filter((e) => e.kind === 'ApplicationSet' && e.name === row.name)
       .map((e) => ({ ...e, commit: source.seenCommit }));
+  }
+
+  /**
+   * Evaluates the appset again now — its generators against today's inventory and resolved refs —
+   * and, with `hard`, first fetches every Git repository it reads, as a push webhook would (a
+   * fetch that moves a ref expands again once it lands). Both are queued and deduplicated like any
+   * other work: the answer says what was asked, each repository's status when its fetch ended.
+   * Changes no desired state by itself, so operators may ask it, fleet-managed appsets too.
+   */
+  async refresh(name: string, body: unknown, actor: string): Promise<AppSetRefreshView> {
+    const { hard, reason } = parseInput(refreshRequestSchema, body ?? {});
+    const row = await this.db.prisma.applicationSet.findUnique({
+      where: { name },
+      select: { id: true, repoUrls: true },
+    });
+    if (!row) throw HubError.notFound('appset', name);
+    const requestedAt = new Date();
+    const repositories = hard
+      ? await this.db.prisma.repository.findMany({
+          where: { url: { in: row.repoUrls } },
+          orderBy: { url: 'asc' },
+          select: { id: true, url: true },
+        })
+      : [];
+    for (const r of repositories) await this.repos.refresh(r.id);
+    await this.requestExpand(row.id);
+    await this.audit.record({
+      actor,
+      action: 'appset.refreshed',
+      scope: `appset:${name}`,
+      details: { hard, repositories: repositories.map((r) => r.url), ...(reason && { reason }) },
+    });
+    return { appSet: name, hard, requestedAt: requestedAt.toISOString(), repositories };
   }
 
   async remove(name: string, actor: string): Promise<void> {

@@ -4,7 +4,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Report } from '@flotilla/contract';
 import { ReportIngestService } from '../agent-gateway/report-ingest.service.js';
 import { Database } from '../db/database.js';
-import { createTestGitRepo, startTestHub, type TestGitRepo, type TestHub } from '../testing/index.js';
+import {
+  createTestGitRepo,
+  startTestHub,
+  type TestGitRepo,
+  type TestHub,
+  hubCaller,
+} from '../testing/index.js';
 
 // History is a record, targets are inventory: on the real hub (PostgreSQL, Redis, Git), deleting an
 // appset keeps its sync runs, and a target that moves to another cluster starts over there instead
@@ -15,19 +21,7 @@ const fixture = (name: string) => readFileSync(new URL(`./testdata/${name}`, imp
 let hub: TestHub;
 let repo: TestGitRepo;
 
-async function call<T = Record<string, unknown>>(
-  method: string,
-  path: string,
-  body?: unknown,
-): Promise<{ status: number; body: T }> {
-  const res = await fetch(`${hub.url}${path}`, {
-    method,
-    headers: body !== undefined ? { 'content-type': 'application/json' } : {},
-    ...(body !== undefined && { body: JSON.stringify(body) }),
-  });
-  const text = await res.text();
-  return { status: res.status, body: (text ? JSON.parse(text) : null) as T };
-}
+const call = hubCaller(() => hub);
 
 /** One target named `name` (not derived from the cluster), on `cluster`. */
 function appSetDoc(name: string, cluster: string): unknown {

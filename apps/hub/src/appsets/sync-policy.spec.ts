@@ -217,7 +217,9 @@ describe('sync options and syncPolicy fields Flotilla does not honour', () => {
   };
 
   it('refuses each one at submission, naming the field', () => {
-    expect(refusal({ syncOptions: ['ServerSideApply=true', 'ServerSideApply=false'] })).toMatchObject({
+    expect(
+      refusal({ syncOptions: ['ServerSideApply=false', 'ClientSideApplyMigration=true'] }),
+    ).toMatchObject({
       path: 'spec.template.spec.syncPolicy.syncOptions[1]',
       code: 'unsupported-sync-option',
     });
@@ -278,15 +280,19 @@ describe('sync options and syncPolicy fields Flotilla does not honour', () => {
       syncPolicyOf({ automated: {}, syncOptions: ['Replace=true', 'Force=true', 'PruneLast=true'] }),
     ).toMatchObject({ replace: true, force: true, pruneLast: true });
     expect(syncPolicyOf({ automated: {} })).not.toHaveProperty('replace');
+    expect(syncPolicyOf({ automated: {}, syncOptions: ['ServerSideApply=false'] })).toMatchObject({
+      serverSideApply: false,
+    });
+    expect(syncPolicyOf({ automated: {} })).not.toHaveProperty('serverSideApply');
     const bad = refusal({ syncOptions: ['PrunePropagationPolicy=cascade'] });
     expect(bad.path).toBe('spec.template.spec.syncPolicy.syncOptions[0]');
     expect(bad.message).toContain('PrunePropagationPolicy=foreground or PrunePropagationPolicy=background');
   });
 
   it('fails the expansion of a target whose templated option is refused', () => {
-    expect(() => targetSyncSettingsOf({ syncPolicy: { syncOptions: ['ServerSideApply=false'] } })).toThrow(
-      expect.objectContaining({ path: 'spec.template.spec.syncPolicy.syncOptions[0]' }),
-    );
+    expect(() =>
+      targetSyncSettingsOf({ syncPolicy: { syncOptions: ['ClientSideApplyMigration=true'] } }),
+    ).toThrow(expect.objectContaining({ path: 'spec.template.spec.syncPolicy.syncOptions[0]' }));
   });
 
   it("reads Argo CD's automated.enabled: false as manual, keeping prune", () => {

@@ -414,6 +414,7 @@ function sharedSettingsOf(o: Record<string, unknown>): Partial<SyncPolicy> {
       if (key === 'Force') out.force = value === 'true';
       if (key === 'PruneLast') out.pruneLast = value === 'true';
       if (key === 'Validate') out.validate = value === 'true';
+      if (key === 'ServerSideApply') out.serverSideApply = value === 'true';
       if (
         key === 'PrunePropagationPolicy' &&
         (value === 'foreground' || value === 'background' || value === 'orphan')

@@ -7,6 +7,7 @@ import { asRecord, toJson } from '../common/json.js';
 import { hashSecret, newSecret } from '../common/secrets.js';
 import { AuditLog } from '../audit/audit.service.js';
 import type { Cluster } from '../generated/prisma/client.js';
+import { COMPARISON_SUMMARY, syncStatusOf } from '../targets/sync-status.js';
 
 const labelKey = z
   .string()
@@ -144,14 +145,16 @@ export class ClustersService {
         lastSyncedRevision: true,
         lastSyncedDigest: true,
         lastSyncedAt: true,
+        syncPolicy: true,
+        comparison: COMPARISON_SUMMARY,
         health: true,
       },
     });
     const counts = { total: targets.length, synced: 0, outOfSync: 0, unknown: 0, healthy: 0, degraded: 0 };
     for (const t of targets) {
-      if (!t.lastSyncedAt) counts.unknown++;
-      else if (t.lastSyncedRevision === t.desiredRevision && t.lastSyncedDigest === t.bundleDigest)
-        counts.synced++;
+      const sync = syncStatusOf(t);
+      if (sync === 'Unknown') counts.unknown++;
+      else if (sync === 'Synced') counts.synced++;
       else counts.outOfSync++;
       if (t.health === 'Healthy') counts.healthy++;
       if (t.health === 'Degraded') counts.degraded++;

@@ -28,6 +28,7 @@ describe('loadHubConfig', () => {
       console: { dir: expect.stringMatching(/apps\/console\/dist$/) as string },
       appsets: { deletionGuardPercent: 50 },
       fleet: { repositories: '' },
+      healthRules: { luaDir: null },
       rollouts: { tickSeconds: 5, offlineAfterSeconds: 120 },
       webhooks: { secret: null },
       breakGlass: { maxMinutes: 1440 },

@@ -170,6 +170,12 @@ export const hubEnvSchema = z.object({
     .describe(
       'An appset expansion that would delete more than this share of its targets (or all of them) waits for confirmation.',
     ),
+  FLOTILLA_HEALTH_LUA_DIR: z
+    .string()
+    .optional()
+    .describe(
+      "Custom health checks for every cluster, in Argo CD's resource_customizations layout (<group>/<kind>/health.lua); a fleet repository's rule of the same key wins. Checked at start: a script that does not compile stops the hub, naming its file.",
+    ),
   FLEET_REPOSITORIES: z
     .string()
     .default('')
@@ -337,6 +343,8 @@ export interface HubConfig {
   console: { dir: string | null };
   appsets: { deletionGuardPercent: number };
   fleet: { repositories: string };
+  /** FLOTILLA_HEALTH_LUA_DIR (null: no hub-wide health rules). */
+  healthRules: { luaDir: string | null };
   rollouts: { tickSeconds: number; offlineAfterSeconds: number };
   webhooks: { secret: string | null };
   breakGlass: { maxMinutes: number };
@@ -466,6 +474,7 @@ export function loadHubConfig(env: Record<string, string | undefined>): HubConfi
     },
     appsets: { deletionGuardPercent: e.DELETION_GUARD_PERCENT },
     fleet: { repositories: e.FLEET_REPOSITORIES },
+    healthRules: { luaDir: e.FLOTILLA_HEALTH_LUA_DIR ?? null },
     rollouts: { tickSeconds: e.ROLLOUT_TICK_SECONDS, offlineAfterSeconds: e.CLUSTER_OFFLINE_SECONDS },
     webhooks: { secret: e.FLOTILLA_WEBHOOK_SECRET ?? null },
     breakGlass: { maxMinutes: e.BREAK_GLASS_MAX_MINUTES },

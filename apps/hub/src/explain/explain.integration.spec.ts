@@ -2,7 +2,13 @@ import 'reflect-metadata';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ExplainView } from '@flotilla/contract';
 import { Database } from '../db/database.js';
-import { createTestGitRepo, startTestHub, type TestGitRepo, type TestHub } from '../testing/index.js';
+import {
+  createTestGitRepo,
+  startTestHub,
+  type TestGitRepo,
+  type TestHub,
+  hubCaller,
+} from '../testing/index.js';
 
 // GET /api/v1/explain on the real hub (PostgreSQL, Redis, a Git repository with a kustomization):
 // a matching cluster gets the generator, values, resolved revision, bundle digest and render check;
@@ -12,15 +18,7 @@ let hub: TestHub;
 let repo: TestGitRepo;
 let head: string;
 
-async function call<T>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
-  const res = await fetch(`${hub.url}${path}`, {
-    method,
-    headers: body === undefined ? {} : { 'content-type': 'application/json' },
-    ...(body !== undefined && { body: JSON.stringify(body) }),
-  });
-  const text = await res.text();
-  return { status: res.status, body: (text ? JSON.parse(text) : null) as T };
-}
+const call = hubCaller(() => hub);
 
 const appSetDoc = () => ({
   apiVersion: 'argoproj.io/v1alpha1',

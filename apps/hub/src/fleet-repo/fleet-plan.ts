@@ -1,5 +1,14 @@
 import { canonicalJson } from '@flotilla/manifests';
-import { type FleetKind, type FleetObject } from '@flotilla/fleet-config';
+import { type FleetKind, type FleetObject, type FleetObjectSource } from '@flotilla/fleet-config';
+
+/**
+ * A fleet repository's health rule as the plan and FleetManaged hold it: named by its key
+ * (`cert-manager.io/Certificate`), from its `resource_customizations/…/health.lua`.
+ */
+export type HealthRuleObject = FleetObjectSource & { kind: 'HealthRule'; object: { script: string } };
+
+/** What one commit declares: the fleet's YAML objects and its health rules. */
+export type PlannedObject = FleetObject | HealthRuleObject;
 
 /** What a fleet source manages now, as recorded (FleetManaged rows). */
 export interface ManagedEntry {
@@ -14,12 +23,12 @@ export interface ManagedEntry {
 
 /** What applying one commit changes: objects to create, update (content or file moved) and delete. */
 export interface FleetPlan {
-  create: FleetObject[];
-  update: FleetObject[];
-  unchanged: FleetObject[];
+  create: PlannedObject[];
+  update: PlannedObject[];
+  unchanged: PlannedObject[];
   delete: ManagedEntry[];
   /** Objects another fleet source already manages: the commit is refused, naming both. */
-  conflicts: { object: FleetObject; owner: ManagedEntry }[];
+  conflicts: { object: PlannedObject; owner: ManagedEntry }[];
 }
 
 export const keyOf = (kind: string, name: string): string => `${kind}/${name}`;
@@ -30,7 +39,7 @@ export const keyOf = (kind: string, name: string): string => `${kind}/${name}`;
  */
 export function planFleet(
   sourceId: string,
-  desired: readonly FleetObject[],
+  desired: readonly PlannedObject[],
   managed: readonly ManagedEntry[],
 ): FleetPlan {
   const byKey = new Map(managed.map((m) => [keyOf(m.kind, m.name), m]));
@@ -55,7 +64,8 @@ export function planFleet(
 }
 
 /** Kinds in the order they are applied: what others reference first. */
-export const APPLY_ORDER: readonly FleetKind[] = [
+export const APPLY_ORDER: readonly (FleetKind | 'HealthRule')[] = [
+  'HealthRule',
   'ClusterGroup',
   'Project',
   'SyncWindow',

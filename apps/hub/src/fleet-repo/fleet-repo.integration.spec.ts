@@ -188,6 +188,40 @@ describe('fleet repository', () => {
     expect(updated.body.source.commit).toBe(fixed);
   }, 120_000);
 
+  it('refuses a commit whose admission policy does not compile, naming file, field and expression', async () => {
+    const good = fleetRepo.head();
+    await settle((x) => `${x.status} ${x.appliedCommit ?? '-'}`, `Ready ${good}`);
+    const policy = (expression: string) =>
+      [
+        'apiVersion: admissionregistration.k8s.io/v1',
+        'kind: ValidatingAdmissionPolicy',
+        'metadata: {name: replica-limit}',
+        'spec:',
+        '  matchConstraints:',
+        '    resourceRules: [{apiGroups: [apps], apiVersions: [v1], operations: [CREATE], resources: [deployments]}]',
+        '  validations:',
+        `    - expression: ${JSON.stringify(expression)}`,
+        '',
+      ].join('\n');
+    fleetRepo.commit({ 'fleet/policies.yaml': policy('object.spec.replicas <= ') }, 'broken policy');
+    const s = await settle((x) => `${x.status} ${x.error?.code ?? '-'}`, 'Error invalid-commit');
+    expect(s.appliedCommit).toBe(good);
+    expect(s.error?.errors?.[0]).toMatchObject({
+      file: 'fleet/policies.yaml',
+      document: 0,
+      path: 'spec.validations[0].expression',
+    });
+    expect(s.error?.errors?.[0]?.message).toContain('in CEL expression "object.spec.replicas <= "');
+
+    const fixed = fleetRepo.commit(
+      { 'fleet/policies.yaml': policy('object.spec.replicas <= 5') },
+      'fix policy',
+    );
+    await settle((x) => `${x.status} ${x.appliedCommit ?? '-'}`, `Ready ${fixed}`);
+    const removed = fleetRepo.commit({ 'fleet/policies.yaml': null }, 'no policies yet');
+    await settle((x) => `${x.status} ${x.appliedCommit ?? '-'}`, `Ready ${removed}`);
+  }, 120_000);
+
   it('allows an edit of a Git-managed window under a break-glass, audited and shown as diverging until Git writes it', async () => {
     const window = { kind: 'deny', schedule: '0 0 * * 6', duration: '24h', timeZone: 'Europe/Paris' };
     const refused = await call<{ code: string; message: string; path: string }>(

@@ -5,8 +5,10 @@ import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs
 import {
   compareFleetErrors,
   isFleetFile,
+  isHealthRuleFile,
   projectNameOf,
   validateFleetDirectory,
+  validateFleetHealthRules,
   type FleetError,
   type FleetFile,
   type FleetObject,
@@ -30,7 +32,16 @@ import { checkAppSetDocument } from '../appsets/appset-checks.js';
 import { ProjectsService } from '../projects/projects.service.js';
 import { WindowsService } from '../windows/windows.service.js';
 import { Prisma, type FleetSource } from '../generated/prisma/client.js';
-import { APPLY_ORDER, keyOf, planFleet, type FleetPlan, type ManagedEntry } from './fleet-plan.js';
+import {
+  APPLY_ORDER,
+  keyOf,
+  planFleet,
+  type FleetPlan,
+  type HealthRuleObject,
+  type ManagedEntry,
+  type PlannedObject,
+} from './fleet-plan.js';
+import { HEALTH_RULE_KIND } from '../health-rules/health-rules.service.js';
 import { normaliseFleetPath, parseFleetRepositories, type FleetSourceSetting } from './fleet-setting.js';
 
 const run = promisify(execFile);
@@ -158,7 +169,8 @@ export class FleetRepoService implements OnApplicationBootstrap {
 
   /**
    * Stops following a source. Its objects stay and become API-managed (never deleted by a removal:
-   * removing the setting is not saying "delete the fleet").
+   * removing the setting is not saying "delete the fleet"). Its health rules go: the hub keeps no
+   * copy of a rule outside the source that declares it, and there is no API to manage one.
    */
   async remove(id: string, actor: string): Promise<void> {
     const row = await this.db.prisma.fleetSource.findUnique({ where: { id } });
@@ -170,6 +182,9 @@ export class FleetRepoService implements OnApplicationBootstrap {
       sourceAuthor: null,
       sourceFile: null,
     };
+    const hadRules = await this.db.prisma.fleetManaged.count({
+      where: { fleetSourceId: id, kind: HEALTH_RULE_KIND },
+    });
     await this.db.prisma.$transaction(async (tx) => {
       const managed = await tx.fleetManaged.findMany({ where: { fleetSourceId: id } });
       const names = (kind: string) => managed.filter((m) => m.kind === kind).map((m) => m.name);
@@ -190,6 +205,11 @@ export class FleetRepoService implements OnApplicationBootstrap {
         tx,
       );
     });
+    // Its health rules go with it (the hub holds no other copy): every cluster's assignments change.
+    if (hadRules > 0)
+      await this.wakeups.notify(
+        (await this.db.prisma.cluster.findMany({ select: { id: true } })).map((c) => c.id),
+      );
   }
 
   /** After a fetch of `url`: one reconcile job per source of that repository at its current commit. */
@@ -267,15 +287,18 @@ export class FleetRepoService implements OnApplicationBootstrap {
       return { status: 'Error', commit, ...none, error };
     }
 
-    // 1. Validate the whole directory; any error refuses the whole commit.
+    // 1. Validate the whole directory, health rules included; any error refuses the whole commit.
     const files: FleetFile[] = this.mirrors.mirrors
       .listFiles(repo.id, commit, source.path)
-      .filter(isFleetFile)
+      .filter((path) => isFleetFile(path) || isHealthRuleFile(path))
       .map((path) => ({ path, content: this.mirrors.mirrors.readFile(repo.id, commit, path) }));
     const validation = validateFleetDirectory(files);
-    const objects = withRawAppSets(validation.objects, files);
+    const rules = await validateFleetHealthRules(files);
+    const fleetObjects = withRawAppSets(validation.objects, files);
     // The hub's own appset checks, the same the API makes (deletion guard, rollout, ignore rules).
-    const errors = [...validation.errors, ...hubChecks(objects)].sort(compareFleetErrors);
+    const errors = [...validation.errors, ...rules.errors, ...hubChecks(fleetObjects)].sort(
+      compareFleetErrors,
+    );
     if (errors.length > 0) {
       const error = {
         code: 'invalid-commit',
@@ -289,6 +312,17 @@ export class FleetRepoService implements OnApplicationBootstrap {
     // 2. Plan against what the fleet sources manage; never take another source's object.
     const author = await this.authorOf(repo.id, commit);
     const managed: ManagedEntry[] = await this.db.prisma.fleetManaged.findMany();
+    const objects: PlannedObject[] = [
+      ...fleetObjects,
+      ...rules.rules.map((r): HealthRuleObject => ({
+        kind: HEALTH_RULE_KIND,
+        name: r.key,
+        file: r.file,
+        document: 0,
+        line: 1,
+        object: { script: r.script },
+      })),
+    ];
     const plan = planFleet(id, objects, managed);
     if (plan.conflicts.length > 0) {
       const c = plan.conflicts[0];
@@ -395,9 +429,15 @@ export class FleetRepoService implements OnApplicationBootstrap {
     managed: readonly ManagedEntry[],
     guardBaseline: number,
     confirmation?: FleetConfirmation,
-  ): Promise<{ appSetIds: string[]; projects: string[]; labelsChanged: boolean; clusterIds: string[] }> {
+  ): Promise<{
+    appSetIds: string[];
+    projects: string[];
+    labelsChanged: boolean;
+    clusterIds: string[];
+    healthRulesChanged: boolean;
+  }> {
     const actor = `git:${author}`;
-    const gitSource = (o: FleetObject) => ({
+    const gitSource = (o: PlannedObject) => ({
       managedBy: 'git',
       sourceRepo: source.repoUrl,
       sourceCommit: commit,
@@ -412,6 +452,9 @@ export class FleetRepoService implements OnApplicationBootstrap {
       projects: [] as string[],
       labelsChanged: false,
       clusterIds: [] as string[],
+      healthRulesChanged: [...plan.create, ...plan.update, ...plan.delete].some(
+        (o) => o.kind === HEALTH_RULE_KIND,
+      ),
     };
 
     await this.db.prisma.$transaction(
@@ -470,6 +513,9 @@ export class FleetRepoService implements OnApplicationBootstrap {
             case 'RolloutStrategy':
               event(`rollout-strategy.${verb}`, `rollout-strategy:${o.name}`, o);
               break;
+            case 'HealthRule':
+              event(`health-rule.${verb}`, `health-rule:${o.name}`, o);
+              break;
           }
           const row = {
             divergedAt: null,
@@ -506,6 +552,8 @@ export class FleetRepoService implements OnApplicationBootstrap {
             event('cluster-group.deleted', `cluster-group:${m.name}`, m);
           } else if (m.kind === 'RolloutStrategy') {
             event('rollout-strategy.deleted', `rollout-strategy:${m.name}`, m);
+          } else if (m.kind === HEALTH_RULE_KIND) {
+            event('health-rule.deleted', `health-rule:${m.name}`, m);
           }
           if (m.kind !== 'SyncWindow')
             await tx.fleetManaged.delete({ where: { kind_name: { kind: m.kind, name: m.name } } });
@@ -600,6 +648,7 @@ export class FleetRepoService implements OnApplicationBootstrap {
     projects: string[];
     labelsChanged: boolean;
     clusterIds: string[];
+    healthRulesChanged: boolean;
   }): Promise<void> {
     for (const id of applied.appSetIds) {
       const row = await this.db.prisma.applicationSet.findUnique({ where: { id } });
@@ -610,7 +659,11 @@ export class FleetRepoService implements OnApplicationBootstrap {
     if (applied.labelsChanged) await this.appsets.requestExpandAll();
     // An appset's rollout strategy and project travel in its assignments even when no target changes.
     const appSetClusters = await this.appsets.clustersOf(applied.appSetIds);
-    await this.wakeups.notify([...applied.clusterIds, ...appSetClusters]);
+    // Health rules are fleet-wide: every cluster's assignments (and ETag) change.
+    const everyCluster = applied.healthRulesChanged
+      ? (await this.db.prisma.cluster.findMany({ select: { id: true } })).map((c) => c.id)
+      : [];
+    await this.wakeups.notify([...applied.clusterIds, ...appSetClusters, ...everyCluster]);
   }
 
   private async fail(

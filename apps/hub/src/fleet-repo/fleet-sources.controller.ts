@@ -39,7 +39,7 @@ export class FleetSourcesController {
     return this.fleet.confirm(id, body, actor);
   }
 
-  /** Stops following the source; its objects stay, API-managed from now on. */
+  /** Stops following the source; its objects stay, API-managed from now on (its health rules go). */
   @Delete(':id')
   @HttpCode(204)
   async remove(@Param('id') id: string, @Actor() actor: string): Promise<void> {

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { Gauge } from 'prom-client';
 import { HUB_CONFIG, type HubConfig } from '../config/hub-config.js';
 import { Database } from '../db/database.js';
-import { syncStatusOf } from '../targets/sync-status.js';
+import { COMPARISON_SUMMARY, syncStatusOf } from '../targets/sync-status.js';
 import { HubMetrics } from './hub-metrics.service.js';
 
 /**
@@ -48,6 +48,8 @@ export class FleetMetrics {
             lastSyncedRevision: true,
             lastSyncedDigest: true,
             lastSyncedAt: true,
+            syncPolicy: true,
+            comparison: COMPARISON_SUMMARY,
             releasedAt: true,
             health: true,
             appSet: { select: { name: true, project: true } },

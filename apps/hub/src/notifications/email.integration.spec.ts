@@ -111,13 +111,17 @@ describe('notifications by e-mail (PostgreSQL, Redis, SMTP)', () => {
     expect(mail!.subject).toContain('[Flotilla]');
     expect(mail!.body).toContain('incident 12');
     expect(mail!.messageId).toBe(`<${mail!.delivery}@flotilla>`);
-    const deliveries = (
-      await fleet.call<{ id: string; status: string; destination: string }[]>(
-        'GET',
-        '/api/v1/notifications/deliveries',
-      )
-    ).body.filter((d) => d.destination === 'oncall');
-    expect(deliveries.map((d) => [d.id, d.status])).toEqual([[mail!.delivery, 'Sent']]);
+    // The relay has the message before the hub records the delivery as sent: wait for the record.
+    const deliveries = async () =>
+      (
+        await fleet.call<{ id: string; status: string; destination: string }[]>(
+          'GET',
+          '/api/v1/notifications/deliveries',
+        )
+      ).body
+        .filter((d) => d.destination === 'oncall')
+        .map((d) => [d.id, d.status]);
+    await expect.poll(deliveries, { timeout: 30_000 }).toEqual([[mail!.delivery, 'Sent']]);
 
     // `flotilla notifications` shows the same, and never the password.
     const cli = async (...args: string[]) =>

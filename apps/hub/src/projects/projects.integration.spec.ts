@@ -3,7 +3,13 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { AgentGatewayService } from '../agent-gateway/agent-gateway.service.js';
-import { createTestGitRepo, startTestHub, type TestGitRepo, type TestHub } from '../testing/index.js';
+import {
+  createTestGitRepo,
+  startTestHub,
+  type TestGitRepo,
+  type TestHub,
+  hubCaller,
+} from '../testing/index.js';
 
 // Projects on the real hub (PostgreSQL, Redis, Git): the API validates them, an appset reaching
 // outside its project is refused at submission or goes to Error on expansion with its targets
@@ -15,19 +21,7 @@ let hub: TestHub;
 let repo: TestGitRepo;
 let other: TestGitRepo;
 
-async function call<T = Record<string, unknown>>(
-  method: string,
-  path: string,
-  body?: unknown,
-): Promise<{ status: number; body: T }> {
-  const res = await fetch(`${hub.url}${path}`, {
-    method,
-    headers: body !== undefined ? { 'content-type': 'application/json' } : {},
-    ...(body !== undefined && { body: JSON.stringify(body) }),
-  });
-  const text = await res.text();
-  return { status: res.status, body: (text ? JSON.parse(text) : null) as T };
-}
+const call = hubCaller(() => hub);
 
 interface AppSetView {
   status: string;

@@ -61,9 +61,9 @@ beforeAll(async () => {
     'escape/kustomization.yaml': 'resources:\n  - ../../../../etc\n',
     'via-escape/kustomization.yaml': 'resources:\n  - ../base\n  - ../escape\n',
     'options-refused/pvc.yaml':
-      'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: keep\n  annotations:\n    argocd.argoproj.io/sync-options: Prune=false\n---\napiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: data\n  namespace: db\n  annotations:\n    argocd.argoproj.io/sync-options: Prune=false,ServerSideApply=false\nspec: {}\n',
+      'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: keep\n  annotations:\n    argocd.argoproj.io/sync-options: Prune=false\n---\napiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: data\n  namespace: db\n  annotations:\n    argocd.argoproj.io/sync-options: Prune=false,Delete=confirm\nspec: {}\n',
     'options-honoured/cm.yaml':
-      'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: keep\n  annotations:\n    argocd.argoproj.io/sync-options: Prune=false, ServerSideApply=true\n    argocd.argoproj.io/compare-options: IgnoreExtraneous\n',
+      'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: keep\n  annotations:\n    argocd.argoproj.io/sync-options: Prune=false, ServerSideApply=false\n    argocd.argoproj.io/compare-options: IgnoreExtraneous\n',
     'big/huge.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: huge\ndata:\n  blob: "${'x'.repeat(4 * 1024 * 1024 + 10)}"\n`,
   });
   // Symlinks: one inside the repository (read through), one out of it (refused).
@@ -175,7 +175,7 @@ describe('sync options on rendered objects', () => {
   it('refuses a bundle with an option the agent would not honour, naming object and entry', async () => {
     const e = await renderError(source('options-refused'));
     expect(e.code).toBe('unsupported-sync-option');
-    expect(e.message).toMatch(/^PersistentVolumeClaim db\/data: Flotilla applies only by server-side apply/);
+    expect(e.message).toMatch(/^PersistentVolumeClaim db\/data: Delete=confirm is not supported/);
     expect(e.path).toContain('metadata.annotations["argocd.argoproj.io/sync-options"][1]');
     expect(await db.prisma.bundle.count({ where: { path: 'options-refused' } })).toBe(0);
   });

@@ -1,21 +1,52 @@
 import type { SyncStatus } from '@flotilla/contract';
 
+/** The part of the agent's latest comparison that sync status reads (select it with COMPARISON_SUMMARY). */
+interface ComparisonSummary {
+  revision: string;
+  bundleDigest: string;
+  inSync: boolean;
+  observedAt: Date;
+}
+
 interface SyncFields {
   desiredRevision: string;
   bundleDigest: string | null;
   lastSyncedRevision: string | null;
   lastSyncedDigest: string | null;
   lastSyncedAt: Date | null;
+  syncPolicy: unknown;
+  comparison: ComparisonSummary | null;
 }
 
+/** Pass as `comparison` in a target query's select or include: what `syncStatusOf` needs of it. */
+export const COMPARISON_SUMMARY = {
+  select: { revision: true, bundleDigest: true, inSync: true, observedAt: true },
+} as const;
+
 /**
- * Synced when the last successful sync report is at the desired revision and bundle; OutOfSync when
- * the agent has synced something else; Unknown before any successful sync was reported.
- * Computed on read, so a new desired revision turns a target OutOfSync at once.
+ * For a target with automated sync: Synced when the last successful sync report is at the desired
+ * revision and bundle; OutOfSync when the agent has synced something else; Unknown before any
+ * successful sync was reported. Computed on read, so a new desired revision turns a target
+ * OutOfSync at once.
+ *
+ * With automated sync off nothing syncs on its own, so "never synced" would stay Unknown forever:
+ * the agent's comparison of the desired revision and bundle with the cluster answers instead
+ * (Argo CD's sync status), unless a sync reported after it says more.
  */
 export function syncStatusOf(t: SyncFields): SyncStatus {
-  if (!t.lastSyncedAt) return 'Unknown';
-  return t.lastSyncedRevision === t.desiredRevision && t.lastSyncedDigest === t.bundleDigest
-    ? 'Synced'
-    : 'OutOfSync';
+  const fromSync: SyncStatus = !t.lastSyncedAt
+    ? 'Unknown'
+    : t.lastSyncedRevision === t.desiredRevision && t.lastSyncedDigest === t.bundleDigest
+      ? 'Synced'
+      : 'OutOfSync';
+  const c = t.comparison;
+  if (automatedOf(t.syncPolicy) || !c) return fromSync;
+  if (c.revision !== t.desiredRevision || c.bundleDigest !== t.bundleDigest) return fromSync;
+  if (t.lastSyncedAt && c.observedAt.getTime() < t.lastSyncedAt.getTime()) return fromSync;
+  return c.inSync ? 'Synced' : 'OutOfSync';
+}
+
+/** Automated unless the policy says `automated: false` (the hub stores it parsed, defaults filled). */
+function automatedOf(policy: unknown): boolean {
+  return (policy as { automated?: unknown } | null)?.automated !== false;
 }

@@ -7,13 +7,14 @@ import { HUB_CONFIG, type HubConfig } from '../config/hub-config.js';
 import { Database } from '../db/database.js';
 import type { Prisma } from '../generated/prisma/client.js';
 import { WindowsService } from '../windows/windows.service.js';
-import { syncStatusOf } from './sync-status.js';
+import { COMPARISON_SUMMARY, syncStatusOf } from './sync-status.js';
 
 /** What a target row must carry for its reason: pass this as (part of) the query's `include`. */
 export const REASON_INCLUDE = {
   cluster: { select: { name: true, lastSeenAt: true } },
   appSet: { select: { name: true, project: true, status: true, error: true, pendingExpansion: true } },
   pin: true,
+  comparison: COMPARISON_SUMMARY,
 } as const satisfies Prisma.TargetInclude;
 
 export type ReasonTarget = Prisma.TargetGetPayload<{ include: typeof REASON_INCLUDE }>;

@@ -1,17 +1,19 @@
-import { Controller, Get, Query, StreamableFile, UseGuards } from '@nestjs/common';
-import { ApiBearerAuth, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { Controller, Get, Param, Query, StreamableFile, UseGuards } from '@nestjs/common';
+import { ApiBearerAuth, ApiParam, ApiQuery, ApiTags } from '@nestjs/swagger';
 import {
   syncRunCsvHeader,
   syncRunCsvRow,
   type HealthStatus,
+  type ObjectComparison,
   type SyncRunPageView,
+  type TargetDiffView,
   type TargetListItemView,
   type TargetSourceView,
 } from '@flotilla/contract';
 import { exportFile, exportLines } from '../common/record-export.js';
 import { z } from 'zod';
 import { AdminTokenGuard } from '../common/admin-token.guard.js';
-import { parseInput } from '../common/hub-error.js';
+import { HubError, parseInput } from '../common/hub-error.js';
 import { Database } from '../db/database.js';
 import { syncStatusOf } from './sync-status.js';
 import { HISTORY_PAGE, SyncHistory, syncHistoryQuery } from './sync-history.service.js';
@@ -88,6 +90,47 @@ export class TargetsController {
       /** The one current reason it is not Synced and Healthy at the wanted revision (null: it is). */
       reason: reasons.get(t.id) ?? null,
     }));
+  }
+
+  /**
+   * What a sync would change on the target's cluster, object by object, as a unified diff per object
+   * (`kubectl diff`'s form, Secret values masked), from the agent's latest comparison. `current`
+   * is false when that comparison is of another revision or bundle than the one Git wants now, or
+   * older than the last successful sync.
+   */
+  @Get('targets/:name/diff')
+  @ApiParam({ name: 'name', description: 'the target' })
+  async diff(@Param('name') name: string): Promise<TargetDiffView> {
+    const t = await this.db.prisma.target.findUnique({
+      where: { name },
+      include: { cluster: { select: { name: true } }, comparison: true },
+    });
+    if (!t) throw HubError.notFound('target', name);
+    const c = t.comparison;
+    return {
+      target: t.name,
+      cluster: t.cluster.name,
+      desiredRevision: t.desiredRevision,
+      bundleDigest: t.bundleDigest,
+      syncStatus: syncStatusOf(t),
+      comparison: c
+        ? {
+            observedAt: c.observedAt.toISOString(),
+            revision: c.revision,
+            bundleDigest: c.bundleDigest,
+            // A sync reported after it has changed the cluster since: the next comparison tells.
+            current:
+              c.revision === t.desiredRevision &&
+              c.bundleDigest === t.bundleDigest &&
+              !(t.lastSyncedAt && c.observedAt.getTime() < t.lastSyncedAt.getTime()),
+            inSync: c.inSync,
+            compared: c.compared,
+            truncated: c.truncated,
+            // Stored as the contract parsed it at ingest.
+            objects: c.objects as ObjectComparison[],
+          }
+        : null,
+    };
   }
 
   /**

@@ -71,3 +71,29 @@ export async function startTestHub(
     },
   };
 }
+
+/** An answer of the hub's JSON API: the status and the parsed body (null when empty). */
+export interface HubAnswer<T> {
+  status: number;
+  body: T;
+}
+
+/**
+ * A JSON caller for a test hub that may start later (`hub` is read at each call): the body, when
+ * given, goes as JSON; the answer is parsed whatever its status, so refusals can be asserted.
+ */
+export function hubCaller(hub: () => Pick<TestHub, 'url'>) {
+  return async <T = Record<string, unknown>>(
+    method: string,
+    path: string,
+    body?: unknown,
+  ): Promise<HubAnswer<T>> => {
+    const res = await fetch(`${hub().url}${path}`, {
+      method,
+      headers: body !== undefined ? { 'content-type': 'application/json' } : {},
+      ...(body !== undefined && { body: JSON.stringify(body) }),
+    });
+    const text = await res.text();
+    return { status: res.status, body: (text ? JSON.parse(text) : null) as T };
+  };
+}

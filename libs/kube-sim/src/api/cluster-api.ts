@@ -75,6 +75,9 @@ export type ChangeListener = () => void;
 const SYSTEM_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
 const NAME_CHARS = 'bcdfghjklmnpqrstvwxz2456789';
 
+/** The apiserver's maxGeneratedNameLength: 63 less the 5 random characters. */
+const MAX_GENERATED_NAME_PREFIX = 58;
+
 export function randomSuffix(n = 5): string {
   let s = '';
   for (let i = 0; i < n; i++) s += NAME_CHARS[Math.floor(Math.random() * NAME_CHARS.length)];
@@ -221,8 +224,16 @@ export class ClusterApi {
   ): JsonObject {
     const obj = this.checkBody(rt, body);
     const m = meta(obj);
-    if (!m['name'] && typeof m['generateName'] === 'string' && m['generateName'])
-      m['name'] = `${m['generateName']}${randomSuffix()}`;
+    const generateName = m['generateName'];
+    if (!m['name'] && typeof generateName === 'string' && generateName) {
+      // As the apiserver: the prefix is cut so that the name fits 63 characters, and a generated
+      // name that is taken is drawn again (RetryGenerateName: 7 retries) before 409 AlreadyExists.
+      const base = generateName.slice(0, MAX_GENERATED_NAME_PREFIX);
+      for (let attempt = 0; attempt < 8; attempt++) {
+        m['name'] = `${base}${randomSuffix()}`;
+        if (!this.tryGet(rt, namespace, str(m['name']))) break;
+      }
+    }
     this.checkNamespace(rt, namespace, obj, true);
     const name = str(m['name'] ?? '');
     if (name && this.tryGet(rt, namespace, name)) throw alreadyExists(rt.plural, rt.group, name);

@@ -60,6 +60,15 @@ export function validate(rt: ResourceType, o: JsonObject, old: JsonObject | unde
       });
     if (old && !deepEqual(getPath(old, ['spec', 'selector']), selector))
       causes.push(immutable('spec.selector', selector));
+    // A strategy switched to Recreate keeps a defaulted rollingUpdate unless the write removes it
+    // (kubectl's $retainKeys does): the apiserver refuses the pair.
+    const strategy = rt.kind === 'Deployment' && isObject(spec['strategy']) ? spec['strategy'] : {};
+    if (strategy['type'] === 'Recreate' && strategy['rollingUpdate'] !== undefined)
+      causes.push({
+        reason: 'FieldValueForbidden',
+        field: 'spec.strategy.rollingUpdate',
+        message: "Forbidden: may not be specified when strategy `type` is 'Recreate'",
+      });
     if (old && rt.kind === 'StatefulSet') {
       const oldSpec = (old['spec'] ?? {}) as JsonObject;
       const changed = [...new Set([...Object.keys(spec), ...Object.keys(oldSpec)])].filter(

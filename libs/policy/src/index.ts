@@ -1,0 +1,30 @@
+export { compilePolicySet, isPolicyDocument, POLICY_KINDS, type PolicySet } from './policy-set.js';
+export {
+  compilePolicy,
+  compileBinding,
+  type CompiledPolicy,
+  type CompiledBinding,
+  type Compiled,
+} from './compile-policy.js';
+export {
+  evaluatePolicies,
+  policyContext,
+  refOf,
+  type AdmissionInput,
+  type AdmissionVerdict,
+  type AuditAnnotation,
+  type ObjectRef,
+  type PolicyContext,
+  type PolicyDecision,
+} from './evaluate-policies.js';
+export { formatPolicyPath, type PolicyError, type PolicyErrorCode } from './policy-error.js';
+export {
+  POLICY_API_VERSION,
+  validatingAdmissionPolicySchema,
+  validatingAdmissionPolicyBindingSchema,
+  type ValidatingAdmissionPolicy,
+  type ValidatingAdmissionPolicyBinding,
+  type ValidationAction,
+} from './policy-schema.js';
+export { ResourceIndex, type KubeObject, type ResourceInfo } from './resource-index.js';
+export { compileExpression } from './cel/kubernetes-cel.js';

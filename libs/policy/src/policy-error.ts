@@ -1,0 +1,20 @@
+/** Why a policy or binding is refused; stable codes so callers branch on them, never on the message. */
+export type PolicyErrorCode = 'not-a-policy' | 'invalid-field' | 'invalid-expression' | 'unknown-policy';
+
+/**
+ * One problem in a ValidatingAdmissionPolicy or binding: the object, the field path inside it
+ * (`spec.validations[0].expression`), the expression when one is at fault, and what to do.
+ */
+export interface PolicyError {
+  code: PolicyErrorCode;
+  kind: string;
+  name: string | null;
+  path: (string | number)[];
+  expression: string | null;
+  message: string;
+}
+
+/** `spec.validations[0].expression`, the form Kubernetes uses in its own field errors. */
+export function formatPolicyPath(path: readonly (string | number)[]): string {
+  return path.map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? p : `.${p}`)).join('');
+}
