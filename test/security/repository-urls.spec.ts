@@ -137,6 +137,61 @@ describe('repository URLs', () => {
     expect(existsSync(marker)).toBe(false);
   });
 
+  /** The appset with `spec.sources`: the app's directory and a `ref:` source at `refURL`. */
+  function multiSource(
+    name: string,
+    refURL: string,
+    elements: Record<string, string>[] = [{ cluster: 'eu1' }],
+  ) {
+    const doc = appSet(name, repo.url, elements);
+    const spec = doc.spec.template.spec as Record<string, unknown>;
+    delete spec['source'];
+    spec['sources'] = [
+      { repoURL: repo.url, targetRevision: 'HEAD', path: 'app' },
+      { repoURL: refURL, targetRevision: 'HEAD', ref: 'values' },
+    ];
+    return doc;
+  }
+
+  it('refuses them as any source of a multi-source appset, a ref: source too, naming which', async () => {
+    const before = await tableCounts(hub);
+    for (const [what, url, why] of hostile()) {
+      const r = await call<Refusal>('POST', '/api/v1/appsets', { body: multiSource('sneaky-sources', url) });
+      expect(r.status, what).toBe(400);
+      expect(r.body.code, what).toBe('invalid-repository-url');
+      expect(r.body.path, what).toBe('spec.template.spec.sources[1].repoURL');
+      expect(r.body.message, what).toMatch(why);
+    }
+    expect(await tableCounts(hub)).toEqual(before);
+    expect(existsSync(marker)).toBe(false);
+  });
+
+  it('refuses a ref: source URL a generator makes at expansion, registering and fetching nothing', async () => {
+    const r = await call('POST', '/api/v1/appsets', {
+      body: multiSource('generated-ref', '{{url}}', [{ cluster: 'eu1', url: mirrorUrl }]),
+    });
+    expect(r.status).toBe(201);
+    await expect
+      .poll(
+        async () => (await call<{ status: string }>('GET', '/api/v1/appsets/generated-ref')).body.status,
+        {
+          timeout: 60_000,
+        },
+      )
+      .toBe('Error');
+    const { error } = (await call<{ error: Refusal }>('GET', '/api/v1/appsets/generated-ref')).body;
+    expect(error.code).toBe('invalid-repository-url');
+    expect(error.message).toMatch(/inside the hub's data directory/);
+    expect(
+      await sql(hub, `SELECT count(*)::int AS n FROM "Target" WHERE name LIKE 'generated-ref-%'`),
+    ).toEqual([{ n: 0 }]);
+    expect(await sql(hub, `SELECT count(*)::int AS n FROM "Repository" WHERE url LIKE '%/repos/%'`)).toEqual([
+      { n: 0 },
+    ]);
+    await call('DELETE', '/api/v1/appsets/generated-ref');
+    await waitForIdleQueues(hub.app);
+  });
+
   it('refuses a URL a generator makes, on the appset, registering and fetching nothing', async () => {
     const before = await tableCounts(hub);
     const r = await call('POST', '/api/v1/appsets', {

@@ -19,6 +19,7 @@ import { type RuledHealthAssessor } from './health/health-rules.js';
 import { HubClient, HubError } from './hub/hub-client.js';
 import { pollSecondsBeforeRotation, rotationDue } from './hub/credential-rotation.js';
 import { createKubeClient } from './kube/kube-client.js';
+import { CapabilitiesReporter } from './hub/capabilities-reporter.js';
 import { KubeConnections } from './kube/kube-connections.js';
 import { ObjectWatcher } from './kube/object-watcher.js';
 import { TargetReconciler } from './reconcile/target-reconciler.js';
@@ -49,6 +50,8 @@ export interface AgentOptions {
   selfHealBackoff?: { initialMs: number; maxMs: number };
   /** Poll interval while a sync waits for a wave's health or a hook. Default 500 ms. */
   syncPollMs?: number;
+  /** How often discovery is read again for the hub (sent only when it changed). Default 5 min. */
+  capabilitiesEveryMs?: number;
   differ?: DriftDiffer;
   /** Judges health instead of the built-in and hub-sent rules (which are then not used). */
   health?: HealthAssessor;
@@ -125,6 +128,12 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
   else health = ruled = await defaultHealthAssessor();
   const evaluate = options.evaluateWindows ?? defaultWindowEvaluator;
   const abort = new AbortController();
+  const capabilities = new CapabilitiesReporter(
+    () => kube.capabilities(),
+    (cred, caps) => hub.reportCapabilities(cred, caps, abort.signal),
+    log,
+    options.capabilitiesEveryMs,
+  );
   let credential = (await store.loadCredential())?.credential;
   let etag: string | undefined;
   let wakeDelivery: (() => void) | undefined;
@@ -468,6 +477,7 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
     while (!abort.signal.aborted) {
       try {
         const cred = await rotateIfDue(await ensureCredential());
+        await capabilities.reportIfDue(cred);
         const wait = pollSecondsBeforeRotation(
           await store.loadCredential(),
           options.longPollSeconds ?? 30,

@@ -31,6 +31,7 @@ import { ClusterWakeups } from './queues/cluster-wakeups.service.js';
 import { QUEUE_HANDLERS, WorkerBootstrap } from './queues/worker-bootstrap.service.js';
 import { GitMirrorsService } from './git/git-mirrors.service.js';
 import { ClustersService } from './clusters/clusters.service.js';
+import { ClusterCapabilitiesService } from './clusters/cluster-capabilities.service.js';
 import { ClustersController } from './clusters/clusters.controller.js';
 import { RepositoriesService } from './repositories/repositories.service.js';
 import { RepositoriesController } from './repositories/repositories.controller.js';
@@ -131,6 +132,7 @@ export class AppModule {
       ClusterWakeups,
       GitMirrorsService,
       ClustersService,
+      ClusterCapabilitiesService,
       RepositoriesService,
       AppSetsService,
       AppSetExpander,

@@ -19,6 +19,8 @@ export const AGENT_API = {
   reports: '/api/agent/v1/reports',
   /** Trades the current credential for a new one; the old one keeps working for a short grace period. */
   rotate: '/api/agent/v1/rotate',
+  /** `PUT`, body `ClusterCapabilities`: what the cluster serves, for rendering its charts. */
+  capabilities: '/api/agent/v1/capabilities',
 } as const;
 
 /** Field manager used for every server-side apply the agent makes. */
@@ -53,6 +55,40 @@ export const registerResponseSchema = z.object({
   expiresAt: z.iso.datetime().nullable(),
 });
 export type RegisterResponse = z.infer<typeof registerResponseSchema>;
+
+/**
+ * What the agent's cluster serves, read from discovery (`/version`, `/api`, `/apis`). The hub renders
+ * the cluster's charts with it as Helm's `.Capabilities` (`helm template --kube-version`,
+ * `--api-versions`), as Argo CD does with the destination cluster's. The agent sends it at start and
+ * whenever it changes (an upgraded cluster, a CRD installed); the hub stores it on the cluster.
+ */
+export const clusterCapabilitiesSchema = z.object({
+  /** `/version`'s gitVersion, e.g. `v1.31.4` or `v1.30.2-eks-1a2b3c`. */
+  kubeVersion: z
+    .string()
+    .max(64)
+    .regex(/^v?\d+\.\d+\.\d+([-+][0-9A-Za-z.+-]*)?$/, 'must be a Kubernetes version such as v1.31.4'),
+  /**
+   * Every served group/version (`v1`, `apps/v1`, `example.com/v1alpha1`), sorted, without repeats. A
+   * version is any DNS label, as a CRD's may be (`v1` by convention, not by rule).
+   */
+  apiVersions: z
+    .array(
+      z
+        .string()
+        .max(317)
+        .regex(
+          /^([a-z0-9]([-a-z0-9.]*[a-z0-9])?\/)?[a-z]([-a-z0-9]*[a-z0-9])?$/,
+          'must be a group/version such as apps/v1',
+        ),
+    )
+    .max(5000),
+});
+export type ClusterCapabilities = z.infer<typeof clusterCapabilitiesSchema>;
+
+/** `PUT capabilities` answers whether the report changed what the hub held (then charts render anew). */
+export const capabilitiesResponseSchema = z.object({ changed: z.boolean() });
+export type CapabilitiesResponse = z.infer<typeof capabilitiesResponseSchema>;
 
 /** `POST rotate` answers like register: the cluster and its new credential (shown once). */
 export const rotateResponseSchema = registerResponseSchema;

@@ -17,8 +17,12 @@ export interface TargetListItemView {
   namespace: string;
   repoUrl: string;
   path: string;
+  /** One source: what it asks for. Several (`spec.sources`): each one's, joined by commas. */
   targetRevision: string;
+  /** The commit (or chart version) rendered; several sources: each one's, in order, joined by commas. */
   desiredRevision: string;
+  /** A multi-source target's sources, each with what it resolved to; null for a single source. */
+  sources: TargetSourceView[] | null;
   bundleDigest: string | null;
   /** What the agent is given: the release (a rollout may hold it back), or a pin that overrides it. */
   releasedRevision: string | null;
@@ -32,6 +36,21 @@ export interface TargetListItemView {
   lastReportAt: string | null;
   /** The one current reason it is not Synced and Healthy at the wanted revision (null: it is). */
   reason: TargetReason | null;
+}
+
+/** One source of a multi-source target and the revision it resolved to. */
+export interface TargetSourceView {
+  repoUrl: string;
+  /** A directory of a Git repository (`.` = its root); absent for a chart or a `ref:`-only source. */
+  path?: string;
+  /** A chart from a Helm repository. */
+  chart?: string;
+  /** The name `$ref/…` value files use for it. */
+  ref?: string;
+  /** What the source asks for: a branch, tag, commit or a chart's version range. */
+  targetRevision: string;
+  /** The commit, or the chart version, it resolved to. */
+  revision: string;
 }
 
 /** One sync run of the history (`GET /api/v1/sync-runs`). */

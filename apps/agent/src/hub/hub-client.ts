@@ -4,8 +4,11 @@ import {
   AGENT_REFUSAL,
   BUNDLE_BATCH_MAX,
   CREDENTIAL_GONE_CODES,
+  capabilitiesResponseSchema,
   type AssignmentsResponse,
   type Bundle,
+  type CapabilitiesResponse,
+  type ClusterCapabilities,
   type RegisterRequest,
   type RegisterResponse,
   type Report,
@@ -100,6 +103,21 @@ export class HubClient {
       signal,
     });
     return this.parse(AGENT_API.rotate, res, rotateResponseSchema);
+  }
+
+  /** Tells the hub what the cluster serves; `changed` is false when it already knew. */
+  async reportCapabilities(
+    credential: string,
+    capabilities: ClusterCapabilities,
+    signal?: AbortSignal,
+  ): Promise<CapabilitiesResponse> {
+    const res = await this.call(AGENT_API.capabilities, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${credential}`, 'content-type': 'application/json' },
+      body: JSON.stringify(capabilities),
+      signal,
+    });
+    return this.parse(AGENT_API.capabilities, res, capabilitiesResponseSchema);
   }
 
   /** Long-polls: the hub answers 304 after `waitSeconds` when nothing changed since `etag`. */

@@ -1,6 +1,11 @@
 import { type HttpMethod, type KubeConfig, RequestContext } from '@kubernetes/client-node';
 import { fetch } from 'undici';
-import { CLIENT_SIDE_APPLY_FIELD_MANAGER, FIELD_MANAGER, type KubeObject } from '@flotilla/contract';
+import {
+  CLIENT_SIDE_APPLY_FIELD_MANAGER,
+  FIELD_MANAGER,
+  type ClusterCapabilities,
+  type KubeObject,
+} from '@flotilla/contract';
 import { clientSideApplyPatch, withLastApplied } from '@flotilla/diff';
 import { type ResourceId } from '../state/state-store.js';
 
@@ -66,6 +71,8 @@ export interface KubeClient {
    * written as `flotilla` and validated as apply is.
    */
   create(obj: KubeObject, options?: WriteOptions): Promise<KubeObject>;
+  /** Discovery for Helm's `.Capabilities`: `/version`'s gitVersion and every served group/version. */
+  capabilities(): Promise<ClusterCapabilities>;
 }
 
 /** A Kubernetes API failure with the server's own message (the Status object), ready for a report. */
@@ -264,6 +271,22 @@ export function createKubeClient(kc: KubeConfig): KubeClient {
         body: JSON.stringify(obj),
         contentType: 'application/json',
       })) as KubeObject;
+    },
+
+    async capabilities() {
+      const version = (await call('GET', '/version', 'discovery /version')) as { gitVersion?: string };
+      const core = (await call('GET', '/api', 'discovery /api')) as { versions?: string[] };
+      const groups = (await call('GET', '/apis', 'discovery /apis')) as {
+        groups?: { versions?: { groupVersion?: string }[] }[];
+      };
+      const served = [
+        ...(core.versions ?? []),
+        ...(groups.groups ?? []).flatMap((g) => (g.versions ?? []).map((v) => v.groupVersion ?? '')),
+      ];
+      return {
+        kubeVersion: version.gitVersion ?? '',
+        apiVersions: [...new Set(served.filter((v) => v !== ''))].sort(),
+      };
     },
 
     async delete(id, propagationPolicy = 'Background') {

@@ -6,12 +6,14 @@ import {
   AGENT_REFUSAL,
   type Assignment,
   type Bundle,
+  type ClusterCapabilities,
   type HealthRule,
   type KubeObject,
   type Report,
   type TargetDeletion,
   assignmentSchema,
   bundleBatchRequestSchema,
+  clusterCapabilitiesSchema,
   registerRequestSchema,
   reportBatchSchema,
   targetDeletionSchema,
@@ -38,6 +40,8 @@ export class HubStandIn {
   /** False plays a hub from before the batch endpoint (404: the agent asks one digest at a time). */
   batchBundles = true;
   registrations = 0;
+  /** Every capabilities report the agent sent, in order. */
+  readonly capabilityReports: ClusterCapabilities[] = [];
   /** Register attempts, answered or refused. */
   registerAttempts = 0;
   /** True: the bootstrap token works once, as the real hub's does. */
@@ -247,6 +251,13 @@ export class HubStandIn {
         });
       }
       return send(res, 200, bundle);
+    }
+    if (req.method === 'PUT' && url.pathname === AGENT_API.capabilities) {
+      const body = clusterCapabilitiesSchema.safeParse(await readJson(req));
+      if (!body.success) return send(res, 400, { code: 'invalid-request', message: body.error.message });
+      const last = this.capabilityReports.at(-1);
+      this.capabilityReports.push(body.data);
+      return send(res, 200, { changed: JSON.stringify(last) !== JSON.stringify(body.data) });
     }
     if (req.method === 'POST' && url.pathname === AGENT_API.reports) {
       const batch = reportBatchSchema.safeParse(await readJson(req));

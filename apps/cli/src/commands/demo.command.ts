@@ -13,7 +13,8 @@ const DEMO_CONTEXT = 'flotilla-demo';
 const HELP = `usage: flotilla demo [--clusters N] [--dir DIR] [--timeout SECONDS] [--once]
 
 Starts a hub, N simulated clusters (default 3) with one agent each, and a local Git repository
-holding an example application and ApplicationSet, then shows them converge on their own.
+holding two example applications (plain YAML, and a Helm chart) with an ApplicationSet each, then
+shows them converge on their own.
 Ctrl-C stops everything. --once exits after convergence (exit 1 if it did not converge in time).`;
 
 export async function run(argv: string[]): Promise<number> {
@@ -92,6 +93,9 @@ export async function run(argv: string[]): Promise<number> {
   }
 }
 
+/** The appsets of examples/demo-fleet/appsets the demo creates: plain YAML, and a Helm chart. */
+const DEMO_APPSETS = ['guestbook', 'hello-chart'];
+
 async function converge(
   fleet: LocalFleet,
   repoDir: string,
@@ -106,21 +110,24 @@ async function converge(
   const count = fleet.clusters.length;
   const contextSaved = saveDemoContext(fleet.hubUrl, say);
 
-  const appSet = parse(readFileSync(join(EXAMPLE_FLEET_DIR, 'appsets/guestbook.yaml'), 'utf8')) as {
-    spec: {
-      generators: { list: { elements: unknown[] } }[];
-      template: { spec: { source: { repoURL: string } } };
+  // The plain-YAML app and the Helm chart, each on every cluster.
+  for (const name of DEMO_APPSETS) {
+    const appSet = parse(readFileSync(join(EXAMPLE_FLEET_DIR, `appsets/${name}.yaml`), 'utf8')) as {
+      spec: {
+        generators: { list: { elements: unknown[] } }[];
+        template: { spec: { source: { repoURL: string } } };
+      };
     };
-  };
-  appSet.spec.generators[0]!.list.elements = fleet.clusters.map((c, i) => ({
-    cluster: c.name,
-    env: envs[i % envs.length],
-  }));
-  appSet.spec.template.spec.source.repoURL = `file://${repoDir}`;
-  await fleet.api.createAppSet(appSet);
-  say('created ApplicationSet guestbook; waiting for every cluster to converge…');
+    appSet.spec.generators[0]!.list.elements = fleet.clusters.map((c, i) => ({
+      cluster: c.name,
+      env: envs[i % envs.length],
+    }));
+    appSet.spec.template.spec.source.repoURL = `file://${repoDir}`;
+    await fleet.api.createAppSet(appSet);
+  }
+  say(`created ApplicationSets ${DEMO_APPSETS.join(' and ')}; waiting for every cluster to converge…`);
 
-  const converged = await watchConvergence(fleet, count, timeoutSeconds * 1000, say);
+  const converged = await watchConvergence(fleet, count * DEMO_APPSETS.length, timeoutSeconds * 1000, say);
   printTable(await fleet.api.targets());
   console.log(`
 ${
@@ -132,7 +139,7 @@ ${
 Hub API        ${fleet.hubUrl}/api/v1/targets
 OpenAPI        ${fleet.hubUrl}/api/docs
 Metrics        ${fleet.hubUrl}/metrics
-Git repository ${repoDir}   (commit a change under apps/guestbook and watch it roll out)
+Git repository ${repoDir}   (commit a change under apps/guestbook or apps/hello-chart and watch it roll out)
 Logs           ${join(workDir, 'logs')}
 Kubeconfigs    ${fleet.clusters.map((c) => c.kubeconfigPath).join('\n               ')}
 

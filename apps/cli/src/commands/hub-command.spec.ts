@@ -55,6 +55,10 @@ describe('age and shortSha', () => {
     expect(shortSha('0123456789abcdef0123456789abcdef01234567')).toBe('0123456');
     expect(shortSha(null)).toBe('-');
   });
+
+  it("shortens each commit of a multi-source target's revision and keeps chart versions whole", () => {
+    expect(shortSha('10.2.0-rc.1,0123456789abcdef0123456789abcdef01234567')).toBe('10.2.0-rc.1,0123456');
+  });
 });
 
 /**

@@ -202,7 +202,14 @@ export function age(iso: string | null | undefined, now = Date.now()): string {
 
 /** A commit sha shortened as git does by default. */
 export function shortSha(sha: string | null | undefined): string {
-  return sha ? sha.slice(0, 7) : '-';
+  if (!sha) return '-';
+  // A multi-source target's revision is each source's, comma-separated: commits shortened, versions kept.
+  if (sha.includes(','))
+    return sha
+      .split(',')
+      .map((part) => (/^[0-9a-f]{40}$/.test(part) ? part.slice(0, 7) : part))
+      .join(',');
+  return sha.slice(0, 7);
 }
 
 export function stringValue(value: HubArgValue): string | undefined {

@@ -21,6 +21,7 @@ let dir: string;
 let server: Server;
 let repoURL: string;
 const GIT = 'https://git.example/platform/config.git';
+const EXAMPLE = new URL('../../../../examples/helm-multi-source', import.meta.url).pathname;
 const VALUES_GIT = 'https://git.example/platform/values.git';
 
 const file = (path: string, text: string): string => {
@@ -152,6 +153,8 @@ beforeAll(async () => {
     writeChart(`build/web-${v}`, 'web', v);
     helmRun('package', join(dir, `build/web-${v}`), '--destination', join(dir, 'charts-repo'));
   }
+  // The chart of examples/helm-multi-source, published as its README says.
+  helmRun('package', join(EXAMPLE, 'chart'), '--destination', join(dir, 'charts-repo'));
   server = createServer((req, res) => {
     const path = normalize(decodeURIComponent((req.url ?? '/').split('?')[0] ?? '/'));
     try {
@@ -298,6 +301,85 @@ describe('flotilla render: Helm charts as helm template renders them', () => {
       join(dir, 'build/web-1.3.1/values-prod.yaml'),
     );
     expect(sorted(objects)).toEqual(objectsOf(expected));
+  });
+
+  it('renders examples/helm-multi-source as its README says: the chart from the Helm repository, values per environment from Git', async () => {
+    const appSet = file(
+      'example-hello.yaml',
+      readFileSync(join(EXAMPLE, 'applicationset.yaml'), 'utf8').replace(
+        'https://charts.example.com/stable',
+        repoURL,
+      ),
+    );
+    const r = await render(
+      '-f',
+      appSet,
+      '--repo',
+      `https://git.example.com/platform/helm-values.git=${join(EXAMPLE, 'values')}`,
+      '-o',
+      'json',
+    );
+    expect(r.out).not.toContain('"error"');
+    expect(r.code).toBe(0);
+    const byCluster = Object.fromEntries(
+      json(r).targets.map((t): [string, unknown[]] => {
+        const deployment = t.objects.find((o) => o['kind'] === 'Deployment') as {
+          metadata: { name: string; namespace: string };
+          spec: { replicas: number; template: { spec: { containers: { image: string }[] } } };
+        };
+        const config = t.objects.find((o) => o['kind'] === 'ConfigMap') as { data: Record<string, string> };
+        return [
+          t.cluster ?? '',
+          [
+            deployment.metadata.namespace,
+            deployment.spec.replicas,
+            deployment.spec.template.spec.containers[0]?.image,
+            config.data['greeting'],
+            config.data['chart'],
+          ],
+        ];
+      }),
+    );
+    expect(byCluster).toEqual({
+      'prod-eu': ['hello', 3, 'nginx:1.27', 'hello from the values repository', 'hello-1.0.0'],
+      'staging-eu': ['hello', 1, 'nginx:1.28', 'hello from the values repository', 'hello-1.0.0'],
+    });
+  });
+
+  it("renders the demo's hello-chart appset: values-prod.yaml on the prod cluster, the chart's defaults elsewhere", async () => {
+    const demo = new URL('../../../../examples/demo-fleet', import.meta.url).pathname;
+    const doc = parseAllDocuments(
+      readFileSync(join(demo, 'appsets/hello-chart.yaml'), 'utf8'),
+    )[0]?.toJS() as {
+      spec: {
+        generators: { list: { elements: unknown[] } }[];
+        template: { spec: { source: { repoURL: string } } };
+      };
+    };
+    // What `flotilla demo` fills in.
+    doc.spec.generators[0]!.list.elements = [
+      { cluster: 'sim-1', env: 'dev' },
+      { cluster: 'sim-3', env: 'prod' },
+    ];
+    doc.spec.template.spec.source.repoURL = GIT;
+    const r = await render(
+      '-f',
+      file('demo-hello.json', JSON.stringify(doc)),
+      '--repo',
+      `${GIT}=${demo}`,
+      '-o',
+      'json',
+    );
+    expect(r.out).not.toContain('"error"');
+    expect(r.code).toBe(0);
+    const replicas = json(r).targets.map((t) => [
+      t.name,
+      (t.objects.find((o) => o['kind'] === 'Deployment') as { spec: { replicas: number } }).spec.replicas,
+    ]);
+    expect(replicas).toEqual([
+      ['sim-1-hello-chart', 1],
+      ['sim-3-hello-chart', 2],
+    ]);
   });
 
   it('-o yaml prints one target as a YAML stream, like helm template', async () => {

@@ -13,6 +13,6 @@ export async function createExampleRepo(dir: string): Promise<string> {
   await git.init(['--initial-branch=main']);
   await git.addConfig('user.name', 'Flotilla Demo').addConfig('user.email', 'demo@flotilla.local');
   await git.add('.');
-  await git.commit('Example fleet: the guestbook app on every cluster');
+  await git.commit('Example fleet: the guestbook app and the hello chart on every cluster');
   return (await git.revparse(['HEAD'])).trim();
 }

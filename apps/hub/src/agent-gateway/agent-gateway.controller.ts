@@ -6,6 +6,7 @@ import {
   HttpCode,
   Param,
   Post,
+  Put,
   Query,
   Req,
   Res,
@@ -15,10 +16,12 @@ import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
 import {
   AGENT_REFUSAL,
   bundleBatchRequestSchema,
+  clusterCapabilitiesSchema,
   registerRequestSchema,
   reportBatchSchema,
   type AssignmentsResponse,
   type Bundle,
+  type CapabilitiesResponse,
   type RegisterResponse,
   type ReportBatchResponse,
   type RotateResponse,
@@ -35,6 +38,7 @@ import { AgentCredentials } from './agent-credentials.service.js';
 import { ReportIngestService } from './report-ingest.service.js';
 import { partitionStorable, refusedReportEvents } from './storable-reports.js';
 import { AuditLog } from '../audit/audit.service.js';
+import { ClusterCapabilitiesService } from '../clusters/cluster-capabilities.service.js';
 
 const waitSchema = z.coerce.number().int().min(0).max(60).default(30);
 
@@ -50,6 +54,7 @@ export class AgentGatewayController {
     private readonly wakeups: ClusterWakeups,
     private readonly credentials: AgentCredentials,
     private readonly audit: AuditLog,
+    private readonly capabilities: ClusterCapabilitiesService,
   ) {}
 
   @Post('register')
@@ -65,6 +70,19 @@ export class AgentGatewayController {
   @UseGuards(AgentAuthGuard)
   rotate(@Req() req: AgentRequest): Promise<RotateResponse> {
     return this.credentials.rotate(req.cluster, req.credentialGeneration);
+  }
+
+  /**
+   * What the agent's cluster serves (discovery): its charts render with it as `.Capabilities`. A
+   * change re-expands the appsets; the same report again changes nothing.
+   */
+  @Put('capabilities')
+  @HttpCode(200)
+  @ApiBearerAuth()
+  @UseGuards(AgentAuthGuard)
+  async reportCapabilities(@Req() req: AgentRequest, @Body() body: unknown): Promise<CapabilitiesResponse> {
+    this.gateway.touch(req.cluster);
+    return this.capabilities.report(req.cluster, parseInput(clusterCapabilitiesSchema, body));
   }
 
   /**

@@ -1,4 +1,6 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 import { HubError } from '../common/hub-error.js';
 import { readAppSetDocument } from './appset-document.js';
 
@@ -42,7 +44,22 @@ describe('readAppSetDocument refuses sources the hub does not render', () => {
       { source: { repoURL: 'https://git.example.com/x.git', path: 'p', plugin: { name: 'cmp' } } },
       'spec.template.spec.source.plugin',
     ],
-    [{ sources: [{ repoURL: 'https://git.example.com/x.git', path: 'a' }] }, 'spec.template.spec.sources'],
+    [
+      { sources: [{ repoURL: 'https://git.example.com/x.git', path: 'a', plugin: { name: 'cmp' } }] },
+      'spec.template.spec.sources[0].plugin',
+    ],
+    [
+      { sources: [{ repoURL: 'https://git.example.com/x.git', path: 'a', kustomize: {} }] },
+      'spec.template.spec.sources[0].kustomize',
+    ],
+    [
+      { sources: [{ repoURL: 'https://git.example.com/x.git', path: 'a', directory: { recurse: true } }] },
+      'spec.template.spec.sources[0].directory',
+    ],
+    [
+      { sources: [{ repoURL: 'oci://registry.example.com/charts', chart: 'web' }] },
+      'spec.template.spec.sources[0].repoURL',
+    ],
   ])('%j → 400 at %s', (spec, path) => {
     const r = refusal(appSet(spec));
     expect([r.status, r.code, r.path]).toEqual([400, 'unsupported-source', path]);
@@ -89,6 +106,39 @@ describe('readAppSetDocument refuses sources the hub does not render', () => {
       code: 'invalid-appset',
       path: 'spec.template.spec.source.repoURL',
     });
+  });
+
+  it('accepts multi-source templates (a chart with values from a ref, templated or not) and checks them whole', () => {
+    const sources = (valueFile: string) => [
+      { repoURL: 'https://charts.example.com', chart: 'web', helm: { valueFiles: [valueFile] } },
+      { repoURL: 'https://git.example.com/values.git', targetRevision: 'main', ref: 'values' },
+    ];
+    expect(readAppSetDocument(appSet({ sources: sources('$values/web.yaml') })).name).toBe('ingress');
+    expect(readAppSetDocument(appSet({ sources: sources('$values/{{cluster}}.yaml') })).name).toBe('ingress');
+    expect(refusal(appSet({ sources: sources('$other/web.yaml') }))).toMatchObject({
+      code: 'invalid-appset',
+      path: 'spec.template.spec.sources[0].helm.valueFiles[0]',
+    });
+    expect(refusal(appSet({ sources: [] })).path).toBe('spec.template.spec.sources');
+    expect(
+      refusal(appSet({ sources: sources('$values/web.yaml'), source: { repoURL: 'https://x', path: 'a' } }))
+        .path,
+    ).toBe('spec.template.spec.sources');
+    expect(
+      refusal(
+        appSet({
+          sources: [{ repoURL: 'https://charts.example.com', chart: 'web', helm: { postRenderer: 'x' } }],
+        }),
+      ),
+    ).toMatchObject({
+      code: 'invalid-helm-options',
+      path: 'spec.template.spec.sources[0].helm.postRenderer',
+    });
+  });
+
+  it('accepts examples/helm-multi-source/applicationset.yaml as it is', () => {
+    const example = new URL('../../../../examples/helm-multi-source/applicationset.yaml', import.meta.url);
+    expect(readAppSetDocument(parse(readFileSync(example, 'utf8'))).name).toBe('hello');
   });
 
   it('accepts plain YAML and Kustomize sources', () => {

@@ -1,5 +1,11 @@
 import { GeneratorError, parseApplicationSet, type ApplicationSet } from '@flotilla/generators';
-import { HELM_OPTION_FIELDS, ManifestError, parseHelmOptions } from '@flotilla/manifests';
+import {
+  APPLICATION_SOURCE_FIELDS,
+  HELM_OPTION_FIELDS,
+  ManifestError,
+  parseApplicationSources,
+  parseHelmOptions,
+} from '@flotilla/manifests';
 import { HubError } from '../common/hub-error.js';
 
 const NAME = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
@@ -86,13 +92,7 @@ function refuseUnrenderedSource(doc: Record<string, unknown>): void {
   const template = (doc['spec'] as { template?: { spec?: Record<string, unknown> } } | undefined)?.template;
   const spec = template?.spec;
   if (!spec) return;
-  if (spec['sources'] !== undefined)
-    throw new HubError(
-      400,
-      'unsupported-source',
-      'multi-source applications (`sources`) are not rendered by the hub yet; use one `source`',
-      'spec.template.spec.sources',
-    );
+  if (spec['sources'] !== undefined && spec['sources'] !== null) return checkSources(spec);
   const found = unrenderedSourceField(spec['source']);
   if (found)
     throw new HubError(
@@ -102,15 +102,89 @@ function refuseUnrenderedSource(doc: Record<string, unknown>): void {
       `spec.template.spec.source.${found[0]}`,
     );
   const source = spec['source'] as Record<string, unknown> | undefined;
-  checkChartSource(source);
-  checkHelmOptions(source?.['helm']);
+  checkChartSource(source, 'spec.template.spec.source');
+  checkHelmOptions(source?.['helm'], 'spec.template.spec.source.helm');
+}
+
+/**
+ * A multi-source template (`spec.sources`): each source is checked as a single one is, plus what
+ * only the hub refuses (kustomize options in a multi-source application). Without templating the
+ * list is checked whole, as an expansion will (refs declared once, `$ref/…` value files naming one);
+ * a templated list is checked again per target at expansion.
+ */
+function checkSources(spec: Record<string, unknown>): void {
+  const at = 'spec.template.spec.sources';
+  if (spec['source'] !== undefined && spec['source'] !== null) {
+    throw new HubError(400, 'invalid-appset', 'has both source and sources; give one of them', at);
+  }
+  const list = spec['sources'];
+  if (!Array.isArray(list) || list.length === 0) {
+    throw new HubError(400, 'invalid-appset', 'must be a non-empty list of sources', at);
+  }
+  list.forEach((item: unknown, i) => {
+    const here = `${at}[${i}]`;
+    if (typeof item !== 'object' || item === null || Array.isArray(item)) {
+      throw new HubError(400, 'invalid-appset', 'must be a mapping (one source)', here);
+    }
+    const source = item as Record<string, unknown>;
+    const found = unrenderedSourceField(source);
+    if (found)
+      throw new HubError(
+        400,
+        'unsupported-source',
+        `${found[1]}; refused rather than rendered as plain YAML`,
+        `${here}.${found[0]}`,
+      );
+    for (const key of Object.keys(source)) {
+      if (!APPLICATION_SOURCE_FIELDS.includes(key)) {
+        throw new HubError(
+          400,
+          'unsupported-source',
+          `is not rendered by the hub (a source reads ${APPLICATION_SOURCE_FIELDS.join(', ')})`,
+          `${here}.${key}`,
+        );
+      }
+    }
+    const unsupported = multiSourceRefusal(source);
+    if (unsupported)
+      throw new HubError(400, 'unsupported-source', unsupported[1], `${here}.${unsupported[0]}`);
+    checkChartSource(source, here);
+    checkHelmOptions(source['helm'], `${here}.helm`);
+  });
+  if (JSON.stringify(list).includes('{{')) return;
+  try {
+    parseApplicationSources({ sources: list }, 'spec.template.spec');
+  } catch (e) {
+    if (e instanceof ManifestError) {
+      throw new HubError(
+        400,
+        e.code === 'INVALID_HELM_OPTIONS' ? 'invalid-helm-options' : 'invalid-appset',
+        e.message.slice(e.file.length + 2),
+        e.file,
+      );
+    }
+    throw e;
+  }
+}
+
+/**
+ * What a source of a multi-source application may not use at the hub yet, as [field, why]: the
+ * hub builds kustomizations only as single sources (where its remote-base and overlay checks run).
+ */
+export function multiSourceRefusal(source: Record<string, unknown>): [string, string] | undefined {
+  if (source['kustomize'] !== undefined && source['kustomize'] !== null) {
+    return [
+      'kustomize',
+      'kustomize in a multi-source application is not rendered by the hub yet; use a single source for a kustomization',
+    ];
+  }
+  return undefined;
 }
 
 /** A chart from a Helm repository: no path, and an http(s) repository (OCI is not rendered yet). */
-function checkChartSource(source: Record<string, unknown> | undefined): void {
+function checkChartSource(source: Record<string, unknown> | undefined, at: string): void {
   const chart = source?.['chart'];
   if (chart === undefined || chart === null || chart === '') return;
-  const at = 'spec.template.spec.source';
   if (typeof chart !== 'string') throw new HubError(400, 'invalid-appset', 'must be a string', `${at}.chart`);
   const path = source?.['path'];
   if (path !== undefined && path !== null && path !== '') {
@@ -150,9 +224,8 @@ function isChartSource(o: Record<string, unknown>): boolean {
  * `source.helm` as submitted: a field Flotilla does not render is refused by name. A block without
  * templating is checked whole now; a templated one (`{{…}}`) is checked per target at expansion.
  */
-function checkHelmOptions(helm: unknown): void {
+function checkHelmOptions(helm: unknown, at: string): void {
   if (helm === undefined || helm === null) return;
-  const at = 'spec.template.spec.source.helm';
   try {
     if (typeof helm === 'object' && !Array.isArray(helm) && JSON.stringify(helm).includes('{{')) {
       for (const key of Object.keys(helm)) {

@@ -18,18 +18,30 @@ import { GitMirrorsService } from '../git/git-mirrors.service.js';
 import { ClusterWakeups } from '../queues/cluster-wakeups.service.js';
 import { HubMetrics } from '../metrics/hub-metrics.service.js';
 import { RolloutsService } from '../rollouts/rollouts.service.js';
-import { RenderError, RenderService, type RenderApplication } from '../render/render.service.js';
+import {
+  pathOf,
+  RenderError,
+  RenderService,
+  sourcesRevision,
+  type RenderApplication,
+  type ResolvedSource,
+} from '../render/render.service.js';
 import { withoutCredentials } from '../repositories/repository-url.js';
 import { RepositoriesService } from '../repositories/repositories.service.js';
 import {
+  APPLICATION_SOURCE_FIELDS,
   canonicalJson,
   helmApplicationInputs,
   ManifestError,
+  parseApplicationSources,
   parseHelmOptions,
+  type ApplicationSource,
+  type Capabilities,
   type ChartVersion,
   type HelmOptions,
 } from '@flotilla/manifests';
-import { literalRepoRefs, unrenderedSourceField } from './appset-document.js';
+import type { TargetSourceView } from '@flotilla/contract';
+import { literalRepoRefs, multiSourceRefusal, unrenderedSourceField } from './appset-document.js';
 import { ExpansionGitReads, type ResolvedRef, type SharedRefs } from './expansion-git-reads.js';
 import { findNameClash, writePlan } from './expansion-writes.js';
 import { requestExpansionDeletions } from '../targets/target-deletions.service.js';
@@ -45,6 +57,18 @@ import {
   type GuardVerdict,
 } from './deletion-guard.js';
 import { Prisma, type Cluster, type Repository, type Target } from '../generated/prisma/client.js';
+
+/**
+ * A computed expansion: its targets, the repositories it read, and what it was computed from (refs,
+ * the capabilities of the clusters whose charts it rendered) to tell whether that moved meanwhile.
+ */
+interface Computed {
+  desired: DesiredTarget[];
+  repoUrls: string[];
+  refs: ResolvedRef[];
+  /** Cluster id → the capabilities its charts were rendered with (`capabilitiesKey`). */
+  capabilities: Map<string, string>;
+}
 
 /** Why an expansion could not finish; stored on the appset. Nothing about its targets changed. */
 export class ExpansionError extends Error {
@@ -69,6 +93,8 @@ export interface DesiredTarget {
   sourcePath: string;
   targetRevision: string;
   desiredRevision: string;
+  /** A multi-source target's sources with what each resolved to; null for one source. */
+  sources: TargetSourceView[] | null;
   bundleDigest: string;
   syncPolicy: unknown;
   params: unknown;
@@ -132,6 +158,7 @@ export interface ExpansionPreview {
     path: string;
     targetRevision: string;
     desiredRevision: string;
+    sources: TargetSourceView[] | null;
     bundleDigest: string;
   }[];
   create: string[];
@@ -228,15 +255,7 @@ export class AppSetExpander {
           'inputsHash',
         );
       }
-      const outcome = await this.apply(
-        appSet.id,
-        appSet.name,
-        appSet.spec,
-        computed.desired,
-        computed.repoUrls,
-        computed.refs,
-        confirmation,
-      );
+      const outcome = await this.apply(appSet.id, appSet.name, appSet.spec, computed, confirmation);
       if (outcome === STALE) {
         throw new HubError(
           409,
@@ -275,6 +294,7 @@ export class AppSetExpander {
         path: d.sourcePath,
         targetRevision: d.targetRevision,
         desiredRevision: d.desiredRevision,
+        sources: d.sources,
         bundleDigest: d.bundleDigest,
       })),
       create: plan.create.map((d) => d.name).sort(),
@@ -304,16 +324,14 @@ export class AppSetExpander {
     // Deleted, or being deleted with its objects (its targets wait for their agents): nothing to expand.
     if (!appSet || appSet.status === 'Deleting')
       return { status: 'Gone', created: 0, updated: 0, deleted: 0 };
-    let desired: DesiredTarget[];
-    let repoUrls: string[];
-    let refs: ResolvedRef[];
+    let computed: Computed;
     try {
-      ({ desired, repoUrls, refs } = await this.desiredTargets(appSet.name, appSet.spec, true));
+      computed = await this.desiredTargets(appSet.name, appSet.spec, true);
     } catch (e) {
       if (!(e instanceof ExpansionError)) throw e;
       return this.recordFailure(appSet, e);
     }
-    return this.apply(appSet.id, appSet.name, appSet.spec, desired, repoUrls, refs);
+    return this.apply(appSet.id, appSet.name, appSet.spec, computed);
   }
 
   /**
@@ -354,11 +372,7 @@ export class AppSetExpander {
   }
 
   /** `register` false (the preview): use only repositories already fetched, register and fetch nothing. */
-  private async desiredTargets(
-    appSetName: string,
-    spec: unknown,
-    register: boolean,
-  ): Promise<{ desired: DesiredTarget[]; repoUrls: string[]; refs: ResolvedRef[] }> {
+  private async desiredTargets(appSetName: string, spec: unknown, register: boolean): Promise<Computed> {
     let parsed;
     try {
       parsed = parseApplicationSet(spec);
@@ -382,7 +396,7 @@ export class AppSetExpander {
     parsed: ReturnType<typeof parseApplicationSet>,
     git: ExpansionGitReads,
     register: boolean,
-  ): Promise<{ desired: DesiredTarget[]; repoUrls: string[]; refs: ResolvedRef[] }> {
+  ): Promise<Computed> {
     const clusters = await this.db.prisma.cluster.findMany({ orderBy: { name: 'asc' } });
     const clusterIndex = indexClusters(clusters);
     const repoByUrl = new Map<string, Repository>();
@@ -416,6 +430,7 @@ export class AppSetExpander {
     const desired: DesiredTarget[] = [];
     const renders = new Map<string, Promise<string>>();
     const charts = new Map<string, Promise<boolean>>();
+    const chartCapabilities = new Map<string, string>();
     const chartVersions = new Map<string, Promise<ChartVersion>>();
     // What needs a target's bundle waits until every render has started, so renders overlap.
     const awaitingBundle: (() => Promise<void>)[] = [];
@@ -431,12 +446,59 @@ export class AppSetExpander {
       }
       seen.set(t.name, i);
       const cluster = this.clusterOf(t, clusterIndex, at);
-      // Templates may use Argo CD's multi-source `sources`, which Flotilla does not render yet.
+      const namespace = t.application.spec.destination.namespace || 'default';
+      const projectCluster = { name: cluster.name, labels: asRecord(cluster.labels) };
+      // A chart renders with its cluster's .Capabilities once the agent reported them.
+      const capabilities = capabilitiesOf(cluster, this.render.defaultCapabilities());
+      // Only a chart reads them: a plain fleet's expansions never wait on capability reports.
+      const readsCapabilities = () => chartCapabilities.set(cluster.id, capabilitiesKey(cluster));
+      const syncSettings = syncSettingsOf(t.application.spec, t.name);
+      const finish = (
+        rendered: Promise<string>,
+        placed: Pick<
+          DesiredTarget,
+          'repoUrl' | 'sourcePath' | 'targetRevision' | 'desiredRevision' | 'sources'
+        >,
+      ) =>
+        awaitingBundle.push(async () => {
+          const bundleDigest = await rendered;
+          const refusedObject = await gate.checkBundle(at, bundleDigest, projectCluster, namespace);
+          if (refusedObject)
+            throw new ExpansionError(refusedObject.code, refusedObject.message, refusedObject.path);
+          desired.push({
+            name: t.name,
+            clusterId: cluster.id,
+            clusterName: cluster.name,
+            namespace,
+            ...placed,
+            bundleDigest,
+            syncPolicy: syncSettings,
+            params: t.params,
+          });
+        });
+      const multi = (t.application.spec as Record<string, unknown>)['sources'];
+      if (multi !== undefined && multi !== null) {
+        const placed = await this.placeSources(t, at, {
+          appSetName,
+          register,
+          git,
+          repoByUrl,
+          chartVersions,
+          renders,
+          gate,
+          projectCluster,
+          namespace,
+          capabilities,
+        });
+        readsCapabilities();
+        finish(placed.rendered, placed.placed);
+        continue;
+      }
       const source = t.application.spec.source as typeof t.application.spec.source | undefined;
       if (!source) {
         throw new ExpansionError(
           'invalid-target',
-          'the rendered template has no spec.source (multi-source `sources` is not supported yet)',
+          'the rendered template has neither spec.source nor spec.sources',
           `${at}.spec.source`,
         );
       }
@@ -453,8 +515,6 @@ export class AppSetExpander {
           'spec.source.repoURL is empty',
           `${at}.spec.source.repoURL`,
         );
-      const namespace = t.application.spec.destination.namespace || 'default';
-      const projectCluster = { name: cluster.name, labels: asRecord(cluster.labels) };
       const refused = gate.checkTarget(at, source.repoURL, projectCluster, namespace);
       if (refused) throw new ExpansionError(refused.code, refused.message, refused.path);
       const helm = source['helm'];
@@ -474,10 +534,13 @@ export class AppSetExpander {
           : {}),
         ...(t.application.spec.project ? { project: t.application.spec.project } : {}),
       };
-      const appInputs = canonicalJson(helmApplicationInputs(helmOptions, application));
+      const appInputs = canonicalJson([helmApplicationInputs(helmOptions, application), capabilities]);
       const chartName = typeof source['chart'] === 'string' ? source['chart'] : '';
       let rendered: Promise<string>;
-      let placed: Pick<DesiredTarget, 'repoUrl' | 'sourcePath' | 'targetRevision' | 'desiredRevision'>;
+      let placed: Pick<
+        DesiredTarget,
+        'repoUrl' | 'sourcePath' | 'targetRevision' | 'desiredRevision' | 'sources'
+      >;
       if (chartName !== '') {
         if (!/^https?:\/\//.test(source.repoURL)) {
           throw new ExpansionError(
@@ -496,12 +559,19 @@ export class AppSetExpander {
           );
         }
         const targetRevision = source.targetRevision || '*';
-        const version = await this.chartVersion(chartVersions, source.repoURL, chartName, targetRevision, at);
+        const version = await this.chartVersion(
+          chartVersions,
+          source.repoURL,
+          chartName,
+          targetRevision,
+          `${at}.spec.source.targetRevision`,
+        );
         placed = {
           repoUrl: source.repoURL,
           sourcePath: chartName,
           targetRevision,
           desiredRevision: version.version,
+          sources: null,
         };
         const key = canonicalJson([
           'chart',
@@ -515,11 +585,20 @@ export class AppSetExpander {
         let digest = renders.get(key);
         if (!digest) {
           this.metrics.renders.inc();
-          digest = this.renderChartOne(source.repoURL, chartName, version, at, helm, application);
+          digest = this.renderChartOne(
+            source.repoURL,
+            chartName,
+            version,
+            at,
+            helm,
+            application,
+            capabilities,
+          );
           digest.catch(() => undefined);
           renders.set(key, digest);
         }
         rendered = digest;
+        readsCapabilities();
       } else {
         let repo = repoByUrl.get(source.repoURL);
         if (!repo) {
@@ -543,9 +622,11 @@ export class AppSetExpander {
           });
           charts.set(chartKey, isChart);
         }
-        placed = { repoUrl: repo.url, sourcePath: path, targetRevision, desiredRevision: sha };
+        placed = { repoUrl: repo.url, sourcePath: path, targetRevision, desiredRevision: sha, sources: null };
         // One render per distinct input, however many targets share it (1,000 clusters, one render).
-        const key = `${renderKey(repo.id, sha, path, source)}${(await isChart) ? `\0${appInputs}` : ''}`;
+        const chart = await isChart;
+        if (chart) readsCapabilities();
+        const key = `${renderKey(repo.id, sha, path, source)}${chart ? `\0${appInputs}` : ''}`;
         let digest = renders.get(key);
         if (!digest) {
           this.metrics.renders.inc();
@@ -557,6 +638,7 @@ export class AppSetExpander {
             source['kustomize'],
             helm,
             application,
+            capabilities,
           );
           // Awaited below, in target order; this only keeps a failure from counting as unhandled
           // while the loop goes on.
@@ -565,29 +647,176 @@ export class AppSetExpander {
         }
         rendered = digest;
       }
-      // Rules may be templated, so each target's rendered ones are checked (before it waits on a render).
-      const syncSettings = syncSettingsOf(t.application.spec, t.name);
-      awaitingBundle.push(async () => {
-        const bundleDigest = await rendered;
-        const refusedObject = await gate.checkBundle(at, bundleDigest, projectCluster, namespace);
-        if (refusedObject)
-          throw new ExpansionError(refusedObject.code, refusedObject.message, refusedObject.path);
-        desired.push({
-          name: t.name,
-          clusterId: cluster.id,
-          clusterName: cluster.name,
-          namespace,
-          ...placed,
-          bundleDigest,
-          syncPolicy: syncSettings,
-          params: t.params,
-        });
-      });
+      finish(rendered, placed);
     }
     // Errors found without a render (names, clusters, revisions) come first; then the first target,
     // in order, whose render or bundle check failed.
     for (const finish of awaitingBundle) await finish();
-    return { desired, repoUrls: [...repoByUrl.keys()].sort(), refs: git.resolvedRefs() };
+    return {
+      desired,
+      repoUrls: [...repoByUrl.keys()].sort(),
+      refs: git.resolvedRefs(),
+      capabilities: chartCapabilities,
+    };
+  }
+
+  /**
+   * A multi-source target (`spec.sources`): every source checked as the submission did (now with its
+   * parameters filled in), each Git repository a source or a `ref:` names registered, fetched and
+   * resolved like a single source's (so a commit to a values repository re-expands the appset),
+   * each chart's version resolved once per expansion; then one render per distinct resolved input.
+   */
+  private async placeSources(
+    t: GeneratedTarget,
+    at: string,
+    ctx: {
+      appSetName: string;
+      register: boolean;
+      git: ExpansionGitReads;
+      repoByUrl: Map<string, Repository>;
+      chartVersions: Map<string, Promise<ChartVersion>>;
+      renders: Map<string, Promise<string>>;
+      gate: ProjectGate;
+      projectCluster: { name: string; labels: Record<string, string> };
+      namespace: string;
+      capabilities: Capabilities;
+    },
+  ): Promise<{
+    rendered: Promise<string>;
+    placed: Pick<DesiredTarget, 'repoUrl' | 'sourcePath' | 'targetRevision' | 'desiredRevision' | 'sources'>;
+  }> {
+    const spec = t.application.spec as Record<string, unknown>;
+    const raw = Array.isArray(spec['sources']) ? (spec['sources'] as unknown[]) : [];
+    raw.forEach((item, i) => {
+      if (typeof item !== 'object' || item === null) return;
+      const source = item as Record<string, unknown>;
+      const found = unrenderedSourceField(source) ?? multiSourceRefusal(source);
+      if (found)
+        throw new ExpansionError(
+          'unsupported-source',
+          `${found[1]}; refused rather than rendered otherwise`,
+          `${at}.spec.sources[${i}].${found[0]}`,
+        );
+      const unknown = Object.keys(source).find((k) => !APPLICATION_SOURCE_FIELDS.includes(k));
+      if (unknown !== undefined)
+        throw new ExpansionError(
+          'unsupported-source',
+          `is not rendered by the hub (a source reads ${APPLICATION_SOURCE_FIELDS.join(', ')})`,
+          `${at}.spec.sources[${i}].${unknown}`,
+        );
+    });
+    let parsed: ApplicationSource[];
+    try {
+      // Field paths relative to the Application, so that targets with the same sources share a render.
+      parsed = parseApplicationSources({ sources: spec['sources'] }, 'spec');
+    } catch (e) {
+      if (!(e instanceof ManifestError)) throw e;
+      throw new ExpansionError(
+        e.code === 'INVALID_HELM_OPTIONS' ? 'invalid-helm-options' : 'invalid-target',
+        e.message,
+        `${at}.${e.file}`,
+      );
+    }
+    const resolved: ResolvedSource[] = [];
+    for (const [i, s] of parsed.entries()) {
+      const field = `${at}.spec.sources[${i}]`;
+      const refused = ctx.gate.checkTarget(
+        at,
+        s.repoURL,
+        ctx.projectCluster,
+        ctx.namespace,
+        `spec.sources[${i}]`,
+      );
+      if (refused) throw new ExpansionError(refused.code, refused.message, refused.path);
+      if (s.kind === 'chart') {
+        if (!/^https?:\/\//.test(s.repoURL)) {
+          throw new ExpansionError(
+            'unsupported-source',
+            'charts from OCI registries (oci://) are not rendered by the hub yet',
+            `${field}.repoURL`,
+          );
+        }
+        const version = await this.chartVersion(
+          ctx.chartVersions,
+          s.repoURL,
+          s.chart,
+          s.targetRevision || '*',
+          `${field}.targetRevision`,
+        );
+        resolved.push({ source: s, version });
+        continue;
+      }
+      // The one repository-URL check of the hub, registration and first fetch: as for one source.
+      let repo = ctx.repoByUrl.get(s.repoURL);
+      if (!repo) {
+        repo = await this.readyRepository(s.repoURL, ctx.appSetName, ctx.register);
+        await ctx.git.prepare(repo.id, { fetch: ctx.register });
+        ctx.repoByUrl.set(s.repoURL, repo);
+      }
+      const sha = this.resolve(ctx.git, repo, s.targetRevision || 'HEAD', `${field}.targetRevision`);
+      resolved.push({ source: s, repositoryId: repo.id, revision: sha });
+    }
+    const application: RenderApplication = {
+      name: t.name,
+      ...(t.application.spec.destination.namespace
+        ? { namespace: t.application.spec.destination.namespace }
+        : {}),
+      ...(t.application.spec.project ? { project: t.application.spec.project } : {}),
+    };
+    const key = canonicalJson([
+      'sources',
+      resolved.map((r) =>
+        'version' in r
+          ? [r.source, r.version.version, r.version.digest ?? r.version.url]
+          : [r.source, r.repositoryId, r.revision],
+      ),
+      application,
+      ctx.capabilities,
+    ]);
+    let rendered = ctx.renders.get(key);
+    if (!rendered) {
+      this.metrics.renders.inc();
+      rendered = this.render
+        .renderSourcesBundle({ sources: resolved, application, capabilities: ctx.capabilities })
+        .then((b) => b.digest)
+        .catch((e: unknown) => {
+          if (e instanceof RenderError)
+            throw new ExpansionError(e.code, e.message, `${at}.spec.sources: ${e.path}`);
+          throw e;
+        });
+      rendered.catch(() => undefined);
+      ctx.renders.set(key, rendered);
+    }
+    // parseApplicationSources refused a list of only refs already; this keeps the types honest.
+    const main = resolved.find((r) => r.source.kind !== 'ref');
+    if (!main)
+      throw new ExpansionError(
+        'invalid-target',
+        'has only ref sources: nothing to render',
+        `${at}.spec.sources`,
+      );
+    const requested = (r: ResolvedSource): string =>
+      'version' in r ? r.source.targetRevision || '*' : r.source.targetRevision || 'HEAD';
+    return {
+      rendered,
+      placed: {
+        repoUrl: main.source.repoURL,
+        sourcePath: pathOf(main),
+        targetRevision: resolved.map(requested).join(','),
+        desiredRevision: sourcesRevision(resolved),
+        sources: resolved.map((r) => ({
+          repoUrl: r.source.repoURL,
+          ...('version' in r
+            ? { chart: r.source.chart }
+            : r.source.kind === 'git'
+              ? { path: r.source.path || '.' }
+              : {}),
+          ...(r.source.ref !== undefined ? { ref: r.source.ref } : {}),
+          targetRevision: requested(r),
+          revision: 'version' in r ? r.version.version : r.revision,
+        })),
+      },
+    };
   }
 
   private async renderOne(
@@ -598,6 +827,7 @@ export class AppSetExpander {
     kustomize: unknown,
     helm: unknown,
     application: RenderApplication,
+    capabilities: Capabilities,
   ): Promise<string> {
     try {
       return await this.render.render({
@@ -608,6 +838,7 @@ export class AppSetExpander {
         kustomize,
         helm,
         application,
+        capabilities,
       });
     } catch (e) {
       if (e instanceof RenderError) throw new ExpansionError(e.code, e.message, `${at}: ${e.path}`);
@@ -624,14 +855,15 @@ export class AppSetExpander {
     repoUrl: string,
     chart: string,
     targetRevision: string,
-    at: string,
+    /** The targetRevision field, for errors. */
+    field: string,
   ): Promise<ChartVersion> {
     const key = `${repoUrl}\0${chart}\0${targetRevision}`;
     let version = cache.get(key);
     if (!version) {
       version = this.render.resolveChart(repoUrl, chart, targetRevision).catch((e: unknown) => {
         if (e instanceof RenderError) {
-          throw new ExpansionError(e.code, e.message, `${at}.spec.source.targetRevision`);
+          throw new ExpansionError(e.code, e.message, field);
         }
         throw e;
       });
@@ -647,9 +879,12 @@ export class AppSetExpander {
     at: string,
     helm: unknown,
     application: RenderApplication,
+    capabilities: Capabilities,
   ): Promise<string> {
     try {
-      return (await this.render.renderChartBundle({ repoUrl, chart, version, helm, application })).digest;
+      return (
+        await this.render.renderChartBundle({ repoUrl, chart, version, helm, application, capabilities })
+      ).digest;
     } catch (e) {
       if (e instanceof RenderError) throw new ExpansionError(e.code, e.message, `${at}.spec.source.chart`);
       throw e;
@@ -756,11 +991,10 @@ export class AppSetExpander {
     appSetId: string,
     appSetName: string,
     document: unknown,
-    desired: DesiredTarget[],
-    repoUrls: string[],
-    refs: ResolvedRef[],
+    computed: Computed,
     confirmation?: ExpansionConfirmation,
   ): Promise<ExpansionOutcome | Stale> {
+    const { desired, repoUrls, refs } = computed;
     const clash = await findNameClash(
       this.db,
       desired.map((d) => d.name),
@@ -801,7 +1035,12 @@ export class AppSetExpander {
       // Computed from older inputs than what is stored now (a ref another replica recorded at a newer
       // commit, a spec replaced meanwhile): writing it could move targets backwards. Checked under
       // the appset's row lock, so no newer expansion can commit between this check and the write.
-      if (canonicalJson(appSet.spec) !== canonicalJson(document) || (await refsMoved(tx, refs))) return STALE;
+      if (
+        canonicalJson(appSet.spec) !== canonicalJson(document) ||
+        (await refsMoved(tx, refs)) ||
+        (await capabilitiesMoved(tx, computed.capabilities))
+      )
+        return STALE;
       const previousHold = appSet.pendingExpansion as PendingExpansion | null;
       // A target being deleted with its objects is gone as far as planning goes (not counted by the
       // guard, not deleted twice) unless Git wants it again: then it is updated in place.
@@ -1004,6 +1243,7 @@ function sameTarget(cur: Target, d: DesiredTarget): boolean {
     cur.sourcePath === d.sourcePath &&
     cur.targetRevision === d.targetRevision &&
     cur.desiredRevision === d.desiredRevision &&
+    canonicalJson(cur.sources ?? null) === canonicalJson(d.sources) &&
     cur.bundleDigest === d.bundleDigest &&
     canonicalJson(cur.syncPolicy) === canonicalJson(d.syncPolicy) &&
     canonicalJson(cur.params) === canonicalJson(d.params)
@@ -1034,6 +1274,20 @@ async function refsMoved(tx: Prisma.TransactionClient, refs: ResolvedRef[]): Pro
     const sha = now.get(`${r.repositoryId}\0${r.ref.trim() === '' ? 'HEAD' : r.ref.trim()}`);
     return sha !== undefined && sha !== r.sha;
   });
+}
+
+/**
+ * Whether a cluster whose charts the expansion rendered has reported other capabilities since: its
+ * agent's report asks for an expansion, but one already computing would otherwise write renders for
+ * the old ones.
+ */
+async function capabilitiesMoved(tx: Prisma.TransactionClient, used: Map<string, string>): Promise<boolean> {
+  if (used.size === 0) return false;
+  const now = await tx.cluster.findMany({
+    where: { id: { in: [...used.keys()] } },
+    select: { id: true, kubeVersion: true, apiVersions: true },
+  });
+  return now.some((c) => used.get(c.id) !== capabilitiesKey(c));
 }
 
 /** Identifies a computed target set: same hash, same creates/updates/deletes against the same database. */
@@ -1084,6 +1338,22 @@ function renderKey(repositoryId: string, sha: string, path: string, source: obje
   delete rest.targetRevision;
   delete rest.path;
   return `${repositoryId}\0${sha}\0${path}\0${canonicalJson(rest)}`;
+}
+
+/**
+ * What a chart rendered for cluster `c` sees as `.Capabilities`: what its agent last reported of
+ * discovery, else `fallback` (HELM_KUBE_VERSION) until it reports.
+ */
+export function capabilitiesOf(
+  c: Pick<Cluster, 'kubeVersion' | 'apiVersions'>,
+  fallback: Capabilities,
+): Capabilities {
+  return c.kubeVersion ? { kubeVersion: c.kubeVersion, apiVersions: [...c.apiVersions] } : fallback;
+}
+
+/** A cluster's reported capabilities as one comparable string. */
+function capabilitiesKey(c: Pick<Cluster, 'kubeVersion' | 'apiVersions'>): string {
+  return JSON.stringify([c.kubeVersion, c.apiVersions]);
 }
 
 function clusterInfo(c: Cluster): ClusterInfo {

@@ -241,7 +241,15 @@ export class AppSetsService {
     if (!row) return;
     const clusters = await this.db.prisma.cluster.findMany({
       orderBy: { name: 'asc' },
-      select: { name: true, server: true, labels: true, annotations: true },
+      // A cluster's reported capabilities change what its charts render.
+      select: {
+        name: true,
+        server: true,
+        labels: true,
+        annotations: true,
+        kubeVersion: true,
+        apiVersions: true,
+      },
     });
     const refs = await this.db.prisma.repositoryRef.findMany({
       where: { repository: { url: { in: row.repoUrls } } },

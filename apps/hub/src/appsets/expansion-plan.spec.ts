@@ -12,6 +12,7 @@ const desired = (name: string, over: Partial<DesiredTarget> = {}): DesiredTarget
   sourcePath: 'app',
   targetRevision: 'main',
   desiredRevision: 'a'.repeat(40),
+  sources: null,
   bundleDigest: `sha256:${'b'.repeat(64)}`,
   syncPolicy: { automated: true, prune: true },
   params: { cluster: name },
@@ -30,6 +31,7 @@ const stored = (d: DesiredTarget): Target =>
     sourcePath: d.sourcePath,
     targetRevision: d.targetRevision,
     desiredRevision: d.desiredRevision,
+    sources: d.sources,
     bundleDigest: d.bundleDigest,
     syncPolicy: { prune: true, automated: true },
     params: d.params,
@@ -42,6 +44,17 @@ describe('planExpansion', () => {
     expect(plan.create.map((d) => d.name)).toEqual(['d']);
     expect(plan.update.map((u) => [u.current.id, u.desired.namespace])).toEqual([['t-b', 'other']]);
     expect(plan.delete.map((t) => t.id)).toEqual(['t-c']);
+  });
+
+  it("updates a multi-source target when a source's recorded revision moved", () => {
+    const sources = [
+      { repoUrl: 'https://charts.example', chart: 'web', targetRevision: '^1.0.0', revision: '1.1.0' },
+      { repoUrl: 'https://git.example/values.git', ref: 'values', targetRevision: 'main', revision: 'c1' },
+    ];
+    const moved = sources.map((s, i) => (i === 1 ? { ...s, revision: 'c2' } : s));
+    const current = [stored(desired('a', { sources }))];
+    expect(planExpansion(current, [desired('a', { sources })]).update).toEqual([]);
+    expect(planExpansion(current, [desired('a', { sources: moved })]).update).toHaveLength(1);
   });
 
   it('deletes everything when the generators yield nothing', () => {

@@ -62,6 +62,8 @@ export async function writePlan(tx: Tx, appSetId: string, plan: ExpansionPlan): 
 }
 
 const json = (v: unknown) => JSON.stringify(toJson(v));
+/** SQL NULL (not JSON null) for a single-source target. */
+const sourcesJson = (d: DesiredTarget) => (d.sources === null ? null : json(d.sources));
 
 /**
  * The columns an expansion owns; status columns (health, last sync) keep their defaults. Raw SQL
@@ -72,10 +74,10 @@ async function insertTargets(tx: Tx, appSetId: string, rows: DesiredTarget[]): P
   const col = <T>(pick: (d: DesiredTarget) => T) => rows.map(pick);
   await tx.$executeRaw`
     INSERT INTO "Target" ("id", "name", "appSetId", "clusterId", "namespace", "repoUrl", "sourcePath",
-      "targetRevision", "desiredRevision", "bundleDigest", "syncPolicy", "params", "updatedAt")
+      "targetRevision", "desiredRevision", "sources", "bundleDigest", "syncPolicy", "params", "updatedAt")
     SELECT v."id", v."name", ${appSetId}, v."clusterId", v."namespace", v."repoUrl", v."sourcePath",
-      v."targetRevision", v."desiredRevision", v."bundleDigest", v."syncPolicy"::jsonb, v."params"::jsonb,
-      (now() AT TIME ZONE 'UTC')
+      v."targetRevision", v."desiredRevision", v."sources"::jsonb, v."bundleDigest", v."syncPolicy"::jsonb,
+      v."params"::jsonb, (now() AT TIME ZONE 'UTC')
     FROM unnest(
       ${rows.map(() => randomUUID())}::text[],
       ${col((d) => d.name)}::text[],
@@ -85,11 +87,12 @@ async function insertTargets(tx: Tx, appSetId: string, rows: DesiredTarget[]): P
       ${col((d) => d.sourcePath)}::text[],
       ${col((d) => d.targetRevision)}::text[],
       ${col((d) => d.desiredRevision)}::text[],
+      ${col((d) => sourcesJson(d))}::text[],
       ${col((d) => d.bundleDigest)}::text[],
       ${col((d) => json(d.syncPolicy))}::text[],
       ${col((d) => json(d.params))}::text[]
     ) AS v("id", "name", "clusterId", "namespace", "repoUrl", "sourcePath", "targetRevision",
-           "desiredRevision", "bundleDigest", "syncPolicy", "params")`;
+           "desiredRevision", "sources", "bundleDigest", "syncPolicy", "params")`;
 }
 
 async function updateTargets(tx: Tx, rows: ExpansionPlan['update']): Promise<void> {
@@ -104,6 +107,7 @@ async function updateTargets(tx: Tx, rows: ExpansionPlan['update']): Promise<voi
       "sourcePath" = v."sourcePath",
       "targetRevision" = v."targetRevision",
       "desiredRevision" = v."desiredRevision",
+      "sources" = v."sources"::jsonb,
       "bundleDigest" = v."bundleDigest",
       "syncPolicy" = v."syncPolicy"::jsonb,
       "params" = v."params"::jsonb,
@@ -116,11 +120,12 @@ async function updateTargets(tx: Tx, rows: ExpansionPlan['update']): Promise<voi
       ${col((d) => d.sourcePath)}::text[],
       ${col((d) => d.targetRevision)}::text[],
       ${col((d) => d.desiredRevision)}::text[],
+      ${col((d) => sourcesJson(d))}::text[],
       ${col((d) => d.bundleDigest)}::text[],
       ${col((d) => json(d.syncPolicy))}::text[],
       ${col((d) => json(d.params))}::text[]
     ) AS v("id", "clusterId", "namespace", "repoUrl", "sourcePath", "targetRevision",
-           "desiredRevision", "bundleDigest", "syncPolicy", "params")
+           "desiredRevision", "sources", "bundleDigest", "syncPolicy", "params")
     WHERE t."id" = v."id"`;
 }
 

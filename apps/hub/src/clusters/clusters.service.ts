@@ -35,6 +35,8 @@ export interface ClusterView {
   annotations: Record<string, string>;
   registered: boolean;
   agentVersion: string | null;
+  /** What its agent reported of discovery, which its charts render with; null until it reports. */
+  capabilities: { kubeVersion: string; apiVersions: string[]; reportedAt: string | null } | null;
   lastSeenAt: string | null;
   createdAt: string;
   targets: {
@@ -165,6 +167,13 @@ export class ClustersService {
       annotations: asRecord(c.annotations),
       registered: c.credentialHash != null && c.credentialRevokedAt == null,
       agentVersion: c.agentVersion,
+      capabilities: c.kubeVersion
+        ? {
+            kubeVersion: c.kubeVersion,
+            apiVersions: c.apiVersions,
+            reportedAt: c.capabilitiesAt?.toISOString() ?? null,
+          }
+        : null,
       lastSeenAt: c.lastSeenAt?.toISOString() ?? null,
       createdAt: c.createdAt.toISOString(),
       targets: counts,

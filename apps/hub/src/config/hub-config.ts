@@ -212,7 +212,7 @@ export const hubEnvSchema = z.object({
     .regex(/^v?\d+\.\d+(\.\d+)?([-+][0-9A-Za-z.+-]*)?$/, 'must be a Kubernetes version such as 1.32.0')
     .default(DEFAULT_KUBE_VERSION)
     .describe(
-      'The Kubernetes version charts see as .Capabilities.KubeVersion (unless source.helm.kubeVersion).',
+      "The Kubernetes version charts see as .Capabilities.KubeVersion until their cluster's agent reports its own (unless source.helm.kubeVersion).",
     ),
   HELM_REPOSITORY_CACHE_SECONDS: z.coerce
     .number()

@@ -36,16 +36,20 @@ export class ProjectGate {
     private readonly db: Database,
   ) {}
 
-  /** The repository and destination of one generated target; `at` prefixes the paths. */
+  /**
+   * The repository and destination of one generated target; `at` prefixes the paths, `source` is
+   * the source the repository is named by (`spec.sources[1]` for one of several).
+   */
   checkTarget(
     at: string,
     repoURL: string,
     cluster: ProjectCluster,
     namespace: string,
+    source = 'spec.source',
   ): ProjectRefusal | null {
     if (this.unrestricted) return null;
     const repo = checkRepository(this.name, this.spec, repoURL);
-    if (repo) return refusal(repo, `${at}.spec.source.repoURL`);
+    if (repo) return refusal(repo, `${at}.${source}.repoURL`);
     const dest = checkDestination(this.name, this.spec, cluster, namespace);
     if (dest) return refusal(dest, `${at}.spec.destination`);
     return null;

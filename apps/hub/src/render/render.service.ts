@@ -25,8 +25,12 @@ import {
   safeSourcePath,
   parseHelmOptions,
   helmApplicationInputs,
+  type ApplicationSource,
   type Capabilities,
+  type ChartSource,
   type ChartVersion,
+  type GitSource,
+  type RefSource,
   type HelmOptions,
   type KustomizeOptions,
   type KustomizeRunner,
@@ -75,6 +79,8 @@ export interface RenderSource {
    * `$ARGOCD_APP_*`), so it is part of a Helm render's input; other renders ignore it.
    */
   application?: RenderApplication;
+  /** What a chart sees as `.Capabilities` (the target's cluster's); unset: HELM_KUBE_VERSION. */
+  capabilities?: Capabilities;
 }
 
 /** A chart from a Helm repository, at the version its target's constraint resolved to. */
@@ -86,6 +92,33 @@ export interface ChartRenderSource {
   /** Argo CD's `spec.source.helm` (validated here). */
   helm?: unknown;
   application?: RenderApplication;
+  /** What the chart sees as `.Capabilities` (the target's cluster's); unset: HELM_KUBE_VERSION. */
+  capabilities?: Capabilities;
+}
+
+/**
+ * One source of a multi-source Application (parsed by parseApplicationSources with `at` relative to
+ * the Application, `spec.sources[i]`, so that targets share renders), with what it resolved to: a
+ * Git source or `ref:` source at a commit of a registered repository, a chart at a version.
+ */
+export type ResolvedSource =
+  | { source: GitSource | RefSource; repositoryId: string; revision: string }
+  | { source: ChartSource; version: ChartVersion };
+
+export interface MultiSourceRender {
+  /** In spec order. */
+  sources: ResolvedSource[];
+  application?: RenderApplication;
+  /** What charts see as `.Capabilities` (the target's cluster's); unset: HELM_KUBE_VERSION. */
+  capabilities?: Capabilities;
+}
+
+/**
+ * The revision a multi-source target records: each source's commit or chart version, in spec order,
+ * joined by commas (a commit of any of them is a new revision, as in Argo CD's `revisions`).
+ */
+export function sourcesRevision(sources: readonly ResolvedSource[]): string {
+  return sources.map((r) => ('version' in r ? r.version.version : r.revision)).join(',');
 }
 
 export interface RenderApplication {
@@ -189,6 +222,11 @@ export class RenderService {
     });
   }
 
+  /** What a chart sees as `.Capabilities` when its cluster has not reported its own: HELM_KUBE_VERSION. */
+  defaultCapabilities(): Capabilities {
+    return { kubeVersion: this.config.render.helmKubeVersion, apiVersions: [] };
+  }
+
   /** The digest of the bundle for `src` (rendered and stored if needed). */
   async render(src: RenderSource): Promise<string> {
     return (await this.renderBundle(src)).digest;
@@ -240,7 +278,7 @@ export class RenderService {
       );
     }
     const application = helmApplicationInputs(helmOptions, { name: '', ...src.application });
-    const capabilities: Capabilities = { kubeVersion: this.config.render.helmKubeVersion, apiVersions: [] };
+    const capabilities = src.capabilities ?? this.defaultCapabilities();
     const produce = () =>
       renderer === 'helm'
         ? this.renderHelm(src, dir, helmOptions, application, capabilities, entries, where)
@@ -322,16 +360,19 @@ export class RenderService {
       throw e;
     }
     this.renders.inc({ renderer, outcome: 'ok' });
-    await this.db.prisma.bundle.upsert({
-      where: { digest: bundle.digest },
-      create: {
-        digest: bundle.digest,
-        manifests: toJson(bundle.manifests),
-        repoUrl: input.repoUrl,
-        revision: input.revision,
-        path: input.path,
-      },
-      update: {},
+    // Insert-if-absent in one statement: two expansions storing the same bundle at once (a queued
+    // one and a direct one) both succeed, where an upsert's read-then-insert lets one fail.
+    await this.db.prisma.bundle.createMany({
+      data: [
+        {
+          digest: bundle.digest,
+          manifests: toJson(bundle.manifests),
+          repoUrl: input.repoUrl,
+          revision: input.revision,
+          path: input.path,
+        },
+      ],
+      skipDuplicates: true,
     });
     return bundle;
   }
@@ -361,7 +402,7 @@ export class RenderService {
     const where = `${src.repoUrl} ${src.chart}@${version}`;
     const helm = this.translate('spec.source.helm', () => parseHelmOptions(src.helm, 'spec.source.helm'));
     const application = helmApplicationInputs(helm, { name: '', ...src.application });
-    const capabilities: Capabilities = { kubeVersion: this.config.render.helmKubeVersion, apiVersions: [] };
+    const capabilities = src.capabilities ?? this.defaultCapabilities();
     const key = createHash('sha256')
       .update(
         canonicalJson([
@@ -434,6 +475,179 @@ export class RenderService {
         path: src.chart,
         options: { helm, application, capabilities, digest: src.version.digest ?? null },
         renderer: 'helm',
+        where,
+      },
+      produce,
+    );
+  }
+
+  /**
+   * Renders a multi-source Application through the same code as `flotilla render`
+   * (renderApplication): every Git repository a source or a `ref:` names is checked out at the commit
+   * it resolved to (one checkout per distinct commit), charts from Helm repositories are fetched at
+   * their version, and `$ref/…` value files are read from the ref's checkout. A source that is a
+   * kustomization is refused (the hub builds kustomizations as single sources only). Checked for
+   * determinism and stored like every other render; the key is every source at what it resolved to,
+   * the Application and the capabilities.
+   */
+  async renderSourcesBundle(src: MultiSourceRender): Promise<RenderedBundle> {
+    const shown = (r: ResolvedSource): string =>
+      'version' in r
+        ? `${r.source.repoURL} ${r.source.chart}@${r.version.version}`
+        : `${r.source.repoURL}@${r.revision.slice(0, 12)}${r.source.kind === 'git' ? `:${r.source.path || '.'}` : ''}`;
+    const where = src.sources.map(shown).join(' + ');
+    const application: RenderApplication = { name: '', ...src.application };
+    const capabilities = src.capabilities ?? this.defaultCapabilities();
+    // What decides the output: each source with what it resolved to instead of what it asked for.
+    const inputs = src.sources.map((r) =>
+      'version' in r
+        ? { ...r.source, version: r.version.version, digest: r.version.digest ?? r.version.url }
+        : { ...r.source, repositoryId: r.repositoryId, revision: r.revision },
+    );
+    const key = createHash('sha256')
+      .update(canonicalJson(['sources', inputs, application, capabilities]))
+      .digest('hex');
+    // One listing per distinct commit; every check that needs no checkout is done before rendering.
+    const commits = new Map<string, { repositoryId: string; revision: string }>();
+    for (const r of src.sources) {
+      if ('version' in r) continue;
+      commits.set(`${r.repositoryId}\0${r.revision}`, { repositoryId: r.repositoryId, revision: r.revision });
+    }
+    const entriesOf = new Map<string, TreeEntry[]>();
+    for (const [id, c] of commits) {
+      const entries = await this.gitReadAsync(where, () =>
+        this.mirrors.mirrors.listEntries(c.repositoryId, c.revision),
+      );
+      this.translate(where, () =>
+        checkTreeEntries(entries, {
+          maxFileBytes: Number.POSITIVE_INFINITY,
+          maxTreeBytes: MAX_CHECKOUT_BYTES,
+        }),
+      );
+      entriesOf.set(id, entries);
+    }
+    let anyChart = false;
+    for (const r of src.sources) {
+      if ('version' in r) {
+        anyChart = true;
+        continue;
+      }
+      const s = r.source;
+      if (s.kind === 'ref') continue;
+      const entries = entriesOf.get(`${r.repositoryId}\0${r.revision}`) ?? [];
+      const under = entries.filter((e) => s.path === '' || e.path.startsWith(`${s.path}/`));
+      if (under.length === 0) {
+        throw new RenderError(
+          'path-not-found',
+          `${s.at}.path: "${s.path || '.'}" has no files at commit ${r.revision.slice(0, 12)} of ${s.repoURL}`,
+          where,
+        );
+      }
+      const renderer = rendererOf(
+        under.map((e) => e.path),
+        s.path,
+        s.helm !== undefined,
+        s.kustomize !== undefined,
+      );
+      if (renderer === 'kustomize') {
+        throw new RenderError(
+          'unsupported-source',
+          `${s.at}.path: "${s.path || '.'}" is a kustomization; kustomize in a multi-source application is not rendered by the hub yet (use a single source for it)`,
+          where,
+        );
+      }
+      if (renderer === 'helm') anyChart = true;
+      else {
+        // The limits of a plain render read from the mirror.
+        this.translate(where, () =>
+          checkTreeEntries(
+            under.filter((e) => e.kind !== 'file' || isManifestPath(e.path)),
+            DEFAULT_TREE_LIMITS,
+            symlinksOf(entries),
+          ),
+        );
+      }
+    }
+    const first = src.sources.find((r) => r.source.kind !== 'ref') ?? src.sources[0];
+    const produce = async (): Promise<Rendered> => {
+      const work = await mkdtemp(join(tmpdir(), 'flotilla-render-'));
+      try {
+        const dirs = new Map<string, string>();
+        let n = 0;
+        for (const [id, c] of commits) {
+          const root = join(work, `repo-${n++}`);
+          await mkdir(root);
+          await this.gitReadAsync(where, () =>
+            this.mirrors.mirrors.checkout(c.repositoryId, c.revision, root),
+          );
+          dirs.set(id, root);
+        }
+        // A source names its repository by URL and revision; each resolves to the checkout of its commit.
+        const byRequest = new Map<string, { dir: string; revision: string }>();
+        for (const r of src.sources) {
+          if ('version' in r) continue;
+          const dir = dirs.get(`${r.repositoryId}\0${r.revision}`) ?? '';
+          byRequest.set(`${r.source.repoURL}\0${r.source.targetRevision}`, { dir, revision: r.revision });
+        }
+        const env: RenderEnvironment = {
+          helm: this.helm,
+          charts: this.charts,
+          kustomize: this.kustomize,
+          repositories: {
+            dirOf: (repoURL, targetRevision, at) => {
+              const found = byRequest.get(`${repoURL}\0${targetRevision}`);
+              if (!found)
+                throw new ManifestError(
+                  'INVALID_SOURCE',
+                  at,
+                  `${repoURL} is not a source of this application`,
+                );
+              return found.dir;
+            },
+            revisionOf: (repoURL, targetRevision) =>
+              byRequest.get(`${repoURL}\0${targetRevision}`)?.revision ?? targetRevision,
+          },
+        };
+        const sources: ApplicationSource[] = src.sources.map((r) =>
+          // The version fixed by the expansion, so every target of it renders the same one.
+          'version' in r ? { ...r.source, targetRevision: r.version.version } : r.source,
+        );
+        let objects: KubeObject[];
+        try {
+          const rendered = await renderApplication(
+            {
+              name: application.name,
+              ...(application.namespace ? { namespace: application.namespace } : {}),
+              ...(application.project ? { project: application.project } : {}),
+              sources,
+              capabilities,
+            },
+            env,
+          );
+          objects = rendered.objects.map((o) => preserveSopsKeyOrder(o));
+        } catch (e) {
+          if (!(e instanceof ManifestError)) throw e;
+          let message = e.message;
+          for (const dir of dirs.values()) message = message.replaceAll(`${dir}/`, '');
+          throw new RenderError(`manifest-${e.code.toLowerCase().replaceAll('_', '-')}`, message, where);
+        }
+        if (objects.length === 0) {
+          throw new RenderError('no-manifests', 'the sources render no Kubernetes objects', where);
+        }
+        return { digest: bundleDigest(objects), manifests: objects };
+      } finally {
+        await rm(work, { recursive: true, force: true });
+      }
+    };
+    return this.checkedAndStored(
+      {
+        key,
+        repositoryId: null,
+        repoUrl: first?.source.repoURL ?? '',
+        revision: sourcesRevision(src.sources),
+        path: first ? pathOf(first) : '',
+        options: { sources: inputs, application, capabilities },
+        renderer: anyChart ? 'helm' : 'plain',
         where,
       },
       produce,
@@ -796,6 +1010,12 @@ export function helmRenderKey(
   return createHash('sha256')
     .update(canonicalJson(['helm', repositoryId, revision, dir, helm, application, capabilities]))
     .digest('hex');
+}
+
+/** What a target shows as a source's path: the directory, or a chart's name. */
+export function pathOf(r: ResolvedSource): string {
+  if ('version' in r) return r.source.chart;
+  return r.source.kind === 'git' ? r.source.path || '.' : '';
 }
 
 /** The file a (checked) symlink leads to, through any other links on the way, as a checkout reads it. */

@@ -11,7 +11,7 @@ import { GitMirrorError } from '../git/git-mirror.js';
 import { GitMirrorsService } from '../git/git-mirrors.service.js';
 import { JobQueues } from '../queues/job-queues.service.js';
 import { literalRepoRefs } from '../appsets/appset-document.js';
-import type { Repository } from '../generated/prisma/client.js';
+import { Prisma, type Repository } from '../generated/prisma/client.js';
 import { repositoryUrlProblem, type LocalRepositoryPolicy } from './repository-url.js';
 
 /** Repository credentials as an admin gives them; stored sealed, never shown again. */
@@ -299,11 +299,18 @@ export class RepositoriesService implements OnModuleInit {
     });
     for (const a of appsets) for (const r of literalRepoRefs(a.spec).get(url) ?? []) refs.add(r);
     const targets = await this.db.prisma.target.findMany({
-      where: { repoUrl: url },
+      where: { repoUrl: url, sources: { equals: Prisma.DbNull } },
       select: { targetRevision: true },
       distinct: ['targetRevision'],
     });
     for (const t of targets) refs.add(t.targetRevision || 'HEAD');
+    // A multi-source target records what each of its sources asks for (a templated repoURL is
+    // known only there).
+    const fromSources = await this.db.prisma.$queryRaw<{ ref: string }[]>`
+      SELECT DISTINCT s->>'targetRevision' AS "ref"
+      FROM "Target" t, jsonb_array_elements(t."sources") s
+      WHERE t."sources" IS NOT NULL AND s->>'repoUrl' = ${url} AND s->>'chart' IS NULL`;
+    for (const r of fromSources) refs.add(r.ref || 'HEAD');
     return [...refs].sort();
   }
 

@@ -8,6 +8,7 @@ import {
   type SyncRunPageView,
   type TargetDiffView,
   type TargetListItemView,
+  type TargetSourceView,
 } from '@flotilla/contract';
 import { exportFile, exportLines } from '../common/record-export.js';
 import { z } from 'zod';
@@ -67,6 +68,7 @@ export class TargetsController {
       path: t.sourcePath,
       targetRevision: t.targetRevision,
       desiredRevision: t.desiredRevision,
+      sources: (t.sources as TargetSourceView[] | null) ?? null,
       bundleDigest: t.bundleDigest,
       // What the agent is given: the release (a rollout may hold it back), or a pin that overrides it.
       releasedRevision: t.releasedRevision,

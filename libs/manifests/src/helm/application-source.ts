@@ -40,7 +40,18 @@ export interface RefSource {
 
 export type ApplicationSource = ChartSource | GitSource | RefSource;
 
-const SOURCE_FIELDS = ['repoURL', 'path', 'targetRevision', 'chart', 'helm', 'kustomize', 'ref', 'name'];
+/** The fields of an Application source that Flotilla reads; any other is refused by name. */
+export const APPLICATION_SOURCE_FIELDS: readonly string[] = [
+  'repoURL',
+  'path',
+  'targetRevision',
+  'chart',
+  'helm',
+  'kustomize',
+  'ref',
+  'name',
+];
+const SOURCE_FIELDS = APPLICATION_SOURCE_FIELDS;
 
 /**
  * An Application's `spec.source` or `spec.sources` (Argo CD's shapes), checked: every source has a
