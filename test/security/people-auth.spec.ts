@@ -97,6 +97,8 @@ describe('people API authentication and roles', () => {
       ['POST', '/api/v1/clusters', { name: 'by-operator' }],
       ['POST', '/api/v1/tokens', { name: 'self-promoted', role: 'admin' }],
       ['GET', '/api/v1/tokens', undefined],
+      // Deleting a target takes its workloads out of a cluster: admin only.
+      ['POST', '/api/v1/targets/web-eu-1/delete', { cascade: true, reason: 'by operator' }],
     ] as const) {
       const r = await call<Refusal>(method, path, { token: secrets['operator'], ...(body && { body }) });
       expect(r.status, `${method} ${path}`).toBe(403);

@@ -8,6 +8,7 @@ import {
   type Bundle,
   type HealthRule,
   type Report,
+  type TargetDeletion,
 } from '@flotilla/contract';
 import { bundleDigest } from '@flotilla/manifests';
 import { type Logger, pino } from 'pino';
@@ -26,6 +27,7 @@ import { AutoRollback } from './rollback/auto-rollback.js';
 import { ReportQueue, type SetAside } from './reports/report-queue.js';
 import { BundleDecryptError, BundleDecryptor } from './secrets/bundle-decryptor.js';
 import { StateStore } from './state/state-store.js';
+import { deleteTarget } from './sync/delete-target.js';
 import { Backoff, sleep } from './util/backoff.js';
 import { EventRecorder } from './events/event-recorder.js';
 import { AgentMetrics } from './metrics/agent-metrics.js';
@@ -209,6 +211,89 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
     }
   };
 
+  /** Deletions under way, by tombstone id: each runs beside the pull loop (it may wait for minutes). */
+  const deleting = new Map<string, Promise<void>>();
+
+  /**
+   * Carries out one tombstone: the target's reconciler is already stopped. Its report goes out once
+   * it ends (not when the agent stopped it half-way: the next start resumes it from its progress).
+   */
+  const runDeletion = async (d: TargetDeletion, bundle: Bundle): Promise<void> => {
+    const progress = await store.loadDeletionProgress(d.id);
+    if (progress.finished) return;
+    const state = await store.loadTargetState(d.targetId);
+    let manifests: Bundle['manifests'];
+    try {
+      manifests = (await decryptor.plaintext(bundle)).manifests;
+    } catch (err) {
+      if (!(err instanceof BundleDecryptError)) throw err;
+      // Its hooks could not run as written: nothing is touched, and the hub hears why.
+      const at = now().toISOString();
+      await emit([
+        {
+          type: 'deletion',
+          id: randomUUID(),
+          targetId: d.targetId,
+          deletionId: d.id,
+          at,
+          outcome: 'Failed',
+          startedAt: at,
+          finishedAt: at,
+          message: `cannot decrypt the bundle ${d.bundleDigest}: ${err.message}; nothing deleted`,
+          resources: [],
+        },
+      ]);
+      await store.saveDeletionProgress({ ...progress, finished: true });
+      return;
+    }
+    log.info({ target: d.name, deletionId: d.id }, 'deleting the target from the cluster');
+    const result = await deleteTarget({
+      kube,
+      deletion: d,
+      manifests,
+      inventory: state.inventory,
+      health,
+      progress,
+      saveProgress: (p) => store.saveDeletionProgress(p),
+      waitTimeoutMs: deps.syncWait.timeoutMs,
+      pollMs: deps.syncWait.pollMs,
+      signal: abort.signal,
+      now,
+    });
+    await store.saveTargetState(d.targetId, { ...state, inventory: result.inventory });
+    if (result.interrupted) return;
+    // Queued on disk before it is marked finished: a crash in between runs it again (every step it
+    // finished is skipped or finds nothing left), never leaves the hub waiting for a lost report.
+    await emit([result.report]);
+    await store.saveDeletionProgress({ ...progress, finished: true });
+    log.info({ target: d.name, deletionId: d.id, outcome: result.report.outcome }, result.report.message);
+  };
+
+  /**
+   * Tombstones: each target named is stopped and deleted once. A tombstone the hub no longer sends
+   * (done, failed, or withdrawn) is forgotten; nothing else is ever deleted here.
+   */
+  const applyDeletions = async (deletions: TargetDeletion[], bundles: Map<string, Bundle>): Promise<void> => {
+    for (const d of deletions) {
+      const running = reconcilers.get(d.targetId);
+      if (running) {
+        reconcilers.delete(d.targetId);
+        await running.stop();
+      }
+      const bundle = bundles.get(d.bundleDigest);
+      if (!bundle || deleting.has(d.id)) continue;
+      const task = runDeletion(d, bundle)
+        .catch((err: unknown) => {
+          log.error({ target: d.name, deletionId: d.id, err: (err as Error).message }, 'deletion failed');
+        })
+        .finally(() => deleting.delete(d.id));
+      deleting.set(d.id, task);
+    }
+    const wanted = new Set(deletions.map((d) => d.id));
+    for (const id of await store.listDeletionIds())
+      if (!wanted.has(id) && !deleting.has(id)) await store.forgetDeletion(id);
+  };
+
   /**
    * Judge with these health rules from now on; when they changed, every running target is judged
    * again (a target whose rule arrived after its sync is no longer counted by the old verdict).
@@ -220,9 +305,16 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
   };
 
   /** Bring the running reconcilers in line with an assignment set whose bundles are all at hand. */
-  const applyAssignments = async (assignments: Assignment[], bundles: Map<string, Bundle>): Promise<void> => {
+  const applyAssignments = async (
+    assignments: Assignment[],
+    bundles: Map<string, Bundle>,
+    deletions: TargetDeletion[] = [],
+  ): Promise<void> => {
     const seen = new Set<string>();
+    // A target being deleted is never synced, whatever else the answer says.
+    const doomed = new Set(deletions.map((d) => d.targetId));
     for (const a of assignments) {
+      if (doomed.has(a.targetId)) continue;
       const stored = bundles.get(a.bundleDigest);
       if (!stored) continue;
       seen.add(a.targetId);
@@ -244,6 +336,8 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
         log.info({ targetId: id }, 'target no longer assigned; its objects are left in place');
       }
     }
+    // Only a tombstone — the hub's explicit, audited request — deletes anything.
+    await applyDeletions(deletions, bundles);
   };
 
   /** Set once the agent works from a set of assignments, from its disk or from the hub (readiness). */
@@ -256,14 +350,15 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
   if (cached) {
     etag = cached.etag;
     const bundles = new Map<string, Bundle>();
-    for (const a of cached.assignments) {
-      const b = await store.loadBundle(a.bundleDigest);
-      if (b) bundles.set(a.bundleDigest, b);
+    const deletions = cached.deletions ?? [];
+    for (const digest of [...cached.assignments, ...deletions].map((a) => a.bundleDigest)) {
+      const b = await store.loadBundle(digest);
+      if (b) bundles.set(digest, b);
       else etag = undefined; // fetch the whole set again so the missing bundle is re-fetched
     }
     // The rules kept with them: the agent judges as the hub last said while the hub is away.
     await useHealthRules(cached.healthRules);
-    await applyAssignments(cached.assignments, bundles);
+    await applyAssignments(cached.assignments, bundles, deletions);
     assignmentsKnown = true;
     log.info({ targets: reconcilers.size, etag: cached.etag }, 'resumed from the state dir');
   }
@@ -328,7 +423,9 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
   const fetchBundles = async (cred: string, response: AssignmentsResponse): Promise<Map<string, Bundle>> => {
     const bundles = new Map<string, Bundle>();
     const failures: string[] = [];
-    const digests = [...new Set(response.assignments.map((a) => a.bundleDigest))];
+    const digests = [
+      ...new Set([...response.assignments, ...(response.deletions ?? [])].map((a) => a.bundleDigest)),
+    ];
     const missing: string[] = [];
     for (const digest of digests) {
       const stored = await store.loadBundle(digest);
@@ -369,7 +466,7 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
           return old ? [old] : [];
         }),
       });
-      await applyAssignments(response.assignments, bundles);
+      await applyAssignments(response.assignments, bundles, response.deletions);
       throw new HubError('HUB_BAD_RESPONSE', 'bundles', failures.join('; '));
     }
     return bundles;
@@ -392,7 +489,7 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
           await useHealthRules(poll.response.healthRules);
           const bundles = await fetchBundles(cred, poll.response);
           await store.saveAssignments(poll.response);
-          await applyAssignments(poll.response.assignments, bundles);
+          await applyAssignments(poll.response.assignments, bundles, poll.response.deletions);
           etag = poll.response.etag;
           log.debug({ etag, targets: poll.response.assignments.length }, 'assignments updated');
         }
@@ -547,6 +644,7 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
         clearInterval(resyncTimer);
         await loops;
         await Promise.all([...reconcilers.values()].map((r) => r.stop()));
+        await Promise.all(deleting.values());
         await events.stop();
         await status?.stop();
         await watcher.stop();

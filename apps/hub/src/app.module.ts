@@ -53,6 +53,7 @@ import { PinsController } from './pins/pins.controller.js';
 import { TargetsController } from './targets/targets.controller.js';
 import { SyncHistory } from './targets/sync-history.service.js';
 import { TargetOperations } from './targets/target-operations.service.js';
+import { TargetDeletions } from './targets/target-deletions.service.js';
 import { TargetOperationsController } from './targets/target-operations.controller.js';
 import { AgentGatewayController } from './agent-gateway/agent-gateway.controller.js';
 import { AgentGatewayService } from './agent-gateway/agent-gateway.service.js';
@@ -138,6 +139,7 @@ export class AppModule {
       RolloutsService,
       SyncHistory,
       TargetOperations,
+      TargetDeletions,
       PinsService,
       PinExpiry,
       RenderService,

@@ -246,11 +246,33 @@ export const assignmentSchema = z.object({
 });
 export type Assignment = z.infer<typeof assignmentSchema>;
 
+/**
+ * A target the hub asks this cluster to delete (a tombstone): its tracked objects are deleted, with
+ * the last bundle's PreDelete and PostDelete hooks around them. It travels in the assignments until the
+ * agent reports a deletion carrying its id as succeeded; the target itself is then no longer assigned.
+ * Only ever sent because a person asked for it, or the appset carries Argo CD's resources finalizer:
+ * a target that merely disappears from the assignments is orphaned, never deleted.
+ */
+export const targetDeletionSchema = z.object({
+  id: z.string().min(1).max(100),
+  targetId: z.string(),
+  /** The target's name: only objects whose tracking annotation names it are ever deleted. */
+  name: z.string().min(1),
+  namespace: z.string(),
+  /** The last bundle the target ran: its hooks and wave annotations say how to delete. */
+  bundleDigest: z.string(),
+  /** How each deleted object's dependents go. Absent = foreground, as a prune. */
+  prunePropagationPolicy: z.enum(['foreground', 'background', 'orphan']).optional(),
+});
+export type TargetDeletion = z.infer<typeof targetDeletionSchema>;
+
 export const assignmentsResponseSchema = z.object({
   clusterName: z.string(),
   /** Changes whenever anything in the set changes; also sent as the ETag header. */
   etag: z.string(),
   assignments: z.array(assignmentSchema),
+  /** Targets to delete from this cluster (see targetDeletionSchema). Absent from older hubs: none. */
+  deletions: z.array(targetDeletionSchema).optional(),
   /**
    * Custom health checks for every target of the cluster (fleet-wide), sorted by key; part of the
    * ETag, so a changed rule reaches agents like a new revision. Absent from older hubs: none, and
@@ -302,11 +324,19 @@ export const HOOK_PHASES = ['PreSync', 'Sync', 'PostSync', 'SyncFail'] as const;
 export const hookPhaseSchema = z.enum(HOOK_PHASES);
 export type HookPhase = z.infer<typeof hookPhaseSchema>;
 
+/** The phases a hook runs in when its target is deleted (Argo CD's PreDelete and PostDelete). */
+export const DELETE_HOOK_PHASES = ['PreDelete', 'PostDelete'] as const;
+export const deleteHookPhaseSchema = z.enum(DELETE_HOOK_PHASES);
+export type DeleteHookPhase = z.infer<typeof deleteHookPhaseSchema>;
+/** Every phase a hook may name. A sync report carries only sync phases, a deletion report only deletion ones. */
+export const anyHookPhaseSchema = z.enum([...HOOK_PHASES, ...DELETE_HOOK_PHASES]);
+export type AnyHookPhase = z.infer<typeof anyHookPhaseSchema>;
+
 export const resourceResultSchema = objectRefSchema.extend({
   action: resourceActionSchema,
   message: z.string().default(''),
   /** Set for a hook: the phase it ran in. `applied` = it ran and succeeded, `failed` = it failed. */
-  hookPhase: hookPhaseSchema.optional(),
+  hookPhase: anyHookPhaseSchema.optional(),
 });
 export type ResourceResult = z.infer<typeof resourceResultSchema>;
 
@@ -422,11 +452,40 @@ export const comparisonReportSchema = reportBase
       });
   });
 
+/**
+ * What became of one object when its target was deleted: `deleted`, `kept` (Delete=false,
+ * helm.sh/resource-policy: keep, or no longer this target's), `failed`; for a hook, `applied` = it ran
+ * and succeeded.
+ */
+export const deletionResultSchema = objectRefSchema.extend({
+  action: z.enum(['deleted', 'kept', 'failed', 'applied']),
+  message: z.string().default(''),
+  hookPhase: deleteHookPhaseSchema.optional(),
+});
+export type DeletionResult = z.infer<typeof deletionResultSchema>;
+
+/**
+ * The agent carried out (or could not carry out) a tombstone. Succeeded: every object the target
+ * tracked is gone or kept on purpose, and the hooks ran; the hub then deletes the target. Failed: the
+ * message says where it stopped; the target stays, and the agent tries again.
+ */
+export const deletionReportSchema = reportBase.extend({
+  type: z.literal('deletion'),
+  deletionId: z.string().min(1).max(100),
+  outcome: z.enum(['Succeeded', 'Failed']),
+  startedAt: z.iso.datetime(),
+  finishedAt: z.iso.datetime(),
+  message: z.string().default(''),
+  resources: z.array(deletionResultSchema).default([]),
+});
+export type DeletionReport = z.infer<typeof deletionReportSchema>;
+
 export const reportSchema = z.discriminatedUnion('type', [
   syncReportSchema,
   healthReportSchema,
   driftReportSchema,
   comparisonReportSchema,
+  deletionReportSchema,
 ]);
 export type Report = z.infer<typeof reportSchema>;
 export type SyncReport = z.infer<typeof syncReportSchema>;

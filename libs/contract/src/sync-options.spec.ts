@@ -84,17 +84,18 @@ describe('readOptions', () => {
 
 describe('resourceSyncOptionsOf', () => {
   it("reads Replace and Force only when the object says them, so the target's choice applies otherwise", () => {
-    expect(resourceSyncOptionsOf({ metadata: { name: 'x' } })).toEqual({ prune: true });
+    expect(resourceSyncOptionsOf({ metadata: { name: 'x' } })).toEqual({ prune: true, delete: true });
     expect(
       resourceSyncOptionsOf(annotated({ 'argocd.argoproj.io/sync-options': 'Force=true,Replace=true' })),
-    ).toEqual({ prune: true, replace: true, force: true });
+    ).toEqual({ prune: true, delete: true, replace: true, force: true });
     expect(resourceSyncOptionsOf(annotated({ 'flotilla.dev/sync-options': 'Replace=false' }))).toEqual({
       prune: true,
+      delete: true,
       replace: false,
     });
     expect(
       resourceSyncOptionsOf(annotated({ 'argocd.argoproj.io/sync-options': 'ServerSideApply=false' })),
-    ).toEqual({ prune: true, serverSideApply: false });
+    ).toEqual({ prune: true, delete: true, serverSideApply: false });
   });
 
   it('prunes by default and keeps an object that says Prune=false, in either annotation', () => {
@@ -107,6 +108,19 @@ describe('resourceSyncOptionsOf', () => {
         annotated({ 'flotilla.dev/sync-options': 'SkipDryRunOnMissingResource=true, Prune=false' }),
       ).prune,
     ).toBe(false);
+  });
+
+  it('deletes with the target by default and keeps an object that says Delete=false; Prune=false alone does not keep it', () => {
+    expect(resourceSyncOptionsOf({ metadata: { name: 'x' } }).delete).toBe(true);
+    expect(
+      resourceSyncOptionsOf(annotated({ 'argocd.argoproj.io/sync-options': 'Prune=false, Delete=false' })),
+    ).toEqual({ prune: false, delete: false });
+    expect(resourceSyncOptionsOf(annotated({ 'flotilla.dev/sync-options': 'Prune=false' })).delete).toBe(
+      true,
+    );
+    expect(() =>
+      resourceSyncOptionsOf(annotated({ 'argocd.argoproj.io/sync-options': 'Delete=confirm' })),
+    ).toThrow(/Delete=confirm is not supported/);
   });
 
   it('reads the compare options Argo CD writes without a value', () => {

@@ -145,10 +145,13 @@ export const RESOURCE_SYNC_OPTIONS: OptionTable = {
   },
   Delete: {
     false: {
-      honoured: "Flotilla never deletes a target's objects when the target is removed, so the object stays",
+      honoured:
+        "when its target is deleted (a deletion a person asked for, or an appset with Argo CD's resources finalizer) the object stays in the cluster, reported as kept; Prune=false alone does not keep it, as in Argo CD",
     },
+    true: { honoured: "the default: deleted with its target when the target's deletion deletes objects" },
     confirm: {
-      refused: 'Delete=confirm is not supported: Flotilla never deletes objects when a target is removed',
+      refused:
+        'Delete=confirm is not supported: Flotilla has no deletion confirmation; the deletion itself is asked for and audited at the hub. Use Delete=false to keep the object',
     },
   },
   PruneLast: TARGET_SYNC_OPTIONS['PruneLast'] as Readonly<Record<string, OptionValueRule>>,
@@ -245,6 +248,8 @@ export interface ResourceSyncOptions {
   validate?: boolean;
   /** ServerSideApply=true|false on the object; undefined when it does not say. */
   serverSideApply?: boolean;
+  /** False: kept when its target is deleted (Delete=false). */
+  delete: boolean;
 }
 
 /**
@@ -265,7 +270,10 @@ export function resourceSyncOptionsOf(obj: Pick<KubeObject, 'metadata'>): Resour
     if (raw !== undefined)
       readOptions(splitAnnotationList(raw), RESOURCE_COMPARE_OPTIONS, annotationPath(name));
   }
-  const out: ResourceSyncOptions = { prune: sync.get('Prune') !== 'false' };
+  const out: ResourceSyncOptions = {
+    prune: sync.get('Prune') !== 'false',
+    delete: sync.get('Delete') !== 'false',
+  };
   if (sync.has('Replace')) out.replace = sync.get('Replace') === 'true';
   if (sync.has('Force')) out.force = sync.get('Force') === 'true';
   if (sync.has('PruneLast')) out.pruneLast = sync.get('PruneLast') === 'true';

@@ -39,6 +39,19 @@ describe('targetReason', () => {
     const out = 'OutOfSync' as const;
     const cases: TargetFacts[] = [
       { ...fine, agentOffline: { lastSeenAt: null } },
+      {
+        ...fine,
+        deletion: { state: 'Pending', requestedBy: 'user:alice', reason: 'decommission', message: '' },
+      },
+      {
+        ...fine,
+        deletion: {
+          state: 'Failed',
+          requestedBy: 'user:alice',
+          reason: 'x',
+          message: 'PreDelete hook failed',
+        },
+      },
       { ...fine, generatorError: { message: 'bad template' } },
       { ...fine, deletionGuardHeld: { message: 'would delete 5 of 10' } },
       { ...fine, projectDenied: { message: 'namespace kube-system not allowed' } },
@@ -51,6 +64,25 @@ describe('targetReason', () => {
       { ...fine, health: 'Degraded' },
     ];
     expect(cases.map((c) => targetReason(c)?.code)).toEqual([...TARGET_REASON_CODES]);
+  });
+
+  it('says who asked for a deletion and why, and what stopped a failed one', () => {
+    const deletion = { requestedBy: 'user:alice', reason: 'decommission', message: '' };
+    expect(targetReason({ ...fine, deletion: { ...deletion, state: 'Pending' } })?.message).toBe(
+      'being deleted with its objects (asked by user:alice: decommission); no longer synced',
+    );
+    expect(
+      targetReason({
+        ...fine,
+        deletion: {
+          ...deletion,
+          state: 'Failed',
+          message: 'PreDelete hook failed: Job web/drain; nothing deleted',
+        },
+      })?.message,
+    ).toBe(
+      'deletion failed: PreDelete hook failed: Job web/drain; nothing deleted; left as it is until a person asks again',
+    );
   });
 
   it('names the failed sync of a manual target rather than asking for another sync', () => {

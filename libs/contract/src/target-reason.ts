@@ -8,6 +8,8 @@ import type { HealthStatus, SyncOutcome, SyncStatus } from './status.js';
  */
 export const TARGET_REASON_CODES = [
   'AgentOffline',
+  'Deleting',
+  'DeletionFailed',
   'GeneratorError',
   'DeletionGuardHeld',
   'ProjectDenied',
@@ -37,6 +39,8 @@ export type TargetReason = z.infer<typeof targetReasonSchema>;
 /** What is known about one target when its reason is chosen; absent facts do not hold. */
 export interface TargetFacts {
   agentOffline?: { lastSeenAt: string | null };
+  /** A person asked to delete it with its objects: its agent is deleting (Pending), or could not (Failed). */
+  deletion?: { state: 'Pending' | 'Failed'; requestedBy: string; reason: string; message: string };
   generatorError?: { message: string };
   deletionGuardHeld?: { message: string };
   projectDenied?: { message: string };
@@ -59,6 +63,16 @@ export function targetReason(f: TargetFacts): TargetReason | null {
       since,
     };
   }
+  if (f.deletion?.state === 'Pending')
+    return {
+      code: 'Deleting',
+      message: `being deleted with its objects (asked by ${f.deletion.requestedBy}: ${f.deletion.reason}); no longer synced`,
+    };
+  if (f.deletion)
+    return {
+      code: 'DeletionFailed',
+      message: `deletion failed: ${f.deletion.message}; left as it is until a person asks again`,
+    };
   if (f.generatorError)
     return { code: 'GeneratorError', message: `generator error: ${f.generatorError.message}` };
   if (f.deletionGuardHeld) return { code: 'DeletionGuardHeld', message: f.deletionGuardHeld.message };

@@ -132,3 +132,18 @@ export interface TargetDiffView {
     objects: ObjectComparison[];
   } | null;
 }
+
+/** A target's deletion with its objects (`POST /api/v1/targets/:name/delete`). */
+export interface TargetDeletionView {
+  target: string;
+  deletionId: string;
+  /**
+   * Pending: its agent deletes the objects and reports; Failed: it could not (message says why; ask
+   * again); Deleted: gone (at once when no agent was ever given anything of it).
+   */
+  state: 'Pending' | 'Failed' | 'Deleted';
+  requestedBy: string;
+  reason: string;
+  requestedAt: string;
+  message: string;
+}

@@ -59,6 +59,20 @@ export const targetStateSchema = z.object({
 });
 export type TargetState = z.infer<typeof targetStateSchema>;
 
+/**
+ * How far the deletion of a target got (one tombstone), saved after each phase: a restart never runs
+ * PreDelete hooks that already succeeded (nor PostDelete ones) again. Forgotten once the tombstone
+ * leaves the assignments.
+ */
+export const deletionProgressSchema = z.object({
+  deletionId: z.string(),
+  preDeleteDone: z.boolean().default(false),
+  postDeleteDone: z.boolean().default(false),
+  /** Reported (succeeded or failed): never run again under this id, even while the hub still sends it. */
+  finished: z.boolean().default(false),
+});
+export type DeletionProgress = z.infer<typeof deletionProgressSchema>;
+
 export class StateCorruptError extends Error {
   readonly code = 'AGENT_STATE_CORRUPT';
   constructor(
@@ -81,7 +95,7 @@ export class StateStore {
   constructor(readonly dir: string) {}
 
   async init(): Promise<void> {
-    for (const sub of ['', 'bundles', 'targets', 'reports']) {
+    for (const sub of ['', 'bundles', 'targets', 'reports', 'deletions']) {
       await mkdir(join(this.dir, sub), { recursive: true, mode: 0o700 });
     }
   }
@@ -139,6 +153,31 @@ export class StateStore {
 
   async saveTargetState(targetId: string, state: TargetState): Promise<void> {
     await writeFileAtomic(this.targetPath(targetId), JSON.stringify(state, null, 2));
+  }
+
+  async loadDeletionProgress(deletionId: string): Promise<DeletionProgress> {
+    return (
+      (await this.load(this.deletionPath(deletionId), deletionProgressSchema)) ??
+      deletionProgressSchema.parse({ deletionId })
+    );
+  }
+
+  async saveDeletionProgress(progress: DeletionProgress): Promise<void> {
+    await writeFileAtomic(this.deletionPath(progress.deletionId), JSON.stringify(progress, null, 2));
+  }
+
+  /** The tombstones this agent holds progress for. */
+  async listDeletionIds(): Promise<string[]> {
+    const names = await readdir(join(this.dir, 'deletions'));
+    return names.filter((n) => n.endsWith('.json')).map((n) => decodeURIComponent(n.slice(0, -5)));
+  }
+
+  async forgetDeletion(deletionId: string): Promise<void> {
+    await rm(this.deletionPath(deletionId), { force: true });
+  }
+
+  private deletionPath(deletionId: string): string {
+    return join(this.dir, 'deletions', `${encodeURIComponent(deletionId)}.json`);
   }
 
   private bundlePath(digest: string): string {

@@ -1,4 +1,10 @@
-import { HOOK_PHASES, type HookPhase, type KubeObject, splitAnnotationList } from '@flotilla/contract';
+import {
+  type AnyHookPhase,
+  DELETE_HOOK_PHASES,
+  HOOK_PHASES,
+  type KubeObject,
+  splitAnnotationList,
+} from '@flotilla/contract';
 
 /** The Flotilla alias wins over Argo CD's annotation, as for sync waves. */
 export const HOOK_ANNOTATIONS = ['flotilla.dev/hook', 'argocd.argoproj.io/hook'] as const;
@@ -14,18 +20,21 @@ export type HookDeletePolicy = (typeof HOOK_DELETE_POLICIES)[number];
 export const HELM_HOOK_ANNOTATION = 'helm.sh/hook';
 export const HELM_HOOK_DELETE_POLICY_ANNOTATION = 'helm.sh/hook-delete-policy';
 
+/** Any phase a hook may name: the sync phases, and the deletion phases run when its target is deleted. */
+const ANY_HOOK_PHASES: readonly AnyHookPhase[] = [...HOOK_PHASES, ...DELETE_HOOK_PHASES];
+
 /**
- * Each Helm hook: the Argo CD phase it runs in, or why it never runs in a sync. Argo CD maps only the
- * install and upgrade hooks; every other Helm hook is still a hook (never applied as an ordinary
+ * Each Helm hook: the Argo CD phase it runs in, or why it never runs. Argo CD maps the install,
+ * upgrade and delete hooks; every other Helm hook is still a hook (never applied as an ordinary
  * object), in no phase.
  */
-const HELM_HOOKS: Readonly<Record<string, { phase: HookPhase } | { notRun: string }>> = {
+const HELM_HOOKS: Readonly<Record<string, { phase: AnyHookPhase } | { notRun: string }>> = {
   'pre-install': { phase: 'PreSync' },
   'pre-upgrade': { phase: 'PreSync' },
   'post-install': { phase: 'PostSync' },
   'post-upgrade': { phase: 'PostSync' },
-  'pre-delete': { notRun: 'Flotilla runs no deletion hooks: targets are never deleted from a cluster' },
-  'post-delete': { notRun: 'Flotilla runs no deletion hooks: targets are never deleted from a cluster' },
+  'pre-delete': { phase: 'PreDelete' },
+  'post-delete': { phase: 'PostDelete' },
   'pre-rollback': { notRun: 'Argo CD has no rollback hooks (a rollback runs no hooks)' },
   'post-rollback': { notRun: 'Argo CD has no rollback hooks (a rollback runs no hooks)' },
   test: { notRun: 'Helm test hooks run only under `helm test`, never in a sync' },
@@ -49,8 +58,11 @@ export type SyncRole =
   | { kind: 'skip' }
   | {
       kind: 'hook';
-      /** Empty only for a Helm hook Argo CD has no phase for: then `notRun` says why. */
-      phases: HookPhase[];
+      /**
+       * Empty only for a Helm hook Argo CD has no phase for: then `notRun` says why. A sync runs only
+       * the sync phases; PreDelete and PostDelete run when the target is deleted (delete-target.ts).
+       */
+      phases: AnyHookPhase[];
       deletePolicies: HookDeletePolicy[];
       notRun?: string;
     };
@@ -93,20 +105,19 @@ function readRole(obj: KubeObject): SyncRole {
   // Argo CD's own hook annotation wins: Helm's is then not read at all.
   if (!hookKey && (helmHook === undefined || helmHook.trim() === HELM_CRD_INSTALL))
     return { kind: 'resource' };
-  const phases: HookPhase[] = [];
+  const phases: AnyHookPhase[] = [];
   let notRun: string | undefined;
   if (hookKey) {
     const values = splitAnnotationList(annotations[hookKey] ?? '');
     if (values.includes('Skip')) return { kind: 'skip' };
     for (const v of values) {
-      if (!(HOOK_PHASES as readonly string[]).includes(v)) {
+      if (!(ANY_HOOK_PHASES as readonly string[]).includes(v)) {
         throw new HookAnnotationError(
           where(hookKey),
-          `unknown hook ${JSON.stringify(v)}: expected ${[...HOOK_PHASES, 'Skip'].join(', ')}` +
-            (v === 'PreDelete' || v === 'PostDelete' ? ' (deletion hooks are not supported)' : ''),
+          `unknown hook ${JSON.stringify(v)}: expected ${[...ANY_HOOK_PHASES, 'Skip'].join(', ')}`,
         );
       }
-      if (!phases.includes(v as HookPhase)) phases.push(v as HookPhase);
+      if (!phases.includes(v as AnyHookPhase)) phases.push(v as AnyHookPhase);
     }
     if (phases.length === 0) throw new HookAnnotationError(where(hookKey), 'names no hook phase');
   } else {

@@ -1,5 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import {
+  type AnyHookPhase,
   type Assignment,
   FIELD_MANAGER,
   type HookPhase,
@@ -303,6 +304,30 @@ export async function syncTarget(input: SyncInput): Promise<SyncResult> {
   };
 }
 
+/**
+ * Runs one phase's hooks outside a sync — PreDelete or PostDelete when a target is deleted — exactly
+ * as a sync runs its hooks (waves, generateName, delete policies, waiting): each hook's result, and
+ * why the phase failed when it did.
+ */
+export async function runHookPhase(
+  input: SyncInput,
+  phase: AnyHookPhase,
+  hooks: readonly KubeObject[],
+): Promise<{ results: ResourceResult[]; failure?: string }> {
+  const run = new SyncRun(input);
+  const steps = orderForApply(hooks).map((manifest) => ({
+    manifest,
+    role: syncRoleOf(manifest),
+    wave: syncWaveOf(manifest),
+  }));
+  try {
+    await run.runHooks(phase, steps);
+    return { results: run.results };
+  } catch (err) {
+    return { results: run.results, failure: (err as Error).message };
+  }
+}
+
 interface Wave {
   wave: number;
   steps: Step[];
@@ -588,7 +613,7 @@ class SyncRun {
    * finished — Healthy is success, Degraded failure — and deleted as their policies say.
    * Throws SyncAborted when a hook fails or does not finish in time.
    */
-  async runHooks(phase: HookPhase, steps: readonly Step[]): Promise<void> {
+  async runHooks(phase: AnyHookPhase, steps: readonly Step[]): Promise<void> {
     for (const wave of groupByWave(steps)) {
       const started: { obj: KubeObject; policies: HookDeletePolicy[]; notes: string[] }[] = [];
       const failures: string[] = [];

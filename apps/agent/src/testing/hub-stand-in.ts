@@ -10,11 +10,13 @@ import {
   type HealthRule,
   type KubeObject,
   type Report,
+  type TargetDeletion,
   assignmentSchema,
   bundleBatchRequestSchema,
   clusterCapabilitiesSchema,
   registerRequestSchema,
   reportBatchSchema,
+  targetDeletionSchema,
 } from '@flotilla/contract';
 import { bundleDigest } from '@flotilla/manifests';
 import { type z } from 'zod';
@@ -61,6 +63,7 @@ export class HubStandIn {
   private credentialRefusal: string | undefined;
   private etagSeq = 1;
   private assignments: Assignment[] = [];
+  private deletions: TargetDeletion[] = [];
   private healthRules: HealthRule[] = [];
   private readonly bundles = new Map<string, Bundle>();
   private readonly tampered = new Set<string>();
@@ -116,8 +119,9 @@ export class HubStandIn {
     this.tampered.add(digest);
   }
 
-  setAssignments(assignments: AssignmentInput[]): void {
+  setAssignments(assignments: AssignmentInput[], deletions: TargetDeletion[] = []): void {
     this.assignments = assignments.map((a) => assignmentSchema.parse(a));
+    this.deletions = deletions.map((d) => targetDeletionSchema.parse(d));
     this.etagSeq++;
     for (const w of this.waiters.splice(0)) w();
   }
@@ -205,6 +209,7 @@ export class HubStandIn {
         clusterName: 'east',
         etag: this.etag,
         assignments: this.assignments,
+        ...(this.deletions.length > 0 && { deletions: this.deletions }),
         healthRules: this.healthRules,
       });
     }

@@ -25,6 +25,27 @@ describe('flotilla targets without a hub', () => {
   });
 });
 
+describe('flotilla targets delete', () => {
+  it.each([
+    [['delete', 'web-eu1', '--reason', 'gone'], '--cascade is required'],
+    [['delete', 'web-eu1', '--cascade'], '--reason is required'],
+    [['delete', '--cascade', '--reason', 'gone'], 'missing NAME'],
+    [['--cascade', '--reason', 'gone'], '--cascade and --reason belong to: flotilla targets delete'],
+  ])('%j is a usage error (exit 2) and asks nothing', async (argv, message) => {
+    const hub = `http://127.0.0.1:${await freePort()}`;
+    const r = await runInProcess(run, [...argv, '--hub', hub]);
+    expect(r.code).toBe(2);
+    expect(r.err).toContain(`flotilla targets: ${message}`);
+  });
+
+  it('asks the hub for the deletion (exit 1 naming the URL when nothing listens)', async () => {
+    const hub = `http://127.0.0.1:${await freePort()}`;
+    const r = await runInProcess(run, ['delete', 'web-eu1', '--cascade', '--reason', 'gone', '--hub', hub]);
+    expect(r.code).toBe(1);
+    expect(r.err).toMatch(new RegExp(`^flotilla targets: cannot reach the hub at ${hub}`));
+  });
+});
+
 describe('the REASON column of flotilla targets', () => {
   const target = (name: string, cluster: string, reason: TargetView['reason']): TargetView => ({
     name,

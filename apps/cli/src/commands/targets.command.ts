@@ -1,6 +1,9 @@
+import { type TargetDeletionView } from '@flotilla/contract';
 import { type TargetView } from '../fleet/hub-client.js';
+import { UsageError } from '../offline/offline-command.js';
 import {
   age,
+  expectName,
   expectPositionals,
   formatTable,
   printResult,
@@ -10,23 +13,55 @@ import {
   type HubCommandSpec,
 } from './hub-command.js';
 
+const DELETE_USAGE = 'flotilla targets delete TARGET --cascade --reason TEXT';
+
 const SPEC: HubCommandSpec = {
   name: 'targets',
   usage: [
     'usage: flotilla targets [--cluster C] [--appset A]',
+    `       ${DELETE_USAGE}`,
     '',
     'What each cluster should run (one target per ApplicationSet and cluster) and what its agent last',
     'reported: desired revision, sync status, health, when it last synced, and the one current reason it is',
     'not Synced and Healthy at the revision Git wants (`flotilla explain` gives the long answer).',
+    '',
+    'delete: the target is deleted with its objects (admin). Its agent runs the PreDelete hooks, deletes',
+    'what the target tracks (Delete=false and helm.sh/resource-policy: keep stay), runs PostDelete hooks',
+    'and reports; then the target leaves the hub. --cascade says so explicitly; --reason is audited.',
   ].join('\n'),
   options: {
     cluster: { type: 'string' },
     appset: { type: 'string' },
+    cascade: { type: 'boolean' },
+    reason: { type: 'string' },
   },
 };
 
 export function run(argv: string[]): Promise<number> {
   return runHubCommand(argv, SPEC, async ({ values, positionals, output, client }) => {
+    if (positionals[0] === 'delete') {
+      const name = expectName(positionals.slice(1), DELETE_USAGE);
+      if (values['cascade'] !== true)
+        throw new UsageError(
+          `--cascade is required: the target's objects are deleted from its cluster (to leave them, remove the target from its appset); usage: ${DELETE_USAGE}`,
+        );
+      const reason = stringValue(values['reason']);
+      if (!reason)
+        throw new UsageError(`--reason is required (it goes to the audit log); usage: ${DELETE_USAGE}`);
+      const deletion = await client.request<TargetDeletionView>(
+        'POST',
+        `/api/v1/targets/${encodeURIComponent(name)}/delete`,
+        { cascade: true, reason },
+      );
+      printResult(deletion, output, () =>
+        deletion.state === 'Deleted'
+          ? `target ${deletion.target} deleted (never released to its cluster: nothing to delete there)`
+          : `target ${deletion.target} is being deleted by its agent (deletion ${deletion.deletionId}); \`flotilla targets\` shows Deleting until it reports`,
+      );
+      return 0;
+    }
+    if (values['cascade'] !== undefined || values['reason'] !== undefined)
+      throw new UsageError(`--cascade and --reason belong to: ${DELETE_USAGE}`);
     expectPositionals(positionals, [], 'flotilla targets [--cluster C] [--appset A]');
     const targets = await client.targets({
       cluster: stringValue(values['cluster']),

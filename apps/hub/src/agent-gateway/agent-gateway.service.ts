@@ -8,6 +8,7 @@ import {
   type ProjectRestrictions,
   type RegisterRequest,
   type RegisterResponse,
+  type TargetDeletion,
 } from '@flotilla/contract';
 import { HUB_CONFIG, type HubConfig } from '../config/hub-config.js';
 import { Database } from '../db/database.js';
@@ -59,6 +60,8 @@ interface AssignedTargetRow {
   pinRevision: string | null;
   pinDigest: string | null;
   pinExpiresMs: number | null;
+  deletionId: string | null;
+  deletionState: string | null;
 }
 
 /** What a replica remembers of the last assignments it computed for a cluster. */
@@ -221,7 +224,8 @@ export class AgentGatewayService implements BeforeApplicationShutdown {
                 (extract(epoch FROM a."updatedAt") * 1000)::float8 AS "appSetUpdatedMs",
                 p."targetId" IS NOT NULL AS "hasPin", p.revision AS "pinRevision",
                 p."bundleDigest" AS "pinDigest",
-                (extract(epoch FROM p."expiresAt") * 1000)::float8 AS "pinExpiresMs"
+                (extract(epoch FROM p."expiresAt") * 1000)::float8 AS "pinExpiresMs",
+                t."deletionId", t."deletionState"
            FROM "Target" t
            JOIN "ApplicationSet" a ON a.id = t."appSetId"
            LEFT JOIN "TargetPin" p ON p."targetId" = t.id
@@ -233,13 +237,29 @@ export class AgentGatewayService implements BeforeApplicationShutdown {
     const clusterLabels = asRecord(clusterRows[0]?.labels);
     // A pin's expiry changes the answer without a wake-up until the sweep runs: remember until then.
     let validUntil = now + KNOWN_ETAG_MAX_AGE_MS;
-    const targets = rows
+    const served = rows
       .map((t) => {
         if (t.pinExpiresMs !== null && t.pinExpiresMs > now)
           validUntil = Math.min(validUntil, t.pinExpiresMs);
         return { ...t, served: servedRevision(t, now) };
       })
       .filter((t) => t.served.bundleDigest !== '');
+    // A target being deleted is no longer synced: its agent gets a tombstone naming the bundle it
+    // last served instead. One whose deletion failed gets neither: left as it is until asked again.
+    const targets = served.filter((t) => t.deletionId === null);
+    const deletions: TargetDeletion[] = served
+      .filter((t) => t.deletionId !== null && t.deletionState === 'Pending')
+      .map((t) => {
+        const policy = assignmentSyncSettingsOf(t.syncPolicy).syncPolicy.prunePropagationPolicy;
+        return {
+          id: t.deletionId as string,
+          targetId: t.id,
+          name: t.name,
+          namespace: t.namespace,
+          bundleDigest: t.served.bundleDigest,
+          ...(policy && { prunePropagationPolicy: policy }),
+        };
+      });
     // Each target's project narrowed to this cluster; the agent refuses objects outside it.
     const [projectSpecs, namedWindows, overrides, rollbackOf, operations, operationExpiry, healthRules] =
       await Promise.all([
@@ -295,14 +315,14 @@ export class AgentGatewayService implements BeforeApplicationShutdown {
         operations: operations.get(t.id) ?? [],
       };
     });
-    // Health rules are in the ETag: a changed rule reaches agents as a new revision does.
-    const etag = `"${createHash('sha256')
-      .update(JSON.stringify({ assignments, healthRules }))
-      .digest('hex')
-      .slice(0, 32)}"`;
+    // Health rules are in the ETag: a changed rule reaches agents as a new revision does. Tombstones
+    // count only when there are some, so every other cluster's ETag stays as it was.
+    const hashed =
+      deletions.length > 0 ? { assignments, healthRules, deletions } : { assignments, healthRules };
+    const etag = `"${createHash('sha256').update(JSON.stringify(hashed)).digest('hex').slice(0, 32)}"`;
     const clusterUpdatedMs = clusterRows[0]?.updatedMs ?? 0;
     this.known.set(clusterId, { etag, stamp, clusterUpdatedMs, validUntil });
-    return { clusterName, etag, assignments, healthRules };
+    return { clusterName, etag, assignments, healthRules, ...(deletions.length > 0 && { deletions }) };
   }
 
   /**

@@ -4,6 +4,7 @@ import type { ComparisonReport, DriftReport, HealthReport, Report, SyncReport } 
 import { Database } from '../db/database.js';
 import { toJson } from '../common/json.js';
 import { AuditLog, type AuditEntry } from '../audit/audit.service.js';
+import { applyDeletionReports } from '../targets/target-deletions.service.js';
 import { currentOrigin, type RequestOrigin } from '../common/request-origin.js';
 import { HubMetrics } from '../metrics/hub-metrics.service.js';
 import { recordBreakGlassChanges } from '../break-glass/break-glass.service.js';
@@ -224,6 +225,9 @@ export class ReportIngestService {
         case 'comparison':
           applyComparison(effects, target, r);
           break;
+        case 'deletion':
+          // Below, after the effects every other report has on the target.
+          break;
       }
     }
     await recordBreakGlassChanges(
@@ -254,6 +258,20 @@ export class ReportIngestService {
         }),
       )),
     );
+    const deletions = await applyDeletionReports(
+      tx,
+      actor,
+      applied.flatMap((r) => {
+        const target = targets.get(r.targetId);
+        return r.type === 'deletion' && target ? [{ report: r, target }] : [];
+      }),
+    );
+    effects.audit.push(...deletions.audit);
+    // A target deleted here has no status or comparison left to write (its rows are gone).
+    for (const id of deletions.deleted) {
+      effects.status.delete(id);
+      effects.comparisons.delete(id);
+    }
     // A report about a target that exists on another cluster is an agent overstepping: audited.
     effects.audit.push(
       ...(await foreignReports(

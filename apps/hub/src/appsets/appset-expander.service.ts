@@ -44,12 +44,14 @@ import type { TargetSourceView } from '@flotilla/contract';
 import { literalRepoRefs, multiSourceRefusal, unrenderedSourceField } from './appset-document.js';
 import { ExpansionGitReads, type ResolvedRef, type SharedRefs } from './expansion-git-reads.js';
 import { findNameClash, writePlan } from './expansion-writes.js';
+import { requestExpansionDeletions } from '../targets/target-deletions.service.js';
 import { SyncSettingsError, targetSyncSettingsOf } from './sync-policy.js';
 import { ProjectGate, ProjectPolicy } from '../projects/project-policy.service.js';
 import {
   deletionGuardLimit,
   evaluateDeletionGuard,
   nextGuardBaseline,
+  deletesResourcesOnDeletion,
   preservesResourcesOnDeletion,
   type GuardInput,
   type GuardVerdict,
@@ -319,7 +321,9 @@ export class AppSetExpander {
 
   private async expandNow(appSetId: string): Promise<ExpansionOutcome | Stale> {
     const appSet = await this.db.prisma.applicationSet.findUnique({ where: { id: appSetId } });
-    if (!appSet) return { status: 'Gone', created: 0, updated: 0, deleted: 0 };
+    // Deleted, or being deleted with its objects (its targets wait for their agents): nothing to expand.
+    if (!appSet || appSet.status === 'Deleting')
+      return { status: 'Gone', created: 0, updated: 0, deleted: 0 };
     let computed: Computed;
     try {
       computed = await this.desiredTargets(appSet.name, appSet.spec, true);
@@ -1027,6 +1031,7 @@ export class AppSetExpander {
       // Expansions of one appset on two hub replicas take turns here.
       await tx.$executeRaw`SELECT 1 FROM "ApplicationSet" WHERE "id" = ${appSetId} FOR UPDATE`;
       const appSet = await tx.applicationSet.findUniqueOrThrow({ where: { id: appSetId } });
+      if (appSet.status === 'Deleting') return { status: 'Gone', created: 0, updated: 0, deleted: 0 };
       // Computed from older inputs than what is stored now (a ref another replica recorded at a newer
       // commit, a spec replaced meanwhile): writing it could move targets backwards. Checked under
       // the appset's row lock, so no newer expansion can commit between this check and the write.
@@ -1037,7 +1042,12 @@ export class AppSetExpander {
       )
         return STALE;
       const previousHold = appSet.pendingExpansion as PendingExpansion | null;
-      const existing = await tx.target.findMany({ where: { appSetId } });
+      // A target being deleted with its objects is gone as far as planning goes (not counted by the
+      // guard, not deleted twice) unless Git wants it again: then it is updated in place.
+      const wanted = new Set(desired.map((d) => d.name));
+      const existing = (await tx.target.findMany({ where: { appSetId } })).filter(
+        (t) => t.deletionId === null || wanted.has(t.name),
+      );
       const plan = planExpansion(existing, desired);
       const verdict = evaluateDeletionGuard(
         guardInput(existing.length, plan, desired.length, appSet.guardBaseline),
@@ -1087,7 +1097,18 @@ export class AppSetExpander {
         }
         return { status: 'Held', created: 0, updated: 0, deleted: 0, error, held };
       }
-      touched = await writePlan(tx, appSetId, plan);
+      // With Argo CD's resources finalizer, removed targets are deleted with their objects by their
+      // agents (a tombstone each); the row goes when the agent reports. Otherwise they are orphaned.
+      const cascaded = deletesResourcesOnDeletion(document)
+        ? await requestExpansionDeletions(tx, appSetName, plan.delete)
+        : { marked: [], audit: [] };
+      const marked = new Set(cascaded.marked.map((t) => t.id));
+      touched = await writePlan(tx, appSetId, {
+        ...plan,
+        delete: plan.delete.filter((t) => !marked.has(t.id)),
+      });
+      for (const t of cascaded.marked) touched.add(t.clusterId);
+      if (cascaded.audit.length > 0) await this.audit.recordMany(cascaded.audit, tx);
       await tx.applicationSet.update({
         where: { id: appSetId },
         data: {
@@ -1146,6 +1167,9 @@ export class AppSetExpander {
               }),
               ...(preservesResourcesOnDeletion(document) &&
                 deleted > 0 && { preserveResourcesOnDeletion: true }),
+              ...(cascaded.marked.length > 0 && {
+                deletedWithObjects: cascaded.marked.map((t) => t.name).sort(),
+              }),
               targets: desired.map((d) => ({
                 name: d.name,
                 revision: d.desiredRevision,

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { z } from 'zod';
 import { Database } from '../db/database.js';
+import { removeAppSet } from '../targets/target-deletions.service.js';
 import { HubError, parseInput } from '../common/hub-error.js';
 import { toJson } from '../common/json.js';
 import { AuditLog } from '../audit/audit.service.js';
@@ -65,6 +66,13 @@ export class AppSetsService {
     if (refused) throw new HubError(403, refused.code, refused.message, refused.path);
     const existing = await this.db.prisma.applicationSet.findUnique({ where: { name: doc.name } });
     if (existing) await this.ownership.checkEdit('ApplicationSet', doc.name, actor);
+    if (existing?.status === 'Deleting')
+      throw new HubError(
+        409,
+        'appset-deleting',
+        `appset "${doc.name}" is being deleted: its agents are deleting its targets' objects; apply it again once it is gone`,
+        'metadata.name',
+      );
     const row = await this.db.prisma.$transaction(async (tx) => {
       const r = existing
         ? await tx.applicationSet.update({
@@ -181,19 +189,26 @@ export class AppSetsService {
     });
     if (!row) throw HubError.notFound('appset', name);
     await this.ownership.checkEdit('ApplicationSet', name, actor);
-    await this.db.prisma.$transaction(async (tx) => {
-      await tx.applicationSet.delete({ where: { id: row.id } });
-      await this.audit.record(
-        {
-          actor,
-          action: 'appset.deleted',
-          scope: `appset:${name}`,
-          details: { targetsRemoved: row.targets.length },
-        },
+    const removed = await this.db.prisma.$transaction(async (tx) => {
+      const r = await removeAppSet(tx, row);
+      await this.audit.recordMany(
+        [
+          {
+            actor,
+            action: 'appset.deleted',
+            scope: `appset:${name}`,
+            details: {
+              targetsRemoved: row.targets.length,
+              ...(r.deferred && { deletingWithObjects: r.audit.length }),
+            },
+          },
+          ...r.audit,
+        ],
         tx,
       );
+      return r;
     });
-    await this.wakeups.notify(row.targets.map((t) => t.clusterId));
+    await this.wakeups.notify(removed.clusterIds);
   }
 
   /** The dry run of a submitted document against the appset of its name (if stored); stores nothing. */

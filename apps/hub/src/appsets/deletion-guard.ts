@@ -93,6 +93,26 @@ export function checkDeletionGuardSpec(document: unknown): void {
   }
 }
 
+/** Argo CD's finalizer on an Application: deleting it deletes its objects (`/background`, `/foreground` too). */
+export const RESOURCES_FINALIZER = 'resources-finalizer.argocd.argoproj.io';
+
+/**
+ * Whether targets the appset's expansion removes are deleted with their objects (Argo CD: the
+ * template's `metadata.finalizers` carries the resources finalizer, and `preserveResourcesOnDeletion`
+ * is not set). Otherwise they are orphaned: their objects stay in the cluster.
+ */
+export function deletesResourcesOnDeletion(document: unknown): boolean {
+  if (preservesResourcesOnDeletion(document)) return false;
+  const template = asObject(asObject(asObject(document)?.['spec'])?.['template']);
+  const finalizers = asObject(template?.['metadata'])?.['finalizers'];
+  return (
+    Array.isArray(finalizers) &&
+    finalizers.some(
+      (f) => typeof f === 'string' && (f === RESOURCES_FINALIZER || f.startsWith(`${RESOURCES_FINALIZER}/`)),
+    )
+  );
+}
+
 /** Argo CD's `spec.syncPolicy.preserveResourcesOnDeletion`. */
 export function preservesResourcesOnDeletion(document: unknown): boolean {
   const syncPolicy = asObject(asObject(asObject(document)?.['spec'])?.['syncPolicy']);

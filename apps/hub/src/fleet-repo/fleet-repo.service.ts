@@ -42,6 +42,7 @@ import {
   type PlannedObject,
 } from './fleet-plan.js';
 import { HEALTH_RULE_KIND } from '../health-rules/health-rules.service.js';
+import { removeAppSet } from '../targets/target-deletions.service.js';
 import { normaliseFleetPath, parseFleetRepositories, type FleetSourceSetting } from './fleet-setting.js';
 
 const run = promisify(execFile);
@@ -541,8 +542,9 @@ export class FleetRepoService implements OnApplicationBootstrap {
               include: { targets: { select: { clusterId: true } } },
             });
             if (gone) {
-              result.clusterIds.push(...gone.targets.map((t) => t.clusterId));
-              await tx.applicationSet.delete({ where: { id: gone.id } });
+              const removed = await removeAppSet(tx, gone);
+              result.clusterIds.push(...removed.clusterIds);
+              events.push(...removed.audit);
             }
             event('appset.deleted', `appset:${m.name}`, m);
           } else if (m.kind === 'Project') {

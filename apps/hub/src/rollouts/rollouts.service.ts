@@ -56,8 +56,9 @@ export class RolloutsService {
   async afterExpansion(appSetId: string): Promise<void> {
     const appSet = await this.db.prisma.applicationSet.findUnique({ where: { id: appSetId } });
     if (!appSet) return;
+    // A target being deleted with its objects takes no part: its agent keeps the bundle it last ran.
     const targets = await this.db.prisma.target.findMany({
-      where: { appSetId, bundleDigest: { not: null } },
+      where: { appSetId, bundleDigest: { not: null }, deletionId: null },
       orderBy: { name: 'asc' },
     });
     const behind = targets.filter(
@@ -167,7 +168,7 @@ export class RolloutsService {
       if (rollout.status !== 'Progressing') return { status: rollout.status, message: rollout.message };
       const appSet = await tx.applicationSet.findUniqueOrThrow({ where: { id: p.appSetId } });
       const targets = await tx.target.findMany({
-        where: { appSetId: p.appSetId, bundleDigest: { not: null } },
+        where: { appSetId: p.appSetId, bundleDigest: { not: null }, deletionId: null },
         include: targetWithPlanInputs,
       });
       const plan = planRollout(
@@ -352,7 +353,7 @@ export class RolloutsService {
       const r = await lockRollout(tx, appSet.id, newest.revision);
       if (!r) throw new HubError(404, 'not-found', `appset "${appSetName}" has no rollout`);
       const targets = await tx.target.findMany({
-        where: { appSetId: appSet.id, bundleDigest: { not: null } },
+        where: { appSetId: appSet.id, bundleDigest: { not: null }, deletionId: null },
         include: targetWithPlanInputs,
       });
       const { details, ...data } = await change(r, targets, tx);

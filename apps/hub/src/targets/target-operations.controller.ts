@@ -4,13 +4,30 @@ import { Actor } from '../common/actor.js';
 import { AdminTokenGuard } from '../common/admin-token.guard.js';
 import { Roles } from '../auth/roles.decorator.js';
 import { TargetOperations } from './target-operations.service.js';
+import { TargetDeletions } from './target-deletions.service.js';
 
 @ApiTags('targets')
 @ApiBearerAuth()
 @UseGuards(AdminTokenGuard)
 @Controller('api/v1')
 export class TargetOperationsController {
-  constructor(private readonly operations: TargetOperations) {}
+  constructor(
+    private readonly operations: TargetOperations,
+    private readonly deletions: TargetDeletions,
+  ) {}
+
+  /**
+   * Deletes the target with its objects: its agent runs the PreDelete hooks, deletes what the target
+   * tracks (Delete=false and helm.sh/resource-policy: keep stay), runs PostDelete hooks and reports;
+   * then the target goes. Admin only: it removes workloads from a cluster.
+   */
+  @Post('targets/:name/delete')
+  @Roles('admin')
+  @HttpCode(202)
+  @ApiBody({ description: '{"cascade": true, "reason": "<why>"}' })
+  delete(@Param('name') name: string, @Body() body: unknown, @Actor() actor: string) {
+    return this.deletions.request(name, body, actor);
+  }
 
   /**
    * Asks the target's agent to sync it now (also with automated sync off), once. Windows that deny

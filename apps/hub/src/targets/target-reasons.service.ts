@@ -78,6 +78,13 @@ export class TargetReasons {
       const seen = t.cluster.lastSeenAt;
       if (!seen || seen.getTime() < offlineBefore)
         facts.agentOffline = { lastSeenAt: seen?.toISOString() ?? null };
+      if (t.deletionState === 'Pending' || t.deletionState === 'Failed')
+        facts.deletion = {
+          state: t.deletionState,
+          requestedBy: t.deletionBy ?? '',
+          reason: t.deletionReason ?? '',
+          message: t.deletionMessage,
+        };
       if (t.appSet.status === 'Error') {
         const code = (t.appSet.error as { code?: unknown } | null)?.code;
         const message = storedErrorText(t.appSet.error);
