@@ -16,5 +16,5 @@ export function liveForDrift<T>(live: T): T {
   if (!Array.isArray(entries)) return live;
   const kept = entries.filter((e) => !(isPlainObject(e) && e['subresource'] === 'status'));
   if (kept.length === entries.length) return live;
-  return { ...live, metadata: { ...metadata, managedFields: kept } } as T;
+  return { ...live, metadata: { ...metadata, managedFields: kept } };
 }
