@@ -11,7 +11,15 @@ import {
   offlineCommand,
   type ArgValue,
 } from '../offline/offline-command.js';
-import { age, expectName, printResult, runHubCommand, shortSha, type HubCommandSpec } from './hub-command.js';
+import {
+  age,
+  expectName,
+  HUB_COMMON_OPTIONS,
+  printResult,
+  runHubCommand,
+  shortSha,
+  type HubCommandSpec,
+} from './hub-command.js';
 
 const HELP = `usage: flotilla diff --desired FILE --live FILE [--ignore RULES] [--manager NAME] [--yield MANAGER]... [-o json|yaml|table]
 
@@ -72,14 +80,7 @@ function isHubDiff(argv: string[]): boolean {
   try {
     const { positionals } = parseArgs({
       args: argv,
-      options: {
-        ...HUB_SPEC.options,
-        hub: { type: 'string' },
-        token: { type: 'string' },
-        context: { type: 'string' },
-        output: { type: 'string', short: 'o' },
-        help: { type: 'boolean', short: 'h' },
-      },
+      options: { ...HUB_SPEC.options, ...HUB_COMMON_OPTIONS },
       strict: true,
       allowPositionals: true,
     });

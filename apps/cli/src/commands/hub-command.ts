@@ -46,19 +46,21 @@ const COMMON_USAGE = [
   '  -o FORMAT      table (default), json or yaml',
 ].join('\n');
 
+/** The options every hub-backed command takes besides its own (`--hub`, `--token`, `-o`, …). */
+export const HUB_COMMON_OPTIONS = {
+  hub: { type: 'string' },
+  token: { type: 'string' },
+  context: { type: 'string' },
+  output: { type: 'string', short: 'o' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
 export function parseHubArgs(argv: string[], spec: HubCommandSpec): HubCommandArgs & { help: boolean } {
   let parsed: { values: Record<string, HubArgValue>; positionals: string[] };
   try {
     parsed = parseArgs({
       args: argv,
-      options: {
-        ...spec.options,
-        hub: { type: 'string' },
-        token: { type: 'string' },
-        context: { type: 'string' },
-        output: { type: 'string', short: 'o' },
-        help: { type: 'boolean', short: 'h' },
-      },
+      options: { ...spec.options, ...HUB_COMMON_OPTIONS },
       strict: true,
       allowPositionals: true,
     });
