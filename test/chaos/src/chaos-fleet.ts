@@ -571,7 +571,11 @@ export class ChaosFleet {
         .filter((r) => r.type === 'sync' && rows.targets.has(r.targetId) && !history.has(r.id))
         .map((r) => r.id),
       missingAudit: sent
-        .filter((r) => r.type !== 'health' && rows.targets.has(r.targetId) && !audited.has(r.id))
+        // Health and comparison reports are status, not events: they are stored, never audited.
+        .filter(
+          (r) =>
+            (r.type === 'sync' || r.type === 'drift') && rows.targets.has(r.targetId) && !audited.has(r.id),
+        )
         .map((r) => r.id),
       duplicateAudit: [...audited].filter(([, n]) => n > 1).map(([id]) => id),
       replayed: sent.filter((r) => r.posts > 1).length,
