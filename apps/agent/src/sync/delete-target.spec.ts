@@ -298,8 +298,18 @@ describe('deleteTarget', () => {
     expect(first.inventory.map((id) => id.name)).toContain('held');
 
     // Whoever holds it lets go: the finalizer goes, and the object with it.
-    const live = (await get('ConfigMap', ns, 'held')) as KubeObject;
-    await kube.replace({ ...live, metadata: { ...live.metadata, finalizers: [] } });
+    // A merge patch, as a controller lets go: the object's resourceVersion keeps moving while the
+    // deletion runs, so a read-then-replace could lose the race (409).
+    sim.api.patch(
+      sim.api.rt('', 'v1', 'configmaps'),
+      ns,
+      'held',
+      'merge',
+      { metadata: { finalizers: null } },
+      {
+        manager: 'test',
+      },
+    );
     await expect.poll(() => get('ConfigMap', ns, 'held'), poll).toBeUndefined();
 
     let second: DeleteTargetResult;
