@@ -250,6 +250,19 @@ describe('manual sync (automated off)', () => {
       'ghcr.io/example/guestbook-ui:1.1.0',
       'ghcr.io/example/guestbook-ui:1.1.0',
     ]);
+    // The batch reads back in one request, by target name.
+    const batch = await e2e.fleet.api.request<Operation[]>(
+      'GET',
+      `/api/v1/operations?batchId=${bulk.batchId}`,
+    );
+    expect(batch.map((o) => [o.target, o.state])).toEqual([
+      [canary, 'Succeeded'],
+      [main, 'Succeeded'],
+    ]);
+    const notABatch = await e2e.fleet.api
+      .request('GET', '/api/v1/operations?batchId=nope')
+      .catch((e: Error) => e.message);
+    expect(String(notABatch)).toContain('batchId');
     const after = await Promise.all([operations(canary), operations(main)]);
     expect(after.map((ops, i) => ops.length - before[i]!.length)).toEqual([1, 1]);
     const audit = await e2e.fleet.api.request<{

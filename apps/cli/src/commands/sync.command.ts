@@ -152,7 +152,8 @@ export function run(argv: string[]): Promise<number> {
       while (op.state === 'Pending' && Date.now() < deadline) {
         if (output === 'table') process.stderr.write('.');
         await new Promise((r) => setTimeout(r, 1000));
-        op = (await operationsOf(client, target)).find((o) => o.id === op.id) ?? op;
+        const list = z.array(operationSchema).parse(await client.request('GET', `${path}/operations`));
+        op = list.find((o) => o.id === op.id) ?? op;
       }
       if (output === 'table') process.stderr.write('\n');
     }
@@ -173,13 +174,7 @@ export function run(argv: string[]): Promise<number> {
   });
 }
 
-async function operationsOf(client: HubClient, target: string): Promise<Operation[]> {
-  return z
-    .array(operationSchema)
-    .parse(await client.request('GET', `/api/v1/targets/${encodeURIComponent(target)}/operations`));
-}
-
-/** Follows every operation of a batch until none is Pending or the deadline passes; shows progress. */
+/** Follows a batch (one request a second, whatever its size) until none is Pending or the deadline passes. */
 async function waitAll(
   client: HubClient,
   bulk: Bulk,
@@ -187,14 +182,10 @@ async function waitAll(
   output: string,
 ): Promise<Operation[]> {
   let ops = bulk.operations;
+  const batch = `/api/v1/operations?batchId=${encodeURIComponent(bulk.batchId ?? '')}`;
   while (ops.some((o) => o.state === 'Pending') && Date.now() < deadline) {
     await new Promise((r) => setTimeout(r, 1000));
-    const next: Operation[] = [];
-    for (const op of ops) {
-      if (op.state !== 'Pending') next.push(op);
-      else next.push((await operationsOf(client, op.target)).find((o) => o.id === op.id) ?? op);
-    }
-    ops = next;
+    ops = z.array(operationSchema).parse(await client.request('GET', batch));
     if (output === 'table') {
       const done = ops.filter((o) => o.state !== 'Pending').length;
       process.stderr.write(`\r${done}/${ops.length} reported`);

@@ -1,5 +1,5 @@
-import { Body, Controller, Get, HttpCode, Param, Post, UseGuards } from '@nestjs/common';
-import { ApiBearerAuth, ApiBody, ApiTags } from '@nestjs/swagger';
+import { Body, Controller, Get, HttpCode, Param, Post, Query, UseGuards } from '@nestjs/common';
+import { ApiBearerAuth, ApiBody, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { Actor } from '../common/actor.js';
 import { AdminTokenGuard } from '../common/admin-token.guard.js';
 import { Roles } from '../auth/roles.decorator.js';
@@ -63,6 +63,13 @@ export class TargetOperationsController {
   @ApiBody({ description: '{"reason": "<why>"}' })
   cancel(@Param('id') id: string, @Body() body: unknown, @Actor() actor: string) {
     return this.operations.cancel(id, body, actor);
+  }
+
+  /** The operations of one request for many targets (`?batchId=`), by target name. */
+  @Get('operations')
+  @ApiQuery({ name: 'batchId', required: true, description: 'the batchId a sync of many targets answered' })
+  batch(@Query() query: unknown) {
+    return this.operations.listBatch(query);
   }
 
   /** The target's operations, newest first (at most 100), with their state. */

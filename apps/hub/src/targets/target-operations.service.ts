@@ -42,6 +42,8 @@ const bulkSyncRequestSchema = syncRequestSchema
     path: ['appSet'],
   });
 
+const batchQuerySchema = z.strictObject({ batchId: z.uuid() });
+
 const cancelRequestSchema = z.strictObject({
   reason: z.string().trim().min(1, 'say why (it goes to the audit log)').max(1000),
 });
@@ -108,7 +110,8 @@ export class TargetOperations {
       targetName: t.name,
       clusterId: t.clusterId,
       kind: 'sync',
-      options: { prune: req.prune, dryRun: req.dryRun, batchId },
+      options: { prune: req.prune, dryRun: req.dryRun },
+      batchId,
       requestedBy: actor,
       reason: req.reason,
       expiresAt,
@@ -236,6 +239,17 @@ export class TargetOperations {
     return view(op);
   }
 
+  /** The operations one request asked for many targets, by target name (what `--wait` follows). */
+  async listBatch(query: unknown): Promise<TargetOperationView[]> {
+    const { batchId } = parseInput(batchQuerySchema, query, 'query');
+    const rows = await this.db.prisma.targetOperation.findMany({
+      where: { batchId },
+      orderBy: { targetName: 'asc' },
+    });
+    if (rows.length === 0) throw HubError.notFound('batch', batchId);
+    return rows.map(view);
+  }
+
   async list(targetName: string): Promise<TargetOperationView[]> {
     const rows = await this.db.prisma.targetOperation.findMany({
       where: { targetName },
@@ -279,18 +293,13 @@ function optionsOf(r: TargetOperation): { prune: boolean; dryRun: boolean } {
   return { prune: o.prune === true, dryRun: o.dryRun === true };
 }
 
-function batchOf(r: TargetOperation): string | null {
-  const b = (r.options ?? {}) as { batchId?: unknown };
-  return typeof b.batchId === 'string' ? b.batchId : null;
-}
-
 function view(r: TargetOperation): TargetOperationView {
   return {
     id: r.id,
     target: r.targetName,
     kind: r.kind,
     ...optionsOf(r),
-    batchId: batchOf(r),
+    batchId: r.batchId,
     requestedBy: r.requestedBy,
     reason: r.reason,
     state: r.state === 'Pending' && r.expiresAt.getTime() <= Date.now() ? 'Expired' : r.state,
