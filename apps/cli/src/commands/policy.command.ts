@@ -1,8 +1,6 @@
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import {
-  compileBinding,
-  compilePolicy,
   compilePolicySet,
   evaluatePolicies,
   formatPolicyPath,
@@ -11,7 +9,7 @@ import {
   type AdmissionVerdict,
   type KubeObject,
   type ObjectRef,
-  type PolicyError,
+  type PolicySetError,
 } from '@flotilla/policy';
 import {
   many,
@@ -19,6 +17,7 @@ import {
   printResult,
   readDocuments,
   UsageError,
+  type ArgValue,
 } from '../offline/offline-command.js';
 
 const USAGE = `usage: flotilla policy test --policies DIR -f MANIFESTS [-f MANIFESTS]... [--namespace NS] [-o json|yaml|table]
@@ -112,32 +111,16 @@ function isObject(v: unknown): v is KubeObject {
   );
 }
 
-/** Every problem of every policy, each located in its file (what `flotilla validate` says, for a loose directory). */
-function policyErrors(documents: readonly SourcedDocument[]): string[] {
-  const located = (file: string, e: PolicyError): string =>
-    `${file}: ${e.kind}/${e.name ?? '?'}: ${formatPolicyPath(e.path) || '(root)'}: ${e.message}${
-      e.expression === null ? '' : ` in CEL expression ${JSON.stringify(e.expression)}`
-    }`;
-  const out: string[] = [];
-  const fileOf = new Map<string, string>();
-  for (const d of documents) {
-    if (!isPolicyDocument(d.value)) continue;
-    const kind = (d.value as { kind: string }).kind;
-    const r = kind === 'ValidatingAdmissionPolicy' ? compilePolicy(d.value) : compileBinding(d.value);
-    out.push(...r.errors.map((e) => located(d.file, e)));
-    const name = (d.value as { metadata?: { name?: unknown } }).metadata?.name;
-    if (typeof name === 'string') fileOf.set(`${kind}/${name}`, d.file);
-  }
-  // Set-level problems (another apiVersion, a binding of a policy that is not there) last.
-  for (const e of compilePolicySet(documents.map((d) => d.value)).errors)
-    if (e.code === 'unknown-policy' || e.code === 'not-a-policy')
-      out.push(located(fileOf.get(`${e.kind}/${e.name ?? ''}`) ?? '?', e));
-  return out;
+/** A policy's problem located in its file (what `flotilla validate` says, for a loose directory). */
+function located(file: string, e: PolicySetError): string {
+  return `${file}: ${e.kind}/${e.name ?? '?'}: ${formatPolicyPath(e.path) || '(root)'}: ${e.message}${
+    e.expression === null ? '' : ` in CEL expression ${JSON.stringify(e.expression)}`
+  }`;
 }
 
-function test(values: Record<string, unknown>): PolicyTestReport {
-  const policyPaths = many(values['policies'] as string[] | undefined);
-  const manifestPaths = many(values['file'] as string[] | undefined);
+function test(values: Record<string, ArgValue>): PolicyTestReport {
+  const policyPaths = many(values['policies']);
+  const manifestPaths = many(values['file']);
   if (policyPaths.length === 0) throw new UsageError(`policy test needs --policies DIR\n${USAGE}`);
   if (manifestPaths.length === 0)
     throw new UsageError(`policy test needs at least one -f MANIFESTS\n${USAGE}`);
@@ -149,13 +132,14 @@ function test(values: Record<string, unknown>): PolicyTestReport {
   const policyDocs = policyPaths.flatMap(readInput);
   const manifests = manifestPaths.flatMap(readInput);
   const all = [...policyDocs, ...manifests];
-  const problems = policyErrors(all);
-  if (problems.length > 0)
+  const { set, errors } = compilePolicySet(all.map((d) => d.value));
+  if (errors.length > 0)
     throw new UsageError(
-      `${problems.length} error${problems.length === 1 ? '' : 's'} in the policies; nothing evaluated:\n${problems.join('\n')}`,
+      `${errors.length} error${errors.length === 1 ? '' : 's'} in the policies; nothing evaluated:\n${errors
+        .map((e) => located(all[e.document]?.file ?? '?', e))
+        .join('\n')}`,
     );
 
-  const { set } = compilePolicySet(all.map((d) => d.value));
   const ctx = policyContext(all.map((d) => d.value));
   const report: PolicyTestReport = {
     allowed: true,
