@@ -13,8 +13,7 @@ import {
 } from '@flotilla/policy';
 import {
   many,
-  parseCommandArgs,
-  printResult,
+  offlineCommand,
   readDocuments,
   UsageError,
   type ArgValue,
@@ -202,29 +201,18 @@ function table(report: PolicyTestReport): string {
   return lines.join('\n');
 }
 
+const runTest = offlineCommand(USAGE, OPTIONS, (values) => {
+  const report = test(values);
+  return { results: [report], batch: false, table: () => table(report), failed: !report.allowed };
+});
+
 export function run(argv: string[]): Promise<number> {
   const [sub, ...rest] = argv;
-  if (
-    sub === undefined ||
-    sub === '--help' ||
-    sub === '-h' ||
-    rest.includes('--help') ||
-    rest.includes('-h')
-  ) {
+  if (sub === 'test') return runTest(rest);
+  if (sub === undefined || sub === '--help' || sub === '-h') {
     console.log(USAGE);
     return Promise.resolve(sub === undefined ? 2 : 0);
   }
-  try {
-    if (sub !== 'test') throw new UsageError(`unknown policy subcommand '${sub}'\n${USAGE}`);
-    const { values, output } = parseCommandArgs(rest, OPTIONS);
-    const report = test(values);
-    printResult(report, output, () => table(report));
-    return Promise.resolve(report.allowed ? 0 : 1);
-  } catch (err) {
-    if (err instanceof UsageError) {
-      console.error(`flotilla: ${err.message}`);
-      return Promise.resolve(2);
-    }
-    return Promise.reject(err instanceof Error ? err : new Error(String(err)));
-  }
+  console.error(`flotilla: unknown policy subcommand '${sub}'\n${USAGE}`);
+  return Promise.resolve(2);
 }
