@@ -9,7 +9,6 @@ export {
 export {
   evaluatePolicies,
   policyContext,
-  refOf,
   type AdmissionInput,
   type AdmissionVerdict,
   type AuditAnnotation,
