@@ -1,10 +1,7 @@
-import { join } from 'node:path';
 import { AppsV1Api, KubeConfig } from '@kubernetes/client-node';
 import type { BreakGlassRecordView, BreakGlassView, TargetWindowsView } from '@flotilla/contract';
-import { REPO_ROOT } from '@flotilla/cli/fleet';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GuestbookFleet } from '../support/guestbook-fleet.js';
-import { execProcess } from '../support/exec-process.js';
 
 /**
  * Change control end to end — a real hub (PostgreSQL, Redis), a Git repository behind git daemon,
@@ -14,8 +11,6 @@ import { execProcess } from '../support/exec-process.js';
  * pauses self-heal lets a hand-made `kubectl scale` stand and records it; closing it, or its expiry, brings
  * enforcement back and the agent heals the change.
  */
-
-const CLI_MAIN = join(REPO_ROOT, 'apps/cli/dist/main.js');
 
 describe('sync windows and break-glass end to end', () => {
   let e2e: GuestbookFleet;
@@ -32,11 +27,7 @@ describe('sync windows and break-glass end to end', () => {
 
   /** The built CLI against the fleet's hub, `-o json` parsed. */
   async function flotilla<T>(...args: string[]): Promise<T> {
-    const r = await execProcess(
-      process.execPath,
-      [CLI_MAIN, ...args, '--hub', e2e.fleet.hubUrl, '-o', 'json'],
-      {},
-    );
+    const r = await e2e.flotilla(...args, '-o', 'json');
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     return JSON.parse(r.stdout) as T;

@@ -1,8 +1,4 @@
-import { execFile } from 'node:child_process';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REPO_ROOT } from '@flotilla/cli/fleet';
 import { GuestbookFleet } from '../support/guestbook-fleet.js';
 
 interface Operation {
@@ -19,8 +15,6 @@ interface Run {
   revision: string;
 }
 
-const CLI = join(REPO_ROOT, 'apps/cli/dist/main.js');
-
 /**
  * Automated sync off, as many teams run production: the agent compares and applies nothing; a
  * person syncs. All real processes (hub on PostgreSQL and Redis, agents, kube-sim, git daemon).
@@ -32,22 +26,6 @@ describe('manual sync (automated off)', () => {
     e2e.fleet.api.request<Operation[]>('GET', `/api/v1/targets/${target}/operations`);
   const runs = async (target: string) =>
     (await e2e.fleet.api.request<{ items: Run[] }>('GET', `/api/v1/sync-runs?target=${target}`)).items;
-  const flotilla = async (...args: string[]) => {
-    try {
-      const r = await promisify(execFile)(process.execPath, [CLI, ...args], {
-        env: {
-          ...process.env,
-          FLOTILLA_HUB_URL: e2e.fleet.hubUrl,
-          FLOTILLA_CONFIG: '/nonexistent/flotilla.yaml',
-        },
-        timeout: 120_000,
-      });
-      return { code: 0, out: r.stdout, err: r.stderr };
-    } catch (e) {
-      const f = e as { code?: number; stdout?: string; stderr?: string };
-      return { code: f.code ?? -1, out: f.stdout ?? '', err: f.stderr ?? '' };
-    }
-  };
 
   beforeAll(async () => {
     e2e = await GuestbookFleet.start({
@@ -73,7 +51,7 @@ describe('manual sync (automated off)', () => {
     await new Promise((r) => setTimeout(r, 3_000));
     expect(await e2e.images()).toEqual([undefined, undefined]);
 
-    const synced = await flotilla(
+    const synced = await e2e.flotilla(
       'sync',
       target,
       '--reason',
@@ -82,9 +60,9 @@ describe('manual sync (automated off)', () => {
       '--timeout',
       '90',
     );
-    expect(synced.err).not.toContain('flotilla sync:');
+    expect(synced.stderr).not.toContain('flotilla sync:');
     expect(synced.code).toBe(0);
-    expect(synced.out).toMatch(/State:?\s+Succeeded/);
+    expect(synced.stdout).toMatch(/State:?\s+Succeeded/);
     expect((await e2e.images())[0]).toBe('ghcr.io/example/guestbook-ui:1.0.0');
     // Only the target asked for: the other cluster still runs nothing.
     expect((await e2e.images())[1]).toBeUndefined();
@@ -113,9 +91,9 @@ describe('manual sync (automated off)', () => {
   it('a sync asked for while the agent is stopped runs exactly once when it is back', async () => {
     const target = targetOf(1);
     await e2e.fleet.stopAgent(1);
-    const asked = await flotilla('sync', target, '--reason', 'agent was down', '-o', 'json');
+    const asked = await e2e.flotilla('sync', target, '--reason', 'agent was down', '-o', 'json');
     expect(asked.code).toBe(0);
-    const op = JSON.parse(asked.out) as Operation;
+    const op = JSON.parse(asked.stdout) as Operation;
     expect(op.state).toBe('Pending');
     await new Promise((r) => setTimeout(r, 2_000));
     expect((await operations(target))[0]?.state).toBe('Pending');
@@ -135,14 +113,14 @@ describe('manual sync (automated off)', () => {
   }, 240_000);
 
   it('refuses bad requests, changing nothing', async () => {
-    const noReason = await flotilla('sync', targetOf(0));
-    expect([noReason.code, noReason.err.trim()]).toEqual([
+    const noReason = await e2e.flotilla('sync', targetOf(0));
+    expect([noReason.code, noReason.stderr.trim()]).toEqual([
       2,
       'flotilla sync: --reason is required (it goes to the audit log and the history)',
     ]);
-    const missing = await flotilla('sync', 'no-such-target', '--reason', 'x');
+    const missing = await e2e.flotilla('sync', 'no-such-target', '--reason', 'x');
     expect(missing.code).toBe(1);
-    expect(missing.err).toContain('404');
+    expect(missing.stderr).toContain('404');
     const bad = await e2e.fleet.api
       .request('POST', `/api/v1/targets/${targetOf(0)}/sync`, { reason: 'x', prune: 'yes' })
       .catch((e: Error) => e.message);
@@ -158,7 +136,7 @@ describe('manual sync (automated off)', () => {
         timeout: 60_000,
       })
       .toBe(next);
-    const asked = await flotilla(
+    const asked = await e2e.flotilla(
       'sync',
       target,
       '--reason',
@@ -170,9 +148,9 @@ describe('manual sync (automated off)', () => {
       '-o',
       'json',
     );
-    expect(asked.err).toBe('');
+    expect(asked.stderr).toBe('');
     expect(asked.code).toBe(0);
-    const op = JSON.parse(asked.out) as Operation & {
+    const op = JSON.parse(asked.stdout) as Operation & {
       dryRun: boolean;
       resources: { kind: string; name: string; action: string; message: string }[];
     };
@@ -196,15 +174,15 @@ describe('manual sync (automated off)', () => {
     );
     expect(audit.items.map((e) => e.action)).toContain('sync.dry-run');
 
-    const table = await flotilla('sync', target, '--reason', 'preview again', '--dry-run', '--wait');
+    const table = await e2e.flotilla('sync', target, '--reason', 'preview again', '--dry-run', '--wait');
     expect(table.code).toBe(0);
-    expect(table.out).toMatch(/^change +apps\/Deployment guestbook\/guestbook-ui$/m);
+    expect(table.stdout).toMatch(/^change +apps\/Deployment guestbook\/guestbook-ui$/m);
   }, 180_000);
 
   it('syncs every target of an appset, or of a cluster selection, in one request', async () => {
     const [canary, main] = [targetOf(0), targetOf(1)];
     // A preview names the targets and asks none.
-    const preview = await flotilla(
+    const preview = await e2e.flotilla(
       'sync',
       '--appset',
       'guestbook',
@@ -217,7 +195,7 @@ describe('manual sync (automated off)', () => {
       'json',
     );
     expect(preview.code).toBe(0);
-    expect(JSON.parse(preview.out)).toEqual({
+    expect(JSON.parse(preview.stdout)).toEqual({
       batchId: null,
       preview: true,
       targets: [main],
@@ -226,7 +204,7 @@ describe('manual sync (automated off)', () => {
     });
     const before = await Promise.all([operations(canary), operations(main)]);
 
-    const asked = await flotilla(
+    const asked = await e2e.flotilla(
       'sync',
       '--appset',
       'guestbook',
@@ -238,9 +216,9 @@ describe('manual sync (automated off)', () => {
       '-o',
       'json',
     );
-    expect(asked.err).toBe('');
+    expect(asked.stderr).toBe('');
     expect(asked.code).toBe(0);
-    const bulk = JSON.parse(asked.out) as { batchId: string; operations: Operation[] };
+    const bulk = JSON.parse(asked.stdout) as { batchId: string; operations: Operation[] };
     expect(bulk.operations.map((o) => [o.target, o.state, o.batchId])).toEqual([
       [canary, 'Succeeded', bulk.batchId],
       [main, 'Succeeded', bulk.batchId],
@@ -279,10 +257,10 @@ describe('manual sync (automated off)', () => {
       .request('POST', '/api/v1/targets/sync', { reason: 'x' })
       .catch((e: Error) => e.message);
     expect(String(none)).toContain('appSet');
-    const nothing = await flotilla('sync', '--selector', 'ring=nowhere', '--reason', 'x');
+    const nothing = await e2e.flotilla('sync', '--selector', 'ring=nowhere', '--reason', 'x');
     expect(nothing.code).toBe(1);
-    expect(nothing.err).toContain('no target is on a cluster matching clusterSelector');
-    const both = await flotilla('sync', canary, '--appset', 'guestbook', '--reason', 'x');
+    expect(nothing.stderr).toContain('no target is on a cluster matching clusterSelector');
+    const both = await e2e.flotilla('sync', canary, '--appset', 'guestbook', '--reason', 'x');
     expect(both.code).toBe(2);
     expect((await operations(canary)).length).toBe(after[0].length);
   }, 240_000);
@@ -295,15 +273,23 @@ describe('manual sync (automated off)', () => {
     const op = await e2e.fleet.api.request<Operation>('POST', `/api/v1/targets/${target}/sync`, {
       reason: 'wrong target',
     });
-    const cancelled = await flotilla('sync', '--cancel', op.id, '--reason', 'asked by mistake', '-o', 'json');
+    const cancelled = await e2e.flotilla(
+      'sync',
+      '--cancel',
+      op.id,
+      '--reason',
+      'asked by mistake',
+      '-o',
+      'json',
+    );
     expect(cancelled.code).toBe(0);
-    expect(JSON.parse(cancelled.out)).toMatchObject({ id: op.id, state: 'Cancelled' });
-    const again = await flotilla('sync', '--cancel', op.id, '--reason', 'twice');
+    expect(JSON.parse(cancelled.stdout)).toMatchObject({ id: op.id, state: 'Cancelled' });
+    const again = await e2e.flotilla('sync', '--cancel', op.id, '--reason', 'twice');
     expect(again.code).toBe(1);
-    expect(again.err).toContain('only a Pending one can be cancelled');
-    const unknown = await flotilla('sync', '--cancel', 'no-such-operation', '--reason', 'x');
+    expect(again.stderr).toContain('only a Pending one can be cancelled');
+    const unknown = await e2e.flotilla('sync', '--cancel', 'no-such-operation', '--reason', 'x');
     expect(unknown.code).toBe(1);
-    expect(unknown.err).toContain('404');
+    expect(unknown.stderr).toContain('404');
 
     // Back online, the agent gets its assignments without it: a later request runs, the withdrawn
     // one never does.

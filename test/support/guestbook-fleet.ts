@@ -7,6 +7,8 @@ import { LocalFleet, ProcessSupervisor, REPO_ROOT, startGitDaemon } from '@floti
 import { createTestDatabase, deleteRedisPrefix, TEST_REDIS_URL, uniqueName } from './test-services.js';
 import { execProcess, type ProcessOutcome } from './exec-process.js';
 
+const CLI_MAIN = join(REPO_ROOT, 'apps/cli/dist/main.js');
+
 export interface GuestbookFleetOptions {
   /** Prefix of the simulated clusters' names, also used for the temp dir and Redis prefix. */
   name: string;
@@ -86,6 +88,17 @@ export class GuestbookFleet {
       KUBECONFIG: cluster.kubeconfigPath,
       KUBECACHEDIR: join(this.workDir, 'kubectl-cache'),
       HOME: this.workDir,
+    });
+  }
+
+  /**
+   * The built CLI (`apps/cli/dist/main.js`) against this fleet's hub, as a person runs it, with no
+   * config file of theirs in the way. A non-zero exit is an outcome to assert on.
+   */
+  flotilla(...args: string[]): Promise<ProcessOutcome> {
+    return execProcess(process.execPath, [CLI_MAIN, ...args], {
+      FLOTILLA_HUB_URL: this.fleet.hubUrl,
+      FLOTILLA_CONFIG: '/nonexistent/flotilla.yaml',
     });
   }
 

@@ -1,7 +1,5 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parse } from 'yaml';
 import { z } from 'zod';
 import {
   clientSideApplyPatch,
@@ -10,6 +8,7 @@ import {
   patchTypeOf,
   withLastApplied,
 } from './index.js';
+import { fixtureCases } from './testing/fixture-cases.js';
 
 /**
  * One directory per case under client-side-apply-testdata/: desired.yaml (the manifest), live.yaml
@@ -23,15 +22,7 @@ const expectedSchema = z.object({
   patch: z.record(z.string(), z.unknown()),
 });
 
-function load(dir: string, file: string): unknown {
-  const path = join(TESTDATA, dir, file);
-  return existsSync(path) ? (parse(readFileSync(path, 'utf8')) as unknown) : undefined;
-}
-
-const cases = readdirSync(TESTDATA, { withFileTypes: true })
-  .filter((d) => d.isDirectory())
-  .map((d) => d.name)
-  .sort();
+const { cases, load } = fixtureCases(TESTDATA);
 
 type Meta = { annotations?: Record<string, string> };
 

@@ -1,10 +1,10 @@
-import { readdirSync, readFileSync, existsSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { ignoreRuleSchema } from '@flotilla/contract';
 import { describe, expect, it } from 'vitest';
-import { parse } from 'yaml';
 import { z } from 'zod';
 import { DiffError, diffObjects, type DiffOptions } from './index.js';
+import { fixtureCases } from './testing/fixture-cases.js';
 
 /**
  * One directory per case under testdata/: desired.yaml and live.yaml, optional rules.yaml (ignore
@@ -32,15 +32,7 @@ const optionsSchema = z.object({
   yieldToManagers: z.array(z.string()).optional(),
 });
 
-function load(dir: string, file: string): unknown {
-  const path = join(TESTDATA, dir, file);
-  return existsSync(path) ? (parse(readFileSync(path, 'utf8')) as unknown) : undefined;
-}
-
-const cases = readdirSync(TESTDATA, { withFileTypes: true })
-  .filter((d) => d.isDirectory())
-  .map((d) => d.name)
-  .sort();
+const { cases, load } = fixtureCases(TESTDATA);
 
 describe('diffObjects on testdata fixtures', () => {
   it('has fixtures', () => {

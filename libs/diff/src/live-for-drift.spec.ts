@@ -1,20 +1,15 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { ignoreRuleSchema } from '@flotilla/contract';
 import { describe, expect, it } from 'vitest';
-import { parse } from 'yaml';
 import { z } from 'zod';
 import { diffObjects, liveForDrift, type DiffOptions } from './index.js';
+import { fixtureCases } from './testing/fixture-cases.js';
 
 const TESTDATA = join(import.meta.dirname, 'testdata');
-const load = (dir: string, file: string): unknown => {
-  const path = join(TESTDATA, dir, file);
-  return existsSync(path) ? (parse(readFileSync(path, 'utf8')) as unknown) : undefined;
-};
-const cases = readdirSync(TESTDATA, { withFileTypes: true })
-  .filter((d) => d.isDirectory() && existsSync(join(TESTDATA, d.name, 'live.yaml')))
-  .map((d) => d.name)
-  .sort();
+const fixtures = fixtureCases(TESTDATA);
+const load = fixtures.load;
+const cases = fixtures.cases.filter((name) => existsSync(join(TESTDATA, name, 'live.yaml')));
 
 describe('liveForDrift', () => {
   it('drops only the status subresource entries of managedFields', () => {

@@ -1,4 +1,9 @@
-import { checkHealthRules, HEALTH_RULE_FILE, healthRuleKeyOf } from '@flotilla/health';
+import {
+  checkHealthRules,
+  HEALTH_RULE_FILE,
+  healthRuleKeyOf,
+  type CheckedHealthRule,
+} from '@flotilla/health';
 import { compareFleetErrors, type FleetError } from './fleet-error.js';
 import { type FleetFile } from './validate-fleet-directory.js';
 
@@ -9,11 +14,7 @@ import { type FleetFile } from './validate-fleet-directory.js';
 export const HEALTH_RULES_DIR = 'resource_customizations';
 
 /** A fleet repository's health rule: its key, the file it came from and its Lua source. */
-export interface FleetHealthRule {
-  key: string;
-  file: string;
-  script: string;
-}
+export type FleetHealthRule = CheckedHealthRule;
 
 /** The part of `path` inside the first resource_customizations directory, or null outside one. */
 function insideRulesDir(path: string): string | null {
@@ -69,8 +70,5 @@ export async function validateFleetHealthRules(
     path: '(root)',
     message: p.message,
   }));
-  return {
-    rules: rules.map((r) => ({ key: r.key, file: r.file, script: r.script })),
-    errors: errors.sort(compareFleetErrors),
-  };
+  return { rules, errors: errors.sort(compareFleetErrors) };
 }

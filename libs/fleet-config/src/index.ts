@@ -24,8 +24,6 @@ export {
 export { checkDocument, type CheckedDocument } from './check-document.js';
 export { repoPermitted, DEFAULT_PROJECT } from './check-references.js';
 export { FLOTILLA_API_VERSION } from './kinds/common.js';
-// Moved to the contract (policies need it too); still exported here for existing callers.
-export { BUILT_IN_CLUSTER_SCOPED } from '@flotilla/contract';
 export {
   applicationSetObjectSchema,
   checkApplicationSet,

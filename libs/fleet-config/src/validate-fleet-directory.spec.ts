@@ -104,6 +104,29 @@ describe('validateFleetDirectory', () => {
     ]);
   });
 
+  it('refuses a policy defined twice as any object defined twice, naming the first', () => {
+    const policy =
+      'apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicy\nmetadata: {name: p}\n' +
+      'spec:\n  matchConstraints: {resourceRules: [{apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [pods]}]}\n' +
+      '  validations:\n    - expression: "true"\n';
+    const r = validateFleetDirectory([
+      { path: 'a.yaml', content: policy },
+      { path: 'b.yaml', content: policy },
+    ]);
+    expect(r.policies.map((p) => `${p.kind}/${p.name} ${p.file}`)).toEqual([
+      'ValidatingAdmissionPolicy/p a.yaml',
+    ]);
+    expect(r.errors.map((e) => [e.code, e.file, e.line, e.path, e.message])).toEqual([
+      [
+        'duplicate-name',
+        'b.yaml',
+        3,
+        'metadata.name',
+        'ValidatingAdmissionPolicy/p is already defined at a.yaml:3; names are unique per kind',
+      ],
+    ]);
+  });
+
   it('returns parsed objects with defaults filled in', () => {
     const r = validateFleetDirectory(readTree(`${CASES}valid-fleet`, (p) => p === 'expected.json'));
     const window = r.objects.find((o) => o.kind === 'SyncWindow');

@@ -65,6 +65,31 @@ export function validateFleetDirectory(files: readonly FleetFile[]): FleetValida
   const params: FleetPolicyParam[] = [];
   const sorted = [...files].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
 
+  /**
+   * Records `kind/name` as defined by this document, Flotilla's kinds and policies alike; when an
+   * earlier document defined it, reports the duplicate instead and returns false.
+   */
+  const claimName = (
+    kind: string,
+    name: string,
+    file: string,
+    doc: YamlDocument,
+    report: (issue: Issue) => void,
+  ): boolean => {
+    const key = `${kind}/${name}`;
+    const first = seen.get(key);
+    if (first) {
+      report({
+        code: 'duplicate-name',
+        path: ['metadata', 'name'],
+        message: `${key} is already defined at ${first.file}:${first.line}; names are unique per kind`,
+      });
+      return false;
+    }
+    seen.set(key, { file, line: doc.lineOf(['metadata', 'name']) });
+    return true;
+  };
+
   const read: { file: FleetFile; documents: YamlDocument[] }[] = [];
   for (const file of sorted) {
     const pathProblem = unsafePath(file.path);
@@ -119,21 +144,11 @@ export function validateFleetDirectory(files: readonly FleetFile[]): FleetValida
         const rawName = (value['metadata'] as { name?: unknown } | undefined)?.name;
         const name = typeof rawName === 'string' ? rawName : null;
         const { parsed, issues } = checkPolicyDocument(value);
-        for (const issue of issues)
+        const report = (issue: Issue): void => {
           errors.push(at(file.path, doc.index, doc.lineOf(issue.path), kind, name, issue));
-        if (name === null) continue;
-        const key = `${kind}/${name}`;
-        const first = seen.get(key);
-        if (first) {
-          const issue: Issue = {
-            code: 'duplicate-name',
-            path: ['metadata', 'name'],
-            message: `${key} is already defined at ${first.file}:${first.line}; names are unique per kind`,
-          };
-          errors.push(at(file.path, doc.index, doc.lineOf(issue.path), kind, name, issue));
-          continue;
-        }
-        seen.set(key, { file: file.path, line: doc.lineOf(['metadata', 'name']) });
+        };
+        issues.forEach(report);
+        if (name === null || !claimName(kind, name, file.path, doc, report)) continue;
         if (kind === 'ValidatingAdmissionPolicy') policyNames.add(name);
         if (parsed)
           policyEntries.push({
@@ -149,18 +164,12 @@ export function validateFleetDirectory(files: readonly FleetFile[]): FleetValida
         );
       };
       checked.issues.forEach(report);
-      if (checked.kind === null || checked.name === null) continue;
-      const key = `${checked.kind}/${checked.name}`;
-      const first = seen.get(key);
-      if (first) {
-        report({
-          code: 'duplicate-name',
-          path: ['metadata', 'name'],
-          message: `${key} is already defined at ${first.file}:${first.line}; names are unique per kind`,
-        });
+      if (
+        checked.kind === null ||
+        checked.name === null ||
+        !claimName(checked.kind, checked.name, file.path, doc, report)
+      )
         continue;
-      }
-      seen.set(key, { file: file.path, line: doc.lineOf(['metadata', 'name']) });
       addKnown(known, checked.kind, checked.name);
       if (checked.parsed) {
         const source = { name: checked.name, file: file.path, document: doc.index, line: doc.line };

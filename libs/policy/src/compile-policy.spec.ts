@@ -31,6 +31,8 @@ describe('compilePolicySet refuses what the API server refuses', () => {
       expect(errors.map((e) => ({ code: e.code, path: formatPolicyPath(e.path) }))).toEqual(
         c.errors.map((e) => ({ code: e.code, path: e.path })),
       );
+      // One document each: every error names it by its index.
+      expect(errors.map((e) => e.document)).toEqual(c.errors.map(() => 0));
       c.errors.forEach((want, i) => {
         expect(errors[i]?.message).toContain(want.message);
         if (want.expression !== undefined) expect(errors[i]?.expression).toBe(want.expression);

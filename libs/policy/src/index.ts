@@ -9,7 +9,6 @@ export {
 export {
   evaluatePolicies,
   policyContext,
-  refOf,
   type AdmissionInput,
   type AdmissionVerdict,
   type AuditAnnotation,
@@ -17,7 +16,12 @@ export {
   type PolicyContext,
   type PolicyDecision,
 } from './evaluate-policies.js';
-export { formatPolicyPath, type PolicyError, type PolicyErrorCode } from './policy-error.js';
+export {
+  formatPolicyPath,
+  type PolicyError,
+  type PolicyErrorCode,
+  type PolicySetError,
+} from './policy-error.js';
 export {
   POLICY_API_VERSION,
   validatingAdmissionPolicySchema,

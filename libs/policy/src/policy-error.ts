@@ -14,6 +14,11 @@ export interface PolicyError {
   message: string;
 }
 
+/** A PolicyError of a set: `document` is the index of the offending one among those compiled together. */
+export interface PolicySetError extends PolicyError {
+  document: number;
+}
+
 /** `spec.validations[0].expression`, the form Kubernetes uses in its own field errors. */
 export function formatPolicyPath(path: readonly (string | number)[]): string {
   return path.map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? p : `.${p}`)).join('');

@@ -4,7 +4,7 @@ import {
   type CompiledBinding,
   type CompiledPolicy,
 } from './compile-policy.js';
-import { type PolicyError } from './policy-error.js';
+import { type PolicySetError } from './policy-error.js';
 import { POLICY_API_VERSION } from './policy-schema.js';
 
 export const POLICY_KINDS = ['ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding'] as const;
@@ -29,16 +29,20 @@ export function isPolicyDocument(doc: unknown): boolean {
 
 /**
  * Compiles every policy and binding among `documents` (other objects are skipped) into a set. Any
- * error leaves the offending object out and is returned; a caller that gates on policies refuses
- * the whole set when `errors` is not empty, so a broken policy never passes for an absent one.
+ * error leaves the offending object out and is returned with the index of its document, so a
+ * caller can name the file; a caller that gates on policies refuses the whole set when `errors` is
+ * not empty, so a broken policy never passes for an absent one.
  */
-export function compilePolicySet(documents: readonly unknown[]): { set: PolicySet; errors: PolicyError[] } {
-  const errors: PolicyError[] = [];
+export function compilePolicySet(documents: readonly unknown[]): {
+  set: PolicySet;
+  errors: PolicySetError[];
+} {
+  const errors: PolicySetError[] = [];
   const policies = new Map<string, CompiledPolicy>();
-  const bindings: CompiledBinding[] = [];
+  const bindings: { binding: CompiledBinding; document: number }[] = [];
   const policyNames = new Set<string>();
-  for (const doc of documents) {
-    if (!isPolicyDocument(doc)) continue;
+  documents.forEach((doc, document) => {
+    if (!isPolicyDocument(doc)) return;
     const d = doc as { apiVersion: string; kind: string; metadata?: { name?: unknown } };
     if (d.apiVersion !== POLICY_API_VERSION) {
       errors.push({
@@ -48,22 +52,23 @@ export function compilePolicySet(documents: readonly unknown[]): { set: PolicySe
         path: ['apiVersion'],
         expression: null,
         message: `apiVersion '${d.apiVersion}' is not read: write ${POLICY_API_VERSION}`,
+        document,
       });
-      continue;
+      return;
     }
     if (d.kind === 'ValidatingAdmissionPolicy') {
       const name = d.metadata?.name;
       if (typeof name === 'string') policyNames.add(name);
       const r = compilePolicy(doc);
       if (r.ok) policies.set(r.ok.name, r.ok);
-      errors.push(...r.errors);
+      errors.push(...r.errors.map((e) => ({ ...e, document })));
     } else {
       const r = compileBinding(doc);
-      if (r.ok) bindings.push(r.ok);
-      errors.push(...r.errors);
+      if (r.ok) bindings.push({ binding: r.ok, document });
+      errors.push(...r.errors.map((e) => ({ ...e, document })));
     }
-  }
-  for (const b of bindings)
+  });
+  for (const { binding: b, document } of bindings)
     if (!policyNames.has(b.policyName))
       errors.push({
         code: 'unknown-policy',
@@ -72,7 +77,10 @@ export function compilePolicySet(documents: readonly unknown[]): { set: PolicySe
         path: ['spec', 'policyName'],
         expression: null,
         message: `no ValidatingAdmissionPolicy named '${b.policyName}' among the policies`,
+        document,
       });
-  bindings.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  return { set: { policies, bindings }, errors };
+  const sorted = bindings
+    .map(({ binding }) => binding)
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return { set: { policies, bindings: sorted }, errors };
 }

@@ -1,8 +1,6 @@
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import {
-  compileBinding,
-  compilePolicy,
   compilePolicySet,
   evaluatePolicies,
   formatPolicyPath,
@@ -11,14 +9,14 @@ import {
   type AdmissionVerdict,
   type KubeObject,
   type ObjectRef,
-  type PolicyError,
+  type PolicySetError,
 } from '@flotilla/policy';
 import {
   many,
-  parseCommandArgs,
-  printResult,
+  offlineCommand,
   readDocuments,
   UsageError,
+  type ArgValue,
 } from '../offline/offline-command.js';
 
 const USAGE = `usage: flotilla policy test --policies DIR -f MANIFESTS [-f MANIFESTS]... [--namespace NS] [-o json|yaml|table]
@@ -112,32 +110,16 @@ function isObject(v: unknown): v is KubeObject {
   );
 }
 
-/** Every problem of every policy, each located in its file (what `flotilla validate` says, for a loose directory). */
-function policyErrors(documents: readonly SourcedDocument[]): string[] {
-  const located = (file: string, e: PolicyError): string =>
-    `${file}: ${e.kind}/${e.name ?? '?'}: ${formatPolicyPath(e.path) || '(root)'}: ${e.message}${
-      e.expression === null ? '' : ` in CEL expression ${JSON.stringify(e.expression)}`
-    }`;
-  const out: string[] = [];
-  const fileOf = new Map<string, string>();
-  for (const d of documents) {
-    if (!isPolicyDocument(d.value)) continue;
-    const kind = (d.value as { kind: string }).kind;
-    const r = kind === 'ValidatingAdmissionPolicy' ? compilePolicy(d.value) : compileBinding(d.value);
-    out.push(...r.errors.map((e) => located(d.file, e)));
-    const name = (d.value as { metadata?: { name?: unknown } }).metadata?.name;
-    if (typeof name === 'string') fileOf.set(`${kind}/${name}`, d.file);
-  }
-  // Set-level problems (another apiVersion, a binding of a policy that is not there) last.
-  for (const e of compilePolicySet(documents.map((d) => d.value)).errors)
-    if (e.code === 'unknown-policy' || e.code === 'not-a-policy')
-      out.push(located(fileOf.get(`${e.kind}/${e.name ?? ''}`) ?? '?', e));
-  return out;
+/** A policy's problem located in its file (what `flotilla validate` says, for a loose directory). */
+function located(file: string, e: PolicySetError): string {
+  return `${file}: ${e.kind}/${e.name ?? '?'}: ${formatPolicyPath(e.path) || '(root)'}: ${e.message}${
+    e.expression === null ? '' : ` in CEL expression ${JSON.stringify(e.expression)}`
+  }`;
 }
 
-function test(values: Record<string, unknown>): PolicyTestReport {
-  const policyPaths = many(values['policies'] as string[] | undefined);
-  const manifestPaths = many(values['file'] as string[] | undefined);
+function test(values: Record<string, ArgValue>): PolicyTestReport {
+  const policyPaths = many(values['policies']);
+  const manifestPaths = many(values['file']);
   if (policyPaths.length === 0) throw new UsageError(`policy test needs --policies DIR\n${USAGE}`);
   if (manifestPaths.length === 0)
     throw new UsageError(`policy test needs at least one -f MANIFESTS\n${USAGE}`);
@@ -149,13 +131,14 @@ function test(values: Record<string, unknown>): PolicyTestReport {
   const policyDocs = policyPaths.flatMap(readInput);
   const manifests = manifestPaths.flatMap(readInput);
   const all = [...policyDocs, ...manifests];
-  const problems = policyErrors(all);
-  if (problems.length > 0)
+  const { set, errors } = compilePolicySet(all.map((d) => d.value));
+  if (errors.length > 0)
     throw new UsageError(
-      `${problems.length} error${problems.length === 1 ? '' : 's'} in the policies; nothing evaluated:\n${problems.join('\n')}`,
+      `${errors.length} error${errors.length === 1 ? '' : 's'} in the policies; nothing evaluated:\n${errors
+        .map((e) => located(all[e.document]?.file ?? '?', e))
+        .join('\n')}`,
     );
 
-  const { set } = compilePolicySet(all.map((d) => d.value));
   const ctx = policyContext(all.map((d) => d.value));
   const report: PolicyTestReport = {
     allowed: true,
@@ -218,29 +201,18 @@ function table(report: PolicyTestReport): string {
   return lines.join('\n');
 }
 
+const runTest = offlineCommand(USAGE, OPTIONS, (values) => {
+  const report = test(values);
+  return { results: [report], batch: false, table: () => table(report), failed: !report.allowed };
+});
+
 export function run(argv: string[]): Promise<number> {
   const [sub, ...rest] = argv;
-  if (
-    sub === undefined ||
-    sub === '--help' ||
-    sub === '-h' ||
-    rest.includes('--help') ||
-    rest.includes('-h')
-  ) {
+  if (sub === 'test') return runTest(rest);
+  if (sub === undefined || sub === '--help' || sub === '-h') {
     console.log(USAGE);
     return Promise.resolve(sub === undefined ? 2 : 0);
   }
-  try {
-    if (sub !== 'test') throw new UsageError(`unknown policy subcommand '${sub}'\n${USAGE}`);
-    const { values, output } = parseCommandArgs(rest, OPTIONS);
-    const report = test(values);
-    printResult(report, output, () => table(report));
-    return Promise.resolve(report.allowed ? 0 : 1);
-  } catch (err) {
-    if (err instanceof UsageError) {
-      console.error(`flotilla: ${err.message}`);
-      return Promise.resolve(2);
-    }
-    return Promise.reject(err instanceof Error ? err : new Error(String(err)));
-  }
+  console.error(`flotilla: unknown policy subcommand '${sub}'\n${USAGE}`);
+  return Promise.resolve(2);
 }

@@ -111,8 +111,9 @@ export async function runOffline(
   let fmt: OutputFormat = 'table';
   try {
     fmt = format();
-    const { results, batch, table, yaml } = await evaluate();
-    const failed = results.some((r) => isErrorResult(r));
+    const evaluation = await evaluate();
+    const { results, batch, table, yaml } = evaluation;
+    const failed = evaluation.failed === true || results.some((r) => isErrorResult(r));
     const value = batch ? results : results[0];
     if (fmt === 'yaml' && yaml && !failed) process.stdout.write(yaml(value));
     else print(value, fmt, table);
@@ -134,6 +135,8 @@ export interface Evaluation {
   table?: (r: unknown) => string;
   /** Replaces the default `-o yaml` (one YAML document of the result), e.g. by a manifest stream. */
   yaml?: (r: unknown) => string;
+  /** Exit 1 although every input was evaluated: the verdict itself fails (a policy denied an object). */
+  failed?: boolean;
 }
 
 /**

@@ -44,6 +44,14 @@ describe('Lua rules in the resource_customizations layout', () => {
     });
   }
 
+  it('is what the example fleet repository ships: its cert-manager rule is the one tested here', () => {
+    const example = join(
+      import.meta.dirname,
+      '../../../../examples/fleet-repo/resource_customizations/cert-manager.io/Certificate/health.lua',
+    );
+    expect(readFileSync(example, 'utf8')).toBe(scripts.get('cert-manager.io/Certificate'));
+  });
+
   it('uses a wildcard directory only when no exact one exists', () => {
     const probe = { apiVersion: 'monitoring.example.org/v1', kind: 'Probe', metadata: { name: 'p' } };
     expect(assessor.assess(probe)?.message).toBe('No probe result yet');

@@ -51,7 +51,6 @@ export const APPLICATION_SOURCE_FIELDS: readonly string[] = [
   'ref',
   'name',
 ];
-const SOURCE_FIELDS = APPLICATION_SOURCE_FIELDS;
 
 /**
  * An Application's `spec.source` or `spec.sources` (Argo CD's shapes), checked: every source has a
@@ -125,11 +124,11 @@ function parseSource(raw: unknown, at: string): ApplicationSource {
   }
   const s = raw as Record<string, unknown>;
   for (const key of Object.keys(s)) {
-    if (!SOURCE_FIELDS.includes(key)) {
+    if (!APPLICATION_SOURCE_FIELDS.includes(key)) {
       throw new ManifestError(
         'INVALID_SOURCE',
         `${at}.${key}`,
-        `is not supported (supported: ${SOURCE_FIELDS.join(', ')})`,
+        `is not supported (supported: ${APPLICATION_SOURCE_FIELDS.join(', ')})`,
       );
     }
   }

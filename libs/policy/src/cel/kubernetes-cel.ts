@@ -51,7 +51,9 @@ export function compileExpression(expression: string): CompileResult {
   let result: CompileResult;
   try {
     const parsed = env.parse(expression);
-    const checked = env.check(expression);
+    // Checks the parsed tree itself (env.check would parse the text again); evaluating it then
+    // skips cel-js's own first-run type check.
+    const checked = parsed.check();
     result = checked.valid
       ? { program: (activation) => parsed(activation) as unknown }
       : { error: firstLine(checked.error) };

@@ -1,4 +1,5 @@
--- In the style of Argo CD's bundled cert-manager check: Issuing wins, then Ready decides.
+-- In the form of Argo CD's bundled cert-manager check (resource_customizations/cert-manager.io/Certificate):
+-- a certificate being issued is Progressing, then its Ready condition decides.
 local hs = {}
 if obj.status ~= nil and obj.status.conditions ~= nil then
   for _, condition in ipairs(obj.status.conditions) do
@@ -9,12 +10,13 @@ if obj.status ~= nil and obj.status.conditions ~= nil then
     end
   end
   for _, condition in ipairs(obj.status.conditions) do
-    if condition.type == "Ready" then
-      if condition.status == "True" then
-        hs.status = "Healthy"
-      else
-        hs.status = "Degraded"
-      end
+    if condition.type == "Ready" and condition.status == "False" then
+      hs.status = "Degraded"
+      hs.message = condition.message
+      return hs
+    end
+    if condition.type == "Ready" and condition.status == "True" then
+      hs.status = "Healthy"
       hs.message = condition.message
       return hs
     end
