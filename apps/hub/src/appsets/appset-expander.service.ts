@@ -29,7 +29,6 @@ import {
 import { withoutCredentials } from '../repositories/repository-url.js';
 import { RepositoriesService } from '../repositories/repositories.service.js';
 import {
-  APPLICATION_SOURCE_FIELDS,
   canonicalJson,
   helmApplicationInputs,
   ManifestError,
@@ -689,21 +688,9 @@ export class AppSetExpander {
     const raw = Array.isArray(spec['sources']) ? (spec['sources'] as unknown[]) : [];
     raw.forEach((item, i) => {
       if (typeof item !== 'object' || item === null) return;
-      const source = item as Record<string, unknown>;
-      const found = unrenderedSourceField(source) ?? multiSourceRefusal(source);
-      if (found)
-        throw new ExpansionError(
-          'unsupported-source',
-          `${found[1]}; refused rather than rendered otherwise`,
-          `${at}.spec.sources[${i}].${found[0]}`,
-        );
-      const unknown = Object.keys(source).find((k) => !APPLICATION_SOURCE_FIELDS.includes(k));
-      if (unknown !== undefined)
-        throw new ExpansionError(
-          'unsupported-source',
-          `is not rendered by the hub (a source reads ${APPLICATION_SOURCE_FIELDS.join(', ')})`,
-          `${at}.spec.sources[${i}].${unknown}`,
-        );
+      const refused = multiSourceRefusal(item as Record<string, unknown>);
+      if (refused)
+        throw new ExpansionError('unsupported-source', refused[1], `${at}.spec.sources[${i}].${refused[0]}`);
     });
     let parsed: ApplicationSource[];
     try {
