@@ -557,22 +557,36 @@ function applyComparison(effects: BatchEffects, target: TargetState, r: Comparis
 /**
  * Each target's comparison replaces the stored one only when observed at the same time or later:
  * a retry delivered late, or a group that commits after a newer one, never puts an older
- * comparison back. One statement per target: comparisons come only when what they say changed.
+ * comparison back. One statement for the batch, however many targets it compared (an agent that
+ * starts compares every target at once).
  */
 async function writeComparisons(tx: Tx, comparisons: Map<string, ComparisonReport>): Promise<void> {
-  for (const [targetId, r] of comparisons) {
-    await tx.$executeRaw`
-      INSERT INTO "TargetComparison" ("targetId", "observedAt", "revision", "bundleDigest", "inSync",
-        "compared", "truncated", "objects", "reportId")
-      VALUES (${targetId}, ${utc(r.at)}::timestamp, ${r.revision}, ${r.bundleDigest}, ${r.inSync},
-        ${r.compared}, ${r.truncated}, ${JSON.stringify(r.objects)}::jsonb, ${r.id})
-      ON CONFLICT ("targetId") DO UPDATE SET
-        "observedAt" = EXCLUDED."observedAt", "revision" = EXCLUDED."revision",
-        "bundleDigest" = EXCLUDED."bundleDigest", "inSync" = EXCLUDED."inSync",
-        "compared" = EXCLUDED."compared", "truncated" = EXCLUDED."truncated",
-        "objects" = EXCLUDED."objects", "reportId" = EXCLUDED."reportId"
-      WHERE "TargetComparison"."observedAt" <= EXCLUDED."observedAt"`;
-  }
+  if (comparisons.size === 0) return;
+  const entries = [...comparisons.entries()];
+  const col = <T>(pick: (r: ComparisonReport) => T) => entries.map(([, r]) => pick(r));
+  await tx.$executeRaw`
+    INSERT INTO "TargetComparison" ("targetId", "observedAt", "revision", "bundleDigest", "inSync",
+      "compared", "truncated", "objects", "reportId")
+    SELECT v."targetId", v."observedAt"::timestamp, v."revision", v."bundleDigest", v."inSync",
+      v."compared", v."truncated", v."objects"::jsonb, v."reportId"
+    FROM unnest(
+      ${entries.map(([targetId]) => targetId)}::text[],
+      ${col((r) => utc(r.at))}::text[],
+      ${col((r) => r.revision)}::text[],
+      ${col((r) => r.bundleDigest)}::text[],
+      ${col((r) => r.inSync)}::boolean[],
+      ${col((r) => r.compared)}::int[],
+      ${col((r) => r.truncated)}::boolean[],
+      ${col((r) => JSON.stringify(r.objects))}::text[],
+      ${col((r) => r.id)}::text[]
+    ) AS v("targetId", "observedAt", "revision", "bundleDigest", "inSync", "compared", "truncated",
+           "objects", "reportId")
+    ON CONFLICT ("targetId") DO UPDATE SET
+      "observedAt" = EXCLUDED."observedAt", "revision" = EXCLUDED."revision",
+      "bundleDigest" = EXCLUDED."bundleDigest", "inSync" = EXCLUDED."inSync",
+      "compared" = EXCLUDED."compared", "truncated" = EXCLUDED."truncated",
+      "objects" = EXCLUDED."objects", "reportId" = EXCLUDED."reportId"
+    WHERE "TargetComparison"."observedAt" <= EXCLUDED."observedAt"`;
 }
 
 /**

@@ -127,27 +127,8 @@ function checkSources(spec: Record<string, unknown>): void {
       throw new HubError(400, 'invalid-appset', 'must be a mapping (one source)', here);
     }
     const source = item as Record<string, unknown>;
-    const found = unrenderedSourceField(source);
-    if (found)
-      throw new HubError(
-        400,
-        'unsupported-source',
-        `${found[1]}; refused rather than rendered as plain YAML`,
-        `${here}.${found[0]}`,
-      );
-    for (const key of Object.keys(source)) {
-      if (!APPLICATION_SOURCE_FIELDS.includes(key)) {
-        throw new HubError(
-          400,
-          'unsupported-source',
-          `is not rendered by the hub (a source reads ${APPLICATION_SOURCE_FIELDS.join(', ')})`,
-          `${here}.${key}`,
-        );
-      }
-    }
-    const unsupported = multiSourceRefusal(source);
-    if (unsupported)
-      throw new HubError(400, 'unsupported-source', unsupported[1], `${here}.${unsupported[0]}`);
+    const refused = multiSourceRefusal(source);
+    if (refused) throw new HubError(400, 'unsupported-source', refused[1], `${here}.${refused[0]}`);
     checkChartSource(source, here);
     checkHelmOptions(source['helm'], `${here}.helm`);
   });
@@ -168,10 +149,17 @@ function checkSources(spec: Record<string, unknown>): void {
 }
 
 /**
- * What a source of a multi-source application may not use at the hub yet, as [field, why]: the
- * hub builds kustomizations only as single sources (where its remote-base and overlay checks run).
+ * Why one source of a multi-source application is not rendered by the hub, as [field, why]: a field
+ * Flotilla does not render, a field no source has, or kustomize (the hub builds kustomizations only
+ * as single sources, where its remote-base and overlay checks run). Checked at submission and again
+ * per target at expansion, with the template's parameters filled in.
  */
 export function multiSourceRefusal(source: Record<string, unknown>): [string, string] | undefined {
+  const unrendered = unrenderedSourceField(source);
+  if (unrendered) return [unrendered[0], `${unrendered[1]}; refused rather than rendered as plain YAML`];
+  const unknown = Object.keys(source).find((k) => !APPLICATION_SOURCE_FIELDS.includes(k));
+  if (unknown !== undefined)
+    return [unknown, `is not rendered by the hub (a source reads ${APPLICATION_SOURCE_FIELDS.join(', ')})`];
   if (source['kustomize'] !== undefined && source['kustomize'] !== null) {
     return [
       'kustomize',

@@ -29,7 +29,6 @@ import {
 import { withoutCredentials } from '../repositories/repository-url.js';
 import { RepositoriesService } from '../repositories/repositories.service.js';
 import {
-  APPLICATION_SOURCE_FIELDS,
   canonicalJson,
   helmApplicationInputs,
   ManifestError,
@@ -407,11 +406,8 @@ export class AppSetExpander {
     if (!(gate instanceof ProjectGate)) throw new ExpansionError(gate.code, gate.message, gate.path);
     const refused = gate.checkLiteralRepositories(spec);
     if (refused) throw new ExpansionError(refused.code, refused.message, refused.path);
-    for (const url of literalRepoRefs(spec).keys()) {
-      const repo = await this.readyRepository(url, appSetName, register);
-      await git.prepare(repo.id, { fetch: register });
-      repoByUrl.set(url, repo);
-    }
+    for (const url of literalRepoRefs(spec).keys())
+      await this.preparedRepository(url, { appSetName, register, git, repoByUrl });
 
     let generated: GeneratedTarget[];
     try {
@@ -525,15 +521,7 @@ export class AppSetExpander {
         if (e instanceof ManifestError) throw new ExpansionError('invalid-helm-options', e.message, e.file);
         throw e;
       }
-      // A chart reads the Application (release name, namespace, project): targets share its render
-      // only when what it reads agrees too.
-      const application = {
-        name: t.name,
-        ...(t.application.spec.destination.namespace
-          ? { namespace: t.application.spec.destination.namespace }
-          : {}),
-        ...(t.application.spec.project ? { project: t.application.spec.project } : {}),
-      };
+      const application = applicationOf(t);
       const appInputs = canonicalJson([helmApplicationInputs(helmOptions, application), capabilities]);
       const chartName = typeof source['chart'] === 'string' ? source['chart'] : '';
       let rendered: Promise<string>;
@@ -600,12 +588,7 @@ export class AppSetExpander {
         rendered = digest;
         readsCapabilities();
       } else {
-        let repo = repoByUrl.get(source.repoURL);
-        if (!repo) {
-          repo = await this.readyRepository(source.repoURL, appSetName, register);
-          await git.prepare(repo.id, { fetch: register });
-          repoByUrl.set(source.repoURL, repo);
-        }
+        const repo = await this.preparedRepository(source.repoURL, { appSetName, register, git, repoByUrl });
         const targetRevision = source.targetRevision || 'HEAD';
         const sha = this.resolve(git, repo, targetRevision, `${at}.spec.source.targetRevision`);
         const path = source.path ?? '';
@@ -689,21 +672,9 @@ export class AppSetExpander {
     const raw = Array.isArray(spec['sources']) ? (spec['sources'] as unknown[]) : [];
     raw.forEach((item, i) => {
       if (typeof item !== 'object' || item === null) return;
-      const source = item as Record<string, unknown>;
-      const found = unrenderedSourceField(source) ?? multiSourceRefusal(source);
-      if (found)
-        throw new ExpansionError(
-          'unsupported-source',
-          `${found[1]}; refused rather than rendered otherwise`,
-          `${at}.spec.sources[${i}].${found[0]}`,
-        );
-      const unknown = Object.keys(source).find((k) => !APPLICATION_SOURCE_FIELDS.includes(k));
-      if (unknown !== undefined)
-        throw new ExpansionError(
-          'unsupported-source',
-          `is not rendered by the hub (a source reads ${APPLICATION_SOURCE_FIELDS.join(', ')})`,
-          `${at}.spec.sources[${i}].${unknown}`,
-        );
+      const refused = multiSourceRefusal(item as Record<string, unknown>);
+      if (refused)
+        throw new ExpansionError('unsupported-source', refused[1], `${at}.spec.sources[${i}].${refused[0]}`);
     });
     let parsed: ApplicationSource[];
     try {
@@ -747,22 +718,11 @@ export class AppSetExpander {
         continue;
       }
       // The one repository-URL check of the hub, registration and first fetch: as for one source.
-      let repo = ctx.repoByUrl.get(s.repoURL);
-      if (!repo) {
-        repo = await this.readyRepository(s.repoURL, ctx.appSetName, ctx.register);
-        await ctx.git.prepare(repo.id, { fetch: ctx.register });
-        ctx.repoByUrl.set(s.repoURL, repo);
-      }
+      const repo = await this.preparedRepository(s.repoURL, ctx);
       const sha = this.resolve(ctx.git, repo, s.targetRevision || 'HEAD', `${field}.targetRevision`);
       resolved.push({ source: s, repositoryId: repo.id, revision: sha });
     }
-    const application: RenderApplication = {
-      name: t.name,
-      ...(t.application.spec.destination.namespace
-        ? { namespace: t.application.spec.destination.namespace }
-        : {}),
-      ...(t.application.spec.project ? { project: t.application.spec.project } : {}),
-    };
+    const application = applicationOf(t);
     const key = canonicalJson([
       'sources',
       resolved.map((r) =>
@@ -889,6 +849,27 @@ export class AppSetExpander {
       if (e instanceof RenderError) throw new ExpansionError(e.code, e.message, `${at}.spec.source.chart`);
       throw e;
     }
+  }
+
+  /**
+   * The repository of `url` ready for this expansion's reads (registered, fetched, prepared), once
+   * per expansion however many sources name it.
+   */
+  private async preparedRepository(
+    url: string,
+    ctx: {
+      appSetName: string;
+      register: boolean;
+      git: ExpansionGitReads;
+      repoByUrl: Map<string, Repository>;
+    },
+  ): Promise<Repository> {
+    const known = ctx.repoByUrl.get(url);
+    if (known) return known;
+    const repo = await this.readyRepository(url, ctx.appSetName, ctx.register);
+    await ctx.git.prepare(repo.id, { fetch: ctx.register });
+    ctx.repoByUrl.set(url, repo);
+    return repo;
   }
 
   /** A registered repository with a usable mirror; fetched now if it never was. */
@@ -1338,6 +1319,19 @@ function renderKey(repositoryId: string, sha: string, path: string, source: obje
   delete rest.targetRevision;
   delete rest.path;
   return `${repositoryId}\0${sha}\0${path}\0${canonicalJson(rest)}`;
+}
+
+/**
+ * What a chart reads of a target's Application (release name, namespace, project): targets share a
+ * chart's render only when this agrees too.
+ */
+function applicationOf(t: GeneratedTarget): RenderApplication {
+  const { destination, project } = t.application.spec;
+  return {
+    name: t.name,
+    ...(destination.namespace ? { namespace: destination.namespace } : {}),
+    ...(project ? { project } : {}),
+  };
 }
 
 /**

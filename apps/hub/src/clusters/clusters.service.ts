@@ -7,7 +7,7 @@ import { asRecord, toJson } from '../common/json.js';
 import { hashSecret, newSecret } from '../common/secrets.js';
 import { AuditLog } from '../audit/audit.service.js';
 import type { Cluster } from '../generated/prisma/client.js';
-import { COMPARISON_SUMMARY, syncStatusOf } from '../targets/sync-status.js';
+import { SYNC_STATUS_SELECT, syncStatusOf } from '../targets/sync-status.js';
 
 const labelKey = z
   .string()
@@ -140,13 +140,7 @@ export class ClustersService {
     const targets = await this.db.prisma.target.findMany({
       where: { clusterId: c.id },
       select: {
-        desiredRevision: true,
-        bundleDigest: true,
-        lastSyncedRevision: true,
-        lastSyncedDigest: true,
-        lastSyncedAt: true,
-        syncPolicy: true,
-        comparison: COMPARISON_SUMMARY,
+        ...SYNC_STATUS_SELECT,
         health: true,
       },
     });

@@ -183,10 +183,7 @@ export class FleetRepoService implements OnApplicationBootstrap {
       sourceAuthor: null,
       sourceFile: null,
     };
-    const hadRules = await this.db.prisma.fleetManaged.count({
-      where: { fleetSourceId: id, kind: HEALTH_RULE_KIND },
-    });
-    await this.db.prisma.$transaction(async (tx) => {
+    const hadRules = await this.db.prisma.$transaction(async (tx) => {
       const managed = await tx.fleetManaged.findMany({ where: { fleetSourceId: id } });
       const names = (kind: string) => managed.filter((m) => m.kind === kind).map((m) => m.name);
       await tx.applicationSet.updateMany({
@@ -205,12 +202,15 @@ export class FleetRepoService implements OnApplicationBootstrap {
         },
         tx,
       );
+      return managed.some((m) => m.kind === HEALTH_RULE_KIND);
     });
     // Its health rules go with it (the hub holds no other copy): every cluster's assignments change.
-    if (hadRules > 0)
-      await this.wakeups.notify(
-        (await this.db.prisma.cluster.findMany({ select: { id: true } })).map((c) => c.id),
-      );
+    if (hadRules) await this.wakeups.notify(await this.everyClusterId());
+  }
+
+  /** Health rules are fleet-wide: when they change, every cluster's assignments (and ETag) do. */
+  private async everyClusterId(): Promise<string[]> {
+    return (await this.db.prisma.cluster.findMany({ select: { id: true } })).map((c) => c.id);
   }
 
   /** After a fetch of `url`: one reconcile job per source of that repository at its current commit. */
@@ -661,10 +661,7 @@ export class FleetRepoService implements OnApplicationBootstrap {
     if (applied.labelsChanged) await this.appsets.requestExpandAll();
     // An appset's rollout strategy and project travel in its assignments even when no target changes.
     const appSetClusters = await this.appsets.clustersOf(applied.appSetIds);
-    // Health rules are fleet-wide: every cluster's assignments (and ETag) change.
-    const everyCluster = applied.healthRulesChanged
-      ? (await this.db.prisma.cluster.findMany({ select: { id: true } })).map((c) => c.id)
-      : [];
+    const everyCluster = applied.healthRulesChanged ? await this.everyClusterId() : [];
     await this.wakeups.notify([...applied.clusterIds, ...appSetClusters, ...everyCluster]);
   }
 

@@ -15,7 +15,7 @@ import { asRecord } from '../common/json.js';
 import { HubError } from '../common/hub-error.js';
 import { HUB_CONFIG, type HubConfig } from '../config/hub-config.js';
 import { Database } from '../db/database.js';
-import { COMPARISON_SUMMARY, syncStatusOf } from '../targets/sync-status.js';
+import { SYNC_STATUS_SELECT, syncStatusOf } from '../targets/sync-status.js';
 import { REASON_INCLUDE, TargetReasons } from '../targets/target-reasons.service.js';
 
 export const fleetQuery = z.object({
@@ -85,13 +85,7 @@ export class FleetViewService {
         name: true,
         clusterId: true,
         health: true,
-        desiredRevision: true,
-        bundleDigest: true,
-        lastSyncedRevision: true,
-        lastSyncedDigest: true,
-        lastSyncedAt: true,
-        syncPolicy: true,
-        comparison: COMPARISON_SUMMARY,
+        ...SYNC_STATUS_SELECT,
         appSet: { select: { name: true } },
       },
       orderBy: { name: 'asc' },

@@ -133,6 +133,18 @@ describe('health rules', () => {
     expect((await assignments()).body.healthRules[0]?.script).toBe(rule('Issuing'));
   });
 
+  it('removing the fleet source takes its rules from every cluster at once: the hub’s rule of the key answers again', async () => {
+    const before = await assignments();
+    const { id } = await source();
+    expect((await fleet.call('DELETE', `/api/v1/fleet-sources/${id}`)).status).toBe(204);
+    // Woken, not left to the remembered ETag's expiry (minutes).
+    await expect.poll(async () => (await assignments(before.etag ?? '')).status, slow).toBe(200);
+    expect((await assignments()).body.healthRules.map((r) => [r.key, r.source.origin])).toEqual([
+      ['cert-manager.io/Certificate', 'hub'],
+      ['example.com/Widget', 'hub'],
+    ]);
+  }, 90_000);
+
   it('a hub whose FLOTILLA_HEALTH_LUA_DIR holds a broken script refuses to start, naming the file', async () => {
     const broken = mkdtempSync(join(tmpdir(), 'flotilla-health-rules-broken-'));
     try {

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { Gauge } from 'prom-client';
 import { HUB_CONFIG, type HubConfig } from '../config/hub-config.js';
 import { Database } from '../db/database.js';
-import { COMPARISON_SUMMARY, syncStatusOf } from '../targets/sync-status.js';
+import { SYNC_STATUS_SELECT, syncStatusOf } from '../targets/sync-status.js';
 import { HubMetrics } from './hub-metrics.service.js';
 
 /**
@@ -43,13 +43,7 @@ export class FleetMetrics {
           select: {
             name: true,
             namespace: true,
-            desiredRevision: true,
-            bundleDigest: true,
-            lastSyncedRevision: true,
-            lastSyncedDigest: true,
-            lastSyncedAt: true,
-            syncPolicy: true,
-            comparison: COMPARISON_SUMMARY,
+            ...SYNC_STATUS_SELECT,
             releasedAt: true,
             health: true,
             appSet: { select: { name: true, project: true } },

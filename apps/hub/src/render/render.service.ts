@@ -417,55 +417,33 @@ export class RenderService {
         ]),
       )
       .digest('hex');
-    const produce = async (): Promise<Rendered> => {
-      let objects: KubeObject[];
-      try {
-        const rendered = await renderApplication(
+    const produce = () =>
+      this.renderThrough(
+        application,
+        [
           {
-            name: application.name,
-            ...(application.namespace ? { namespace: application.namespace } : {}),
-            ...(application.project ? { project: application.project } : {}),
-            sources: [
-              {
-                kind: 'chart',
-                at: 'spec.source',
-                repoURL: src.repoUrl,
-                chart: src.chart,
-                targetRevision: version,
-                helm,
-              },
-            ],
-            capabilities,
+            kind: 'chart',
+            at: 'spec.source',
+            repoURL: src.repoUrl,
+            chart: src.chart,
+            targetRevision: version,
+            helm,
           },
-          {
-            helm: this.helm,
-            charts: this.charts,
-            kustomize: this.kustomize,
-            repositories: {
-              dirOf: (_url, _revision, at) => {
-                throw new ManifestError(
-                  'INVALID_SOURCE',
-                  at,
-                  'a chart from a Helm repository reads no Git repository',
-                );
-              },
-            },
+        ],
+        capabilities,
+        {
+          dirOf: (_url, _revision, at) => {
+            throw new ManifestError(
+              'INVALID_SOURCE',
+              at,
+              'a chart from a Helm repository reads no Git repository',
+            );
           },
-        );
-        objects = rendered.objects.map((o) => preserveSopsKeyOrder(o));
-      } catch (e) {
-        if (!(e instanceof ManifestError)) throw e;
-        throw new RenderError(`manifest-${e.code.toLowerCase().replaceAll('_', '-')}`, e.message, where);
-      }
-      if (objects.length === 0) {
-        throw new RenderError(
-          'no-manifests',
-          `chart ${src.chart} ${version} renders no Kubernetes objects`,
-          where,
-        );
-      }
-      return { digest: bundleDigest(objects), manifests: objects };
-    };
+        },
+        [],
+        where,
+        `chart ${src.chart} ${version} renders no Kubernetes objects`,
+      );
     return this.checkedAndStored(
       {
         key,
@@ -589,11 +567,15 @@ export class RenderService {
           const dir = dirs.get(`${r.repositoryId}\0${r.revision}`) ?? '';
           byRequest.set(`${r.source.repoURL}\0${r.source.targetRevision}`, { dir, revision: r.revision });
         }
-        const env: RenderEnvironment = {
-          helm: this.helm,
-          charts: this.charts,
-          kustomize: this.kustomize,
-          repositories: {
+        const sources: ApplicationSource[] = src.sources.map((r) =>
+          // The version fixed by the expansion, so every target of it renders the same one.
+          'version' in r ? { ...r.source, targetRevision: r.version.version } : r.source,
+        );
+        return await this.renderThrough(
+          application,
+          sources,
+          capabilities,
+          {
             dirOf: (repoURL, targetRevision, at) => {
               const found = byRequest.get(`${repoURL}\0${targetRevision}`);
               if (!found)
@@ -607,34 +589,10 @@ export class RenderService {
             revisionOf: (repoURL, targetRevision) =>
               byRequest.get(`${repoURL}\0${targetRevision}`)?.revision ?? targetRevision,
           },
-        };
-        const sources: ApplicationSource[] = src.sources.map((r) =>
-          // The version fixed by the expansion, so every target of it renders the same one.
-          'version' in r ? { ...r.source, targetRevision: r.version.version } : r.source,
+          [...dirs.values()],
+          where,
+          'the sources render no Kubernetes objects',
         );
-        let objects: KubeObject[];
-        try {
-          const rendered = await renderApplication(
-            {
-              name: application.name,
-              ...(application.namespace ? { namespace: application.namespace } : {}),
-              ...(application.project ? { project: application.project } : {}),
-              sources,
-              capabilities,
-            },
-            env,
-          );
-          objects = rendered.objects.map((o) => preserveSopsKeyOrder(o));
-        } catch (e) {
-          if (!(e instanceof ManifestError)) throw e;
-          let message = e.message;
-          for (const dir of dirs.values()) message = message.replaceAll(`${dir}/`, '');
-          throw new RenderError(`manifest-${e.code.toLowerCase().replaceAll('_', '-')}`, message, where);
-        }
-        if (objects.length === 0) {
-          throw new RenderError('no-manifests', 'the sources render no Kubernetes objects', where);
-        }
-        return { digest: bundleDigest(objects), manifests: objects };
       } finally {
         await rm(work, { recursive: true, force: true });
       }
@@ -802,11 +760,20 @@ export class RenderService {
       await this.gitReadAsync(where, () =>
         this.mirrors.mirrors.checkout(src.repositoryId, src.revision, root),
       );
-      const env: RenderEnvironment = {
-        helm: this.helm,
-        charts: this.charts,
-        kustomize: this.kustomize,
-        repositories: {
+      return await this.renderThrough(
+        application,
+        [
+          {
+            kind: 'git',
+            at: 'spec.source',
+            repoURL: src.repoUrl,
+            targetRevision: src.revision,
+            path: dir,
+            helm,
+          },
+        ],
+        capabilities,
+        {
           dirOf: (repoURL, _revision, at) => {
             if (repoURL !== src.repoUrl) {
               throw new ManifestError('INVALID_SOURCE', at, `${repoURL} is not this source's repository`);
@@ -815,44 +782,50 @@ export class RenderService {
           },
           revisionOf: () => src.revision,
         },
-      };
-      let objects: KubeObject[];
-      try {
-        const rendered = await renderApplication(
-          {
-            name: application.name,
-            ...(application.namespace ? { namespace: application.namespace } : {}),
-            ...(application.project ? { project: application.project } : {}),
-            sources: [
-              {
-                kind: 'git',
-                at: 'spec.source',
-                repoURL: src.repoUrl,
-                targetRevision: src.revision,
-                path: dir,
-                helm,
-              },
-            ],
-            capabilities,
-          },
-          env,
-        );
-        objects = rendered.objects.map((o) => preserveSopsKeyOrder(o));
-      } catch (e) {
-        if (!(e instanceof ManifestError)) throw e;
-        throw new RenderError(
-          `manifest-${e.code.toLowerCase().replaceAll('_', '-')}`,
-          e.message.replaceAll(`${root}/`, ''),
-          where,
-        );
-      }
-      if (objects.length === 0) {
-        throw new RenderError('no-manifests', `the chart ${dir || '.'} renders no Kubernetes objects`, where);
-      }
-      return { digest: bundleDigest(objects), manifests: objects };
+        [root],
+        where,
+        `the chart ${dir || '.'} renders no Kubernetes objects`,
+      );
     } finally {
       await rm(work, { recursive: true, force: true });
     }
+  }
+
+  /**
+   * Renders `sources` through the same code as `flotilla render` (renderApplication) with the hub's
+   * Helm, chart client and kustomize. A ManifestError becomes a RenderError whose message names files
+   * as the repository does (the temporary `checkouts` taken out); no objects at all is the error `empty`.
+   */
+  private async renderThrough(
+    application: RenderApplication,
+    sources: ApplicationSource[],
+    capabilities: Capabilities,
+    repositories: RenderEnvironment['repositories'],
+    checkouts: readonly string[],
+    where: string,
+    empty: string,
+  ): Promise<Rendered> {
+    let objects: KubeObject[];
+    try {
+      const rendered = await renderApplication(
+        {
+          name: application.name,
+          ...(application.namespace ? { namespace: application.namespace } : {}),
+          ...(application.project ? { project: application.project } : {}),
+          sources,
+          capabilities,
+        },
+        { helm: this.helm, charts: this.charts, kustomize: this.kustomize, repositories },
+      );
+      objects = rendered.objects.map((o) => preserveSopsKeyOrder(o));
+    } catch (e) {
+      if (!(e instanceof ManifestError)) throw e;
+      let message = e.message;
+      for (const dir of checkouts) message = message.replaceAll(`${dir}/`, '');
+      throw new RenderError(`manifest-${e.code.toLowerCase().replaceAll('_', '-')}`, message, where);
+    }
+    if (objects.length === 0) throw new RenderError('no-manifests', empty, where);
+    return { digest: bundleDigest(objects), manifests: objects };
   }
 
   /**

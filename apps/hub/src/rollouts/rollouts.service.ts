@@ -25,6 +25,13 @@ type RolloutChange = Prisma.RolloutUpdateInput & { details?: Record<string, unkn
 /** Rollouts that still move (or wait for a person); the others are history. */
 export const ACTIVE = ['Progressing', 'Paused'];
 
+/**
+ * The targets of an appset a rollout moves: rendered, and not being deleted with their objects (the
+ * agent of one keeps the bundle it last ran until it deletes it).
+ */
+const rolledOut = (appSetId: string) =>
+  ({ appSetId, bundleDigest: { not: null }, deletionId: null }) satisfies Prisma.TargetWhereInput;
+
 const targetWithPlanInputs = {
   cluster: { select: { name: true, labels: true, lastSeenAt: true } },
   pin: true,
@@ -56,9 +63,8 @@ export class RolloutsService {
   async afterExpansion(appSetId: string): Promise<void> {
     const appSet = await this.db.prisma.applicationSet.findUnique({ where: { id: appSetId } });
     if (!appSet) return;
-    // A target being deleted with its objects takes no part: its agent keeps the bundle it last ran.
     const targets = await this.db.prisma.target.findMany({
-      where: { appSetId, bundleDigest: { not: null }, deletionId: null },
+      where: rolledOut(appSetId),
       orderBy: { name: 'asc' },
     });
     const behind = targets.filter(
@@ -168,7 +174,7 @@ export class RolloutsService {
       if (rollout.status !== 'Progressing') return { status: rollout.status, message: rollout.message };
       const appSet = await tx.applicationSet.findUniqueOrThrow({ where: { id: p.appSetId } });
       const targets = await tx.target.findMany({
-        where: { appSetId: p.appSetId, bundleDigest: { not: null }, deletionId: null },
+        where: rolledOut(p.appSetId),
         include: targetWithPlanInputs,
       });
       const plan = planRollout(
@@ -353,7 +359,7 @@ export class RolloutsService {
       const r = await lockRollout(tx, appSet.id, newest.revision);
       if (!r) throw new HubError(404, 'not-found', `appset "${appSetName}" has no rollout`);
       const targets = await tx.target.findMany({
-        where: { appSetId: appSet.id, bundleDigest: { not: null }, deletionId: null },
+        where: rolledOut(appSet.id),
         include: targetWithPlanInputs,
       });
       const { details, ...data } = await change(r, targets, tx);

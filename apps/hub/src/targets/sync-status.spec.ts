@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { syncStatusOf } from './sync-status.js';
+import { comparisonIsCurrent, syncStatusOf } from './sync-status.js';
 
 describe('syncStatusOf', () => {
   const desired = {
@@ -54,5 +54,15 @@ describe('syncStatusOf', () => {
     it('an automated target keeps reading its syncs', () => {
       expect(syncStatusOf({ ...desired, ...never, comparison: compared(false, 10) })).toBe('Unknown');
     });
+  });
+
+  it('a comparison is current only of the desired revision and bundle, and not older than the last sync', () => {
+    const t = { desiredRevision: 'a1', bundleDigest: 'sha256:1', lastSyncedAt: new Date(20) };
+    const c = { revision: 'a1', bundleDigest: 'sha256:1', observedAt: new Date(30) };
+    expect(comparisonIsCurrent(t, c)).toBe(true);
+    expect(comparisonIsCurrent({ ...t, lastSyncedAt: null }, { ...c, observedAt: new Date(0) })).toBe(true);
+    expect(comparisonIsCurrent(t, { ...c, revision: 'a0' })).toBe(false);
+    expect(comparisonIsCurrent(t, { ...c, bundleDigest: 'sha256:0' })).toBe(false);
+    expect(comparisonIsCurrent(t, { ...c, observedAt: new Date(10) })).toBe(false);
   });
 });

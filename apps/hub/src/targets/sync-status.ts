@@ -1,4 +1,5 @@
 import type { SyncStatus } from '@flotilla/contract';
+import type { Prisma } from '../generated/prisma/client.js';
 
 /** The part of the agent's latest comparison that sync status reads (select it with COMPARISON_SUMMARY). */
 interface ComparisonSummary {
@@ -23,6 +24,17 @@ export const COMPARISON_SUMMARY = {
   select: { revision: true, bundleDigest: true, inSync: true, observedAt: true },
 } as const;
 
+/** Spread into a target query's `select`: every field `syncStatusOf` reads. */
+export const SYNC_STATUS_SELECT = {
+  desiredRevision: true,
+  bundleDigest: true,
+  lastSyncedRevision: true,
+  lastSyncedDigest: true,
+  lastSyncedAt: true,
+  syncPolicy: true,
+  comparison: COMPARISON_SUMMARY,
+} as const satisfies Prisma.TargetSelect;
+
 /**
  * For a target with automated sync: Synced when the last successful sync report is at the desired
  * revision and bundle; OutOfSync when the agent has synced something else; Unknown before any
@@ -40,10 +52,23 @@ export function syncStatusOf(t: SyncFields): SyncStatus {
       ? 'Synced'
       : 'OutOfSync';
   const c = t.comparison;
-  if (automatedOf(t.syncPolicy) || !c) return fromSync;
-  if (c.revision !== t.desiredRevision || c.bundleDigest !== t.bundleDigest) return fromSync;
-  if (t.lastSyncedAt && c.observedAt.getTime() < t.lastSyncedAt.getTime()) return fromSync;
+  if (automatedOf(t.syncPolicy) || !c || !comparisonIsCurrent(t, c)) return fromSync;
   return c.inSync ? 'Synced' : 'OutOfSync';
+}
+
+/**
+ * Whether the agent's comparison `c` speaks of what Git wants now: of the desired revision and
+ * bundle, and not older than the last successful sync (which has changed the cluster since).
+ */
+export function comparisonIsCurrent(
+  t: Pick<SyncFields, 'desiredRevision' | 'bundleDigest' | 'lastSyncedAt'>,
+  c: Pick<ComparisonSummary, 'revision' | 'bundleDigest' | 'observedAt'>,
+): boolean {
+  return (
+    c.revision === t.desiredRevision &&
+    c.bundleDigest === t.bundleDigest &&
+    !(t.lastSyncedAt && c.observedAt.getTime() < t.lastSyncedAt.getTime())
+  );
 }
 
 /** Automated unless the policy says `automated: false` (the hub stores it parsed, defaults filled). */

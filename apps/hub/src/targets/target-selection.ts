@@ -24,13 +24,21 @@ export async function selectTargets(db: Database, selection: TargetSelection) {
     if (!appSet) throw HubError.notFound('appset', selection.appSet);
     appSetId = appSet.id;
   }
-  const targets = await db.prisma.target.findMany({
-    where: appSetId === undefined ? {} : { appSetId },
+  // The clusters are matched first (a handful of rows), so only their targets are read.
+  let clusterIds: string[] | undefined;
+  if (selection.clusterSelector) {
+    const matches = compileSelector(selection.clusterSelector, 'clusterSelector');
+    const clusters = await db.prisma.cluster.findMany({ select: { id: true, labels: true } });
+    clusterIds = clusters.filter((c) => matches(asRecord(c.labels))).map((c) => c.id);
+  }
+  const chosen = await db.prisma.target.findMany({
+    where: {
+      ...(appSetId !== undefined && { appSetId }),
+      ...(clusterIds !== undefined && { clusterId: { in: clusterIds } }),
+    },
     orderBy: { name: 'asc' },
-    include: { cluster: { select: { labels: true } }, pin: { select: { targetId: true } } },
+    include: { pin: { select: { targetId: true } } },
   });
-  const matches = compileSelector(selection.clusterSelector, 'clusterSelector');
-  const chosen = targets.filter((t) => matches(asRecord(t.cluster.labels)));
   if (chosen.length === 0) {
     const scope = selection.appSet === undefined ? 'no target' : `no target of appset "${selection.appSet}"`;
     throw new HubError(

@@ -15,7 +15,7 @@ import { z } from 'zod';
 import { AdminTokenGuard } from '../common/admin-token.guard.js';
 import { HubError, parseInput } from '../common/hub-error.js';
 import { Database } from '../db/database.js';
-import { syncStatusOf } from './sync-status.js';
+import { comparisonIsCurrent, syncStatusOf } from './sync-status.js';
 import { HISTORY_PAGE, SyncHistory, syncHistoryQuery } from './sync-history.service.js';
 import { REASON_INCLUDE, TargetReasons } from './target-reasons.service.js';
 
@@ -118,11 +118,7 @@ export class TargetsController {
             observedAt: c.observedAt.toISOString(),
             revision: c.revision,
             bundleDigest: c.bundleDigest,
-            // A sync reported after it has changed the cluster since: the next comparison tells.
-            current:
-              c.revision === t.desiredRevision &&
-              c.bundleDigest === t.bundleDigest &&
-              !(t.lastSyncedAt && c.observedAt.getTime() < t.lastSyncedAt.getTime()),
+            current: comparisonIsCurrent(t, c),
             inSync: c.inSync,
             compared: c.compared,
             truncated: c.truncated,

@@ -72,28 +72,31 @@ export async function startTestHub(
   };
 }
 
-/** An answer of the hub's JSON API: the status and the parsed body (null when empty). */
+/** An answer of the hub's JSON API: the status, the ETag and the parsed body (null when empty). */
 export interface HubAnswer<T> {
   status: number;
+  etag: string | null;
   body: T;
 }
 
 /**
  * A JSON caller for a test hub that may start later (`hub` is read at each call): the body, when
- * given, goes as JSON; the answer is parsed whatever its status, so refusals can be asserted.
+ * given, goes as JSON with `headers`; the answer is parsed whatever its status, so refusals can be
+ * asserted.
  */
 export function hubCaller(hub: () => Pick<TestHub, 'url'>) {
   return async <T = Record<string, unknown>>(
     method: string,
     path: string,
     body?: unknown,
+    headers: Record<string, string> = {},
   ): Promise<HubAnswer<T>> => {
     const res = await fetch(`${hub().url}${path}`, {
       method,
-      headers: body !== undefined ? { 'content-type': 'application/json' } : {},
+      headers: { ...headers, ...(body !== undefined && { 'content-type': 'application/json' }) },
       ...(body !== undefined && { body: JSON.stringify(body) }),
     });
     const text = await res.text();
-    return { status: res.status, body: (text ? JSON.parse(text) : null) as T };
+    return { status: res.status, etag: res.headers.get('etag'), body: (text ? JSON.parse(text) : null) as T };
   };
 }

@@ -1,12 +1,5 @@
 import { createTestGitRepo, type TestGitRepo } from './test-git-repo.js';
-import { startTestHub, type TestHub } from './test-hub.js';
-
-/** An answer of the hub: status, ETag and parsed JSON body. */
-export interface Answer<T> {
-  status: number;
-  etag: string | null;
-  body: T;
-}
+import { hubCaller, startTestHub, type HubAnswer, type TestHub } from './test-hub.js';
 
 export interface TwoClusterFleet {
   hub: TestHub;
@@ -19,7 +12,7 @@ export interface TwoClusterFleet {
     path: string,
     body?: unknown,
     actor?: string,
-  ): Promise<Answer<T>>;
+  ): Promise<HubAnswer<T>>;
   /** An agent-API call with the cluster's credential. */
   agent<T = Record<string, unknown>>(
     cluster: 'eu-1' | 'us-1',
@@ -27,7 +20,7 @@ export interface TwoClusterFleet {
     path: string,
     body?: unknown,
     headers?: Record<string, string>,
-  ): Promise<Answer<T>>;
+  ): Promise<HubAnswer<T>>;
   close(): Promise<void>;
 }
 
@@ -67,20 +60,7 @@ export async function startTwoClusterFleet(env: Record<string, string> = {}): Pr
     repo.remove();
     throw e;
   }
-  const send = async <T>(
-    method: string,
-    path: string,
-    body: unknown,
-    headers: Record<string, string>,
-  ): Promise<Answer<T>> => {
-    const res = await fetch(`${hub.url}${path}`, {
-      method,
-      headers: { ...headers, ...(body !== undefined && { 'content-type': 'application/json' }) },
-      ...(body !== undefined && { body: JSON.stringify(body) }),
-    });
-    const text = await res.text();
-    return { status: res.status, etag: res.headers.get('etag'), body: (text ? JSON.parse(text) : null) as T };
-  };
+  const send = hubCaller(() => hub);
   const credentials = { 'eu-1': '', 'us-1': '' };
   const fleet: TwoClusterFleet = {
     hub,
