@@ -13,6 +13,11 @@ import {
   type TestChart,
   type TestHelmRepository,
 } from '../testing/test-helm-repository.js';
+import {
+  ociRegistryAvailable,
+  startTestOciRegistry,
+  type TestOciRegistry,
+} from '../testing/test-oci-registry.js';
 import { startTwoClusterFleet, type TwoClusterFleet } from '../testing/two-cluster-fleet.js';
 
 // Helm sources through the hub: PostgreSQL, Redis, a Git repository mirrored by the hub, and the
@@ -365,19 +370,87 @@ describe('a chart from a Helm repository, rendered by the hub', () => {
     expect(noVersion.outcome.error?.path).toMatch(/spec\.source\.targetRevision$/);
     expect(noVersion.targets.map((t) => t.desiredRevision)).toEqual(['1.2.0', '1.2.0']);
   });
+});
 
-  it('an OCI registry is refused at submission, naming the field', async () => {
-    const r = await fleet.call<{ code: string; path: string }>(
+describe.skipIf(!ociRegistryAvailable)('a chart from an OCI registry, rendered by the hub', () => {
+  let registry: TestOciRegistry;
+  const fromRegistry = (name: string, chart: string, targetRevision: string, helm: unknown = {}) =>
+    helmAppSet(name, { repoURL: registry.url, chart, targetRevision, path: undefined, helm });
+
+  beforeAll(async () => {
+    registry = await startTestOciRegistry(['1.0.0', '1.1.0', '2.0.0'].map(webChart));
+  }, 60_000);
+  afterAll(async () => {
+    await registry?.stop();
+  });
+
+  it("resolves the range against the chart's tags, renders that version and records it on the targets", async () => {
+    const { outcome, targets, bundles } = await apply(
+      fromRegistry('oci-web', 'web', '^1.0.0', { releaseName: 'web', valueFiles: ['values-prod.yaml'] }),
+    );
+    expect(outcome.status).toBe('Ready');
+    expect(targets.map((t) => [t.repoUrl, t.sourcePath, t.targetRevision, t.desiredRevision])).toEqual([
+      [registry.url, 'web', '^1.0.0', '1.1.0'],
+      [registry.url, 'web', '^1.0.0', '1.1.0'],
+    ]);
+    expect(targets[0]?.bundleDigest).toBe(targets[1]?.bundleDigest);
+    expect(configOf(bundles['oci-web-eu-1'] ?? [])?.data).toEqual({ chart: '1.1.0', greeting: 'prod' });
+    expect(await db.prisma.repository.count({ where: { url: registry.url } })).toBe(0);
+  });
+
+  it('a version pushed with build metadata (stored as a tag with _) is resolved and rendered as itself', async () => {
+    registry.publish(webChart('1.2.0+build.7'));
+    const { outcome, targets, bundles } = await apply(
+      fromRegistry('oci-web', 'web', '^1.0.0', { releaseName: 'web' }),
+    );
+    expect(outcome.status).toBe('Ready');
+    expect(targets.map((t) => t.desiredRevision)).toEqual(['1.2.0+build.7', '1.2.0+build.7']);
+    expect(configOf(bundles['oci-web-us-1'] ?? [])?.data['chart']).toBe('1.2.0+build.7');
+  });
+
+  it('a chart in several sources: an OCI chart with values from Git ($ref)', async () => {
+    await commit({ 'values/web.yaml': 'greeting: from-git\n' });
+    const doc = helmAppSet('oci-multi', {});
+    const spec = doc.spec.template.spec as Record<string, unknown>;
+    delete spec['source'];
+    spec['sources'] = [
+      {
+        repoURL: registry.url,
+        chart: 'web',
+        targetRevision: '2.0.0',
+        helm: { releaseName: 'web', valueFiles: ['$values/values/web.yaml'] },
+      },
+      { repoURL: fleet.repo.url, targetRevision: 'main', ref: 'values' },
+    ];
+    const { outcome, bundles } = await apply(doc);
+    expect(outcome.error).toBeUndefined();
+    expect(configOf(bundles['oci-multi-eu-1'] ?? [])?.data).toEqual({ chart: '2.0.0', greeting: 'from-git' });
+  });
+
+  it('a missing chart or version fails the expansion naming it, and changes no target', async () => {
+    const noChart = await apply(fromRegistry('oci-missing', 'nope', '1.0.0'));
+    expect(noChart.outcome.status).toBe('Error');
+    expect(noChart.outcome.error?.message).toContain('the registry has no chart "nope"');
+    expect(noChart.targets).toHaveLength(0);
+    const noVersion = await apply(fromRegistry('oci-web', 'web', '>=5.0.0'));
+    expect(noVersion.outcome.status).toBe('Error');
+    expect(noVersion.outcome.error?.message).toContain('chart "web" has no version matching ">=5.0.0"');
+    expect(noVersion.targets.map((t) => t.desiredRevision)).toEqual(['1.2.0+build.7', '1.2.0+build.7']);
+  });
+
+  it('an OCI reference carrying credentials is refused at submission, naming the field', async () => {
+    const r = await fleet.call<{ code: string; path: string; message: string }>(
       'POST',
       '/api/v1/appsets',
-      helmAppSet('oci', {
-        repoURL: 'oci://127.0.0.1:1/charts',
+      helmAppSet('oci-bad', {
+        repoURL: registry.url.replace('oci://', 'oci://user:secret@'),
         chart: 'web',
         targetRevision: '1.0.0',
         path: undefined,
       }),
     );
     expect(r.status).toBe(400);
-    expect(r.body).toMatchObject({ code: 'unsupported-source', path: 'spec.template.spec.source.repoURL' });
+    expect(r.body).toMatchObject({ code: 'invalid-appset', path: 'spec.template.spec.source.repoURL' });
+    expect(r.body.message).toContain('without credentials');
   });
 });

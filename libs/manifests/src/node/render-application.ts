@@ -122,13 +122,6 @@ async function renderChartSource(
   refs: Map<string, ApplicationSource>,
   charts: ResolvedChart[],
 ): Promise<KubeObject[]> {
-  if (source.repoURL.startsWith('oci://')) {
-    throw new ManifestError(
-      'INVALID_SOURCE',
-      `${source.at}.repoURL`,
-      'OCI registries (oci://) are not supported yet',
-    );
-  }
   const work = await mkdtemp(join(tmpdir(), 'flotilla-chart-'));
   try {
     const into = join(work, 'chart');
