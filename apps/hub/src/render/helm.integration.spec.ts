@@ -84,7 +84,7 @@ function helmRuns(release: string): number {
 }
 
 /** Commits `files` and has the hub fetch them before the next expansion reads the repository. */
-async function commit(files: Record<string, string>): Promise<void> {
+async function commit(files: Record<string, string | null>): Promise<void> {
   fleet.repo.commit(files);
   const repo = await db.prisma.repository.findFirstOrThrow({ where: { url: fleet.repo.url } });
   expect((await fleet.hub.app.get(RepositoriesService).syncNow(repo.id)).ok).toBe(true);
@@ -372,6 +372,54 @@ describe('a chart from a Helm repository, rendered by the hub', () => {
   });
 });
 
+describe('a chart in Git whose dependencies are not in charts/', () => {
+  const umbrella = (lock: boolean): Record<string, string> => ({
+    'charts/umbrella/Chart.yaml': [
+      'apiVersion: v2',
+      'name: umbrella',
+      'version: 1.0.0',
+      'dependencies:',
+      '  - name: web',
+      '    version: ^1.0.0',
+      `    repository: ${charts.url}`,
+      '  - name: lib',
+      '    version: 0.1.0',
+      '    repository: file://../lib',
+      '',
+    ].join('\n'),
+    'charts/lib/Chart.yaml': 'apiVersion: v2\nname: lib\nversion: 0.1.0\n',
+    'charts/lib/templates/lib.yaml':
+      'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: lib-{{ .Release.Name }}\ndata:\n  from: lib\n',
+    ...(lock
+      ? {
+          'charts/umbrella/Chart.lock': `dependencies:\n  - name: web\n    repository: ${charts.url}\n    version: 1.0.0\n  - name: lib\n    repository: file://../lib\n    version: 0.1.0\n`,
+        }
+      : {}),
+  });
+
+  it('fetches the version Chart.lock fixes and copies a file:// chart, as helm dependency build does', async () => {
+    await commit(umbrella(true));
+    const { outcome, bundles } = await apply(helmAppSet('umbrella', { path: 'charts/umbrella' }, ['eu-1']));
+    expect(outcome.error).toBeUndefined();
+    const names = (bundles['umbrella-eu-1'] ?? []).map((o) => `${o.kind}/${o.metadata.name}`);
+    expect(names).toEqual(['ConfigMap/lib-umbrella-eu-1', 'ConfigMap/umbrella-eu-1-config']);
+    // 1.1.0 and later match ^1.0.0 too: the lock, not the newest, decides.
+    const web = (bundles['umbrella-eu-1'] ?? []).find((o) => o.metadata.name === 'umbrella-eu-1-config');
+    expect((web as { data?: unknown } | undefined)?.data).toMatchObject({ chart: '1.0.0' });
+    expect(charts.requests).toContain('/charts/web-1.0.0.tgz');
+  });
+
+  it('a range without Chart.lock is refused naming the dependency, and changes no target', async () => {
+    const before = await db.prisma.target.findUniqueOrThrow({ where: { name: 'umbrella-eu-1' } });
+    await commit({ ...umbrella(false), 'charts/umbrella/Chart.lock': null });
+    const { outcome, targets } = await apply(helmAppSet('umbrella', { path: 'charts/umbrella' }, ['eu-1']));
+    expect(outcome.status).toBe('Error');
+    expect(outcome.error?.message).toContain('dependencies[0] (web)');
+    expect(outcome.error?.message).toContain('is a range and the chart has no Chart.lock');
+    expect(targets.map((t) => t.bundleDigest)).toEqual([before.bundleDigest]);
+  });
+});
+
 describe.skipIf(!ociRegistryAvailable)('a chart from an OCI registry, rendered by the hub', () => {
   let registry: TestOciRegistry;
   const fromRegistry = (name: string, chart: string, targetRevision: string, helm: unknown = {}) =>
@@ -436,6 +484,17 @@ describe.skipIf(!ociRegistryAvailable)('a chart from an OCI registry, rendered b
     expect(noVersion.outcome.status).toBe('Error');
     expect(noVersion.outcome.error?.message).toContain('chart "web" has no version matching ">=5.0.0"');
     expect(noVersion.targets.map((t) => t.desiredRevision)).toEqual(['1.2.0+build.7', '1.2.0+build.7']);
+  });
+
+  it("a Git chart's dependency on an OCI chart is pulled at its exact version", async () => {
+    await commit({
+      'charts/oci-umbrella/Chart.yaml': `apiVersion: v2\nname: oci-umbrella\nversion: 1.0.0\ndependencies:\n  - name: web\n    version: 2.0.0\n    repository: ${registry.url}\n`,
+    });
+    const { outcome, bundles } = await apply(
+      helmAppSet('oci-umbrella', { path: 'charts/oci-umbrella' }, ['eu-1']),
+    );
+    expect(outcome.error).toBeUndefined();
+    expect(configOf(bundles['oci-umbrella-eu-1'] ?? [])?.data).toEqual({ chart: '2.0.0', greeting: 'hello' });
   });
 
   it('an OCI reference carrying credentials is refused at submission, naming the field', async () => {

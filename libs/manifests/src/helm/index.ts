@@ -4,3 +4,4 @@ export * from './helm-options.js';
 export * from './helm-template-args.js';
 export * from './build-env.js';
 export * from './oci-reference.js';
+export * from './chart-dependencies.js';
