@@ -104,7 +104,9 @@ function declaredDependencies(text: string, where: string): Declared[] {
     }
     return {
       name,
-      version: typeof d['version'] === 'string' ? d['version'] : String(d['version'] ?? ''),
+      // YAML reads `version: 1.0` as a number; Helm reads the text.
+      version:
+        typeof d['version'] === 'string' || typeof d['version'] === 'number' ? String(d['version']) : '',
       repository: typeof d['repository'] === 'string' ? d['repository'].trim() : '',
     };
   });
