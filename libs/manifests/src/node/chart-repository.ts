@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { extract } from 'tar';
 import { resolveChartVersion, parseChartIndex, type ChartIndex } from '../helm/chart-version.js';
 import { ManifestError } from '../manifest-error.js';
-import { OciRegistryClient, type RegistryCredentials } from './oci-registry.js';
+import { basicAuthorization, OciRegistryClient, type ChartCredentialsLookup } from './oci-registry.js';
 
 export interface ChartRepositoryOptions {
   /** How long a fetched index.yaml is reused before it is fetched again. */
@@ -14,8 +14,11 @@ export interface ChartRepositoryOptions {
   maxBytes: number;
   /** For tests: a fixed clock. */
   now?: () => number;
-  /** Credentials for an OCI registry (`host[:port]`), when it asks for them. */
-  registryCredentials?: (registry: string) => RegistryCredentials | undefined;
+  /**
+   * Credentials for a URL: sent with every file fetched from a Helm repository they match (never
+   * to another host a package URL points at), and to an OCI registry when it asks.
+   */
+  credentials?: ChartCredentialsLookup;
 }
 
 export interface FetchedChart {
@@ -48,7 +51,7 @@ export class ChartRepositoryClient {
     this.registry = new OciRegistryClient({
       timeoutMs: options.timeoutMs,
       maxBytes: options.maxBytes,
-      ...(options.registryCredentials ? { credentials: options.registryCredentials } : {}),
+      ...(options.credentials ? { credentials: options.credentials } : {}),
     });
   }
 
@@ -131,7 +134,12 @@ export class ChartRepositoryClient {
   private async get(url: string, what: string): Promise<Buffer> {
     let res: Response;
     try {
-      res = await fetch(url, { signal: AbortSignal.timeout(this.options.timeoutMs), redirect: 'follow' });
+      const credentials = await this.options.credentials?.(url);
+      res = await fetch(url, {
+        signal: AbortSignal.timeout(this.options.timeoutMs),
+        redirect: 'follow',
+        ...(credentials ? { headers: { authorization: basicAuthorization(credentials) } } : {}),
+      });
     } catch (e) {
       const cause = (e as { cause?: { code?: string; message?: string } }).cause;
       throw new ManifestError(
@@ -141,7 +149,13 @@ export class ChartRepositoryClient {
       );
     }
     if (!res.ok) {
-      throw new ManifestError('CHART_NOT_FOUND', url, `cannot fetch ${what}: HTTP ${res.status}`);
+      await res.body?.cancel();
+      const refused = res.status === 401 || res.status === 403;
+      throw new ManifestError(
+        'CHART_NOT_FOUND',
+        url,
+        `cannot fetch ${what}: HTTP ${res.status}${refused ? ' (the repository wants credentials: flotilla chart-repositories add)' : ''}`,
+      );
     }
     const declared = Number(res.headers.get('content-length') ?? '0');
     if (declared > this.options.maxBytes) {

@@ -14,12 +14,17 @@ export interface RegistryCredentials {
   password: string;
 }
 
+/** The credentials to send for a URL (a Helm repository's file, or an OCI chart), if any. */
+export type ChartCredentialsLookup = (
+  url: string,
+) => RegistryCredentials | undefined | Promise<RegistryCredentials | undefined>;
+
 export interface OciRegistryOptions {
   timeoutMs: number;
   /** Largest manifest, tag list or chart package accepted. */
   maxBytes: number;
-  /** Credentials for a registry (`host[:port]`), when it asks for them. */
-  credentials?: (registry: string) => RegistryCredentials | undefined;
+  /** Credentials for a chart (`oci://host[:port]/path/chart`), asked when its registry wants them. */
+  credentials?: ChartCredentialsLookup;
 }
 
 /** A chart package pulled from a registry, checked against the digests that name it. */
@@ -126,18 +131,20 @@ export class OciRegistryClient {
     if (res.status === 401) {
       await res.body?.cancel();
       const challenge = parseAuthChallenge(res.headers.get('www-authenticate') ?? '');
-      const creds = this.options.credentials?.(ref.registry);
+      const creds = await this.options.credentials?.(`oci://${ref.registry}/${ref.repository}`);
       if (challenge.scheme === 'bearer' && challenge.params['realm']) {
         const token = await this.token(challenge.params, scope, creds, url);
         this.tokens.set(tokenKey, token);
         res = await send(`Bearer ${token}`);
       } else if (challenge.scheme === 'basic' && creds) {
-        res = await send(basic(creds));
+        res = await send(basicAuthorization(creds));
       } else {
         throw new ManifestError(
           'CHART_NOT_FOUND',
           url,
-          `registry ${ref.registry} asks for credentials${creds ? ` by ${challenge.scheme || 'an unknown scheme'}` : ', and none are configured for it'}`,
+          creds
+            ? `registry ${ref.registry} asks for credentials by ${challenge.scheme || 'an unknown scheme'}, which Flotilla does not speak`
+            : `registry ${ref.registry} asks for credentials, and none are configured for oci://${ref.registry}/${ref.repository} (flotilla chart-repositories add)`,
         );
       }
     }
@@ -165,7 +172,7 @@ export class OciRegistryClient {
     const res = await this.fetch(
       realm.toString(),
       'a registry token',
-      creds ? { authorization: basic(creds) } : {},
+      creds ? { authorization: basicAuthorization(creds) } : {},
     );
     if (!res.ok) {
       await res.body?.cancel();
@@ -227,7 +234,7 @@ export class OciRegistryClient {
 }
 
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
-const basic = (c: RegistryCredentials) =>
+export const basicAuthorization = (c: RegistryCredentials) =>
   `Basic ${Buffer.from(`${c.username}:${c.password}`).toString('base64')}`;
 
 /** The next page of a tag list: `Link: </v2/…/tags/list?last=x&n=1000>; rel="next"`. */
