@@ -37,6 +37,11 @@ const profiles = [
     args: ['-f', join(HUB_CHART, 'values-ha.yaml'), '--set', HUB_REQUIRED.join(',')],
   },
   { chart: AGENT_CHART, label: 'flotilla-agent, default values', args: ['--set', AGENT_REQUIRED.join(',')] },
+  {
+    chart: AGENT_CHART,
+    label: 'flotilla-agent, namespace-scoped',
+    args: ['--set', [...AGENT_REQUIRED, 'namespaces={shop,web}'].join(',')],
+  },
 ];
 
 describe('deploy/charts with the real helm, applied to kube-sim', () => {
@@ -69,7 +74,7 @@ describe('deploy/charts with the real helm, applied to kube-sim', () => {
       kubeEnv,
       JSON.stringify(SERVICE_MONITOR_CRD),
     );
-    for (const ns of ['flotilla', 'flotilla-system']) {
+    for (const ns of ['flotilla', 'flotilla-system', 'shop', 'web']) {
       await runOk('kubectl', ['create', 'namespace', ns], kubeEnv);
     }
   });
@@ -93,12 +98,22 @@ describe('deploy/charts with the real helm, applied to kube-sim', () => {
       const ns = profile.chart === AGENT_CHART ? 'flotilla-system' : 'flotilla';
       const objects = await render(profile.chart, profile.args, ns);
       expect(objects.length).toBeGreaterThan(3);
-      const stdout = await runOk(
-        'kubectl',
-        ['apply', '--server-side', '--dry-run=server', '-n', ns, '-f', '-'],
-        kubeEnv,
-        objects.map((o) => JSON.stringify(o)).join('\n'),
-      );
+      // One apply per namespace, as `helm install -n` would send them: kubectl refuses an object
+      // naming another namespace than -n (a namespace-scoped agent's Roles live in the tenant's).
+      const byNamespace = new Map<string, K8sObject[]>();
+      for (const o of objects) {
+        const namespace = o.metadata.namespace ?? ns;
+        byNamespace.set(namespace, [...(byNamespace.get(namespace) ?? []), o]);
+      }
+      let stdout = '';
+      for (const [namespace, group] of byNamespace) {
+        stdout += await runOk(
+          'kubectl',
+          ['apply', '--server-side', '--dry-run=server', '-n', namespace, '-f', '-'],
+          kubeEnv,
+          group.map((o) => JSON.stringify(o)).join('\n'),
+        );
+      }
       for (const o of objects) expect(stdout).toContain(`${o.kind.toLowerCase()}`);
       expect(stdout.trim().split('\n')).toHaveLength(objects.length);
 
@@ -238,6 +253,49 @@ describe('deploy/charts with the real helm, applied to kube-sim', () => {
         ]);
       }
     }
+  });
+
+  it('a namespace-scoped agent gets a Role and RoleBinding in each namespace, the same verbs, and no cluster-wide rights', async () => {
+    const objects = await render(
+      AGENT_CHART,
+      ['--set', [...AGENT_REQUIRED, 'namespaces={shop,web}'].join(',')],
+      'flotilla-system',
+    );
+    expect(objects.filter((o) => o.kind.startsWith('Cluster'))).toEqual([]);
+    const roles = objects.filter((o) => o.kind === 'Role') as unknown as {
+      metadata: { name: string; namespace: string };
+      rules: { verbs: string[]; apiGroups: string[]; resources: string[] }[];
+    }[];
+    expect(roles.map((r) => r.metadata.namespace)).toEqual(['shop', 'web']);
+    for (const role of roles) {
+      expect(role.rules).toEqual([
+        { apiGroups: ['*'], resources: ['*'], verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'] },
+        { apiGroups: [''], resources: ['events'], verbs: ['create'] },
+      ]);
+    }
+    const bindings = objects.filter((o) => o.kind === 'RoleBinding') as unknown as {
+      metadata: { name: string; namespace: string };
+      roleRef: { kind: string; name: string };
+      subjects: { kind: string; name: string; namespace: string }[];
+    }[];
+    expect(bindings.map((b) => [b.metadata.namespace, b.roleRef.kind, b.roleRef.name])).toEqual([
+      ['shop', 'Role', roles[0]!.metadata.name],
+      ['web', 'Role', roles[1]!.metadata.name],
+    ]);
+    for (const b of bindings)
+      expect(b.subjects).toEqual([
+        { kind: 'ServiceAccount', name: 'flotilla-agent', namespace: 'flotilla-system' },
+      ]);
+    // The agent is told its limit, so it lists and watches those namespaces alone and refuses the rest.
+    expect(deployment(objects).spec.template.spec.containers[0]!.env).toContainEqual({
+      name: 'FLOTILLA_NAMESPACES',
+      value: 'shop,web',
+    });
+    // The cluster-wide default carries no such limit.
+    const wide = await render(AGENT_CHART, ['--set', AGENT_REQUIRED.join(',')], 'flotilla-system');
+    expect(deployment(wide).spec.template.spec.containers[0]!.env?.map((e) => e.name)).not.toContain(
+      'FLOTILLA_NAMESPACES',
+    );
   });
 });
 

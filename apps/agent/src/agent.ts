@@ -101,7 +101,7 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
   // One keep-alive pool for every API request and watch (client-node alone opens one per request).
   const connections = new KubeConnections(options.kubeConfig ?? loadKubeConfig(config));
   const kc = connections.kubeConfig;
-  const kube = createKubeClient(kc);
+  const kube = createKubeClient(kc, config.namespaces ? { namespaces: config.namespaces } : {});
   const watcher = new ObjectWatcher(kc, kube, log);
   const events = new EventRecorder(kube, config.clusterName, log, { now });
   const reconcilers = new Map<string, TargetReconciler>();

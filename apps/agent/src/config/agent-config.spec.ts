@@ -64,6 +64,22 @@ describe('loadAgentConfig', () => {
     ]);
   });
 
+  it('limits the agent to the namespaces FLOTILLA_NAMESPACES lists, and refuses names that are not namespaces', () => {
+    expect(loadAgentConfig(minimal).namespaces).toBeUndefined();
+    expect(loadAgentConfig({ ...minimal, FLOTILLA_NAMESPACES: '' }).namespaces).toBeUndefined();
+    expect(loadAgentConfig({ ...minimal, FLOTILLA_NAMESPACES: 'shop, web,shop' }).namespaces).toEqual([
+      'shop',
+      'web',
+    ]);
+    expect(issues({ ...minimal, FLOTILLA_NAMESPACES: 'shop,Web_1' })).toEqual([
+      {
+        variable: 'FLOTILLA_NAMESPACES',
+        message:
+          'must be a comma-separated list of namespace names (DNS labels: lower-case letters, digits, "-")',
+      },
+    ]);
+  });
+
   it('names each wrong variable with the reason', () => {
     expect(
       issues({

@@ -54,9 +54,11 @@ export class AgentHarness {
       ageKey?: string;
       statusPort?: number;
       waveTimeoutSeconds?: number;
+      /** A namespace-scoped agent (FLOTILLA_NAMESPACES). */
+      namespaces?: string[];
     } & AgentOptions = {},
   ): Promise<Agent> {
-    const { stateDir, hubUrl, ageKey, statusPort, waveTimeoutSeconds, ...extra } = options;
+    const { stateDir, hubUrl, ageKey, statusPort, waveTimeoutSeconds, namespaces, ...extra } = options;
     const agent = await startAgent(
       {
         hubUrl: hubUrl ?? this.hub.url,
@@ -68,6 +70,7 @@ export class AgentHarness {
         ...(ageKey ? { ageKey } : {}),
         ...(statusPort !== undefined ? { statusPort, statusHost: '127.0.0.1' } : {}),
         ...(waveTimeoutSeconds !== undefined ? { waveTimeoutSeconds } : {}),
+        ...(namespaces !== undefined ? { namespaces } : {}),
       },
       {
         logger: pino({ level: process.env['AGENT_TEST_LOG'] ?? 'silent' }),

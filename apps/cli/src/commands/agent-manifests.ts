@@ -21,6 +21,11 @@ export interface AgentInstall {
   bootstrapToken: string;
   namespace?: string;
   image?: string;
+  /**
+   * A namespace-scoped agent (FLOTILLA_NAMESPACES): a Role and RoleBinding in each of these
+   * (existing) namespaces instead of the ClusterRole, as the chart's `namespaces` value does.
+   */
+  namespaces?: string[];
 }
 
 type K8sObject = Record<string, unknown> & {
@@ -39,6 +44,45 @@ export function agentManifests(install: AgentInstall): K8sObject[] {
     'app.kubernetes.io/instance': 'flotilla-agent',
   };
   const meta = (name: string) => ({ name, namespace: ns, labels });
+  const rules = [
+    { apiGroups: ['*'], resources: ['*'], verbs: AGENT_VERBS },
+    // As the chart: Events on what it syncs, whatever the rule above is narrowed to.
+    { apiGroups: [''], resources: ['events'], verbs: ['create'] },
+  ];
+  const roleName = `flotilla-agent-${ns}`;
+  const subjects = [{ kind: 'ServiceAccount', name: 'flotilla-agent', namespace: ns }];
+  const limit = install.namespaces && install.namespaces.length > 0 ? install.namespaces : undefined;
+  const rbac: K8sObject[] = limit
+    ? [
+        ...limit.map((namespace) => ({
+          apiVersion: 'rbac.authorization.k8s.io/v1',
+          kind: 'Role',
+          metadata: { name: roleName, namespace, labels },
+          rules,
+        })),
+        ...limit.map((namespace) => ({
+          apiVersion: 'rbac.authorization.k8s.io/v1',
+          kind: 'RoleBinding',
+          metadata: { name: roleName, namespace, labels },
+          roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: roleName },
+          subjects,
+        })),
+      ]
+    : [
+        {
+          apiVersion: 'rbac.authorization.k8s.io/v1',
+          kind: 'ClusterRole',
+          metadata: { name: roleName, labels },
+          rules,
+        },
+        {
+          apiVersion: 'rbac.authorization.k8s.io/v1',
+          kind: 'ClusterRoleBinding',
+          metadata: { name: roleName, labels },
+          roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: roleName },
+          subjects,
+        },
+      ];
   return [
     { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } },
     {
@@ -49,23 +93,7 @@ export function agentManifests(install: AgentInstall): K8sObject[] {
       stringData: { token: install.bootstrapToken },
     },
     { apiVersion: 'v1', kind: 'ServiceAccount', metadata: meta('flotilla-agent') },
-    {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'ClusterRole',
-      metadata: { name: `flotilla-agent-${ns}`, labels },
-      rules: [
-        { apiGroups: ['*'], resources: ['*'], verbs: AGENT_VERBS },
-        // As the chart: Events on what it syncs, whatever the rule above is narrowed to.
-        { apiGroups: [''], resources: ['events'], verbs: ['create'] },
-      ],
-    },
-    {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'ClusterRoleBinding',
-      metadata: { name: `flotilla-agent-${ns}`, labels },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: `flotilla-agent-${ns}` },
-      subjects: [{ kind: 'ServiceAccount', name: 'flotilla-agent', namespace: ns }],
-    },
+    ...rbac,
     {
       apiVersion: 'v1',
       kind: 'PersistentVolumeClaim',
@@ -102,6 +130,7 @@ export function agentManifests(install: AgentInstall): K8sObject[] {
                   { name: 'FLOTILLA_CLUSTER_NAME', value: install.cluster },
                   { name: 'FLOTILLA_STATE_DIR', value: '/var/lib/flotilla-agent' },
                   { name: 'FLOTILLA_STATUS_PORT', value: String(AGENT_STATUS_PORT) },
+                  ...(limit ? [{ name: 'FLOTILLA_NAMESPACES', value: limit.join(',') }] : []),
                   { name: 'MALLOC_ARENA_MAX', value: '2' },
                   {
                     name: 'FLOTILLA_BOOTSTRAP_TOKEN',

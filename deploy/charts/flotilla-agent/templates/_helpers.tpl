@@ -18,3 +18,16 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- define "flotilla-agent.verbs" -}}
 ['get', 'list', 'watch', 'create', 'patch', 'delete']
 {{- end -}}
+
+{{/* The rules of the agent's ClusterRole, or of each namespace's Role (see values.yaml, rbac). */}}
+{{- define "flotilla-agent.rules" -}}
+{{- range .Values.rbac.rules }}
+- apiGroups: {{ toJson .apiGroups }}
+  resources: {{ toJson .resources }}
+  verbs: {{ include "flotilla-agent.verbs" $ }}
+{{- end }}
+# The Events it leaves on what it syncs, heals, prunes or fails, whatever `rules` were narrowed to.
+- apiGroups: ['']
+  resources: ['events']
+  verbs: ['create']
+{{- end -}}
