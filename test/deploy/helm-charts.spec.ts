@@ -1,10 +1,11 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml, parseAllDocuments } from 'yaml';
 import { startSimCluster, type SimCluster } from '@flotilla/kube-sim';
 import { REPO_ROOT } from '@flotilla/cli/fleet';
+import { loadHubHealthRules } from '@flotilla/hub/testing';
 import { helmBinary, run, runOk } from './deploy-tools.js';
 
 const HUB_CHART = join(REPO_ROOT, 'deploy/charts/flotilla-hub');
@@ -255,6 +256,47 @@ describe('deploy/charts with the real helm, applied to kube-sim', () => {
     }
   });
 
+  it('mounts healthRules where FLOTILLA_HEALTH_LUA_DIR points, laid out as the hub reads them at start', async () => {
+    const values = join(work, 'health-rules.yaml');
+    const rules = {
+      'cert-manager.io/Certificate':
+        'hs = {}\nif obj.status ~= nil then hs.status = "Healthy" else hs.status = "Progressing" end\nreturn hs\n',
+      ConfigMap: 'return {status = "Healthy"}\n',
+    };
+    writeFileSync(values, JSON.stringify({ healthRules: rules }));
+    const objects = await render(HUB_CHART, ['-f', values, '--set', HUB_REQUIRED.join(',')]);
+    await runOk(
+      'kubectl',
+      ['apply', '--server-side', '--dry-run=server', '-n', 'flotilla', '-f', '-'],
+      kubeEnv,
+      objects.map((o) => JSON.stringify(o)).join('\n'),
+    );
+    const configMap = find(objects, 'ConfigMap') as unknown as { data: Record<string, string> };
+    const pod = deployment(objects).spec.template.spec as PodSpec & {
+      volumes: { name: string; configMap?: { items: { key: string; path: string }[] } }[];
+    };
+    const dir = pod.containers[0]!.env?.find((e) => e.name === 'FLOTILLA_HEALTH_LUA_DIR')?.value;
+    expect(dir).toBe('/etc/flotilla/health-rules');
+    expect(pod.containers[0]!.volumeMounts).toContainEqual({
+      name: 'health-rules',
+      mountPath: dir,
+      readOnly: true,
+    });
+    // The kubelet's projection of the ConfigMap's items, then the hub's own loader over it.
+    const projected = join(work, 'projected-health-rules');
+    const items = pod.volumes.find((v) => v.name === 'health-rules')!.configMap!.items;
+    for (const item of items) {
+      mkdirSync(dirname(join(projected, item.path)), { recursive: true });
+      writeFileSync(join(projected, item.path), configMap.data[item.key]!);
+    }
+    const loaded = await loadHubHealthRules(projected);
+    expect(loaded.map((r) => r.key)).toEqual(['ConfigMap', 'cert-manager.io/Certificate']);
+    expect(loaded.find((r) => r.key === 'ConfigMap')?.script).toBe(rules.ConfigMap);
+    // Without rules, nothing is mounted and the variable is unset.
+    const plain = deployment(await render(HUB_CHART, ['--set', HUB_REQUIRED.join(',')])).spec.template.spec;
+    expect(plain.containers[0]!.env?.map((e) => e.name)).not.toContain('FLOTILLA_HEALTH_LUA_DIR');
+  });
+
   it('a namespace-scoped agent gets a Role and RoleBinding in each namespace, the same verbs, and no cluster-wide rights', async () => {
     const objects = await render(
       AGENT_CHART,
@@ -306,6 +348,7 @@ interface PodSpec {
   containers: {
     env?: { name: string; value?: string }[];
     envFrom?: unknown[];
+    volumeMounts?: unknown[];
     securityContext?: Record<string, unknown>;
     resources?: { requests?: Record<string, string> };
   }[];
