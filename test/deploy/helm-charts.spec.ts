@@ -43,6 +43,11 @@ const profiles = [
     label: 'flotilla-agent, namespace-scoped',
     args: ['--set', [...AGENT_REQUIRED, 'namespaces={shop,web}'].join(',')],
   },
+  {
+    chart: AGENT_CHART,
+    label: 'flotilla-agent, impersonating project ServiceAccounts',
+    args: ['--set', [...AGENT_REQUIRED, 'impersonation.projects={shop-team,default}'].join(',')],
+  },
 ];
 
 describe('deploy/charts with the real helm, applied to kube-sim', () => {
@@ -295,6 +300,53 @@ describe('deploy/charts with the real helm, applied to kube-sim', () => {
     // Without rules, nothing is mounted and the variable is unset.
     const plain = deployment(await render(HUB_CHART, ['--set', HUB_REQUIRED.join(',')])).spec.template.spec;
     expect(plain.containers[0]!.env?.map((e) => e.name)).not.toContain('FLOTILLA_HEALTH_LUA_DIR');
+  });
+
+  it("with impersonation.projects the agent itself only reads (and writes Events), and may act as those projects' ServiceAccounts alone", async () => {
+    const objects = await render(
+      AGENT_CHART,
+      ['--set', [...AGENT_REQUIRED, 'impersonation.projects={shop-team,default}'].join(',')],
+      'flotilla-system',
+    );
+    const clusterRole = find(objects, 'ClusterRole') as unknown as { rules: unknown[] };
+    // The rules apps/agent/src/agent-impersonation.spec.ts holds the agent's own requests against.
+    expect(clusterRole.rules).toEqual([
+      { apiGroups: ['*'], resources: ['*'], verbs: ['get', 'list', 'watch'] },
+      { apiGroups: [''], resources: ['events'], verbs: ['create'] },
+    ]);
+    const accounts = objects
+      .filter((o) => o.kind === 'ServiceAccount')
+      .map((o) => `${o.metadata.namespace}/${o.metadata.name}`);
+    expect(accounts.sort()).toEqual([
+      'flotilla-system/flotilla-agent',
+      'flotilla-system/flotilla-project-default',
+      'flotilla-system/flotilla-project-shop-team',
+    ]);
+    const role = objects.find((o) => o.kind === 'Role') as unknown as {
+      metadata: { name: string; namespace: string };
+      rules: unknown[];
+    };
+    expect(role.metadata.namespace).toBe('flotilla-system');
+    expect(role.rules).toEqual([
+      {
+        apiGroups: [''],
+        resources: ['serviceaccounts'],
+        verbs: ['impersonate'],
+        resourceNames: ['flotilla-project-shop-team', 'flotilla-project-default'],
+      },
+    ]);
+    const binding = objects.find((o) => o.kind === 'RoleBinding') as unknown as {
+      roleRef: { kind: string; name: string };
+      subjects: unknown[];
+    };
+    expect(binding.roleRef).toMatchObject({ kind: 'Role', name: role.metadata.name });
+    expect(binding.subjects).toEqual([
+      { kind: 'ServiceAccount', name: 'flotilla-agent', namespace: 'flotilla-system' },
+    ]);
+    expect(deployment(objects).spec.template.spec.containers[0]!.env).toContainEqual({
+      name: 'FLOTILLA_IMPERSONATE_NAMESPACE',
+      value: 'flotilla-system',
+    });
   });
 
   it('a namespace-scoped agent gets a Role and RoleBinding in each namespace, the same verbs, and no cluster-wide rights', async () => {

@@ -63,7 +63,7 @@ function scaleOutOfBand(h: AgentHarness, replicas: number): void {
 
 /** The agent's requests to the cluster, as the authorizer would see them. */
 function resourceRequests(
-  log: { method: string; path: string; query: string; userAgent: string }[],
+  log: { method: string; path: string; query: string; userAgent: string; impersonate: string }[],
 ): ResourceAttributes[] {
   return log
     .map((r) => requestAttributes(r.method, r.path, r.query))
@@ -91,7 +91,7 @@ async function syncHealPrune(h: AgentHarness, namespaces?: string[]): Promise<vo
 
 describe('agent: namespace-scoped (FLOTILLA_NAMESPACES), on kube-sim', () => {
   let h: AgentHarness;
-  let log: { method: string; path: string; query: string; userAgent: string }[];
+  let log: { method: string; path: string; query: string; userAgent: string; impersonate: string }[];
   beforeAll(async () => {
     h = await AgentHarness.start('tenant');
     for (const name of ['shop', 'other'])
@@ -191,7 +191,7 @@ describe('agent: namespace-scoped (FLOTILLA_NAMESPACES), on kube-sim', () => {
 
 describe('agent: cluster-wide, on kube-sim', () => {
   let h: AgentHarness;
-  let log: { method: string; path: string; query: string; userAgent: string }[];
+  let log: { method: string; path: string; query: string; userAgent: string; impersonate: string }[];
   beforeAll(async () => {
     h = await AgentHarness.start('cluster-wide');
     await h.k8s.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'shop' } });

@@ -57,7 +57,7 @@ export interface SimClusterHandle extends SimCluster {
   /** TCP connections the API server has accepted since it started (connection reuse checks). */
   acceptedConnections(): number;
   /** Starts keeping every request's method, path and query (returns the list it fills), e.g. for RBAC checks. */
-  recordRequests(): { method: string; path: string; query: string; userAgent: string }[];
+  recordRequests(): { method: string; path: string; query: string; userAgent: string; impersonate: string }[];
   /** Drops the watch history: resuming from an older resourceVersion then gets 410 Gone. */
   compactHistory(): void;
   /** Runs every controller now (e.g. after advancing a manual clock). */

@@ -41,6 +41,12 @@ export interface KubeClient {
    * absent for an agent with cluster-wide rights. Lists and watches then go namespace by namespace.
    */
   readonly namespaces?: readonly string[];
+  /**
+   * The same client, every request of it made as `user` (the Impersonate-User header): a
+   * project's ServiceAccount, so that what a sync may write is what the project may (see
+   * FLOTILLA_IMPERSONATE_NAMESPACE). Discovery answers are shared.
+   */
+  impersonating?(user: string): KubeClient;
   /** Discovery: the resource's URL name and whether it lives in a namespace. */
   scopeOf(apiVersion: string, kind: string): Promise<ResourceScope>;
   /**
@@ -116,9 +122,14 @@ const JSON_ACCEPT = 'application/json, */*;q=0.8';
  */
 export function createKubeClient(
   kc: KubeConfig,
-  options: { namespaces?: readonly string[] } = {},
+  options: {
+    namespaces?: readonly string[];
+    impersonate?: string;
+    discovery?: Map<string, ApiResource[]>;
+  } = {},
 ): KubeClient {
-  const discovery = new Map<string, ApiResource[]>();
+  const discovery = options.discovery ?? new Map<string, ApiResource[]>();
+  const impersonated = new Map<string, KubeClient>();
   const describe = (id: ResourceId): string =>
     `${id.apiVersion} ${id.kind} ${id.namespace ? `${id.namespace}/` : ''}${id.name}`;
 
@@ -135,6 +146,7 @@ export function createKubeClient(
     const ctx = new RequestContext(`${cluster.server}${path}`, method as HttpMethod);
     ctx.setHeaderParam('Accept', JSON_ACCEPT);
     if (init.contentType) ctx.setHeaderParam('Content-Type', init.contentType);
+    if (options.impersonate) ctx.setHeaderParam('Impersonate-User', options.impersonate);
     let response;
     try {
       await kc.applySecurityAuthentication(ctx);
@@ -209,6 +221,15 @@ export function createKubeClient(
 
   return {
     ...(options.namespaces && { namespaces: options.namespaces }),
+    impersonating(user) {
+      let client = impersonated.get(user);
+      if (!client) {
+        const { namespaces } = options;
+        client = createKubeClient(kc, { ...(namespaces && { namespaces }), impersonate: user, discovery });
+        impersonated.set(user, client);
+      }
+      return client;
+    },
     scopeOf: scopeOf,
 
     async apply(obj, options) {

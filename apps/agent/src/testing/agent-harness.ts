@@ -56,9 +56,20 @@ export class AgentHarness {
       waveTimeoutSeconds?: number;
       /** A namespace-scoped agent (FLOTILLA_NAMESPACES). */
       namespaces?: string[];
+      /** Writes as each project's ServiceAccount in this namespace (FLOTILLA_IMPERSONATE_NAMESPACE). */
+      impersonateNamespace?: string;
     } & AgentOptions = {},
   ): Promise<Agent> {
-    const { stateDir, hubUrl, ageKey, statusPort, waveTimeoutSeconds, namespaces, ...extra } = options;
+    const {
+      stateDir,
+      hubUrl,
+      ageKey,
+      statusPort,
+      waveTimeoutSeconds,
+      namespaces,
+      impersonateNamespace,
+      ...extra
+    } = options;
     const agent = await startAgent(
       {
         hubUrl: hubUrl ?? this.hub.url,
@@ -71,6 +82,7 @@ export class AgentHarness {
         ...(statusPort !== undefined ? { statusPort, statusHost: '127.0.0.1' } : {}),
         ...(waveTimeoutSeconds !== undefined ? { waveTimeoutSeconds } : {}),
         ...(namespaces !== undefined ? { namespaces } : {}),
+        ...(impersonateNamespace !== undefined ? { impersonateNamespace } : {}),
       },
       {
         logger: pino({ level: process.env['AGENT_TEST_LOG'] ?? 'silent' }),
