@@ -139,6 +139,12 @@ describe('flotilla clusters add --print-manifests | --install, against a real hu
   it.each([
     ['cluster-wide', 'west-1', [], ''],
     ['namespace-scoped', 'west-2', ['--namespaces', 'shop,web'], ',namespaces={shop,web}'],
+    [
+      'impersonating',
+      'west-3',
+      ['--impersonate', 'shop-team,default'],
+      ',impersonation.projects={shop-team,default}',
+    ],
   ])(
     '%s: prints the same objects as the flotilla-agent chart with the same values',
     async (_mode, cluster, flags, values) => {
@@ -178,7 +184,13 @@ describe('flotilla clusters add --print-manifests | --install, against a real hu
       const roles = fromCli
         .filter((o) => o.kind.endsWith('Role'))
         .map((o) => `${o.kind}/${o.metadata.namespace ?? ''}`);
-      expect(roles).toEqual(flags.length === 0 ? ['ClusterRole/'] : ['Role/shop', 'Role/web']);
+      expect(roles).toEqual(
+        flags[0] === '--namespaces'
+          ? ['Role/shop', 'Role/web']
+          : flags[0] === '--impersonate'
+            ? ['ClusterRole/', 'Role/flotilla-system']
+            : ['ClusterRole/'],
+      );
     },
   );
 
@@ -253,7 +265,7 @@ describe('flotilla clusters add --print-manifests | --install, against a real hu
     [['--print-manifests', '--install'], '--print-manifests and --install exclude each other'],
     [
       ['--image', 'x:1'],
-      '--agent-hub-url, --image and --namespaces apply with --print-manifests or --install only',
+      '--agent-hub-url, --image, --namespaces and --impersonate apply with --print-manifests or --install only',
     ],
     [
       ['--print-manifests', '--namespaces', 'shop,Web_1'],

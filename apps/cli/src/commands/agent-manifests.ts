@@ -13,6 +13,8 @@ export const AGENT_IMAGE = 'ghcr.io/flotilla/flotilla-agent:0.1.0';
 export const AGENT_NAMESPACE = 'flotilla-system';
 /** The verbs the agent uses, and no other (deploy/README.md explains each). */
 export const AGENT_VERBS = ['get', 'list', 'watch', 'create', 'patch', 'delete'];
+/** Its verbs when it writes as the projects' ServiceAccounts: it only reads. */
+export const IMPERSONATING_AGENT_VERBS = ['get', 'list', 'watch'];
 
 export interface AgentInstall {
   cluster: string;
@@ -26,6 +28,12 @@ export interface AgentInstall {
    * (existing) namespaces instead of the ClusterRole, as the chart's `namespaces` value does.
    */
   namespaces?: string[];
+  /**
+   * Per-project impersonation (FLOTILLA_IMPERSONATE_NAMESPACE), as the chart's
+   * `impersonation.projects`: a ServiceAccount flotilla-project-<project> each, which the agent may
+   * impersonate (and no other), and the agent's own rules read-only.
+   */
+  impersonateProjects?: string[];
 }
 
 type K8sObject = Record<string, unknown> & {
@@ -44,8 +52,12 @@ export function agentManifests(install: AgentInstall): K8sObject[] {
     'app.kubernetes.io/instance': 'flotilla-agent',
   };
   const meta = (name: string) => ({ name, namespace: ns, labels });
+  const projects =
+    install.impersonateProjects && install.impersonateProjects.length > 0
+      ? install.impersonateProjects
+      : undefined;
   const rules = [
-    { apiGroups: ['*'], resources: ['*'], verbs: AGENT_VERBS },
+    { apiGroups: ['*'], resources: ['*'], verbs: projects ? IMPERSONATING_AGENT_VERBS : AGENT_VERBS },
     // As the chart: Events on what it syncs, whatever the rule above is narrowed to.
     { apiGroups: [''], resources: ['events'], verbs: ['create'] },
   ];
@@ -83,6 +95,40 @@ export function agentManifests(install: AgentInstall): K8sObject[] {
           subjects,
         },
       ];
+  const impersonation: K8sObject[] = projects
+    ? [
+        ...projects.map((p) => ({
+          apiVersion: 'v1',
+          kind: 'ServiceAccount',
+          metadata: meta(`flotilla-project-${p}`),
+          automountServiceAccountToken: false,
+        })),
+        {
+          apiVersion: 'rbac.authorization.k8s.io/v1',
+          kind: 'Role',
+          metadata: meta('flotilla-agent-impersonate'),
+          rules: [
+            {
+              apiGroups: [''],
+              resources: ['serviceaccounts'],
+              verbs: ['impersonate'],
+              resourceNames: projects.map((p) => `flotilla-project-${p}`),
+            },
+          ],
+        },
+        {
+          apiVersion: 'rbac.authorization.k8s.io/v1',
+          kind: 'RoleBinding',
+          metadata: meta('flotilla-agent-impersonate'),
+          roleRef: {
+            apiGroup: 'rbac.authorization.k8s.io',
+            kind: 'Role',
+            name: 'flotilla-agent-impersonate',
+          },
+          subjects,
+        },
+      ]
+    : [];
   return [
     { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } },
     {
@@ -94,6 +140,7 @@ export function agentManifests(install: AgentInstall): K8sObject[] {
     },
     { apiVersion: 'v1', kind: 'ServiceAccount', metadata: meta('flotilla-agent') },
     ...rbac,
+    ...impersonation,
     {
       apiVersion: 'v1',
       kind: 'PersistentVolumeClaim',
@@ -131,6 +178,7 @@ export function agentManifests(install: AgentInstall): K8sObject[] {
                   { name: 'FLOTILLA_STATE_DIR', value: '/var/lib/flotilla-agent' },
                   { name: 'FLOTILLA_STATUS_PORT', value: String(AGENT_STATUS_PORT) },
                   ...(limit ? [{ name: 'FLOTILLA_NAMESPACES', value: limit.join(',') }] : []),
+                  ...(projects ? [{ name: 'FLOTILLA_IMPERSONATE_NAMESPACE', value: ns }] : []),
                   { name: 'MALLOC_ARENA_MAX', value: '2' },
                   {
                     name: 'FLOTILLA_BOOTSTRAP_TOKEN',

@@ -22,7 +22,7 @@ const SPEC: HubCommandSpec = {
     '       flotilla clusters get NAME',
     '       flotilla clusters add NAME [--label k=v]... [--server URL]',
     '                             [--print-manifests | --install] [--agent-hub-url URL] [--image IMAGE]',
-    '                             [--namespaces NS[,NS]...]',
+    '                             [--namespaces NS[,NS]...] [--impersonate PROJECT[,PROJECT]...]',
     '       flotilla clusters token NAME',
     '       flotilla clusters revoke NAME',
     '',
@@ -36,6 +36,8 @@ const SPEC: HubCommandSpec = {
     "--agent-hub-url: the hub's URL as the cluster reaches it (default: --hub); --image: the agent image.",
     '--namespaces: a namespace-scoped agent, with a Role in each of these existing namespaces instead of',
     'a ClusterRole; it refuses cluster-scoped objects and objects in other namespaces.',
+    "--impersonate: the agent writes each target as its project's ServiceAccount flotilla-project-PROJECT",
+    '(created, and the only accounts it may impersonate); its own rights become read-only.',
   ].join('\n'),
   options: {
     label: { type: 'string', short: 'l', multiple: true },
@@ -45,13 +47,23 @@ const SPEC: HubCommandSpec = {
     'agent-hub-url': { type: 'string' },
     image: { type: 'string' },
     namespaces: { type: 'string' },
+    impersonate: { type: 'string' },
   },
 };
 
 export function run(argv: string[]): Promise<number> {
   return runHubCommand(argv, SPEC, async ({ values, positionals, output, client }) => {
     const [sub = 'list', ...rest] = positionals;
-    const addOnly = ['label', 'server', 'print-manifests', 'install', 'agent-hub-url', 'image', 'namespaces'];
+    const addOnly = [
+      'label',
+      'server',
+      'print-manifests',
+      'install',
+      'agent-hub-url',
+      'image',
+      'namespaces',
+      'impersonate',
+    ];
     if (sub !== 'add' && addOnly.some((o) => values[o] !== undefined)) {
       throw new UsageError(
         `--${addOnly.find((o) => values[o] !== undefined)} applies to 'clusters add' only`,
@@ -144,11 +156,17 @@ function manifestOptions(
   const agentHubUrl = stringValue(values['agent-hub-url'] as string | undefined);
   const image = stringValue(values['image'] as string | undefined);
   const namespacesText = stringValue(values['namespaces'] as string | undefined);
+  const impersonateText = stringValue(values['impersonate'] as string | undefined);
   if (print && install) throw new UsageError('--print-manifests and --install exclude each other');
   if (!print && !install) {
-    if (agentHubUrl !== undefined || image !== undefined || namespacesText !== undefined) {
+    if (
+      agentHubUrl !== undefined ||
+      image !== undefined ||
+      namespacesText !== undefined ||
+      impersonateText !== undefined
+    ) {
       throw new UsageError(
-        '--agent-hub-url, --image and --namespaces apply with --print-manifests or --install only',
+        '--agent-hub-url, --image, --namespaces and --impersonate apply with --print-manifests or --install only',
       );
     }
     return null;
@@ -166,24 +184,31 @@ function manifestOptions(
   if (image !== undefined && !/^[a-z0-9][a-z0-9._\-/:@]*$/i.test(image)) {
     throw new UsageError(`--image must be an image reference such as ghcr.io/org/agent:1.0, not '${image}'`);
   }
-  const namespaces = namespacesText === undefined ? undefined : parseNamespaces(namespacesText);
+  const namespaces =
+    namespacesText === undefined ? undefined : parseNames('--namespaces', 'namespace', namespacesText);
+  const impersonateProjects =
+    impersonateText === undefined ? undefined : parseNames('--impersonate', 'project', impersonateText);
   return {
     mode: print ? 'print' : 'install',
     install: {
       hubUrl: url.replace(/\/$/, ''),
       ...(image !== undefined ? { image } : {}),
       ...(namespaces !== undefined ? { namespaces } : {}),
+      ...(impersonateProjects !== undefined ? { impersonateProjects } : {}),
     },
   };
 }
 
-/** `a,b`: the namespaces of a namespace-scoped agent, each a DNS label as Kubernetes requires. */
-function parseNamespaces(text: string): string[] {
+/**
+ * `a,b`: a namespace-scoped agent's namespaces, or the projects whose ServiceAccounts it writes as;
+ * each a DNS label, as a namespace or a ServiceAccount name needs.
+ */
+function parseNames(flag: string, what: string, text: string): string[] {
   const names = text.split(',').map((n) => n.trim());
   for (const name of names) {
     if (!/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(name))
       throw new UsageError(
-        `--namespaces must be namespace names separated by commas (lower-case letters, digits, '-'), not '${name}'`,
+        `${flag} must be ${what} names separated by commas (lower-case letters, digits, '-'), not '${name}'`,
       );
   }
   return [...new Set(names)];
