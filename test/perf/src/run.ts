@@ -108,7 +108,7 @@ function jobsFor(
     case 'diff':
       return [{ bench, params: {}, timeoutMs: 2 * min }];
     case 'desired':
-      return [{ bench, params: {}, timeoutMs: 7 * min }];
+      return [{ bench, params: {}, timeoutMs: 10 * min }];
     case 'ingest':
       return [{ bench, params: {}, timeoutMs: 4 * min }];
     case 'fleet':
