@@ -1,4 +1,5 @@
 import { fileURLToPath } from 'node:url';
+import { DEFAULT_DELETION_GUARD_PERCENT } from '@flotilla/plan';
 import { z } from 'zod';
 import { DEFAULT_KUBE_VERSION } from '@flotilla/manifests';
 
@@ -166,7 +167,7 @@ export const hubEnvSchema = z.object({
     .number()
     .min(0)
     .max(100)
-    .default(50)
+    .default(DEFAULT_DELETION_GUARD_PERCENT)
     .describe(
       'An appset expansion that would delete more than this share of its targets (or all of them) waits for confirmation.',
     ),
