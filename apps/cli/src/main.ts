@@ -73,6 +73,11 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandMod
     summary: 'assess the health of Kubernetes objects with Argo CD rules and custom Lua rules',
     load: () => import('./commands/health.command.js'),
   },
+  plan: {
+    summary:
+      'what merging a change would do to the fleet, per cluster and appset: diffs, rollout steps, windows, guard, policies',
+    load: () => import('./commands/plan.command.js'),
+  },
   policy: {
     summary:
       'test manifests against Kubernetes ValidatingAdmissionPolicies offline (CEL), as CI on every pull request',

@@ -35,12 +35,9 @@ const windowsSchema = z.object({
   canSync: z.boolean().meta({ description: 'an automatic sync may run at `at`' }),
   matching: z.array(z.string()).meta({ description: 'names of the SyncWindows that apply to the target' }),
   active: z.array(z.string()),
-  heldUntil: z
-    .string()
-    .nullable()
-    .meta({
-      description: 'when held: when syncs are next allowed (null when not within a year, or not held)',
-    }),
+  heldUntil: z.string().nullable().meta({
+    description: 'when held: when syncs are next allowed (null when not within a year, or not held)',
+  }),
 });
 
 const targetPlanSchema = z.object({
@@ -125,11 +122,9 @@ export const planReportSchema = z
       objects: z
         .array(fleetObjectChangeSchema)
         .meta({ description: 'ApplicationSets, SyncWindows, Projects, RolloutStrategies, ClusterGroups' }),
-      deletionGuard: z
-        .object({ objects: guardSchema, targets: guardSchema })
-        .meta({
-          description: "the fleet source's guard: fleet objects deleted, and the targets of deleted appsets",
-        }),
+      deletionGuard: z.object({ objects: guardSchema, targets: guardSchema }).meta({
+        description: "the fleet source's guard: fleet objects deleted, and the targets of deleted appsets",
+      }),
     }),
     appSets: z.array(appSetPlanSchema),
     policies: z.object({
