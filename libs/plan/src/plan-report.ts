@@ -147,10 +147,24 @@ export type GuardReport = z.infer<typeof guardSchema>;
 export type PolicyViolation = z.infer<typeof violationSchema>;
 export type Change = z.infer<typeof change>;
 
-/** The report's JSON Schema (draft 2020-12), as docs/schemas/plan-report.schema.json holds it. */
+/**
+ * The report's JSON Schema, as docs/schemas/plan-report.schema.json holds it. Objects admit
+ * properties beyond those listed: the report grows new fields, and a consumer's validation must not
+ * break when it does.
+ */
 export function planReportJsonSchema(): Record<string, unknown> {
   return {
     $id: 'https://flotilla.dev/schemas/v1alpha1/plan-report.schema.json',
-    ...z.toJSONSchema(planReportSchema, { io: 'output' }),
+    ...(open(z.toJSONSchema(planReportSchema, { io: 'output' })) as Record<string, unknown>),
   };
+}
+
+function open(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(open);
+  if (typeof node !== 'object' || node === null) return node;
+  return Object.fromEntries(
+    Object.entries(node)
+      .filter(([k, v]) => !(k === 'additionalProperties' && v === false))
+      .map(([k, v]) => [k, open(v)]),
+  );
 }
