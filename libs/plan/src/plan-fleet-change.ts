@@ -76,6 +76,7 @@ export function planFleetChange(base: FleetSide, head: FleetSide, options: PlanO
   const fleetGuard = fleetDeletionGuard(base, head, baseAppSets, headAppSets, baseTargets, options);
   const names = [...new Set([...baseAppSets.keys(), ...headAppSets.keys()])].sort(compare);
   const appSets: AppSetPlan[] = [];
+  const diff = memoizedDiff();
   for (const name of names) {
     const plan = planAppSet(name, {
       baseDoc: baseAppSets.get(name),
@@ -87,6 +88,7 @@ export function planFleetChange(base: FleetSide, head: FleetSide, options: PlanO
       options,
       fleetTargetsGuard: fleetGuard.targets,
       changedInFleet: fleetObjects.some((o) => o.kind === 'ApplicationSet' && o.name === name),
+      diff,
     });
     appSets.push(plan);
   }
@@ -134,6 +136,30 @@ interface AppSetInputs {
   options: PlanOptions;
   fleetTargetsGuard: GuardReport;
   changedInFleet: boolean;
+  diff: (before: readonly KubeObject[], after: readonly KubeObject[]) => ObjectChange[];
+}
+
+const NONE: readonly KubeObject[] = [];
+
+/**
+ * `diffObjects`, once per distinct pair of bundles: targets that share a render (the same directory
+ * on a thousand clusters) share its objects, and so their diff.
+ */
+function memoizedDiff(): AppSetInputs['diff'] {
+  const cache = new WeakMap<readonly KubeObject[], WeakMap<readonly KubeObject[], ObjectChange[]>>();
+  return (before, after) => {
+    let byAfter = cache.get(before);
+    if (!byAfter) {
+      byAfter = new WeakMap();
+      cache.set(before, byAfter);
+    }
+    let out = byAfter.get(after);
+    if (!out) {
+      out = diffObjects(before, after);
+      byAfter.set(after, out);
+    }
+    return out;
+  };
 }
 
 function planAppSet(name: string, input: AppSetInputs): AppSetPlan {
@@ -195,7 +221,7 @@ function planAppSet(name: string, input: AppSetInputs): AppSetPlan {
         heldUntil: status.canSync || status.nextOpen === null ? null : status.nextOpen.toISOString(),
       },
       digest: { base: before?.digest ?? null, head: after?.digest ?? null },
-      objects: diffObjects(before?.objects ?? [], after?.objects ?? []),
+      objects: input.diff(before?.objects ?? NONE, after?.objects ?? NONE),
     });
   }
 

@@ -1,11 +1,11 @@
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve, sep } from 'node:path';
 import { parseArgs } from 'node:util';
 import { formatFleetError, validateFleetDirectory, type FleetFile } from '@flotilla/fleet-config';
 import { type ClusterInfo } from '@flotilla/generators';
-import { type Capabilities } from '@flotilla/manifests';
+import { canonicalJson, type Capabilities } from '@flotilla/manifests';
 import {
   DEFAULT_DELETION_GUARD_PERCENT,
   formatPlanMarkdown,
@@ -20,7 +20,13 @@ import {
 import { stringify } from 'yaml';
 import { EvaluationError, UsageError } from '../offline/offline-command.js';
 import { normalizeRepoURL, readClusters } from './generate.command.js';
-import { candidatesOf, capabilitiesFrom, environment, renderCandidate } from './render.command.js';
+import {
+  candidatesOf,
+  capabilitiesFrom,
+  environment,
+  renderCandidate,
+  type Candidate,
+} from './render.command.js';
 import { readFleetDirectory } from './validate.command.js';
 
 const USAGE = `usage: flotilla plan --base REV [--head REV] [--fleet DIR] [--path SUBDIR] [--repo URL=DIR]...
@@ -398,11 +404,18 @@ async function readSide(
   const servers = new Map(clusters.map((c) => [c.name, c.server]));
   const env = environment(inputs.repos);
   const targets: PlannedTarget[] = [];
+  const renders = new Map<string, ReturnType<typeof renderCandidate>>();
   for (const o of objects) {
     if (o.kind !== 'ApplicationSet') continue;
     try {
       for (const c of candidatesOf(o.object, o.file, clusters, undefined, inputs.repos)) {
-        const rendered = await renderCandidate(c, args.capabilities, env);
+        const key = renderKey(c, inputs.repos);
+        let rendering = renders.get(key);
+        if (!rendering) {
+          rendering = renderCandidate(c, args.capabilities, env);
+          renders.set(key, rendering);
+        }
+        const rendered = await rendering;
         const dest = c.spec['destination'] as { namespace?: unknown } | undefined;
         targets.push({
           appSet: o.name,
@@ -431,6 +444,33 @@ async function readSide(
     },
     groups,
   };
+}
+
+/**
+ * What a render depends on, as the hub shares renders: the sources, so that targets differing only
+ * in generator parameters the sources do not use (1,000 clusters, one directory) share one render.
+ * A Helm chart also reads the Application (release name, namespace, project): a source that may be
+ * a chart, or several sources, key on those too.
+ */
+function renderKey(c: Candidate, repos: ReadonlyMap<string, string>): string {
+  const spec = c.spec;
+  const sources = (Array.isArray(spec['sources']) ? spec['sources'] : [spec['source']]) as unknown[];
+  const chart = sources.some((raw) => {
+    if (typeof raw !== 'object' || raw === null) return true;
+    const source = raw as Record<string, unknown>;
+    if (source['chart'] !== undefined || source['helm'] !== undefined) return true;
+    const dir =
+      typeof source['repoURL'] === 'string' ? repos.get(normalizeRepoURL(source['repoURL'])) : undefined;
+    const path = typeof source['path'] === 'string' ? source['path'] : '';
+    return dir === undefined || existsSync(join(dir, ...path.split('/'), 'Chart.yaml'));
+  });
+  const dest = spec['destination'] as { namespace?: unknown } | undefined;
+  return canonicalJson({
+    sources,
+    ...(chart || sources.length > 1
+      ? { name: c.name, namespace: dest?.namespace ?? null, project: spec['project'] ?? null }
+      : {}),
+  });
 }
 
 /** The hub refuses an expansion in which two targets share a name; so does the plan. */
