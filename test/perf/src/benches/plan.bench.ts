@@ -91,7 +91,7 @@ export const planBench: BenchFn = async (ctx) => {
           fleetSize: clusters,
           samples: seconds,
           target: { on: 'max', op: '<', value: limit, text: `every run < ${limit} s` },
-          notes: `${clusters * apps} targets rendered at each of two revisions (plain YAML: a Namespace, a Deployment, a Service, a ConfigMap each) and diffed; one process, as CI runs it`,
+          notes: `${clusters * apps} targets generated at each of two revisions and diffed per object; renders shared between targets whose sources agree, as on the hub (${apps} per revision: plain YAML, a Namespace, a Deployment, a Service, a ConfigMap each); one process, as CI runs it`,
           command: 'npm run bench -- --only plan',
         }),
       ],
