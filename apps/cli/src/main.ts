@@ -52,6 +52,11 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandMod
     summary: 'rollback by pinning targets to a revision, even under auto-sync',
     load: () => import('./commands/pins.command.js'),
   },
+  revert: {
+    summary:
+      'rollback by revert: write the commit reverting what changed an appset or a target since a revision',
+    load: () => import('./commands/revert.command.js'),
+  },
   rollback: {
     summary: 'pin a target to an earlier revision (= flotilla pins add)',
     load: async () => ({ run: (await import('./commands/pins.command.js')).runAdd }),
