@@ -194,17 +194,24 @@ export async function readSide(
   const env = environment(inputs.repos);
   const targets: PlannedTarget[] = [];
   const renders = new Map<string, ReturnType<typeof renderCandidate>>();
+  const limit = limiter(RENDER_CONCURRENCY);
   for (const o of objects) {
     if (o.kind !== 'ApplicationSet' || (args.appSets && !args.appSets.has(o.name))) continue;
     try {
-      for (const c of candidatesOf(o.object, o.file, clusters, undefined, inputs.repos)) {
-        const key = renderKey(c, inputs.repos);
-        let rendering = renders.get(key);
-        if (!rendering) {
-          rendering = renderCandidate(c, args.capabilities, env);
-          renders.set(key, rendering);
-        }
-        const rendered = await rendering;
+      const candidates = candidatesOf(o.object, o.file, clusters, undefined, inputs.repos);
+      const rendered = await Promise.all(
+        candidates.map((c) => {
+          const key = renderKey(c, inputs.repos);
+          let rendering = renders.get(key);
+          if (!rendering) {
+            rendering = limit(() => renderCandidate(c, args.capabilities, env));
+            renders.set(key, rendering);
+          }
+          return rendering;
+        }),
+      );
+      candidates.forEach((c, i) => {
+        const r = rendered[i] as Awaited<ReturnType<typeof renderCandidate>>;
         const dest = c.spec['destination'] as { namespace?: unknown } | undefined;
         targets.push({
           appSet: o.name,
@@ -212,10 +219,10 @@ export async function readSide(
           cluster: c.cluster,
           clusterServer: c.cluster === null ? null : (servers.get(c.cluster) ?? null),
           namespace: typeof dest?.namespace === 'string' ? dest.namespace : '',
-          digest: rendered.digest,
-          objects: rendered.objects,
+          digest: r.digest,
+          objects: r.objects,
         });
-      }
+      });
     } catch (err) {
       if (err instanceof UsageError) throw err;
       throw new EvaluationError(`${at}: ApplicationSet ${o.name} (${o.file}): ${(err as Error).message}`);
@@ -260,6 +267,27 @@ function renderKey(c: Candidate, repos: ReadonlyMap<string, string>): string {
       ? { name: c.name, namespace: dest?.namespace ?? null, project: spec['project'] ?? null }
       : {}),
   });
+}
+
+/** Helm and Kustomize renders are processes: a few at once keep both cores busy without flooding them. */
+const RENDER_CONCURRENCY = 4;
+
+/** Runs at most `n` of the functions given at once, the others waiting their turn in order. */
+function limiter(n: number): <T>(fn: () => Promise<T>) => Promise<T> {
+  let active = 0;
+  const waiting: (() => void)[] = [];
+  return async (fn) => {
+    // A finishing call hands its slot to the next waiter, so a newcomer cannot take it in between.
+    if (active >= n) await new Promise<void>((resolve) => waiting.push(resolve));
+    else active++;
+    try {
+      return await fn();
+    } finally {
+      const next = waiting.shift();
+      if (next) next();
+      else active--;
+    }
+  };
 }
 
 /** The hub refuses an expansion in which two targets share a name; so does the plan. */
