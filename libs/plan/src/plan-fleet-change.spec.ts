@@ -105,6 +105,19 @@ describe('planFleetChange', () => {
     expect((md.match(/```/g)?.length ?? 0) % 2).toBe(0);
   });
 
+  it('refuses an appset whose project the hub would refuse, naming it', () => {
+    const base = side({ 'web.yaml': APPSET }, targets(1, 'a'), 'b');
+    const head = side({ 'web.yaml': APPSET }, targets(1, 'b'), 'h');
+    const templated = head.objects.map((o) =>
+      o.kind === 'ApplicationSet'
+        ? { ...o, object: { ...o.object, spec: { ...o.object.spec, project: '{{name}}' } } }
+        : o,
+    );
+    expect(() => planFleetChange(base, { ...head, objects: templated }, OPTIONS)).toThrow(
+      /ApplicationSet web: spec.project: the project must be written literally/,
+    );
+  });
+
   it('says so when nothing changes', () => {
     const files = { 'web.yaml': APPSET };
     const r = planFleetChange(side(files, targets(2, 'a'), 'b'), side(files, targets(2, 'a'), 'h'), OPTIONS);

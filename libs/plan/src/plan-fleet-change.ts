@@ -1,7 +1,7 @@
 import { type KubeObject } from '@flotilla/contract';
 import { diffLabel, renderUnifiedDiff } from '@flotilla/diff';
 import {
-  DEFAULT_PROJECT,
+  projectNameOf,
   rolloutStrategySpecSchema,
   type FleetObject,
   type FleetPolicy,
@@ -164,7 +164,7 @@ function memoizedDiff(): AppSetInputs['diff'] {
 
 function planAppSet(name: string, input: AppSetInputs): AppSetPlan {
   const doc = input.headDoc ?? input.baseDoc;
-  const project = projectOf(doc);
+  const project = projectOf(name, doc);
   const rollout = input.headDoc === undefined ? null : rolloutOf(name, input.headDoc);
   const baseByName = new Map(input.baseTargets.map((t) => [t.name, t]));
   const headByName = new Map(input.headTargets.map((t) => [t.name, t]));
@@ -463,15 +463,12 @@ function byAppSet(targets: readonly PlannedTarget[]): Map<string, PlannedTarget[
   return out;
 }
 
-/** The appset's project, as the hub records it: `spec.project`, else the template's literal one, else `default`. */
-function projectOf(doc: unknown): string {
-  const spec = asObject(asObject(doc)?.['spec']);
-  const own = spec?.['project'];
-  if (typeof own === 'string' && own !== '') return own;
-  const templated = asObject(asObject(spec?.['template'])?.['spec'])?.['project'];
-  return typeof templated === 'string' && templated !== '' && !templated.includes('{{')
-    ? templated
-    : DEFAULT_PROJECT;
+/** The appset's project, as the hub records it (a project the hub would refuse fails the plan). */
+function projectOf(name: string, doc: unknown): string {
+  const project = projectNameOf(doc);
+  if ('error' in project)
+    throw new Error(`ApplicationSet ${name}: ${project.path}: ${project.error} (the hub refuses it)`);
+  return project.name;
 }
 
 /** The stored document's `spec.rollout` (a named strategy is already inlined), with step names. */
