@@ -28,6 +28,8 @@ export function planHeadline(r: PlanReport): string {
   if (s.guardHolds > 0) warnings.push(`the deletion guard would hold ${plural(s.guardHolds, 'change')}`);
   if (s.heldByWindows > 0) warnings.push(`${plural(s.heldByWindows, 'target')} held by sync windows`);
   if (s.policyDenials > 0) warnings.push(`${plural(s.policyDenials, 'policy denial')}`);
+  if (s.projectViolations > 0)
+    warnings.push(`${plural(s.projectViolations, 'project violation')} (the hub refuses those appsets)`);
   return `${parts.join(', ')}${warnings.length > 0 ? `; ${warnings.join('; ')}` : ''}.`;
 }
 
@@ -88,6 +90,11 @@ export function formatPlanTable(r: PlanReport, options: { diffs?: boolean } = {}
     lines.push(...columns(rows).map((l) => `  ${l}`));
     if (options.diffs)
       for (const t of a.targets) for (const o of t.objects) lines.push(...o.diff.trimEnd().split('\n'));
+  }
+  if (r.projects.violations.length > 0) {
+    lines.push('', 'projects:');
+    for (const v of r.projects.violations)
+      lines.push(`  REFUSED  ${v.appSet}${v.target === null ? '' : `/${v.target}`}: ${v.message}`);
   }
   if (r.policies.violations.length > 0) {
     lines.push('', 'policies:');
@@ -159,6 +166,19 @@ export function formatPlanMarkdown(r: PlanReport): string {
         `- \`${cell(v.appSet)}/${cell(v.target)}\` ${v.object.kind} ${v.object.namespace === null ? '' : `${v.object.namespace}/`}${v.object.name}: ${cell(v.policy)}: ${cell(v.message)}`,
       );
     if (denials.length > 20) head.push(`- … and ${denials.length - 20} more`);
+  }
+
+  if (r.projects.violations.length > 0) {
+    head.push(
+      '',
+      `❌ **Projects refuse ${plural(r.projects.violations.length, 'thing')}** (the hub refuses those appsets' expansion):`,
+      '',
+    );
+    for (const v of r.projects.violations.slice(0, 20))
+      head.push(
+        `- \`${cell(v.appSet)}${v.target === null ? '' : `/${cell(v.target)}`}\`: ${cell(v.message)}`,
+      );
+    if (r.projects.violations.length > 20) head.push(`- … and ${r.projects.violations.length - 20} more`);
   }
 
   const details: string[] = [];

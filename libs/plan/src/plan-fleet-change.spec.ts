@@ -51,6 +51,7 @@ function targets(n: number, image: string): PlannedTarget[] {
     cluster: `c${String(i).padStart(3, '0')}`,
     clusterServer: null,
     namespace: 'web',
+    repoURLs: ['https://git.example/web.git'],
     digest: `sha256:${image}`,
     objects: [deployment(image)],
   }));

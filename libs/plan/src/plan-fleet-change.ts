@@ -1,8 +1,16 @@
-import { type KubeObject } from '@flotilla/contract';
+import { groupOf, type KubeObject } from '@flotilla/contract';
 import { diffLabel, renderUnifiedDiff } from '@flotilla/diff';
 import {
+  checkDestination,
+  checkObject,
+  checkRepository,
+  literalRepoFields,
   projectNameOf,
+  restrictionsFor,
   rolloutStrategySpecSchema,
+  scopeFromManifests,
+  type ProjectSpec,
+  type ProjectViolation,
   type FleetObject,
   type FleetPolicy,
   type FleetPolicyParam,
@@ -19,6 +27,7 @@ import {
   type ObjectChange,
   type PlanReport,
   type PolicyViolation,
+  type ProjectViolationReport,
   type TargetPlan,
 } from './plan-report.js';
 import { assignSteps, stepName } from './rollout-steps.js';
@@ -32,6 +41,8 @@ export interface PlannedTarget {
   clusterServer: string | null;
   /** The destination namespace ('' when none). */
   namespace: string;
+  /** The repository URL of each of the target's sources, for its project's sourceRepos. */
+  repoURLs: readonly string[];
   /** The bundle digest of `objects`, as the hub computes it. */
   digest: string;
   objects: readonly KubeObject[];
@@ -94,6 +105,7 @@ export function planFleetChange(base: FleetSide, head: FleetSide, options: PlanO
   }
 
   const policies = evaluateHeadPolicies(base, head, appSets);
+  const projects = { violations: projectViolations(head, headAppSets, appSets) };
   const targets = appSets.flatMap((a) => a.targets);
   const count = (c: Change) => targets.filter((t) => t.change === c).length;
   const countSets = (c: AppSetPlan['change']) => appSets.filter((a) => a.change === c).length;
@@ -119,11 +131,45 @@ export function planFleetChange(base: FleetSide, head: FleetSide, options: PlanO
       guardHolds,
       heldByWindows: targets.filter((t) => t.change !== 'removed' && !t.windows.canSync).length,
       policyDenials: policies.violations.filter((v) => v.action === 'Deny').length,
+      projectViolations: projects.violations.length,
     },
     fleet: { objects: fleetObjects, deletionGuard: fleetGuard },
     appSets,
+    projects,
     policies,
   };
+}
+
+/**
+ * What the head's Projects say of every target of the head (the hub checks them all on each
+ * expansion, so a Project edit can refuse targets that do not change), with the expander's checks
+ * (libs/fleet-config): the repositories the appset and each source name, each destination, and
+ * each object whose scope the bundle tells.
+ */
+function projectViolations(
+  head: FleetSide,
+  documents: ReadonlyMap<string, unknown>,
+  appSets: readonly AppSetPlan[],
+): ProjectViolationReport[] {
+  const specs = new Map(
+    head.objects.flatMap((o) => (o.kind === 'Project' ? [[o.name, o.object.spec] as const] : [])),
+  );
+  const targets = byAppSet(head.targets);
+  const out: ProjectViolationReport[] = [];
+  for (const a of appSets) {
+    if (a.change === 'removed') continue;
+    // Not defined: `default`, which allows everything (another name, validation has refused).
+    const spec = specs.get(a.project);
+    if (spec === undefined) continue;
+    const report = (target: PlannedTarget | null, v: ProjectViolation | null): void => {
+      if (v)
+        out.push({ appSet: a.name, target: target?.name ?? null, cluster: target?.cluster ?? null, ...v });
+    };
+    for (const { repoURL } of literalRepoFields(documents.get(a.name)))
+      report(null, checkRepository(a.project, spec, repoURL));
+    for (const t of targets.get(a.name) ?? []) report(t, firstTargetViolation(a.project, spec, t, head));
+  }
+  return out;
 }
 
 interface AppSetInputs {
@@ -437,6 +483,37 @@ function evaluateHeadPolicies(
   }
   result.violations = violations;
   return result;
+}
+
+/** The hub stops at a target's first refusal: its repositories, then its destination, then its objects. */
+function firstTargetViolation(
+  project: string,
+  spec: ProjectSpec,
+  t: PlannedTarget,
+  head: FleetSide,
+): ProjectViolation | null {
+  for (const url of t.repoURLs) {
+    const v = checkRepository(project, spec, url);
+    if (v) return v;
+  }
+  const cluster = { name: t.cluster ?? '', labels: head.clusterLabels.get(t.cluster ?? '') ?? {} };
+  const destination = checkDestination(project, spec, cluster, t.namespace);
+  if (destination) return destination;
+  const restrictions = restrictionsFor(project, spec, cluster);
+  for (const o of t.objects) {
+    const group = groupOf(o.apiVersion);
+    const scope = scopeFromManifests(group, o.kind, t.objects);
+    if (scope === undefined) continue;
+    const v = checkObject(restrictions, {
+      group,
+      kind: o.kind,
+      name: o.metadata.name,
+      namespaced: scope === 'Namespaced',
+      namespace: o.metadata.namespace ?? t.namespace,
+    });
+    if (v) return v;
+  }
+  return null;
 }
 
 function namedWindows(objects: readonly FleetObject[]): NamedSyncWindow[] {

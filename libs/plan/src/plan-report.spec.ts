@@ -20,6 +20,7 @@ describe('the published plan report schema (docs/schemas/plan-report.schema.json
       'summary',
       'fleet',
       'appSets',
+      'projects',
       'policies',
     ]);
   });

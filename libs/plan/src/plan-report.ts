@@ -92,6 +92,17 @@ const violationSchema = z.object({
   message: z.string(),
 });
 
+const projectViolationSchema = z.object({
+  appSet: z.string(),
+  target: z
+    .string()
+    .nullable()
+    .meta({ description: 'null for a repository the appset document itself names' }),
+  cluster: z.string().nullable(),
+  code: z.enum(['repo-not-permitted', 'destination-not-permitted', 'kind-not-permitted']),
+  message: z.string(),
+});
+
 export const planReportSchema = z
   .object({
     base: z.object({ revision: z.string().nullable() }),
@@ -117,6 +128,7 @@ export const planReportSchema = z
         .int()
         .meta({ description: 'added or changed targets a window holds at `at`' }),
       policyDenials: z.number().int(),
+      projectViolations: z.number().int(),
     }),
     fleet: z.object({
       objects: z
@@ -127,6 +139,10 @@ export const planReportSchema = z
       }),
     }),
     appSets: z.array(appSetPlanSchema),
+    projects: z.object({ violations: z.array(projectViolationSchema) }).meta({
+      description:
+        "what the head's Projects forbid of its targets: the hub refuses such an appset's expansion",
+    }),
     policies: z.object({
       evaluated: z
         .number()
@@ -145,6 +161,7 @@ export type ObjectChange = z.infer<typeof objectChangeSchema>;
 export type FleetObjectChange = z.infer<typeof fleetObjectChangeSchema>;
 export type GuardReport = z.infer<typeof guardSchema>;
 export type PolicyViolation = z.infer<typeof violationSchema>;
+export type ProjectViolationReport = z.infer<typeof projectViolationSchema>;
 export type Change = z.infer<typeof change>;
 
 /**

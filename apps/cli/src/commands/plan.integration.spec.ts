@@ -383,6 +383,44 @@ spec:
     exitCode: 1,
   },
   {
+    name: 'a Project that does not allow one of the destinations',
+    change: () => {
+      write(
+        'fleet/projects/web-team.yaml',
+        `apiVersion: flotilla.dev/v1alpha1
+kind: Project
+metadata:
+  name: web-team
+spec:
+  sourceRepos: ['${REPO_URL}']
+  destinations:
+    - {cluster: 'prod-*', namespace: web}
+`,
+      );
+      write(
+        'fleet/appsets/web.yaml',
+        WEB_APPSET(['prod', 'staging']).replace('project: default', 'project: web-team'),
+      );
+    },
+    check: (r) => {
+      expect(r.projects.violations).toEqual([
+        {
+          appSet: 'web',
+          target: 'web-staging-1',
+          cluster: 'staging-1',
+          code: 'destination-not-permitted',
+          message: expect.stringContaining("project 'web-team'") as string,
+        },
+      ]);
+      expect(r.summary.projectViolations).toBe(1);
+      expect(r.appSets.find((a) => a.name === 'web')).toMatchObject({
+        project: 'web-team',
+        change: 'changed',
+      });
+    },
+    exitCode: 1,
+  },
+  {
     name: 'a commit that changes nothing the fleet renders',
     change: () => write('README.md', 'docs only\n'),
     check: (r) => {

@@ -219,6 +219,7 @@ export async function readSide(
           cluster: c.cluster,
           clusterServer: c.cluster === null ? null : (servers.get(c.cluster) ?? null),
           namespace: typeof dest?.namespace === 'string' ? dest.namespace : '',
+          repoURLs: sourceRepos(c.spec),
           digest: r.digest,
           objects: r.objects,
         });
@@ -266,6 +267,14 @@ function renderKey(c: Candidate, repos: ReadonlyMap<string, string>): string {
     ...(chart || sources.length > 1
       ? { name: c.name, namespace: dest?.namespace ?? null, project: spec['project'] ?? null }
       : {}),
+  });
+}
+
+function sourceRepos(spec: Record<string, unknown>): string[] {
+  const sources = (Array.isArray(spec['sources']) ? spec['sources'] : [spec['source']]) as unknown[];
+  return sources.flatMap((s) => {
+    const url = typeof s === 'object' && s !== null ? (s as { repoURL?: unknown }).repoURL : undefined;
+    return typeof url === 'string' ? [url] : [];
   });
 }
 
