@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
+import { DEFAULT_DELETION_GUARD_PERCENT } from '@flotilla/plan';
 import { z } from 'zod';
 import { DEFAULT_KUBE_VERSION } from '@flotilla/manifests';
 
@@ -167,7 +168,7 @@ export const hubEnvSchema = z.object({
     .number()
     .min(0)
     .max(100)
-    .default(50)
+    .default(DEFAULT_DELETION_GUARD_PERCENT)
     .describe(
       'An appset expansion that would delete more than this share of its targets (or all of them) waits for confirmation.',
     ),
