@@ -17,6 +17,12 @@ const CASES: [AuditRecord, string[]][] = [
   [event('sync.succeeded', 'target:web-eu-1', { revision: rev }), ['sync-succeeded', 'deployed']],
   [event('sync.failed', 'target:web-eu-1', { revision: rev, message: 'boom' }), ['sync-failed']],
   [event('sync.partial', 'target:web-eu-1', { revision: rev }), ['sync-failed']],
+  [
+    event('sync.blocked', 'target:web-eu-1', { revision: rev, message: 'blocked by window freeze' }),
+    ['window-held'],
+  ],
+  [event('target.sync-requested', 'target:web-eu-1', { reason: 'hotfix', dryRun: false }), ['sync-running']],
+  [event('target.sync-requested', 'target:web-eu-1', { reason: 'look', dryRun: true }), []],
   [event('health.changed', 'target:web-eu-1', { from: 'Healthy', to: 'Degraded' }), ['health-degraded']],
   [event('health.changed', 'target:web-eu-1', { from: 'Degraded', to: 'Healthy' }), []],
   [
