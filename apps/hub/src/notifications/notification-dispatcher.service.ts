@@ -239,24 +239,34 @@ export class NotificationDispatcher implements OnApplicationBootstrap, OnApplica
         })
       ).map((c) => [c.name, c]),
     );
-    // Whether a rollout of the appset carries the event's revision: its targets' syncs of that
-    // revision are told by the rollout's messages. Judged by revision, not by time: a report's audit
-    // event may be written after the rollout it completed, and a lagging dispatcher must fold alike.
+    // Whether a rollout released the event's target at the event's revision: that target's syncs of
+    // it are told by the rollout's messages. Judged by what the rollout released, not by time: a
+    // report's audit event may be written after the rollout it completed, and a lagging dispatcher
+    // must fold alike; a cluster added after the rollout completed is released without it, and told.
     const revisionOf = (e: AuditRecord) =>
       typeof e.details['revision'] === 'string' ? e.details['revision'] : null;
     const revisions = [...new Set(events.map(revisionOf).filter((r): r is string => r !== null))];
     const rollouts =
-      revisions.length === 0
+      revisions.length === 0 || targets.size === 0
         ? []
         : await tx.rollout.findMany({
             where: {
               appSetId: { in: [...new Set([...targets.values()].map((t) => t.appSetId))] },
               revision: { in: revisions },
             },
-            select: { appSetId: true, revision: true, createdAt: true },
+            select: { appSetId: true, revision: true, progress: true },
           });
-    const rolling = (appSetId: string, e: AuditRecord) =>
-      rollouts.some((r) => r.appSetId === appSetId && r.revision === revisionOf(e) && r.createdAt <= e.at);
+    const released = rollouts.map((r) => ({
+      appSetId: r.appSetId,
+      revision: r.revision,
+      // progress.released: target name → when the rollout released it (rollout-plan.ts).
+      targets: asRecord((r.progress as { released?: unknown } | null)?.released),
+    }));
+    const rolling = (appSetId: string, e: AuditRecord, target: string | null) =>
+      target !== null &&
+      released.some(
+        (r) => r.appSetId === appSetId && r.revision === revisionOf(e) && r.targets[target] !== undefined,
+      );
     const out = new Map<bigint, { context: EventContext; rolloutActive: boolean }>();
     for (const e of events) {
       const [kind, name] = splitScope(e.scope);
@@ -290,7 +300,7 @@ export class NotificationDispatcher implements OnApplicationBootstrap, OnApplica
         context.cluster = name;
         context.clusterLabels = c ? asRecord(c.labels) : {};
       }
-      out.set(e.id, { context, rolloutActive: appSetId !== null && rolling(appSetId, e) });
+      out.set(e.id, { context, rolloutActive: appSetId !== null && rolling(appSetId, e, context.target) });
     }
     return out;
   }
