@@ -1,6 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestGitRepo, type TestGitRepo } from '../testing/test-git-repo.js';
 import { hubCaller, startTestHub, type TestHub } from '../testing/test-hub.js';
+import {
+  startTestNotificationReceiver,
+  type TestNotificationReceiver,
+} from '../testing/test-notification-receiver.js';
+
+const SECRET = 'a-shared-hmac-secret-of-the-team';
 
 interface SourceView {
   id: string;
@@ -36,6 +42,7 @@ spec:
 describe('NotificationPolicy from a fleet repository (PostgreSQL, Redis, Git)', () => {
   let hub: TestHub;
   let fleetRepo: TestGitRepo;
+  let receiver: TestNotificationReceiver;
   const call = hubCaller(() => hub);
   const source = async () => {
     const list = await call<SourceView[]>('GET', '/api/v1/fleet-sources');
@@ -51,6 +58,7 @@ describe('NotificationPolicy from a fleet repository (PostgreSQL, Redis, Git)', 
       'fleet/projects.yaml': `${project('team-a')}---\n${project('team-b')}`,
       'fleet/notify.yaml': policy('{{ .trigger }} on {{ .appSet }}'),
     });
+    receiver = await startTestNotificationReceiver(SECRET, 'ok');
     hub = await startTestHub({
       FLEET_REPOSITORIES: `${fleetRepo.url}#main:fleet`,
       FLOTILLA_SECRETS_KEY: 'ab'.repeat(32),
@@ -58,6 +66,7 @@ describe('NotificationPolicy from a fleet repository (PostgreSQL, Redis, Git)', 
   }, 120_000);
   afterAll(async () => {
     await hub?.close();
+    await receiver?.close();
     fleetRepo?.remove();
   });
 
@@ -73,10 +82,18 @@ describe('NotificationPolicy from a fleet repository (PostgreSQL, Redis, Git)', 
     const created = await call('POST', '/api/v1/notifications/destinations', {
       name: 'team',
       type: 'webhook',
-      url: 'http://127.0.0.1:9/hook',
-      secret: 'a-shared-hmac-secret-of-the-team',
+      url: receiver.url,
+      secret: SECRET,
     });
     expect(created.status).toBe(201);
+    // Refusals of later commits are told through the API's own policy.
+    const refusals = await call('POST', '/api/v1/notifications/policies', {
+      apiVersion: 'flotilla.dev/v1alpha1',
+      kind: 'NotificationPolicy',
+      metadata: { name: 'refusals' },
+      spec: { triggers: ['policy-refused'], destinations: ['team'], digestWindow: '0s' },
+    });
+    expect(refusals.status).toBe(201);
     const commit = fleetRepo.commit({ 'README.md': '# fleet\n' }, 'retry');
     await settle((x) => `${x.status} ${x.appliedCommit ?? '-'}`, `Ready ${commit}`);
     const stored = await call<PolicyView>('GET', '/api/v1/notifications/policies/web-failures');
@@ -99,18 +116,26 @@ describe('NotificationPolicy from a fleet repository (PostgreSQL, Redis, Git)', 
 
   it('refuses a commit whose template does not render, naming file and field; nothing changes', async () => {
     const good = fleetRepo.head();
-    fleetRepo.commit({ 'fleet/notify.yaml': policy('{{ .nosuchfield }}') }, 'bad template');
+    const bad = fleetRepo.commit({ 'fleet/notify.yaml': policy('{{ .nosuchfield }}') }, 'bad template');
     const s = await settle((x) => `${x.status} ${x.error?.code ?? '-'}`, 'Error invalid-commit');
     expect(s.appliedCommit).toBe(good);
     expect(s.error?.errors?.[0]).toMatchObject({ file: 'fleet/notify.yaml', path: 'spec.template.title' });
     const stored = await call<PolicyView>('GET', '/api/v1/notifications/policies/web-failures');
     expect(stored.body.sourceCommit).toBe(good);
+    // The refusal is the policy-refused trigger, told once with the commit.
+    await expect
+      .poll(() => receiver.messages().filter((m) => m.event === 'policy-refused').length, { timeout: 30_000 })
+      .toBe(1);
+    const [told] = receiver.messages().filter((m) => m.event === 'policy-refused');
+    expect(told?.signatureValid).toBe(true);
+    expect(String(told?.body['text'])).toContain(`fleet commit ${bad.slice(0, 12)} refused`);
   }, 90_000);
 
   it('removes the policy with its file', async () => {
     const commit = fleetRepo.commit({ 'fleet/notify.yaml': null }, 'no more notifications');
     await settle((x) => `${x.status} ${x.appliedCommit ?? '-'}`, `Ready ${commit}`);
     expect((await call('GET', '/api/v1/notifications/policies/web-failures')).status).toBe(404);
+    expect((await call('DELETE', '/api/v1/notifications/policies/refusals')).status).toBe(204);
     expect((await call('DELETE', '/api/v1/notifications/destinations/team')).status).toBe(204);
   }, 90_000);
 });
