@@ -91,7 +91,11 @@ describe('NotificationPolicy from a fleet repository (PostgreSQL, Redis, Git)', 
       apiVersion: 'flotilla.dev/v1alpha1',
       kind: 'NotificationPolicy',
       metadata: { name: 'refusals' },
-      spec: { triggers: ['policy-refused'], destinations: ['team'], digestWindow: '0s' },
+      spec: {
+        triggers: ['policy-refused', 'deletion-guard-held'],
+        destinations: ['team'],
+        digestWindow: '0s',
+      },
     });
     expect(refusals.status).toBe(201);
     const commit = fleetRepo.commit({ 'README.md': '# fleet\n' }, 'retry');
@@ -130,6 +134,27 @@ describe('NotificationPolicy from a fleet repository (PostgreSQL, Redis, Git)', 
     expect(told?.signatureValid).toBe(true);
     expect(String(told?.body['text'])).toContain(`fleet commit ${bad.slice(0, 12)} refused`);
   }, 90_000);
+
+  it('tells of a commit the deletion guard holds, once', async () => {
+    const good = fleetRepo.commit({ 'fleet/notify.yaml': policy('{{ .trigger }} on {{ .appSet }}') }, 'fix');
+    await settle((x) => `${x.status} ${x.appliedCommit ?? '-'}`, `Ready ${good}`);
+    // 2 of the source's 3 objects at once: over the 50 % guard.
+    fleetRepo.commit({ 'fleet/projects.yaml': null }, 'drop the projects');
+    await settle((x) => x.status, 'Held');
+    await expect
+      .poll(() => receiver.messages().filter((m) => m.event === 'deletion-guard-held').length, {
+        timeout: 30_000,
+      })
+      .toBe(1);
+    const [held] = receiver.messages().filter((m) => m.event === 'deletion-guard-held');
+    expect(String(held?.body['text'])).toContain('the deletion guard holds a change of fleet-source');
+    const restored = fleetRepo.commit(
+      { 'fleet/projects.yaml': `${project('team-a')}---\n${project('team-b')}` },
+      'projects back',
+    );
+    await settle((x) => `${x.status} ${x.appliedCommit ?? '-'}`, `Ready ${restored}`);
+    expect(receiver.messages().filter((m) => m.event === 'deletion-guard-held')).toHaveLength(1);
+  }, 120_000);
 
   it('removes the policy with its file', async () => {
     const commit = fleetRepo.commit({ 'fleet/notify.yaml': null }, 'no more notifications');
