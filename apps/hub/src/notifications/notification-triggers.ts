@@ -181,7 +181,9 @@ export function triggersOf(e: AuditRecord): TriggerHit[] {
     case 'break-glass.closed':
     case 'break-glass.expired': {
       const what = e.action.slice('break-glass.'.length) as 'opened' | 'closed' | 'expired';
-      const changes = Array.isArray(d['manualChanges']) ? d['manualChanges'].length : 0;
+      // The hub records the count (break-glass.service); an array is counted too.
+      const recorded = d['manualChanges'];
+      const changes = typeof recorded === 'number' ? recorded : Array.isArray(recorded) ? recorded.length : 0;
       return [
         {
           trigger: `break-glass-${what}`,

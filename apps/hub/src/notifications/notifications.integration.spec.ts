@@ -277,6 +277,23 @@ describe('notifications (PostgreSQL, Redis, HTTP receivers)', () => {
     expect(String(open?.body['text'])).toContain('incident 7');
   }, 60_000);
 
+  it('tells of a break-glass that expired, with the count of manual changes made under it', async () => {
+    // The incidents policy (above) hears break-glass-expired too.
+    const opened = await fleet.call<{ id: number }>('POST', '/api/v1/break-glass', {
+      scope: 'cluster',
+      name: 'us-1',
+      reason: 'incident 8',
+      expiresAt: new Date(Date.now() + 3_000).toISOString(),
+      pauseSelfHeal: true,
+    });
+    expect(opened.status).toBe(201);
+    const expired = () => good.messages().filter((m) => m.event === 'break-glass-expired');
+    await expect.poll(() => expired().length, { timeout: 30_000 }).toBe(1);
+    expect(String(expired()[0]?.body['text'])).toContain(
+      'break-glass on cluster us-1 expired; 0 manual change(s) recorded',
+    );
+  }, 60_000);
+
   it('tells of a sync asked (running), a held revision once per target and revision, and a success', async () => {
     expect(
       (
