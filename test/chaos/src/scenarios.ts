@@ -1,7 +1,9 @@
+import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { QUEUE_NAMES, type AssignmentsResponse, type Bundle } from '@flotilla/contract';
 import { waitFor } from '@flotilla/cli/fleet';
+import { startTestNotificationReceiver } from '@flotilla/hub/testing/notification-receiver';
 import { bundleDigest } from '@flotilla/manifests';
 import { type ProxyFaultStatus } from './agent-proxy.js';
 import { DesiredStateRegression, type ChaosFleet, type LedgerCheck } from './chaos-fleet.js';
@@ -669,7 +671,160 @@ const twoHubs: Scenario = {
   },
 };
 
-/** In the order they run: the fleet run first (it deploys the apps), two hubs last (it leaves one killed). */
+/** The shared secret of the chaos receiver's webhook destination (it verifies every HMAC). */
+const NOTIFY_SECRET = randomBytes(24).toString('hex');
+
+interface ToldMessage {
+  trigger: string;
+  revision: string | null;
+  count: number;
+}
+
+const notifyTwoHubs: Scenario = {
+  name: 'notify-two-hubs',
+  fault: 'notifications with two hubs; kill -9 one mid-rollout',
+  async run(ctx) {
+    const { fleet } = ctx;
+    // Two replicas again (the two-hubs run leaves hub 0 killed), both reachable by the agents.
+    for (const hub of fleet.hubs) if (!fleet.liveHubs().includes(hub)) await fleet.startHub(hub);
+    while (fleet.liveHubs().length < 2) await fleet.addHub();
+    const [first] = fleet.liveHubs();
+    if (!first) throw new Error('no hub runs');
+    fleet.proxy.setUpstreams(fleet.liveHubs().map((h) => h.url));
+    const receiver = await startTestNotificationReceiver(NOTIFY_SECRET, 'ok');
+    try {
+      const api = fleet.liveApi();
+      const destination = await api.send('POST', '/api/v1/notifications/destinations', {
+        name: 'chaos-receiver',
+        type: 'webhook',
+        url: receiver.url,
+        secret: NOTIFY_SECRET,
+      });
+      check(destination.status === 201, `the destination was refused (${destination.status})`);
+      // No digest window: every target's deployment is its own delivery as soon as it is recorded,
+      // so many are queued, sending or just sent when the hub dies.
+      const policy = await api.send('POST', '/api/v1/notifications/policies', {
+        apiVersion: 'flotilla.dev/v1alpha1',
+        kind: 'NotificationPolicy',
+        metadata: { name: 'chaos-deployed' },
+        spec: {
+          triggers: ['deployed'],
+          appSets: ['chaos'],
+          destinations: ['chaos-receiver'],
+          digestWindow: '0s',
+        },
+      });
+      check(policy.status === 201, `the policy was refused (${policy.status})`);
+
+      const release = ctx.nextRelease();
+      const sha = await fleet.commitAndPush(release);
+      await rolloutStarted(ctx, sha);
+      // Kill while deliveries are being sent: once the first message of this commit arrived (or
+      // after 30 s, whatever has arrived by then).
+      await waitFor(
+        'the first message of the commit',
+        () => Promise.resolve(receiver.messages().some((m) => m.body['revision'] === sha) ? true : undefined),
+        { timeoutMs: 30_000, intervalMs: 20 },
+      ).catch(() => undefined);
+      await fleet.killHub(first);
+      // What the receiver had taken and what the hub had not yet recorded as sent, at the kill: a
+      // message in between (answered, then the hub died) is sent again under the same id.
+      const receivedAtKill = new Set(receiver.messages().map((m) => m.delivery));
+      const unsentAtKill = new Set(
+        await fleet.sql(async (c) =>
+          (
+            await c.query<{ id: string }>(
+              `SELECT "id" FROM "NotificationDelivery" WHERE "policyName" = 'chaos-deployed' AND "status" <> 'Sent'`,
+            )
+          ).rows.map((r) => r.id),
+        ),
+      );
+      ctx.progress(
+        `  killed hub ${first.index} (-9) with ${fleet.clustersOn(release)}/${fleet.clusterCount} clusters on ${release}, ${receivedAtKill.size} message(s) received, ${unsentAtKill.size} delivery row(s) not yet Sent`,
+      );
+      const { ms, ledger } = await settle(ctx, release, sha);
+
+      // Every target was deployed once at this revision, so each is told once; every delivery row
+      // ends Sent and its id arrived; an id arrives twice only if the hub died between the
+      // receiver's answer and recording it (a receiver dropping repeated X-Flotilla-Delivery ids
+      // then sees each message exactly once).
+      const targets = fleet.clusterCount * ctx.params.apps;
+      const state = async () => {
+        const mine = receiver.messages().filter((m) => (m.body as unknown as ToldMessage).revision === sha);
+        const rows = await fleet.sql(
+          async (c) =>
+            (
+              await c.query<{ id: string; status: string }>(
+                `SELECT "id", "status" FROM "NotificationDelivery" WHERE "policyName" = 'chaos-deployed'`,
+              )
+            ).rows,
+        );
+        return {
+          told: mine.reduce((n, m) => n + (m.body as unknown as ToldMessage).count, 0),
+          repeated: receiver
+            .messages()
+            .filter((m) => m.accepted > 1)
+            .map((m) => m.delivery),
+          invalid: mine.filter((m) => !m.signatureValid).length,
+          rows,
+          unsent: rows.filter((r) => r.status !== 'Sent').length,
+          received: new Set(receiver.messages().map((m) => m.delivery)),
+        };
+      };
+      let seen = await state();
+      try {
+        // A job the dead hub held is taken over once its lock lapses (BullMQ's stalled check) or
+        // the dispatcher queues its row again (30 s).
+        await waitFor(
+          `${targets} deployments told and every delivery Sent`,
+          async () => {
+            seen = await state();
+            return seen.told >= targets && seen.unsent === 0 ? true : undefined;
+          },
+          { timeoutMs: 180_000, intervalMs: 500 },
+        );
+      } catch {
+        throw new ChaosCheckError(
+          `${seen.told} of ${targets} deployments told; ${seen.unsent} of ${seen.rows.length} deliveries not Sent`,
+          'nothing-lost',
+        );
+      }
+      check(seen.told === targets, `${seen.told} deployments told for ${targets} targets`, 'nothing-lost');
+      check(seen.invalid === 0, `${seen.invalid} message(s) with a bad signature`);
+      const lost = seen.rows.filter((r) => !seen.received.has(r.id)).map((r) => r.id);
+      check(lost.length === 0, `deliveries Sent that never arrived: ${lost.join(', ')}`, 'nothing-lost');
+      check(
+        seen.received.size === seen.rows.length,
+        `${seen.received.size} delivery ids received for ${seen.rows.length} delivery rows`,
+        'nothing-lost',
+      );
+      const doubled = seen.repeated.filter((id) => !(receivedAtKill.has(id) && unsentAtKill.has(id)));
+      check(
+        doubled.length === 0,
+        `delivered more than once without a kill between answer and record: ${doubled.join(', ')}`,
+        'nothing-lost',
+      );
+      const delivered = seen.received.size;
+      return {
+        figures: {
+          'messages received': String(delivered),
+          'received before the kill': String(receivedAtKill.size),
+          'repeated (answered, then the hub died)': String(seen.repeated.length),
+          'after the kill: commit → converged': seconds(ms),
+        },
+        ledger,
+      };
+    } finally {
+      await receiver.close();
+      fleet.proxy.setUpstreams(fleet.liveHubs().map((h) => h.url));
+    }
+  },
+};
+
+/**
+ * In the order they run: the fleet run first (it deploys the apps), the two-hub runs last (each
+ * leaves one hub killed).
+ */
 export const SCENARIOS: Scenario[] = [
   fleetRun,
   hubKill,
@@ -681,4 +836,5 @@ export const SCENARIOS: Scenario[] = [
   gitHostEmpty,
   proxyFaults,
   twoHubs,
+  notifyTwoHubs,
 ];
