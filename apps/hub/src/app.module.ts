@@ -86,6 +86,8 @@ import { TargetReasons } from './targets/target-reasons.service.js';
 import { FleetViewService } from './fleet-view/fleet-view.service.js';
 import { FleetEvents } from './fleet-view/fleet-events.service.js';
 import { FleetViewController } from './fleet-view/fleet-view.controller.js';
+import { RetentionService } from './retention/retention.service.js';
+import { RetentionProcessor } from './retention/retention.processor.js';
 
 /** One handler per queue of the contract's registry (checked at start by WorkerBootstrap). */
 const HANDLERS = [
@@ -96,6 +98,7 @@ const HANDLERS = [
   ReportIngestProcessor,
   FleetReconcileProcessor,
   NotifyProcessor,
+  RetentionProcessor,
 ];
 
 export interface AppModuleOptions {
@@ -128,6 +131,7 @@ export class AppModule {
       ReasonMetrics,
       AuditLog,
       AuditChainMonitor,
+      RetentionService,
       JobQueues,
       ClusterWakeups,
       GitMirrorsService,
