@@ -87,6 +87,7 @@ import { FleetViewService } from './fleet-view/fleet-view.service.js';
 import { FleetEvents } from './fleet-view/fleet-events.service.js';
 import { FleetViewController } from './fleet-view/fleet-view.controller.js';
 import { RetentionService } from './retention/retention.service.js';
+import { AuditArchive } from './audit/audit-archive.service.js';
 import { RetentionProcessor } from './retention/retention.processor.js';
 
 /** One handler per queue of the contract's registry (checked at start by WorkerBootstrap). */
@@ -131,6 +132,7 @@ export class AppModule {
       ReasonMetrics,
       AuditLog,
       AuditChainMonitor,
+      AuditArchive,
       RetentionService,
       JobQueues,
       ClusterWakeups,
