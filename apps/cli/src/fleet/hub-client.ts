@@ -172,6 +172,24 @@ export class HubClient {
     return (await this.send<T>(method, path, body)).body;
   }
 
+  /** A download (an NDJSON archive): the body as text; an error answer throws as `request` does. */
+  async text(path: string): Promise<string> {
+    const headers: Record<string, string> = {};
+    if (this.token) headers['authorization'] = `Bearer ${this.token}`;
+    const url = new URL(path, this.baseUrl);
+    let res: Response;
+    let text: string;
+    try {
+      res = await fetch(url, { headers });
+      text = await res.text();
+    } catch (err) {
+      throw new HubUnreachableError(this.baseUrl, err);
+    }
+    if (!res.ok)
+      throw new HubApiError(res.status, text ? safeJson(text) : undefined, 'GET', path, url.toString());
+    return text;
+  }
+
   /** Like `request`, also returning the HTTP status (the hub says created/replaced with 201/200). */
   async send<T>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
     const headers: Record<string, string> = { accept: 'application/json' };
