@@ -15,6 +15,8 @@ const LISTINGS = [
   { path: '/api/v1/clusters', names: ['c-a', 'c-b', 'c-c', 'c-d', 'c-e'] },
   { path: '/api/v1/appsets', names: ['app-1', 'app-2', 'app-3'] },
   { path: '/api/v1/targets', names: ['t-1', 't-2', 't-3', 't-4'] },
+  { path: '/api/v1/projects', names: ['team-a', 'team-b', 'team-c'] },
+  { path: '/api/v1/windows', names: ['freeze-1', 'freeze-2', 'freeze-3'] },
 ];
 
 describe('paged listings (real hub, PostgreSQL)', () => {
@@ -22,6 +24,29 @@ describe('paged listings (real hub, PostgreSQL)', () => {
     hub = await startTestHub();
     for (const name of LISTINGS[0]!.names)
       expect((await call('POST', '/api/v1/clusters', { name })).status).toBe(201);
+    for (const name of LISTINGS[3]!.names) {
+      const project = await call('POST', '/api/v1/projects', {
+        apiVersion: 'flotilla.dev/v1alpha1',
+        kind: 'Project',
+        metadata: { name },
+        spec: {
+          sourceRepos: ['https://git.example.com/apps.git'],
+          destinations: [{ cluster: 'c-a', namespace: name }],
+        },
+      });
+      expect(project.status).toBe(201);
+    }
+    for (const name of LISTINGS[4]!.names) {
+      const window = await call('POST', '/api/v1/windows', {
+        name,
+        kind: 'deny',
+        schedule: '0 22 * * *',
+        duration: '1h',
+        clusters: ['c-*'],
+        reason: 'nightly freeze',
+      });
+      expect(window.status).toBe(201);
+    }
     const db = hub.app.get(Database);
     const cluster = await db.prisma.cluster.findUniqueOrThrow({ where: { name: 'c-a' } });
     for (const name of LISTINGS[1]!.names) {
