@@ -10,3 +10,10 @@ CREATE INDEX IF NOT EXISTS "ProcessedReport_untrimmed_receivedAt_idx" ON "Proces
 -- Bundles are pruned oldest first. IF NOT EXISTS: on a large database build these CONCURRENTLY by
 -- hand first (hub README, "Migrations and locks on large databases"); this then finds them.
 CREATE INDEX IF NOT EXISTS "Bundle_createdAt_idx" ON "Bundle"("createdAt");
+-- How far report ids were deleted (kind "reportIds"): ingest drops reports observed before it.
+CREATE TABLE "RetentionWatermark" (
+    "kind" TEXT NOT NULL,
+    "before" TIMESTAMP(3) NOT NULL,
+
+    CONSTRAINT "RetentionWatermark_pkey" PRIMARY KEY ("kind")
+);

@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { Inject, Injectable, Optional } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import type { ComparisonReport, DriftReport, HealthReport, Report, SyncReport } from '@flotilla/contract';
 import { Database } from '../db/database.js';
-import { HUB_CONFIG, type HubConfig } from '../config/hub-config.js';
 import { replayHorizon } from '../retention/retention-periods.js';
 import { toJson } from '../common/json.js';
 import { AuditLog, type AuditEntry } from '../audit/audit.service.js';
@@ -98,17 +97,19 @@ export class ReportIngestService {
     private readonly db: Database,
     private readonly audit: AuditLog,
     private readonly metrics: HubMetrics,
-    /** Absent in service tests built by hand: then report ids are kept forever (no horizon). */
-    @Optional() @Inject(HUB_CONFIG) private readonly config?: HubConfig,
   ) {}
 
   async ingestBatch(
     clusterId: string,
     reports: Report[],
   ): Promise<{ accepted: number; duplicates: number; expired?: number }> {
-    // Retention deletes report ids after a while; a report observed before that horizon could be a
-    // replay whose id is gone, so it is dropped unread rather than risk applying it twice.
-    const horizon = replayHorizon(this.config?.retention.reportIdDays ?? 0, new Date());
+    // Retention deletes report ids after a while; a report observed before what it deleted could be
+    // a replay whose id is gone, so it is dropped unread rather than risk applying it twice.
+    const watermark = await this.db.prisma.retentionWatermark.findUnique({
+      where: { kind: 'reportIds' },
+      select: { before: true },
+    });
+    const horizon = replayHorizon(watermark?.before ?? null);
     const expired = new Set(
       horizon === null ? [] : reports.filter((r) => Date.parse(r.at) < horizon.getTime()),
     );

@@ -324,7 +324,7 @@ export const hubEnvSchema = z.object({
     .min(0)
     .default(90)
     .describe(
-      'Days an agent report id is kept to recognise replays. A report observed longer ago than this is too old to tell from a replay and is dropped at ingest. 0 = keep ids forever.',
+      'Days an agent report id is kept to recognise replays. Once ids were deleted, a report observed before them is too old to tell from a replay and is dropped at ingest. 0 = keep ids forever.',
     ),
   RETENTION_SYNC_RUN_DAYS: z.coerce
     .number()

@@ -2,10 +2,7 @@ import type { RetentionConfig } from '../config/hub-config.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
-/**
- * Report ids are deleted a day after the replay horizon, so an agent whose clock runs up to a day
- * ahead of the hub's still cannot slip a replay between the two.
- */
+/** How far ahead of the hub's clock an agent's may run without a replay slipping through. */
 const CLOCK_SKEW_MARGIN_DAYS = 1;
 
 /** How far back from `now` a period of `days` reaches; null = 0 days, kept forever. */
@@ -14,11 +11,14 @@ function before(now: Date, days: number): Date | null {
 }
 
 /**
- * Reports the agent observed before this are too old to tell from a replay whose id retention has
- * deleted: ingest drops them. Null when ids are kept forever.
+ * Reports the agent observed before this could be replays whose ids retention deleted (ids received
+ * before `idsDeletedBefore` are gone; an agent's clock may run up to a day ahead): ingest drops them.
+ * Null while no id was ever deleted.
  */
-export function replayHorizon(reportIdDays: number, now: Date): Date | null {
-  return before(now, reportIdDays);
+export function replayHorizon(idsDeletedBefore: Date | null): Date | null {
+  return idsDeletedBefore === null
+    ? null
+    : new Date(idsDeletedBefore.getTime() + CLOCK_SKEW_MARGIN_DAYS * DAY_MS);
 }
 
 /** What retention may prune: rows older than each cutoff (null = that kind is kept forever). */
@@ -36,7 +36,7 @@ export interface RetentionCutoffs {
 export function retentionCutoffs(config: RetentionConfig, now: Date): RetentionCutoffs {
   return {
     reportPayloads: before(now, config.reportPayloadDays),
-    reportIds: config.reportIdDays === 0 ? null : before(now, config.reportIdDays + CLOCK_SKEW_MARGIN_DAYS),
+    reportIds: before(now, config.reportIdDays),
     syncRuns: before(now, config.syncRunDays),
     bundles: before(now, config.bundleDays),
   };

@@ -86,14 +86,14 @@ describe('retention on PostgreSQL', () => {
     agentReportId: `report-${id}`,
   });
 
-  it('trims report payloads after their period, keeps ids for replays, then deletes the ids a day past the horizon', async () => {
+  it('trims report payloads after their period, keeps ids for replays, then deletes the ids after theirs', async () => {
     const now = new Date();
     await db.prisma.processedReport.createMany({
       data: [
         report('fresh', daysAgo(1, now)),
         ...[1, 2, 3, 4, 5].map((i) => report(`week-old-${i}`, daysAgo(10, now))),
-        // Past the 30-day replay horizon but inside the day of margin: the id stays.
-        report('at-horizon', daysAgo(30.5, now)),
+        // Just inside the 30 days ids are kept.
+        report('at-horizon', daysAgo(29.5, now)),
         report('expired', daysAgo(40, now)),
       ],
     });
@@ -151,7 +151,7 @@ describe('retention on PostgreSQL', () => {
       reportPayloadsTrimmed: 0,
       reportIdsDeleted: 0,
       bundlesDeleted: 0,
-      cutoffs: { syncRuns: daysAgo(60, now).toISOString(), reportIds: daysAgo(31, now).toISOString() },
+      cutoffs: { syncRuns: daysAgo(60, now).toISOString(), reportIds: daysAgo(30, now).toISOString() },
     });
     expect(events[1]?.details).toMatchObject({ syncRunsDeleted: 0 });
     expect(await new AuditLog(db).verify()).toMatchObject({ valid: true });
@@ -274,23 +274,40 @@ describe('retention on PostgreSQL', () => {
       });
     });
 
-    it('drops a report observed before the replay horizon unread: no run, no audit, no id', async () => {
-      const ingest = new ReportIngestService(db, new AuditLog(db), metrics, config);
+    it('takes an old report while no id was deleted, and drops one observed before what retention deleted', async () => {
+      const ingest = new ReportIngestService(db, new AuditLog(db), metrics);
+      // Nothing pruned yet: however old, a report is recognised by its id.
+      expect(await ingest.ingestBatch(target.clusterId, [sync('old-but-known', daysAgo(40))])).toEqual({
+        accepted: 1,
+        duplicates: 0,
+      });
+      await db.prisma.processedReport.updateMany({ data: { receivedAt: daysAgo(40) } });
+      expect((await retention.run()).reportIdsDeleted).toBe(1);
+      const runs = await db.prisma.syncRun.count();
       const audited = await db.prisma.auditEvent.count();
 
-      const result = await ingest.ingestBatch(target.clusterId, [sync('ancient', daysAgo(31))]);
+      // Its replay, and anything observed before the deleted ids (plus a day of clock skew), is dropped.
+      const result = await ingest.ingestBatch(target.clusterId, [
+        sync('old-but-known', daysAgo(40)),
+        sync('ancient', daysAgo(29.5)),
+      ]);
 
-      expect(result).toEqual({ accepted: 0, duplicates: 0, expired: 1 });
-      expect(await db.prisma.syncRun.count()).toBe(0);
+      expect(result).toEqual({ accepted: 0, duplicates: 0, expired: 2 });
+      expect(await db.prisma.syncRun.count()).toBe(runs);
       expect(await db.prisma.processedReport.count()).toBe(0);
       expect(await db.prisma.auditEvent.count()).toBe(audited);
       expect(await metrics.registry.metrics()).toContain(
-        'flotilla_agent_reports_total{type="sync",result="expired"} 1',
+        'flotilla_agent_reports_total{type="sync",result="expired"} 2',
       );
+      // A report of now is taken as ever.
+      expect(await ingest.ingestBatch(target.clusterId, [sync('fresh', new Date())])).toEqual({
+        accepted: 1,
+        duplicates: 0,
+      });
     });
 
     it('adds no second sync run when a report whose id was deleted is sent again', async () => {
-      const ingest = new ReportIngestService(db, new AuditLog(db), metrics, config);
+      const ingest = new ReportIngestService(db, new AuditLog(db), metrics);
       const report = sync('again', daysAgo(2));
       expect(await ingest.ingestBatch(target.clusterId, [report])).toEqual({ accepted: 1, duplicates: 0 });
       // As if its id had outlived its period while the run is still kept.

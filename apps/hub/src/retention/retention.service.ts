@@ -44,7 +44,7 @@ export class RetentionService {
     const cutoffs = retentionCutoffs(this.config.retention, now);
     const counts: RetentionCounts = {
       reportPayloadsTrimmed: await this.batched((n) => this.trimReportPayloads(cutoffs.reportPayloads, n)),
-      reportIdsDeleted: await this.batched((n) => this.deleteReportIds(cutoffs.reportIds, n)),
+      reportIdsDeleted: await this.deleteReportIdsAll(cutoffs.reportIds),
       syncRunsDeleted: await this.batched((n) => this.deleteSyncRuns(cutoffs.syncRuns, n)),
       bundlesDeleted: await this.batched((n) => this.deleteBundles(cutoffs.bundles, n)),
     };
@@ -84,6 +84,18 @@ export class RetentionService {
                        WHERE "payload" IS NOT NULL AND "receivedAt" < ${cutoff}
                        ORDER BY "receivedAt" LIMIT ${limit}
                        FOR UPDATE SKIP LOCKED)`;
+  }
+
+  /**
+   * Report ids received before the cutoff. The watermark moves first, so ingest drops a replay of
+   * any id this may delete (see replayHorizon) before the id is gone.
+   */
+  private async deleteReportIdsAll(cutoff: Date | null): Promise<number> {
+    if (cutoff === null) return 0;
+    await this.db.prisma.$executeRaw`
+      INSERT INTO "RetentionWatermark" ("kind", "before") VALUES ('reportIds', ${cutoff})
+      ON CONFLICT ("kind") DO UPDATE SET "before" = GREATEST("RetentionWatermark"."before", EXCLUDED."before")`;
+    return this.batched((n) => this.deleteReportIds(cutoff, n));
   }
 
   private async deleteReportIds(cutoff: Date | null, limit: number): Promise<number> {
