@@ -17,6 +17,7 @@ const LISTINGS = [
   { path: '/api/v1/targets', names: ['t-1', 't-2', 't-3', 't-4'] },
   { path: '/api/v1/projects', names: ['team-a', 'team-b', 'team-c'] },
   { path: '/api/v1/windows', names: ['freeze-1', 'freeze-2', 'freeze-3'] },
+  { path: '/api/v1/tokens', names: ['ci-1', 'ci-2', 'ci-3'] },
 ];
 
 describe('paged listings (real hub, PostgreSQL)', () => {
@@ -46,6 +47,9 @@ describe('paged listings (real hub, PostgreSQL)', () => {
         reason: 'nightly freeze',
       });
       expect(window.status).toBe(201);
+    }
+    for (const name of LISTINGS[5]!.names) {
+      expect((await call('POST', '/api/v1/tokens', { name, role: 'viewer' })).status).toBe(201);
     }
     const db = hub.app.get(Database);
     const cluster = await db.prisma.cluster.findUniqueOrThrow({ where: { name: 'c-a' } });
