@@ -5,6 +5,7 @@ import { QUEUE_NAMES, type AssignmentsResponse, type Bundle } from '@flotilla/co
 import { waitFor } from '@flotilla/cli/fleet';
 import { startTestNotificationReceiver } from '@flotilla/hub/testing/notification-receiver';
 import { bundleDigest } from '@flotilla/manifests';
+import { appName, fleetAppSet } from '../../perf/src/app-repo.js';
 import { type ProxyFaultStatus } from './agent-proxy.js';
 import { DesiredStateRegression, type ChaosFleet, type LedgerCheck } from './chaos-fleet.js';
 
@@ -472,6 +473,168 @@ const gitHostEmpty: Scenario = {
   },
 };
 
+/** The hub's default DELETION_GUARD_PERCENT, which the chaos hubs run with. */
+const DELETION_GUARD_PERCENT = 50;
+
+/**
+ * The walk-around of issue #16's deletion guard: 100 → 50 → 25 → 13 → 7 targets, each step judged
+ * against the count before it, passed without a hold. Apps are removed from Git half at a time; every
+ * step within the guard of the baseline (the fleet before the first step) is applied, and the first
+ * that would take the fleet past it from the baseline is held, however small the step itself.
+ */
+const fleetShrink: Scenario = {
+  name: 'fleet-shrink',
+  fault: 'apps removed from Git half at a time, each step small against the fleet before it',
+  async run(ctx) {
+    const { fleet, params } = ctx;
+    const count = async (): Promise<number> => (await fleet.liveApi().targets()).length;
+    const appSetStatus = async () =>
+      fleet
+        .liveApi()
+        .request<{ status: string; pendingExpansion?: { deletePercent: number } }>(
+          'GET',
+          '/api/v1/appsets/chaos',
+        );
+    const baseline = await count();
+    check(baseline === fleet.clusterCount * fleet.shape.apps, `${baseline} targets before shrinking`);
+    const path: string[] = [String(baseline)];
+    let apps = fleet.shape.apps;
+    let heldAt: number | undefined;
+    while (heldAt === undefined) {
+      const next = Math.ceil(apps / 2);
+      check(next < apps, `the fleet shrank to ${apps} apps per cluster without a hold`);
+      for (let a = next; a < apps; a++)
+        rmSync(join(fleet.repo.dir, 'apps', appName(a)), { recursive: true, force: true });
+      await fleet.repo.git.add(['-A']);
+      await fleet.repo.git.commit(`keep ${next} apps`);
+      const sha = (await fleet.repo.git.revparse(['HEAD'])).trim();
+      await fleet.pushWebhook(sha);
+      const expected = fleet.clusterCount * next;
+      const fromBaseline = (100 * (baseline - expected)) / baseline;
+      const fromCurrent = (100 * (fleet.clusterCount * (apps - next))) / (fleet.clusterCount * apps);
+      if (fromBaseline <= DELETION_GUARD_PERCENT) {
+        await waitFor(
+          `the fleet to shrink to ${expected} targets`,
+          async () => ((await count()) === expected ? true : undefined),
+          { timeoutMs: params.convergeTimeoutMs, intervalMs: 250 },
+        ).catch(() => {
+          throw new ChaosCheckError(
+            `a step within the guard (${fromBaseline.toFixed(0)} % of the baseline) was not applied`,
+          );
+        });
+        path.push(String(expected));
+        ctx.progress(`  ${path.join(' → ')} targets: ${fromBaseline.toFixed(0)} % of the baseline, applied`);
+      } else {
+        const held = await waitFor(
+          `the deletion guard to hold the step to ${expected} targets`,
+          async () => {
+            const a = await appSetStatus();
+            return a.status === 'Held' ? a : undefined;
+          },
+          { timeoutMs: params.convergeTimeoutMs, intervalMs: 250 },
+        ).catch(() => {
+          throw new ChaosCheckError(
+            `the step to ${expected} targets (${fromCurrent.toFixed(0)} % of the fleet before it, ${fromBaseline.toFixed(0)} % of the baseline ${baseline}) was not held`,
+          );
+        });
+        // Give a wrongly applied expansion time to delete before looking.
+        await sleep(3_000);
+        const left = await count();
+        check(
+          left === fleet.clusterCount * apps,
+          `${left} targets left while the step was held (expected ${fleet.clusterCount * apps})`,
+        );
+        heldAt = held.pendingExpansion?.deletePercent ?? fromBaseline;
+        path.push(`${expected} (held)`);
+        ctx.progress(
+          `  ${path.join(' → ')}: held at ${heldAt.toFixed(0)} % of the baseline although only ${fromCurrent.toFixed(0)} % of the fleet before it`,
+        );
+      }
+      apps = next;
+    }
+
+    // Every app back: nothing is deleted, so the hold is replaced and the fleet converges.
+    const release = ctx.nextRelease();
+    const sha = await fleet.commitAndPush(release);
+    const { ms, ledger } = await settle(ctx, release, sha);
+    check((await appSetStatus()).status !== 'Held', 'the appset is still held after every app came back');
+    return {
+      figures: {
+        steps: path.join(' → '),
+        'held at': `${heldAt.toFixed(0)} % of the baseline`,
+        'recovery commit → converged': seconds(ms),
+      },
+      ledger,
+    };
+  },
+};
+
+/**
+ * History is a record, not inventory (issue #16): deleting the appset deletes its targets but keeps
+ * every sync run, still found by the appset's name; the appset created again carries on.
+ */
+const appSetDelete: Scenario = {
+  name: 'appset-delete',
+  fault: 'the appset deleted with the fleet running, then created again',
+  async run(ctx) {
+    const { fleet, params } = ctx;
+    const runs = async (): Promise<number> =>
+      fleet.sql(async (c) =>
+        Number(
+          (
+            await c.query<{ n: string }>(
+              `SELECT count(*)::text AS n FROM "SyncRun" WHERE "appSetName" = 'chaos'`,
+            )
+          ).rows[0]?.n ?? 0,
+        ),
+      );
+    const before = await runs();
+    check(before > 0, 'no sync history to keep before the appset was deleted');
+    await fleet.liveApi().deleteAppSet('chaos');
+    await waitFor(
+      "the deleted appset's targets to go",
+      async () => ((await fleet.liveApi().targets()).length === 0 ? true : undefined),
+      { timeoutMs: params.convergeTimeoutMs, intervalMs: 250 },
+    );
+    const after = await runs();
+    check(
+      after === before,
+      `the appset's sync history went from ${before} runs to ${after} when it was deleted`,
+    );
+    const page = await fleet
+      .liveApi()
+      .request<{ items: { appSet?: string }[] }>('GET', '/api/v1/sync-runs?appSet=chaos&limit=5');
+    check(page.items.length > 0, 'GET /api/v1/sync-runs?appSet=chaos shows nothing once the appset is gone');
+    ctx.progress(`  appset deleted: its ${after} sync runs kept, still listed by its name`);
+
+    await fleet.liveApi().createAppSet(fleetAppSet('chaos', fleet.repoUrl));
+    const head = fleet.head();
+    const expected = fleet.clusterCount * fleet.shape.apps;
+    await waitFor(
+      'the appset created again to be Synced at the current commit',
+      async () => {
+        const targets = await fleet.liveApi().targets();
+        const synced = targets.filter((t) => t.syncStatus === 'Synced' && t.desiredRevision === head);
+        return synced.length === expected ? true : undefined;
+      },
+      { timeoutMs: params.convergeTimeoutMs, intervalMs: 250 },
+    );
+    const release = ctx.nextRelease();
+    const sha = await fleet.commitAndPush(release);
+    const { ms, ledger } = await settle(ctx, release, sha);
+    const total = await runs();
+    check(total > after, `no new sync runs after the appset came back (${total})`);
+    return {
+      figures: {
+        'history kept': `${after} of ${before} runs`,
+        'runs now': String(total),
+        'commit → converged': seconds(ms),
+      },
+      ledger,
+    };
+  },
+};
+
 /** The order the proxy answers them in: the credential-looking fault first, the merely busy last. */
 const PROXY_FAULTS: ProxyFaultStatus[] = [401, 404, 413, 503];
 
@@ -834,6 +997,8 @@ export const SCENARIOS: Scenario[] = [
   agentKill,
   bundleCorrupt,
   gitHostEmpty,
+  fleetShrink,
+  appSetDelete,
   proxyFaults,
   twoHubs,
   notifyTwoHubs,
