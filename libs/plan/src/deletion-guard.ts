@@ -76,7 +76,8 @@ export function deletionGuardLimit(document: unknown, hubDefault: number): numbe
   return isPercent(v) ? v : hubDefault;
 }
 
-function isPercent(v: unknown): v is number {
+/** A `maxDeletePercent` that means something: a number from 0 to 100. */
+export function isPercent(v: unknown): v is number {
   return typeof v === 'number' && Number.isFinite(v) && v >= 0 && v <= 100;
 }
 

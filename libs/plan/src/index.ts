@@ -2,6 +2,7 @@ export {
   DEFAULT_DELETION_GUARD_PERCENT,
   deletionGuardLimit,
   evaluateDeletionGuard,
+  isPercent,
   nextGuardBaseline,
   type GuardInput,
   type GuardVerdict,

@@ -1,3 +1,4 @@
+import { isPercent } from '@flotilla/plan';
 import { HubError } from '../common/hub-error.js';
 
 export {
@@ -52,10 +53,6 @@ export function deletesResourcesOnDeletion(document: unknown): boolean {
 export function preservesResourcesOnDeletion(document: unknown): boolean {
   const syncPolicy = asObject(asObject(asObject(document)?.['spec'])?.['syncPolicy']);
   return syncPolicy?.['preserveResourcesOnDeletion'] === true;
-}
-
-function isPercent(v: unknown): v is number {
-  return typeof v === 'number' && Number.isFinite(v) && v >= 0 && v <= 100;
 }
 
 function asObject(v: unknown): Record<string, unknown> | undefined {

@@ -61,16 +61,7 @@ export async function startTestHelmRepository(
     url: `http://127.0.0.1:${port}/charts`,
     requests,
     publish(chart) {
-      const dir = join(root, 'src', `${chart.name}-${chart.version}`, chart.name);
-      const files = {
-        'Chart.yaml': `apiVersion: v2\nname: ${chart.name}\nversion: ${chart.version}\n`,
-        ...chart.files,
-      };
-      for (const [path, content] of Object.entries(files)) {
-        mkdirSync(dirname(join(dir, path)), { recursive: true });
-        writeFileSync(join(dir, path), content);
-      }
-      execFileSync(helm.path, ['package', dir, '--destination', served], { env, stdio: 'pipe' });
+      packageTestChart(helm.path, chart, join(root, 'src'), served, env);
       execFileSync(helm.path, ['repo', 'index', served], { env, stdio: 'pipe' });
     },
     stop: async () => {
@@ -93,4 +84,25 @@ function isFile(path: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** Writes `chart` (its Chart.yaml and files) under `srcDir` and packages it into `outDir` with the real `helm package`. */
+export function packageTestChart(
+  helm: string,
+  chart: TestChart,
+  srcDir: string,
+  outDir: string,
+  env: Record<string, string>,
+): string {
+  const dir = join(srcDir, `${chart.name}-${chart.version}`, chart.name);
+  const files = {
+    'Chart.yaml': `apiVersion: v2\nname: ${chart.name}\nversion: ${chart.version}\n`,
+    ...chart.files,
+  };
+  for (const [path, content] of Object.entries(files)) {
+    mkdirSync(dirname(join(dir, path)), { recursive: true });
+    writeFileSync(join(dir, path), content);
+  }
+  execFileSync(helm, ['package', dir, '--destination', outDir], { env, stdio: 'pipe' });
+  return join(outDir, `${chart.name}-${chart.version}.tgz`);
 }

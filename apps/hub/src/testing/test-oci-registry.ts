@@ -1,10 +1,10 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import bcrypt from 'bcryptjs';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
+import bcrypt from 'bcryptjs';
 import { resolveHelmBinary } from '@flotilla/manifests/node';
-import type { TestChart } from './test-helm-repository.js';
+import { packageTestChart, type TestChart } from './test-helm-repository.js';
 import { freePort } from './free-port.js';
 
 /** Debian's `docker-registry` (the CNCF Distribution registry); `.ci/run` installs it with apt. */
@@ -75,22 +75,12 @@ export async function startTestOciRegistry(
   const repo: TestOciRegistry = {
     url,
     publish(chart) {
-      const dir = join(root, 'src', `${chart.name}-${chart.version}`, chart.name);
-      const files = {
-        'Chart.yaml': `apiVersion: v2\nname: ${chart.name}\nversion: ${chart.version}\n`,
-        ...chart.files,
-      };
-      for (const [path, content] of Object.entries(files)) {
-        mkdirSync(dirname(join(dir, path)), { recursive: true });
-        writeFileSync(join(dir, path), content);
-      }
-      const out = join(root, 'packages');
-      execFileSync(helm.path, ['package', dir, '--destination', out], { env, stdio: 'pipe' });
+      const tgz = packageTestChart(helm.path, chart, join(root, 'src'), join(root, 'packages'), env);
       execFileSync(
         helm.path,
         [
           'push',
-          join(out, `${chart.name}-${chart.version}.tgz`),
+          tgz,
           url,
           '--plain-http',
           ...(auth ? ['--username', auth.username, '--password', auth.password] : []),

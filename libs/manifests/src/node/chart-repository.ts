@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { extract } from 'tar';
 import { resolveChartVersion, parseChartIndex, type ChartIndex } from '../helm/chart-version.js';
 import { ManifestError } from '../manifest-error.js';
+import { fetchChartUrl, readCapped } from './chart-http.js';
 import { basicAuthorization, OciRegistryClient, type ChartCredentialsLookup } from './oci-registry.js';
 
 export interface ChartRepositoryOptions {
@@ -132,22 +133,13 @@ export class ChartRepositoryClient {
   }
 
   private async get(url: string, what: string): Promise<Buffer> {
-    let res: Response;
-    try {
-      const credentials = await this.options.credentials?.(url);
-      res = await fetch(url, {
-        signal: AbortSignal.timeout(this.options.timeoutMs),
-        redirect: 'follow',
-        ...(credentials ? { headers: { authorization: basicAuthorization(credentials) } } : {}),
-      });
-    } catch (e) {
-      const cause = (e as { cause?: { code?: string; message?: string } }).cause;
-      throw new ManifestError(
-        'CHART_NOT_FOUND',
-        url,
-        `cannot fetch ${what}: ${cause?.code ?? cause?.message ?? (e as Error).message}`,
-      );
-    }
+    const credentials = await this.options.credentials?.(url);
+    const res = await fetchChartUrl(
+      url,
+      what,
+      this.options.timeoutMs,
+      credentials ? { authorization: basicAuthorization(credentials) } : {},
+    );
     if (!res.ok) {
       await res.body?.cancel();
       const refused = res.status === 401 || res.status === 403;
@@ -157,28 +149,7 @@ export class ChartRepositoryClient {
         `cannot fetch ${what}: HTTP ${res.status}${refused ? ' (the repository wants credentials: flotilla chart-repositories add)' : ''}`,
       );
     }
-    const declared = Number(res.headers.get('content-length') ?? '0');
-    if (declared > this.options.maxBytes) {
-      throw new ManifestError(
-        'CHART_NOT_FOUND',
-        url,
-        `${what} is larger than ${this.options.maxBytes} bytes`,
-      );
-    }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of res.body ?? []) {
-      size += (chunk as Uint8Array).length;
-      if (size > this.options.maxBytes) {
-        throw new ManifestError(
-          'CHART_NOT_FOUND',
-          url,
-          `${what} is larger than ${this.options.maxBytes} bytes`,
-        );
-      }
-      chunks.push(Buffer.from(chunk as Uint8Array));
-    }
-    return Buffer.concat(chunks);
+    return readCapped(res, this.options.maxBytes, url, what);
   }
 }
 

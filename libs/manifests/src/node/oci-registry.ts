@@ -8,6 +8,7 @@ import {
   type OciChartReference,
 } from '../helm/oci-reference.js';
 import { ManifestError } from '../manifest-error.js';
+import { fetchChartUrl, readCapped } from './chart-http.js';
 
 export interface RegistryCredentials {
   username: string;
@@ -197,39 +198,12 @@ export class OciRegistryClient {
     return token;
   }
 
-  private async fetch(url: string, what: string, headers: Record<string, string>): Promise<Response> {
-    try {
-      return await fetch(url, {
-        headers,
-        signal: AbortSignal.timeout(this.options.timeoutMs),
-        redirect: 'follow',
-      });
-    } catch (e) {
-      const cause = (e as { cause?: { code?: string; message?: string } }).cause;
-      throw new ManifestError(
-        'CHART_NOT_FOUND',
-        url,
-        `cannot fetch ${what}: ${cause?.code ?? cause?.message ?? (e as Error).message}`,
-      );
-    }
+  private fetch(url: string, what: string, headers: Record<string, string>): Promise<Response> {
+    return fetchChartUrl(url, what, this.options.timeoutMs, headers);
   }
 
-  private async read(res: Response, where: string, what: string): Promise<Buffer> {
-    const declared = Number(res.headers.get('content-length') ?? '0');
-    const tooLarge = () =>
-      new ManifestError('CHART_NOT_FOUND', where, `${what} is larger than ${this.options.maxBytes} bytes`);
-    if (declared > this.options.maxBytes) {
-      await res.body?.cancel();
-      throw tooLarge();
-    }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of res.body ?? []) {
-      size += (chunk as Uint8Array).length;
-      if (size > this.options.maxBytes) throw tooLarge();
-      chunks.push(Buffer.from(chunk as Uint8Array));
-    }
-    return Buffer.concat(chunks);
+  private read(res: Response, where: string, what: string): Promise<Buffer> {
+    return readCapped(res, this.options.maxBytes, where, what);
   }
 }
 
