@@ -6,6 +6,9 @@ import { authHeaders } from './api.js';
 const LIVE_KEYS = [
   'fleet',
   'target',
+  'appsets',
+  'appset',
+  'rollout',
   'history',
   'operations',
   'windows-of',

@@ -7,6 +7,8 @@ import { ApiError, get, storeToken } from './api.js';
 import { followFleetEvents, type LiveState } from './live.js';
 import { ErrorNote } from './parts.js';
 import { SessionContext } from './session.js';
+import { AppSetView } from './views/appset-view.js';
+import { AppSetsView } from './views/appsets-view.js';
 import { AuditView } from './views/audit-view.js';
 import { BreakGlassView } from './views/break-glass-view.js';
 import { FleetMatrix } from './views/fleet-matrix.js';
@@ -49,6 +51,7 @@ function Shell({ session, onSignOut }: { session: SessionView; onSignOut: () => 
         <span className="brand">Flotilla</span>
         <nav aria-label="Views">
           <NavLink href="/">Fleet</NavLink>
+          <NavLink href="/appsets">ApplicationSets</NavLink>
           <NavLink href="/history">History</NavLink>
           <NavLink href="/audit">Audit</NavLink>
           <NavLink href="/windows">Windows</NavLink>
@@ -70,6 +73,8 @@ function Shell({ session, onSignOut }: { session: SessionView; onSignOut: () => 
         <Switch>
           <Route path="/" component={FleetMatrix} />
           <Route path="/targets/:name">{(p) => <TargetView name={decodeURIComponent(p.name)} />}</Route>
+          <Route path="/appsets" component={AppSetsView} />
+          <Route path="/appsets/:name">{(p) => <AppSetView name={decodeURIComponent(p.name)} />}</Route>
           <Route path="/history" component={HistoryView} />
           <Route path="/audit" component={AuditView} />
           <Route path="/windows" component={WindowsView} />

@@ -19,3 +19,4 @@ export * from './fleet-view.js';
 export * from './target-views.js';
 export * from './sync-run-export.js';
 export * from './sync-options.js';
+export * from './appset-views.js';

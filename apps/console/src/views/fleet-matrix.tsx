@@ -71,7 +71,7 @@ export function FleetMatrix() {
                     <th scope="col">Cluster</th>
                     {data.appSets.map((a) => (
                       <th scope="col" key={a}>
-                        {a}
+                        <Link href={`/appsets/${encodeURIComponent(a)}`}>{a}</Link>
                       </th>
                     ))}
                   </tr>
