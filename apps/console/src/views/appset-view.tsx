@@ -5,14 +5,14 @@ import type {
   PendingExpansionView,
   RolloutDetailView,
   RolloutView,
-  TargetListItemView,
+  FleetView,
 } from '@flotilla/contract';
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { Link } from 'wouter';
 import { ApiError, api, get } from '../api.js';
 import { shortRevision } from '../format.js';
-import { ErrorNote, Reason, Status, When } from '../parts.js';
+import { ErrorNote, Pager, Reason, Status, When } from '../parts.js';
 import { ReasonForm } from '../reason-form.js';
 import { useCan } from '../session.js';
 
@@ -332,15 +332,91 @@ function GeneratorOutput({ appSet }: { appSet: string }) {
   );
 }
 
+/**
+ * The appset's targets a page of clusters at a time, through the fleet matrix's own query: filtered
+ * and paged on the hub, so an appset on a thousand clusters is still a small answer.
+ */
+function AppSetTargets({ appSet }: { appSet: string }) {
+  const [cursors, setCursors] = useState<string[]>([]);
+  const cursor = cursors.at(-1);
+  const page = useQuery({
+    queryKey: ['fleet', 'appset', appSet, cursor ?? null],
+    queryFn: () => get<FleetView>('/api/v1/fleet', { appSet, cursor, limit: 50 }),
+    placeholderData: keepPreviousData,
+  });
+  const cells = (page.data?.rows ?? []).flatMap((r) =>
+    r.cells.filter((c) => c.appSet === appSet).map((c) => ({ ...c, cluster: r.cluster, online: r.online })),
+  );
+  return (
+    <section aria-labelledby="targets">
+      <h2 id="targets">Targets</h2>
+      <ErrorNote error={page.error} />
+      {page.data && (
+        <p className="counts" data-testid="appset-counts">
+          {page.data.counts.targets} targets on {page.data.counts.clusters} clusters ·{' '}
+          {page.data.counts.sync.Synced} Synced, {page.data.counts.sync.OutOfSync} OutOfSync ·{' '}
+          {page.data.counts.health.Healthy} Healthy, {page.data.counts.health.Degraded} Degraded
+        </p>
+      )}
+      {page.data && cells.length === 0 && <p>No targets.</p>}
+      {cells.length > 0 && (
+        <div className="table-wrap">
+          <table>
+            <caption className="sr-only">Targets of {appSet}</caption>
+            <thead>
+              <tr>
+                <th scope="col">Target</th>
+                <th scope="col">Cluster</th>
+                <th scope="col">Sync</th>
+                <th scope="col">Health</th>
+                <th scope="col">Revision</th>
+                <th scope="col">Reason</th>
+              </tr>
+            </thead>
+            <tbody>
+              {cells.map((t) => (
+                <tr key={t.target}>
+                  <th scope="row">{targetLink(t.target)}</th>
+                  <td>
+                    {t.cluster}
+                    {!t.online && ' (offline)'}
+                  </td>
+                  <td>
+                    <Status value={t.syncStatus} />
+                  </td>
+                  <td>
+                    <Status value={t.health} />
+                  </td>
+                  <td>
+                    <code>{shortRevision(t.lastSyncedRevision)}</code>
+                    {t.lastSyncedRevision !== t.desiredRevision && (
+                      <>
+                        {' → '}
+                        <code>{shortRevision(t.desiredRevision)}</code>
+                      </>
+                    )}
+                  </td>
+                  <td>
+                    <Reason reason={t.reason} />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      {page.data && (page.data.nextCursor !== null || cursors.length > 0) && (
+        <Pager cursors={cursors} next={page.data.nextCursor} onChange={setCursors} />
+      )}
+    </section>
+  );
+}
+
 export function AppSetView({ name }: { name: string }) {
   const canOperate = useCan('operator');
   const appSet = useQuery({
     queryKey: ['appset', name],
     queryFn: () => get<AppSetData>(`/api/v1/appsets/${encodeURIComponent(name)}`),
-  });
-  const targets = useQuery({
-    queryKey: ['target', 'of-appset', name],
-    queryFn: () => get<TargetListItemView[]>('/api/v1/targets', { appSet: name }),
   });
   if (appSet.error) return <ErrorNote error={appSet.error} />;
   const a = appSet.data;
@@ -385,54 +461,7 @@ export function AppSetView({ name }: { name: string }) {
 
       <Rollout appSet={a.name} />
 
-      <section aria-labelledby="targets">
-        <h2 id="targets">Targets</h2>
-        <ErrorNote error={targets.error} />
-        {targets.data && targets.data.length === 0 && <p>No targets.</p>}
-        {targets.data && targets.data.length > 0 && (
-          <div className="table-wrap">
-            <table>
-              <caption className="sr-only">Targets of {a.name}</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Target</th>
-                  <th scope="col">Cluster</th>
-                  <th scope="col">Sync</th>
-                  <th scope="col">Health</th>
-                  <th scope="col">Revision</th>
-                  <th scope="col">Reason</th>
-                </tr>
-              </thead>
-              <tbody>
-                {targets.data.map((t) => (
-                  <tr key={t.id}>
-                    <th scope="row">{targetLink(t.name)}</th>
-                    <td>{t.cluster}</td>
-                    <td>
-                      <Status value={t.syncStatus} />
-                    </td>
-                    <td>
-                      <Status value={t.health} />
-                    </td>
-                    <td>
-                      <code>{shortRevision(t.lastSyncedRevision)}</code>
-                      {t.lastSyncedRevision !== t.desiredRevision && (
-                        <>
-                          {' → '}
-                          <code>{shortRevision(t.desiredRevision)}</code>
-                        </>
-                      )}
-                    </td>
-                    <td>
-                      <Reason reason={t.reason} />
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        )}
-      </section>
+      <AppSetTargets appSet={a.name} />
 
       <GeneratorOutput appSet={a.name} />
     </>
