@@ -24,6 +24,7 @@ describe.skipIf(!hasChromium)('the web console in Chromium', () => {
   const targetOf = (i: number) => `${cluster(i)}-guestbook`;
   const row = (i: number) =>
     page.getByRole('row').filter({ has: page.getByRole('rowheader', { name: cluster(i) }) });
+  const nav = () => page.getByRole('navigation', { name: 'Views' });
   const expectAccessible = async () => expect(await seriousAccessibilityViolations(page)).toEqual([]);
 
   beforeAll(async () => {
@@ -91,13 +92,13 @@ describe.skipIf(!hasChromium)('the web console in Chromium', () => {
       .poll(() => page.getByRole('heading', { name: targetOf(0), level: 1 }).isVisible())
       .toBe(true);
     await expect.poll(() => page.getByTestId('target-reason').textContent()).toContain('ManualSyncRequired');
-    // The live diff: the agent compared the new commit with the cluster and applied nothing.
+    // The live diff: the agent compared what Git wants with the cluster, and applied nothing yet.
     await expect
       .poll(() => page.getByTestId('diff-summary').textContent(), { timeout: 60_000 })
-      .toMatch(/^1 of \d+ objects would change\..*against [0-9a-f]{7}\.$/);
-    expect(await page.getByRole('region', { name: 'Live diff' }).locator('pre').textContent()).toMatch(
-      /^\+ +- image: [^\n]*guestbook-ui:v2-console$/m,
-    );
+      .toMatch(/^(\d+) of \1 objects would change\..*against [0-9a-f]{7}\.$/);
+    expect(
+      (await page.getByRole('region', { name: 'Live diff' }).locator('pre').allTextContents()).join('\n'),
+    ).toMatch(/^\+ +- image: [^\n]*guestbook-ui:v2-console$/m);
     await expectAccessible();
     await page.getByLabel('Reason for the sync').fill('reviewed v2 in the console');
     await page.getByRole('button', { name: 'Sync now' }).click();
@@ -277,7 +278,7 @@ describe.skipIf(!hasChromium)('the web console in Chromium', () => {
       },
     );
     const v4 = await e2e.commitImageTag('v4-console');
-    await page.getByRole('link', { name: 'ApplicationSets' }).click();
+    await nav().getByRole('link', { name: 'ApplicationSets' }).click();
     await page.getByRole('link', { name: 'guestbook', exact: true }).click();
     await expect
       .poll(() => page.getByRole('heading', { name: 'guestbook', level: 1 }).isVisible())
@@ -311,7 +312,7 @@ describe.skipIf(!hasChromium)('the web console in Chromium', () => {
     // Released to both: each row of the rollout's table says v4 with the time it went.
     const rolloutTable = page.getByRole('table', { name: 'Targets in the rollout' });
     await expect
-      .poll(async () => (await rolloutTable.getByRole('row').allTextContents()).slice(1))
+      .poll(async () => (await rolloutTable.getByRole('row').allTextContents()).slice(1), { timeout: 30_000 })
       .toEqual([expect.stringContaining(short(v4)), expect.stringContaining(short(v4))]);
     const audit = await e2e.fleet.api.request<{ items: { action: string; details: { reason?: string } }[] }>(
       'GET',
@@ -339,7 +340,7 @@ describe.skipIf(!hasChromium)('the web console in Chromium', () => {
       )
       .toBe('Held');
     // A hold changes no target, so no live event brings it: it shows when the view is opened.
-    await page.getByRole('link', { name: 'ApplicationSets' }).click();
+    await nav().getByRole('link', { name: 'ApplicationSets' }).click();
     await expect
       .poll(() => page.getByRole('row').filter({ hasText: 'guestbook' }).textContent())
       .toContain('deletion held for confirmation');
