@@ -157,7 +157,7 @@ describe.skipIf(!hasChromium)('the web console in Chromium', () => {
     const windowRow = page
       .getByRole('row')
       .filter({ has: page.getByRole('cell', { name: 'console-freeze', exact: true }) });
-    expect(await windowRow.textContent()).toContain('3h');
+    await expect.poll(() => windowRow.textContent()).toContain('3h');
     const [edited] = await e2e.fleet.api.request<{ version: number; duration: string }[]>(
       'GET',
       '/api/v1/windows',
@@ -346,7 +346,8 @@ describe.skipIf(!hasChromium)('the web console in Chromium', () => {
       .toContain('deletion held for confirmation');
     await page.getByRole('link', { name: 'guestbook', exact: true }).click();
     const guard = page.getByTestId('deletion-guard');
-    await expect.poll(() => guard.count()).toBe(1);
+    // The view shows what it had cached, then what it refetched on opening.
+    await expect.poll(() => guard.count(), { timeout: 15_000 }).toBe(1);
     expect(await guard.textContent()).toContain(`Would delete (1): ${targetOf(1)}`);
     expect(await page.getByTestId('appset-status').textContent()).toContain('Held');
     expect(await page.getByTestId('generator-summary').textContent()).toMatch(

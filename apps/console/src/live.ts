@@ -60,7 +60,7 @@ export function followFleetEvents(client: QueryClient, onState: (s: LiveState) =
         await readEvents(res.body, (event, data) => {
           if (event !== 'fleet') return;
           const e = JSON.parse(data) as FleetEventView;
-          if (e.targets.length > 0 || e.clusters.length > 0 || e.policies) changed();
+          if (e.targets.length > 0 || e.clusters.length > 0 || e.policies || e.appSets.length > 0) changed();
         });
       } catch {
         if (abort.signal.aborted) return;
