@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { AppSetView } from '@flotilla/contract';
 import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { GuestbookFleet } from '../support/guestbook-fleet.js';
 import { hasChromium, launchChromium, seriousAccessibilityViolations } from '../support/browser.js';
 
@@ -27,6 +27,10 @@ describe.skipIf(!hasChromium)('the web console in Chromium', () => {
   const nav = () => page.getByRole('navigation', { name: 'Views' });
   const expectAccessible = async () => expect(await seriousAccessibilityViolations(page)).toEqual([]);
 
+  // Chromium, a hub and agents share two cores with other work: a poll may take up to 10 s to see
+  // what it waits for (it ends as soon as it does; nothing here asserts how long anything took).
+  beforeAll(() => vi.setConfig({ expect: { poll: { timeout: 10_000 } } }));
+  afterAll(() => vi.resetConfig());
   beforeAll(async () => {
     e2e = await GuestbookFleet.start({
       name: 'console',
@@ -350,9 +354,11 @@ describe.skipIf(!hasChromium)('the web console in Chromium', () => {
     await expect.poll(() => guard.count(), { timeout: 15_000 }).toBe(1);
     expect(await guard.textContent()).toContain(`Would delete (1): ${targetOf(1)}`);
     expect(await page.getByTestId('appset-status').textContent()).toContain('Held');
-    expect(await page.getByTestId('generator-summary').textContent()).toMatch(
-      /^1 targets\. An expansion now would create 0, update 0, move 0 and delete 1, and the deletion guard would hold it/,
-    );
+    await expect
+      .poll(() => page.getByTestId('generator-summary').textContent())
+      .toMatch(
+        /^1 targets\. An expansion now would create 0, update 0, move 0 and delete 1, and the deletion guard would hold it/,
+      );
     await expectAccessible();
     const confirm = guard.getByRole('form', { name: 'Confirm the held expansion' });
     const reason = confirm.getByLabel('Reason to let these targets go');

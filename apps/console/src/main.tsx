@@ -5,6 +5,7 @@ import { createRoot } from 'react-dom/client';
 import { Link, Route, Switch, useRoute } from 'wouter';
 import { ApiError, get, storeToken } from './api.js';
 import { followFleetEvents, type LiveState } from './live.js';
+import { CALLBACK_PATH, finishOidcSignIn } from './oidc.js';
 import { ErrorNote } from './parts.js';
 import { SessionContext } from './session.js';
 import { AppSetView } from './views/appset-view.js';
@@ -91,7 +92,47 @@ function Shell({ session, onSignOut }: { session: SessionView; onSignOut: () => 
   );
 }
 
+/** Where the issuer sends the person back: the code is traded once, then the app takes over. */
+function OidcCallback({ onSignedIn }: { onSignedIn: (token: string, returnTo: string) => void }) {
+  const [error, setError] = useState<unknown>(null);
+  useEffect(() => {
+    let done = false;
+    finishOidcSignIn().then(
+      ({ token, returnTo }) => !done && onSignedIn(token.token, returnTo),
+      (e: unknown) => !done && setError(e),
+    );
+    // StrictMode runs this twice in development: both get the one trade's answer.
+    return () => {
+      done = true;
+    };
+  }, [onSignedIn]);
+  return (
+    <main id="main" className="sign-in">
+      <h1>Signing in…</h1>
+      <ErrorNote error={error} />
+      {error !== null && <a href="/">Back to sign-in</a>}
+    </main>
+  );
+}
+
 function App() {
+  const client = useQueryClient();
+  const [callback, setCallback] = useState(location.pathname === CALLBACK_PATH);
+  if (callback)
+    return (
+      <OidcCallback
+        onSignedIn={(token, returnTo) => {
+          storeToken(token);
+          history.replaceState(null, '', returnTo);
+          setCallback(false);
+          void client.invalidateQueries();
+        }}
+      />
+    );
+  return <SignedIn />;
+}
+
+function SignedIn() {
   const client = useQueryClient();
   const session = useQuery({ queryKey: ['session'], queryFn: () => get<SessionView>('/api/v1/session') });
   const signOut = () => {
