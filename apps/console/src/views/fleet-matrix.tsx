@@ -1,4 +1,10 @@
-import { FLEET_STATUS_FILTERS, type FleetCellView, type FleetView } from '@flotilla/contract';
+import {
+  FLEET_STATUS_FILTERS,
+  type FleetCellView,
+  type FleetRowView,
+  type FleetView,
+} from '@flotilla/contract';
+import { memo } from 'react';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { Link } from 'wouter';
 import { get } from '../api.js';
@@ -37,6 +43,35 @@ function Cell({ cell }: { cell: FleetCellView | undefined }) {
     </td>
   );
 }
+
+/**
+ * One cluster's row. TanStack Query keeps unchanged parts of a refetched page the same objects, so
+ * while changes stream in only the rows that changed render again.
+ */
+const MatrixRow = memo(function MatrixRow({ row, appSets }: { row: FleetRowView; appSets: string[] }) {
+  return (
+    <tr className={row.online ? undefined : 'offline'}>
+      <th scope="row">
+        <span className="cluster-name">{row.cluster}</span>
+        {!row.online && (
+          <span className="offline-note">
+            <Status value="Offline" /> last seen <When at={row.lastSeenAt} />
+          </span>
+        )}
+        <span className="labels">
+          {Object.entries(row.labels).map(([k, v]) => (
+            <span className="label" key={k}>
+              {k}={v}
+            </span>
+          ))}
+        </span>
+      </th>
+      {appSets.map((a) => (
+        <Cell key={a} cell={row.cells.find((c) => c.appSet === a)} />
+      ))}
+    </tr>
+  );
+});
 
 export function FleetMatrix() {
   const [filters, cursors, setFilters] = useUrlFilters('/', FILTERS);
@@ -78,26 +113,7 @@ export function FleetMatrix() {
                 </thead>
                 <tbody>
                   {data.rows.map((row) => (
-                    <tr key={row.cluster} className={row.online ? undefined : 'offline'}>
-                      <th scope="row">
-                        <span className="cluster-name">{row.cluster}</span>
-                        {!row.online && (
-                          <span className="offline-note">
-                            <Status value="Offline" /> last seen <When at={row.lastSeenAt} />
-                          </span>
-                        )}
-                        <span className="labels">
-                          {Object.entries(row.labels).map(([k, v]) => (
-                            <span className="label" key={k}>
-                              {k}={v}
-                            </span>
-                          ))}
-                        </span>
-                      </th>
-                      {data.appSets.map((a) => (
-                        <Cell key={a} cell={row.cells.find((c) => c.appSet === a)} />
-                      ))}
-                    </tr>
+                    <MatrixRow key={row.cluster} row={row} appSets={data.appSets} />
                   ))}
                 </tbody>
               </table>
