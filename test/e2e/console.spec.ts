@@ -296,9 +296,9 @@ describe.skipIf(!hasChromium)('the web console in Chromium', () => {
     expect(await page.getByTestId('rollout-steps').locator('[aria-current="step"]').textContent()).toMatch(
       /^gate — current/,
     );
-    expect(await page.getByTestId('generator-summary').textContent()).toBe(
-      '2 targets. The stored targets match.',
-    );
+    await expect
+      .poll(() => page.getByTestId('generator-summary').textContent())
+      .toBe('2 targets. The stored targets match.');
     await expectAccessible();
 
     const pause = page.getByRole('form', { name: 'Pause the rollout' });

@@ -12,7 +12,7 @@ import { AppSetView } from './views/appset-view.js';
 import { AppSetsView } from './views/appsets-view.js';
 import { AuditView } from './views/audit-view.js';
 import { BreakGlassView } from './views/break-glass-view.js';
-import { FleetMatrix } from './views/fleet-matrix.js';
+import { FleetMatrix, prefetchFleetPage } from './views/fleet-matrix.js';
 import { HistoryView } from './views/history-view.js';
 import { SignIn } from './views/sign-in.js';
 import { TargetView } from './views/target-view.js';
@@ -156,6 +156,7 @@ function SignedIn() {
   return <Shell session={session.data} onSignOut={signOut} />;
 }
 
+prefetchFleetPage(queryClient);
 createRoot(document.getElementById('root')!).render(
   <StrictMode>
     <QueryClientProvider client={queryClient}>
