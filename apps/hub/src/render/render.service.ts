@@ -37,6 +37,7 @@ import {
   type TreeEntry,
 } from '@flotilla/manifests';
 import { AuditLog } from '../audit/audit.service.js';
+import { ChartCredentialsService } from './chart-credentials.service.js';
 import { HUB_CONFIG, type HubConfig } from '../config/hub-config.js';
 import { Database } from '../db/database.js';
 import { toJson } from '../common/json.js';
@@ -186,6 +187,7 @@ export class RenderService {
     private readonly db: Database,
     private readonly mirrors: GitMirrorsService,
     private readonly audit: AuditLog,
+    chartCredentials: ChartCredentialsService,
     metrics: HubMetrics,
     @Inject(HUB_CONFIG) private readonly config: HubConfig,
   ) {
@@ -213,6 +215,7 @@ export class RenderService {
       indexTtlMs: config.render.helmRepositoryCacheSeconds * 1000,
       timeoutMs: config.render.timeoutSeconds * 1000,
       maxBytes: 64 * 1024 * 1024,
+      credentials: (url) => chartCredentials.forUrl(url),
     });
     this.renders = new Counter({
       name: 'flotilla_renders_total',
