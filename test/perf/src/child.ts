@@ -16,6 +16,7 @@ const BENCHES: Record<string, () => Promise<BenchFn>> = {
   fleet: async () => (await import('./benches/fleet.bench.js')).fleetBench,
   history: async () => (await import('./benches/history.bench.js')).historyBench,
   console: async () => (await import('./benches/console.bench.js')).consoleBench,
+  plan: async () => (await import('./benches/plan.bench.js')).planBench,
 };
 
 // One benchmark per process, so that its RSS and CPU are its own and a crash stays contained.

@@ -73,6 +73,7 @@ let db: Database;
 let expander: AppSetExpander;
 let tools: string;
 let runs: string;
+let spans: string;
 
 /** The `helm template` runs of release `release` so far (the wrapper appends each run's arguments). */
 function helmRuns(release: string): number {
@@ -155,7 +156,12 @@ beforeAll(async () => {
   tools = mkdtempSync(join(tmpdir(), 'flotilla-helm-tools-'));
   runs = join(tools, 'runs.log');
   const wrapper = join(tools, 'helm');
-  writeFileSync(wrapper, `#!/bin/sh\necho "$*" >> '${runs}'\nexec '${helm.path}' "$@"\n`);
+  spans = join(tools, 'spans.log');
+  // Each run also logs when it starts and ends, so the renders running at once can be counted.
+  writeFileSync(
+    wrapper,
+    `#!/bin/sh\necho "$*" >> '${runs}'\necho "start $(date +%s%N)" >> '${spans}'\n'${helm.path}' "$@"\nrc=$?\necho "end $(date +%s%N)" >> '${spans}'\nexit $rc\n`,
+  );
   chmodSync(wrapper, 0o755);
   charts = await startTestHelmRepository(['1.0.0', '1.1.0', '2.0.0'].map(webChart));
   fleet = await startTwoClusterFleet({
@@ -163,6 +169,8 @@ beforeAll(async () => {
     RENDER_MAX_OUTPUT_BYTES: String(256 * 1024),
     // Every expansion reads the index afresh, so a newly published version is seen at once.
     HELM_REPOSITORY_CACHE_SECONDS: '0',
+    // Two renders at a time, so that a burst of distinct charts is seen to queue.
+    RENDER_CONCURRENCY: '2',
     // Chart repository credentials are sealed with it.
     FLOTILLA_SECRETS_KEY: 'ab'.repeat(32),
   });
@@ -254,6 +262,33 @@ describe('a chart in a Git repository, rendered by the hub', () => {
     const second = await expander.preview('shared', perCluster);
     expect(second.targets[0]?.bundleDigest).not.toBe(second.targets[1]?.bundleDigest);
     expect(helmRuns('shared')).toBe(3 + 4);
+  });
+  it('an expansion with many distinct charts runs at most RENDER_CONCURRENCY helm processes at once', async () => {
+    writeFileSync(spans, '');
+    const regions = ['a', 'b', 'c', 'd', 'e', 'f'];
+    const doc = helmAppSet('burst', {
+      path: 'charts/web',
+      helm: { releaseName: 'burst', parameters: [{ name: 'region', value: '{{region}}' }] },
+    });
+    doc.spec.generators = [
+      { list: { elements: regions.map((r) => ({ cluster: 'eu-1', region: r, n: r })) } },
+    ];
+    doc.spec.template.metadata.name = 'burst-{{n}}';
+    const preview = await expander.preview('burst', doc);
+    expect(new Set(preview.targets.map((t) => t.bundleDigest)).size).toBe(regions.length);
+    // 6 new inputs, each rendered twice by the determinism check: 12 runs, never more than 2 at once.
+    const events = readFileSync(spans, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => l.split(' '))
+      .map(([kind, ns]) => ({ delta: kind === 'start' ? 1 : -1, at: BigInt(ns ?? '0') }))
+      .sort((x, y) => (x.at < y.at ? -1 : x.at > y.at ? 1 : x.delta - y.delta));
+    expect(events.filter((e) => e.delta === 1)).toHaveLength(regions.length * 2);
+    let running = 0;
+    let most = 0;
+    for (const e of events) most = Math.max(most, (running += e.delta));
+    expect(most).toBeGreaterThan(0);
+    expect(most).toBeLessThanOrEqual(2);
   });
 });
 
