@@ -19,5 +19,6 @@ export * from './target-reason.js';
 export * from './fleet-view.js';
 export * from './target-views.js';
 export * from './sync-run-export.js';
+export * from './page.js';
 export * from './sync-options.js';
 export * from './appset-views.js';

@@ -17,6 +17,7 @@ import { relabelCluster, withRawAppSets } from '@flotilla/plan';
 import { z } from 'zod';
 import { Database } from '../db/database.js';
 import { HubError, parseInput } from '../common/hub-error.js';
+import { checkPolicyDestinations } from '../notifications/notifications.service.js';
 import { asRecord, toJson } from '../common/json.js';
 import { HUB_CONFIG, type HubConfig } from '../config/hub-config.js';
 import { AuditLog, type AuditEntry } from '../audit/audit.service.js';
@@ -508,6 +509,23 @@ export class FleetRepoService implements OnApplicationBootstrap {
             case 'ClusterGroup':
               event(`cluster-group.${verb}`, `cluster-group:${o.name}`, o, { spec: o.object.spec });
               break;
+            case 'NotificationPolicy': {
+              const spec = o.object.spec;
+              await checkPolicyDestinations(tx, spec);
+              const data = {
+                spec: toJson(spec),
+                managedBy: 'git',
+                fleetSourceId: source.id,
+                sourceCommit: commit,
+              };
+              await tx.notificationPolicy.upsert({
+                where: { name: o.name },
+                create: { name: o.name, ...data },
+                update: data,
+              });
+              event(`notification-policy.${verb}`, `notification-policy:${o.name}`, o, { spec });
+              break;
+            }
             case 'SyncWindow':
               break; // through the windows service, after this transaction
             case 'RolloutStrategy':
@@ -551,6 +569,9 @@ export class FleetRepoService implements OnApplicationBootstrap {
             event('project.deleted', `project:${m.name}`, m);
           } else if (m.kind === 'ClusterGroup') {
             event('cluster-group.deleted', `cluster-group:${m.name}`, m);
+          } else if (m.kind === 'NotificationPolicy') {
+            await tx.notificationPolicy.deleteMany({ where: { name: m.name, managedBy: 'git' } });
+            event('notification-policy.deleted', `notification-policy:${m.name}`, m);
           } else if (m.kind === 'RolloutStrategy') {
             event('rollout-strategy.deleted', `rollout-strategy:${m.name}`, m);
           } else if (m.kind === HEALTH_RULE_KIND) {

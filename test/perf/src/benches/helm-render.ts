@@ -62,6 +62,20 @@ export async function helmRenderFigures(
 ): Promise<{ figures: Figure[]; remarks: string[] }> {
   const helm = resolveHelmBinary({ PATH: process.env['PATH'] ?? '' });
   if (!helm) return { figures: [], remarks: ['no helm binary: the Helm figures were not measured'] };
+  // The stack's other appsets go first: a commit re-expands them, and their renders would be
+  // counted with the charts'.
+  const appSets = await stack.api.request<{ name: string }[]>('GET', '/api/v1/appsets');
+  for (const a of appSets) await stack.api.request('DELETE', `/api/v1/appsets/${a.name}`);
+  await waitFor(
+    'the other appsets to go',
+    async () =>
+      Number(
+        (await stack.sql((c) => c.query<{ n: string }>('SELECT count(*) AS n FROM "Target"'))).rows[0]?.n,
+      ) === 0
+        ? true
+        : undefined,
+    { timeoutMs: 120_000, intervalMs: 200 },
+  );
   const chartDir = join(stack.repo.dir, 'charts', 'bench');
   for (const [path, content] of Object.entries(CHART)) {
     mkdirSync(join(chartDir, path, '..'), { recursive: true });
