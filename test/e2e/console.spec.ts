@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
+import type { AppSetView } from '@flotilla/contract';
 import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { GuestbookFleet } from '../support/guestbook-fleet.js';
 import { hasChromium, launchChromium, seriousAccessibilityViolations } from '../support/browser.js';
 
@@ -23,8 +24,13 @@ describe.skipIf(!hasChromium)('the web console in Chromium', () => {
   const targetOf = (i: number) => `${cluster(i)}-guestbook`;
   const row = (i: number) =>
     page.getByRole('row').filter({ has: page.getByRole('rowheader', { name: cluster(i) }) });
+  const nav = () => page.getByRole('navigation', { name: 'Views' });
   const expectAccessible = async () => expect(await seriousAccessibilityViolations(page)).toEqual([]);
 
+  // Chromium, a hub and agents share two cores with other work: a poll may take up to 10 s to see
+  // what it waits for (it ends as soon as it does; nothing here asserts how long anything took).
+  beforeAll(() => vi.setConfig({ expect: { poll: { timeout: 10_000 } } }));
+  afterAll(() => vi.resetConfig());
   beforeAll(async () => {
     e2e = await GuestbookFleet.start({
       name: 'console',
@@ -90,6 +96,13 @@ describe.skipIf(!hasChromium)('the web console in Chromium', () => {
       .poll(() => page.getByRole('heading', { name: targetOf(0), level: 1 }).isVisible())
       .toBe(true);
     await expect.poll(() => page.getByTestId('target-reason').textContent()).toContain('ManualSyncRequired');
+    // The live diff: the agent compared what Git wants with the cluster, and applied nothing yet.
+    await expect
+      .poll(() => page.getByTestId('diff-summary').textContent(), { timeout: 60_000 })
+      .toMatch(/^(\d+) of \1 objects would change\..*against [0-9a-f]{7}\.$/);
+    expect(
+      (await page.getByRole('region', { name: 'Live diff' }).locator('pre').allTextContents()).join('\n'),
+    ).toMatch(/^\+ +- image: [^\n]*guestbook-ui:v2-console$/m);
     await expectAccessible();
     await page.getByLabel('Reason for the sync').fill('reviewed v2 in the console');
     await page.getByRole('button', { name: 'Sync now' }).click();
@@ -105,6 +118,12 @@ describe.skipIf(!hasChromium)('the web console in Chromium', () => {
       .poll(() => page.getByTestId('operations').textContent())
       .toContain('reviewed v2 in the console');
     expect((await e2e.images())[0]).toMatch(/guestbook-ui:v2-console$/);
+    await expect
+      .poll(() => page.getByTestId('diff-summary').textContent(), { timeout: 60_000 })
+      .toMatch(/^In sync: the \d+ objects Git declares match the cluster\./);
+    await expect
+      .poll(() => page.getByTestId('target-events').textContent())
+      .toContain('reviewed v2 in the console');
   }, 150_000);
 
   it('adds a deny window and the held cell says which window holds it', async () => {
@@ -129,6 +148,25 @@ describe.skipIf(!hasChromium)('the web console in Chromium', () => {
     await page.getByLabel('Show times in').selectOption('America/New_York');
     expect(await calendar.locator('caption').textContent()).toContain('times in America/New_York');
     await expectAccessible();
+
+    // Edit: a new version of the same window; a 3h freeze shows in the table.
+    await page.getByRole('button', { name: 'Edit console-freeze' }).click();
+    const edit = page.getByRole('form', { name: 'Edit sync window console-freeze' });
+    expect(await edit.getByLabel('Clusters').inputValue()).toBe(cluster(1));
+    await edit.getByLabel('Duration').fill('3h');
+    await edit.getByLabel('Reason').fill('longer freeze');
+    await expectAccessible();
+    await edit.getByRole('button', { name: 'Save window' }).click();
+    await expect.poll(() => edit.count()).toBe(0);
+    const windowRow = page
+      .getByRole('row')
+      .filter({ has: page.getByRole('cell', { name: 'console-freeze', exact: true }) });
+    await expect.poll(() => windowRow.textContent()).toContain('3h');
+    const [edited] = await e2e.fleet.api.request<{ version: number; duration: string }[]>(
+      'GET',
+      '/api/v1/windows',
+    );
+    expect(edited).toMatchObject({ version: 2, duration: '3h' });
 
     await page.getByRole('link', { name: 'Fleet' }).click();
     await expect.poll(() => row(1).textContent(), { timeout: 30_000 }).toContain('WindowClosed');
@@ -233,6 +271,113 @@ describe.skipIf(!hasChromium)('the web console in Chromium', () => {
       .toMatch(/^Chain verified/);
     await expectAccessible();
   }, 90_000);
+
+  it('holds a commit at a rollout gate, and pauses, resumes and promotes it with reasons', async () => {
+    await e2e.createAppSet(
+      {},
+      {
+        spec: {
+          rollout: { steps: [{ name: 'gate', selector: {}, maxUnavailable: 0, progressDeadline: '10m' }] },
+        },
+      },
+    );
+    const v4 = await e2e.commitImageTag('v4-console');
+    await nav().getByRole('link', { name: 'ApplicationSets' }).click();
+    await page.getByRole('link', { name: 'guestbook', exact: true }).click();
+    await expect
+      .poll(() => page.getByRole('heading', { name: 'guestbook', level: 1 }).isVisible())
+      .toBe(true);
+    const status = page.getByTestId('rollout-status');
+    const message = page.getByTestId('rollout-message');
+    await expect
+      .poll(() => message.textContent(), { timeout: 60_000 })
+      .toBe('step gate is a manual gate: promote the rollout to release its 2 cluster(s)');
+    expect(await page.getByRole('region', { name: 'Rollout' }).textContent()).toContain(short(v4));
+    expect(await page.getByTestId('rollout-steps').locator('[aria-current="step"]').textContent()).toMatch(
+      /^gate — current/,
+    );
+    await expect
+      .poll(() => page.getByTestId('generator-summary').textContent())
+      .toBe('2 targets. The stored targets match.');
+    await expectAccessible();
+
+    const pause = page.getByRole('form', { name: 'Pause the rollout' });
+    await pause.getByLabel('Reason to pause').fill('watching the canary dashboards');
+    await pause.getByRole('button', { name: 'Pause' }).click();
+    await expect.poll(() => status.textContent()).toContain('Paused');
+    expect(await message.textContent()).toContain('watching the canary dashboards');
+    const resume = page.getByRole('form', { name: 'Resume the rollout' });
+    await resume.getByLabel('Reason to resume').fill('dashboards are fine');
+    await resume.getByRole('button', { name: 'Resume' }).click();
+    await expect.poll(() => status.textContent()).toContain('Progressing');
+    const promote = page.getByRole('form', { name: 'Promote the rollout' });
+    await promote.getByLabel('Reason to promote').fill('ship v4');
+    await promote.getByRole('button', { name: 'Promote' }).click();
+    // Released to both: each row of the rollout's table says v4 with the time it went.
+    const rolloutTable = page.getByRole('table', { name: 'Targets in the rollout' });
+    await expect
+      .poll(async () => (await rolloutTable.getByRole('row').allTextContents()).slice(1), { timeout: 30_000 })
+      .toEqual([expect.stringContaining(short(v4)), expect.stringContaining(short(v4))]);
+    const audit = await e2e.fleet.api.request<{ items: { action: string; details: { reason?: string } }[] }>(
+      'GET',
+      '/api/v1/audit?scope=appset:guestbook&action=rollout.',
+    );
+    expect(
+      audit.items
+        .filter((e) => ['rollout.paused', 'rollout.resumed', 'rollout.promoted'].includes(e.action))
+        .map((e) => [e.action, e.details.reason]),
+    ).toEqual([
+      ['rollout.promoted', 'ship v4'],
+      ['rollout.resumed', 'dashboards are fine'],
+      ['rollout.paused', 'watching the canary dashboards'],
+    ]);
+  }, 120_000);
+
+  it('shows a deletion the guard holds, and confirms it with a reason', async () => {
+    await e2e.createAppSet({}, { clusters: [0], spec: { deletionGuard: { maxDeletePercent: 10 } } });
+    await expect
+      .poll(
+        async () => (await e2e.fleet.api.request<AppSetView>('GET', '/api/v1/appsets/guestbook')).status,
+        {
+          timeout: 60_000,
+        },
+      )
+      .toBe('Held');
+    // A hold changes no target, so no live event brings it: it shows when the view is opened.
+    await nav().getByRole('link', { name: 'ApplicationSets' }).click();
+    await expect
+      .poll(() => page.getByRole('row').filter({ hasText: 'guestbook' }).textContent())
+      .toContain('deletion held for confirmation');
+    await page.getByRole('link', { name: 'guestbook', exact: true }).click();
+    const guard = page.getByTestId('deletion-guard');
+    // The view shows what it had cached, then what it refetched on opening.
+    await expect.poll(() => guard.count(), { timeout: 15_000 }).toBe(1);
+    expect(await guard.textContent()).toContain(`Would delete (1): ${targetOf(1)}`);
+    expect(await page.getByTestId('appset-status').textContent()).toContain('Held');
+    await expect
+      .poll(() => page.getByTestId('generator-summary').textContent())
+      .toMatch(
+        /^1 targets\. An expansion now would create 0, update 0, move 0 and delete 1, and the deletion guard would hold it/,
+      );
+    await expectAccessible();
+    const confirm = guard.getByRole('form', { name: 'Confirm the held expansion' });
+    const reason = confirm.getByLabel('Reason to let these targets go');
+    // Without a reason the button stays disabled: nothing can be sent.
+    expect(await confirm.getByRole('button', { name: 'Confirm deletion' }).isDisabled()).toBe(true);
+    await reason.fill('retiring the staging cluster');
+    await confirm.getByRole('button', { name: 'Confirm deletion' }).click();
+    await expect.poll(() => guard.count(), { timeout: 30_000 }).toBe(0);
+    expect(await page.getByTestId('appset-status').textContent()).not.toContain('Held');
+    const audit = await e2e.fleet.api.request<{ items: { actor: string; details: unknown }[] }>(
+      'GET',
+      '/api/v1/audit?scope=appset:guestbook&action=appset.expansion-confirmed',
+    );
+    expect(audit.items).toHaveLength(1);
+    expect(audit.items[0]).toMatchObject({
+      actor: 'user:admin',
+      details: { reason: 'retiring the staging cluster', deleted: [targetOf(1)] },
+    });
+  }, 120_000);
 
   it('ran no script from any name it showed', () => {
     expect(dialogs).toEqual([]);

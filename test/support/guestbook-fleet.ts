@@ -105,13 +105,17 @@ export class GuestbookFleet {
   /** The guestbook on every cluster of the fleet, from `main`: auto-synced unless a policy is given. */
   createAppSet(
     syncPolicy: Record<string, unknown> = { automated: { prune: true, selfHeal: true } },
+    /** `clusters`: the indexes the list generator names (default all); `spec`: more spec fields (rollout, deletionGuard). */
+    more: { clusters?: number[]; spec?: Record<string, unknown> } = {},
   ): Promise<unknown> {
+    const clusters = more.clusters ? more.clusters.map((i) => this.fleet.clusters[i]!) : this.fleet.clusters;
     return this.fleet.api.createAppSet({
       apiVersion: 'flotilla.dev/v1alpha1',
       kind: 'ApplicationSet',
       metadata: { name: 'guestbook' },
       spec: {
-        generators: [{ list: { elements: this.fleet.clusters.map((c) => ({ cluster: c.name })) } }],
+        ...more.spec,
+        generators: [{ list: { elements: clusters.map((c) => ({ cluster: c.name })) } }],
         template: {
           metadata: { name: '{{cluster}}-guestbook' },
           spec: {

@@ -6,6 +6,9 @@ import { authHeaders } from './api.js';
 const LIVE_KEYS = [
   'fleet',
   'target',
+  'appsets',
+  'appset',
+  'rollout',
   'history',
   'operations',
   'windows-of',
@@ -28,15 +31,21 @@ export type LiveState = 'connecting' | 'live' | 'reconnecting';
 export function followFleetEvents(client: QueryClient, onState: (s: LiveState) => void): () => void {
   const abort = new AbortController();
   let pending = false;
+  /** Appsets the stream named: their generators' output (costly to compute) is asked again only then. */
+  const appSets = new Set<string>();
   let timer: ReturnType<typeof setTimeout> | undefined;
   const flush = () => {
     timer = undefined;
     if (!pending) return;
     pending = false;
     for (const key of LIVE_KEYS) void client.invalidateQueries({ queryKey: [key], refetchType: 'active' });
+    for (const name of appSets)
+      void client.invalidateQueries({ queryKey: ['appset-preview', name], refetchType: 'active' });
+    appSets.clear();
   };
-  const changed = () => {
+  const changed = (named: string[] = []) => {
     pending = true;
+    for (const name of named) appSets.add(name);
     timer ??= setTimeout(flush, THROTTLE_MS);
   };
 
@@ -57,7 +66,8 @@ export function followFleetEvents(client: QueryClient, onState: (s: LiveState) =
         await readEvents(res.body, (event, data) => {
           if (event !== 'fleet') return;
           const e = JSON.parse(data) as FleetEventView;
-          if (e.targets.length > 0 || e.clusters.length > 0 || e.policies) changed();
+          if (e.targets.length > 0 || e.clusters.length > 0 || e.policies || e.appSets.length > 0)
+            changed(e.appSets);
         });
       } catch {
         if (abort.signal.aborted) return;

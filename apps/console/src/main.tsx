@@ -5,11 +5,14 @@ import { createRoot } from 'react-dom/client';
 import { Link, Route, Switch, useRoute } from 'wouter';
 import { ApiError, get, storeToken } from './api.js';
 import { followFleetEvents, type LiveState } from './live.js';
+import { CALLBACK_PATH, finishOidcSignIn } from './oidc.js';
 import { ErrorNote } from './parts.js';
 import { SessionContext } from './session.js';
+import { AppSetView } from './views/appset-view.js';
+import { AppSetsView } from './views/appsets-view.js';
 import { AuditView } from './views/audit-view.js';
 import { BreakGlassView } from './views/break-glass-view.js';
-import { FleetMatrix } from './views/fleet-matrix.js';
+import { FleetMatrix, prefetchFleetPage } from './views/fleet-matrix.js';
 import { HistoryView } from './views/history-view.js';
 import { SignIn } from './views/sign-in.js';
 import { TargetView } from './views/target-view.js';
@@ -49,6 +52,7 @@ function Shell({ session, onSignOut }: { session: SessionView; onSignOut: () => 
         <span className="brand">Flotilla</span>
         <nav aria-label="Views">
           <NavLink href="/">Fleet</NavLink>
+          <NavLink href="/appsets">ApplicationSets</NavLink>
           <NavLink href="/history">History</NavLink>
           <NavLink href="/audit">Audit</NavLink>
           <NavLink href="/windows">Windows</NavLink>
@@ -70,6 +74,8 @@ function Shell({ session, onSignOut }: { session: SessionView; onSignOut: () => 
         <Switch>
           <Route path="/" component={FleetMatrix} />
           <Route path="/targets/:name">{(p) => <TargetView name={decodeURIComponent(p.name)} />}</Route>
+          <Route path="/appsets" component={AppSetsView} />
+          <Route path="/appsets/:name">{(p) => <AppSetView name={decodeURIComponent(p.name)} />}</Route>
           <Route path="/history" component={HistoryView} />
           <Route path="/audit" component={AuditView} />
           <Route path="/windows" component={WindowsView} />
@@ -86,7 +92,47 @@ function Shell({ session, onSignOut }: { session: SessionView; onSignOut: () => 
   );
 }
 
+/** Where the issuer sends the person back: the code is traded once, then the app takes over. */
+function OidcCallback({ onSignedIn }: { onSignedIn: (token: string, returnTo: string) => void }) {
+  const [error, setError] = useState<unknown>(null);
+  useEffect(() => {
+    let done = false;
+    finishOidcSignIn().then(
+      ({ token, returnTo }) => !done && onSignedIn(token.token, returnTo),
+      (e: unknown) => !done && setError(e),
+    );
+    // StrictMode runs this twice in development: both get the one trade's answer.
+    return () => {
+      done = true;
+    };
+  }, [onSignedIn]);
+  return (
+    <main id="main" className="sign-in">
+      <h1>Signing in…</h1>
+      <ErrorNote error={error} />
+      {error !== null && <a href="/">Back to sign-in</a>}
+    </main>
+  );
+}
+
 function App() {
+  const client = useQueryClient();
+  const [callback, setCallback] = useState(location.pathname === CALLBACK_PATH);
+  if (callback)
+    return (
+      <OidcCallback
+        onSignedIn={(token, returnTo) => {
+          storeToken(token);
+          history.replaceState(null, '', returnTo);
+          setCallback(false);
+          void client.invalidateQueries();
+        }}
+      />
+    );
+  return <SignedIn />;
+}
+
+function SignedIn() {
   const client = useQueryClient();
   const session = useQuery({ queryKey: ['session'], queryFn: () => get<SessionView>('/api/v1/session') });
   const signOut = () => {
@@ -110,6 +156,7 @@ function App() {
   return <Shell session={session.data} onSignOut={signOut} />;
 }
 
+prefetchFleetPage(queryClient);
 createRoot(document.getElementById('root')!).render(
   <StrictMode>
     <QueryClientProvider client={queryClient}>

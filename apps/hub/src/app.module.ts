@@ -14,6 +14,8 @@ import { requestLogOptions } from './common/request-log.js';
 import { HubLogger } from './common/hub-logger.js';
 import { ApiTokensService } from './auth/api-tokens.service.js';
 import { ApiTokensController } from './auth/api-tokens.controller.js';
+import { OidcSignIn } from './auth/oidc-sign-in.service.js';
+import { OidcSignInController } from './auth/oidc-sign-in.controller.js';
 import { RateLimiter } from './auth/rate-limiter.service.js';
 import { AuditLog } from './audit/audit.service.js';
 import { AuditController } from './audit/audit.controller.js';
@@ -127,6 +129,7 @@ export class AppModule {
       // Every route not marked @Public() needs a people credential with the route's role.
       { provide: APP_GUARD, useClass: PeopleAuthGuard },
       ApiTokensService,
+      OidcSignIn,
       RateLimiter,
       HubMetrics,
       QueueMetrics,
@@ -188,6 +191,7 @@ export class AppModule {
         PinsController,
         AuditController,
         ApiTokensController,
+        OidcSignInController,
         AgentGatewayController,
         WebhooksController,
         WindowsController,

@@ -79,5 +79,33 @@ export interface FleetEventView {
   clusters: string[];
   /** A sync window or break-glass was created, changed, closed or deleted: any target's reason may have changed. */
   policies: boolean;
+  /**
+   * ApplicationSets whose row or rollout changed (an expansion held or confirmed, a rollout's step,
+   * pause or promote): these change no target row until a release, so they are named here.
+   */
+  appSets: string[];
   at: string;
+}
+
+/**
+ * `GET /api/v1/auth/oidc` (public): what the console needs to sign a person in at the hub's OIDC
+ * issuer with the authorization code flow and PKCE. 404 `oidc-sign-in-off` when the hub has none.
+ */
+export interface OidcSignInView {
+  issuer: string;
+  clientId: string;
+  authorizationEndpoint: string;
+  scopes: string;
+}
+
+/**
+ * `POST /api/v1/auth/oidc/token` (public) answers the console's `{code, codeVerifier, redirectUri}`
+ * with the issuer's token the hub accepts as a bearer, and who it names.
+ */
+export interface OidcTokenView {
+  token: string;
+  subject: string;
+  role: 'viewer' | 'operator' | 'admin';
+  /** When the token stops being accepted (its `exp`), if it says. */
+  expiresAt: string | null;
 }

@@ -21,3 +21,4 @@ export * from './target-views.js';
 export * from './sync-run-export.js';
 export * from './page.js';
 export * from './sync-options.js';
+export * from './appset-views.js';

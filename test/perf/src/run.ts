@@ -10,8 +10,20 @@ import { flatness, targetValue } from './stats.js';
 import { type BenchOutput } from './types.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-// `plan` (under a minute) runs before the long fleet and history jobs, which trim themselves to the budget.
-const ALL = ['sim', 'sim-apply', 'agent', 'diff', 'desired', 'ingest', 'plan', 'fleet', 'history'] as const;
+// `plan` and `console` (each under two minutes) run before the long fleet and history jobs, which trim
+// themselves to the budget.
+const ALL = [
+  'sim',
+  'sim-apply',
+  'agent',
+  'diff',
+  'desired',
+  'ingest',
+  'plan',
+  'console',
+  'fleet',
+  'history',
+] as const;
 type BenchName = (typeof ALL)[number];
 /**
  * Whole-run budget: the issue allows 30 minutes on 2 cores. A job gets at most what is left of it
@@ -32,7 +44,7 @@ interface Job {
 function usage(): never {
   console.error(
     [
-      'usage: npm run bench -- [--only sim,sim-apply,agent,diff,desired,ingest,plan,fleet,history] [--quick] [--fleet-sizes 10,100] [--history-runs N] [--out DIR] [--render-only]',
+      'usage: npm run bench -- [--only sim,sim-apply,agent,diff,desired,ingest,plan,console,fleet,history] [--quick] [--fleet-sizes 10,100] [--history-runs N] [--out DIR] [--render-only]',
       '  --quick        reduced sizes (CI); writes to test/perf/dist/quick unless --out is given',
       '  --fleet-sizes  fleet run sizes (default 10,100,1000)',
       '  --history-runs sync runs the history bench loads, and a fifth as many audit events (default 10000000)',
@@ -111,6 +123,8 @@ function jobsFor(
     case 'desired':
       return [{ bench, params: {}, timeoutMs: 10 * min }];
     case 'ingest':
+      return [{ bench, params: {}, timeoutMs: 4 * min }];
+    case 'console':
       return [{ bench, params: {}, timeoutMs: 4 * min }];
     case 'fleet':
       // The child is told its limit (limitSeconds, set when the job starts) and fits its waits in it.

@@ -1,5 +1,11 @@
-import { FLEET_STATUS_FILTERS, type FleetCellView, type FleetView } from '@flotilla/contract';
-import { keepPreviousData, useQuery } from '@tanstack/react-query';
+import {
+  FLEET_STATUS_FILTERS,
+  type FleetCellView,
+  type FleetRowView,
+  type FleetView,
+} from '@flotilla/contract';
+import { memo } from 'react';
+import { keepPreviousData, useQuery, type QueryClient } from '@tanstack/react-query';
 import { Link } from 'wouter';
 import { get } from '../api.js';
 import { shortRevision } from '../format.js';
@@ -38,14 +44,58 @@ function Cell({ cell }: { cell: FleetCellView | undefined }) {
   );
 }
 
-export function FleetMatrix() {
-  const [filters, cursors, setFilters] = useUrlFilters('/', FILTERS);
-  const cursor = cursors.at(-1);
-  const fleet = useQuery({
+/**
+ * One cluster's row. TanStack Query keeps unchanged parts of a refetched page the same objects, so
+ * while changes stream in only the rows that changed render again.
+ */
+const MatrixRow = memo(function MatrixRow({ row, appSets }: { row: FleetRowView; appSets: string[] }) {
+  return (
+    <tr className={row.online ? undefined : 'offline'}>
+      <th scope="row">
+        <span className="cluster-name">{row.cluster}</span>
+        {!row.online && (
+          <span className="offline-note">
+            <Status value="Offline" /> last seen <When at={row.lastSeenAt} />
+          </span>
+        )}
+        <span className="labels">
+          {Object.entries(row.labels).map(([k, v]) => (
+            <span className="label" key={k}>
+              {k}={v}
+            </span>
+          ))}
+        </span>
+      </th>
+      {appSets.map((a) => (
+        <Cell key={a} cell={row.cells.find((c) => c.appSet === a)} />
+      ))}
+    </tr>
+  );
+});
+
+type Filters = Record<(typeof FILTERS)[number], string>;
+
+function fleetQuery(filters: Filters, cursor: string | undefined) {
+  return {
     queryKey: ['fleet', filters, cursor ?? null],
     queryFn: () => get<FleetView>('/api/v1/fleet', { ...filters, cursor, limit: 50 }),
-    placeholderData: keepPreviousData,
-  });
+  };
+}
+
+/**
+ * Asks for the matrix page the address names as the console starts, alongside the session, instead
+ * of after it: the first page is what people wait for. Same key as the view's, so the view finds it.
+ */
+export function prefetchFleetPage(client: QueryClient): void {
+  if (location.pathname !== '/') return;
+  const search = new URLSearchParams(location.search);
+  const filters = Object.fromEntries(FILTERS.map((k) => [k, search.get(k) ?? ''])) as Filters;
+  void client.prefetchQuery(fleetQuery(filters, search.getAll('page').at(-1)));
+}
+
+export function FleetMatrix() {
+  const [filters, cursors, setFilters] = useUrlFilters('/', FILTERS);
+  const fleet = useQuery({ ...fleetQuery(filters, cursors.at(-1)), placeholderData: keepPreviousData });
   const data = fleet.data;
   return (
     <>
@@ -71,33 +121,14 @@ export function FleetMatrix() {
                     <th scope="col">Cluster</th>
                     {data.appSets.map((a) => (
                       <th scope="col" key={a}>
-                        {a}
+                        <Link href={`/appsets/${encodeURIComponent(a)}`}>{a}</Link>
                       </th>
                     ))}
                   </tr>
                 </thead>
                 <tbody>
                   {data.rows.map((row) => (
-                    <tr key={row.cluster} className={row.online ? undefined : 'offline'}>
-                      <th scope="row">
-                        <span className="cluster-name">{row.cluster}</span>
-                        {!row.online && (
-                          <span className="offline-note">
-                            <Status value="Offline" /> last seen <When at={row.lastSeenAt} />
-                          </span>
-                        )}
-                        <span className="labels">
-                          {Object.entries(row.labels).map(([k, v]) => (
-                            <span className="label" key={k}>
-                              {k}={v}
-                            </span>
-                          ))}
-                        </span>
-                      </th>
-                      {data.appSets.map((a) => (
-                        <Cell key={a} cell={row.cells.find((c) => c.appSet === a)} />
-                      ))}
-                    </tr>
+                    <MatrixRow key={row.cluster} row={row} appSets={data.appSets} />
                   ))}
                 </tbody>
               </table>

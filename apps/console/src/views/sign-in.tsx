@@ -1,12 +1,32 @@
+import type { OidcSignInView } from '@flotilla/contract';
+import { useQuery } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
-import { ApiError } from '../api.js';
+import { ApiError, get } from '../api.js';
+import { startOidcSignIn } from '../oidc.js';
 import { ErrorNote, Field } from '../parts.js';
+
+/** The hub's OIDC sign-in, or null when it has none (404). */
+function useOidc() {
+  return useQuery({
+    queryKey: ['oidc-sign-in'],
+    staleTime: Infinity,
+    queryFn: async () => {
+      try {
+        return await get<OidcSignInView>('/api/v1/auth/oidc');
+      } catch (e) {
+        if (e instanceof ApiError && e.status === 404) return null;
+        throw e;
+      }
+    },
+  });
+}
 
 /** Sign-in with an API token (`flotilla tokens create`); it is checked against the hub before it is kept. */
 export function SignIn({ onSignedIn }: { onSignedIn: (token: string) => void }) {
   const [token, setToken] = useState('');
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
+  const oidc = useOidc();
   const submit = async (e: FormEvent) => {
     e.preventDefault();
     setBusy(true);
@@ -27,6 +47,13 @@ export function SignIn({ onSignedIn }: { onSignedIn: (token: string) => void }) 
   return (
     <main id="main" className="sign-in">
       <h1>Sign in to Flotilla</h1>
+      {oidc.data && (
+        <p>
+          <button type="button" onClick={() => void startOidcSignIn(oidc.data!).catch(setError)}>
+            Sign in with {new URL(oidc.data.issuer).host}
+          </button>
+        </p>
+      )}
       <form onSubmit={(e) => void submit(e)}>
         <Field label="API token" hint="An admin token or a token from `flotilla tokens create`.">
           {(id, hint) => (

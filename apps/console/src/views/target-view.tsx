@@ -13,6 +13,8 @@ import { shortRevision } from '../format.js';
 import { ErrorNote, Field, Reason, Status, When } from '../parts.js';
 import { RunsTable, runResources } from '../runs-table.js';
 import { useCan } from '../session.js';
+import { RefreshForm } from './appset-view.js';
+import { LiveDiff, TargetEvents } from './target-diff.js';
 
 function SyncForm({ target }: { target: string }) {
   const client = useQueryClient();
@@ -178,7 +180,8 @@ export function TargetView({ name }: { name: string }) {
   return (
     <>
       <p>
-        <Link href="/">Fleet</Link> / {t.appSet} / {t.cluster}
+        <Link href="/">Fleet</Link> /{' '}
+        <Link href={`/appsets/${encodeURIComponent(t.appSet)}`}>{t.appSet}</Link> / {t.cluster}
       </p>
       <h1>{t.name}</h1>
       <dl className="summary">
@@ -215,10 +218,14 @@ export function TargetView({ name }: { name: string }) {
         </dd>
       </dl>
 
+      <LiveDiff target={t.name} />
+
       {canOperate && (
         <section aria-labelledby="ops">
           <h2 id="ops">Sync</h2>
           <SyncForm target={t.name} />
+          <h3>Refresh</h3>
+          <RefreshForm appSet={t.appSet} />
           <h3>Rollback</h3>
           <PinForm
             target={t.name}
@@ -246,7 +253,6 @@ export function TargetView({ name }: { name: string }) {
             {operations.data.map((o) => (
               <li key={o.id}>
                 <Status value={o.state} /> {o.kind}
-                {o.dryRun ? ' (dry run)' : ''}
                 {o.dryRun ? ' (dry run)' : ''}
                 {o.prune ? ' (prune)' : ''} by {o.requestedBy}, <When at={o.createdAt} />: {o.reason}
                 {o.message ? ` — ${o.message}` : ''}
@@ -330,6 +336,8 @@ export function TargetView({ name }: { name: string }) {
           <Link href={`/history?target=${enc}`}>All runs of this target</Link>
         </p>
       </section>
+
+      <TargetEvents target={t.name} />
 
       <section aria-labelledby="explain">
         <h2 id="explain">Explain</h2>

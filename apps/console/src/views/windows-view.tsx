@@ -26,13 +26,34 @@ const BLANK = {
   reason: '',
 };
 
-function AddWindow() {
+type WindowDraft = typeof BLANK;
+
+function draftOf(w: SyncWindowView): WindowDraft {
+  return {
+    name: w.name,
+    kind: w.kind,
+    schedule: w.schedule,
+    duration: w.duration,
+    timeZone: w.timeZone,
+    clusters: w.clusters.join(', '),
+    applications: w.applications.join(', '),
+    namespaces: w.namespaces.join(', '),
+    manualSync: w.manualSync,
+    reason: '',
+  };
+}
+
+/**
+ * Adds a window, or (given `editing`) replaces one with a new version under the same name: a PUT
+ * of the whole window, keeping the fields this form does not show (projects, andOperator,
+ * description). The hub refuses windows a fleet repository manages; their file is the place.
+ */
+function WindowForm({ editing, onDone }: { editing?: SyncWindowView; onDone?: () => void }) {
   const client = useQueryClient();
-  const [w, setW] = useState(BLANK);
-  const add = useMutation({
-    mutationFn: () =>
-      api<SyncWindowView>('POST', '/api/v1/windows', {
-        name: w.name,
+  const [w, setW] = useState<WindowDraft>(editing ? draftOf(editing) : BLANK);
+  const save = useMutation({
+    mutationFn: () => {
+      const fields = {
         kind: w.kind,
         schedule: w.schedule,
         duration: w.duration,
@@ -42,14 +63,24 @@ function AddWindow() {
         namespaces: list(w.namespaces),
         manualSync: w.manualSync,
         reason: w.reason,
-      }),
+      };
+      return editing
+        ? api<SyncWindowView>('PUT', `/api/v1/windows/${encodeURIComponent(editing.name)}`, {
+            ...fields,
+            projects: editing.projects,
+            andOperator: editing.andOperator,
+            description: editing.description,
+          })
+        : api<SyncWindowView>('POST', '/api/v1/windows', { name: w.name, ...fields });
+    },
     onSuccess: () => {
-      setW(BLANK);
+      if (!editing) setW(BLANK);
       void client.invalidateQueries({ queryKey: ['windows'] });
       void client.invalidateQueries({ queryKey: ['fleet'] });
+      onDone?.();
     },
   });
-  const text = (k: keyof typeof BLANK, label: string, hint?: string) => (
+  const text = (k: keyof WindowDraft, label: string, hint?: string) => (
     <Field label={label} hint={hint}>
       {(id, hintId) => (
         <input
@@ -63,11 +94,15 @@ function AddWindow() {
   );
   const submit = (e: FormEvent) => {
     e.preventDefault();
-    add.mutate();
+    save.mutate();
   };
   return (
-    <form className="filters" onSubmit={submit} aria-label="Add a sync window">
-      {text('name', 'Name', 'lower-case letters, digits and -')}
+    <form
+      className="filters"
+      onSubmit={submit}
+      aria-label={editing ? `Edit sync window ${editing.name}` : 'Add a sync window'}
+    >
+      {!editing && text('name', 'Name', 'lower-case letters, digits and -')}
       <Field label="Kind">
         {(id) => (
           <select
@@ -96,17 +131,23 @@ function AddWindow() {
       </label>
       {text('reason', 'Reason', 'kept in the window history and audit log')}
       <div className="actions">
-        <button type="submit" disabled={add.isPending}>
-          Add window
+        <button type="submit" disabled={save.isPending}>
+          {editing ? 'Save window' : 'Add window'}
         </button>
+        {editing && (
+          <button type="button" onClick={onDone}>
+            Cancel
+          </button>
+        )}
       </div>
-      <ErrorNote error={add.error} />
+      <ErrorNote error={save.error} />
     </form>
   );
 }
 
 export function WindowsView() {
   const canEdit = useCan('admin');
+  const [editing, setEditing] = useState<string | null>(null);
   const windows = useQuery({
     queryKey: ['windows'],
     queryFn: () => get<SyncWindowView[]>('/api/v1/windows'),
@@ -135,7 +176,7 @@ export function WindowsView() {
                 <th scope="col">Time zone</th>
                 <th scope="col">Applies to</th>
                 <th scope="col">Manual syncs</th>
-                {canEdit && <th scope="col">Remove</th>}
+                {canEdit && <th scope="col">Change</th>}
               </tr>
             </thead>
             <tbody>
@@ -161,6 +202,14 @@ export function WindowsView() {
                   <td>{w.manualSync ? 'allowed' : 'held'}</td>
                   {canEdit && (
                     <td>
+                      <button
+                        type="button"
+                        aria-label={`Edit ${w.name}`}
+                        aria-expanded={editing === w.name}
+                        onClick={() => setEditing(editing === w.name ? null : w.name)}
+                      >
+                        Edit
+                      </button>
                       <ReasonForm
                         label={`Remove window ${w.name}`}
                         fieldLabel={`Reason to remove ${w.name}`}
@@ -181,6 +230,15 @@ export function WindowsView() {
           </table>
         </div>
       )}
+      {canEdit &&
+        windows.data
+          ?.filter((w) => w.name === editing)
+          .map((w) => (
+            <section aria-labelledby="edit-window" key={`${w.name}@${w.version}`}>
+              <h2 id="edit-window">Edit {w.name}</h2>
+              <WindowForm editing={w} onDone={() => setEditing(null)} />
+            </section>
+          ))}
       {windows.data && windows.data.length > 0 && (
         <section aria-labelledby="week">
           <h2 id="week">This week</h2>
@@ -190,7 +248,7 @@ export function WindowsView() {
       {canEdit && (
         <section aria-labelledby="add-window">
           <h2 id="add-window">Add a window</h2>
-          <AddWindow />
+          <WindowForm />
         </section>
       )}
     </>

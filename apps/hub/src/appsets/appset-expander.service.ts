@@ -39,7 +39,7 @@ import {
   type ChartVersion,
   type HelmOptions,
 } from '@flotilla/manifests';
-import type { TargetSourceView } from '@flotilla/contract';
+import type { ExpansionPreviewView, PendingExpansionView, TargetSourceView } from '@flotilla/contract';
 import {
   chartRepositoryRefusal,
   literalRepoRefs,
@@ -58,7 +58,6 @@ import {
   deletesResourcesOnDeletion,
   preservesResourcesOnDeletion,
   type GuardInput,
-  type GuardVerdict,
 } from './deletion-guard.js';
 import { Prisma, type Cluster, type Repository, type Target } from '../generated/prisma/client.js';
 
@@ -114,22 +113,7 @@ export interface ExpansionOutcome {
 }
 
 /** An expansion the deletion guard holds, as stored on the appset (`pendingExpansion`). */
-export interface PendingExpansion {
-  /** Hash of the computed target set; confirming names it, so what is applied is what was shown. */
-  inputsHash: string;
-  heldAt: string;
-  currentCount: number;
-  targetCount: number;
-  delete: string[];
-  create: string[];
-  update: string[];
-  /** Targets that would move to another cluster (a new target there, the old one removed). */
-  move: string[];
-  deletePercent: number;
-  limit: number;
-  /** The count the shrink was judged against (see GuardInput.baseline). */
-  baseline: number;
-}
+export type PendingExpansion = PendingExpansionView;
 
 /** What an expansion would do to the stored targets. */
 export interface ExpansionPlan {
@@ -152,25 +136,8 @@ export interface ExpansionConfirmation {
 }
 
 /** The dry run: what an expansion would compute and change, changing nothing. */
-export interface ExpansionPreview {
-  inputsHash: string;
-  targets: {
-    name: string;
-    cluster: string;
-    namespace: string;
-    repoUrl: string;
-    path: string;
-    targetRevision: string;
-    desiredRevision: string;
-    sources: TargetSourceView[] | null;
-    bundleDigest: string;
-  }[];
-  create: string[];
-  update: string[];
-  move: string[];
-  delete: string[];
-  guard: GuardVerdict;
-}
+/** The generators' output and what an expansion would change, as the API returns it. */
+export type ExpansionPreview = ExpansionPreviewView;
 
 /**
  * appset → targets: runs the generators against the inventory and Git, renders every target's

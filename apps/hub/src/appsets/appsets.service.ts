@@ -2,6 +2,7 @@ import { pageArgs, pageOf, type PageQuery } from '../common/name-page.js';
 import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { z } from 'zod';
+import type { AppSetRefreshView, AppSetView, PendingExpansionView } from '@flotilla/contract';
 import { Database } from '../db/database.js';
 import { removeAppSet } from '../targets/target-deletions.service.js';
 import { HubError, parseInput } from '../common/hub-error.js';
@@ -26,14 +27,6 @@ const refreshRequestSchema = z.strictObject({
   /** Why, for the audit log (optional: a refresh changes no desired state). */
   reason: z.string().trim().max(1000).optional(),
 });
-
-/** What a refresh asked for: the expansion, and with `hard` a fetch of each repository listed. */
-export interface AppSetRefreshView {
-  appSet: string;
-  hard: boolean;
-  requestedAt: string;
-  repositories: { id: string; url: string }[];
-}
 
 @Injectable()
 export class AppSetsService {
@@ -114,7 +107,7 @@ export class AppSetsService {
     return { created: !existing, appSet: this.view(row, 0) };
   }
 
-  async list() {
+  async list(): Promise<AppSetView[]> {
     const rows = await this.db.prisma.applicationSet.findMany({
       orderBy: { name: 'asc' },
       include: { _count: { select: { targets: true } } },
@@ -123,7 +116,7 @@ export class AppSetsService {
   }
 
   /** One page of appsets by name (see common/name-page.ts). */
-  async page(q: PageQuery) {
+  async page(q: PageQuery): Promise<{ items: AppSetView[]; nextCursor: string | null }> {
     const { where, take } = pageArgs(q);
     const page = pageOf(
       await this.db.prisma.applicationSet.findMany({
@@ -137,7 +130,7 @@ export class AppSetsService {
     return { items: page.rows.map((r) => this.view(r, r._count.targets)), nextCursor: page.nextCursor };
   }
 
-  async get(name: string) {
+  async get(name: string): Promise<AppSetView> {
     const row = await this.db.prisma.applicationSet.findUnique({
       where: { name },
       include: { _count: { select: { targets: true } } },
@@ -309,14 +302,14 @@ export class AppSetsService {
     for (const a of rows) await this.requestExpand(a.id);
   }
 
-  private view(r: ApplicationSet, targetCount: number) {
+  private view(r: ApplicationSet, targetCount: number): AppSetView {
     return {
       id: r.id,
       name: r.name,
       apiVersion: r.apiVersion,
       status: r.status,
       error: r.error ?? null,
-      pendingExpansion: r.pendingExpansion ?? null,
+      pendingExpansion: (r.pendingExpansion as PendingExpansionView | null) ?? null,
       repoUrls: r.repoUrls,
       project: r.project,
       source: sourceView(r),

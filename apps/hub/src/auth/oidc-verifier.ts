@@ -69,20 +69,29 @@ export class OidcVerifier {
 
   private async jwksUrl(): Promise<string> {
     if (this.config.jwksUrl) return this.config.jwksUrl;
-    const discovery = `${this.config.issuer.replace(/\/$/, '')}/.well-known/openid-configuration`;
-    let doc: unknown;
-    try {
-      const res = await fetch(discovery, { signal: AbortSignal.timeout(5_000) });
-      if (!res.ok) throw new Error(`HTTP ${res.status}`);
-      doc = await res.json();
-    } catch (e) {
-      throw new HubError(503, 'oidc-unavailable', `cannot read ${discovery}: ${(e as Error).message}`);
-    }
-    const jwksUri = (doc as { jwks_uri?: unknown }).jwks_uri;
+    const jwksUri = (await this.discovery()).jwks_uri;
     if (typeof jwksUri !== 'string') {
-      throw new HubError(503, 'oidc-unavailable', `${discovery} has no jwks_uri`);
+      throw new HubError(503, 'oidc-unavailable', `${this.discoveryUrl()} has no jwks_uri`);
     }
     return jwksUri;
+  }
+
+  private discoveryUrl(): string {
+    return `${this.config.issuer.replace(/\/$/, '')}/.well-known/openid-configuration`;
+  }
+
+  /** The issuer's discovery document (`/.well-known/openid-configuration`), read afresh. */
+  async discovery(): Promise<Record<string, unknown>> {
+    const url = this.discoveryUrl();
+    try {
+      const res = await fetch(url, { signal: AbortSignal.timeout(5_000) });
+      if (!res.ok) throw new Error(`HTTP ${res.status}`);
+      const doc: unknown = await res.json();
+      if (!doc || typeof doc !== 'object') throw new Error('not a JSON object');
+      return doc as Record<string, unknown>;
+    } catch (e) {
+      throw new HubError(503, 'oidc-unavailable', `cannot read ${url}: ${(e as Error).message}`);
+    }
   }
 }
 

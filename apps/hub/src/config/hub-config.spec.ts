@@ -130,6 +130,8 @@ describe('loadHubConfig', () => {
       issuer: 'https://login.example.com/',
       audience: 'flotilla',
       jwksUrl: null,
+      clientId: null,
+      scopes: 'openid profile email',
       roleClaim: 'groups',
       roleMap: { sre: 'operator', 'platform-admins': 'admin' },
     });

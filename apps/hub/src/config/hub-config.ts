@@ -82,6 +82,20 @@ export const hubEnvSchema = z.object({
     .url()
     .optional()
     .describe("The issuer's JWKS URL; unset = jwks_uri from <issuer>/.well-known/openid-configuration."),
+  FLOTILLA_OIDC_CLIENT_ID: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      "The web console's OIDC client (public: authorization code with PKCE, redirect URI <hub>/oidc/callback); unset = the console offers token sign-in only.",
+    ),
+  FLOTILLA_OIDC_SCOPES: z
+    .string()
+    .min(1)
+    .default('openid profile email')
+    .describe(
+      'Scopes the console asks the issuer for at sign-in, space-separated (add the one that carries FLOTILLA_OIDC_ROLE_CLAIM if the issuer needs it).',
+    ),
   FLOTILLA_OIDC_ROLE_CLAIM: z
     .string()
     .min(1)
@@ -445,6 +459,9 @@ export interface OidcConfig {
   issuer: string;
   audience: string;
   jwksUrl: string | null;
+  /** The console's public client (authorization code with PKCE); null: no OIDC sign-in in the console. */
+  clientId: string | null;
+  scopes: string;
   roleClaim: string;
   roleMap: Record<string, PeopleRole>;
 }
@@ -534,6 +551,8 @@ export function loadHubConfig(env: Record<string, string | undefined>): HubConfi
               issuer: e.FLOTILLA_OIDC_ISSUER,
               audience: e.FLOTILLA_OIDC_AUDIENCE,
               jwksUrl: e.FLOTILLA_OIDC_JWKS_URL ?? null,
+              clientId: e.FLOTILLA_OIDC_CLIENT_ID ?? null,
+              scopes: e.FLOTILLA_OIDC_SCOPES,
               roleClaim: e.FLOTILLA_OIDC_ROLE_CLAIM,
               roleMap: parseRoleMap(e.FLOTILLA_OIDC_ROLE_MAP).map,
             }

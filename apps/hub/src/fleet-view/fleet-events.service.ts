@@ -23,6 +23,8 @@ export class FleetEvents implements OnModuleDestroy {
   private since = new Date();
   /** Target id → the updatedAt already announced, so the overlap window announces nothing twice. */
   private announced = new Map<string, number>();
+  /** The same for appset and rollout rows (`appset:<id>`, `rollout:<id>`). */
+  private announcedAppSets = new Map<string, number>();
   private online = new Map<string, boolean>();
   /** What the windows and break-glass looked like at the last poll (see policyFingerprint). */
   private policies: string | null = null;
@@ -39,6 +41,7 @@ export class FleetEvents implements OnModuleDestroy {
     if (!this.timer) {
       this.since = new Date();
       this.announced.clear();
+      this.announcedAppSets.clear();
       this.online.clear();
       this.policies = null;
       this.timer = setInterval(() => void this.poll(), POLL_MS);
@@ -66,7 +69,7 @@ export class FleetEvents implements OnModuleDestroy {
     try {
       const now = new Date();
       const from = new Date(this.since.getTime() - OVERLAP_MS);
-      const [changed, clusters, policies] = await Promise.all([
+      const [changed, clusters, policies, appSetRows, rolloutRows] = await Promise.all([
         this.db.prisma.target.findMany({
           where: { updatedAt: { gte: from } },
           select: { id: true, name: true, updatedAt: true },
@@ -74,7 +77,26 @@ export class FleetEvents implements OnModuleDestroy {
         }),
         this.db.prisma.cluster.findMany({ select: { name: true, lastSeenAt: true } }),
         this.policyFingerprint(),
+        this.db.prisma.applicationSet.findMany({
+          where: { updatedAt: { gte: from } },
+          select: { id: true, name: true, updatedAt: true },
+        }),
+        this.db.prisma.rollout.findMany({
+          where: { updatedAt: { gte: from } },
+          select: { id: true, updatedAt: true, appSet: { select: { name: true } } },
+        }),
       ]);
+      const appSets = new Set<string>();
+      for (const [key, name, at] of [
+        ...appSetRows.map((a) => [`appset:${a.id}`, a.name, a.updatedAt.getTime()] as const),
+        ...rolloutRows.map((r) => [`rollout:${r.id}`, r.appSet.name, r.updatedAt.getTime()] as const),
+      ]) {
+        if ((this.announcedAppSets.get(key) ?? -1) >= at) continue;
+        this.announcedAppSets.set(key, at);
+        appSets.add(name);
+      }
+      for (const [key, at] of this.announcedAppSets)
+        if (at < from.getTime()) this.announcedAppSets.delete(key);
       const policiesChanged = this.policies !== null && this.policies !== policies;
       this.policies = policies;
       const targets: string[] = [];
@@ -94,11 +116,12 @@ export class FleetEvents implements OnModuleDestroy {
         this.online.set(c.name, online);
       }
       this.since = now;
-      if (targets.length === 0 && flipped.length === 0 && !policiesChanged) return;
+      if (targets.length === 0 && flipped.length === 0 && !policiesChanged && appSets.size === 0) return;
       const event: FleetEventView = {
         targets,
         clusters: flipped,
         policies: policiesChanged,
+        appSets: [...appSets].sort(),
         at: now.toISOString(),
       };
       for (const l of this.listeners) l(event);

@@ -186,6 +186,11 @@ describe('the fleet view', () => {
       expect(created.status).toBe(201);
       expect((await eventWhere((e) => e.policies)).policies).toBe(true);
       await fleet.call('DELETE', '/api/v1/windows/sse-freeze?reason=done');
+
+      // The appset applied again (its row moves, no target does): the stream names it.
+      const web = await fleet.call<{ document: unknown }>('GET', '/api/v1/appsets/web');
+      expect((await fleet.call('POST', '/api/v1/appsets', web.body.document)).status).toBe(200);
+      expect((await eventWhere((e) => e.appSets.includes('web'))).appSets).toEqual(['web']);
     } finally {
       abort.abort();
       await reader.cancel().catch(() => undefined);

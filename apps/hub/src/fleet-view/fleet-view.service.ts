@@ -59,12 +59,11 @@ export class FleetViewService {
     }
     const offlineBefore = now.getTime() - this.config.rollouts.offlineAfterSeconds * 1000;
     const needle = q.q?.toLowerCase() ?? '';
-    const clusters = (
-      await this.db.prisma.cluster.findMany({
-        select: { id: true, name: true, labels: true, lastSeenAt: true },
-        orderBy: { name: 'asc' },
-      })
-    )
+    const allClusters = await this.db.prisma.cluster.findMany({
+      select: { id: true, name: true, labels: true, lastSeenAt: true },
+      orderBy: { name: 'asc' },
+    });
+    const clusters = allClusters
       .map((c) => ({
         ...c,
         labels: asRecord(c.labels),
@@ -75,7 +74,8 @@ export class FleetViewService {
 
     const targets = await this.db.prisma.target.findMany({
       where: {
-        clusterId: { in: clusters.map((c) => c.id) },
+        // Every cluster matches (no selector, no Offline filter): a thousand bound ids say nothing.
+        ...(clusters.length < allClusters.length && { clusterId: { in: clusters.map((c) => c.id) } }),
         ...(q.appSet || q.project
           ? { appSet: { ...(q.appSet && { name: q.appSet }), ...(q.project && { project: q.project }) } }
           : {}),

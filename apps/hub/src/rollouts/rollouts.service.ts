@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import type { QueuePayloads } from '@flotilla/contract';
+import type { QueuePayloads, RolloutDetailView, RolloutView } from '@flotilla/contract';
 import { HUB_CONFIG, type HubConfig } from '../config/hub-config.js';
 import { Database } from '../db/database.js';
 import { HubError } from '../common/hub-error.js';
@@ -230,7 +230,7 @@ export class RolloutsService {
     return result;
   }
 
-  async list(appSetName?: string) {
+  async list(appSetName?: string): Promise<RolloutView[]> {
     const rows = await this.db.prisma.rollout.findMany({
       where: appSetName ? { appSet: { name: appSetName } } : {},
       orderBy: [{ createdAt: 'desc' }],
@@ -241,7 +241,7 @@ export class RolloutsService {
   }
 
   /** The appset's newest rollout (or the one of `revision`), with every target's place in it. */
-  async get(appSetName: string, revision?: string) {
+  async get(appSetName: string, revision?: string): Promise<RolloutDetailView> {
     const appSet = await this.db.prisma.applicationSet.findUnique({ where: { name: appSetName } });
     if (!appSet) throw HubError.notFound('appset', appSetName);
     const rollout = await this.db.prisma.rollout.findFirst({
@@ -410,7 +410,7 @@ export class RolloutsService {
     await this.wakeups.notify(targets.map((t) => t.clusterId));
   }
 
-  private view(r: Rollout, appSetName: string) {
+  private view(r: Rollout, appSetName: string): RolloutView {
     const strategy = r.strategy as unknown as RolloutStrategy;
     const step = strategy.steps[r.stepIndex];
     return {
@@ -423,7 +423,7 @@ export class RolloutsService {
       message: r.message,
       stepStartedAt: r.stepStartedAt.toISOString(),
       bakeStartedAt: r.bakeStartedAt?.toISOString() ?? null,
-      progress: r.progress,
+      progress: stateOf(r).progress,
       createdAt: r.createdAt.toISOString(),
       finishedAt: r.finishedAt?.toISOString() ?? null,
     };
