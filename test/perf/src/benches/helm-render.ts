@@ -92,7 +92,7 @@ export async function helmRenderFigures(
         'GET',
         `/api/v1/repositories/${repositoryId}`,
       );
-      return Object.values(r.refs).includes(sha) ? true : undefined;
+      return r.refs['HEAD'] === sha ? true : undefined;
     },
     { timeoutMs: 60_000, intervalMs: 100 },
   );
@@ -208,7 +208,8 @@ function helmAppSet(name: string, repoUrl: string, helm: unknown): unknown {
         metadata: { name: `${name}-{{name}}` },
         spec: {
           project: 'default',
-          source: { repoURL: repoUrl, targetRevision: 'main', path: 'charts/bench', helm },
+          // HEAD: the ref the refresh above is seen to have fetched (main is not tracked by then).
+          source: { repoURL: repoUrl, targetRevision: 'HEAD', path: 'charts/bench', helm },
           destination: { name: '{{name}}', namespace: 'bench' },
         },
       },
