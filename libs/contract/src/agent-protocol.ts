@@ -216,6 +216,13 @@ export const syncOperationSchema = z.object({
   dryRun: z.boolean().optional(),
   requestedBy: z.string(),
   reason: z.string(),
+  /**
+   * A person asked to stop it (`POST /api/v1/operations/:id/terminate`). Running: the agent stops
+   * at its next safe point (before the next object, or while waiting for a wave or a hook) and
+   * reports the run `Terminated` with what it applied. Not started yet: reported `Terminated` with
+   * nothing applied. Finished: nothing to do (the hub closed it with the run's outcome).
+   */
+  terminate: z.object({ requestedBy: z.string(), reason: z.string() }).optional(),
 });
 export type SyncOperation = z.infer<typeof syncOperationSchema>;
 

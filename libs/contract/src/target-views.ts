@@ -90,12 +90,14 @@ export interface TargetOperationView {
   batchId: string | null;
   requestedBy: string;
   reason: string;
-  /** Pending, Succeeded, Failed, Partial, Blocked, Expired or Cancelled. */
+  /** Pending, Succeeded, Failed, Partial, Blocked, Terminated, Expired or Cancelled. */
   state: string;
   message: string;
   createdAt: string;
   expiresAt: string;
   finishedAt: string | null;
+  /** Set once a person asked to stop it; the agent's report then closes it (Terminated, or as it ended). */
+  terminate: { requestedBy: string; reason: string; requestedAt: string } | null;
 }
 
 /** The answer to a sync of many targets: one operation per target asked, and those left out and why. */

@@ -9,6 +9,7 @@ import {
   printResult,
   runHubCommand,
   stringValue,
+  type HubArgValue,
   type HubCommandSpec,
 } from './hub-command.js';
 
@@ -27,6 +28,11 @@ const operationSchema = z.object({
   createdAt: z.string(),
   expiresAt: z.string(),
   finishedAt: z.string().nullable(),
+  /** Absent from hubs before terminate. */
+  terminate: z
+    .object({ requestedBy: z.string(), reason: z.string(), requestedAt: z.string() })
+    .nullable()
+    .default(null),
 });
 type Operation = z.infer<typeof operationSchema>;
 
@@ -62,6 +68,7 @@ const SPEC: HubCommandSpec = {
     '       flotilla sync --appset A [--selector k=v,...] --reason TEXT [--preview] [options as above]',
     '       flotilla sync --selector k=v,... --reason TEXT [--preview] [options as above]',
     '       flotilla sync --cancel OPERATION --reason TEXT',
+    '       flotilla sync --terminate OPERATION --reason TEXT [--wait [--timeout S]]',
     '',
     "Asks the target's agent to sync it now, once — also when the appset's automated sync is off",
     '(then the agent only compares and reports OutOfSync until someone syncs). An offline agent runs',
@@ -73,6 +80,9 @@ const SPEC: HubCommandSpec = {
     '--appset and/or --selector (cluster labels, all must hold) ask every matching target at once, in',
     'one request: all are asked or none; --preview lists them and asks none.',
     '--cancel withdraws a request its agent has not started (a run already going finishes).',
+    '--terminate stops a request its agent may be running, at its next safe point (before the next',
+    'object, or while it waits for a wave or a hook); the run is reported Terminated with what it',
+    'applied. --wait follows it until the agent reported: exit 0 Terminated, 1 anything else.',
   ].join('\n'),
   options: {
     reason: { type: 'string' },
@@ -86,6 +96,7 @@ const SPEC: HubCommandSpec = {
     selector: { type: 'string' },
     preview: { type: 'boolean' },
     cancel: { type: 'string' },
+    terminate: { type: 'string' },
   },
 };
 
@@ -103,6 +114,18 @@ export function run(argv: string[]): Promise<number> {
       printResult(op, output, () => text(op));
       return 0;
     }
+    const terminate = stringValue(values['terminate']);
+    if (terminate !== undefined) {
+      if (positionals.length > 0) throw new UsageError('--terminate takes an operation id, not a target');
+      let op = operationSchema.parse(
+        await client.request('POST', `/api/v1/operations/${encodeURIComponent(terminate)}/terminate`, {
+          reason,
+        }),
+      );
+      if (values['wait'] === true) op = await waitOne(client, op, deadlineOf(values), output);
+      printResult(op, output, () => text(op));
+      return values['wait'] === true && op.state !== 'Terminated' ? 1 : 0;
+    }
     const legacyAppSet = stringValue(values['app-set']);
     if (legacyAppSet !== undefined)
       process.stderr.write('flotilla sync: --app-set is deprecated, use --appset\n');
@@ -111,19 +134,13 @@ export function run(argv: string[]): Promise<number> {
     const expires = stringValue(values['expires-in-minutes']);
     if (expires !== undefined && !/^[1-9]\d*$/.test(expires))
       throw new UsageError(`--expires-in-minutes must be a whole number of minutes, not '${expires}'`);
-    const timeoutRaw = stringValue(values['timeout']);
-    if (timeoutRaw !== undefined && values['wait'] !== true)
-      throw new UsageError('--timeout applies to --wait');
-    const timeout = timeoutRaw === undefined ? 300 : Number(timeoutRaw);
-    if (!Number.isFinite(timeout) || timeout <= 0)
-      throw new UsageError(`--timeout must be a positive number of seconds, not '${timeoutRaw}'`);
     const request = {
       reason,
       prune: values['prune'] === true,
       ...(values['dry-run'] === true && { dryRun: true }),
       ...(expires !== undefined && { expiresInMinutes: Number(expires) }),
     };
-    const deadline = Date.now() + timeout * 1000;
+    const deadline = deadlineOf(values);
 
     if (appSet !== undefined || selector !== undefined) {
       if (positionals.length > 0)
@@ -148,15 +165,7 @@ export function run(argv: string[]): Promise<number> {
     const target = expectName(positionals, 'flotilla sync TARGET --reason TEXT');
     const path = `/api/v1/targets/${encodeURIComponent(target)}`;
     let op = operationSchema.parse(await client.request('POST', `${path}/sync`, request));
-    if (values['wait'] === true) {
-      while (op.state === 'Pending' && Date.now() < deadline) {
-        if (output === 'table') process.stderr.write('.');
-        await new Promise((r) => setTimeout(r, 1000));
-        const list = z.array(operationSchema).parse(await client.request('GET', `${path}/operations`));
-        op = list.find((o) => o.id === op.id) ?? op;
-      }
-      if (output === 'table') process.stderr.write('\n');
-    }
+    if (values['wait'] === true) op = await waitOne(client, op, deadline, output);
     if (op.dryRun && op.state !== 'Pending' && op.state !== 'Expired') {
       // The dry run's answer is its sync run: the newest dry run of the target since the request.
       const runs = z
@@ -172,6 +181,36 @@ export function run(argv: string[]): Promise<number> {
     printResult(op, output, () => text(op));
     return values['wait'] === true && op.state !== 'Succeeded' ? 1 : 0;
   });
+}
+
+/** When --wait gives up (--timeout seconds, default 300). */
+function deadlineOf(values: Record<string, HubArgValue>): number {
+  const timeoutRaw = stringValue(values['timeout']);
+  if (timeoutRaw !== undefined && values['wait'] !== true)
+    throw new UsageError('--timeout applies to --wait');
+  const timeout = timeoutRaw === undefined ? 300 : Number(timeoutRaw);
+  if (!Number.isFinite(timeout) || timeout <= 0)
+    throw new UsageError(`--timeout must be a positive number of seconds, not '${timeoutRaw}'`);
+  return Date.now() + timeout * 1000;
+}
+
+/** Follows one operation (a request a second) until it is no longer Pending or the deadline passes. */
+async function waitOne(
+  client: HubClient,
+  op: Operation,
+  deadline: number,
+  output: string,
+): Promise<Operation> {
+  const path = `/api/v1/targets/${encodeURIComponent(op.target)}/operations`;
+  let current = op;
+  while (current.state === 'Pending' && Date.now() < deadline) {
+    if (output === 'table') process.stderr.write('.');
+    await new Promise((r) => setTimeout(r, 1000));
+    const list = z.array(operationSchema).parse(await client.request('GET', path));
+    current = list.find((o) => o.id === op.id) ?? current;
+  }
+  if (output === 'table') process.stderr.write('\n');
+  return current;
 }
 
 /** Follows a batch (one request a second, whatever its size) until none is Pending or the deadline passes. */
@@ -216,6 +255,14 @@ function text(op: Operation): string {
     ['Reason', op.reason],
     ['Prune', op.prune ? 'yes' : 'as the appset says'],
     ...(op.dryRun ? ([['Dry run', 'yes: nothing is changed']] as [string, string][]) : []),
+    ...(op.terminate
+      ? ([
+          [
+            'Terminate',
+            `asked by ${op.terminate.requestedBy} at ${op.terminate.requestedAt}: ${op.terminate.reason}`,
+          ],
+        ] as [string, string][])
+      : []),
     ['Expires', op.expiresAt],
     ...(op.message ? ([['Message', op.message]] as [string, string][]) : []),
   ]);

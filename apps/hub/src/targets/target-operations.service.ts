@@ -185,6 +185,56 @@ export class TargetOperations {
     return view(op);
   }
 
+  /**
+   * Asks the agent to stop a request it may be running. The request stays in the assignments,
+   * marked, until the agent reports: a run going stops at its next safe point (before the next
+   * object, or while it waits for a wave or a hook) and is reported Terminated with what it applied;
+   * one not started yet is reported Terminated with nothing applied. Either way one report closes it,
+   * so it is never left half-recorded. A request already finished answers 409.
+   */
+  async terminate(operationId: string, body: unknown, actor: string): Promise<TargetOperationView> {
+    const { reason } = parseInput(cancelRequestSchema, body);
+    const op = await this.db.prisma.$transaction(async (tx) => {
+      const current = await tx.targetOperation.findUnique({ where: { id: operationId } });
+      if (!current) throw HubError.notFound('operation', operationId);
+      const state = view(current).state;
+      if (state !== 'Pending')
+        throw new HubError(
+          409,
+          'operation-finished',
+          `operation ${operationId} is ${state}: only a Pending one can be terminated`,
+        );
+      if (current.terminateRequestedBy !== null)
+        throw new HubError(
+          409,
+          'operation-terminating',
+          `operation ${operationId} is being terminated already (asked by ${current.terminateRequestedBy})`,
+        );
+      const updated = await tx.targetOperation.updateMany({
+        where: { id: operationId, state: 'Pending', terminateRequestedBy: null },
+        data: { terminateRequestedBy: actor, terminateReason: reason, terminateRequestedAt: new Date() },
+      });
+      if (updated.count === 0)
+        throw new HubError(
+          409,
+          'operation-finished',
+          `operation ${operationId} finished meanwhile: nothing to terminate`,
+        );
+      await this.audit.record(
+        {
+          actor,
+          action: 'target.sync-terminate-requested',
+          scope: `target:${current.targetName}`,
+          details: { operationId, reason },
+        },
+        tx,
+      );
+      return tx.targetOperation.findUniqueOrThrow({ where: { id: operationId } });
+    });
+    await this.wakeups.notify([op.clusterId]);
+    return view(op);
+  }
+
   async requestSync(targetName: string, body: unknown, actor: string): Promise<TargetOperationView> {
     const req = parseInput(syncRequestSchema, body);
     const target = await this.db.prisma.target.findUnique({
@@ -270,8 +320,17 @@ export class TargetOperations {
     for (const r of rows) {
       const list = byTarget.get(r.targetId) ?? [];
       const { prune, dryRun } = optionsOf(r);
-      // dryRun only when asked, so that every other assignment reads as before (and its ETag stays).
-      list.push({ id: r.id, prune, ...(dryRun && { dryRun }), requestedBy: r.requestedBy, reason: r.reason });
+      // dryRun and terminate only when asked, so that every other assignment reads as before (and its ETag stays).
+      list.push({
+        id: r.id,
+        prune,
+        ...(dryRun && { dryRun }),
+        requestedBy: r.requestedBy,
+        reason: r.reason,
+        ...(r.terminateRequestedBy !== null && {
+          terminate: { requestedBy: r.terminateRequestedBy, reason: r.terminateReason ?? '' },
+        }),
+      });
       byTarget.set(r.targetId, list);
     }
     return byTarget;
@@ -307,5 +366,13 @@ function view(r: TargetOperation): TargetOperationView {
     createdAt: r.createdAt.toISOString(),
     expiresAt: r.expiresAt.toISOString(),
     finishedAt: r.finishedAt?.toISOString() ?? null,
+    terminate:
+      r.terminateRequestedBy === null
+        ? null
+        : {
+            requestedBy: r.terminateRequestedBy,
+            reason: r.terminateReason ?? '',
+            requestedAt: (r.terminateRequestedAt ?? r.createdAt).toISOString(),
+          },
   };
 }
