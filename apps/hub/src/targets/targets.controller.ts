@@ -131,7 +131,7 @@ export class TargetsController {
 
   /**
    * Sync history, newest first: every attempt (trigger auto, manual, self-heal, rollback; outcome
-   * Succeeded, Failed, Partial, Blocked). Filters combine with AND; `outcome` and `trigger` take a
+   * Succeeded, Failed, Partial, Blocked, Terminated). Filters combine with AND; `outcome` and `trigger` take a
    * comma-separated list; `from` (inclusive) and `to` (exclusive) bound startedAt. Pass `nextCursor`
    * back as `cursor` for the next page; pages never skip or repeat a run.
    */
