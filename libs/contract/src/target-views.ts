@@ -86,6 +86,14 @@ export interface TargetOperationView {
   prune: boolean;
   /** Asked what the sync would do, changing nothing (the answer is the run marked dryRun). */
   dryRun: boolean;
+  /** Force=true for this run (Argo CD's `--force`). */
+  force: boolean;
+  /** Sync options for this run only (`Key=Value`). */
+  syncOptions: string[];
+  /** The revision asked for (always the one the target was assigned); null when none was named. */
+  revision: string | null;
+  /** A selective sync: only these objects; empty for the whole target. */
+  resources: { group: string; kind: string; namespace?: string; name: string }[];
   /** Set when it was asked with others (an appset or a cluster selection) in one request. */
   batchId: string | null;
   requestedBy: string;

@@ -310,28 +310,62 @@ export class TargetReconciler {
       return;
     }
     if (!decision.allowed) {
-      const at = this.deps.now().toISOString();
-      await this.emit([
-        {
-          type: 'sync',
-          id: randomUUID(),
-          targetId: a.targetId,
-          at,
-          revision: a.revision,
-          bundleDigest: a.bundleDigest,
-          trigger: 'manual',
-          outcome: 'Blocked',
-          startedAt: at,
-          finishedAt: at,
-          message: decision.message,
-          resources: [],
-          operationId: operation.id,
-        },
-      ]);
+      await this.refuseOperation(operation, 'Blocked', decision.message);
       this.deps.log.info({ target: a.name, message: decision.message }, 'requested sync blocked');
       return;
     }
-    await this.runSync('manual', undefined, decision.breakGlassId, undefined, operation);
+    // The revision asked for was the one assigned when asked; a newer one released since is not it.
+    if (operation.revision !== undefined && operation.revision !== a.revision) {
+      await this.refuseOperation(
+        operation,
+        'Failed',
+        `revision ${operation.revision.slice(0, 12)} was asked for, but the target is now assigned ${a.revision.slice(0, 12)}; nothing applied`,
+      );
+      return;
+    }
+    let only: Set<string> | undefined;
+    if (operation.resources) {
+      await this.prepareDesired();
+      const keys = operation.resources.map((r) => `${r.group}/${r.kind}/${r.namespace ?? ''}/${r.name}`);
+      const missing = keys.filter((k) => !this.desiredByKey.has(k));
+      if (missing.length > 0) {
+        await this.refuseOperation(
+          operation,
+          'Failed',
+          `not declared by revision ${a.revision.slice(0, 12)}: ${missing.join(', ')}; nothing applied`,
+        );
+        return;
+      }
+      only = new Set(keys);
+    }
+    await this.runSync('manual', only, decision.breakGlassId, undefined, operation);
+  }
+
+  /** Closes a requested sync that applies nothing: one report, with why. */
+  private async refuseOperation(
+    operation: SyncOperation,
+    outcome: 'Blocked' | 'Failed',
+    message: string,
+  ): Promise<void> {
+    const a = this.assignment;
+    const at = this.deps.now().toISOString();
+    await this.emit([
+      {
+        type: 'sync',
+        id: randomUUID(),
+        targetId: a.targetId,
+        at,
+        revision: a.revision,
+        bundleDigest: a.bundleDigest,
+        trigger: 'manual',
+        outcome,
+        startedAt: at,
+        finishedAt: at,
+        message,
+        resources: [],
+        operationId: operation.id,
+      },
+    ]);
   }
 
   /**
@@ -343,7 +377,8 @@ export class TargetReconciler {
     const a = this.assignment;
     const report = await dryRunSync({
       kube: this.deps.kube,
-      assignment: a,
+      // Per-run sync options shape what the server is asked; a dry run covers the whole target.
+      assignment: runAssignment(a, operation),
       manifests: this.bundle.manifests,
       inventory: this.state.inventory,
       prune: operation.prune,
@@ -365,8 +400,8 @@ export class TargetReconciler {
     const a = this.assignment;
     const input: Parameters<typeof syncTarget>[0] = {
       kube: this.deps.kube,
-      // A requested prune applies to this run only.
-      assignment: operation?.prune ? { ...a, syncPolicy: { ...a.syncPolicy, prune: true } } : a,
+      // A requested prune and sync options apply to this run only.
+      assignment: operation ? runAssignment(a, operation) : a,
       manifests: this.bundle.manifests,
       inventory: this.state.inventory,
       trigger,
@@ -397,6 +432,13 @@ export class TargetReconciler {
     }
     if (rolledBackFrom) result.report.rolledBackFrom = rolledBackFrom;
     if (operation) result.report.operationId = operation.id;
+    if (operation?.resources)
+      result.report.message = [
+        `selective sync of ${operation.resources.length} object(s)`,
+        result.report.message,
+      ]
+        .filter((m) => m)
+        .join('; ');
     // The objects of the assignment this run applied: one that arrived meanwhile is synced next.
     this.setDesired(result.desired, a.bundleDigest);
     // What this run applied carries the tracking label now: the watch sees it from here on.
@@ -836,4 +878,13 @@ export class TargetReconciler {
 
 function terminatedBy(t: NonNullable<SyncOperation['terminate']>): string {
   return `terminated by ${t.requestedBy}: ${t.reason}`;
+}
+
+/** The assignment as one requested run sees it: its prune and sync options over the appset's. */
+function runAssignment(a: Assignment, operation: SyncOperation): Assignment {
+  if (!operation.prune && !operation.syncPolicy) return a;
+  return {
+    ...a,
+    syncPolicy: { ...a.syncPolicy, ...operation.syncPolicy, ...(operation.prune && { prune: true }) },
+  };
 }

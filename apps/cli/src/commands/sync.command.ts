@@ -9,6 +9,7 @@ import {
   printResult,
   runHubCommand,
   stringValue,
+  stringValues,
   type HubArgValue,
   type HubCommandSpec,
 } from './hub-command.js';
@@ -28,6 +29,15 @@ const operationSchema = z.object({
   createdAt: z.string(),
   expiresAt: z.string(),
   finishedAt: z.string().nullable(),
+  /** Absent from hubs before per-run options. */
+  force: z.boolean().default(false),
+  syncOptions: z.array(z.string()).default([]),
+  revision: z.string().nullable().default(null),
+  resources: z
+    .array(
+      z.object({ group: z.string(), kind: z.string(), namespace: z.string().optional(), name: z.string() }),
+    )
+    .default([]),
   /** Absent from hubs before terminate. */
   terminate: z
     .object({ requestedBy: z.string(), reason: z.string(), requestedAt: z.string() })
@@ -64,7 +74,9 @@ type Bulk = z.infer<typeof bulkSchema>;
 const SPEC: HubCommandSpec = {
   name: 'sync',
   usage: [
-    'usage: flotilla sync TARGET --reason TEXT [--prune] [--dry-run] [--expires-in-minutes N] [--wait [--timeout S]]',
+    'usage: flotilla sync TARGET --reason TEXT [--prune] [--dry-run] [--force] [--sync-option K=V]...',
+    '                            [--revision SHA] [--resource GROUP/KIND/NAMESPACE/NAME]...',
+    '                            [--expires-in-minutes N] [--wait [--timeout S]]',
     '       flotilla sync --appset A [--selector k=v,...] --reason TEXT [--preview] [options as above]',
     '       flotilla sync --selector k=v,... --reason TEXT [--preview] [options as above]',
     '       flotilla sync --cancel OPERATION --reason TEXT',
@@ -77,6 +89,11 @@ const SPEC: HubCommandSpec = {
     '1 anything else.',
     '--dry-run asks the cluster what the sync would do (server-side apply dryRun=All) and changes',
     'nothing; with --wait it prints what would be created, changed and pruned.',
+    "--sync-option K=V (repeatable) sets a sync option for this run only, as an appset's syncOptions",
+    '(Replace=true, ServerSideApply=false, Validate=false, PruneLast=true, …); --force is Force=true.',
+    '--revision names the revision to sync: only the one the target is assigned is accepted (pin the',
+    'target to sync another it ran). --resource (repeatable) syncs only those declared objects: no',
+    'hooks, no prune, no waves (group empty for the core group, namespace empty for cluster-scoped).',
     '--appset and/or --selector (cluster labels, all must hold) ask every matching target at once, in',
     'one request: all are asked or none; --preview lists them and asks none.',
     '--cancel withdraws a request its agent has not started (a run already going finishes).',
@@ -97,6 +114,10 @@ const SPEC: HubCommandSpec = {
     preview: { type: 'boolean' },
     cancel: { type: 'string' },
     terminate: { type: 'string' },
+    force: { type: 'boolean' },
+    'sync-option': { type: 'string', multiple: true },
+    revision: { type: 'string' },
+    resource: { type: 'string', multiple: true },
   },
 };
 
@@ -134,17 +155,26 @@ export function run(argv: string[]): Promise<number> {
     const expires = stringValue(values['expires-in-minutes']);
     if (expires !== undefined && !/^[1-9]\d*$/.test(expires))
       throw new UsageError(`--expires-in-minutes must be a whole number of minutes, not '${expires}'`);
+    const syncOptions = stringValues(values['sync-option']);
     const request = {
       reason,
       prune: values['prune'] === true,
       ...(values['dry-run'] === true && { dryRun: true }),
+      ...(values['force'] === true && { force: true }),
+      ...(syncOptions.length > 0 && { syncOptions }),
       ...(expires !== undefined && { expiresInMinutes: Number(expires) }),
     };
+    const revision = stringValue(values['revision']);
+    const resources = stringValues(values['resource']).map(resourceRef);
     const deadline = deadlineOf(values);
 
     if (appSet !== undefined || selector !== undefined) {
       if (positionals.length > 0)
         throw new UsageError('name a TARGET or select with --appset/--selector, not both');
+      if (revision !== undefined || resources.length > 0)
+        throw new UsageError(
+          "--revision and --resource name one target's revision and objects: give a TARGET",
+        );
       if (values['preview'] === true && values['wait'] === true)
         throw new UsageError('--wait does not apply to --preview (nothing is asked)');
       let bulk = bulkSchema.parse(
@@ -164,7 +194,13 @@ export function run(argv: string[]): Promise<number> {
 
     const target = expectName(positionals, 'flotilla sync TARGET --reason TEXT');
     const path = `/api/v1/targets/${encodeURIComponent(target)}`;
-    let op = operationSchema.parse(await client.request('POST', `${path}/sync`, request));
+    let op = operationSchema.parse(
+      await client.request('POST', `${path}/sync`, {
+        ...request,
+        ...(revision !== undefined && { revision }),
+        ...(resources.length > 0 && { resources }),
+      }),
+    );
     if (values['wait'] === true) op = await waitOne(client, op, deadline, output);
     if (op.dryRun && op.state !== 'Pending' && op.state !== 'Expired') {
       // The dry run's answer is its sync run: the newest dry run of the target since the request.
@@ -181,6 +217,17 @@ export function run(argv: string[]): Promise<number> {
     printResult(op, output, () => text(op));
     return values['wait'] === true && op.state !== 'Succeeded' ? 1 : 0;
   });
+}
+
+/** `GROUP/KIND/NAMESPACE/NAME` (group empty for the core group, namespace empty for cluster-scoped). */
+function resourceRef(raw: string): { group: string; kind: string; namespace?: string; name: string } {
+  const parts = raw.split('/');
+  const [group, kind, namespace, name] = parts;
+  if (parts.length !== 4 || !kind || !name)
+    throw new UsageError(
+      `--resource must be GROUP/KIND/NAMESPACE/NAME (e.g. apps/Deployment/web/api, /ConfigMap/web/settings, /Namespace//web), not '${raw}'`,
+    );
+  return { group: group ?? '', kind, ...(namespace ? { namespace } : {}), name };
 }
 
 /** When --wait gives up (--timeout seconds, default 300). */
@@ -254,6 +301,21 @@ function text(op: Operation): string {
     ['Requested by', op.requestedBy],
     ['Reason', op.reason],
     ['Prune', op.prune ? 'yes' : 'as the appset says'],
+    ...(op.revision ? ([['Revision', op.revision]] as [string, string][]) : []),
+    ...(op.force || op.syncOptions.length > 0
+      ? ([['Sync options', [...(op.force ? ['Force=true'] : []), ...op.syncOptions].join(', ')]] as [
+          string,
+          string,
+        ][])
+      : []),
+    ...(op.resources.length > 0
+      ? ([
+          [
+            'Resources',
+            op.resources.map((r) => `${r.group}/${r.kind}/${r.namespace ?? ''}/${r.name}`).join(', '),
+          ],
+        ] as [string, string][])
+      : []),
     ...(op.dryRun ? ([['Dry run', 'yes: nothing is changed']] as [string, string][]) : []),
     ...(op.terminate
       ? ([
