@@ -157,4 +157,55 @@ describe('target reasons in the API, the CLI column and the metric', () => {
     expect(failed.status).toBe(200);
     await expectReason('manual-eu-1', 'DeletionFailed', /^deletion failed: PreDelete hook failed/);
   });
+
+  /** An appset of the test repository on both clusters, in `namespace`, optionally in a project. */
+  const appSet = (name: string, clusters: string[], project?: string) => ({
+    apiVersion: 'flotilla.dev/v1alpha1',
+    kind: 'ApplicationSet',
+    metadata: { name },
+    spec: {
+      ...(project && { project }),
+      generators: [{ list: { elements: clusters.map((cluster) => ({ cluster })) } }],
+      template: {
+        metadata: { name: `${name}-{{cluster}}` },
+        spec: {
+          source: { repoURL: fleet.repo.url, targetRevision: 'main', path: 'app' },
+          destination: { name: '{{cluster}}', namespace: name },
+        },
+      },
+    },
+  });
+  const appSetStatus = async (name: string) =>
+    (await fleet.call<{ status: string }>('GET', `/api/v1/appsets/${name}`)).body.status;
+
+  it('ProjectDenied: the project narrows after its appset was expanded', async () => {
+    const project = (clusters: string[]) => ({
+      apiVersion: 'flotilla.dev/v1alpha1',
+      kind: 'Project',
+      metadata: { name: 'team' },
+      spec: {
+        sourceRepos: [fleet.repo.url],
+        destinations: clusters.map((cluster) => ({ cluster, namespace: 'team' })),
+      },
+    });
+    expect((await fleet.call('POST', '/api/v1/projects', project(['eu-1', 'us-1']))).status).toBe(201);
+    expect(
+      (await fleet.call('POST', '/api/v1/appsets', appSet('team', ['eu-1', 'us-1'], 'team'))).status,
+    ).toBe(201);
+    await expect.poll(() => appSetStatus('team'), poll).toBe('Ready');
+    expect((await fleet.call('POST', '/api/v1/projects', project(['eu-1']))).status).toBe(200);
+    await expect.poll(() => appSetStatus('team'), poll).toBe('Error');
+    await expectReason('team-us-1', 'ProjectDenied', /not among the destinations of project 'team'/);
+  });
+
+  it('DeletionGuardHeld: an expansion that would delete every target of an appset waits for a person', async () => {
+    expect((await fleet.call('POST', '/api/v1/appsets', appSet('guarded', ['eu-1', 'us-1']))).status).toBe(
+      201,
+    );
+    await expect.poll(() => appSetStatus('guarded'), poll).toBe('Ready');
+    expect((await fleet.call('POST', '/api/v1/appsets', appSet('guarded', []))).status).toBe(200);
+    await expect.poll(() => appSetStatus('guarded'), poll).toBe('Held');
+    await expectReason('guarded-eu-1', 'DeletionGuardHeld', /.+/);
+    expect(await metric('DeletionGuardHeld')).toBe(2);
+  });
 });
