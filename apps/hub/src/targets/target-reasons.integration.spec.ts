@@ -208,4 +208,27 @@ describe('target reasons in the API, the CLI column and the metric', () => {
     await expectReason('guarded-eu-1', 'DeletionGuardHeld', /.+/);
     expect(await metric('DeletionGuardHeld')).toBe(2);
   });
+
+  // Last: its commit moves what every appset of the repository wants.
+  it('WaitingForRolloutStep: a new commit held at a manual gate of the appset rollout', async () => {
+    expect((await fleet.call('POST', '/api/v1/appsets', appSet('staged', ['eu-1', 'us-1']))).status).toBe(
+      201,
+    );
+    await expect.poll(() => appSetStatus('staged'), poll).toBe('Ready');
+    const gated = appSet('staged', ['eu-1', 'us-1']);
+    (gated.spec as Record<string, unknown>)['rollout'] = {
+      steps: [{ name: 'approval', selector: {}, maxUnavailable: 0 }],
+    };
+    expect((await fleet.call('POST', '/api/v1/appsets', gated)).status).toBe(200);
+    fleet.repo.commit(
+      {
+        'app/config.yaml':
+          'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web-config\ndata:\n  owner: staged\n',
+      },
+      'owner staged',
+    );
+    const repos = await fleet.call<{ id: string }[]>('GET', '/api/v1/repositories');
+    for (const r of repos.body) await fleet.call('POST', `/api/v1/repositories/${r.id}/refresh`);
+    await expectReason('staged-eu-1', 'WaitingForRolloutStep', /step approval is a manual gate/);
+  });
 });
