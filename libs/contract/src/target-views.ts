@@ -36,6 +36,11 @@ export interface TargetListItemView {
   lastReportAt: string | null;
   /** The one current reason it is not Synced and Healthy at the wanted revision (null: it is). */
   reason: TargetReason | null;
+  /**
+   * Set while its cluster's agent is offline (not seen within CLUSTER_OFFLINE_SECONDS): syncStatus
+   * and health are what that agent last reported, not what runs now. `lastSeenAt` null: never seen.
+   */
+  stale: { lastSeenAt: string | null } | null;
 }
 
 /** One source of a multi-source target and the revision it resolved to. */

@@ -8,6 +8,7 @@ import {
   type SyncRunPageView,
   type TargetDiffView,
   type TargetListItemView,
+  type TargetReason,
   type TargetSourceView,
 } from '@flotilla/contract';
 import { exportFile, exportLines } from '../common/record-export.js';
@@ -89,6 +90,7 @@ export class TargetsController {
       lastReportAt: t.lastReportAt?.toISOString() ?? null,
       /** The one current reason it is not Synced and Healthy at the wanted revision (null: it is). */
       reason: reasons.get(t.id) ?? null,
+      stale: staleOf(reasons.get(t.id)),
     }));
   }
 
@@ -155,4 +157,12 @@ export class TargetsController {
     });
     return exportFile(lines, format, 'sync-runs');
   }
+}
+
+/**
+ * An offline agent's targets show what it last reported: said so, with when it was last seen. The
+ * reason weighs the same rule (AgentOffline wins over every other), so the two never disagree.
+ */
+function staleOf(reason: TargetReason | null | undefined): TargetListItemView['stale'] {
+  return reason?.code === 'AgentOffline' ? { lastSeenAt: reason.since ?? null } : null;
 }
