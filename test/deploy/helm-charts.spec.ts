@@ -1,10 +1,11 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml, parseAllDocuments } from 'yaml';
 import { startSimCluster, type SimCluster } from '@flotilla/kube-sim';
 import { REPO_ROOT } from '@flotilla/cli/fleet';
+import { loadHubHealthRules } from '@flotilla/hub/testing';
 import { helmBinary, run, runOk } from './deploy-tools.js';
 
 const HUB_CHART = join(REPO_ROOT, 'deploy/charts/flotilla-hub');
@@ -37,6 +38,16 @@ const profiles = [
     args: ['-f', join(HUB_CHART, 'values-ha.yaml'), '--set', HUB_REQUIRED.join(',')],
   },
   { chart: AGENT_CHART, label: 'flotilla-agent, default values', args: ['--set', AGENT_REQUIRED.join(',')] },
+  {
+    chart: AGENT_CHART,
+    label: 'flotilla-agent, namespace-scoped',
+    args: ['--set', [...AGENT_REQUIRED, 'namespaces={shop,web}'].join(',')],
+  },
+  {
+    chart: AGENT_CHART,
+    label: 'flotilla-agent, impersonating project ServiceAccounts',
+    args: ['--set', [...AGENT_REQUIRED, 'impersonation.projects={shop-team,default}'].join(',')],
+  },
 ];
 
 describe('deploy/charts with the real helm, applied to kube-sim', () => {
@@ -69,7 +80,7 @@ describe('deploy/charts with the real helm, applied to kube-sim', () => {
       kubeEnv,
       JSON.stringify(SERVICE_MONITOR_CRD),
     );
-    for (const ns of ['flotilla', 'flotilla-system']) {
+    for (const ns of ['flotilla', 'flotilla-system', 'shop', 'web']) {
       await runOk('kubectl', ['create', 'namespace', ns], kubeEnv);
     }
   });
@@ -93,12 +104,22 @@ describe('deploy/charts with the real helm, applied to kube-sim', () => {
       const ns = profile.chart === AGENT_CHART ? 'flotilla-system' : 'flotilla';
       const objects = await render(profile.chart, profile.args, ns);
       expect(objects.length).toBeGreaterThan(3);
-      const stdout = await runOk(
-        'kubectl',
-        ['apply', '--server-side', '--dry-run=server', '-n', ns, '-f', '-'],
-        kubeEnv,
-        objects.map((o) => JSON.stringify(o)).join('\n'),
-      );
+      // One apply per namespace, as `helm install -n` would send them: kubectl refuses an object
+      // naming another namespace than -n (a namespace-scoped agent's Roles live in the tenant's).
+      const byNamespace = new Map<string, K8sObject[]>();
+      for (const o of objects) {
+        const namespace = o.metadata.namespace ?? ns;
+        byNamespace.set(namespace, [...(byNamespace.get(namespace) ?? []), o]);
+      }
+      let stdout = '';
+      for (const [namespace, group] of byNamespace) {
+        stdout += await runOk(
+          'kubectl',
+          ['apply', '--server-side', '--dry-run=server', '-n', namespace, '-f', '-'],
+          kubeEnv,
+          group.map((o) => JSON.stringify(o)).join('\n'),
+        );
+      }
       for (const o of objects) expect(stdout).toContain(`${o.kind.toLowerCase()}`);
       expect(stdout.trim().split('\n')).toHaveLength(objects.length);
 
@@ -239,6 +260,137 @@ describe('deploy/charts with the real helm, applied to kube-sim', () => {
       }
     }
   });
+
+  it('mounts healthRules where FLOTILLA_HEALTH_LUA_DIR points, laid out as the hub reads them at start', async () => {
+    const values = join(work, 'health-rules.yaml');
+    const rules = {
+      'cert-manager.io/Certificate':
+        'hs = {}\nif obj.status ~= nil then hs.status = "Healthy" else hs.status = "Progressing" end\nreturn hs\n',
+      ConfigMap: 'return {status = "Healthy"}\n',
+    };
+    writeFileSync(values, JSON.stringify({ healthRules: rules }));
+    const objects = await render(HUB_CHART, ['-f', values, '--set', HUB_REQUIRED.join(',')]);
+    await runOk(
+      'kubectl',
+      ['apply', '--server-side', '--dry-run=server', '-n', 'flotilla', '-f', '-'],
+      kubeEnv,
+      objects.map((o) => JSON.stringify(o)).join('\n'),
+    );
+    const configMap = find(objects, 'ConfigMap') as unknown as { data: Record<string, string> };
+    const pod = deployment(objects).spec.template.spec as PodSpec & {
+      volumes: { name: string; configMap?: { items: { key: string; path: string }[] } }[];
+    };
+    const dir = pod.containers[0]!.env?.find((e) => e.name === 'FLOTILLA_HEALTH_LUA_DIR')?.value;
+    expect(dir).toBe('/etc/flotilla/health-rules');
+    expect(pod.containers[0]!.volumeMounts).toContainEqual({
+      name: 'health-rules',
+      mountPath: dir,
+      readOnly: true,
+    });
+    // The kubelet's projection of the ConfigMap's items, then the hub's own loader over it.
+    const projected = join(work, 'projected-health-rules');
+    const items = pod.volumes.find((v) => v.name === 'health-rules')!.configMap!.items;
+    for (const item of items) {
+      mkdirSync(dirname(join(projected, item.path)), { recursive: true });
+      writeFileSync(join(projected, item.path), configMap.data[item.key]!);
+    }
+    const loaded = await loadHubHealthRules(projected);
+    expect(loaded.map((r) => r.key)).toEqual(['ConfigMap', 'cert-manager.io/Certificate']);
+    expect(loaded.find((r) => r.key === 'ConfigMap')?.script).toBe(rules.ConfigMap);
+    // Without rules, nothing is mounted and the variable is unset.
+    const plain = deployment(await render(HUB_CHART, ['--set', HUB_REQUIRED.join(',')])).spec.template.spec;
+    expect(plain.containers[0]!.env?.map((e) => e.name)).not.toContain('FLOTILLA_HEALTH_LUA_DIR');
+  });
+
+  it("with impersonation.projects the agent itself only reads (and writes Events), and may act as those projects' ServiceAccounts alone", async () => {
+    const objects = await render(
+      AGENT_CHART,
+      ['--set', [...AGENT_REQUIRED, 'impersonation.projects={shop-team,default}'].join(',')],
+      'flotilla-system',
+    );
+    const clusterRole = find(objects, 'ClusterRole') as unknown as { rules: unknown[] };
+    // The rules apps/agent/src/agent-impersonation.spec.ts holds the agent's own requests against.
+    expect(clusterRole.rules).toEqual([
+      { apiGroups: ['*'], resources: ['*'], verbs: ['get', 'list', 'watch'] },
+      { apiGroups: [''], resources: ['events'], verbs: ['create'] },
+    ]);
+    const accounts = objects
+      .filter((o) => o.kind === 'ServiceAccount')
+      .map((o) => `${o.metadata.namespace}/${o.metadata.name}`);
+    expect(accounts.sort()).toEqual([
+      'flotilla-system/flotilla-agent',
+      'flotilla-system/flotilla-project-default',
+      'flotilla-system/flotilla-project-shop-team',
+    ]);
+    const role = objects.find((o) => o.kind === 'Role') as unknown as {
+      metadata: { name: string; namespace: string };
+      rules: unknown[];
+    };
+    expect(role.metadata.namespace).toBe('flotilla-system');
+    expect(role.rules).toEqual([
+      {
+        apiGroups: [''],
+        resources: ['serviceaccounts'],
+        verbs: ['impersonate'],
+        resourceNames: ['flotilla-project-shop-team', 'flotilla-project-default'],
+      },
+    ]);
+    const binding = objects.find((o) => o.kind === 'RoleBinding') as unknown as {
+      roleRef: { kind: string; name: string };
+      subjects: unknown[];
+    };
+    expect(binding.roleRef).toMatchObject({ kind: 'Role', name: role.metadata.name });
+    expect(binding.subjects).toEqual([
+      { kind: 'ServiceAccount', name: 'flotilla-agent', namespace: 'flotilla-system' },
+    ]);
+    expect(deployment(objects).spec.template.spec.containers[0]!.env).toContainEqual({
+      name: 'FLOTILLA_IMPERSONATE_NAMESPACE',
+      value: 'flotilla-system',
+    });
+  });
+
+  it('a namespace-scoped agent gets a Role and RoleBinding in each namespace, the same verbs, and no cluster-wide rights', async () => {
+    const objects = await render(
+      AGENT_CHART,
+      ['--set', [...AGENT_REQUIRED, 'namespaces={shop,web}'].join(',')],
+      'flotilla-system',
+    );
+    expect(objects.filter((o) => o.kind.startsWith('Cluster'))).toEqual([]);
+    const roles = objects.filter((o) => o.kind === 'Role') as unknown as {
+      metadata: { name: string; namespace: string };
+      rules: { verbs: string[]; apiGroups: string[]; resources: string[] }[];
+    }[];
+    expect(roles.map((r) => r.metadata.namespace)).toEqual(['shop', 'web']);
+    for (const role of roles) {
+      expect(role.rules).toEqual([
+        { apiGroups: ['*'], resources: ['*'], verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'] },
+        { apiGroups: [''], resources: ['events'], verbs: ['create'] },
+      ]);
+    }
+    const bindings = objects.filter((o) => o.kind === 'RoleBinding') as unknown as {
+      metadata: { name: string; namespace: string };
+      roleRef: { kind: string; name: string };
+      subjects: { kind: string; name: string; namespace: string }[];
+    }[];
+    expect(bindings.map((b) => [b.metadata.namespace, b.roleRef.kind, b.roleRef.name])).toEqual([
+      ['shop', 'Role', roles[0]!.metadata.name],
+      ['web', 'Role', roles[1]!.metadata.name],
+    ]);
+    for (const b of bindings)
+      expect(b.subjects).toEqual([
+        { kind: 'ServiceAccount', name: 'flotilla-agent', namespace: 'flotilla-system' },
+      ]);
+    // The agent is told its limit, so it lists and watches those namespaces alone and refuses the rest.
+    expect(deployment(objects).spec.template.spec.containers[0]!.env).toContainEqual({
+      name: 'FLOTILLA_NAMESPACES',
+      value: 'shop,web',
+    });
+    // The cluster-wide default carries no such limit.
+    const wide = await render(AGENT_CHART, ['--set', AGENT_REQUIRED.join(',')], 'flotilla-system');
+    expect(deployment(wide).spec.template.spec.containers[0]!.env?.map((e) => e.name)).not.toContain(
+      'FLOTILLA_NAMESPACES',
+    );
+  });
 });
 
 interface PodSpec {
@@ -248,6 +400,7 @@ interface PodSpec {
   containers: {
     env?: { name: string; value?: string }[];
     envFrom?: unknown[];
+    volumeMounts?: unknown[];
     securityContext?: Record<string, unknown>;
     resources?: { requests?: Record<string, string> };
   }[];

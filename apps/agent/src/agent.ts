@@ -11,8 +11,9 @@ import {
   type TargetDeletion,
 } from '@flotilla/contract';
 import { bundleDigest } from '@flotilla/manifests';
+import { DEFAULT_PROJECT } from '@flotilla/fleet-config';
 import { type Logger, pino } from 'pino';
-import { type AgentConfig } from './config/agent-config.js';
+import { type AgentConfig, projectServiceAccount } from './config/agent-config.js';
 import { type DriftDiffer } from './drift/drift-differ.js';
 import { type HealthAssessor } from './health/target-health.js';
 import { type RuledHealthAssessor } from './health/health-rules.js';
@@ -101,7 +102,8 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
   // One keep-alive pool for every API request and watch (client-node alone opens one per request).
   const connections = new KubeConnections(options.kubeConfig ?? loadKubeConfig(config));
   const kc = connections.kubeConfig;
-  const kube = createKubeClient(kc);
+  const kube = createKubeClient(kc, config.namespaces ? { namespaces: config.namespaces } : {});
+  const impersonateNamespace = config.impersonateNamespace;
   const watcher = new ObjectWatcher(kc, kube, log);
   const events = new EventRecorder(kube, config.clusterName, log, { now });
   const reconcilers = new Map<string, TargetReconciler>();
@@ -168,6 +170,10 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
     rollback,
     recordEvents: (e: Parameters<EventRecorder['record']>[0]) => events.record(e),
     syncWait: { timeoutMs: (config.waveTimeoutSeconds ?? 300) * 1000, pollMs: options.syncPollMs ?? 500 },
+    ...(impersonateNamespace !== undefined && {
+      writeAs: (a: Assignment) =>
+        projectServiceAccount(impersonateNamespace, a.project?.name ?? DEFAULT_PROJECT),
+    }),
   };
 
   watcher.onChange((_type, obj) => {
@@ -248,7 +254,8 @@ export async function startAgent(config: AgentConfig, options: AgentOptions = {}
     }
     log.info({ target: d.name, deletionId: d.id }, 'deleting the target from the cluster');
     const result = await deleteTarget({
-      kube,
+      // As the syncs that made the objects wrote: the tombstone names no project.
+      kube: state.writesAs !== undefined && kube.impersonating ? kube.impersonating(state.writesAs) : kube,
       deletion: d,
       manifests,
       inventory: state.inventory,

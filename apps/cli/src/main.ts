@@ -21,6 +21,10 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandMod
     load: async () => ({ run: (await import('./commands/context.command.js')).runLogin }),
   },
   clusters: { summary: "the hub's cluster inventory", load: () => import('./commands/clusters.command.js') },
+  'chart-repositories': {
+    summary: 'credentials for charts from Helm repositories and OCI registries (sealed, never shown)',
+    load: () => import('./commands/chart-repositories.command.js'),
+  },
   history: { summary: 'sync runs recorded by the hub', load: () => import('./commands/history.command.js') },
   'fleet-sources': {
     summary: 'fleet repositories the hub reconciles its own objects from: status, errors, confirm',

@@ -40,6 +40,8 @@ import { AppSetsService } from './appsets/appsets.service.js';
 import { AppSetsController } from './appsets/appsets.controller.js';
 import { AppSetExpander } from './appsets/appset-expander.service.js';
 import { AppSetExpandProcessor } from './appsets/appset-expand.processor.js';
+import { ChartCredentialsController } from './render/chart-credentials.controller.js';
+import { ChartCredentialsService } from './render/chart-credentials.service.js';
 import { RenderService } from './render/render.service.js';
 import { RenderProcessor } from './render/render.processor.js';
 import { ExplainService } from './explain/explain.service.js';
@@ -143,6 +145,7 @@ export class AppModule {
       PinsService,
       PinExpiry,
       RenderService,
+      ChartCredentialsService,
       ExplainService,
       HealthRulesService,
       AgentGatewayService,
@@ -170,6 +173,7 @@ export class AppModule {
       controllers.push(
         ClustersController,
         RepositoriesController,
+        ChartCredentialsController,
         AppSetsController,
         TargetsController,
         TargetOperationsController,

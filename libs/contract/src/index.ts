@@ -11,6 +11,7 @@ export * from './queues.js';
 export * from './api-error.js';
 export * from './audit-event.js';
 export * from './api-token.js';
+export * from './chart-repository.js';
 export * from './notification.js';
 export * from './explain.js';
 export * from './text-safety.js';

@@ -56,6 +56,7 @@ export {
   type ProjectSpec,
   type ProjectViolation,
 } from './project-policy.js';
+export { checkAgentNamespaces } from './agent-namespaces.js';
 export {
   NOTIFICATION_TRIGGERS,
   NOTIFICATION_TEMPLATE_SAMPLE,

@@ -56,6 +56,8 @@ export interface SimClusterHandle extends SimCluster {
   openWatches(): number;
   /** TCP connections the API server has accepted since it started (connection reuse checks). */
   acceptedConnections(): number;
+  /** Starts keeping every request's method, path and query (returns the list it fills), e.g. for RBAC checks. */
+  recordRequests(): { method: string; path: string; query: string; userAgent: string; impersonate: string }[];
   /** Drops the watch history: resuming from an older resourceVersion then gets 410 Gone. */
   compactHistory(): void;
   /** Runs every controller now (e.g. after advancing a manual clock). */
@@ -102,6 +104,7 @@ export async function startSimCluster(opts: SimClusterOptions): Promise<SimClust
     closeWatches: () => http.closeWatches(),
     openWatches: () => http.openWatches,
     acceptedConnections: () => http.acceptedConnections,
+    recordRequests: () => (http.requestLog ??= []),
     compactHistory: () => store.compact(),
     poke: wakeAll,
     controllerStats: () => controllers.stats(),

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadAgentConfig } from './agent-config.js';
+import { ConfigError, loadAgentConfig, projectServiceAccount } from './agent-config.js';
 
 const minimal = { FLOTILLA_HUB_URL: 'https://hub.example.com/', FLOTILLA_CLUSTER_NAME: 'east-1' };
 
@@ -61,6 +61,39 @@ describe('loadAgentConfig', () => {
     ]);
     expect(issues({ ...minimal, FLOTILLA_STATUS_PORT: 'http' })).toEqual([
       { variable: 'FLOTILLA_STATUS_PORT', message: 'must be a TCP port number' },
+    ]);
+  });
+
+  it('limits the agent to the namespaces FLOTILLA_NAMESPACES lists, and refuses names that are not namespaces', () => {
+    expect(loadAgentConfig(minimal).namespaces).toBeUndefined();
+    expect(loadAgentConfig({ ...minimal, FLOTILLA_NAMESPACES: '' }).namespaces).toBeUndefined();
+    expect(loadAgentConfig({ ...minimal, FLOTILLA_NAMESPACES: 'shop, web,shop' }).namespaces).toEqual([
+      'shop',
+      'web',
+    ]);
+    expect(issues({ ...minimal, FLOTILLA_NAMESPACES: 'shop,Web_1' })).toEqual([
+      {
+        variable: 'FLOTILLA_NAMESPACES',
+        message:
+          'must be a comma-separated list of namespace names (DNS labels: lower-case letters, digits, "-")',
+      },
+    ]);
+  });
+
+  it("writes as the projects' ServiceAccounts in the namespace FLOTILLA_IMPERSONATE_NAMESPACE names", () => {
+    expect(loadAgentConfig(minimal).impersonateNamespace).toBeUndefined();
+    expect(
+      loadAgentConfig({ ...minimal, FLOTILLA_IMPERSONATE_NAMESPACE: 'flotilla-system' }).impersonateNamespace,
+    ).toBe('flotilla-system');
+    expect(projectServiceAccount('flotilla-system', 'shop-team')).toBe(
+      'system:serviceaccount:flotilla-system:flotilla-project-shop-team',
+    );
+    expect(issues({ ...minimal, FLOTILLA_IMPERSONATE_NAMESPACE: 'Flotilla' })).toEqual([
+      {
+        variable: 'FLOTILLA_IMPERSONATE_NAMESPACE',
+        message:
+          'must be a namespace name (a DNS label): where the flotilla-project-<project> ServiceAccounts live',
+      },
     ]);
   });
 

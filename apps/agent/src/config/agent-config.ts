@@ -48,6 +48,27 @@ export const agentEnvSchema = z.object({
       .optional(),
   ),
   FLOTILLA_STATUS_HOST: z.preprocess((v) => (v === '' ? undefined : v), z.string().min(1).default('0.0.0.0')),
+  FLOTILLA_NAMESPACES: z.preprocess(
+    (v) => (typeof v === 'string' && v.trim() !== '' ? v.split(',').map((n) => n.trim()) : undefined),
+    z
+      .array(
+        z.string().regex(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/, {
+          error:
+            'must be a comma-separated list of namespace names (DNS labels: lower-case letters, digits, "-")',
+        }),
+      )
+      .optional(),
+  ),
+  FLOTILLA_IMPERSONATE_NAMESPACE: z.preprocess(
+    (v) => (v === '' ? undefined : v),
+    z
+      .string()
+      .regex(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/, {
+        error:
+          'must be a namespace name (a DNS label): where the flotilla-project-<project> ServiceAccounts live',
+      })
+      .optional(),
+  ),
   SOPS_AGE_KEY_FILE: optionalText,
   SOPS_AGE_KEY: optionalText,
   FLOTILLA_LOG_LEVEL: z.preprocess(
@@ -77,6 +98,18 @@ export interface AgentConfig {
   statusPort?: number;
   /** The address the status port binds (default 0.0.0.0, so the kubelet reaches it on the pod IP). */
   statusHost?: string;
+  /**
+   * A namespace-scoped agent: it holds a Role in each of these namespaces and no ClusterRole, so it
+   * lists and watches them one by one and refuses cluster-scoped objects and other namespaces.
+   * Absent: cluster-wide.
+   */
+  namespaces?: string[];
+  /**
+   * Writes each target's objects as its project's ServiceAccount `flotilla-project-<project>` in
+   * this namespace (impersonation), so that what a sync can do is what the project may; the agent's
+   * own identity only reads, watches and writes Events. Absent: the agent writes as itself.
+   */
+  impersonateNamespace?: string;
 }
 
 export class ConfigError extends Error {
@@ -107,9 +140,17 @@ export function loadAgentConfig(env: Record<string, string | undefined>): AgentC
   if (e.KUBECONFIG !== undefined) config.kubeconfigPath = resolve(e.KUBECONFIG);
   if (e.SOPS_AGE_KEY_FILE !== undefined) config.ageKeyFile = resolve(e.SOPS_AGE_KEY_FILE);
   if (e.SOPS_AGE_KEY !== undefined) config.ageKey = e.SOPS_AGE_KEY;
+  if (e.FLOTILLA_IMPERSONATE_NAMESPACE !== undefined)
+    config.impersonateNamespace = e.FLOTILLA_IMPERSONATE_NAMESPACE;
+  if (e.FLOTILLA_NAMESPACES !== undefined) config.namespaces = [...new Set(e.FLOTILLA_NAMESPACES)];
   if (e.FLOTILLA_STATUS_PORT !== undefined) {
     config.statusPort = e.FLOTILLA_STATUS_PORT;
     config.statusHost = e.FLOTILLA_STATUS_HOST;
   }
   return config;
+}
+
+/** The user a target of `project` writes as under FLOTILLA_IMPERSONATE_NAMESPACE. */
+export function projectServiceAccount(namespace: string, project: string): string {
+  return `system:serviceaccount:${namespace}:flotilla-project-${project}`;
 }

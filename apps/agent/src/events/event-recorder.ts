@@ -38,7 +38,11 @@ export class EventRecorder {
 
   record(events: readonly ClusterEvent[]): void {
     if (this.stopped) return;
+    const limit = this.kube.namespaces;
     for (const e of events) {
+      // A namespace-scoped agent may write Events only in its namespaces: an object it refused
+      // elsewhere (or cluster-scoped, whose Events go to `default`) is in the sync report alone.
+      if (limit && !limit.includes(e.involved.namespace ?? 'default')) continue;
       if (this.pending.length >= this.maxPending) {
         this.counts.dropped++;
         if (!this.warnedFull) {

@@ -36,6 +36,17 @@ function writeQuery(fieldManager: string, options: WriteOptions | undefined, ext
 
 /** What the agent needs from a cluster; one implementation talks to the API server. */
 export interface KubeClient {
+  /**
+   * The namespaces this client may reach (FLOTILLA_NAMESPACES: a Role in each, no ClusterRole);
+   * absent for an agent with cluster-wide rights. Lists and watches then go namespace by namespace.
+   */
+  readonly namespaces?: readonly string[];
+  /**
+   * The same client, every request of it made as `user` (the Impersonate-User header): a
+   * project's ServiceAccount, so that what a sync may write is what the project may (see
+   * FLOTILLA_IMPERSONATE_NAMESPACE). Discovery answers are shared.
+   */
+  impersonating?(user: string): KubeClient;
   /** Discovery: the resource's URL name and whether it lives in a namespace. */
   scopeOf(apiVersion: string, kind: string): Promise<ResourceScope>;
   /**
@@ -57,11 +68,14 @@ export interface KubeClient {
    */
   clientSideApply(obj: KubeObject, live: KubeObject | undefined, options?: WriteOptions): Promise<KubeObject>;
   get(id: ResourceId): Promise<KubeObject | undefined>;
-  /** Cluster-wide list, with the list's resourceVersion for a watch to start from. */
+  /**
+   * A list of one namespace (`namespace`, for a namespaced kind) or else cluster-wide, with the
+   * list's resourceVersion for a watch to start from.
+   */
   list(
     apiVersion: string,
     kind: string,
-    options?: { labelSelector?: string },
+    options?: { labelSelector?: string; namespace?: string },
   ): Promise<{ items: KubeObject[]; resourceVersion: string }>;
   /** Deletes (background propagation unless told otherwise); false when it was already gone. */
   delete(id: ResourceId, propagationPolicy?: PropagationPolicy): Promise<boolean>;
@@ -106,8 +120,16 @@ const JSON_ACCEPT = 'application/json, */*;q=0.8';
  * into JSON, and it needs client-node's generated serializer, which loads all ~750 model classes —
  * megabytes of code and heap in a daemon that only ever handles plain objects.
  */
-export function createKubeClient(kc: KubeConfig): KubeClient {
-  const discovery = new Map<string, ApiResource[]>();
+export function createKubeClient(
+  kc: KubeConfig,
+  options: {
+    namespaces?: readonly string[];
+    impersonate?: string;
+    discovery?: Map<string, ApiResource[]>;
+  } = {},
+): KubeClient {
+  const discovery = options.discovery ?? new Map<string, ApiResource[]>();
+  const impersonated = new Map<string, KubeClient>();
   const describe = (id: ResourceId): string =>
     `${id.apiVersion} ${id.kind} ${id.namespace ? `${id.namespace}/` : ''}${id.name}`;
 
@@ -124,6 +146,7 @@ export function createKubeClient(kc: KubeConfig): KubeClient {
     const ctx = new RequestContext(`${cluster.server}${path}`, method as HttpMethod);
     ctx.setHeaderParam('Accept', JSON_ACCEPT);
     if (init.contentType) ctx.setHeaderParam('Content-Type', init.contentType);
+    if (options.impersonate) ctx.setHeaderParam('Impersonate-User', options.impersonate);
     let response;
     try {
       await kc.applySecurityAuthentication(ctx);
@@ -197,6 +220,16 @@ export function createKubeClient(kc: KubeConfig): KubeClient {
   };
 
   return {
+    ...(options.namespaces && { namespaces: options.namespaces }),
+    impersonating(user) {
+      let client = impersonated.get(user);
+      if (!client) {
+        const { namespaces } = options;
+        client = createKubeClient(kc, { ...(namespaces && { namespaces }), impersonate: user, discovery });
+        impersonated.set(user, client);
+      }
+      return client;
+    },
     scopeOf: scopeOf,
 
     async apply(obj, options) {
@@ -249,11 +282,12 @@ export function createKubeClient(kc: KubeConfig): KubeClient {
     },
 
     async list(apiVersion, kind, options = {}) {
-      const path = await pathOf({ apiVersion, kind, namespace: undefined });
+      const path = await pathOf({ apiVersion, kind, namespace: options.namespace });
       const query = options.labelSelector
         ? `?labelSelector=${encodeURIComponent(options.labelSelector)}`
         : '';
-      const list = (await call('GET', `${clusterWide(path)}${query}`, `${apiVersion} ${kind}`)) as {
+      const url = options.namespace === undefined ? clusterWide(path) : path;
+      const list = (await call('GET', `${url}${query}`, `${apiVersion} ${kind}`)) as {
         items?: KubeObject[];
         metadata?: { resourceVersion?: string };
       };

@@ -12,8 +12,8 @@ export type ChangeListener = (type: WatchEventType, obj: KubeObject) => void;
 const TRACKED = `${TRACKING_LABEL}=${TRACKING_LABEL_VALUE}`;
 
 /**
- * One list + watch (cluster-wide, of objects carrying the tracking label) per kind the agent has
- * applied. It only keeps a cache (of what drift and health read: `liveForDrift`) and says "this
+ * One list + watch (cluster-wide, or per namespace for a namespace-scoped agent, of objects
+ * carrying the tracking label) per kind the agent has applied. It only keeps a cache (of what drift and health read: `liveForDrift`) and says "this
  * object changed"; whether that is drift is decided elsewhere. An object whose label is taken away leaves the watch as deleted (the server says so):
  * its reader looks it up afresh.
  *
@@ -24,7 +24,8 @@ const TRACKED = `${TRACKING_LABEL}=${TRACKING_LABEL_VALUE}`;
  * after an error.
  */
 export class ObjectWatcher {
-  private readonly kinds = new Map<string, KindWatch>();
+  /** Per kind, one watch cluster-wide, or one per namespace for a namespace-scoped agent. */
+  private readonly kinds = new Map<string, KindWatch[]>();
   private readonly listeners = new Set<ChangeListener>();
   private readonly starting = new Map<string, Promise<void>>();
   private stopped = false;
@@ -62,43 +63,70 @@ export class ObjectWatcher {
   private async start(key: string, apiVersion: string, kind: string): Promise<void> {
     if (this.stopped) return;
     const scope = await this.kube.scopeOf(apiVersion, kind);
-    const watch = new KindWatch({
-      path: `${groupVersionPath(apiVersion)}/${scope.resource}`,
-      apiVersion,
-      kind,
-      watch: new Watch(this.kc),
-      list: () => this.kube.list(apiVersion, kind, { labelSelector: TRACKED }),
-      emit: (type, obj) => {
-        for (const l of this.listeners) l(type, obj);
-      },
-      log: this.log.child({ kind: key }),
-    });
-    await watch.start();
+    const limit = this.kube.namespaces;
+    // A namespace-scoped agent can neither apply nor watch a cluster-scoped kind (see checkAgentNamespaces).
+    if (limit && !scope.namespaced) return;
+    const collections = limit
+      ? limit.map((namespace) => ({
+          path: `${groupVersionPath(apiVersion)}/namespaces/${encodeURIComponent(namespace)}/${scope.resource}`,
+          namespace,
+        }))
+      : [{ path: `${groupVersionPath(apiVersion)}/${scope.resource}`, namespace: undefined }];
+    const watches = collections.map(
+      ({ path, namespace }) =>
+        new KindWatch({
+          path,
+          apiVersion,
+          kind,
+          watch: new Watch(this.kc),
+          list: () =>
+            this.kube.list(apiVersion, kind, {
+              labelSelector: TRACKED,
+              ...(namespace !== undefined && { namespace }),
+            }),
+          emit: (type, obj) => {
+            for (const l of this.listeners) l(type, obj);
+          },
+          log: this.log.child({ kind: key, ...(namespace !== undefined && { namespace }) }),
+        }),
+    );
+    try {
+      await Promise.all(watches.map((w) => w.start()));
+    } catch (err) {
+      for (const w of watches) w.stop();
+      throw err;
+    }
     // A stop() that came while the first list ran must not leave this watch behind.
-    if (this.stopped) watch.stop();
-    else this.kinds.set(key, watch);
+    if (this.stopped) for (const w of watches) w.stop();
+    else this.kinds.set(key, watches);
   }
 
   /** The last state the watch saw, or undefined when the kind is not watched or the object is absent. */
   cached(apiVersion: string, kind: string, name: string, namespace?: string): KubeObject | undefined {
-    return this.kinds.get(`${apiVersion}/${kind}`)?.get(name, namespace);
+    for (const w of this.kinds.get(`${apiVersion}/${kind}`) ?? []) {
+      const obj = w.get(name, namespace);
+      if (obj) return obj;
+    }
+    return undefined;
   }
 
-  /** Kinds watched now (one list+watch each), for /metrics. */
+  /** List+watch loops running now (one per kind, or per kind and namespace), for /metrics. */
   get watchCount(): number {
-    return this.kinds.size;
+    let n = 0;
+    for (const k of this.kinds.values()) n += k.length;
+    return n;
   }
 
   /** Objects held in every kind's cache, for /metrics. */
   get cachedObjects(): number {
     let n = 0;
-    for (const k of this.kinds.values()) n += k.size;
+    for (const k of this.kinds.values()) for (const w of k) n += w.size;
     return n;
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
-    for (const w of this.kinds.values()) w.stop();
+    for (const k of this.kinds.values()) for (const w of k) w.stop();
     this.kinds.clear();
     await Promise.allSettled([...this.starting.values()]);
   }

@@ -85,7 +85,11 @@ export class AgentMetrics {
       'Report batches dropped since start because the queue was full',
       sources.droppedBatches,
     );
-    gauge('flotilla_agent_watches', 'Kinds watched (one list+watch each)', sources.watches);
+    gauge(
+      'flotilla_agent_watches',
+      'List+watch loops: one per kind, or per kind and namespace (FLOTILLA_NAMESPACES)',
+      sources.watches,
+    );
     gauge('flotilla_agent_cached_objects', 'Objects held in the watch caches', sources.cachedObjects);
     gauge('flotilla_agent_targets', 'Targets this agent reconciles', sources.targets);
     new Gauge({

@@ -58,6 +58,11 @@ export interface ReconcilerDeps {
   rollback?: RollbackHook;
   /** Kubernetes Events about what the reports say was done (events/); absent: none are written. */
   recordEvents?: (events: ClusterEvent[]) => void;
+  /**
+   * The user a target's syncs write as (its project's ServiceAccount, impersonated); absent: the
+   * agent itself. Watches, drift reads and Events stay the agent's own.
+   */
+  writeAs?: (assignment: Assignment) => string;
 }
 
 interface Drifted {
@@ -376,7 +381,7 @@ export class TargetReconciler {
   private async dryRun(operation: SyncOperation, decision: GateDecision): Promise<void> {
     const a = this.assignment;
     const report = await dryRunSync({
-      kube: this.deps.kube,
+      kube: this.writer(a),
       // Per-run sync options shape what the server is asked; a dry run covers the whole target.
       assignment: runAssignment(a, operation),
       manifests: this.bundle.manifests,
@@ -390,6 +395,14 @@ export class TargetReconciler {
     this.deps.log.info({ target: a.name, outcome: report.outcome }, 'dry-run sync reported');
   }
 
+  /** The client a sync of `a` writes with: impersonating its project's ServiceAccount when so configured. */
+  private writer(a: Assignment): KubeClient {
+    const user = this.deps.writeAs?.(a);
+    if (user === undefined) return this.deps.kube;
+    if (!this.deps.kube.impersonating) throw new Error('this Kubernetes client cannot impersonate');
+    return this.deps.kube.impersonating(user);
+  }
+
   private async runSync(
     trigger: SyncTrigger,
     only: Set<string> | undefined,
@@ -399,7 +412,7 @@ export class TargetReconciler {
   ): Promise<SyncReport> {
     const a = this.assignment;
     const input: Parameters<typeof syncTarget>[0] = {
-      kube: this.deps.kube,
+      kube: this.writer(a),
       // A requested prune and sync options apply to this run only.
       assignment: operation ? runAssignment(a, operation) : a,
       manifests: this.bundle.manifests,
@@ -482,6 +495,9 @@ export class TargetReconciler {
         attempts,
       };
     this.state.pendingIntent = null;
+    const writesAs = this.deps.writeAs?.(a);
+    if (writesAs !== undefined) this.state.writesAs = writesAs;
+    else delete this.state.writesAs;
     await this.deps.store.saveTargetState(a.targetId, this.state);
     if (!only) await this.deps.rollback?.synced(a, result.report);
     this.deps.log.info(

@@ -56,6 +56,11 @@ export const targetStateSchema = z.object({
    * the run, so a replayed assignment, a restart or another hub replica's answer never runs one twice.
    */
   startedOperations: z.array(z.string()).default([]),
+  /**
+   * The user the last sync wrote as (its project's ServiceAccount, FLOTILLA_IMPERSONATE_NAMESPACE);
+   * the target's deletion, which carries no project, deletes as the same. Absent: as the agent.
+   */
+  writesAs: z.string().optional(),
 });
 export type TargetState = z.infer<typeof targetStateSchema>;
 

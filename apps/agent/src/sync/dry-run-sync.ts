@@ -7,7 +7,7 @@ import { type ApplyMode, applyModeOf, WRITE_MESSAGE } from './apply-mode.js';
 import { type ResourceId } from '../state/state-store.js';
 import { orderForApply } from './apply-order.js';
 import { syncRoleOf } from './hooks.js';
-import { projectRefusals } from './project-check.js';
+import { namespaceLimitMessage, namespaceLimitRefusals, projectRefusals } from './project-check.js';
 import {
   addDeclaredKeys,
   appliedNothing,
@@ -70,12 +70,14 @@ export async function dryRunSync(input: DryRunInput): Promise<SyncReport> {
   };
 
   let ordered: KubeObject[];
+  let beyondReach: ResourceResult[];
   let refused: ResourceResult[];
   let shared: ResourceResult[] = [];
   try {
     ordered = orderForApply(input.manifests);
     // A revision a sync refuses for its hook annotations (or a generateName on a non-hook), a dry run refuses alike.
     for (const m of ordered) syncRoleOf(m);
+    beyondReach = await namespaceLimitRefusals(kube, assignment, input.manifests);
     refused = await projectRefusals(kube, assignment, input.manifests);
     if (assignment.syncPolicy.failOnSharedResource)
       shared = await sharedWithOtherTargets(
@@ -86,6 +88,8 @@ export async function dryRunSync(input: DryRunInput): Promise<SyncReport> {
   } catch (err) {
     return report('Failed', [(err as Error).message], []);
   }
+  const limitMessage = namespaceLimitMessage(kube, beyondReach);
+  if (limitMessage) return report('Failed', [`${limitMessage}; a sync would apply nothing`], beyondReach);
   if (refused.length > 0)
     return report(
       'Failed',

@@ -1,6 +1,12 @@
 import { type Assignment, type KubeObject, type ResourceResult, groupOf } from '@flotilla/contract';
-import { checkObject, scopeFromManifests } from '@flotilla/fleet-config';
+import {
+  type ProjectObjectRef,
+  checkAgentNamespaces,
+  checkObject,
+  scopeFromManifests,
+} from '@flotilla/fleet-config';
 import { type KubeClient } from '../kube/kube-client.js';
+import { namespaceToCreate } from './sync-target.js';
 
 /**
  * The agent's own check of a bundle against the target's project, before anything is applied: the
@@ -15,6 +21,41 @@ export async function projectRefusals(
 ): Promise<ResourceResult[]> {
   const project = assignment.project;
   if (!project) return [];
+  return refusals(kube, assignment, manifests, (ref) => checkObject(project, ref)?.message ?? null);
+}
+
+/**
+ * A namespace-scoped agent's own limit (FLOTILLA_NAMESPACES), checked before anything is applied:
+ * one `failed` result per cluster-scoped object (the Namespace CreateNamespace=true would make
+ * included) or object in another namespace; empty for an agent with cluster-wide rights.
+ */
+export async function namespaceLimitRefusals(
+  kube: KubeClient,
+  assignment: Assignment,
+  manifests: readonly KubeObject[],
+): Promise<ResourceResult[]> {
+  const limit = kube.namespaces;
+  if (!limit) return [];
+  const created = namespaceToCreate(assignment, manifests);
+  const all = created ? [created, ...manifests] : manifests;
+  return refusals(kube, assignment, all, (ref) => checkAgentNamespaces(limit, ref));
+}
+
+/** What a cluster of this agent would refuse, as one summary line (undefined: nothing). */
+export function namespaceLimitMessage(
+  kube: KubeClient,
+  refused: readonly ResourceResult[],
+): string | undefined {
+  if (refused.length === 0) return undefined;
+  return `${refused.length} object(s) outside this agent's namespaces (${(kube.namespaces ?? []).join(', ')})`;
+}
+
+async function refusals(
+  kube: KubeClient,
+  assignment: Assignment,
+  manifests: readonly KubeObject[],
+  check: (ref: ProjectObjectRef) => string | null,
+): Promise<ResourceResult[]> {
   const refused: ResourceResult[] = [];
   for (const m of manifests) {
     const group = groupOf(m.apiVersion);
@@ -28,7 +69,7 @@ export async function projectRefusals(
     }
     if (namespaced === undefined) continue;
     const namespace = namespaced ? (m.metadata.namespace ?? assignment.namespace) : undefined;
-    const violation = checkObject(project, {
+    const violation = check({
       group,
       kind: m.kind,
       name: m.metadata.name,
@@ -43,7 +84,7 @@ export async function projectRefusals(
         name: m.metadata.name || (m.metadata.generateName ?? ''),
         ...(namespace !== undefined && { namespace }),
         action: 'failed',
-        message: violation.message,
+        message: violation,
       });
   }
   return refused;

@@ -26,7 +26,7 @@ import { sleep } from '../util/backoff.js';
 import { isFoundation, orderForApply, orderForPrune, pruneWaves, syncWaveOf } from './apply-order.js';
 import { type HookDeletePolicy, type SyncRole, syncRoleOf } from './hooks.js';
 import { defaultDiffer } from '../lib-adapters.js';
-import { projectRefusals } from './project-check.js';
+import { namespaceLimitMessage, namespaceLimitRefusals, projectRefusals } from './project-check.js';
 import { type ApplyMode, applyModeOf, WRITE_MESSAGE } from './apply-mode.js';
 
 /** `group/kind/namespace/name` of a resource id (the same key as the contract's `refKey`). */
@@ -164,6 +164,19 @@ export async function syncTarget(input: SyncInput): Promise<SyncResult> {
     // Bad input changes nothing: refuse the whole revision before touching the cluster.
     return nothingApplied((err as Error).message, []);
   }
+
+  // Objects beyond a namespace-scoped agent's reach refuse the whole revision, before the cluster is touched.
+  let beyondReach: ResourceResult[];
+  try {
+    beyondReach = await namespaceLimitRefusals(input.kube, input.assignment, input.manifests);
+  } catch (err) {
+    return nothingApplied(
+      `cannot check this agent's namespaces before applying: ${(err as Error).message}; nothing applied`,
+      [],
+    );
+  }
+  const limitMessage = namespaceLimitMessage(input.kube, beyondReach);
+  if (limitMessage) return nothingApplied(`${limitMessage}; nothing applied`, beyondReach);
 
   // Objects outside the target's project refuse the whole revision, before the cluster is touched.
   let refused: ResourceResult[];
@@ -783,8 +796,11 @@ class SyncRun {
     delete (obj.metadata as Record<string, unknown>)['name'];
     const notes: string[] = [];
     if (policies.includes('BeforeHookCreation')) {
+      // In the hook's own namespace only: all this looks at, and all a namespace-scoped agent may list.
+      const namespace = obj.metadata.namespace;
       const earlier = await this.input.kube.list(obj.apiVersion, obj.kind, {
         labelSelector: `${GENERATED_HOOK_LABEL}=${label}`,
+        ...(namespace !== undefined && { namespace }),
       });
       for (const e of earlier.items) {
         if ((e.metadata.namespace ?? '') !== (obj.metadata.namespace ?? '')) continue;

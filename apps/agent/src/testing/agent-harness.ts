@@ -54,9 +54,22 @@ export class AgentHarness {
       ageKey?: string;
       statusPort?: number;
       waveTimeoutSeconds?: number;
+      /** A namespace-scoped agent (FLOTILLA_NAMESPACES). */
+      namespaces?: string[];
+      /** Writes as each project's ServiceAccount in this namespace (FLOTILLA_IMPERSONATE_NAMESPACE). */
+      impersonateNamespace?: string;
     } & AgentOptions = {},
   ): Promise<Agent> {
-    const { stateDir, hubUrl, ageKey, statusPort, waveTimeoutSeconds, ...extra } = options;
+    const {
+      stateDir,
+      hubUrl,
+      ageKey,
+      statusPort,
+      waveTimeoutSeconds,
+      namespaces,
+      impersonateNamespace,
+      ...extra
+    } = options;
     const agent = await startAgent(
       {
         hubUrl: hubUrl ?? this.hub.url,
@@ -68,6 +81,8 @@ export class AgentHarness {
         ...(ageKey ? { ageKey } : {}),
         ...(statusPort !== undefined ? { statusPort, statusHost: '127.0.0.1' } : {}),
         ...(waveTimeoutSeconds !== undefined ? { waveTimeoutSeconds } : {}),
+        ...(namespaces !== undefined ? { namespaces } : {}),
+        ...(impersonateNamespace !== undefined ? { impersonateNamespace } : {}),
       },
       {
         logger: pino({ level: process.env['AGENT_TEST_LOG'] ?? 'silent' }),

@@ -13,6 +13,8 @@ export const AGENT_IMAGE = 'ghcr.io/flotilla/flotilla-agent:0.1.0';
 export const AGENT_NAMESPACE = 'flotilla-system';
 /** The verbs the agent uses, and no other (deploy/README.md explains each). */
 export const AGENT_VERBS = ['get', 'list', 'watch', 'create', 'patch', 'delete'];
+/** Its verbs when it writes as the projects' ServiceAccounts: it only reads. */
+export const IMPERSONATING_AGENT_VERBS = ['get', 'list', 'watch'];
 
 export interface AgentInstall {
   cluster: string;
@@ -21,6 +23,17 @@ export interface AgentInstall {
   bootstrapToken: string;
   namespace?: string;
   image?: string;
+  /**
+   * A namespace-scoped agent (FLOTILLA_NAMESPACES): a Role and RoleBinding in each of these
+   * (existing) namespaces instead of the ClusterRole, as the chart's `namespaces` value does.
+   */
+  namespaces?: string[];
+  /**
+   * Per-project impersonation (FLOTILLA_IMPERSONATE_NAMESPACE), as the chart's
+   * `impersonation.projects`: a ServiceAccount flotilla-project-<project> each, which the agent may
+   * impersonate (and no other), and the agent's own rules read-only.
+   */
+  impersonateProjects?: string[];
 }
 
 type K8sObject = Record<string, unknown> & {
@@ -39,6 +52,83 @@ export function agentManifests(install: AgentInstall): K8sObject[] {
     'app.kubernetes.io/instance': 'flotilla-agent',
   };
   const meta = (name: string) => ({ name, namespace: ns, labels });
+  const projects =
+    install.impersonateProjects && install.impersonateProjects.length > 0
+      ? install.impersonateProjects
+      : undefined;
+  const rules = [
+    { apiGroups: ['*'], resources: ['*'], verbs: projects ? IMPERSONATING_AGENT_VERBS : AGENT_VERBS },
+    // As the chart: Events on what it syncs, whatever the rule above is narrowed to.
+    { apiGroups: [''], resources: ['events'], verbs: ['create'] },
+  ];
+  const roleName = `flotilla-agent-${ns}`;
+  const subjects = [{ kind: 'ServiceAccount', name: 'flotilla-agent', namespace: ns }];
+  const limit = install.namespaces && install.namespaces.length > 0 ? install.namespaces : undefined;
+  const rbac: K8sObject[] = limit
+    ? [
+        ...limit.map((namespace) => ({
+          apiVersion: 'rbac.authorization.k8s.io/v1',
+          kind: 'Role',
+          metadata: { name: roleName, namespace, labels },
+          rules,
+        })),
+        ...limit.map((namespace) => ({
+          apiVersion: 'rbac.authorization.k8s.io/v1',
+          kind: 'RoleBinding',
+          metadata: { name: roleName, namespace, labels },
+          roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: roleName },
+          subjects,
+        })),
+      ]
+    : [
+        {
+          apiVersion: 'rbac.authorization.k8s.io/v1',
+          kind: 'ClusterRole',
+          metadata: { name: roleName, labels },
+          rules,
+        },
+        {
+          apiVersion: 'rbac.authorization.k8s.io/v1',
+          kind: 'ClusterRoleBinding',
+          metadata: { name: roleName, labels },
+          roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: roleName },
+          subjects,
+        },
+      ];
+  const impersonation: K8sObject[] = projects
+    ? [
+        ...projects.map((p) => ({
+          apiVersion: 'v1',
+          kind: 'ServiceAccount',
+          metadata: meta(`flotilla-project-${p}`),
+          automountServiceAccountToken: false,
+        })),
+        {
+          apiVersion: 'rbac.authorization.k8s.io/v1',
+          kind: 'Role',
+          metadata: meta('flotilla-agent-impersonate'),
+          rules: [
+            {
+              apiGroups: [''],
+              resources: ['serviceaccounts'],
+              verbs: ['impersonate'],
+              resourceNames: projects.map((p) => `flotilla-project-${p}`),
+            },
+          ],
+        },
+        {
+          apiVersion: 'rbac.authorization.k8s.io/v1',
+          kind: 'RoleBinding',
+          metadata: meta('flotilla-agent-impersonate'),
+          roleRef: {
+            apiGroup: 'rbac.authorization.k8s.io',
+            kind: 'Role',
+            name: 'flotilla-agent-impersonate',
+          },
+          subjects,
+        },
+      ]
+    : [];
   return [
     { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } },
     {
@@ -49,23 +139,8 @@ export function agentManifests(install: AgentInstall): K8sObject[] {
       stringData: { token: install.bootstrapToken },
     },
     { apiVersion: 'v1', kind: 'ServiceAccount', metadata: meta('flotilla-agent') },
-    {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'ClusterRole',
-      metadata: { name: `flotilla-agent-${ns}`, labels },
-      rules: [
-        { apiGroups: ['*'], resources: ['*'], verbs: AGENT_VERBS },
-        // As the chart: Events on what it syncs, whatever the rule above is narrowed to.
-        { apiGroups: [''], resources: ['events'], verbs: ['create'] },
-      ],
-    },
-    {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'ClusterRoleBinding',
-      metadata: { name: `flotilla-agent-${ns}`, labels },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: `flotilla-agent-${ns}` },
-      subjects: [{ kind: 'ServiceAccount', name: 'flotilla-agent', namespace: ns }],
-    },
+    ...rbac,
+    ...impersonation,
     {
       apiVersion: 'v1',
       kind: 'PersistentVolumeClaim',
@@ -102,6 +177,8 @@ export function agentManifests(install: AgentInstall): K8sObject[] {
                   { name: 'FLOTILLA_CLUSTER_NAME', value: install.cluster },
                   { name: 'FLOTILLA_STATE_DIR', value: '/var/lib/flotilla-agent' },
                   { name: 'FLOTILLA_STATUS_PORT', value: String(AGENT_STATUS_PORT) },
+                  ...(limit ? [{ name: 'FLOTILLA_NAMESPACES', value: limit.join(',') }] : []),
+                  ...(projects ? [{ name: 'FLOTILLA_IMPERSONATE_NAMESPACE', value: ns }] : []),
                   { name: 'MALLOC_ARENA_MAX', value: '2' },
                   {
                     name: 'FLOTILLA_BOOTSTRAP_TOKEN',

@@ -22,6 +22,7 @@ const SPEC: HubCommandSpec = {
     '       flotilla clusters get NAME',
     '       flotilla clusters add NAME [--label k=v]... [--server URL]',
     '                             [--print-manifests | --install] [--agent-hub-url URL] [--image IMAGE]',
+    '                             [--namespaces NS[,NS]...] [--impersonate PROJECT[,PROJECT]...]',
     '       flotilla clusters token NAME',
     '       flotilla clusters revoke NAME',
     '',
@@ -33,6 +34,10 @@ const SPEC: HubCommandSpec = {
     '(the namespace, the bootstrap Secret, the agent with its RBAC; -o json: one List); `--install`',
     "applies it with kubectl and the current kubeconfig. The hub never gets the cluster's credentials.",
     "--agent-hub-url: the hub's URL as the cluster reaches it (default: --hub); --image: the agent image.",
+    '--namespaces: a namespace-scoped agent, with a Role in each of these existing namespaces instead of',
+    'a ClusterRole; it refuses cluster-scoped objects and objects in other namespaces.',
+    "--impersonate: the agent writes each target as its project's ServiceAccount flotilla-project-PROJECT",
+    '(created, and the only accounts it may impersonate); its own rights become read-only.',
   ].join('\n'),
   options: {
     label: { type: 'string', short: 'l', multiple: true },
@@ -41,13 +46,24 @@ const SPEC: HubCommandSpec = {
     install: { type: 'boolean' },
     'agent-hub-url': { type: 'string' },
     image: { type: 'string' },
+    namespaces: { type: 'string' },
+    impersonate: { type: 'string' },
   },
 };
 
 export function run(argv: string[]): Promise<number> {
   return runHubCommand(argv, SPEC, async ({ values, positionals, output, client }) => {
     const [sub = 'list', ...rest] = positionals;
-    const addOnly = ['label', 'server', 'print-manifests', 'install', 'agent-hub-url', 'image'];
+    const addOnly = [
+      'label',
+      'server',
+      'print-manifests',
+      'install',
+      'agent-hub-url',
+      'image',
+      'namespaces',
+      'impersonate',
+    ];
     if (sub !== 'add' && addOnly.some((o) => values[o] !== undefined)) {
       throw new UsageError(
         `--${addOnly.find((o) => values[o] !== undefined)} applies to 'clusters add' only`,
@@ -139,10 +155,19 @@ function manifestOptions(
   const install = values['install'] === true;
   const agentHubUrl = stringValue(values['agent-hub-url'] as string | undefined);
   const image = stringValue(values['image'] as string | undefined);
+  const namespacesText = stringValue(values['namespaces'] as string | undefined);
+  const impersonateText = stringValue(values['impersonate'] as string | undefined);
   if (print && install) throw new UsageError('--print-manifests and --install exclude each other');
   if (!print && !install) {
-    if (agentHubUrl !== undefined || image !== undefined) {
-      throw new UsageError('--agent-hub-url and --image apply with --print-manifests or --install only');
+    if (
+      agentHubUrl !== undefined ||
+      image !== undefined ||
+      namespacesText !== undefined ||
+      impersonateText !== undefined
+    ) {
+      throw new UsageError(
+        '--agent-hub-url, --image, --namespaces and --impersonate apply with --print-manifests or --install only',
+      );
     }
     return null;
   }
@@ -159,10 +184,34 @@ function manifestOptions(
   if (image !== undefined && !/^[a-z0-9][a-z0-9._\-/:@]*$/i.test(image)) {
     throw new UsageError(`--image must be an image reference such as ghcr.io/org/agent:1.0, not '${image}'`);
   }
+  const namespaces =
+    namespacesText === undefined ? undefined : parseNames('--namespaces', 'namespace', namespacesText);
+  const impersonateProjects =
+    impersonateText === undefined ? undefined : parseNames('--impersonate', 'project', impersonateText);
   return {
     mode: print ? 'print' : 'install',
-    install: { hubUrl: url.replace(/\/$/, ''), ...(image !== undefined ? { image } : {}) },
+    install: {
+      hubUrl: url.replace(/\/$/, ''),
+      ...(image !== undefined ? { image } : {}),
+      ...(namespaces !== undefined ? { namespaces } : {}),
+      ...(impersonateProjects !== undefined ? { impersonateProjects } : {}),
+    },
   };
+}
+
+/**
+ * `a,b`: a namespace-scoped agent's namespaces, or the projects whose ServiceAccounts it writes as;
+ * each a DNS label, as a namespace or a ServiceAccount name needs.
+ */
+function parseNames(flag: string, what: string, text: string): string[] {
+  const names = text.split(',').map((n) => n.trim());
+  for (const name of names) {
+    if (!/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(name))
+      throw new UsageError(
+        `${flag} must be ${what} names separated by commas (lower-case letters, digits, '-'), not '${name}'`,
+      );
+  }
+  return [...new Set(names)];
 }
 
 /** `kubectl apply --server-side` of a YAML stream with the current kubeconfig (KUBECONFIG, context). */

@@ -10,7 +10,14 @@ import {
   type CliContext,
 } from '../fleet/cli-config.js';
 import { UsageError } from '../offline/offline-command.js';
-import { describeApiError, expectName, expectPositionals, formatTable, printResult } from './hub-command.js';
+import {
+  describeApiError,
+  expectName,
+  expectPositionals,
+  firstLineOfStdin,
+  formatTable,
+  printResult,
+} from './hub-command.js';
 
 const CONTEXT_USAGE = [
   'usage: flotilla context [list]',
@@ -172,12 +179,6 @@ export function run(argv: string[]): Promise<number> {
         throw new UsageError(`unknown sub-command '${sub}'; expected list, current, use, set or delete`);
     }
   });
-}
-
-async function firstLineOfStdin(): Promise<string | undefined> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8').split(/\r?\n/)[0]?.trim() || undefined;
 }
 
 export function runLogin(argv: string[]): Promise<number> {

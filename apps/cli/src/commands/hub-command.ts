@@ -253,3 +253,10 @@ export function parseSelector(raw: string | undefined): { matchLabels: Record<st
   }
   return { matchLabels };
 }
+
+/** The first line of standard input: how a secret reaches a command without a flag (`--token -`). */
+export async function firstLineOfStdin(): Promise<string | undefined> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8').split(/\r?\n/)[0]?.trim() || undefined;
+}

@@ -31,16 +31,6 @@ function refusal(body: unknown): { status: number; code: string; path: string | 
 describe('readAppSetDocument refuses sources the hub does not render', () => {
   it.each([
     [
-      {
-        source: {
-          repoURL: 'oci://registry.example.com/charts',
-          chart: 'ingress-nginx',
-          targetRevision: '4.*',
-        },
-      },
-      'spec.template.spec.source.repoURL',
-    ],
-    [
       { source: { repoURL: 'https://git.example.com/x.git', path: 'p', plugin: { name: 'cmp' } } },
       'spec.template.spec.source.plugin',
     ],
@@ -56,14 +46,32 @@ describe('readAppSetDocument refuses sources the hub does not render', () => {
       { sources: [{ repoURL: 'https://git.example.com/x.git', path: 'a', directory: { recurse: true } }] },
       'spec.template.spec.sources[0].directory',
     ],
-    [
-      { sources: [{ repoURL: 'oci://registry.example.com/charts', chart: 'web' }] },
-      'spec.template.spec.sources[0].repoURL',
-    ],
   ])('%j → 400 at %s', (spec, path) => {
     const r = refusal(appSet(spec));
     expect([r.status, r.code, r.path]).toEqual([400, 'unsupported-source', path]);
     expect(r.message).toMatch(/not yet by the hub|not supported|not rendered by the hub/);
+  });
+
+  it('accepts a chart from an OCI registry, and refuses a malformed registry reference naming repoURL', () => {
+    const oci = {
+      repoURL: 'oci://registry.example.com/charts',
+      chart: 'ingress-nginx',
+      targetRevision: '4.*',
+    };
+    expect(() => readAppSetDocument(appSet({ source: oci }))).not.toThrow();
+    expect(() => readAppSetDocument(appSet({ sources: [oci] }))).not.toThrow();
+    const withCredentials = refusal(
+      appSet({ source: { ...oci, repoURL: 'oci://user:secret@registry.example.com/charts' } }),
+    );
+    expect([withCredentials.status, withCredentials.code, withCredentials.path]).toEqual([
+      400,
+      'invalid-appset',
+      'spec.template.spec.source.repoURL',
+    ]);
+    expect(withCredentials.message).toContain('without credentials');
+    const badName = refusal(appSet({ sources: [{ ...oci, chart: 'Ingress_NGINX' }] }));
+    expect([badName.code, badName.path]).toEqual(['invalid-appset', 'spec.template.spec.sources[0].repoURL']);
+    expect(badName.message).toContain('is not a valid repository name in an OCI registry');
   });
 
   it('refuses a source.helm field Flotilla does not render, or a wrong type, by name', () => {

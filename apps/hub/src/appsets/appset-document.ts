@@ -3,6 +3,7 @@ import {
   APPLICATION_SOURCE_FIELDS,
   HELM_OPTION_FIELDS,
   ManifestError,
+  ociChartReference,
   parseApplicationSources,
   parseHelmOptions,
 } from '@flotilla/manifests';
@@ -169,7 +170,7 @@ export function multiSourceRefusal(source: Record<string, unknown>): [string, st
   return undefined;
 }
 
-/** A chart from a Helm repository: no path, and an http(s) repository (OCI is not rendered yet). */
+/** A chart from a Helm repository: no path, and an http(s) repository or an OCI registry. */
 function checkChartSource(source: Record<string, unknown> | undefined, at: string): void {
   const chart = source?.['chart'];
   if (chart === undefined || chart === null || chart === '') return;
@@ -185,22 +186,27 @@ function checkChartSource(source: Record<string, unknown> | undefined, at: strin
   }
   const url = source?.['repoURL'];
   if (typeof url !== 'string' || url.includes('{{')) return;
+  const refused = chartRepositoryRefusal(url, chart.includes('{{') ? undefined : chart);
+  if (refused) throw new HubError(400, 'invalid-appset', refused, `${at}.repoURL`);
+}
+
+/**
+ * Why `url` cannot hold charts, or undefined: an http(s) Helm repository, or an OCI registry whose
+ * reference to `chart` is well formed.
+ */
+export function chartRepositoryRefusal(url: string, chart: string | undefined): string | undefined {
   if (url.startsWith('oci://')) {
-    throw new HubError(
-      400,
-      'unsupported-source',
-      'charts from OCI registries (oci://) are not rendered by the hub yet; use an http(s) Helm repository',
-      `${at}.repoURL`,
-    );
+    try {
+      ociChartReference(url, chart ?? 'chart', url);
+      return undefined;
+    } catch (e) {
+      return (e as Error).message.replace(/^[^:]*: /, '');
+    }
   }
   if (!/^https?:\/\//.test(url)) {
-    throw new HubError(
-      400,
-      'invalid-appset',
-      `"${url}" is not a Helm repository URL (https:// or http://)`,
-      `${at}.repoURL`,
-    );
+    return `"${url}" is not a Helm repository URL (https://, http:// or oci://)`;
   }
+  return undefined;
 }
 
 /** An object that is a chart source: its repoURL is a Helm repository, not a Git one. */

@@ -40,7 +40,12 @@ import {
   type HelmOptions,
 } from '@flotilla/manifests';
 import type { TargetSourceView } from '@flotilla/contract';
-import { literalRepoRefs, multiSourceRefusal, unrenderedSourceField } from './appset-document.js';
+import {
+  chartRepositoryRefusal,
+  literalRepoRefs,
+  multiSourceRefusal,
+  unrenderedSourceField,
+} from './appset-document.js';
 import { ExpansionGitReads, type ResolvedRef, type SharedRefs } from './expansion-git-reads.js';
 import { findNameClash, writePlan } from './expansion-writes.js';
 import { requestExpansionDeletions } from '../targets/target-deletions.service.js';
@@ -530,15 +535,8 @@ export class AppSetExpander {
         'repoUrl' | 'sourcePath' | 'targetRevision' | 'desiredRevision' | 'sources'
       >;
       if (chartName !== '') {
-        if (!/^https?:\/\//.test(source.repoURL)) {
-          throw new ExpansionError(
-            source.repoURL.startsWith('oci://') ? 'unsupported-source' : 'invalid-target',
-            source.repoURL.startsWith('oci://')
-              ? 'charts from OCI registries (oci://) are not rendered by the hub yet'
-              : `"${source.repoURL}" is not a Helm repository URL (https:// or http://)`,
-            `${at}.spec.source.repoURL`,
-          );
-        }
+        const refused = chartRepositoryRefusal(source.repoURL, chartName);
+        if (refused) throw new ExpansionError('invalid-target', refused, `${at}.spec.source.repoURL`);
         if (source.path) {
           throw new ExpansionError(
             'invalid-target',
@@ -700,13 +698,8 @@ export class AppSetExpander {
       );
       if (refused) throw new ExpansionError(refused.code, refused.message, refused.path);
       if (s.kind === 'chart') {
-        if (!/^https?:\/\//.test(s.repoURL)) {
-          throw new ExpansionError(
-            'unsupported-source',
-            'charts from OCI registries (oci://) are not rendered by the hub yet',
-            `${field}.repoURL`,
-          );
-        }
+        const refused = chartRepositoryRefusal(s.repoURL, s.chart);
+        if (refused) throw new ExpansionError('invalid-target', refused, `${field}.repoURL`);
         const version = await this.chartVersion(
           ctx.chartVersions,
           s.repoURL,

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { DEFAULT_KUBE_VERSION } from '@flotilla/manifests';
@@ -232,6 +233,14 @@ export const hubEnvSchema = z.object({
     .positive()
     .default(32 * 1024 * 1024)
     .describe('Largest output one kustomize build or helm template may write; more fails the render.'),
+  RENDER_CONCURRENCY: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(0)
+    .describe(
+      'Most renders (helm template, kustomize build, plain reads) one hub process runs at once; 0 = one per CPU. An expansion with 1,000 distinct charts queues them instead of starting 1,000 processes.',
+    ),
   FLOTILLA_SECRETS_KEY: z
     .string()
     .regex(/^[0-9a-fA-F]{64}$/, 'must be 32 bytes as 64 hex digits (openssl rand -hex 32)')
@@ -359,6 +368,8 @@ export interface HubConfig {
     helmRepositoryCacheSeconds: number;
     timeoutSeconds: number;
     maxOutputBytes: number;
+    /** Renders run at once by one hub process (RENDER_CONCURRENCY; 0 was read as one per CPU). */
+    concurrency: number;
   };
   /** AES-256-GCM keys (hex): the current one encrypts, every one decrypts. */
   secrets: { key: string | null; previousKeys: string[] };
@@ -486,6 +497,7 @@ export function loadHubConfig(env: Record<string, string | undefined>): HubConfi
       helmRepositoryCacheSeconds: e.HELM_REPOSITORY_CACHE_SECONDS,
       timeoutSeconds: e.RENDER_TIMEOUT_SECONDS,
       maxOutputBytes: e.RENDER_MAX_OUTPUT_BYTES,
+      concurrency: e.RENDER_CONCURRENCY === 0 ? availableParallelism() : e.RENDER_CONCURRENCY,
     },
     secrets: {
       key: e.FLOTILLA_SECRETS_KEY?.toLowerCase() ?? null,

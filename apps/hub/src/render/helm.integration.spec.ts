@@ -1,7 +1,9 @@
 import 'reflect-metadata';
+import { spawn } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KubeObject } from '@flotilla/contract';
 import { resolveHelmBinary } from '@flotilla/manifests/node';
@@ -13,6 +15,11 @@ import {
   type TestChart,
   type TestHelmRepository,
 } from '../testing/test-helm-repository.js';
+import {
+  ociRegistryAvailable,
+  startTestOciRegistry,
+  type TestOciRegistry,
+} from '../testing/test-oci-registry.js';
 import { startTwoClusterFleet, type TwoClusterFleet } from '../testing/two-cluster-fleet.js';
 
 // Helm sources through the hub: PostgreSQL, Redis, a Git repository mirrored by the hub, and the
@@ -66,6 +73,7 @@ let db: Database;
 let expander: AppSetExpander;
 let tools: string;
 let runs: string;
+let spans: string;
 
 /** The `helm template` runs of release `release` so far (the wrapper appends each run's arguments). */
 function helmRuns(release: string): number {
@@ -79,7 +87,7 @@ function helmRuns(release: string): number {
 }
 
 /** Commits `files` and has the hub fetch them before the next expansion reads the repository. */
-async function commit(files: Record<string, string>): Promise<void> {
+async function commit(files: Record<string, string | null>): Promise<void> {
   fleet.repo.commit(files);
   const repo = await db.prisma.repository.findFirstOrThrow({ where: { url: fleet.repo.url } });
   expect((await fleet.hub.app.get(RepositoriesService).syncNow(repo.id)).ok).toBe(true);
@@ -136,6 +144,9 @@ async function apply(doc: ReturnType<typeof helmAppSet>) {
   return { outcome, targets, bundles };
 }
 
+/** The built `flotilla` command (`npm test` builds it first). */
+const CLI = fileURLToPath(new URL('../../../cli/bin/flotilla.js', import.meta.url));
+
 const configOf = (objects: KubeObject[]) =>
   objects.find((o) => o.kind === 'ConfigMap') as (KubeObject & { data: Record<string, string> }) | undefined;
 
@@ -145,7 +156,12 @@ beforeAll(async () => {
   tools = mkdtempSync(join(tmpdir(), 'flotilla-helm-tools-'));
   runs = join(tools, 'runs.log');
   const wrapper = join(tools, 'helm');
-  writeFileSync(wrapper, `#!/bin/sh\necho "$*" >> '${runs}'\nexec '${helm.path}' "$@"\n`);
+  spans = join(tools, 'spans.log');
+  // Each run also logs when it starts and ends, so the renders running at once can be counted.
+  writeFileSync(
+    wrapper,
+    `#!/bin/sh\necho "$*" >> '${runs}'\necho "start $(date +%s%N)" >> '${spans}'\n'${helm.path}' "$@"\nrc=$?\necho "end $(date +%s%N)" >> '${spans}'\nexit $rc\n`,
+  );
   chmodSync(wrapper, 0o755);
   charts = await startTestHelmRepository(['1.0.0', '1.1.0', '2.0.0'].map(webChart));
   fleet = await startTwoClusterFleet({
@@ -153,6 +169,10 @@ beforeAll(async () => {
     RENDER_MAX_OUTPUT_BYTES: String(256 * 1024),
     // Every expansion reads the index afresh, so a newly published version is seen at once.
     HELM_REPOSITORY_CACHE_SECONDS: '0',
+    // Two renders at a time, so that a burst of distinct charts is seen to queue.
+    RENDER_CONCURRENCY: '2',
+    // Chart repository credentials are sealed with it.
+    FLOTILLA_SECRETS_KEY: 'ab'.repeat(32),
   });
   db = fleet.hub.app.get(Database);
   expander = fleet.hub.app.get(AppSetExpander);
@@ -242,6 +262,33 @@ describe('a chart in a Git repository, rendered by the hub', () => {
     const second = await expander.preview('shared', perCluster);
     expect(second.targets[0]?.bundleDigest).not.toBe(second.targets[1]?.bundleDigest);
     expect(helmRuns('shared')).toBe(3 + 4);
+  });
+  it('an expansion with many distinct charts runs at most RENDER_CONCURRENCY helm processes at once', async () => {
+    writeFileSync(spans, '');
+    const regions = ['a', 'b', 'c', 'd', 'e', 'f'];
+    const doc = helmAppSet('burst', {
+      path: 'charts/web',
+      helm: { releaseName: 'burst', parameters: [{ name: 'region', value: '{{region}}' }] },
+    });
+    doc.spec.generators = [
+      { list: { elements: regions.map((r) => ({ cluster: 'eu-1', region: r, n: r })) } },
+    ];
+    doc.spec.template.metadata.name = 'burst-{{n}}';
+    const preview = await expander.preview('burst', doc);
+    expect(new Set(preview.targets.map((t) => t.bundleDigest)).size).toBe(regions.length);
+    // 6 new inputs, each rendered twice by the determinism check: 12 runs, never more than 2 at once.
+    const events = readFileSync(spans, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => l.split(' '))
+      .map(([kind, ns]) => ({ delta: kind === 'start' ? 1 : -1, at: BigInt(ns ?? '0') }))
+      .sort((x, y) => (x.at < y.at ? -1 : x.at > y.at ? 1 : x.delta - y.delta));
+    expect(events.filter((e) => e.delta === 1)).toHaveLength(regions.length * 2);
+    let running = 0;
+    let most = 0;
+    for (const e of events) most = Math.max(most, (running += e.delta));
+    expect(most).toBeGreaterThan(0);
+    expect(most).toBeLessThanOrEqual(2);
   });
 });
 
@@ -365,19 +412,279 @@ describe('a chart from a Helm repository, rendered by the hub', () => {
     expect(noVersion.outcome.error?.path).toMatch(/spec\.source\.targetRevision$/);
     expect(noVersion.targets.map((t) => t.desiredRevision)).toEqual(['1.2.0', '1.2.0']);
   });
+});
 
-  it('an OCI registry is refused at submission, naming the field', async () => {
-    const r = await fleet.call<{ code: string; path: string }>(
+describe('a chart in Git whose dependencies are not in charts/', () => {
+  const umbrella = (lock: boolean): Record<string, string> => ({
+    'charts/umbrella/Chart.yaml': [
+      'apiVersion: v2',
+      'name: umbrella',
+      'version: 1.0.0',
+      'dependencies:',
+      '  - name: web',
+      '    version: ^1.0.0',
+      `    repository: ${charts.url}`,
+      '  - name: lib',
+      '    version: 0.1.0',
+      '    repository: file://../lib',
+      '',
+    ].join('\n'),
+    'charts/lib/Chart.yaml': 'apiVersion: v2\nname: lib\nversion: 0.1.0\n',
+    'charts/lib/templates/lib.yaml':
+      'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: lib-{{ .Release.Name }}\ndata:\n  from: lib\n',
+    ...(lock
+      ? {
+          'charts/umbrella/Chart.lock': `dependencies:\n  - name: web\n    repository: ${charts.url}\n    version: 1.0.0\n  - name: lib\n    repository: file://../lib\n    version: 0.1.0\n`,
+        }
+      : {}),
+  });
+
+  it('fetches the version Chart.lock fixes and copies a file:// chart, as helm dependency build does', async () => {
+    await commit(umbrella(true));
+    const { outcome, bundles } = await apply(helmAppSet('umbrella', { path: 'charts/umbrella' }, ['eu-1']));
+    expect(outcome.error).toBeUndefined();
+    const names = (bundles['umbrella-eu-1'] ?? []).map((o) => `${o.kind}/${o.metadata.name}`);
+    expect(names).toEqual(['ConfigMap/lib-umbrella-eu-1', 'ConfigMap/umbrella-eu-1-config']);
+    // 1.1.0 and later match ^1.0.0 too: the lock, not the newest, decides.
+    const web = (bundles['umbrella-eu-1'] ?? []).find((o) => o.metadata.name === 'umbrella-eu-1-config');
+    expect((web as { data?: unknown } | undefined)?.data).toMatchObject({ chart: '1.0.0' });
+    expect(charts.requests).toContain('/charts/web-1.0.0.tgz');
+  });
+
+  it('a range without Chart.lock is refused naming the dependency, and changes no target', async () => {
+    const before = await db.prisma.target.findUniqueOrThrow({ where: { name: 'umbrella-eu-1' } });
+    await commit({ ...umbrella(false), 'charts/umbrella/Chart.lock': null });
+    const { outcome, targets } = await apply(helmAppSet('umbrella', { path: 'charts/umbrella' }, ['eu-1']));
+    expect(outcome.status).toBe('Error');
+    expect(outcome.error?.message).toContain('dependencies[0] (web)');
+    expect(outcome.error?.message).toContain('is a range and the chart has no Chart.lock');
+    expect(targets.map((t) => t.bundleDigest)).toEqual([before.bundleDigest]);
+  });
+});
+
+describe.skipIf(!ociRegistryAvailable)('a chart from an OCI registry, rendered by the hub', () => {
+  let registry: TestOciRegistry;
+  const fromRegistry = (name: string, chart: string, targetRevision: string, helm: unknown = {}) =>
+    helmAppSet(name, { repoURL: registry.url, chart, targetRevision, path: undefined, helm });
+
+  beforeAll(async () => {
+    registry = await startTestOciRegistry(['1.0.0', '1.1.0', '2.0.0'].map(webChart));
+  }, 60_000);
+  afterAll(async () => {
+    await registry?.stop();
+  });
+
+  it("resolves the range against the chart's tags, renders that version and records it on the targets", async () => {
+    const { outcome, targets, bundles } = await apply(
+      fromRegistry('oci-web', 'web', '^1.0.0', { releaseName: 'web', valueFiles: ['values-prod.yaml'] }),
+    );
+    expect(outcome.status).toBe('Ready');
+    expect(targets.map((t) => [t.repoUrl, t.sourcePath, t.targetRevision, t.desiredRevision])).toEqual([
+      [registry.url, 'web', '^1.0.0', '1.1.0'],
+      [registry.url, 'web', '^1.0.0', '1.1.0'],
+    ]);
+    expect(targets[0]?.bundleDigest).toBe(targets[1]?.bundleDigest);
+    expect(configOf(bundles['oci-web-eu-1'] ?? [])?.data).toEqual({ chart: '1.1.0', greeting: 'prod' });
+    expect(await db.prisma.repository.count({ where: { url: registry.url } })).toBe(0);
+  });
+
+  it('a version pushed with build metadata (stored as a tag with _) is resolved and rendered as itself', async () => {
+    registry.publish(webChart('1.2.0+build.7'));
+    const { outcome, targets, bundles } = await apply(
+      fromRegistry('oci-web', 'web', '^1.0.0', { releaseName: 'web' }),
+    );
+    expect(outcome.status).toBe('Ready');
+    expect(targets.map((t) => t.desiredRevision)).toEqual(['1.2.0+build.7', '1.2.0+build.7']);
+    expect(configOf(bundles['oci-web-us-1'] ?? [])?.data['chart']).toBe('1.2.0+build.7');
+  });
+
+  it('a chart in several sources: an OCI chart with values from Git ($ref)', async () => {
+    await commit({ 'values/web.yaml': 'greeting: from-git\n' });
+    const doc = helmAppSet('oci-multi', {});
+    const spec = doc.spec.template.spec as Record<string, unknown>;
+    delete spec['source'];
+    spec['sources'] = [
+      {
+        repoURL: registry.url,
+        chart: 'web',
+        targetRevision: '2.0.0',
+        helm: { releaseName: 'web', valueFiles: ['$values/values/web.yaml'] },
+      },
+      { repoURL: fleet.repo.url, targetRevision: 'main', ref: 'values' },
+    ];
+    const { outcome, bundles } = await apply(doc);
+    expect(outcome.error).toBeUndefined();
+    expect(configOf(bundles['oci-multi-eu-1'] ?? [])?.data).toEqual({ chart: '2.0.0', greeting: 'from-git' });
+  });
+
+  it('a missing chart or version fails the expansion naming it, and changes no target', async () => {
+    const noChart = await apply(fromRegistry('oci-missing', 'nope', '1.0.0'));
+    expect(noChart.outcome.status).toBe('Error');
+    expect(noChart.outcome.error?.message).toContain('the registry has no chart "nope"');
+    expect(noChart.targets).toHaveLength(0);
+    const noVersion = await apply(fromRegistry('oci-web', 'web', '>=5.0.0'));
+    expect(noVersion.outcome.status).toBe('Error');
+    expect(noVersion.outcome.error?.message).toContain('chart "web" has no version matching ">=5.0.0"');
+    expect(noVersion.targets.map((t) => t.desiredRevision)).toEqual(['1.2.0+build.7', '1.2.0+build.7']);
+  });
+
+  it("a Git chart's dependency on an OCI chart is pulled at its exact version", async () => {
+    await commit({
+      'charts/oci-umbrella/Chart.yaml': `apiVersion: v2\nname: oci-umbrella\nversion: 1.0.0\ndependencies:\n  - name: web\n    version: 2.0.0\n    repository: ${registry.url}\n`,
+    });
+    const { outcome, bundles } = await apply(
+      helmAppSet('oci-umbrella', { path: 'charts/oci-umbrella' }, ['eu-1']),
+    );
+    expect(outcome.error).toBeUndefined();
+    expect(configOf(bundles['oci-umbrella-eu-1'] ?? [])?.data).toEqual({ chart: '2.0.0', greeting: 'hello' });
+  });
+
+  it('an OCI reference carrying credentials is refused at submission, naming the field', async () => {
+    const r = await fleet.call<{ code: string; path: string; message: string }>(
       'POST',
       '/api/v1/appsets',
-      helmAppSet('oci', {
-        repoURL: 'oci://127.0.0.1:1/charts',
+      helmAppSet('oci-bad', {
+        repoURL: registry.url.replace('oci://', 'oci://user:secret@'),
         chart: 'web',
         targetRevision: '1.0.0',
         path: undefined,
       }),
     );
     expect(r.status).toBe(400);
-    expect(r.body).toMatchObject({ code: 'unsupported-source', path: 'spec.template.spec.source.repoURL' });
+    expect(r.body).toMatchObject({ code: 'invalid-appset', path: 'spec.template.spec.source.repoURL' });
+    expect(r.body.message).toContain('without credentials');
+  });
+});
+
+describe('charts behind credentials', () => {
+  const auth = { username: 'flotilla', password: 's3cret-token' };
+  let privateCharts: TestHelmRepository;
+  let privateRegistry: TestOciRegistry | undefined;
+
+  beforeAll(async () => {
+    privateCharts = await startTestHelmRepository([webChart('1.0.0')], auth);
+    if (ociRegistryAvailable) privateRegistry = await startTestOciRegistry([webChart('3.0.0')], auth);
+  }, 60_000);
+  afterAll(async () => {
+    await privateCharts?.stop();
+    await privateRegistry?.stop();
+  });
+
+  const source = (repoURL: string, targetRevision: string) => ({
+    repoURL,
+    chart: 'web',
+    targetRevision,
+    path: undefined,
+  });
+
+  it('without credentials the expansion fails saying what to configure; with them the chart renders', async () => {
+    const refused = await apply(helmAppSet('private-web', source(privateCharts.url, '1.0.0'), ['eu-1']));
+    expect(refused.outcome.status).toBe('Error');
+    expect(refused.outcome.error?.message).toContain('HTTP 401 (the repository wants credentials');
+    expect(refused.targets).toHaveLength(0);
+
+    const set = await fleet.call<{ id: string; url: string; username: string }>(
+      'PUT',
+      '/api/v1/chart-repositories',
+      {
+        url: `${privateCharts.url}/`,
+        ...auth,
+      },
+    );
+    expect(set.status).toBe(200);
+    expect(set.body).toMatchObject({ url: privateCharts.url, username: 'flotilla' });
+    expect(JSON.stringify(set.body)).not.toContain(auth.password);
+
+    const rendered = await apply(helmAppSet('private-web', source(privateCharts.url, '1.0.0'), ['eu-1']));
+    expect(rendered.outcome.error).toBeUndefined();
+    expect(configOf(rendered.bundles['private-web-eu-1'] ?? [])?.data['chart']).toBe('1.0.0');
+
+    // Sealed at rest, never listed, and audited without the secret.
+    const row = await db.prisma.chartRepositoryCredential.findUniqueOrThrow({
+      where: { url: privateCharts.url },
+    });
+    expect(row.secretCiphertext).not.toContain(auth.password);
+    const listed = await fleet.call<unknown[]>('GET', '/api/v1/chart-repositories');
+    expect(JSON.stringify(listed.body)).not.toContain(auth.password);
+    const audit = await db.prisma.auditEvent.findMany({
+      where: { action: 'chart-repository.credentials-set' },
+    });
+    expect(audit.map((a) => a.scope)).toContain(`chart-repository:${privateCharts.url}`);
+    expect(JSON.stringify(audit.map((a) => a.details))).not.toContain(auth.password);
+  });
+
+  it.skipIf(!ociRegistryAvailable)(
+    'a registry that wants credentials gets them when configured',
+    async () => {
+      const registry = privateRegistry as TestOciRegistry;
+      const refused = await apply(helmAppSet('private-oci', source(registry.url, '3.0.0'), ['eu-1']));
+      expect(refused.outcome.status).toBe('Error');
+      expect(refused.outcome.error?.message).toContain('asks for credentials, and none are configured');
+      const set = await fleet.call('PUT', '/api/v1/chart-repositories', { url: registry.url, ...auth });
+      expect(set.status).toBe(200);
+      const rendered = await apply(helmAppSet('private-oci', source(registry.url, '3.0.0'), ['eu-1']));
+      expect(rendered.outcome.error).toBeUndefined();
+      expect(configOf(rendered.bundles['private-oci-eu-1'] ?? [])?.data['chart']).toBe('3.0.0');
+    },
+  );
+
+  it('the CLI stores credentials from standard input, lists them without the password and removes them', async () => {
+    // Asynchronously: the hub answers from this very process.
+    const flotilla = (args: string[], input = '') =>
+      new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve, reject) => {
+        const child = spawn(process.execPath, [CLI, 'chart-repositories', ...args, '--hub', fleet.hub.url], {
+          env: { ...process.env, FLOTILLA_CONTEXT: '', XDG_CONFIG_HOME: tools },
+        });
+        let stdout = '';
+        let stderr = '';
+        child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+        child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+        child.on('error', reject);
+        child.on('close', (status) => resolve({ status, stdout, stderr }));
+        child.stdin.end(input);
+      });
+    const added = await flotilla(
+      ['add', 'oci://ghcr.io/acme', '--username', 'robot', '--password-stdin'],
+      'p4ss\n',
+    );
+    expect([added.status, added.stderr]).toEqual([0, '']);
+    expect(added.stdout).toContain('Credentials for oci://ghcr.io/acme (user robot) stored, sealed.');
+    const listed = await flotilla(['list']);
+    expect(listed.stdout).toMatch(/^URL +USERNAME +UPDATED$/m);
+    expect(listed.stdout).toMatch(/^oci:\/\/ghcr\.io\/acme +robot /m);
+    expect(listed.stdout).not.toContain('p4ss');
+    const asFlag = await flotilla(['add', 'oci://ghcr.io/acme', '--username', 'robot']);
+    expect(asFlag.status).toBe(2);
+    expect(asFlag.stderr).toContain('--password-stdin is required');
+    expect((await flotilla(['remove', 'oci://ghcr.io/acme/'])).stdout).toContain(
+      'Credentials for oci://ghcr.io/acme removed.',
+    );
+    expect((await flotilla(['list', '-o', 'json'])).stdout.trim()).not.toContain('ghcr.io/acme');
+  });
+
+  it('refuses bad input naming the field, and removes credentials', async () => {
+    const bad = await fleet.call<{ code: string; path: string }>('PUT', '/api/v1/chart-repositories', {
+      url: 'ftp://charts.example.com',
+      ...auth,
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.body.path).toBe('url');
+    const noPassword = await fleet.call<{ path: string }>('PUT', '/api/v1/chart-repositories', {
+      url: 'https://charts.example.com',
+      username: 'x',
+    });
+    expect([noPassword.status, noPassword.body.path]).toEqual([400, 'password']);
+    expect(
+      (
+        await fleet.call('PUT', '/api/v1/chart-repositories', {
+          url: 'https://charts.example.com/team',
+          ...auth,
+        })
+      ).status,
+    ).toBe(200);
+    const listed = await fleet.call<{ id: string; url: string }[]>('GET', '/api/v1/chart-repositories');
+    const team = listed.body.find((c) => c.url === 'https://charts.example.com/team');
+    expect((await fleet.call('DELETE', `/api/v1/chart-repositories/${team?.id}`)).status).toBe(204);
+    expect((await fleet.call('DELETE', `/api/v1/chart-repositories/${team?.id}`)).status).toBe(404);
   });
 });

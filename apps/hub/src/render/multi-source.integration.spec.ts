@@ -216,9 +216,9 @@ describe('multi-source applications the hub refuses, naming the field', () => {
       'spec.template.spec.sources[0].plugin',
     ],
     [
-      'a chart from an OCI registry',
-      [{ repoURL: 'oci://127.0.0.1:1/charts', chart: 'web', targetRevision: '1.0.0' }],
-      'unsupported-source',
+      'an OCI registry reference carrying credentials',
+      [{ repoURL: 'oci://user:secret@127.0.0.1:1/charts', chart: 'web', targetRevision: '1.0.0' }],
+      'invalid-appset',
       'spec.template.spec.sources[0].repoURL',
     ],
     [

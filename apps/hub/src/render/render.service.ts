@@ -3,6 +3,7 @@ import { mkdtemp, rm, writeFile, mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, posix } from 'node:path';
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import pLimit, { type LimitFunction } from 'p-limit';
 import { Counter } from 'prom-client';
 import { type KubeObject, resourceSyncOptionsOf, SyncOptionError } from '@flotilla/contract';
 import {
@@ -37,6 +38,7 @@ import {
   type TreeEntry,
 } from '@flotilla/manifests';
 import { AuditLog } from '../audit/audit.service.js';
+import { ChartCredentialsService } from './chart-credentials.service.js';
 import { HUB_CONFIG, type HubConfig } from '../config/hub-config.js';
 import { Database } from '../db/database.js';
 import { toJson } from '../common/json.js';
@@ -180,12 +182,18 @@ export class RenderService {
   private readonly kustomize: KustomizeRunner;
   private readonly helm: HelmRunOptions | null;
   private readonly charts: ChartRepositoryClient;
+  /**
+   * Every render of an input runs in one of RENDER_CONCURRENCY slots: an expansion asks for all of
+   * its distinct renders at once, and 1,000 charts must not become 1,000 helm processes.
+   */
+  private readonly slots: LimitFunction;
   private readonly renders: Counter<'renderer' | 'outcome'>;
 
   constructor(
     private readonly db: Database,
     private readonly mirrors: GitMirrorsService,
     private readonly audit: AuditLog,
+    chartCredentials: ChartCredentialsService,
     metrics: HubMetrics,
     @Inject(HUB_CONFIG) private readonly config: HubConfig,
   ) {
@@ -209,10 +217,12 @@ export class RenderService {
       : null;
     if (helm) this.logger.log(`charts are rendered by ${helm.path} (from ${helm.from})`);
     else this.logger.warn('no helm binary (HELM_BINARY, PATH, bundled): Helm sources will fail to render');
+    this.slots = pLimit(config.render.concurrency);
     this.charts = new ChartRepositoryClient({
       indexTtlMs: config.render.helmRepositoryCacheSeconds * 1000,
       timeoutMs: config.render.timeoutSeconds * 1000,
       maxBytes: 64 * 1024 * 1024,
+      credentials: (url) => chartCredentials.forUrl(url),
     });
     this.renders = new Counter({
       name: 'flotilla_renders_total',
@@ -323,10 +333,10 @@ export class RenderService {
     let bundle: RenderedBundle;
     try {
       const prior = await this.db.prisma.renderRecord.findUnique({ where: { key } });
-      const first = await produce();
+      const first = await this.slots(produce);
       checkResourceOptions(first.manifests, where);
       // A new input is rendered twice; a known one is compared with what it gave before.
-      const againstDigest = prior ? prior.digest : (await produce()).digest;
+      const againstDigest = prior ? prior.digest : (await this.slots(produce)).digest;
       if (againstDigest !== first.digest || prior?.deterministic === false) {
         await this.flagNondeterministic(input, againstDigest, first.digest);
         throw new RenderError(

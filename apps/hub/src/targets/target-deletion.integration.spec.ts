@@ -86,6 +86,16 @@ describe('deleting a target with its objects', () => {
       reason: 'twice',
     });
     expect(again.status).toBe(409);
+    // A sync of it could never run (its agent gets a tombstone): refused alone, skipped in a batch.
+    const sync = await fleet.call<{ code: string }>('POST', '/api/v1/targets/web-eu-1/sync', { reason: 'x' });
+    expect([sync.status, sync.body.code]).toEqual([409, 'target-deleting']);
+    const batch = await fleet.call<{ targets: string[]; skipped: { target: string; reason: string }[] }>(
+      'POST',
+      '/api/v1/targets/sync',
+      { reason: 'x', appSet: 'web', preview: true },
+    );
+    expect(batch.body.skipped).toEqual([{ target: 'web-eu-1', reason: 'is being deleted with its objects' }]);
+    expect(batch.body.targets).not.toContain('web-eu-1');
 
     // eu-1 gets the tombstone instead of the assignment; us-1 sees nothing of it.
     await expect

@@ -77,6 +77,26 @@ const cancelRequestSchema = z.strictObject({
   reason: z.string().trim().min(1, 'say why (it goes to the audit log)').max(1000),
 });
 
+/**
+ * Why a sync asked of a target could never run, or null: nothing released to its cluster yet, or it
+ * is being deleted (its agent gets a tombstone instead of an assignment, so the request would only
+ * wait until it expired).
+ */
+function unsyncable(t: {
+  releasedDigest: string | null;
+  pin: unknown;
+  deletionState: string | null;
+}): { code: string; reason: string } | null {
+  if (t.deletionState !== null)
+    return { code: 'target-deleting', reason: 'is being deleted with its objects' };
+  if (!t.releasedDigest && !t.pin)
+    return {
+      code: 'target-not-released',
+      reason: 'has no released revision yet (still rendering, or held by its rollout)',
+    };
+  return null;
+}
+
 /** Rows still to be carried out: the agent gets these in its assignments. */
 const pendingWhere = (now: Date) => ({ state: 'Pending', expiresAt: { gt: now } });
 
@@ -103,13 +123,11 @@ export class TargetOperations {
     const req = parseInput(bulkSyncRequestSchema, body);
     const settings = runSettings(req);
     const chosen = await selectTargets(this.db, req);
-    const ready = chosen.filter((t) => t.releasedDigest || t.pin);
-    const skipped = chosen
-      .filter((t) => !t.releasedDigest && !t.pin)
-      .map((t) => ({
-        target: t.name,
-        reason: 'no released revision yet (still rendering, or held by its rollout)',
-      }));
+    const ready = chosen.filter((t) => unsyncable(t) === null);
+    const skipped = chosen.flatMap((t) => {
+      const why = unsyncable(t);
+      return why ? [{ target: t.name, reason: why.reason }] : [];
+    });
     if (ready.length > MAX_BULK_TARGETS)
       throw new HubError(
         422,
@@ -122,8 +140,8 @@ export class TargetOperations {
     if (ready.length === 0)
       throw new HubError(
         409,
-        'target-not-released',
-        `none of the ${chosen.length} matching targets has a released revision yet: nothing to sync`,
+        'nothing-to-sync',
+        `none of the ${chosen.length} matching targets can be synced: ${skipped[0]?.reason ?? ''}`,
       );
 
     const batchId = randomUUID();
@@ -279,16 +297,13 @@ export class TargetOperations {
         releasedDigest: true,
         releasedRevision: true,
         desiredRevision: true,
+        deletionState: true,
         pin: { select: { targetId: true, revision: true, bundleDigest: true, expiresAt: true } },
       },
     });
     if (!target) throw HubError.notFound('target', targetName);
-    if (!target.releasedDigest && !target.pin)
-      throw new HubError(
-        409,
-        'target-not-released',
-        `target "${targetName}" has no released revision yet (still rendering, or held by its rollout): nothing to sync`,
-      );
+    const why = unsyncable(target);
+    if (why) throw new HubError(409, why.code, `target "${targetName}" ${why.reason}: nothing to sync`);
     // What the agent is given: a pin (unexpired) wins over the release, as in its assignments.
     const pinned = target.pin && (!target.pin.expiresAt || target.pin.expiresAt.getTime() > Date.now());
     const assigned = pinned

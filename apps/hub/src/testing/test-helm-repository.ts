@@ -25,9 +25,13 @@ export interface TestHelmRepository {
 
 /**
  * A real Helm repository on 127.0.0.1: charts packaged by the real `helm package`, an index.yaml
- * written by `helm repo index`, served by a small static HTTP server.
+ * written by `helm repo index`, served by a small static HTTP server (behind Basic auth if asked).
  */
-export async function startTestHelmRepository(charts: TestChart[] = []): Promise<TestHelmRepository> {
+export async function startTestHelmRepository(
+  charts: TestChart[] = [],
+  /** When set, every request must carry these as HTTP Basic credentials (else 401). */
+  auth?: { username: string; password: string },
+): Promise<TestHelmRepository> {
   const helm = resolveHelmBinary({ PATH: process.env['PATH'] ?? '' });
   if (!helm) throw new Error('no helm: run npm ci (it unpacks Helm under node_modules/.cache)');
   const root = mkdtempSync(join(tmpdir(), 'flotilla-helm-repo-'));
@@ -37,6 +41,11 @@ export async function startTestHelmRepository(charts: TestChart[] = []): Promise
   const server: Server = createServer((req, res) => {
     const path = normalize(decodeURIComponent((req.url ?? '/').split('?')[0] ?? '/'));
     requests.push(path);
+    const expected = auth && `Basic ${Buffer.from(`${auth.username}:${auth.password}`).toString('base64')}`;
+    if (expected && req.headers.authorization !== expected) {
+      res.writeHead(401, { 'www-authenticate': 'Basic realm="charts"' }).end('unauthorized');
+      return;
+    }
     const file = join(root, 'served', path);
     if (!file.startsWith(join(root, 'served') + '/') || !isFile(file)) {
       res.writeHead(404).end('not found');

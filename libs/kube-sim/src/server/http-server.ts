@@ -75,6 +75,12 @@ export class ApiHttpServer {
   readonly faults: ApiFaults = {};
   /** TCP connections accepted since start: a client that reuses its connections keeps this low. */
   acceptedConnections = 0;
+  /**
+   * Every request's method, path and query, in arrival order, once a test sets it to an array
+   * (undefined: nothing kept): what a client asked of the cluster, to hold against its RBAC.
+   */
+  requestLog:
+    { method: string; path: string; query: string; userAgent: string; impersonate: string }[] | undefined;
 
   constructor(private readonly api: ClusterApi) {
     this.server = createServer((req, res) => {
@@ -167,6 +173,14 @@ export class ApiHttpServer {
     const path = url.pathname.replace(/\/+$/, '') || '/';
     const q = url.searchParams;
     const method = req.method ?? 'GET';
+    this.requestLog?.push({
+      method,
+      path,
+      query: url.search,
+      userAgent: req.headers['user-agent'] ?? '',
+      // Who the client asked to act as (kube-sim authorises nothing; a test checks the header).
+      impersonate: String(req.headers['impersonate-user'] ?? ''),
+    });
     if (this.faults.failAll) {
       await this.body(req);
       throw new StatusError(

@@ -3,3 +3,5 @@ export * from './chart-version.js';
 export * from './helm-options.js';
 export * from './helm-template-args.js';
 export * from './build-env.js';
+export * from './oci-reference.js';
+export * from './chart-dependencies.js';

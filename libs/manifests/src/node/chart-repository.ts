@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { extract } from 'tar';
 import { resolveChartVersion, parseChartIndex, type ChartIndex } from '../helm/chart-version.js';
 import { ManifestError } from '../manifest-error.js';
+import { basicAuthorization, OciRegistryClient, type ChartCredentialsLookup } from './oci-registry.js';
 
 export interface ChartRepositoryOptions {
   /** How long a fetched index.yaml is reused before it is fetched again. */
@@ -13,6 +14,11 @@ export interface ChartRepositoryOptions {
   maxBytes: number;
   /** For tests: a fixed clock. */
   now?: () => number;
+  /**
+   * Credentials for a URL: sent with every file fetched from a Helm repository they match (never
+   * to another host a package URL points at), and to an OCI registry when it asks.
+   */
+  credentials?: ChartCredentialsLookup;
 }
 
 export interface FetchedChart {
@@ -20,7 +26,7 @@ export interface FetchedChart {
   dir: string;
   /** The version the constraint resolved to. */
   version: string;
-  /** `sha256:<hex>` of the package as downloaded. */
+  /** `sha256:<hex>` of the package as downloaded (of its manifest, for a chart in an OCI registry). */
   digest: string;
 }
 
@@ -31,18 +37,28 @@ export const DEFAULT_CHART_REPOSITORY_OPTIONS: ChartRepositoryOptions = {
 };
 
 /**
- * Charts from Helm repositories over http(s): fetches and caches `index.yaml`, resolves a version or
- * a semver range as Argo CD does, downloads the package (checked against the index's digest) and
- * unpacks it. `tar` refuses entries that would land outside the target directory.
+ * Charts from Helm repositories: over http(s), fetches and caches `index.yaml`, resolves a version
+ * or a semver range as Argo CD does, downloads the package (checked against the index's digest);
+ * from an OCI registry (`oci://`), lists the chart's tags (cached as an index is) and resolves the
+ * same way, then pulls the package by its manifest. Either way the package is unpacked, and `tar`
+ * refuses entries that would land outside the target directory.
  */
 export class ChartRepositoryClient {
   private readonly indexes = new Map<string, { at: number; index: Promise<ChartIndex> }>();
+  private readonly registry: OciRegistryClient;
 
-  constructor(private readonly options: ChartRepositoryOptions = DEFAULT_CHART_REPOSITORY_OPTIONS) {}
+  constructor(private readonly options: ChartRepositoryOptions = DEFAULT_CHART_REPOSITORY_OPTIONS) {
+    this.registry = new OciRegistryClient({
+      timeoutMs: options.timeoutMs,
+      maxBytes: options.maxBytes,
+      ...(options.credentials ? { credentials: options.credentials } : {}),
+    });
+  }
 
   /** Resolves `targetRevision` against the repository's index (cached for `indexTtlMs`). */
   async resolve(repoURL: string, chart: string, targetRevision: string) {
-    return resolveChartVersion(await this.index(repoURL), chart, targetRevision, repoURL);
+    const index = isOci(repoURL) ? await this.registryIndex(repoURL, chart) : await this.index(repoURL);
+    return resolveChartVersion(index, chart, targetRevision, repoURL);
   }
 
   /** Resolves, downloads and unpacks a chart into `intoDir` (which must exist and be empty). */
@@ -53,14 +69,21 @@ export class ChartRepositoryClient {
     intoDir: string,
   ): Promise<FetchedChart> {
     const version = await this.resolve(repoURL, chart, targetRevision);
-    const bytes = await this.get(version.url, `chart ${chart} ${version.version}`);
-    const sha = createHash('sha256').update(bytes).digest('hex');
-    if (version.digest && version.digest.toLowerCase() !== sha) {
-      throw new ManifestError(
-        'CHART_NOT_FOUND',
-        version.url,
-        `the package's sha256 is ${sha}, but the repository's index says ${version.digest}`,
-      );
+    let bytes: Buffer;
+    let digest: string;
+    if (isOci(repoURL)) {
+      ({ bytes, digest } = await this.registry.pull(repoURL, chart, version.version));
+    } else {
+      bytes = await this.get(version.url, `chart ${chart} ${version.version}`);
+      const sha = createHash('sha256').update(bytes).digest('hex');
+      if (version.digest && version.digest.toLowerCase() !== sha) {
+        throw new ManifestError(
+          'CHART_NOT_FOUND',
+          version.url,
+          `the package's sha256 is ${sha}, but the repository's index says ${version.digest}`,
+        );
+      }
+      digest = `sha256:${sha}`;
     }
     const tgz = join(intoDir, '..', `${chart}-${version.version}.tgz`);
     await writeFile(tgz, bytes);
@@ -74,17 +97,34 @@ export class ChartRepositoryClient {
         `is not a chart package: ${(e as Error).message}`,
       );
     }
-    return { dir: await chartDirIn(intoDir, version.url), version: version.version, digest: `sha256:${sha}` };
+    return { dir: await chartDirIn(intoDir, version.url), version: version.version, digest };
   }
 
   private index(repoURL: string): Promise<ChartIndex> {
     const key = repoURL.replace(/\/+$/, '');
+    return this.cached(key, () =>
+      this.get(`${key}/index.yaml`, 'the repository index').then((b) =>
+        parseChartIndex(b.toString('utf8'), repoURL),
+      ),
+    );
+  }
+
+  /** A registry has no index: a chart's tags are its list of versions. */
+  private registryIndex(repoURL: string, chart: string): Promise<ChartIndex> {
+    const key = `${repoURL.replace(/\/+$/, '')}/${chart}`;
+    return this.cached(key, async () => {
+      const versions = await this.registry.versions(repoURL, chart);
+      return new Map([
+        [chart, versions.map((version) => ({ name: chart, version, url: `${key}:${version}` }))],
+      ]);
+    });
+  }
+
+  private cached(key: string, load: () => Promise<ChartIndex>): Promise<ChartIndex> {
     const now = (this.options.now ?? Date.now)();
     const cached = this.indexes.get(key);
     if (cached && now - cached.at < this.options.indexTtlMs) return cached.index;
-    const index = this.get(`${key}/index.yaml`, 'the repository index').then((b) =>
-      parseChartIndex(b.toString('utf8'), repoURL),
-    );
+    const index = load();
     this.indexes.set(key, { at: now, index });
     // A failed fetch is not remembered: the next render asks again.
     index.catch(() => this.indexes.delete(key));
@@ -94,7 +134,12 @@ export class ChartRepositoryClient {
   private async get(url: string, what: string): Promise<Buffer> {
     let res: Response;
     try {
-      res = await fetch(url, { signal: AbortSignal.timeout(this.options.timeoutMs), redirect: 'follow' });
+      const credentials = await this.options.credentials?.(url);
+      res = await fetch(url, {
+        signal: AbortSignal.timeout(this.options.timeoutMs),
+        redirect: 'follow',
+        ...(credentials ? { headers: { authorization: basicAuthorization(credentials) } } : {}),
+      });
     } catch (e) {
       const cause = (e as { cause?: { code?: string; message?: string } }).cause;
       throw new ManifestError(
@@ -104,7 +149,13 @@ export class ChartRepositoryClient {
       );
     }
     if (!res.ok) {
-      throw new ManifestError('CHART_NOT_FOUND', url, `cannot fetch ${what}: HTTP ${res.status}`);
+      await res.body?.cancel();
+      const refused = res.status === 401 || res.status === 403;
+      throw new ManifestError(
+        'CHART_NOT_FOUND',
+        url,
+        `cannot fetch ${what}: HTTP ${res.status}${refused ? ' (the repository wants credentials: flotilla chart-repositories add)' : ''}`,
+      );
     }
     const declared = Number(res.headers.get('content-length') ?? '0');
     if (declared > this.options.maxBytes) {
@@ -130,6 +181,8 @@ export class ChartRepositoryClient {
     return Buffer.concat(chunks);
   }
 }
+
+const isOci = (repoURL: string) => repoURL.startsWith('oci://');
 
 /** A package holds one top-level directory with the chart; its name is the chart's. */
 async function chartDirIn(dir: string, url: string): Promise<string> {

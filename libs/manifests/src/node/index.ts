@@ -3,3 +3,4 @@ export * from './helm-binary.js';
 export * from './render-application.js';
 export * from './tool-process.js';
 export * from './kustomize-process.js';
+export * from './oci-registry.js';

@@ -1,5 +1,5 @@
 import { existsSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { parseAllDocuments } from 'yaml';
@@ -12,6 +12,7 @@ import {
   type RefSource,
 } from '../helm/application-source.js';
 import { envsubst, type BuildEnvironment } from '../helm/build-env.js';
+import { missingDependencies } from '../helm/chart-dependencies.js';
 import { parseHelmOptions, type HelmOptions } from '../helm/helm-options.js';
 import { helmTemplateArgs, type Capabilities } from '../helm/helm-template-args.js';
 import { kustomizationFileIn } from '../kustomize/kustomization.js';
@@ -122,13 +123,6 @@ async function renderChartSource(
   refs: Map<string, ApplicationSource>,
   charts: ResolvedChart[],
 ): Promise<KubeObject[]> {
-  if (source.repoURL.startsWith('oci://')) {
-    throw new ManifestError(
-      'INVALID_SOURCE',
-      `${source.at}.repoURL`,
-      'OCI registries (oci://) are not supported yet',
-    );
-  }
   const work = await mkdtemp(join(tmpdir(), 'flotilla-chart-'));
   try {
     const into = join(work, 'chart');
@@ -354,6 +348,7 @@ async function renderChart(
   }
   const work = await mkdtemp(join(tmpdir(), 'flotilla-helm-'));
   try {
+    const chart = await withDependencies(chartDir, repoRoot, shown, work, env);
     let inlineValuesFile: string | undefined;
     if (helm.values !== undefined) {
       inlineValuesFile = join(work, 'inline-values.yaml');
@@ -365,7 +360,7 @@ async function renderChart(
     };
     const namespace = helm.namespace ?? app.namespace;
     const args = helmTemplateArgs({
-      chart: chartDir,
+      chart,
       releaseName: helm.releaseName ?? app.name,
       ...(namespace ? { namespace } : {}),
       capabilities,
@@ -400,6 +395,8 @@ async function renderChart(
       if (!(e instanceof ToolError)) throw e;
       // Helm's own message, with the throwaway paths replaced by the names a person knows.
       const message = (e.code === 'failed' ? e.stderr || e.message : e.message)
+        .replaceAll(`${chart}/`, `${shown}/`)
+        .replaceAll(chart, shown)
         .replaceAll(`${chartDir}/`, `${shown}/`)
         .replaceAll(chartDir, shown)
         .replaceAll(`${repoRoot}/`, '')
@@ -419,6 +416,50 @@ async function renderChart(
   } finally {
     await rm(work, { recursive: true, force: true });
   }
+}
+
+/**
+ * The chart to give `helm template`: `chartDir` itself when it carries every dependency it declares,
+ * else a copy in `work` with the missing ones placed in its `charts/` (as `helm dependency build`
+ * does): fetched from their repositories at the version Chart.lock names, or copied from a
+ * `file://` path, which must stay inside the repository. The checkout is never written to.
+ */
+async function withDependencies(
+  chartDir: string,
+  repoRoot: string,
+  shown: string,
+  work: string,
+  env: RenderEnvironment,
+): Promise<string> {
+  const lockFile = join(chartDir, 'Chart.lock');
+  const chartsDir = join(chartDir, 'charts');
+  const missing = missingDependencies(
+    readFileSync(join(chartDir, 'Chart.yaml'), 'utf8'),
+    existsSync(lockFile) ? readFileSync(lockFile, 'utf8') : undefined,
+    existsSync(chartsDir) && statSync(chartsDir).isDirectory() ? readdirSync(chartsDir) : [],
+    shown,
+  );
+  if (missing.length === 0) return chartDir;
+  const copy = join(work, 'chart');
+  await cp(chartDir, copy, { recursive: true, verbatimSymlinks: true });
+  await mkdir(join(copy, 'charts'), { recursive: true });
+  for (const dep of missing) {
+    const into = join(copy, 'charts', dep.name);
+    if (dep.kind === 'file') {
+      const field = `${shown}/Chart.yaml: dependency ${dep.name}`;
+      const dir = insideRepo(repoRoot, join(chartDir, dep.path), field, `file://${dep.path}`);
+      if (!existsSync(join(dir, 'Chart.yaml'))) {
+        throw new ManifestError('CHART_NOT_FOUND', field, `"file://${dep.path}" holds no Chart.yaml`);
+      }
+      await cp(dir, into, { recursive: true, verbatimSymlinks: true });
+      continue;
+    }
+    const unpacked = join(work, 'dependencies', dep.name);
+    await mkdir(unpacked, { recursive: true });
+    const fetched = await env.charts.fetch(dep.repository, dep.name, dep.version, unpacked);
+    await rename(fetched.dir, into);
+  }
+  return copy;
 }
 
 /** Argo CD's build environment for one source (see BuildEnvironment). */

@@ -1,0 +1,37 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Put, UseGuards } from '@nestjs/common';
+import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
+import { Actor } from '../common/actor.js';
+import { AdminTokenGuard } from '../common/admin-token.guard.js';
+import { parseInput } from '../common/hub-error.js';
+import { Roles } from '../auth/roles.decorator.js';
+import { chartRepositoryCredentialsSchema } from '@flotilla/contract';
+import { ChartCredentialsService } from './chart-credentials.service.js';
+
+/** Credentials for Helm repositories and OCI registries. The password is write-only. */
+@ApiTags('chart-repositories')
+@ApiBearerAuth()
+@UseGuards(AdminTokenGuard)
+@Controller('api/v1/chart-repositories')
+export class ChartCredentialsController {
+  constructor(private readonly credentials: ChartCredentialsService) {}
+
+  @Get()
+  @Roles('admin')
+  list() {
+    return this.credentials.list();
+  }
+
+  /** Stores or replaces the credentials for a URL prefix (sealed at rest, never returned). */
+  @Put()
+  @Roles('admin')
+  set(@Body() body: unknown, @Actor() actor: string) {
+    return this.credentials.set(parseInput(chartRepositoryCredentialsSchema, body), actor);
+  }
+
+  @Delete(':id')
+  @Roles('admin')
+  @HttpCode(204)
+  async remove(@Param('id') id: string, @Actor() actor: string) {
+    await this.credentials.remove(id, actor);
+  }
+}
