@@ -14,8 +14,8 @@ const poll = { timeout: 60_000, interval: 200 };
  * One reason per target, end to end on the real hub (PostgreSQL, Redis, Git): each code below is
  * produced the way it happens (agent reports, a person's request, an appset's policy) and checked in
  * the three places it is promised — `GET /api/v1/targets`, the REASON column of `flotilla targets`
- * (the built CLI), and `flotilla_targets_by_reason`. (WindowClosed and Pinned: fleet-metrics spec;
- * AgentOffline and SyncFailed: reason-metrics spec; Terminated runs: test/e2e/terminate-sync.)
+ * (the built CLI), and `flotilla_targets_by_reason`. (WindowClosed: fleet-metrics spec; GeneratorError: hub.integration
+ * spec; Terminated runs: test/e2e/terminate-sync.)
  */
 describe('target reasons in the API, the CLI column and the metric', () => {
   let fleet: TwoClusterFleet;
@@ -207,6 +207,52 @@ describe('target reasons in the API, the CLI column and the metric', () => {
     await expect.poll(() => appSetStatus('guarded'), poll).toBe('Held');
     await expectReason('guarded-eu-1', 'DeletionGuardHeld', /.+/);
     expect(await metric('DeletionGuardHeld')).toBe(2);
+  });
+
+  it('SyncFailed, Pinned and AgentOffline in the CLI column too', async () => {
+    // SyncFailed: a new target whose first sync the agent reports failed.
+    expect((await fleet.call('POST', '/api/v1/appsets', appSet('broken', ['us-1']))).status).toBe(201);
+    await expect
+      .poll(async () => (await seen('us-1')).assignments.some((a) => a.name === 'broken-us-1'), poll)
+      .toBe(true);
+    const a = (await seen('us-1')).assignments.find((x) => x.name === 'broken-us-1')!;
+    const at = new Date().toISOString();
+    const failed = await report('us-1', [
+      {
+        type: 'sync',
+        id: randomUUID(),
+        targetId: a.targetId,
+        at,
+        revision: a.revision,
+        bundleDigest: a.bundleDigest,
+        trigger: 'auto',
+        outcome: 'Failed',
+        startedAt: at,
+        finishedAt: at,
+        message: 'apply ConfigMap broken/web-config: field is immutable',
+        resources: [],
+      },
+    ]);
+    expect(failed.status).toBe(200);
+    await expectReason(
+      'broken-us-1',
+      'SyncFailed',
+      /^apply ConfigMap broken\/web-config: field is immutable$/,
+    );
+
+    // Pinned: a person holds web-us-1 at the revision it runs.
+    const pinned = await fleet.call('POST', '/api/v1/targets/web-us-1/pin', {
+      revision: a.revision,
+      reason: 'hold for the audit',
+    });
+    expect(pinned.status).toBeLessThan(300);
+    await expectReason('web-us-1', 'Pinned', /hold for the audit$/);
+
+    // AgentOffline: a cluster whose agent never called, with a target.
+    expect((await fleet.call('POST', '/api/v1/clusters', { name: 'edge-1' })).status).toBe(201);
+    expect((await fleet.call('POST', '/api/v1/appsets', appSet('edge', ['edge-1']))).status).toBe(201);
+    await expect.poll(() => appSetStatus('edge'), poll).toBe('Ready');
+    await expectReason('edge-edge-1', 'AgentOffline', /^agent never seen$/);
   });
 
   // Last: its commit moves what every appset of the repository wants.
