@@ -14,8 +14,8 @@ const poll = { timeout: 60_000, interval: 200 };
  * One reason per target, end to end on the real hub (PostgreSQL, Redis, Git): each code below is
  * produced the way it happens (agent reports, a person's request, an appset's policy) and checked in
  * the three places it is promised — `GET /api/v1/targets`, the REASON column of `flotilla targets`
- * (the built CLI), and `flotilla_targets_by_reason`. (WindowClosed: fleet-metrics spec; GeneratorError: hub.integration
- * spec; Terminated runs: test/e2e/terminate-sync.)
+ * (the built CLI), and `flotilla_targets_by_reason`. (GeneratorError: hub.integration spec; Terminated runs:
+ * test/e2e/terminate-sync.)
  */
 describe('target reasons in the API, the CLI column and the metric', () => {
   let fleet: TwoClusterFleet;
@@ -253,6 +253,19 @@ describe('target reasons in the API, the CLI column and the metric', () => {
     expect((await fleet.call('POST', '/api/v1/appsets', appSet('edge', ['edge-1']))).status).toBe(201);
     await expect.poll(() => appSetStatus('edge'), poll).toBe('Ready');
     await expectReason('edge-edge-1', 'AgentOffline', /^agent never seen$/);
+  });
+
+  it('WindowClosed in the CLI column too: a deny window over a target not synced', async () => {
+    const window = await fleet.call('POST', '/api/v1/windows', {
+      name: 'freeze-broken',
+      kind: 'deny',
+      schedule: '* * * * *',
+      duration: '1h',
+      applications: ['broken-*'],
+      reason: 'INC-12 stabilising',
+    });
+    expect(window.status).toBe(201);
+    await expectReason('broken-us-1', 'WindowClosed', /^blocked by window freeze-broken; next open /);
   });
 
   // Last: its commit moves what every appset of the repository wants.
