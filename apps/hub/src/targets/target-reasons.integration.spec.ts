@@ -14,8 +14,7 @@ const poll = { timeout: 60_000, interval: 200 };
  * One reason per target, end to end on the real hub (PostgreSQL, Redis, Git): each code below is
  * produced the way it happens (agent reports, a person's request, an appset's policy) and checked in
  * the three places it is promised — `GET /api/v1/targets`, the REASON column of `flotilla targets`
- * (the built CLI), and `flotilla_targets_by_reason`. (GeneratorError: hub.integration spec; Terminated runs:
- * test/e2e/terminate-sync.)
+ * (the built CLI), and `flotilla_targets_by_reason`. (Terminated runs: test/e2e/terminate-sync.)
  */
 describe('target reasons in the API, the CLI column and the metric', () => {
   let fleet: TwoClusterFleet;
@@ -266,6 +265,26 @@ describe('target reasons in the API, the CLI column and the metric', () => {
     });
     expect(window.status).toBe(201);
     await expectReason('broken-us-1', 'WindowClosed', /^blocked by window freeze-broken; next open /);
+  });
+
+  it('GeneratorError in the CLI column too: a commit its appset cannot render', async () => {
+    const refresh = async () => {
+      const repos = await fleet.call<{ id: string }[]>('GET', '/api/v1/repositories');
+      for (const r of repos.body) await fleet.call('POST', `/api/v1/repositories/${r.id}/refresh`);
+    };
+    fleet.repo.commit({
+      'gen/config.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: gen\ndata:\n  a: b\n',
+    });
+    await refresh();
+    const gen = appSet('gen', ['eu-1']);
+    (gen.spec.template.spec as { source: { path: string } }).source.path = 'gen';
+    expect((await fleet.call('POST', '/api/v1/appsets', gen)).status).toBe(201);
+    await expect.poll(() => appSetStatus('gen'), poll).toBe('Ready');
+    fleet.repo.commit({
+      'gen/broken.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n   bad: indent\n',
+    });
+    await refresh();
+    await expectReason('gen-eu-1', 'GeneratorError', /gen\/broken\.yaml/);
   });
 
   // Last: its commit moves what every appset of the repository wants.
