@@ -56,6 +56,11 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandMod
     summary: 'rollback by pinning targets to a revision, even under auto-sync',
     load: () => import('./commands/pins.command.js'),
   },
+  revert: {
+    summary:
+      'rollback by revert: write the commit reverting what changed an appset or a target since a revision',
+    load: () => import('./commands/revert.command.js'),
+  },
   rollback: {
     summary: 'pin a target to an earlier revision (= flotilla pins add)',
     load: async () => ({ run: (await import('./commands/pins.command.js')).runAdd }),
@@ -76,6 +81,11 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandMod
   health: {
     summary: 'assess the health of Kubernetes objects with Argo CD rules and custom Lua rules',
     load: () => import('./commands/health.command.js'),
+  },
+  plan: {
+    summary:
+      'what merging a change would do to the fleet, per cluster and appset: diffs, rollout steps, windows, guard, policies',
+    load: () => import('./commands/plan.command.js'),
   },
   policy: {
     summary:

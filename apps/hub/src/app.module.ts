@@ -88,6 +88,9 @@ import { TargetReasons } from './targets/target-reasons.service.js';
 import { FleetViewService } from './fleet-view/fleet-view.service.js';
 import { FleetEvents } from './fleet-view/fleet-events.service.js';
 import { FleetViewController } from './fleet-view/fleet-view.controller.js';
+import { RetentionService } from './retention/retention.service.js';
+import { AuditArchive } from './audit/audit-archive.service.js';
+import { RetentionProcessor } from './retention/retention.processor.js';
 
 /** One handler per queue of the contract's registry (checked at start by WorkerBootstrap). */
 const HANDLERS = [
@@ -98,6 +101,7 @@ const HANDLERS = [
   ReportIngestProcessor,
   FleetReconcileProcessor,
   NotifyProcessor,
+  RetentionProcessor,
 ];
 
 export interface AppModuleOptions {
@@ -130,6 +134,8 @@ export class AppModule {
       ReasonMetrics,
       AuditLog,
       AuditChainMonitor,
+      AuditArchive,
+      RetentionService,
       JobQueues,
       ClusterWakeups,
       GitMirrorsService,

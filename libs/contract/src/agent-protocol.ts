@@ -533,6 +533,11 @@ export const reportBatchResponseSchema = z.object({
   accepted: z.number().int(),
   duplicates: z.number().int(),
   /**
+   * Reports observed before the hub's replay horizon (RETENTION_REPORT_ID_DAYS): too old to tell
+   * from a replay whose id retention deleted, so dropped unread. Absent when none (and from older hubs).
+   */
+  expired: z.number().int().optional(),
+  /**
    * Reports the hub refused and did not store, with why (text it cannot store: a NUL character or
    * a lone surrogate); the rest of the batch is stored. Sending them again is refused again. Absent
    * from older hubs.

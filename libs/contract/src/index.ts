@@ -19,4 +19,5 @@ export * from './target-reason.js';
 export * from './fleet-view.js';
 export * from './target-views.js';
 export * from './sync-run-export.js';
+export * from './page.js';
 export * from './sync-options.js';

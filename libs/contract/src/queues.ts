@@ -17,6 +17,8 @@ export interface QueuePayloads {
     dedupeHash: string;
     destinationId: string;
   };
+  /** Prune old report payloads and ids, sync history and unneeded bundles (one run at a time). */
+  retention: { trigger: 'schedule' | 'manual' };
 }
 export type QueueName = keyof QueuePayloads;
 
@@ -28,6 +30,7 @@ export const QUEUE_NAMES = [
   'report-ingest',
   'fleet-reconcile',
   'notify',
+  'retention',
 ] as const satisfies readonly QueueName[];
 
 interface JobOptions {
@@ -46,6 +49,8 @@ export const JOB_OPTIONS: Record<QueueName, JobOptions> = {
   'fleet-reconcile': { attempts: 5, backoffMs: 1_000, removeOnComplete: 100, removeOnFail: 500 },
   // 5 tries over about 15 s of back-off, then the delivery is marked Failed.
   notify: { attempts: 5, backoffMs: 1_000, removeOnComplete: 1_000, removeOnFail: 1_000 },
+  // A failed run is simply done again at the next interval; batches already committed stay done.
+  retention: { attempts: 1, backoffMs: 60_000, removeOnComplete: 10, removeOnFail: 50 },
 };
 
 /**
@@ -79,6 +84,8 @@ export function jobId<Q extends QueueName>(queue: Q, payload: QueuePayloads[Q]):
       const p = payload as QueuePayloads['notify'];
       return `notify.${p.dedupeHash}.${p.destinationId}`;
     }
+    case 'retention':
+      return `retention.${(payload as QueuePayloads['retention']).trigger}`;
   }
   throw new Error(`unknown queue ${String(queue)}`);
 }

@@ -18,6 +18,8 @@ export interface UnifiedDiffInput {
   maxBytes?: number;
   /** Unchanged lines around each change (diff -u's default, 3). */
   context?: number;
+  /** What the headers call the two sides (default `live` and `desired`; a plan says `base` and `head`). */
+  sides?: { old: string; new: string };
 }
 
 export interface UnifiedDiff {
@@ -53,8 +55,8 @@ export function renderUnifiedDiff(input: UnifiedDiffInput): UnifiedDiff {
   const before = live === null ? '' : yamlOf(live);
   const after = desired === null ? '' : yamlOf(desired);
   if (before === after) return { text: '', truncated: false };
-  const oldName = `live/${input.label}`;
-  const newName = `desired/${input.label}`;
+  const oldName = `${input.sides?.old ?? 'live'}/${input.label}`;
+  const newName = `${input.sides?.new ?? 'desired'}/${input.label}`;
   const patch = structuredPatch(oldName, newName, before, after, undefined, undefined, {
     context: input.context ?? 3,
   });

@@ -8,6 +8,7 @@ import { fromZodIssues, type Issue } from './issue.js';
 import { checkApplicationSet } from './kinds/application-set.js';
 import { clusterGroupObjectSchema } from './kinds/cluster-group.js';
 import { FLOTILLA_API_VERSION } from './kinds/common.js';
+import { notificationPolicyObjectSchema } from './kinds/notification-policy.js';
 import { projectObjectSchema } from './kinds/project.js';
 import { rolloutStrategyObjectSchema } from './kinds/rollout-strategy.js';
 import { syncWindowObjectSchema, type SyncWindowObject } from './kinds/sync-window.js';
@@ -70,6 +71,9 @@ export function checkDocument(value: unknown): CheckedDocument {
       return viaSchema(projectObjectSchema, doc, (object) => result({ kind, object }, []), result);
     case 'RolloutStrategy':
       return viaSchema(rolloutStrategyObjectSchema, doc, (object) => result({ kind, object }, []), result);
+    case 'NotificationPolicy':
+      // Templates are rendered against a sample message here, so a bad one fails `flotilla validate`.
+      return viaSchema(notificationPolicyObjectSchema, doc, (object) => result({ kind, object }, []), result);
     case 'SyncWindow':
       return viaSchema(
         syncWindowObjectSchema,

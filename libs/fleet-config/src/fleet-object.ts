@@ -1,5 +1,6 @@
 import { type ApplicationSetObject } from './kinds/application-set.js';
 import { type ClusterGroupObject } from './kinds/cluster-group.js';
+import { type NotificationPolicyObject } from './kinds/notification-policy.js';
 import { type ProjectObject } from './kinds/project.js';
 import { type RolloutStrategyObject } from './kinds/rollout-strategy.js';
 import { type SyncWindowObject } from './kinds/sync-window.js';
@@ -11,6 +12,7 @@ export const FLEET_KINDS = [
   'Project',
   'RolloutStrategy',
   'SyncWindow',
+  'NotificationPolicy',
 ] as const;
 export type FleetKind = (typeof FLEET_KINDS)[number];
 
@@ -30,7 +32,8 @@ export type ParsedFleetObject =
   | { kind: 'ClusterGroup'; object: ClusterGroupObject }
   | { kind: 'Project'; object: ProjectObject }
   | { kind: 'RolloutStrategy'; object: RolloutStrategyObject }
-  | { kind: 'SyncWindow'; object: SyncWindowObject };
+  | { kind: 'SyncWindow'; object: SyncWindowObject }
+  | { kind: 'NotificationPolicy'; object: NotificationPolicyObject };
 
 /** A valid object of a fleet repository, parsed and located. */
 export type FleetObject = FleetObjectSource & ParsedFleetObject;

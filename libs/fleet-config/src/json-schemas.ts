@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { FLEET_KINDS, type FleetKind } from './fleet-object.js';
 import { applicationSetObjectSchema } from './kinds/application-set.js';
 import { clusterGroupObjectSchema } from './kinds/cluster-group.js';
+import { notificationPolicyObjectSchema } from './kinds/notification-policy.js';
 import { projectObjectSchema } from './kinds/project.js';
 import { rolloutStrategyObjectSchema } from './kinds/rollout-strategy.js';
 import { syncWindowObjectSchema } from './kinds/sync-window.js';
@@ -12,6 +13,7 @@ const SCHEMAS: Record<FleetKind, z.ZodType> = {
   Project: projectObjectSchema,
   RolloutStrategy: rolloutStrategyObjectSchema,
   SyncWindow: syncWindowObjectSchema,
+  NotificationPolicy: notificationPolicyObjectSchema,
 };
 
 const BASE_URL = 'https://flotilla.dev/schemas/v1alpha1';

@@ -191,6 +191,36 @@ describe('validateFleetDirectory', () => {
     ]);
   });
 
+  it('checks a NotificationPolicy: its triggers, and its templates rendered against a sample message', () => {
+    const policy = (triggers: string, title: string) =>
+      [
+        'apiVersion: flotilla.dev/v1alpha1',
+        'kind: NotificationPolicy',
+        'metadata:',
+        '  name: team',
+        'spec:',
+        `  triggers: [${triggers}]`,
+        '  destinations: [team-hook]',
+        '  template:',
+        `    title: '${title}'`,
+        '',
+      ].join('\n');
+    const good = validateFleetDirectory([
+      { path: 'notify.yaml', content: policy('deployed, window-held', '{{ .trigger }}: {{ .count }}') },
+    ]);
+    expect(good.errors).toEqual([]);
+    expect(good.objects.map((o) => [o.kind, o.name])).toEqual([['NotificationPolicy', 'team']]);
+    const bad = validateFleetDirectory([
+      { path: 'notify.yaml', content: policy('deployed, sync-exploded', '{{ .nosuchfield }}') },
+    ]);
+    expect(bad.objects).toEqual([]);
+    expect(bad.errors.map((e) => [e.file, e.path])).toEqual([
+      ['notify.yaml', 'spec.triggers[1]'],
+      ['notify.yaml', 'spec.template.title'],
+    ]);
+    expect(bad.errors[1]?.message).toContain('nosuchfield');
+  });
+
   it('refuses two rollout steps with the same name', () => {
     const r = validateFleetDirectory([
       {

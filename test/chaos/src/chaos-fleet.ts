@@ -114,6 +114,7 @@ export class ChaosFleet {
   private sims: SimFleet | undefined;
   private readonly watches: { stop(): void }[] = [];
   private readonly webhookSecret = randomBytes(16).toString('hex');
+  private readonly secretsKey = randomBytes(32).toString('hex');
   private readonly redisPrefix = 'flotilla-chaos';
   private readonly agentLog: Logger;
   private stopping = false;
@@ -233,6 +234,8 @@ export class ChaosFleet {
           REDIS_PREFIX: this.redisPrefix,
           FLOTILLA_DATA_DIR: join(this.workDir, `hub-${hub.index}`),
           FLOTILLA_WEBHOOK_SECRET: this.webhookSecret,
+          // Notification destinations are sealed with it (the notify-two-hubs run makes one).
+          FLOTILLA_SECRETS_KEY: this.secretsKey,
           // Webhooks bring commits in; the poll is only the safety net a real installation has.
           SOURCE_POLL_INTERVAL_SECONDS: '60',
           LOG_LEVEL: 'warn',

@@ -1,8 +1,11 @@
+import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { QUEUE_NAMES, type AssignmentsResponse, type Bundle } from '@flotilla/contract';
 import { waitFor } from '@flotilla/cli/fleet';
+import { startTestNotificationReceiver } from '@flotilla/hub/testing/notification-receiver';
 import { bundleDigest } from '@flotilla/manifests';
+import { appName, fleetAppSet } from '../../perf/src/app-repo.js';
 import { type ProxyFaultStatus } from './agent-proxy.js';
 import { DesiredStateRegression, type ChaosFleet, type LedgerCheck } from './chaos-fleet.js';
 
@@ -470,6 +473,168 @@ const gitHostEmpty: Scenario = {
   },
 };
 
+/** The hub's default DELETION_GUARD_PERCENT, which the chaos hubs run with. */
+const DELETION_GUARD_PERCENT = 50;
+
+/**
+ * The walk-around of issue #16's deletion guard: 100 → 50 → 25 → 13 → 7 targets, each step judged
+ * against the count before it, passed without a hold. Apps are removed from Git half at a time; every
+ * step within the guard of the baseline (the fleet before the first step) is applied, and the first
+ * that would take the fleet past it from the baseline is held, however small the step itself.
+ */
+const fleetShrink: Scenario = {
+  name: 'fleet-shrink',
+  fault: 'apps removed from Git half at a time, each step small against the fleet before it',
+  async run(ctx) {
+    const { fleet, params } = ctx;
+    const count = async (): Promise<number> => (await fleet.liveApi().targets()).length;
+    const appSetStatus = async () =>
+      fleet
+        .liveApi()
+        .request<{ status: string; pendingExpansion?: { deletePercent: number } }>(
+          'GET',
+          '/api/v1/appsets/chaos',
+        );
+    const baseline = await count();
+    check(baseline === fleet.clusterCount * fleet.shape.apps, `${baseline} targets before shrinking`);
+    const path: string[] = [String(baseline)];
+    let apps = fleet.shape.apps;
+    let heldAt: number | undefined;
+    while (heldAt === undefined) {
+      const next = Math.ceil(apps / 2);
+      check(next < apps, `the fleet shrank to ${apps} apps per cluster without a hold`);
+      for (let a = next; a < apps; a++)
+        rmSync(join(fleet.repo.dir, 'apps', appName(a)), { recursive: true, force: true });
+      await fleet.repo.git.add(['-A']);
+      await fleet.repo.git.commit(`keep ${next} apps`);
+      const sha = (await fleet.repo.git.revparse(['HEAD'])).trim();
+      await fleet.pushWebhook(sha);
+      const expected = fleet.clusterCount * next;
+      const fromBaseline = (100 * (baseline - expected)) / baseline;
+      const fromCurrent = (100 * (fleet.clusterCount * (apps - next))) / (fleet.clusterCount * apps);
+      if (fromBaseline <= DELETION_GUARD_PERCENT) {
+        await waitFor(
+          `the fleet to shrink to ${expected} targets`,
+          async () => ((await count()) === expected ? true : undefined),
+          { timeoutMs: params.convergeTimeoutMs, intervalMs: 250 },
+        ).catch(() => {
+          throw new ChaosCheckError(
+            `a step within the guard (${fromBaseline.toFixed(0)} % of the baseline) was not applied`,
+          );
+        });
+        path.push(String(expected));
+        ctx.progress(`  ${path.join(' → ')} targets: ${fromBaseline.toFixed(0)} % of the baseline, applied`);
+      } else {
+        const held = await waitFor(
+          `the deletion guard to hold the step to ${expected} targets`,
+          async () => {
+            const a = await appSetStatus();
+            return a.status === 'Held' ? a : undefined;
+          },
+          { timeoutMs: params.convergeTimeoutMs, intervalMs: 250 },
+        ).catch(() => {
+          throw new ChaosCheckError(
+            `the step to ${expected} targets (${fromCurrent.toFixed(0)} % of the fleet before it, ${fromBaseline.toFixed(0)} % of the baseline ${baseline}) was not held`,
+          );
+        });
+        // Give a wrongly applied expansion time to delete before looking.
+        await sleep(3_000);
+        const left = await count();
+        check(
+          left === fleet.clusterCount * apps,
+          `${left} targets left while the step was held (expected ${fleet.clusterCount * apps})`,
+        );
+        heldAt = held.pendingExpansion?.deletePercent ?? fromBaseline;
+        path.push(`${expected} (held)`);
+        ctx.progress(
+          `  ${path.join(' → ')}: held at ${heldAt.toFixed(0)} % of the baseline although only ${fromCurrent.toFixed(0)} % of the fleet before it`,
+        );
+      }
+      apps = next;
+    }
+
+    // Every app back: nothing is deleted, so the hold is replaced and the fleet converges.
+    const release = ctx.nextRelease();
+    const sha = await fleet.commitAndPush(release);
+    const { ms, ledger } = await settle(ctx, release, sha);
+    check((await appSetStatus()).status !== 'Held', 'the appset is still held after every app came back');
+    return {
+      figures: {
+        steps: path.join(' → '),
+        'held at': `${heldAt.toFixed(0)} % of the baseline`,
+        'recovery commit → converged': seconds(ms),
+      },
+      ledger,
+    };
+  },
+};
+
+/**
+ * History is a record, not inventory (issue #16): deleting the appset deletes its targets but keeps
+ * every sync run, still found by the appset's name; the appset created again carries on.
+ */
+const appSetDelete: Scenario = {
+  name: 'appset-delete',
+  fault: 'the appset deleted with the fleet running, then created again',
+  async run(ctx) {
+    const { fleet, params } = ctx;
+    const runs = async (): Promise<number> =>
+      fleet.sql(async (c) =>
+        Number(
+          (
+            await c.query<{ n: string }>(
+              `SELECT count(*)::text AS n FROM "SyncRun" WHERE "appSetName" = 'chaos'`,
+            )
+          ).rows[0]?.n ?? 0,
+        ),
+      );
+    const before = await runs();
+    check(before > 0, 'no sync history to keep before the appset was deleted');
+    await fleet.liveApi().deleteAppSet('chaos');
+    await waitFor(
+      "the deleted appset's targets to go",
+      async () => ((await fleet.liveApi().targets()).length === 0 ? true : undefined),
+      { timeoutMs: params.convergeTimeoutMs, intervalMs: 250 },
+    );
+    const after = await runs();
+    check(
+      after === before,
+      `the appset's sync history went from ${before} runs to ${after} when it was deleted`,
+    );
+    const page = await fleet
+      .liveApi()
+      .request<{ items: { appSet?: string }[] }>('GET', '/api/v1/sync-runs?appSet=chaos&limit=5');
+    check(page.items.length > 0, 'GET /api/v1/sync-runs?appSet=chaos shows nothing once the appset is gone');
+    ctx.progress(`  appset deleted: its ${after} sync runs kept, still listed by its name`);
+
+    await fleet.liveApi().createAppSet(fleetAppSet('chaos', fleet.repoUrl));
+    const head = fleet.head();
+    const expected = fleet.clusterCount * fleet.shape.apps;
+    await waitFor(
+      'the appset created again to be Synced at the current commit',
+      async () => {
+        const targets = await fleet.liveApi().targets();
+        const synced = targets.filter((t) => t.syncStatus === 'Synced' && t.desiredRevision === head);
+        return synced.length === expected ? true : undefined;
+      },
+      { timeoutMs: params.convergeTimeoutMs, intervalMs: 250 },
+    );
+    const release = ctx.nextRelease();
+    const sha = await fleet.commitAndPush(release);
+    const { ms, ledger } = await settle(ctx, release, sha);
+    const total = await runs();
+    check(total > after, `no new sync runs after the appset came back (${total})`);
+    return {
+      figures: {
+        'history kept': `${after} of ${before} runs`,
+        'runs now': String(total),
+        'commit → converged': seconds(ms),
+      },
+      ledger,
+    };
+  },
+};
+
 /** The order the proxy answers them in: the credential-looking fault first, the merely busy last. */
 const PROXY_FAULTS: ProxyFaultStatus[] = [401, 404, 413, 503];
 
@@ -669,7 +834,160 @@ const twoHubs: Scenario = {
   },
 };
 
-/** In the order they run: the fleet run first (it deploys the apps), two hubs last (it leaves one killed). */
+/** The shared secret of the chaos receiver's webhook destination (it verifies every HMAC). */
+const NOTIFY_SECRET = randomBytes(24).toString('hex');
+
+interface ToldMessage {
+  trigger: string;
+  revision: string | null;
+  count: number;
+}
+
+const notifyTwoHubs: Scenario = {
+  name: 'notify-two-hubs',
+  fault: 'notifications with two hubs; kill -9 one mid-rollout',
+  async run(ctx) {
+    const { fleet } = ctx;
+    // Two replicas again (the two-hubs run leaves hub 0 killed), both reachable by the agents.
+    for (const hub of fleet.hubs) if (!fleet.liveHubs().includes(hub)) await fleet.startHub(hub);
+    while (fleet.liveHubs().length < 2) await fleet.addHub();
+    const [first] = fleet.liveHubs();
+    if (!first) throw new Error('no hub runs');
+    fleet.proxy.setUpstreams(fleet.liveHubs().map((h) => h.url));
+    const receiver = await startTestNotificationReceiver(NOTIFY_SECRET, 'ok');
+    try {
+      const api = fleet.liveApi();
+      const destination = await api.send('POST', '/api/v1/notifications/destinations', {
+        name: 'chaos-receiver',
+        type: 'webhook',
+        url: receiver.url,
+        secret: NOTIFY_SECRET,
+      });
+      check(destination.status === 201, `the destination was refused (${destination.status})`);
+      // No digest window: every target's deployment is its own delivery as soon as it is recorded,
+      // so many are queued, sending or just sent when the hub dies.
+      const policy = await api.send('POST', '/api/v1/notifications/policies', {
+        apiVersion: 'flotilla.dev/v1alpha1',
+        kind: 'NotificationPolicy',
+        metadata: { name: 'chaos-deployed' },
+        spec: {
+          triggers: ['deployed'],
+          appSets: ['chaos'],
+          destinations: ['chaos-receiver'],
+          digestWindow: '0s',
+        },
+      });
+      check(policy.status === 201, `the policy was refused (${policy.status})`);
+
+      const release = ctx.nextRelease();
+      const sha = await fleet.commitAndPush(release);
+      await rolloutStarted(ctx, sha);
+      // Kill while deliveries are being sent: once the first message of this commit arrived (or
+      // after 30 s, whatever has arrived by then).
+      await waitFor(
+        'the first message of the commit',
+        () => Promise.resolve(receiver.messages().some((m) => m.body['revision'] === sha) ? true : undefined),
+        { timeoutMs: 30_000, intervalMs: 20 },
+      ).catch(() => undefined);
+      await fleet.killHub(first);
+      // What the receiver had taken and what the hub had not yet recorded as sent, at the kill: a
+      // message in between (answered, then the hub died) is sent again under the same id.
+      const receivedAtKill = new Set(receiver.messages().map((m) => m.delivery));
+      const unsentAtKill = new Set(
+        await fleet.sql(async (c) =>
+          (
+            await c.query<{ id: string }>(
+              `SELECT "id" FROM "NotificationDelivery" WHERE "policyName" = 'chaos-deployed' AND "status" <> 'Sent'`,
+            )
+          ).rows.map((r) => r.id),
+        ),
+      );
+      ctx.progress(
+        `  killed hub ${first.index} (-9) with ${fleet.clustersOn(release)}/${fleet.clusterCount} clusters on ${release}, ${receivedAtKill.size} message(s) received, ${unsentAtKill.size} delivery row(s) not yet Sent`,
+      );
+      const { ms, ledger } = await settle(ctx, release, sha);
+
+      // Every target was deployed once at this revision, so each is told once; every delivery row
+      // ends Sent and its id arrived; an id arrives twice only if the hub died between the
+      // receiver's answer and recording it (a receiver dropping repeated X-Flotilla-Delivery ids
+      // then sees each message exactly once).
+      const targets = fleet.clusterCount * ctx.params.apps;
+      const state = async () => {
+        const mine = receiver.messages().filter((m) => (m.body as unknown as ToldMessage).revision === sha);
+        const rows = await fleet.sql(
+          async (c) =>
+            (
+              await c.query<{ id: string; status: string }>(
+                `SELECT "id", "status" FROM "NotificationDelivery" WHERE "policyName" = 'chaos-deployed'`,
+              )
+            ).rows,
+        );
+        return {
+          told: mine.reduce((n, m) => n + (m.body as unknown as ToldMessage).count, 0),
+          repeated: receiver
+            .messages()
+            .filter((m) => m.accepted > 1)
+            .map((m) => m.delivery),
+          invalid: mine.filter((m) => !m.signatureValid).length,
+          rows,
+          unsent: rows.filter((r) => r.status !== 'Sent').length,
+          received: new Set(receiver.messages().map((m) => m.delivery)),
+        };
+      };
+      let seen = await state();
+      try {
+        // A job the dead hub held is taken over once its lock lapses (BullMQ's stalled check) or
+        // the dispatcher queues its row again (30 s).
+        await waitFor(
+          `${targets} deployments told and every delivery Sent`,
+          async () => {
+            seen = await state();
+            return seen.told >= targets && seen.unsent === 0 ? true : undefined;
+          },
+          { timeoutMs: 180_000, intervalMs: 500 },
+        );
+      } catch {
+        throw new ChaosCheckError(
+          `${seen.told} of ${targets} deployments told; ${seen.unsent} of ${seen.rows.length} deliveries not Sent`,
+          'nothing-lost',
+        );
+      }
+      check(seen.told === targets, `${seen.told} deployments told for ${targets} targets`, 'nothing-lost');
+      check(seen.invalid === 0, `${seen.invalid} message(s) with a bad signature`);
+      const lost = seen.rows.filter((r) => !seen.received.has(r.id)).map((r) => r.id);
+      check(lost.length === 0, `deliveries Sent that never arrived: ${lost.join(', ')}`, 'nothing-lost');
+      check(
+        seen.received.size === seen.rows.length,
+        `${seen.received.size} delivery ids received for ${seen.rows.length} delivery rows`,
+        'nothing-lost',
+      );
+      const doubled = seen.repeated.filter((id) => !(receivedAtKill.has(id) && unsentAtKill.has(id)));
+      check(
+        doubled.length === 0,
+        `delivered more than once without a kill between answer and record: ${doubled.join(', ')}`,
+        'nothing-lost',
+      );
+      const delivered = seen.received.size;
+      return {
+        figures: {
+          'messages received': String(delivered),
+          'received before the kill': String(receivedAtKill.size),
+          'repeated (answered, then the hub died)': String(seen.repeated.length),
+          'after the kill: commit → converged': seconds(ms),
+        },
+        ledger,
+      };
+    } finally {
+      await receiver.close();
+      fleet.proxy.setUpstreams(fleet.liveHubs().map((h) => h.url));
+    }
+  },
+};
+
+/**
+ * In the order they run: the fleet run first (it deploys the apps), the two-hub runs last (each
+ * leaves one hub killed).
+ */
 export const SCENARIOS: Scenario[] = [
   fleetRun,
   hubKill,
@@ -679,6 +997,9 @@ export const SCENARIOS: Scenario[] = [
   agentKill,
   bundleCorrupt,
   gitHostEmpty,
+  fleetShrink,
+  appSetDelete,
   proxyFaults,
   twoHubs,
+  notifyTwoHubs,
 ];

@@ -15,6 +15,7 @@ const BENCHES: Record<string, () => Promise<BenchFn>> = {
   ingest: async () => (await import('./benches/ingest.bench.js')).ingestBench,
   fleet: async () => (await import('./benches/fleet.bench.js')).fleetBench,
   history: async () => (await import('./benches/history.bench.js')).historyBench,
+  plan: async () => (await import('./benches/plan.bench.js')).planBench,
 };
 
 // One benchmark per process, so that its RSS and CPU are its own and a crash stays contained.

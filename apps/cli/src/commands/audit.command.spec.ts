@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { deleteRedisKeys } from '../fleet/redis-server.js';
@@ -25,6 +25,18 @@ describe('flotilla audit without a hub', () => {
     [['verify', '--actor', 'x'], "--actor is an option of 'audit list', not 'audit verify'"],
     [['verify', 'extra'], "unexpected argument 'extra'"],
     [['purge'], "unknown sub-command 'purge'"],
+    [['archive', '--out', 'a.ndjson'], '--before and --out are required'],
+    [['archive', '--before', 'yesterday', '--out', 'a.ndjson'], '--before must be an RFC 3339 time'],
+    [
+      ['archive', '--before', '2026-01-01T00:00:00Z', '--out', 'a', '--actor', 'x'],
+      "--actor is an option of 'audit list', not 'audit archive'",
+    ],
+    [['prune'], 'missing FILE'],
+    [
+      ['prune', 'a.ndjson', '--before', '2026-01-01T00:00:00Z'],
+      "--before and --out are options of 'audit archive'",
+    ],
+    [['list', '--out', 'a.ndjson'], "--before and --out are options of 'audit archive'"],
   ])('%j is a usage error (exit 2)', async (argv, message) => {
     const r = await runInProcess(run, argv);
     expect(r.code).toBe(2);
@@ -158,5 +170,80 @@ describe('flotilla audit against a real hub', () => {
     expect(deleted.out).toMatch(
       new RegExp(`^audit chain BROKEN at event ${rows[2]!.id} \\(.+\\): broken-link — `),
     );
+  });
+});
+
+describe('flotilla audit archive and prune against a real hub', () => {
+  const work = mkdtempSync(join(tmpdir(), 'flotilla-cli-archive-'));
+  const suffix = randomBytes(4).toString('hex');
+  const dbName = `flotilla_cli_archive_${suffix}`;
+  const redisPrefix = `flotilla-cli-archive-${suffix}`;
+  const admin = new pg.Client({ connectionString: PG_URL });
+  let fleet: LocalFleet;
+  let hub: string[];
+  const cli = (...argv: string[]) => runInProcess(run, [...argv, ...hub]);
+
+  beforeAll(async () => {
+    await admin.connect();
+    await admin.query(`CREATE DATABASE ${dbName}`);
+    const dbUrl = new URL(PG_URL);
+    dbUrl.pathname = `/${dbName}`;
+    fleet = await LocalFleet.start({
+      workDir: join(work, 'fleet'),
+      clusters: 0,
+      databaseUrl: dbUrl.toString(),
+      redisUrl: REDIS_URL,
+      redisPrefix,
+    });
+    hub = ['--hub', fleet.hubUrl];
+    for (const name of ['eu1', 'us1', 'ap1']) await fleet.api.registerCluster(name);
+  }, 90_000);
+
+  afterAll(async () => {
+    await fleet?.stop();
+    await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
+    await admin.end();
+    await deleteRedisKeys(REDIS_URL, redisPrefix);
+    rmSync(work, { recursive: true, force: true });
+  }, 60_000);
+
+  it('archives to a file, refuses a changed copy, prunes the archive, and the chain still verifies', async () => {
+    const file = join(work, 'audit.ndjson');
+    const archived = await cli(
+      'archive',
+      '--before',
+      new Date(Date.now() + 1000).toISOString(),
+      '--out',
+      file,
+    );
+    expect(archived.code).toBe(0);
+    expect(archived.out).toMatch(/^archived 3 events through event \d+ to /);
+    const lines = readFileSync(file, 'utf8').trimEnd().split('\n');
+    expect(lines).toHaveLength(4);
+    expect(JSON.parse(lines[3]!)).toMatchObject({ checkpoint: { events: 3 } });
+    // Never written over.
+    const again = await cli('archive', '--before', new Date().toISOString(), '--out', file);
+    expect([again.code, again.err]).toEqual([2, expect.stringContaining('exists') as unknown]);
+
+    const changed = join(work, 'changed.ndjson');
+    writeFileSync(
+      changed,
+      [lines[0]!.replace('cluster:eu1', 'cluster:xx1'), ...lines.slice(1)].join('\n') + '\n',
+    );
+    const refused = await cli('prune', changed);
+    expect(refused.code).toBe(2);
+    expect(refused.err).toContain('does not match its checkpoint');
+    expect((await cli('verify')).out).toBe('audit chain intact: 3 events checked\n');
+
+    const pruned = await cli('prune', file);
+    expect(pruned).toMatchObject({ code: 0, err: '' });
+    expect(pruned.out).toMatch(
+      /^pruned 3 audit events through event \d+; verification now starts at checkpoint [0-9a-f]{64}/,
+    );
+    // Left: the prune's own event, chained to the checkpoint.
+    expect(await cli('verify')).toEqual({ code: 0, out: 'audit chain intact: 1 events checked\n', err: '' });
+    const twice = await cli('prune', file);
+    expect(twice.code).toBe(1);
+    expect(twice.err).toContain('already');
   });
 });

@@ -1,5 +1,7 @@
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { auditCsvHeader, auditCsvRow, auditNdjsonLine, type AuditEventView } from '@flotilla/contract';
-import { UsageError } from '../offline/offline-command.js';
+import { UsageError, type OutputFormat } from '../offline/offline-command.js';
 import {
   expectPositionals,
   formatTable,
@@ -28,6 +30,9 @@ export interface AuditVerifyResult {
   firstBrokenAt?: { id: string; at: string; reason: string; message?: string };
 }
 
+const ARCHIVE_USAGE = 'flotilla audit archive --before T --out FILE';
+const PRUNE_USAGE = 'flotilla audit prune FILE';
+
 const LIST_USAGE =
   'flotilla audit [list] [--actor A] [--action PREFIX] [--scope S | --scope-prefix P] [--from T] [--to T] [--outcome O] [--limit N | --all] [-o table|json|yaml | --ndjson | --csv]';
 
@@ -36,6 +41,8 @@ const SPEC: HubCommandSpec = {
   usage: [
     `usage: ${LIST_USAGE}`,
     '       flotilla audit verify',
+    `       ${ARCHIVE_USAGE}`,
+    `       ${PRUNE_USAGE}`,
     '',
     "The hub's audit log, newest first: who did what, on which scope, when and why.",
     '--scope is exact (cluster:eu1, appset:web, target:web-eu1); --action and --scope-prefix are prefixes;',
@@ -46,6 +53,11 @@ const SPEC: HubCommandSpec = {
     'verify walks the whole hash chain on the hub: exit 0 when intact, 1 naming the first broken event',
     'and why (hash-mismatch: its content was edited; broken-link: a row was deleted or inserted before it;',
     'genesis: the start of the chain was removed).',
+    '',
+    'archive writes every event before --before not archived yet to FILE (NDJSON, oldest first, ending with',
+    "the chain's checkpoint); it changes nothing. prune FILE checks the file against its checkpoint, then asks",
+    'the hub to delete exactly those events (admin; refused unless the hub holds exactly them). Verification',
+    'then starts at the checkpoint. Keep the archive: it is the record of what was pruned.',
   ].join('\n'),
   options: {
     actor: { type: 'string' },
@@ -59,8 +71,25 @@ const SPEC: HubCommandSpec = {
     all: { type: 'boolean' },
     ndjson: { type: 'boolean' },
     csv: { type: 'boolean' },
+    before: { type: 'string' },
+    out: { type: 'string' },
   },
 };
+
+/** The options of `audit list` (the others belong to archive). */
+const LIST_OPTIONS = [
+  'actor',
+  'action',
+  'scope',
+  'scope-prefix',
+  'from',
+  'to',
+  'outcome',
+  'limit',
+  'all',
+  'ndjson',
+  'csv',
+];
 
 export function run(argv: string[]): Promise<number> {
   return runHubCommand(argv, SPEC, async ({ values, positionals, output, outputGiven, client }) => {
@@ -69,13 +98,29 @@ export function run(argv: string[]): Promise<number> {
       expectPositionals(rest, [], 'flotilla audit verify');
       const listOnly = Object.keys(SPEC.options).filter((k) => values[k] !== undefined);
       if (listOnly.length > 0)
-        throw new UsageError(`--${listOnly[0]} is an option of 'audit list', not 'audit verify'`);
+        throw new UsageError(
+          `--${listOnly[0]} is an option of 'audit ${LIST_OPTIONS.includes(listOnly[0]!) ? 'list' : 'archive'}', not 'audit verify'`,
+        );
       const result = await client.request<AuditVerifyResult>('GET', '/api/v1/audit/verify');
       printResult(result, output, () => verifyText(result));
       return result.valid ? 0 : 1;
     }
+    if (sub === 'archive' || sub === 'prune') {
+      const misplaced = LIST_OPTIONS.find((k) => values[k] !== undefined);
+      if (misplaced) throw new UsageError(`--${misplaced} is an option of 'audit list', not 'audit ${sub}'`);
+      if (sub === 'archive') {
+        expectPositionals(rest, [], ARCHIVE_USAGE);
+        return archive(client, values, output);
+      }
+      if (values['before'] !== undefined || values['out'] !== undefined)
+        throw new UsageError(`--before and --out are options of 'audit archive'; usage: ${PRUNE_USAGE}`);
+      const [file] = expectPositionals(rest, ['FILE'], PRUNE_USAGE);
+      return prune(client, file!, output);
+    }
     if (sub !== 'list') throw new UsageError(`unknown sub-command '${sub}'; usage: ${LIST_USAGE}`);
     expectPositionals(rest, [], LIST_USAGE);
+    if (values['before'] !== undefined || values['out'] !== undefined)
+      throw new UsageError(`--before and --out are options of 'audit archive'; usage: ${ARCHIVE_USAGE}`);
 
     const all = values['all'] === true;
     const ndjson = values['ndjson'] === true;
@@ -165,4 +210,98 @@ export function verifyText(r: AuditVerifyResult): string {
   const b = r.firstBrokenAt;
   if (!b) return `audit chain BROKEN after ${r.checked} events`;
   return `audit chain BROKEN at event ${b.id} (${b.at}): ${b.reason}${b.message ? ` — ${b.message}` : ''}`;
+}
+
+/** The archive's last line, as the hub writes it (GET /api/v1/audit/archive). */
+export interface ArchiveCheckpoint {
+  throughId: string;
+  hash: string;
+  events: number;
+  sha256: string;
+  previousHash: string;
+}
+
+async function archive(
+  client: HubClientLike,
+  values: Record<string, HubArgValue>,
+  output: OutputFormat,
+): Promise<number> {
+  const before = time('--before', values['before']);
+  const out = stringValue(values['out']);
+  if (before === undefined || out === undefined)
+    throw new UsageError(`--before and --out are required; usage: ${ARCHIVE_USAGE}`);
+  // An archive is the only copy of what a prune deletes: never written over another.
+  if (existsSync(out)) throw new UsageError(`${out} exists; an archive is never written over another file`);
+  const text = await client.text(`/api/v1/audit/archive?before=${encodeURIComponent(before)}`);
+  writeFileSync(out, text, { flag: 'wx' });
+  const parsed = readArchive(text, out);
+  if ('broken' in parsed) {
+    process.stderr.write(
+      `flotilla audit: the audit chain is broken (${parsed.broken.reason} at event ${parsed.broken.id}); ${out} holds the events before it and cannot be pruned\n`,
+    );
+    return 1;
+  }
+  const c = parsed.checkpoint;
+  printResult(
+    { file: out, ...c },
+    output,
+    () =>
+      `archived ${c.events} events through event ${c.throughId} to ${out}\ncheckpoint ${c.hash}, sha256 ${c.sha256}\nnext: flotilla audit prune ${out}`,
+  );
+  return 0;
+}
+
+async function prune(client: HubClientLike, file: string, output: OutputFormat): Promise<number> {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new UsageError(`cannot read ${file}: ${(e as Error).message}`);
+  }
+  const parsed = readArchive(text, file);
+  if ('broken' in parsed) throw new UsageError(`${file} ends in a broken chain: it cannot be pruned`);
+  const { throughId, hash, sha256 } = parsed.checkpoint;
+  // The file must be what the hub exported, or the hub would delete events no intact copy holds.
+  if (parsed.sha256 !== sha256) {
+    throw new UsageError(
+      `${file} does not match its checkpoint (its event lines give sha256 ${parsed.sha256}, the checkpoint says ${sha256}): it was changed since it was exported`,
+    );
+  }
+  const result = await client.request<{ pruned: number; checkpoint: { throughId: string; hash: string } }>(
+    'POST',
+    '/api/v1/audit/prune',
+    { throughId, hash, sha256 },
+  );
+  printResult(
+    result,
+    output,
+    () =>
+      `pruned ${result.pruned} audit events through event ${throughId}; verification now starts at checkpoint ${hash}`,
+  );
+  return 0;
+}
+
+type HubClientLike = Parameters<Parameters<typeof runHubCommand>[2]>[0]['client'];
+
+/** An archive file: its checkpoint (or where the chain broke) and the sha256 of its event lines. */
+function readArchive(
+  text: string,
+  file: string,
+): { checkpoint: ArchiveCheckpoint; sha256: string } | { broken: { id: string; reason: string } } {
+  const lines = text.split('\n');
+  if (lines.at(-1) === '') lines.pop();
+  const lastLine = lines.pop();
+  let last: { checkpoint?: ArchiveCheckpoint; broken?: { id: string; reason: string } } = {};
+  try {
+    last = JSON.parse(lastLine ?? '') as typeof last;
+  } catch {
+    // Reported below.
+  }
+  if (last.broken) return { broken: last.broken };
+  if (!last.checkpoint)
+    throw new UsageError(`${file} is not an audit archive: its last line is no checkpoint`);
+  const sha256 = createHash('sha256')
+    .update(lines.map((l) => `${l}\n`).join(''))
+    .digest('hex');
+  return { checkpoint: last.checkpoint, sha256 };
 }

@@ -207,8 +207,9 @@ export function runLogin(argv: string[]): Promise<number> {
         ? await firstLineOfStdin()
         : ((typeof values['token'] === 'string' ? values['token'] : undefined) ??
           (process.env['FLOTILLA_TOKEN'] || undefined));
-    // A listing every role may read: it proves both that the hub answers and that it takes the token.
-    await new HubClient(url, token).request('GET', '/api/v1/clusters');
+    // A listing every role may read: it proves both that the hub answers and that it takes the token
+    // (one item: the hub need not read every cluster for that).
+    await new HubClient(url, token).request('GET', '/api/v1/clusters?limit=1');
     const path = cliConfigPath();
     const config = withContext(loadCliConfig(path), { name: contextName, hub: url, ...(token && { token }) });
     saveCliConfig({ ...config, currentContext: contextName }, path);

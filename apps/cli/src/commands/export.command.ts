@@ -43,10 +43,10 @@ export function run(argv: string[]): Promise<number> {
       for (const o of detail.objects) gitManaged.add(`${o.kind}/${o.name}`);
     }
     const input: ExportInput = {
-      appSets: await client.request('GET', '/api/v1/appsets'),
+      appSets: await client.everyPage('/api/v1/appsets'),
       projects: await client.request('GET', '/api/v1/projects'),
       windows: await client.request('GET', '/api/v1/windows'),
-      clusters: await client.request('GET', '/api/v1/clusters'),
+      clusters: await client.everyPage('/api/v1/clusters'),
       gitManaged,
       includeGit: values['include-git'] === true,
     };

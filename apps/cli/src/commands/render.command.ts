@@ -52,7 +52,7 @@ const OPTIONS = {
 
 export { DEFAULT_KUBE_VERSION };
 
-interface RenderedTarget {
+export interface RenderedTarget {
   name: string;
   cluster: string | null;
   digest: string;
@@ -64,7 +64,7 @@ interface RenderOutput {
 }
 
 /** One Application to render: its name, destination and spec as the hub holds a target. */
-interface Candidate {
+export interface Candidate {
   name: string;
   cluster: string | null;
   spec: Record<string, unknown>;
@@ -76,7 +76,7 @@ function isRecord(v: unknown): v is Record<string, unknown> {
 }
 
 /** The Application(s) a file stands for: itself, or the targets its appset's generators yield. */
-function candidatesOf(
+export function candidatesOf(
   doc: unknown,
   file: string,
   clusters: ClusterInfo[],
@@ -138,7 +138,7 @@ function candidatesOf(
   return picked;
 }
 
-function capabilitiesFrom(values: Record<string, unknown>): Capabilities {
+export function capabilitiesFrom(values: Record<string, unknown>): Capabilities {
   const kubeVersion =
     typeof values['kube-version'] === 'string' ? values['kube-version'] : DEFAULT_KUBE_VERSION;
   if (!/^v?\d+\.\d+(\.\d+)?([-+][0-9A-Za-z.+-]*)?$/.test(kubeVersion)) {
@@ -157,7 +157,7 @@ function capabilitiesFrom(values: Record<string, unknown>): Capabilities {
   return { kubeVersion, apiVersions };
 }
 
-function environment(repos: Map<string, string>): RenderEnvironment {
+export function environment(repos: Map<string, string>): RenderEnvironment {
   const helm = resolveHelmBinary({
     ...(process.env['HELM_BINARY'] !== undefined ? { HELM_BINARY: process.env['HELM_BINARY'] } : {}),
     ...(process.env['PATH'] !== undefined ? { PATH: process.env['PATH'] } : {}),
@@ -187,6 +187,33 @@ function environment(repos: Map<string, string>): RenderEnvironment {
   };
 }
 
+/** Renders one Application as the hub renders a target: its objects in apply order, and their digest. */
+export async function renderCandidate(
+  c: Candidate,
+  capabilities: Capabilities,
+  env: RenderEnvironment,
+): Promise<RenderedTarget> {
+  const dest = isRecord(c.spec['destination']) ? c.spec['destination'] : {};
+  const namespace =
+    typeof dest['namespace'] === 'string' && dest['namespace'] !== '' ? dest['namespace'] : undefined;
+  const rendered = await renderApplication(
+    {
+      name: c.name,
+      ...(namespace ? { namespace } : {}),
+      ...(typeof c.spec['project'] === 'string' ? { project: c.spec['project'] } : {}),
+      sources: parseApplicationSources(c.spec, c.at),
+      capabilities,
+    },
+    env,
+  );
+  return {
+    name: c.name,
+    cluster: c.cluster,
+    digest: bundleDigest(rendered.objects),
+    objects: rendered.objects,
+  };
+}
+
 function yamlStream(value: unknown): string {
   const { targets } = value as RenderOutput;
   if (Array.isArray(value) || targets.length !== 1) {
@@ -209,27 +236,8 @@ export const run = offlineCommand(USAGE, OPTIONS, async (values) => {
   for (const [i, doc] of docs.entries()) {
     try {
       const targets: RenderedTarget[] = [];
-      for (const c of candidatesOf(doc, files[i] as string, clusters, cluster, repos)) {
-        const dest = isRecord(c.spec['destination']) ? c.spec['destination'] : {};
-        const namespace =
-          typeof dest['namespace'] === 'string' && dest['namespace'] !== '' ? dest['namespace'] : undefined;
-        const rendered = await renderApplication(
-          {
-            name: c.name,
-            ...(namespace ? { namespace } : {}),
-            ...(typeof c.spec['project'] === 'string' ? { project: c.spec['project'] } : {}),
-            sources: parseApplicationSources(c.spec, c.at),
-            capabilities,
-          },
-          env,
-        );
-        targets.push({
-          name: c.name,
-          cluster: c.cluster,
-          digest: bundleDigest(rendered.objects),
-          objects: rendered.objects,
-        });
-      }
+      for (const c of candidatesOf(doc, files[i] as string, clusters, cluster, repos))
+        targets.push(await renderCandidate(c, capabilities, env));
       results.push({ targets });
     } catch (err) {
       results.push(errorResult(err));

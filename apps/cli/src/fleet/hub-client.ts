@@ -2,7 +2,7 @@
  * A small typed client for the hub's people-facing REST API, used by the CLI's hub-backed commands,
  * the demo and the end-to-end tests.
  */
-import type { TargetDiffView, TargetReason } from '@flotilla/contract';
+import { LISTING_PAGE, type TargetDiffView, type TargetReason } from '@flotilla/contract';
 
 export interface TargetView {
   name: string;
@@ -174,6 +174,24 @@ export class HubClient {
     return (await this.send<T>(method, path, body)).body;
   }
 
+  /** A download (an NDJSON archive): the body as text; an error answer throws as `request` does. */
+  async text(path: string): Promise<string> {
+    const headers: Record<string, string> = {};
+    if (this.token) headers['authorization'] = `Bearer ${this.token}`;
+    const url = new URL(path, this.baseUrl);
+    let res: Response;
+    let text: string;
+    try {
+      res = await fetch(url, { headers });
+      text = await res.text();
+    } catch (err) {
+      throw new HubUnreachableError(this.baseUrl, err);
+    }
+    if (!res.ok)
+      throw new HubApiError(res.status, text ? safeJson(text) : undefined, 'GET', path, url.toString());
+    return text;
+  }
+
   /** Like `request`, also returning the HTTP status (the hub says created/replaced with 201/200). */
   async send<T>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
     const headers: Record<string, string> = { accept: 'application/json' };
@@ -206,7 +224,26 @@ export class HubClient {
   }
 
   clusters(): Promise<ClusterView[]> {
-    return this.request('GET', '/api/v1/clusters');
+    return this.everyPage('/api/v1/clusters');
+  }
+
+  /**
+   * Every item of a paged listing, following `nextCursor` a page of 500 at a time. A hub from before
+   * listings were paged answers the whole array to the first request, which is taken as it is.
+   */
+  async everyPage<T>(path: string, query: Record<string, string | undefined> = {}): Promise<T[]> {
+    const items: T[] = [];
+    let cursor: string | undefined;
+    for (;;) {
+      const body = await this.request<T[] | { items: T[]; nextCursor: string | null }>(
+        'GET',
+        `${path}${queryString({ ...query, limit: LISTING_PAGE.max, cursor })}`,
+      );
+      if (Array.isArray(body)) return body;
+      items.push(...body.items);
+      if (!body.nextCursor) return items;
+      cursor = body.nextCursor;
+    }
   }
 
   cluster(name: string): Promise<ClusterView> {
@@ -224,7 +261,7 @@ export class HubClient {
   }
 
   appSets(): Promise<AppSetView[]> {
-    return this.request('GET', '/api/v1/appsets');
+    return this.everyPage('/api/v1/appsets');
   }
 
   appSet(name: string): Promise<AppSetView> {
@@ -250,12 +287,8 @@ export class HubClient {
     return this.request('POST', '/api/v1/appsets', doc);
   }
 
-  async targets(query: { cluster?: string; appSet?: string } = {}): Promise<TargetView[]> {
-    const body = await this.request<TargetView[] | { items: TargetView[] }>(
-      'GET',
-      `/api/v1/targets${queryString(query)}`,
-    );
-    return Array.isArray(body) ? body : body.items;
+  targets(query: { cluster?: string; appSet?: string } = {}): Promise<TargetView[]> {
+    return this.everyPage('/api/v1/targets', query);
   }
 
   /** What a sync would change on the target's cluster, from its agent's latest comparison. */

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Injectable, Optional } from '@nestjs/common';
 import type { ComparisonReport, DriftReport, HealthReport, Report, SyncReport } from '@flotilla/contract';
 import { Database } from '../db/database.js';
+import { replayHorizon } from '../retention/retention-periods.js';
 import { toJson } from '../common/json.js';
 import { AuditLog, type AuditEntry } from '../audit/audit.service.js';
 import { applyDeletionReports } from '../targets/target-deletions.service.js';
@@ -103,17 +104,35 @@ export class ReportIngestService {
     @Optional() private readonly queues?: JobQueues,
   ) {}
 
-  async ingestBatch(clusterId: string, reports: Report[]): Promise<{ accepted: number; duplicates: number }> {
+  async ingestBatch(
+    clusterId: string,
+    reports: Report[],
+  ): Promise<{ accepted: number; duplicates: number; expired?: number }> {
+    // Retention deletes report ids after a while; a report observed before what it deleted could be
+    // a replay whose id is gone, so it is dropped unread rather than risk applying it twice.
+    const watermark = await this.db.prisma.retentionWatermark.findUnique({
+      where: { kind: 'reportIds' },
+      select: { before: true },
+    });
+    const horizon = replayHorizon(watermark?.before ?? null);
+    const expired = new Set(
+      horizon === null ? [] : reports.filter((r) => Date.parse(r.at) < horizon.getTime()),
+    );
     // An id repeated inside the batch counts once, as its first occurrence; the rest are replays.
     const firsts = new Map<string, Report>();
-    for (const r of reports) if (!firsts.has(r.id)) firsts.set(r.id, r);
+    for (const r of reports) if (!expired.has(r) && !firsts.has(r.id)) firsts.set(r.id, r);
     const unique = [...firsts.values()];
     const fresh = unique.length === 0 ? new Set<string>() : await this.enqueue(clusterId, unique);
     for (const r of reports) {
       const accepted = firsts.get(r.id) === r && fresh.has(r.id);
-      this.metrics.reports.inc({ type: r.type, result: accepted ? 'accepted' : 'duplicate' });
+      const result = expired.has(r) ? 'expired' : accepted ? 'accepted' : 'duplicate';
+      this.metrics.reports.inc({ type: r.type, result });
     }
-    return { accepted: fresh.size, duplicates: reports.length - fresh.size };
+    return {
+      accepted: fresh.size,
+      duplicates: reports.length - expired.size - fresh.size,
+      ...(expired.size > 0 && { expired: expired.size }),
+    };
   }
 
   private readonly waiting: Waiting[] = [];
@@ -397,7 +416,7 @@ async function closeOperations(
 
 /**
  * Sync runs with one statement (see storeIds for why raw SQL). Every column `applySync` fills is
- * here; a new SyncRun column written at ingest must be added to both.
+ * here; a new SyncRun column written at ingest must be added to both. Idempotent on the report id.
  */
 async function insertSyncRuns(tx: Tx, rows: Prisma.SyncRunCreateManyInput[]): Promise<void> {
   if (rows.length === 0) return;
@@ -432,7 +451,9 @@ async function insertSyncRuns(tx: Tx, rows: Prisma.SyncRunCreateManyInput[]): Pr
       ${col((r) => r.agentReportId)}::text[]
     ) AS v("id", "targetId", "clusterId", "appSetId", "targetName", "clusterName", "appSetName",
            "revision", "bundleDigest", "trigger", "outcome", "message", "startedAt", "finishedAt",
-           "resources", "dryRun", "agentReportId")`;
+           "resources", "dryRun", "agentReportId")
+    -- A report whose id retention deleted while its run is still kept, sent again, adds no second run.
+    ON CONFLICT ("agentReportId") DO NOTHING`;
 }
 
 /** The oldest waiting batches, up to GROUP_REPORTS reports (always at least one batch). */

@@ -1,5 +1,8 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Res, UseGuards } from '@nestjs/common';
-import { ApiBearerAuth, ApiBody, ApiTags } from '@nestjs/swagger';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Res, UseGuards } from '@nestjs/common';
+import { ApiBearerAuth, ApiBody, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { z } from 'zod';
+import { parseInput } from '../common/hub-error.js';
+import { isPaged, pageQueryFields } from '../common/name-page.js';
 import type { Response } from 'express';
 import { Actor } from '../common/actor.js';
 import { AdminTokenGuard } from '../common/admin-token.guard.js';
@@ -58,9 +61,13 @@ export class AppSetsController {
     return this.appsets.refresh(name, body, actor);
   }
 
+  /** By name; with `limit` or `cursor`, one page `{items, nextCursor}` (see common/name-page.ts). */
   @Get()
-  list() {
-    return this.appsets.list();
+  @ApiQuery({ name: 'limit', required: false })
+  @ApiQuery({ name: 'cursor', required: false })
+  list(@Query() query: unknown) {
+    const q = parseInput(z.object(pageQueryFields), query, 'query');
+    return isPaged(q) ? this.appsets.page(q) : this.appsets.list();
   }
 
   @Get(':name')

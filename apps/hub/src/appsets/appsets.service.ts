@@ -1,3 +1,4 @@
+import { pageArgs, pageOf, type PageQuery } from '../common/name-page.js';
 import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { z } from 'zod';
@@ -119,6 +120,21 @@ export class AppSetsService {
       include: { _count: { select: { targets: true } } },
     });
     return rows.map((r) => this.view(r, r._count.targets));
+  }
+
+  /** One page of appsets by name (see common/name-page.ts). */
+  async page(q: PageQuery) {
+    const { where, take } = pageArgs(q);
+    const page = pageOf(
+      await this.db.prisma.applicationSet.findMany({
+        where,
+        take,
+        orderBy: { name: 'asc' },
+        include: { _count: { select: { targets: true } } },
+      }),
+      q,
+    );
+    return { items: page.rows.map((r) => this.view(r, r._count.targets)), nextCursor: page.nextCursor };
   }
 
   async get(name: string) {

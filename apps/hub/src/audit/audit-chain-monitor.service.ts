@@ -10,6 +10,7 @@ import { HUB_CONFIG, type HubConfig } from '../config/hub-config.js';
 import { Database } from '../db/database.js';
 import { HubMetrics } from '../metrics/hub-metrics.service.js';
 import { ChainVerifier } from './audit-chain.js';
+import { chainStart } from './audit.service.js';
 
 const TICK_MS = 60_000;
 /** Events read per tick at most, so a first pass over millions of rows spreads over many ticks. */
@@ -32,6 +33,7 @@ export class AuditChainMonitor implements OnApplicationBootstrap, OnApplicationS
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<boolean> | undefined;
   private reported = false;
+  private started = false;
   private readonly valid: Gauge;
   private readonly verified: Gauge;
 
@@ -68,10 +70,15 @@ export class AuditChainMonitor implements OnApplicationBootstrap, OnApplicationS
   /** Verifies what was written since the last call (bounded); returns whether the chain holds. */
   async verifyNew(): Promise<boolean> {
     try {
-      if (Date.now() - this.passStartedAt > FULL_PASS_MS && !this.verifier.broken) {
-        this.verifier = new ChainVerifier();
-        this.after = undefined;
+      const fullPass = Date.now() - this.passStartedAt > FULL_PASS_MS && !this.verifier.broken;
+      if (fullPass || !this.started) {
+        // From the archive checkpoint, when events were pruned (and again at each full pass: a
+        // prune moves it).
+        const start = await chainStart(this.db.prisma);
+        this.verifier = new ChainVerifier(start.hash);
+        this.after = start.afterId;
         this.passStartedAt = Date.now();
+        this.started = true;
       }
       for (let read = 0; read < PER_TICK && !this.verifier.broken;) {
         const rows = await this.db.prisma.auditEvent.findMany({

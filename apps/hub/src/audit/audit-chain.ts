@@ -52,6 +52,15 @@ export interface StoredAuditEvent extends AuditContent {
  */
 export class ChainVerifier {
   private previous: string | undefined;
+
+  /**
+   * `checkpoint`: the hash of the last event archived and pruned (AuditCheckpoint), where the chain
+   * now starts; the first event met must link to it, as every later one links to the one before.
+   */
+  constructor(checkpoint?: string) {
+    this.previous = checkpoint;
+  }
+
   checked = 0;
   /** Events without a hash seen (verification stops at the first). */
   unchained = 0;
@@ -82,7 +91,9 @@ export class ChainVerifier {
     } else if (event.prevHash !== this.previous) {
       return fail(
         'broken-link',
-        `event ${event.id} does not link to the event before it: a row was deleted or inserted before it`,
+        this.checked === 1
+          ? `event ${event.id} does not link to the archive checkpoint: a row after the cut was deleted or its prevHash edited`
+          : `event ${event.id} does not link to the event before it: a row was deleted or inserted before it`,
       );
     }
     if (auditHash(event.prevHash, event) !== event.hash) {

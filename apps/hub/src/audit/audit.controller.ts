@@ -1,15 +1,25 @@
-import { Controller, Get, Query, UseGuards } from '@nestjs/common';
-import { ApiBearerAuth, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { Readable } from 'node:stream';
+import { Body, Controller, Get, HttpCode, Post, Query, StreamableFile, UseGuards } from '@nestjs/common';
+import { ApiBearerAuth, ApiBody, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { z } from 'zod';
+import { Roles } from '../auth/roles.decorator.js';
+import { Actor } from '../common/actor.js';
 import { AdminTokenGuard } from '../common/admin-token.guard.js';
 import { parseInput } from '../common/hub-error.js';
 import { exportFile } from '../common/record-export.js';
 import { exportLines } from './audit-export.js';
+import { AuditArchive } from './audit-archive.service.js';
 import { AuditLog } from './audit.service.js';
 
 const rfc3339 = z.iso.datetime({ offset: true }).transform((s) => new Date(s));
 
 const MAX_EVENT_ID = 9_223_372_036_854_775_807n;
+
+/**
+ * Digits within PostgreSQL's bigint. Tested here again: zod runs a refinement even after the regex
+ * before it failed, and BigInt() of anything else throws (a 500 instead of a 400).
+ */
+const isEventId = (c: string) => /^\d+$/.test(c) && BigInt(c) <= MAX_EVENT_ID;
 
 const auditQuery = z.object({
   from: rfc3339.optional(),
@@ -25,8 +35,22 @@ const auditQuery = z.object({
     .string()
     .regex(/^\d+$/, 'a cursor is the nextCursor of a previous page')
     // An event id is a PostgreSQL bigint: a larger number is no cursor the hub gave (and would fail the query).
-    .refine((c) => BigInt(c) <= MAX_EVENT_ID, 'a cursor is the nextCursor of a previous page')
+    .refine(isEventId, 'a cursor is the nextCursor of a previous page')
     .optional(),
+});
+
+const archiveQuery = z.object({ before: rfc3339 });
+
+const hex64 = z
+  .string()
+  .regex(/^[0-9a-f]{64}$/, 'expected 64 lowercase hex digits, as in the checkpoint line');
+const pruneBody = z.object({
+  throughId: z
+    .string()
+    .regex(/^\d+$/, "expected the checkpoint line's throughId (digits)")
+    .refine(isEventId, "expected the checkpoint line's throughId"),
+  hash: hex64,
+  sha256: hex64,
 });
 
 @ApiTags('audit')
@@ -34,7 +58,10 @@ const auditQuery = z.object({
 @UseGuards(AdminTokenGuard)
 @Controller('api/v1/audit')
 export class AuditController {
-  constructor(private readonly audit: AuditLog) {}
+  constructor(
+    private readonly audit: AuditLog,
+    private readonly archive: AuditArchive,
+  ) {}
 
   /**
    * Newest first. `scope` is exact (`appset:web`, `target:web-eu1`), `scopePrefix` and `action` are
@@ -62,7 +89,38 @@ export class AuditController {
     return exportFile(lines, format, 'audit');
   }
 
-  /** Recomputes every hash and link, oldest first; stops at the first break. */
+  /**
+   * The archive of every event written before `before` not archived yet: NDJSON, oldest first, one
+   * event a line (as the ndjson export), then `{"checkpoint": {throughId, hash, events, sha256,
+   * previousHash}}` — or `{"broken": {...}}` when the chain does not verify. Changes nothing: keep
+   * the file, then POST /api/v1/audit/prune with its checkpoint.
+   */
+  @Get('archive')
+  @Roles('admin')
+  @ApiQuery({ name: 'before', required: true, description: 'RFC 3339: archive the events written before' })
+  async exportArchive(@Query() query: unknown) {
+    const { before } = parseInput(archiveQuery, query, 'query');
+    const range = await this.archive.range(before);
+    return new StreamableFile(Readable.from(this.archive.lines(range)), {
+      type: 'application/x-ndjson',
+      disposition: `attachment; filename="audit-archive-through-${range.throughId}.ndjson"`,
+    });
+  }
+
+  /**
+   * Deletes the events of an archive: only if they are exactly what the hub holds (same range from
+   * the chain's start, still verifying, same last hash and sha256). Verification then starts at the
+   * checkpoint. Audited (`audit.pruned`).
+   */
+  @Post('prune')
+  @Roles('admin')
+  @HttpCode(200)
+  @ApiBody({ description: 'The archive\'s checkpoint line: {"throughId", "hash", "sha256"}' })
+  prune(@Body() body: unknown, @Actor() actor: string) {
+    return this.archive.prune(parseInput(pruneBody, body), actor);
+  }
+
+  /** Recomputes every hash and link, oldest first (from the archive checkpoint); stops at the first break. */
   @Get('verify')
   verify() {
     return this.audit.verify();

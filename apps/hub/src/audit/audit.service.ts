@@ -83,7 +83,8 @@ export class AuditLog {
     // PGlite has one connection, so it is serial anyway; the function exists there too.
     await tx.$executeRaw`SELECT pg_advisory_xact_lock(${AUDIT_CHAIN_LOCK}::bigint)`;
     const tail = await tx.auditEvent.findFirst({ orderBy: { id: 'desc' }, select: { hash: true } });
-    let prevHash = tail?.hash ?? GENESIS_HASH;
+    // Every event pruned (archived through the last one): the chain goes on from the checkpoint.
+    let prevHash = tail?.hash ?? (await chainStart(tx)).hash;
     // Stored as read back (JSON round trip) and at millisecond precision, so the hash recomputes.
     const at = new Date();
     const requestOrigin = currentOrigin();
@@ -193,10 +194,14 @@ export class AuditLog {
     return everyItem((cursor, limit) => this.list({ ...q, cursor, limit }), q);
   }
 
-  /** Walks the whole chain oldest first, a page at a time, and stops at the first break. */
+  /**
+   * Walks the whole chain oldest first, a page at a time, and stops at the first break. Once events
+   * were archived and pruned, the chain starts at the latest checkpoint (the last pruned event's hash).
+   */
   async verify(): Promise<VerifyResult> {
-    const verifier = new ChainVerifier();
-    let after: bigint | undefined;
+    const start = await chainStart(this.db.prisma);
+    const verifier = new ChainVerifier(start.hash);
+    let after: bigint | undefined = start.afterId;
     for (;;) {
       const rows = await this.db.prisma.auditEvent.findMany({
         ...(after !== undefined && { where: { id: { gt: after } } }),
@@ -246,4 +251,18 @@ function view(r: {
     prevHash: r.prevHash,
     hash: r.hash,
   };
+}
+
+/**
+ * Where the chain starts: after the latest archive checkpoint (events up to `afterId` were pruned,
+ * `hash` is the last one's), or at genesis.
+ */
+export async function chainStart(
+  client: Pick<Tx, 'auditCheckpoint'>,
+): Promise<{ hash: string; afterId: bigint | undefined }> {
+  const cp = await client.auditCheckpoint.findFirst({
+    orderBy: { throughId: 'desc' },
+    select: { throughId: true, hash: true },
+  });
+  return cp ? { hash: cp.hash, afterId: cp.throughId } : { hash: GENESIS_HASH, afterId: undefined };
 }

@@ -1,8 +1,10 @@
-import { Body, Controller, Delete, Get, Param, Post } from '@nestjs/common';
-import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
+import { Body, Controller, Delete, Get, Param, Post, Query } from '@nestjs/common';
+import { ApiBearerAuth, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { z } from 'zod';
 import { createApiTokenSchema } from '@flotilla/contract';
 import { Actor } from '../common/actor.js';
 import { parseInput } from '../common/hub-error.js';
+import { isPaged, pageQueryFields } from '../common/name-page.js';
 import { ApiTokensService } from './api-tokens.service.js';
 import { Roles } from './roles.decorator.js';
 
@@ -20,9 +22,13 @@ export class ApiTokensController {
     return this.tokens.create(parseInput(createApiTokenSchema, body), actor);
   }
 
+  /** By name; with `limit` or `cursor`, one page `{items, nextCursor}` (see common/name-page.ts). */
   @Get()
-  list() {
-    return this.tokens.list();
+  @ApiQuery({ name: 'limit', required: false })
+  @ApiQuery({ name: 'cursor', required: false })
+  list(@Query() query: unknown) {
+    const q = parseInput(z.object(pageQueryFields), query, 'query');
+    return isPaged(q) ? this.tokens.page(q) : this.tokens.list();
   }
 
   @Delete(':name')

@@ -1,3 +1,5 @@
+import type { Page } from '@flotilla/contract';
+import { pageArgs, pageOf, type PageQuery } from '../common/name-page.js';
 import { Injectable } from '@nestjs/common';
 import type { ApiTokenView, CreateApiToken, CreatedApiToken } from '@flotilla/contract';
 import { Database } from '../db/database.js';
@@ -58,6 +60,13 @@ export class ApiTokensService {
   async list(): Promise<ApiTokenView[]> {
     const tokens = await this.db.prisma.apiToken.findMany({ orderBy: { name: 'asc' } });
     return tokens.map(view);
+  }
+
+  /** One page of tokens by name (see common/name-page.ts). */
+  async page(q: PageQuery): Promise<Page<ApiTokenView>> {
+    const { where, take } = pageArgs(q);
+    const page = pageOf(await this.db.prisma.apiToken.findMany({ where, take, orderBy: { name: 'asc' } }), q);
+    return { items: page.rows.map(view), nextCursor: page.nextCursor };
   }
 
   /** Revoked at once: the next request with it is refused. Revoking twice changes nothing. */

@@ -1,8 +1,10 @@
-import { Body, Controller, Get, Param, Post, UseGuards } from '@nestjs/common';
-import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
+import { Body, Controller, Get, Param, Post, Query, UseGuards } from '@nestjs/common';
+import { ApiBearerAuth, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { z } from 'zod';
 import { Actor } from '../common/actor.js';
 import { AdminTokenGuard } from '../common/admin-token.guard.js';
 import { parseInput } from '../common/hub-error.js';
+import { isPaged, pageQueryFields } from '../common/name-page.js';
 import { AppSetsService } from '../appsets/appsets.service.js';
 import { ClustersService, createClusterSchema } from './clusters.service.js';
 
@@ -25,9 +27,13 @@ export class ClustersController {
     return created;
   }
 
+  /** By name; with `limit` or `cursor`, one page `{items, nextCursor}` (see common/name-page.ts). */
   @Get()
-  list() {
-    return this.clusters.list();
+  @ApiQuery({ name: 'limit', required: false })
+  @ApiQuery({ name: 'cursor', required: false })
+  list(@Query() query: unknown) {
+    const q = parseInput(z.object(pageQueryFields), query, 'query');
+    return isPaged(q) ? this.clusters.page(q) : this.clusters.list();
   }
 
   @Get(':name')

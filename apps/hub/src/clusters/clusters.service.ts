@@ -1,3 +1,5 @@
+import type { Page } from '@flotilla/contract';
+import { pageArgs, pageOf, type PageQuery } from '../common/name-page.js';
 import { Inject, Injectable } from '@nestjs/common';
 import { z } from 'zod';
 import { HUB_CONFIG, type HubConfig } from '../config/hub-config.js';
@@ -128,6 +130,13 @@ export class ClustersService {
   async list(): Promise<ClusterView[]> {
     const clusters = await this.db.prisma.cluster.findMany({ orderBy: { name: 'asc' } });
     return Promise.all(clusters.map((c) => this.view(c)));
+  }
+
+  /** One page of clusters by name (see common/name-page.ts). */
+  async page(q: PageQuery): Promise<Page<ClusterView>> {
+    const { where, take } = pageArgs(q);
+    const page = pageOf(await this.db.prisma.cluster.findMany({ where, take, orderBy: { name: 'asc' } }), q);
+    return { items: await Promise.all(page.rows.map((c) => this.view(c))), nextCursor: page.nextCursor };
   }
 
   async get(name: string): Promise<ClusterView> {

@@ -51,7 +51,56 @@ describe('loadHubConfig', () => {
       },
       notifications: { timeoutSeconds: 10 },
       metrics: { reasonsMaxAgeSeconds: 30 },
+      retention: {
+        reportPayloadDays: 7,
+        reportIdDays: 90,
+        syncRunDays: 365,
+        bundleDays: 30,
+        intervalMinutes: 60,
+        batchSize: 1000,
+      },
     });
+  });
+
+  it('reads retention periods, and refuses a report payload kept longer than its id', () => {
+    const c = loadHubConfig({
+      ...DEV,
+      RETENTION_REPORT_PAYLOAD_DAYS: '2',
+      RETENTION_REPORT_ID_DAYS: '30',
+      RETENTION_SYNC_RUN_DAYS: '0',
+      RETENTION_BUNDLE_DAYS: '14',
+      RETENTION_INTERVAL_MINUTES: '15',
+      RETENTION_BATCH_SIZE: '500',
+    });
+    expect(c.retention).toEqual({
+      reportPayloadDays: 2,
+      reportIdDays: 30,
+      syncRunDays: 0,
+      bundleDays: 14,
+      intervalMinutes: 15,
+      batchSize: 500,
+    });
+    for (const payloadDays of ['31', '0']) {
+      let error: unknown;
+      try {
+        loadHubConfig({ ...DEV, RETENTION_REPORT_PAYLOAD_DAYS: payloadDays, RETENTION_REPORT_ID_DAYS: '30' });
+      } catch (e) {
+        error = e;
+      }
+      expect(error).toBeInstanceOf(ConfigError);
+      expect((error as ConfigError).issues).toEqual([
+        {
+          variable: 'RETENTION_REPORT_PAYLOAD_DAYS',
+          message: expect.stringContaining('between 1 and') as string,
+        },
+      ]);
+    }
+    // Ids kept forever: payloads may be too.
+    expect(
+      loadHubConfig({ ...DEV, RETENTION_REPORT_PAYLOAD_DAYS: '0', RETENTION_REPORT_ID_DAYS: '0' }).retention
+        .reportPayloadDays,
+    ).toBe(0);
+    expect(() => loadHubConfig({ ...DEV, RETENTION_BATCH_SIZE: '0' })).toThrow(/RETENTION_BATCH_SIZE/);
   });
 
   it('reads PostgreSQL, roles and numbers from the environment; an empty variable counts as unset', () => {

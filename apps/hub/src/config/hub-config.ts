@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
+import { DEFAULT_DELETION_GUARD_PERCENT } from '@flotilla/plan';
 import { z } from 'zod';
 import { DEFAULT_KUBE_VERSION } from '@flotilla/manifests';
 
@@ -167,7 +168,7 @@ export const hubEnvSchema = z.object({
     .number()
     .min(0)
     .max(100)
-    .default(50)
+    .default(DEFAULT_DELETION_GUARD_PERCENT)
     .describe(
       'An appset expansion that would delete more than this share of its targets (or all of them) waits for confirmation.',
     ),
@@ -319,6 +320,49 @@ export const hubEnvSchema = z.object({
     .describe(
       'The built web console (index.html and assets/) the hub serves at /; off = no console. Unset: apps/console/dist beside the hub.',
     ),
+  RETENTION_REPORT_PAYLOAD_DAYS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(7)
+    .describe(
+      "Days an agent report's payload is kept after it arrived; then only its id stays (for replays). 0 = keep payloads forever.",
+    ),
+  RETENTION_REPORT_ID_DAYS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(90)
+    .describe(
+      'Days an agent report id is kept to recognise replays. Once ids were deleted, a report observed before them is too old to tell from a replay and is dropped at ingest. 0 = keep ids forever.',
+    ),
+  RETENTION_SYNC_RUN_DAYS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(365)
+    .describe('Days sync history is kept (by when the run started). 0 = keep it forever.'),
+  RETENTION_BUNDLE_DAYS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(30)
+    .describe(
+      'Days a rendered bundle no target needs is kept (desired, released, last synced, pinned and the last good one for rollback are always kept). 0 = keep every bundle.',
+    ),
+  RETENTION_INTERVAL_MINUTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(60)
+    .describe('How often the retention job runs (once per interval across all hub replicas).'),
+  RETENTION_BATCH_SIZE: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(100_000)
+    .default(1000)
+    .describe('Rows one retention statement deletes or trims at most, so no statement holds locks for long.'),
   LOG_LEVEL: z
     .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
     .default('info')
@@ -384,6 +428,17 @@ export interface HubConfig {
   };
   notifications: { timeoutSeconds: number };
   metrics: { reasonsMaxAgeSeconds: number };
+  retention: RetentionConfig;
+}
+
+/** How long each kind of record is kept (days; 0 = forever) and how the retention job runs. */
+export interface RetentionConfig {
+  reportPayloadDays: number;
+  reportIdDays: number;
+  syncRunDays: number;
+  bundleDays: number;
+  intervalMinutes: number;
+  batchSize: number;
 }
 
 export interface OidcConfig {
@@ -441,6 +496,18 @@ export function loadHubConfig(env: Record<string, string | undefined>): HubConfi
       missing.map((r) => ({ variable: r.variable, message: `set ${r.set} (without it ${r.risk})` })),
       `refusing to start: set ${missing.map((r) => `${r.set} (without it ${r.risk})`).join(' and ')}, or FLOTILLA_DEV_MODE=1 for a development hub`,
     );
+  }
+  // A payload outliving its id would be a report the hub keeps but could no longer recognise.
+  if (
+    e.RETENTION_REPORT_ID_DAYS > 0 &&
+    (e.RETENTION_REPORT_PAYLOAD_DAYS === 0 || e.RETENTION_REPORT_PAYLOAD_DAYS > e.RETENTION_REPORT_ID_DAYS)
+  ) {
+    throw new ConfigError([
+      {
+        variable: 'RETENTION_REPORT_PAYLOAD_DAYS',
+        message: `must be between 1 and RETENTION_REPORT_ID_DAYS (${e.RETENTION_REPORT_ID_DAYS}): a payload is kept no longer than its id; got ${e.RETENTION_REPORT_PAYLOAD_DAYS}`,
+      },
+    ]);
   }
   if (e.FLOTILLA_OIDC_ISSUER && !e.FLOTILLA_OIDC_AUDIENCE) {
     throw new ConfigError([
@@ -519,6 +586,14 @@ export function loadHubConfig(env: Record<string, string | undefined>): HubConfi
     },
     notifications: { timeoutSeconds: e.NOTIFY_TIMEOUT_SECONDS },
     metrics: { reasonsMaxAgeSeconds: e.METRICS_REASONS_MAX_AGE_SECONDS },
+    retention: {
+      reportPayloadDays: e.RETENTION_REPORT_PAYLOAD_DAYS,
+      reportIdDays: e.RETENTION_REPORT_ID_DAYS,
+      syncRunDays: e.RETENTION_SYNC_RUN_DAYS,
+      bundleDays: e.RETENTION_BUNDLE_DAYS,
+      intervalMinutes: e.RETENTION_INTERVAL_MINUTES,
+      batchSize: e.RETENTION_BATCH_SIZE,
+    },
   };
 }
 

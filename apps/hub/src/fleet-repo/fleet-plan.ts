@@ -71,4 +71,5 @@ export const APPLY_ORDER: readonly (FleetKind | 'HealthRule')[] = [
   'SyncWindow',
   'RolloutStrategy',
   'ApplicationSet',
+  'NotificationPolicy',
 ];

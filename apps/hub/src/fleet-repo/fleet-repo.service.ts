@@ -13,11 +13,11 @@ import {
   type FleetFile,
   type FleetObject,
 } from '@flotilla/fleet-config';
-import { globMatch } from '@flotilla/windows';
-import { parseAllDocuments } from 'yaml';
+import { relabelCluster, withRawAppSets } from '@flotilla/plan';
 import { z } from 'zod';
 import { Database } from '../db/database.js';
 import { HubError, parseInput } from '../common/hub-error.js';
+import { checkPolicyDestinations } from '../notifications/notifications.service.js';
 import { asRecord, toJson } from '../common/json.js';
 import { HUB_CONFIG, type HubConfig } from '../config/hub-config.js';
 import { AuditLog, type AuditEntry } from '../audit/audit.service.js';
@@ -509,6 +509,23 @@ export class FleetRepoService implements OnApplicationBootstrap {
             case 'ClusterGroup':
               event(`cluster-group.${verb}`, `cluster-group:${o.name}`, o, { spec: o.object.spec });
               break;
+            case 'NotificationPolicy': {
+              const spec = o.object.spec;
+              await checkPolicyDestinations(tx, spec);
+              const data = {
+                spec: toJson(spec),
+                managedBy: 'git',
+                fleetSourceId: source.id,
+                sourceCommit: commit,
+              };
+              await tx.notificationPolicy.upsert({
+                where: { name: o.name },
+                create: { name: o.name, ...data },
+                update: data,
+              });
+              event(`notification-policy.${verb}`, `notification-policy:${o.name}`, o, { spec });
+              break;
+            }
             case 'SyncWindow':
               break; // through the windows service, after this transaction
             case 'RolloutStrategy':
@@ -552,6 +569,9 @@ export class FleetRepoService implements OnApplicationBootstrap {
             event('project.deleted', `project:${m.name}`, m);
           } else if (m.kind === 'ClusterGroup') {
             event('cluster-group.deleted', `cluster-group:${m.name}`, m);
+          } else if (m.kind === 'NotificationPolicy') {
+            await tx.notificationPolicy.deleteMany({ where: { name: m.name, managedBy: 'git' } });
+            event('notification-policy.deleted', `notification-policy:${m.name}`, m);
           } else if (m.kind === 'RolloutStrategy') {
             event('rollout-strategy.deleted', `rollout-strategy:${m.name}`, m);
           } else if (m.kind === HEALTH_RULE_KIND) {
@@ -608,12 +628,8 @@ export class FleetRepoService implements OnApplicationBootstrap {
     const clusters = await tx.cluster.findMany({ select: { id: true, name: true, labels: true } });
     let changed = false;
     for (const c of clusters) {
-      const picks = (g: GroupSpec) =>
-        g.clusters.includes(c.name) || g.clusterPatterns.some((p) => globMatch(p, c.name));
       const labels = asRecord(c.labels);
-      const next = { ...labels };
-      for (const g of change.before.filter(picks)) for (const k of Object.keys(g.labels)) delete next[k];
-      for (const g of change.after.filter(picks)) Object.assign(next, g.labels);
+      const next = relabelCluster(c.name, labels, change.before, change.after);
       if (JSON.stringify(sortKeys(next)) === JSON.stringify(sortKeys(labels))) continue;
       await tx.cluster.update({ where: { id: c.id }, data: { labels: toJson(next) } });
       changed = true;
@@ -775,38 +791,6 @@ function hubChecks(objects: readonly FleetObject[]): FleetError[] {
     }
   }
   return errors;
-}
-
-/**
- * ApplicationSets are stored as written (the hub's generators read Argo CD's form), not in the
- * normalised form the validation parsed them into.
- */
-function withRawAppSets(objects: readonly FleetObject[], files: readonly FleetFile[]): FleetObject[] {
-  const contents = new Map(files.map((f) => [f.path, f.content]));
-  const strategies = new Map(
-    objects.flatMap((o) => (o.kind === 'RolloutStrategy' ? [[o.name, o.object.spec] as const] : [])),
-  );
-  return objects.map((o) => {
-    if (o.kind !== 'ApplicationSet') return o;
-    const docs = parseAllDocuments(contents.get(o.file) ?? '');
-    const raw = docs[o.document]?.toJS() as FleetObject['object'] | undefined;
-    return raw === undefined ? o : ({ ...o, object: withRolloutStrategy(raw, strategies) } as FleetObject);
-  });
-}
-
-/**
- * An appset that names a RolloutStrategy (`spec.rolloutStrategy`) is stored with that strategy's
- * steps as its `spec.rollout`, which is what the hub's rollouts read. The strategy is part of the
- * stored object, so a commit that changes the strategy updates every appset naming it (and is
- * recorded on each), and the validator has already checked that the name exists in the directory.
- */
-function withRolloutStrategy(raw: unknown, strategies: ReadonlyMap<string, unknown>): unknown {
-  const spec = (raw as { spec?: Record<string, unknown> }).spec;
-  const name = spec?.['rolloutStrategy'];
-  if (typeof name !== 'string') return raw;
-  const strategy = strategies.get(name);
-  if (strategy === undefined) return raw;
-  return { ...(raw as Record<string, unknown>), spec: { ...spec, rollout: strategy } };
 }
 
 function groupSpec(object: unknown): GroupSpec {

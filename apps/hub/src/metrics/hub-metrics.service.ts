@@ -16,6 +16,8 @@ export class HubMetrics {
   readonly reports: Counter<'type' | 'result'>;
   readonly renders: Counter;
   readonly notifications: Counter<'type' | 'outcome'>;
+  readonly retentionPruned: Counter<'kind'>;
+  readonly retentionLastRun: Gauge;
 
   constructor(db: Database, wakeups?: ClusterWakeups) {
     collectDefaultMetrics({ register: this.registry });
@@ -40,7 +42,7 @@ export class HubMetrics {
     });
     this.reports = new Counter({
       name: 'flotilla_agent_reports_total',
-      help: 'Agent reports received, by type and result (accepted or duplicate)',
+      help: 'Agent reports received, by type and result (accepted, duplicate, or expired: older than the replay horizon)',
       labelNames: ['type', 'result'],
       registers: [this.registry],
     });
@@ -53,6 +55,17 @@ export class HubMetrics {
       name: 'flotilla_notification_deliveries_total',
       help: 'Notification sends by destination type and outcome (sent, retried: an attempt failed, failed: gave up)',
       labelNames: ['type', 'outcome'],
+      registers: [this.registry],
+    });
+    this.retentionPruned = new Counter({
+      name: 'flotilla_retention_pruned_total',
+      help: 'Rows retention removed, by kind (reportPayloadsTrimmed, reportIdsDeleted, syncRunsDeleted, bundlesDeleted)',
+      labelNames: ['kind'],
+      registers: [this.registry],
+    });
+    this.retentionLastRun = new Gauge({
+      name: 'flotilla_retention_last_run_timestamp_seconds',
+      help: 'When this process last finished a retention run (Unix time); 0 = not yet',
       registers: [this.registry],
     });
     new Gauge({

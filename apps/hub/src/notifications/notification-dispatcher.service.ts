@@ -31,8 +31,8 @@ const DISPATCH_LOCK = 0x6e746679;
 /** A queued delivery not sent this long after it was due is queued again (a crash lost its job). */
 const REQUEUE_AFTER_MS = 30_000;
 /**
- * Per-target success while the appset's rollout moves: the rollout's step messages tell it, one per
- * step and a summary, instead of one per cluster.
+ * Per-target success at a revision the appset rolls out: the rollout's step messages tell it, one
+ * per step and a summary, instead of one per cluster.
  */
 const FOLDED_INTO_ROLLOUT = new Set(['sync-succeeded', 'deployed']);
 
@@ -162,9 +162,14 @@ export class NotificationDispatcher implements OnApplicationBootstrap, OnApplica
             // Deleting a destination in use is refused; one gone anyway is skipped, not fatal.
             if (!destinationId) continue;
             const windowMs = parseGoDuration(policy.spec.digestWindow);
-            const d = hit.perTarget
+            const digestKey = hit.perTarget
+              ? `${policy.name}/${hit.trigger}/${ctx.context.appSet ?? event.scope}`
+              : hit.rolloutProgress
+                ? `${policy.name}/rollout/${event.scope}/${notified.revision ?? ''}`
+                : null;
+            const d = digestKey
               ? await appendOrOpenDigest(tx, {
-                  groupKey: `${policy.name}/${hit.trigger}/${ctx.context.appSet ?? event.scope}`,
+                  groupKey: digestKey,
                   destinationId,
                   policyName: policy.name,
                   trigger: hit.trigger,
@@ -234,21 +239,33 @@ export class NotificationDispatcher implements OnApplicationBootstrap, OnApplica
         })
       ).map((c) => [c.name, c]),
     );
-    // Whether the appset's rollout was moving when the event was recorded (not when it is dispatched:
-    // a dispatcher that lags must fold the same events).
-    const first = events[0]!.at;
-    const last = events[events.length - 1]!.at;
-    const rollouts = await tx.rollout.findMany({
-      where: {
-        appSetId: { in: [...appSets.values()].map((a) => a.id) },
-        createdAt: { lte: last },
-        OR: [{ finishedAt: null }, { finishedAt: { gte: first } }],
-      },
-      select: { appSetId: true, createdAt: true, finishedAt: true },
-    });
-    const rolling = (appSetId: string, at: Date) =>
-      rollouts.some(
-        (r) => r.appSetId === appSetId && r.createdAt <= at && (r.finishedAt === null || r.finishedAt >= at),
+    // Whether a rollout released the event's target at the event's revision: that target's syncs of
+    // it are told by the rollout's messages. Judged by what the rollout released, not by time: a
+    // report's audit event may be written after the rollout it completed, and a lagging dispatcher
+    // must fold alike; a cluster added after the rollout completed is released without it, and told.
+    const revisionOf = (e: AuditRecord) =>
+      typeof e.details['revision'] === 'string' ? e.details['revision'] : null;
+    const revisions = [...new Set(events.map(revisionOf).filter((r): r is string => r !== null))];
+    const rollouts =
+      revisions.length === 0 || targets.size === 0
+        ? []
+        : await tx.rollout.findMany({
+            where: {
+              appSetId: { in: [...new Set([...targets.values()].map((t) => t.appSetId))] },
+              revision: { in: revisions },
+            },
+            select: { appSetId: true, revision: true, progress: true },
+          });
+    const released = rollouts.map((r) => ({
+      appSetId: r.appSetId,
+      revision: r.revision,
+      // progress.released: target name → when the rollout released it (rollout-plan.ts).
+      targets: asRecord((r.progress as { released?: unknown } | null)?.released),
+    }));
+    const rolling = (appSetId: string, e: AuditRecord, target: string | null) =>
+      target !== null &&
+      released.some(
+        (r) => r.appSetId === appSetId && r.revision === revisionOf(e) && r.targets[target] !== undefined,
       );
     const out = new Map<bigint, { context: EventContext; rolloutActive: boolean }>();
     for (const e of events) {
@@ -283,7 +300,7 @@ export class NotificationDispatcher implements OnApplicationBootstrap, OnApplica
         context.cluster = name;
         context.clusterLabels = c ? asRecord(c.labels) : {};
       }
-      out.set(e.id, { context, rolloutActive: appSetId !== null && rolling(appSetId, e.at) });
+      out.set(e.id, { context, rolloutActive: appSetId !== null && rolling(appSetId, e, context.target) });
     }
     return out;
   }
@@ -371,6 +388,9 @@ async function appendOrOpenDigest(
         "events" = CASE WHEN "eventCount" < ${MAX_EVENTS_PER_DELIVERY}
                         THEN "events" || ${JSON.stringify([d.event])}::jsonb ELSE "events" END,
         "eventCount" = "eventCount" + 1,
+        -- A rollout's digest is about its latest event (a commit status reads success from the
+        -- rollout completing, not pending from the step before it).
+        "trigger" = ${d.trigger},
         "updatedAt" = CURRENT_TIMESTAMP
       WHERE "id" = ${open.id} AND "status" = 'Collecting'`;
     if (appended > 0) return null;

@@ -17,6 +17,12 @@ const CASES: [AuditRecord, string[]][] = [
   [event('sync.succeeded', 'target:web-eu-1', { revision: rev }), ['sync-succeeded', 'deployed']],
   [event('sync.failed', 'target:web-eu-1', { revision: rev, message: 'boom' }), ['sync-failed']],
   [event('sync.partial', 'target:web-eu-1', { revision: rev }), ['sync-failed']],
+  [
+    event('sync.blocked', 'target:web-eu-1', { revision: rev, message: 'blocked by window freeze' }),
+    ['window-held'],
+  ],
+  [event('target.sync-requested', 'target:web-eu-1', { reason: 'hotfix', dryRun: false }), ['sync-running']],
+  [event('target.sync-requested', 'target:web-eu-1', { reason: 'look', dryRun: true }), []],
   [event('health.changed', 'target:web-eu-1', { from: 'Healthy', to: 'Degraded' }), ['health-degraded']],
   [event('health.changed', 'target:web-eu-1', { from: 'Degraded', to: 'Healthy' }), []],
   [
@@ -44,8 +50,8 @@ const CASES: [AuditRecord, string[]][] = [
   [event('fleet.deletion-held', 'fleet-source:f1'), ['deletion-guard-held']],
   [event('appset.expansion-held', 'appset:web'), ['deletion-guard-held']],
   [event('break-glass.opened', 'cluster:eu-1', { reason: 'incident' }), ['break-glass-opened']],
-  [event('break-glass.closed', 'cluster:eu-1', { manualChanges: [{}, {}] }), ['break-glass-closed']],
-  [event('break-glass.expired', 'cluster:eu-1', { manualChanges: [] }), ['break-glass-expired']],
+  [event('break-glass.closed', 'cluster:eu-1', { manualChanges: 2 }), ['break-glass-closed']],
+  [event('break-glass.expired', 'cluster:eu-1', { manualChanges: 0 }), ['break-glass-expired']],
   [event('cluster.offline', 'cluster:eu-1', { lastSeenAt: '2026-01-01T00:00:00Z' }), ['agent-offline']],
   [
     event('fleet.rejected', 'fleet-source:f1', { commit: rev, code: 'invalid', message: 'bad' }),
@@ -62,6 +68,11 @@ describe('the trigger catalogue', () => {
   it('covers every trigger a policy may name', () => {
     const fired = new Set(CASES.flatMap(([e]) => triggersOf(e).map((h) => h.trigger)));
     expect([...NOTIFICATION_TRIGGERS].filter((t) => !fired.has(t))).toEqual([]);
+  });
+
+  it('counts the manual changes made under a break-glass, as the hub records them', () => {
+    const closed = triggersOf(event('break-glass.closed', 'cluster:eu-1', { manualChanges: 2 }));
+    expect(closed[0]?.message).toBe('break-glass on cluster eu-1 closed; 2 manual change(s) recorded');
   });
 
   it('deploys once per target and revision; a step starts once however many batches release it', () => {

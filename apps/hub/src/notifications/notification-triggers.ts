@@ -19,10 +19,16 @@ export interface TriggerHit {
    */
   oncePer?: string;
   /**
-   * Hits of one trigger about one target are digested per appset; the others (rollout steps,
-   * break-glass, a refusal) are one message each.
+   * Hits of one trigger about one target are digested per appset; the others (a halt, a rollback,
+   * break-glass, a refusal) are one message each, save a rollout's progress (below).
    */
   perTarget: boolean;
+  /**
+   * A rollout's own progress (started, a step started or completed, completed): the hits of one
+   * rollout recorded within a policy's digest window are one message, so a rollout in N steps tells
+   * at most N + 1 times (a step completing and the next starting happen in the same tick).
+   */
+  rolloutProgress?: true;
   message: string;
 }
 
@@ -54,9 +60,30 @@ export function triggersOf(e: AuditRecord): TriggerHit[] {
           message: `deployed ${short(revision)}`,
         },
       ];
+    case 'target.sync-requested':
+      // Agents report a sync when it is done; what runs before that is an operation someone asked
+      // for (a manual or batch sync), handed to the agent in its assignments.
+      return d['dryRun'] === true
+        ? []
+        : [
+            {
+              trigger: 'sync-running',
+              perTarget: true,
+              message: `sync requested by ${e.actor}: ${str(d['reason']) ?? ''}`.trim(),
+            },
+          ];
+    case 'sync.blocked':
+      // The agent reports a held sync once per bundle: a window (or break-glass) holds the revision.
+      return [
+        {
+          trigger: 'window-held',
+          perTarget: true,
+          oncePer: `window-held/${name}/${revision ?? ''}`,
+          message: `${short(revision)} held: ${str(d['message']) ?? ''}`.trim(),
+        },
+      ];
     case 'sync.failed':
     case 'sync.partial':
-    case 'sync.blocked':
       return [
         {
           trigger: 'sync-failed',
@@ -82,7 +109,12 @@ export function triggersOf(e: AuditRecord): TriggerHit[] {
       return [{ trigger: 'contested', perTarget: true, message: driftMessage('contested', d) }];
     case 'rollout.started':
       return [
-        { trigger: 'rollout-started', perTarget: false, message: `rollout of ${short(revision)} started` },
+        {
+          trigger: 'rollout-started',
+          perTarget: false,
+          rolloutProgress: true,
+          message: `rollout of ${short(revision)} started`,
+        },
       ];
     case 'rollout.released': {
       // A step may release its clusters in several batches (maxUnavailable): the first one starts it.
@@ -92,6 +124,7 @@ export function triggersOf(e: AuditRecord): TriggerHit[] {
         {
           trigger: 'rollout-step-started',
           perTarget: false,
+          rolloutProgress: true,
           oncePer: `rollout-step/${name}/${revision ?? ''}/${step}`,
           message: `step ${step + 1} of the rollout of ${short(revision)} started (${targets} target(s) released)`,
         },
@@ -104,6 +137,7 @@ export function triggersOf(e: AuditRecord): TriggerHit[] {
         {
           trigger: 'rollout-step-completed',
           perTarget: false,
+          rolloutProgress: true,
           message: `step ${step} of the rollout of ${short(revision)} completed: ${healthy} cluster(s) healthy`,
         },
       ];
@@ -121,6 +155,7 @@ export function triggersOf(e: AuditRecord): TriggerHit[] {
         {
           trigger: 'rollout-completed',
           perTarget: false,
+          rolloutProgress: true,
           message: `rollout of ${short(revision)} completed`,
         },
       ];
@@ -146,7 +181,9 @@ export function triggersOf(e: AuditRecord): TriggerHit[] {
     case 'break-glass.closed':
     case 'break-glass.expired': {
       const what = e.action.slice('break-glass.'.length) as 'opened' | 'closed' | 'expired';
-      const changes = Array.isArray(d['manualChanges']) ? d['manualChanges'].length : 0;
+      // The hub records the count (break-glass.service); an array is counted too.
+      const recorded = d['manualChanges'];
+      const changes = typeof recorded === 'number' ? recorded : Array.isArray(recorded) ? recorded.length : 0;
       return [
         {
           trigger: `break-glass-${what}`,

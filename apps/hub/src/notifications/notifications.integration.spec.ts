@@ -277,6 +277,55 @@ describe('notifications (PostgreSQL, Redis, HTTP receivers)', () => {
     expect(String(open?.body['text'])).toContain('incident 7');
   }, 60_000);
 
+  it('tells of a break-glass that expired, with the count of manual changes made under it', async () => {
+    // The incidents policy (above) hears break-glass-expired too.
+    const opened = await fleet.call<{ id: number }>('POST', '/api/v1/break-glass', {
+      scope: 'cluster',
+      name: 'us-1',
+      reason: 'incident 8',
+      expiresAt: new Date(Date.now() + 3_000).toISOString(),
+      pauseSelfHeal: true,
+    });
+    expect(opened.status).toBe(201);
+    const expired = () => good.messages().filter((m) => m.event === 'break-glass-expired');
+    await expect.poll(() => expired().length, { timeout: 30_000 }).toBe(1);
+    expect(String(expired()[0]?.body['text'])).toContain(
+      'break-glass on cluster us-1 expired; 0 manual change(s) recorded',
+    );
+  }, 60_000);
+
+  it('tells of a sync asked (running), a held revision once per target and revision, and a success', async () => {
+    expect(
+      (
+        await policy('held-and-running', {
+          triggers: ['window-held', 'sync-running', 'sync-succeeded'],
+          appSets: ['web'],
+          destinations: ['team'],
+          digestWindow: '0s',
+        })
+      ).status,
+    ).toBe(201);
+    // The agent reports a held sync once per bundle; a second one (an agent restarted) is not told.
+    await report('us-1', { outcome: 'Blocked', message: 'blocked by window freeze' });
+    await report('us-1', { outcome: 'Blocked', message: 'blocked by window freeze' });
+    const asked = await fleet.call('POST', '/api/v1/targets/web-us-1/sync', { reason: 'hotfix 12' }, 'ann');
+    expect(asked.status).toBe(202);
+    await report('us-1', { trigger: 'manual' });
+    await expect
+      .poll(
+        async () => (await deliveries('?policy=held-and-running&status=Sent')).map((d) => d.trigger).sort(),
+        { timeout: 30_000 },
+      )
+      .toEqual(['sync-running', 'sync-succeeded', 'window-held']);
+    const told = good.messages().filter((m) => m.body['policy'] === 'held-and-running');
+    expect(told.map((m) => m.event).sort()).toEqual(['sync-running', 'sync-succeeded', 'window-held']);
+    expect(String(told.find((m) => m.event === 'window-held')?.body['text'])).toContain(
+      'held: blocked by window freeze',
+    );
+    expect(String(told.find((m) => m.event === 'sync-running')?.body['text'])).toContain('hotfix 12');
+    await fleet.call('DELETE', '/api/v1/notifications/policies/held-and-running');
+  }, 60_000);
+
   it('tells once that an agent went quiet', async () => {
     expect(
       (await policy('offline', { triggers: ['agent-offline'], destinations: ['team'], clusterSelector: {} }))

@@ -13,7 +13,7 @@ import { HubError } from '../common/hub-error.js';
 import { toJson } from '../common/json.js';
 import { AuditLog } from '../audit/audit.service.js';
 import { CredentialCipher } from '../git/credential-cipher.js';
-import type { NotificationDelivery, NotificationDestination } from '../generated/prisma/client.js';
+import type { NotificationDelivery, NotificationDestination, Prisma } from '../generated/prisma/client.js';
 import {
   splitSecret,
   type DestinationInput,
@@ -140,31 +140,7 @@ export class NotificationsService {
     }
     const { metadata, spec } = parsed.data;
     return this.db.prisma.$transaction(async (tx) => {
-      const found = await tx.notificationDestination.findMany({
-        where: { name: { in: spec.destinations } },
-        select: { name: true, type: true },
-      });
-      const known = new Set(found.map((d) => d.name));
-      const missing = spec.destinations.findIndex((d) => !known.has(d));
-      if (missing >= 0) {
-        throw new HubError(
-          422,
-          'unknown-destination',
-          `notification destination "${spec.destinations[missing]}" does not exist (create it with POST /api/v1/notifications/destinations)`,
-          `spec.destinations[${missing}]`,
-        );
-      }
-      if (found.some((d) => d.type === 'commit-status')) {
-        const i = spec.triggers.findIndex((t) => COMMIT_STATE_OF[t] === undefined);
-        if (i >= 0) {
-          throw new HubError(
-            422,
-            'trigger-without-commit-status',
-            `trigger ${spec.triggers[i]} sets no commit status; a policy with a commit-status destination may name ${Object.keys(COMMIT_STATE_OF).join(', ')}`,
-            `spec.triggers[${i}]`,
-          );
-        }
-      }
+      await checkPolicyDestinations(tx, spec);
       const existing = await tx.notificationPolicy.findUnique({ where: { name: metadata.name } });
       if (existing?.managedBy === 'git') {
         throw new HubError(
@@ -297,4 +273,39 @@ function deliveryView(r: NotificationDelivery, destination: string | null): Noti
     createdAt: r.createdAt.toISOString(),
     events: Array.isArray(r.events) ? r.events : [],
   };
+}
+
+/**
+ * A policy's destinations must exist, and one that sets commit statuses takes only the triggers that
+ * set one. The API and a fleet repository commit refuse the same way (the commit whole).
+ */
+export async function checkPolicyDestinations(
+  tx: Prisma.TransactionClient,
+  spec: NotificationPolicySpec,
+): Promise<void> {
+  const found = await tx.notificationDestination.findMany({
+    where: { name: { in: spec.destinations } },
+    select: { name: true, type: true },
+  });
+  const known = new Set(found.map((d) => d.name));
+  const missing = spec.destinations.findIndex((d) => !known.has(d));
+  if (missing >= 0) {
+    throw new HubError(
+      422,
+      'unknown-destination',
+      `notification destination "${spec.destinations[missing]}" does not exist (create it with POST /api/v1/notifications/destinations)`,
+      `spec.destinations[${missing}]`,
+    );
+  }
+  if (found.some((d) => d.type === 'commit-status')) {
+    const i = spec.triggers.findIndex((t) => COMMIT_STATE_OF[t] === undefined);
+    if (i >= 0) {
+      throw new HubError(
+        422,
+        'trigger-without-commit-status',
+        `trigger ${spec.triggers[i]} sets no commit status; a policy with a commit-status destination may name ${Object.keys(COMMIT_STATE_OF).join(', ')}`,
+        `spec.triggers[${i}]`,
+      );
+    }
+  }
 }

@@ -224,7 +224,8 @@ export class PinsService {
 
   /**
    * The bundle the target ran at that commit when it has one in its history (exactly what it ran,
-   * whatever template options made it); otherwise the target's source path rendered at the commit.
+   * whatever template options made it) and retention has not pruned it; otherwise the target's
+   * source path rendered at the commit (which stores the bundle again).
    */
   private async bundleFor(
     target: { id: string; repoUrl: string; sourcePath: string },
@@ -236,7 +237,13 @@ export class PinsService {
       orderBy: { startedAt: 'desc' },
       select: { bundleDigest: true },
     });
-    if (ran) return ran.bundleDigest;
+    if (ran) {
+      const kept = await this.db.prisma.bundle.findUnique({
+        where: { digest: ran.bundleDigest },
+        select: { digest: true },
+      });
+      if (kept) return kept.digest;
+    }
     try {
       return await this.render.render({
         repositoryId,

@@ -1,5 +1,8 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Res, UseGuards } from '@nestjs/common';
-import { ApiBearerAuth, ApiBody, ApiTags } from '@nestjs/swagger';
+import { z } from 'zod';
+import { isPaged, pageQueryFields } from '../common/name-page.js';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Res, UseGuards } from '@nestjs/common';
+import { ApiBearerAuth, ApiBody, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { parseInput } from '../common/hub-error.js';
 import type { Response } from 'express';
 import { Actor } from '../common/actor.js';
 import { AdminTokenGuard } from '../common/admin-token.guard.js';
@@ -21,9 +24,13 @@ export class ProjectsController {
     return project;
   }
 
+  /** By name; with `limit` or `cursor`, one page `{items, nextCursor}` (see common/name-page.ts). */
   @Get()
-  list() {
-    return this.projects.list();
+  @ApiQuery({ name: 'limit', required: false })
+  @ApiQuery({ name: 'cursor', required: false })
+  list(@Query() query: unknown) {
+    const q = parseInput(z.object(pageQueryFields), query, 'query');
+    return isPaged(q) ? this.projects.page(q) : this.projects.list();
   }
 
   @Get(':name')

@@ -1,3 +1,4 @@
+import { pageArgs, pageOf, type PageQuery } from '../common/name-page.js';
 import { Injectable } from '@nestjs/common';
 import { projectObjectSchema, type ProjectObject } from '@flotilla/fleet-config';
 import { Database } from '../db/database.js';
@@ -49,6 +50,13 @@ export class ProjectsService {
   async list() {
     const rows = await this.db.prisma.project.findMany({ orderBy: { name: 'asc' } });
     return rows.map(view);
+  }
+
+  /** One page of projects by name (see common/name-page.ts). */
+  async page(q: PageQuery) {
+    const { where, take } = pageArgs(q);
+    const page = pageOf(await this.db.prisma.project.findMany({ where, take, orderBy: { name: 'asc' } }), q);
+    return { items: page.rows.map(view), nextCursor: page.nextCursor };
   }
 
   async get(name: string) {

@@ -4,6 +4,8 @@ import { JOB_OPTIONS, jobId, type QueueName, type QueuePayloads } from '@flotill
 import type { Queue } from 'bullmq';
 import { pollOffsetMs } from '../repositories/poll-jitter.js';
 
+export const RETENTION_SCHEDULER_ID = 'retention';
+
 /** The one place jobs are added: ids and options always come from the contract's registry. */
 @Injectable()
 export class JobQueues {
@@ -17,6 +19,7 @@ export class JobQueues {
     @InjectQueue('report-ingest') reportIngest: Queue,
     @InjectQueue('fleet-reconcile') fleetReconcile: Queue,
     @InjectQueue('notify') notify: Queue,
+    @InjectQueue('retention') retention: Queue,
   ) {
     this.queues = {
       'source-sync': sourceSync,
@@ -26,6 +29,7 @@ export class JobQueues {
       'report-ingest': reportIngest,
       'fleet-reconcile': fleetReconcile,
       notify,
+      retention,
     };
   }
 
@@ -100,6 +104,27 @@ export class JobQueues {
 
   async unscheduleRolloutTicks(payload: QueuePayloads['rollout']): Promise<void> {
     await this.queues.rollout.removeJobScheduler(`tick.${jobId('rollout', payload)}`);
+  }
+
+  /**
+   * Retention runs on one repeatable job under a fixed scheduler id: every replica upserts the same
+   * scheduler at start, so Redis holds one and each interval yields one job, run by one worker.
+   */
+  async scheduleRetention(everyMinutes: number): Promise<void> {
+    const o = JOB_OPTIONS.retention;
+    const payload: QueuePayloads['retention'] = { trigger: 'schedule' };
+    const every = Math.round(everyMinutes * 60_000);
+    // The first run one interval after the scheduler is made, not at every hub start (BullMQ's
+    // default for `every`); a scheduler already in Redis keeps its own next run.
+    await this.queues.retention.upsertJobScheduler(
+      RETENTION_SCHEDULER_ID,
+      { every, startDate: Date.now() + every },
+      {
+        name: 'retention',
+        data: payload,
+        opts: { attempts: o.attempts, removeOnComplete: o.removeOnComplete, removeOnFail: o.removeOnFail },
+      },
+    );
   }
 
   /** For /readyz: a command round-trip to Redis. */

@@ -10,7 +10,7 @@ import type { QueueName } from '@flotilla/contract';
 
 export const QUEUE_HANDLERS = Symbol('QUEUE_HANDLERS');
 
-/** Worker role start-up: check the handler wiring, (re)schedule polling, catch up on expansions. */
+/** Worker role start-up: check the handler wiring, (re)schedule polling and retention, catch up on expansions. */
 @Injectable()
 export class WorkerBootstrap implements OnApplicationBootstrap {
   private readonly logger = new Logger(WorkerBootstrap.name);
@@ -30,6 +30,7 @@ export class WorkerBootstrap implements OnApplicationBootstrap {
     );
     const repos = await this.db.prisma.repository.findMany({ select: { id: true } });
     for (const r of repos) await this.queues.schedulePoll(r.id, this.config.sources.pollIntervalSeconds);
+    await this.queues.scheduleRetention(this.config.retention.intervalMinutes);
     await this.appsets.requestExpandAll();
     this.logger.log(
       `worker ready: ${this.handlers.length} queue handlers, ${repos.length} repositories polled`,

@@ -371,19 +371,16 @@ export class RenderService {
     }
     this.renders.inc({ renderer, outcome: 'ok' });
     // Insert-if-absent in one statement: two expansions storing the same bundle at once (a queued
-    // one and a direct one) both succeed, where an upsert's read-then-insert lets one fail.
-    await this.db.prisma.bundle.createMany({
-      data: [
-        {
-          digest: bundle.digest,
-          manifests: toJson(bundle.manifests),
-          repoUrl: input.repoUrl,
-          revision: input.revision,
-          path: input.path,
-        },
-      ],
-      skipDuplicates: true,
-    });
+    // one and a direct one) both succeed, where an upsert's read-then-insert lets one fail. A bundle
+    // rendered again is made young again (at most hourly), so retention, which prunes only old
+    // unreferenced bundles, cannot take it between this render and the target naming it; and if
+    // retention deleted it meanwhile, the conflict is gone and this inserts it anew.
+    await this.db.prisma.$executeRaw`
+      INSERT INTO "Bundle" ("digest", "manifests", "repoUrl", "revision", "path")
+      VALUES (${bundle.digest}, ${JSON.stringify(toJson(bundle.manifests))}::jsonb, ${input.repoUrl},
+              ${input.revision}, ${input.path})
+      ON CONFLICT ("digest") DO UPDATE SET "createdAt" = now()
+        WHERE "Bundle"."createdAt" < now() - interval '1 hour'`;
     return bundle;
   }
 

@@ -1,4 +1,4 @@
-import { compileSelector } from '@flotilla/generators';
+import { assignSteps as assignStepsOf } from '@flotilla/plan';
 import { resolveCount, type RolloutStep, type RolloutStrategy } from './rollout-strategy.js';
 
 /** What the planner needs to know about one target of the appset. Pure data: no I/O in this file. */
@@ -58,29 +58,12 @@ export function emptyProgress(): RolloutProgress {
   return { released: {}, failed: {}, skipped: {} };
 }
 
-/**
- * The steps with their targets: each target belongs to the first step whose selector matches its
- * cluster's labels. Targets no step selects form a last step, `remaining`, under the last step's
- * limits — a change never silently stops short of part of the fleet.
- */
+/** The steps with their targets (see @flotilla/plan: the plan before a merge assigns them alike). */
 export function assignSteps(
   strategy: RolloutStrategy,
   targets: PlanTarget[],
 ): { step: RolloutStep; targets: PlanTarget[] }[] {
-  const matchers = strategy.steps.map((s, i) =>
-    compileSelector(s.selector, `spec.rollout.steps[${i}].selector`),
-  );
-  const groups = strategy.steps.map((step) => ({ step, targets: [] as PlanTarget[] }));
-  const rest: PlanTarget[] = [];
-  for (const t of [...targets].sort((a, b) => compare(a.name, b.name))) {
-    const i = matchers.findIndex((m) => m(t.clusterLabels));
-    if (i === -1) rest.push(t);
-    else groups[i]?.targets.push(t);
-  }
-  const last = strategy.steps.at(-1);
-  if (rest.length > 0 && last)
-    groups.push({ step: { ...last, name: 'remaining', selector: {} }, targets: rest });
-  return groups;
+  return assignStepsOf(strategy.steps, targets);
 }
 
 /** Released at the revision this rollout moves: the agent has been given it. */
@@ -311,8 +294,4 @@ export function promoteRollout(
   state.bakeStartedAt = null;
   state.gateOpened = false;
   return { state, release, what: 'step-skipped' };
-}
-
-function compare(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }

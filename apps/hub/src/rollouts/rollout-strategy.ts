@@ -1,6 +1,7 @@
 import { rolloutStrategySpecSchema, type LabelSelector } from '@flotilla/fleet-config';
 import { parseGoDuration } from '@flotilla/windows';
 import { zodDetails } from '@flotilla/contract';
+import { stepName } from '@flotilla/plan';
 import { HubError } from '../common/hub-error.js';
 
 /** How long a released target may take to be synced and Healthy when a step does not say. */
@@ -47,7 +48,7 @@ export function rolloutStrategyOf(document: unknown): RolloutStrategy | null {
   }
   return {
     steps: parsed.data.steps.map((s, i) => ({
-      name: s.name ?? `step-${i + 1}`,
+      name: stepName(s, i),
       selector: s.selector,
       maxUnavailable: s.maxUnavailable,
       bakeSeconds: parseGoDuration(s.bakeTime) / 1000,

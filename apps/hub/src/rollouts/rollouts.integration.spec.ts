@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AssignmentsResponse } from '@flotilla/contract';
 import { startTwoClusterFleet, type TwoClusterFleet } from '../testing/two-cluster-fleet.js';
@@ -206,6 +207,59 @@ describe('rollouts, pins and sync history (PostgreSQL, Redis, Git)', () => {
       (await fleet.call('DELETE', '/api/v1/targets/web-eu-1/pin', { reason: 'billing fixed' }, 'ann')).status,
     ).toBe(204);
     expect(await revisionServed('eu-1')).toBe(second);
+  });
+
+  it('pinning a revision whose bundle retention pruned renders it again', async () => {
+    const rendered = await fleet.call<{ revision: string; bundleDigest: string }>(
+      'POST',
+      '/api/v1/targets/web-eu-1/pin',
+      { revision: first, reason: 'what the commit renders to' },
+      'ann',
+    );
+    expect(rendered.status).toBe(200);
+    expect(
+      (await fleet.call('DELETE', '/api/v1/targets/web-eu-1/pin', { reason: 'done' }, 'ann')).status,
+    ).toBe(204);
+    // History says eu-1 ran the commit as a bundle retention has since pruned (the run stays).
+    const pruned = `sha256:${'e'.repeat(64)}`;
+    const runId = randomUUID();
+    const sql = new pg.Client({ connectionString: fleet.hub.postgres.url });
+    await sql.connect();
+    try {
+      await sql.query(
+        `INSERT INTO "SyncRun" ("id", "targetId", "clusterId", "revision", "bundleDigest", "trigger",
+           "outcome", "startedAt", "finishedAt", "agentReportId")
+         SELECT $1, t."id", t."clusterId", $2, $3, 'auto', 'Succeeded', now(), now(), $1
+           FROM "Target" t WHERE t."name" = 'web-eu-1'`,
+        [runId, first, pruned],
+      );
+      expect((await sql.query('SELECT 1 FROM "Bundle" WHERE "digest" = $1', [pruned])).rowCount).toBe(0);
+
+      const pinned = await fleet.call<{ revision: string; bundleDigest: string }>(
+        'POST',
+        '/api/v1/targets/web-eu-1/pin',
+        { revision: first, reason: 'roll back after retention' },
+        'ann',
+      );
+
+      // Not the pruned digest the agent could never fetch: the commit rendered again.
+      expect(pinned.status).toBe(200);
+      expect(pinned.body.bundleDigest).toBe(rendered.body.bundleDigest);
+      const bundle = await fleet.agent<{ manifests: { data: { owner: string } }[] }>(
+        'eu-1',
+        'GET',
+        `/api/agent/v1/bundles/${encodeURIComponent(pinned.body.bundleDigest)}`,
+      );
+      expect(bundle.status).toBe(200);
+      expect(bundle.body.manifests[0]?.data.owner).toBe('platform');
+      expect(
+        (await fleet.call('DELETE', '/api/v1/targets/web-eu-1/pin', { reason: 'done' }, 'ann')).status,
+      ).toBe(204);
+    } finally {
+      // The made-up run leaves the history the later tests page through as it was.
+      await sql.query('DELETE FROM "SyncRun" WHERE "id" = $1', [runId]);
+      await sql.end();
+    }
   });
 
   it('pins a whole appset (or the clusters a selector picks) at once, or nothing', async () => {

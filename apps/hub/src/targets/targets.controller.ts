@@ -5,6 +5,7 @@ import {
   syncRunCsvRow,
   type HealthStatus,
   type ObjectComparison,
+  type Page,
   type SyncRunPageView,
   type TargetDiffView,
   type TargetListItemView,
@@ -18,7 +19,8 @@ import { HubError, parseInput } from '../common/hub-error.js';
 import { Database } from '../db/database.js';
 import { comparisonIsCurrent, syncStatusOf } from './sync-status.js';
 import { HISTORY_PAGE, SyncHistory, syncHistoryQuery } from './sync-history.service.js';
-import { REASON_INCLUDE, TargetReasons } from './target-reasons.service.js';
+import { REASON_INCLUDE, TargetReasons, type ReasonTarget } from './target-reasons.service.js';
+import { isPaged, pageArgs, pageOf, pageQueryFields } from '../common/name-page.js';
 
 /** `format=ndjson|csv` streams every match (at most `limit` when given) instead of one page. */
 const syncRunsQuery = syncHistoryQuery.extend({
@@ -30,6 +32,7 @@ const targetsQuery = z.object({
   name: z.string().optional(),
   cluster: z.string().optional(),
   appSet: z.string().optional(),
+  ...pageQueryFields,
 });
 
 @ApiTags('targets')
@@ -47,17 +50,33 @@ export class TargetsController {
   @ApiQuery({ name: 'name', required: false, description: 'one target by name' })
   @ApiQuery({ name: 'cluster', required: false })
   @ApiQuery({ name: 'appSet', required: false })
-  async targets(@Query() query: unknown): Promise<TargetListItemView[]> {
+  @ApiQuery({
+    name: 'limit',
+    required: false,
+    description: 'with limit or cursor: one page {items, nextCursor}',
+  })
+  @ApiQuery({ name: 'cursor', required: false })
+  async targets(@Query() query: unknown): Promise<TargetListItemView[] | Page<TargetListItemView>> {
     const q = parseInput(targetsQuery, query, 'query');
-    const rows = await this.db.prisma.target.findMany({
+    const paged = isPaged(q);
+    const page = paged ? pageArgs(q) : undefined;
+    const read = await this.db.prisma.target.findMany({
       where: {
         ...(q.name ? { name: q.name } : {}),
         ...(q.cluster ? { cluster: { name: q.cluster } } : {}),
         ...(q.appSet ? { appSet: { name: q.appSet } } : {}),
+        ...(page && { AND: [page.where] }),
       },
       orderBy: { name: 'asc' },
       include: REASON_INCLUDE,
+      ...(page && { take: page.take }),
     });
+    const shown = paged ? pageOf(read, q) : { rows: read, nextCursor: null };
+    const items = await this.targetItems(shown.rows);
+    return paged ? { items, nextCursor: shown.nextCursor } : items;
+  }
+
+  private async targetItems(rows: ReasonTarget[]): Promise<TargetListItemView[]> {
     const reasons = await this.reasons.of(rows);
     return rows.map((t) => ({
       id: t.id,

@@ -1,3 +1,4 @@
+import { isPaged, pageQueryFields } from '../common/name-page.js';
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiBody, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { Actor } from '../common/actor.js';
@@ -38,9 +39,13 @@ export class WindowsController {
     return this.windows.create(name, parseWindowInput(body), actor);
   }
 
+  /** By name; with `limit` or `cursor`, one page `{items, nextCursor}` (see common/name-page.ts). */
   @Get()
-  list() {
-    return this.windows.list();
+  @ApiQuery({ name: 'limit', required: false })
+  @ApiQuery({ name: 'cursor', required: false })
+  list(@Query() query: unknown) {
+    const q = parseInput(z.object(pageQueryFields), query, 'query');
+    return isPaged(q) ? this.windows.page(q) : this.windows.list();
   }
 
   @Get(':name')

@@ -1,3 +1,5 @@
+import type { Page } from '@flotilla/contract';
+import { pageArgs, pageOf, type PageQuery } from '../common/name-page.js';
 import { Injectable } from '@nestjs/common';
 import {
   syncWindowSchema,
@@ -85,6 +87,20 @@ export class WindowsService {
       orderBy: { name: 'asc' },
     });
     return rows.map(view);
+  }
+
+  /** One page of (live) windows by name (see common/name-page.ts). */
+  async page(q: PageQuery): Promise<Page<SyncWindowView>> {
+    const { where, take } = pageArgs(q);
+    const page = pageOf(
+      await this.db.prisma.syncWindow.findMany({
+        where: { deletedAt: null, ...where },
+        take,
+        orderBy: { name: 'asc' },
+      }),
+      q,
+    );
+    return { items: page.rows.map(view), nextCursor: page.nextCursor };
   }
 
   async get(name: string): Promise<SyncWindowView> {

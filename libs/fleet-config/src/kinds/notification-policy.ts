@@ -9,6 +9,7 @@ import { FLOTILLA_API_VERSION, goDurationSchema, metadataSchema, objectNameSchem
  * break-glass, offline agents, refusals). The hub maps its audit events onto these names.
  */
 export const NOTIFICATION_TRIGGERS = [
+  'sync-running',
   'sync-succeeded',
   'sync-failed',
   'health-degraded',
@@ -26,6 +27,7 @@ export const NOTIFICATION_TRIGGERS = [
   'break-glass-opened',
   'break-glass-closed',
   'break-glass-expired',
+  'window-held',
   'agent-offline',
   'policy-refused',
 ] as const;

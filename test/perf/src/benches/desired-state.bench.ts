@@ -3,6 +3,7 @@ import { waitFor } from '@flotilla/cli/fleet';
 import { appName, fleetAppSet, type AppShape } from '../app-repo.js';
 import { HubStack } from '../hub-stack.js';
 import { figure } from '../stats.js';
+import { helmRenderFigures } from './helm-render.js';
 import { type BenchFn, type BenchOutput, type Figure } from '../types.js';
 
 const COMMAND = 'npm run bench -- --only desired';
@@ -16,7 +17,8 @@ interface AppSetView {
 /**
  * Desired state at fleet scale: `generate` alone for clusters × app directories, then the hub's
  * whole expansion (generators, render, one transaction into PostgreSQL) for the same shape, against
- * a bare multi-row INSERT of the very rows it wrote; and how many bundles the fleet needed.
+ * a bare multi-row INSERT of the very rows it wrote; how many bundles the fleet needed; and Helm
+ * charts shared by every cluster or rendered per cluster (helm-render.ts).
  */
 export const desiredStateBench: BenchFn = async (ctx) => {
   const clusters = ctx.quick ? 100 : 1000;
@@ -222,6 +224,10 @@ export const desiredStateBench: BenchFn = async (ctx) => {
         break;
       }
     }
+    // Helm on the clusters registered by now (1,000 in a full run).
+    const helm = await helmRenderFigures(stack, repoId, registered, capMs * 3, ctx.progress);
+    figures.push(...helm.figures);
+    remarks.push(...helm.remarks);
     return { figures, series, remarks };
   } finally {
     await stack.stop();

@@ -1,0 +1,185 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AssignmentsResponse } from '@flotilla/contract';
+import { startTwoClusterFleet, type TwoClusterFleet } from '../testing/two-cluster-fleet.js';
+import {
+  startTestNotificationReceiver,
+  type TestNotificationReceiver,
+} from '../testing/test-notification-receiver.js';
+import { startTestGitHostApi, type TestGitHostApi } from '../testing/test-git-host-api.js';
+
+const SECRET = 'a-shared-hmac-secret-of-the-team';
+const configMap = (owner: string) =>
+  `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web-config\ndata:\n  owner: ${owner}\n`;
+
+/**
+ * A failing rollout told end to end: the hub on PostgreSQL, Redis and Git, the agents' reports
+ * spoken by hand, an HMAC-verifying receiver and GitHub's commit-status API on 127.0.0.1. The
+ * commit goes pending while it rolls out; an agent's automatic rollback fails it, halts the rollout,
+ * and the commit's status turns to failure.
+ */
+describe('a failing rollout: messages and commit statuses (PostgreSQL, Redis, Git, receivers)', () => {
+  let fleet: TwoClusterFleet;
+  let receiver: TestNotificationReceiver;
+  let github: TestGitHostApi;
+  const assignment = async (cluster: 'eu-1' | 'us-1') =>
+    (await fleet.agent<AssignmentsResponse>(cluster, 'GET', '/api/agent/v1/assignments')).body.assignments[0];
+  const report = async (cluster: 'eu-1' | 'us-1', fields: Record<string, unknown>) => {
+    const a = await assignment(cluster);
+    const at = new Date().toISOString();
+    const r = {
+      targetId: a?.targetId,
+      at,
+      id: randomUUID(),
+      type: 'sync',
+      revision: a?.revision,
+      bundleDigest: a?.bundleDigest,
+      trigger: 'auto',
+      outcome: 'Succeeded',
+      startedAt: at,
+      finishedAt: at,
+      ...fields,
+    };
+    const health = { targetId: a?.targetId, at, id: randomUUID(), type: 'health', status: 'Healthy' };
+    expect(
+      (await fleet.agent(cluster, 'POST', '/api/agent/v1/reports', { reports: [r, health] })).status,
+    ).toBe(200);
+  };
+
+  beforeAll(async () => {
+    [receiver, github] = await Promise.all([
+      startTestNotificationReceiver(SECRET, 'ok'),
+      startTestGitHostApi(),
+    ]);
+    fleet = await startTwoClusterFleet({
+      FLOTILLA_SECRETS_KEY: 'ab'.repeat(32),
+      ROLLOUT_TICK_SECONDS: '0.3',
+    });
+  }, 120_000);
+  afterAll(async () => {
+    await fleet?.close();
+    await Promise.all([receiver?.close(), github?.close()]);
+  });
+
+  it('goes pending, then failure on an automatic rollback, with the halt told once', async () => {
+    // The first revision runs on both clusters (released at once: no strategy yet).
+    const first = fleet.repo.head();
+    await expect.poll(async () => (await assignment('eu-1'))?.revision, { timeout: 30_000 }).toBe(first);
+    const firstDigest = (await assignment('eu-1'))?.bundleDigest;
+    await report('eu-1', {});
+    await report('us-1', {});
+
+    for (const d of [
+      { name: 'team', type: 'webhook', url: receiver.url, secret: SECRET },
+      {
+        name: 'github',
+        type: 'commit-status',
+        provider: 'github',
+        apiUrl: github.url,
+        token: 'ghp_test',
+        repository: 'acme/web',
+      },
+    ])
+      expect((await fleet.call('POST', '/api/v1/notifications/destinations', d)).status).toBe(201);
+    const rolloutTriggers = [
+      'rollout-started',
+      'rollout-step-started',
+      'rollout-step-completed',
+      'rollout-completed',
+      'rollout-halted',
+      'automatic-rollback',
+    ];
+    for (const [name, destination] of [
+      ['team-rollouts', 'team'],
+      ['web-statuses', 'github'],
+    ] as const)
+      expect(
+        (
+          await fleet.call('POST', '/api/v1/notifications/policies', {
+            apiVersion: 'flotilla.dev/v1alpha1',
+            kind: 'NotificationPolicy',
+            metadata: { name },
+            spec: {
+              triggers: rolloutTriggers,
+              appSets: ['web'],
+              destinations: [destination],
+              digestWindow: '1s',
+            },
+          })
+        ).status,
+      ).toBe(201);
+
+    const applied = await fleet.call('POST', '/api/v1/appsets', {
+      apiVersion: 'flotilla.dev/v1alpha1',
+      kind: 'ApplicationSet',
+      metadata: { name: 'web' },
+      spec: {
+        generators: [{ list: { elements: [{ cluster: 'eu-1' }, { cluster: 'us-1' }] } }],
+        template: {
+          metadata: { name: 'web-{{cluster}}' },
+          spec: {
+            source: { repoURL: fleet.repo.url, targetRevision: 'main', path: 'app' },
+            destination: { name: '{{cluster}}', namespace: 'web' },
+          },
+        },
+        rollout: { steps: [{ name: 'all', selector: {}, maxUnavailable: '100%', progressDeadline: '10m' }] },
+      },
+    });
+    expect(applied.status).toBe(200);
+
+    const second = fleet.repo.commit({ 'app/config.yaml': configMap('web-team') }, 'owner web-team');
+    const repos = await fleet.call<{ id: string }[]>('GET', '/api/v1/repositories');
+    for (const r of repos.body) await fleet.call('POST', `/api/v1/repositories/${r.id}/refresh`);
+    await expect.poll(async () => (await assignment('eu-1'))?.revision, { timeout: 30_000 }).toBe(second);
+    const secondDigest = (await assignment('eu-1'))?.bundleDigest;
+    // The commit is pending while it rolls out.
+    const statusesOf = () => github.statuses().filter((s) => s.path === `/repos/acme/web/statuses/${second}`);
+    await expect.poll(() => statusesOf().length, { timeout: 30_000 }).toBeGreaterThan(0);
+    expect(statusesOf()[0]).toMatchObject({
+      authorization: 'Bearer ghp_test',
+      body: { state: 'pending', context: 'flotilla/web' },
+    });
+
+    // eu-1's agent rolls back on its own: the revision fails and the rollout halts.
+    await report('eu-1', {
+      trigger: 'rollback',
+      revision: first,
+      bundleDigest: firstDigest,
+      rolledBackFrom: {
+        revision: second,
+        bundleDigest: secondDigest,
+        reason: 'Degraded past its progress deadline',
+      },
+    });
+    const toldOf = (trigger: string) =>
+      receiver.messages().filter((m) => m.event === trigger && m.body['revision'] === second);
+    await expect.poll(() => toldOf('rollout-halted').length, { timeout: 30_000 }).toBe(1);
+    await expect.poll(() => toldOf('automatic-rollback').length, { timeout: 30_000 }).toBe(1);
+    expect(String(toldOf('automatic-rollback')[0]?.body['text'])).toContain('web-eu-1 rolled back from');
+    expect(String(toldOf('rollout-halted')[0]?.body['text'])).toContain('automatic rollback on eu-1');
+    expect(receiver.messages().every((m) => m.signatureValid && m.accepted === 1)).toBe(true);
+    // What the rollout told before it halted was its start, never its completion.
+    expect(receiver.messages().some((m) => m.event === 'rollout-completed')).toBe(false);
+
+    // The commit ends failed; every status set on it is one GitHub documents.
+    await expect.poll(() => statusesOf().at(-1)?.body['state'], { timeout: 30_000 }).toBe('failure');
+    expect(statusesOf().every((s) => ['pending', 'failure'].includes(String(s.body['state'])))).toBe(true);
+    // Every delivery to the API is Sent (recorded just after the API answered), one status each.
+    const deliveries = async () =>
+      (
+        await fleet.call<{ status: string; lastError: string | null }[]>(
+          'GET',
+          '/api/v1/notifications/deliveries?destination=github',
+        )
+      ).body;
+    await expect
+      .poll(
+        async () => {
+          const rows = await deliveries();
+          return rows.length === statusesOf().length && rows.every((d) => d.status === 'Sent');
+        },
+        { timeout: 30_000 },
+      )
+      .toBe(true);
+  }, 180_000);
+});

@@ -1,0 +1,158 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { AuditLog } from '../audit/audit.service.js';
+import { HUB_CONFIG, type HubConfig } from '../config/hub-config.js';
+import { Database } from '../db/database.js';
+import { HubMetrics } from '../metrics/hub-metrics.service.js';
+import { retentionCutoffs, type RetentionCutoffs } from './retention-periods.js';
+
+/** What one retention run removed, by kind (also the `retention.pruned` audit event's details). */
+export interface RetentionCounts {
+  reportPayloadsTrimmed: number;
+  reportIdsDeleted: number;
+  syncRunsDeleted: number;
+  bundlesDeleted: number;
+}
+
+export const RETENTION_KINDS = [
+  'reportPayloadsTrimmed',
+  'reportIdsDeleted',
+  'syncRunsDeleted',
+  'bundlesDeleted',
+] as const satisfies readonly (keyof RetentionCounts)[];
+
+/**
+ * Prunes what the hub would otherwise keep forever: agent report payloads (their ids stay long
+ * enough to recognise replays), old sync history, and rendered bundles nothing needs any more.
+ *
+ * Every statement touches at most `batchSize` rows, picked with FOR UPDATE SKIP LOCKED, and commits
+ * on its own: no statement holds locks for long, ingest and renders never wait on it, and two runs
+ * at once (two replicas, a manual run beside the scheduled one) split the work instead of colliding.
+ */
+@Injectable()
+export class RetentionService {
+  private readonly logger = new Logger(RetentionService.name);
+
+  constructor(
+    private readonly db: Database,
+    private readonly audit: AuditLog,
+    private readonly metrics: HubMetrics,
+    @Inject(HUB_CONFIG) private readonly config: HubConfig,
+  ) {}
+
+  /** One pass over every kind, then one `retention.pruned` audit event with the counts. */
+  async run(now: Date = new Date()): Promise<RetentionCounts> {
+    const cutoffs = retentionCutoffs(this.config.retention, now);
+    const counts: RetentionCounts = {
+      reportPayloadsTrimmed: await this.batched((n) => this.trimReportPayloads(cutoffs.reportPayloads, n)),
+      reportIdsDeleted: await this.deleteReportIdsAll(cutoffs.reportIds),
+      syncRunsDeleted: await this.batched((n) => this.deleteSyncRuns(cutoffs.syncRuns, n)),
+      bundlesDeleted: await this.batched((n) => this.deleteBundles(cutoffs.bundles, n)),
+    };
+    for (const kind of RETENTION_KINDS) this.metrics.retentionPruned.inc({ kind }, counts[kind]);
+    this.metrics.retentionLastRun.set(now.getTime() / 1000);
+    await this.audit.record({
+      actor: 'hub',
+      action: 'retention.pruned',
+      scope: 'hub',
+      details: { ...counts, cutoffs: cutoffsDetail(cutoffs) },
+      origin: null,
+    });
+    this.logger.log(
+      `retention: ${counts.reportPayloadsTrimmed} report payloads trimmed, ${counts.reportIdsDeleted} report ids, ` +
+        `${counts.syncRunsDeleted} sync runs and ${counts.bundlesDeleted} bundles deleted`,
+    );
+    return counts;
+  }
+
+  /** Repeats one batch statement until a batch comes back short; the total it touched. */
+  private async batched(step: (limit: number) => Promise<number>): Promise<number> {
+    const limit = this.config.retention.batchSize;
+    let total = 0;
+    for (;;) {
+      const n = await step(limit);
+      total += n;
+      if (n < limit) return total;
+    }
+  }
+
+  private async trimReportPayloads(cutoff: Date | null, limit: number): Promise<number> {
+    if (cutoff === null) return 0;
+    // The partial index on untrimmed rows makes each batch start at the oldest payload left.
+    return this.db.prisma.$executeRaw`
+      UPDATE "ProcessedReport" SET "payload" = NULL
+       WHERE "id" IN (SELECT "id" FROM "ProcessedReport"
+                       WHERE "payload" IS NOT NULL AND "receivedAt" < ${cutoff}
+                       ORDER BY "receivedAt" LIMIT ${limit}
+                       FOR UPDATE SKIP LOCKED)`;
+  }
+
+  /**
+   * Report ids received before the cutoff. The watermark moves first, so ingest drops a replay of
+   * any id this may delete (see replayHorizon) before the id is gone.
+   */
+  private async deleteReportIdsAll(cutoff: Date | null): Promise<number> {
+    if (cutoff === null) return 0;
+    await this.db.prisma.$executeRaw`
+      INSERT INTO "RetentionWatermark" ("kind", "before") VALUES ('reportIds', ${cutoff})
+      ON CONFLICT ("kind") DO UPDATE SET "before" = GREATEST("RetentionWatermark"."before", EXCLUDED."before")`;
+    return this.batched((n) => this.deleteReportIds(cutoff, n));
+  }
+
+  private async deleteReportIds(cutoff: Date | null, limit: number): Promise<number> {
+    if (cutoff === null) return 0;
+    return this.db.prisma.$executeRaw`
+      DELETE FROM "ProcessedReport"
+       WHERE "id" IN (SELECT "id" FROM "ProcessedReport" WHERE "receivedAt" < ${cutoff}
+                       ORDER BY "receivedAt" LIMIT ${limit}
+                       FOR UPDATE SKIP LOCKED)`;
+  }
+
+  private async deleteSyncRuns(cutoff: Date | null, limit: number): Promise<number> {
+    if (cutoff === null) return 0;
+    return this.db.prisma.$executeRaw`
+      DELETE FROM "SyncRun"
+       WHERE "id" IN (SELECT "id" FROM "SyncRun" WHERE "startedAt" < ${cutoff}
+                       ORDER BY "startedAt" LIMIT ${limit}
+                       FOR UPDATE SKIP LOCKED)`;
+  }
+
+  /**
+   * Bundles older than the cutoff that no target needs. Kept whatever their age: every target's
+   * desired, released and last synced bundle, every pinned bundle, and each target's last good
+   * bundle before the one it runs (its latest succeeded run of another bundle: what a rollback
+   * goes back to). The check is inside the DELETE, so a reference committed before it counts; one
+   * made after comes from a render, which makes the bundle young again (RenderService).
+   */
+  private async deleteBundles(cutoff: Date | null, limit: number): Promise<number> {
+    if (cutoff === null) return 0;
+    return this.db.prisma.$executeRaw`
+      WITH "needed" AS (
+        SELECT "bundleDigest" AS "digest" FROM "Target" WHERE "bundleDigest" IS NOT NULL
+        UNION SELECT "releasedDigest" FROM "Target" WHERE "releasedDigest" IS NOT NULL
+        UNION SELECT "lastSyncedDigest" FROM "Target" WHERE "lastSyncedDigest" IS NOT NULL
+        UNION SELECT "bundleDigest" FROM "TargetPin"
+        UNION SELECT "lastGood"."bundleDigest" FROM "Target" t
+          CROSS JOIN LATERAL (
+            SELECT r."bundleDigest" FROM "SyncRun" r
+             WHERE r."targetId" = t."id" AND r."outcome" = 'Succeeded' AND NOT r."dryRun"
+               AND r."bundleDigest" IS DISTINCT FROM t."lastSyncedDigest"
+             ORDER BY r."startedAt" DESC LIMIT 1) AS "lastGood"
+      )
+      DELETE FROM "Bundle"
+       WHERE "digest" IN (SELECT b."digest" FROM "Bundle" b
+                           WHERE b."createdAt" < ${cutoff}
+                             AND NOT EXISTS (SELECT 1 FROM "needed" n WHERE n."digest" = b."digest")
+                           ORDER BY b."createdAt" LIMIT ${limit}
+                           FOR UPDATE OF b SKIP LOCKED)`;
+  }
+}
+
+function cutoffsDetail(c: RetentionCutoffs): Record<keyof RetentionCutoffs, string | null> {
+  const iso = (d: Date | null) => d?.toISOString() ?? null;
+  return {
+    reportPayloads: iso(c.reportPayloads),
+    reportIds: iso(c.reportIds),
+    syncRuns: iso(c.syncRuns),
+    bundles: iso(c.bundles),
+  };
+}
