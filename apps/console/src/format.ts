@@ -40,6 +40,7 @@ export function statusClass(status: string): string {
     case 'Failed':
     case 'Missing':
     case 'Blocked':
+    case 'Terminated':
     case 'Offline':
       return 'bad';
     default:

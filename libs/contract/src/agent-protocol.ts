@@ -214,8 +214,41 @@ export const syncOperationSchema = z.object({
   prune: z.boolean().default(false),
   /** Ask the cluster what a sync would do (server-side apply with dryRun=All) and change nothing. */
   dryRun: z.boolean().optional(),
+  /**
+   * The revision the person asked for (the hub accepts only the one the target is assigned). When
+   * the assignment carries another by the time the agent runs it, the run fails and applies nothing.
+   */
+  revision: z.string().min(1).optional(),
+  /**
+   * A selective sync (Argo CD's `--resource`): only these declared objects are applied; no hook
+   * runs, nothing is pruned and no wave is waited for, and the target's last full sync stays as it was.
+   */
+  resources: z.array(objectRefSchema).min(1).max(500).optional(),
+  /** Sync options for this run only (parsed by the hub from `Key=Value`), over the appset's own. */
+  syncPolicy: z
+    .object({
+      replace: z.boolean(),
+      force: z.boolean(),
+      serverSideApply: z.boolean(),
+      validate: z.boolean(),
+      pruneLast: z.boolean(),
+      applyOutOfSyncOnly: z.boolean(),
+      respectIgnoreDifferences: z.boolean(),
+      failOnSharedResource: z.boolean(),
+      createNamespace: z.boolean(),
+      prunePropagationPolicy: z.enum(['foreground', 'background', 'orphan']),
+    })
+    .partial()
+    .optional(),
   requestedBy: z.string(),
   reason: z.string(),
+  /**
+   * A person asked to stop it (`POST /api/v1/operations/:id/terminate`). Running: the agent stops
+   * at its next safe point (before the next object, or while waiting for a wave or a hook) and
+   * reports the run `Terminated` with what it applied. Not started yet: reported `Terminated` with
+   * nothing applied. Finished: nothing to do (the hub closed it with the run's outcome).
+   */
+  terminate: z.object({ requestedBy: z.string(), reason: z.string() }).optional(),
 });
 export type SyncOperation = z.infer<typeof syncOperationSchema>;
 

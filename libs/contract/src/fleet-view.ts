@@ -35,6 +35,8 @@ export interface FleetCellView {
   /** The one current reason (null: Synced and Healthy at the revision Git wants). */
   reason: TargetReason | null;
   automated: boolean;
+  /** Its cluster's agent is offline: syncStatus and health are as last reported, not current. */
+  stale: boolean;
 }
 
 /** One cluster: a row of the matrix, with its agent's liveness. */

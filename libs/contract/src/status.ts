@@ -21,7 +21,11 @@ export const SYNC_TRIGGERS = ['auto', 'manual', 'self-heal', 'rollback'] as cons
 export const syncTriggerSchema = z.enum(SYNC_TRIGGERS);
 export type SyncTrigger = z.infer<typeof syncTriggerSchema>;
 
-export const SYNC_OUTCOMES = ['Succeeded', 'Failed', 'Partial', 'Blocked'] as const;
+/**
+ * How a sync run ended. `Terminated`: a person stopped a requested sync while it ran
+ * (`POST /api/v1/operations/:id/terminate`); its resources say what was applied before it stopped.
+ */
+export const SYNC_OUTCOMES = ['Succeeded', 'Failed', 'Partial', 'Blocked', 'Terminated'] as const;
 export const syncOutcomeSchema = z.enum(SYNC_OUTCOMES);
 export type SyncOutcome = z.infer<typeof syncOutcomeSchema>;
 

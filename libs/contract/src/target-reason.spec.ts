@@ -95,6 +95,16 @@ describe('targetReason', () => {
     expect(r).toEqual({ code: 'SyncFailed', message: 'apply Deployment web: field is immutable' });
   });
 
+  it('a sync a person terminated is SyncFailed with who stopped it, not ManualSyncRequired', () => {
+    const r = targetReason({
+      ...fine,
+      syncStatus: 'OutOfSync',
+      automated: false,
+      lastSync: { outcome: 'Terminated', message: 'terminated by alice: wrong window' },
+    });
+    expect(r).toEqual({ code: 'SyncFailed', message: 'terminated by alice: wrong window' });
+  });
+
   it('says "not within a year" rather than "no time" when no opening is known', () => {
     expect(
       targetReason({ ...fine, syncStatus: 'OutOfSync', windowClosed: { window: 'w', nextOpen: null } })

@@ -91,7 +91,13 @@ export function targetReason(f: TargetFacts): TargetReason | null {
         nextOpen: f.windowClosed.nextOpen,
       };
     if (f.rolloutStep) return { code: 'WaitingForRolloutStep', message: f.rolloutStep.message };
-    if (f.lastSync && (f.lastSync.outcome === 'Failed' || f.lastSync.outcome === 'Partial'))
+    // A run a person terminated did not finish either: its message says who stopped it and why.
+    if (
+      f.lastSync &&
+      (f.lastSync.outcome === 'Failed' ||
+        f.lastSync.outcome === 'Partial' ||
+        f.lastSync.outcome === 'Terminated')
+    )
       return { code: 'SyncFailed', message: f.lastSync.message || `last sync ${f.lastSync.outcome}` };
     if (!f.automated)
       return { code: 'ManualSyncRequired', message: 'automated sync is off: a person must sync it' };

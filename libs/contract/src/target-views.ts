@@ -36,6 +36,11 @@ export interface TargetListItemView {
   lastReportAt: string | null;
   /** The one current reason it is not Synced and Healthy at the wanted revision (null: it is). */
   reason: TargetReason | null;
+  /**
+   * Set while its cluster's agent is offline (not seen within CLUSTER_OFFLINE_SECONDS): syncStatus
+   * and health are what that agent last reported, not what runs now. `lastSeenAt` null: never seen.
+   */
+  stale: { lastSeenAt: string | null } | null;
 }
 
 /** One source of a multi-source target and the revision it resolved to. */
@@ -86,16 +91,26 @@ export interface TargetOperationView {
   prune: boolean;
   /** Asked what the sync would do, changing nothing (the answer is the run marked dryRun). */
   dryRun: boolean;
+  /** Force=true for this run (Argo CD's `--force`). */
+  force: boolean;
+  /** Sync options for this run only (`Key=Value`). */
+  syncOptions: string[];
+  /** The revision asked for (always the one the target was assigned); null when none was named. */
+  revision: string | null;
+  /** A selective sync: only these objects; empty for the whole target. */
+  resources: { group: string; kind: string; namespace?: string; name: string }[];
   /** Set when it was asked with others (an appset or a cluster selection) in one request. */
   batchId: string | null;
   requestedBy: string;
   reason: string;
-  /** Pending, Succeeded, Failed, Partial, Blocked, Expired or Cancelled. */
+  /** Pending, Succeeded, Failed, Partial, Blocked, Terminated, Expired or Cancelled. */
   state: string;
   message: string;
   createdAt: string;
   expiresAt: string;
   finishedAt: string | null;
+  /** Set once a person asked to stop it; the agent's report then closes it (Terminated, or as it ended). */
+  terminate: { requestedBy: string; reason: string; requestedAt: string } | null;
 }
 
 /** The answer to a sync of many targets: one operation per target asked, and those left out and why. */

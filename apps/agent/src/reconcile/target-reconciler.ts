@@ -89,6 +89,8 @@ export class TargetReconciler {
   private stopped = false;
   /** Cuts short a sync waiting for health when the agent stops. */
   private readonly stopping = new AbortController();
+  /** The requested sync running now, and how to terminate it when a person asks (see update). */
+  private running: { id: string; terminate: AbortController } | undefined;
   /** Drift already reported per object (signature of its paths), so a standing drift is told once. */
   private readonly reportedDrift = new Map<string, string>();
   private readonly fights = new FightDetector();
@@ -135,6 +137,13 @@ export class TargetReconciler {
     const overrideEnded = endedBreakGlass(this.assignment.breakGlass, assignment.breakGlass).length > 0;
     this.assignment = assignment;
     this.bundle = bundle;
+    // Terminating is the one request that must reach a sync while it runs, not after it.
+    const running = this.running;
+    const stop = running && assignment.operations.find((o) => o.id === running.id)?.terminate;
+    if (stop && !running.terminate.signal.aborted) {
+      this.deps.log.info({ target: assignment.name, operation: running.id, ...stop }, 'terminating sync');
+      running.terminate.abort(terminatedBy(stop));
+    }
     // The heals after a break-glass revert the incident's manual changes: a fresh count, not round N.
     if (overrideEnded && !newRevision) this.fights.clear();
     if (newRevision) {
@@ -273,12 +282,8 @@ export class TargetReconciler {
       { target: a.name, operation: operation.id, requestedBy: operation.requestedBy },
       'sync requested',
     );
-    const decision = this.deps.gate(a, 'manual', this.deps.now());
-    if (operation.dryRun) {
-      await this.dryRun(operation, decision);
-      return;
-    }
-    if (!decision.allowed) {
+    if (operation.terminate) {
+      // Terminated before it started: one report closes it, nothing applied.
       const at = this.deps.now().toISOString();
       await this.emit([
         {
@@ -289,18 +294,83 @@ export class TargetReconciler {
           revision: a.revision,
           bundleDigest: a.bundleDigest,
           trigger: 'manual',
-          outcome: 'Blocked',
+          outcome: 'Terminated',
           startedAt: at,
           finishedAt: at,
-          message: decision.message,
+          message: `${terminatedBy(operation.terminate)} before it started; nothing applied`,
           resources: [],
           operationId: operation.id,
+          ...(operation.dryRun && { dryRun: true }),
         },
       ]);
+      this.deps.log.info(
+        { target: a.name, operation: operation.id },
+        'requested sync terminated before it started',
+      );
+      return;
+    }
+    const decision = this.deps.gate(a, 'manual', this.deps.now());
+    if (operation.dryRun) {
+      await this.dryRun(operation, decision);
+      return;
+    }
+    if (!decision.allowed) {
+      await this.refuseOperation(operation, 'Blocked', decision.message);
       this.deps.log.info({ target: a.name, message: decision.message }, 'requested sync blocked');
       return;
     }
-    await this.runSync('manual', undefined, decision.breakGlassId, undefined, operation);
+    // The revision asked for was the one assigned when asked; a newer one released since is not it.
+    if (operation.revision !== undefined && operation.revision !== a.revision) {
+      await this.refuseOperation(
+        operation,
+        'Failed',
+        `revision ${operation.revision.slice(0, 12)} was asked for, but the target is now assigned ${a.revision.slice(0, 12)}; nothing applied`,
+      );
+      return;
+    }
+    let only: Set<string> | undefined;
+    if (operation.resources) {
+      await this.prepareDesired();
+      const keys = operation.resources.map((r) => `${r.group}/${r.kind}/${r.namespace ?? ''}/${r.name}`);
+      const missing = keys.filter((k) => !this.desiredByKey.has(k));
+      if (missing.length > 0) {
+        await this.refuseOperation(
+          operation,
+          'Failed',
+          `not declared by revision ${a.revision.slice(0, 12)}: ${missing.join(', ')}; nothing applied`,
+        );
+        return;
+      }
+      only = new Set(keys);
+    }
+    await this.runSync('manual', only, decision.breakGlassId, undefined, operation);
+  }
+
+  /** Closes a requested sync that applies nothing: one report, with why. */
+  private async refuseOperation(
+    operation: SyncOperation,
+    outcome: 'Blocked' | 'Failed',
+    message: string,
+  ): Promise<void> {
+    const a = this.assignment;
+    const at = this.deps.now().toISOString();
+    await this.emit([
+      {
+        type: 'sync',
+        id: randomUUID(),
+        targetId: a.targetId,
+        at,
+        revision: a.revision,
+        bundleDigest: a.bundleDigest,
+        trigger: 'manual',
+        outcome,
+        startedAt: at,
+        finishedAt: at,
+        message,
+        resources: [],
+        operationId: operation.id,
+      },
+    ]);
   }
 
   /**
@@ -312,7 +382,8 @@ export class TargetReconciler {
     const a = this.assignment;
     const report = await dryRunSync({
       kube: this.writer(a),
-      assignment: a,
+      // Per-run sync options shape what the server is asked; a dry run covers the whole target.
+      assignment: runAssignment(a, operation),
       manifests: this.bundle.manifests,
       inventory: this.state.inventory,
       prune: operation.prune,
@@ -342,8 +413,8 @@ export class TargetReconciler {
     const a = this.assignment;
     const input: Parameters<typeof syncTarget>[0] = {
       kube: this.writer(a),
-      // A requested prune applies to this run only.
-      assignment: operation?.prune ? { ...a, syncPolicy: { ...a.syncPolicy, prune: true } } : a,
+      // A requested prune and sync options apply to this run only.
+      assignment: operation ? runAssignment(a, operation) : a,
       manifests: this.bundle.manifests,
       inventory: this.state.inventory,
       trigger,
@@ -358,10 +429,29 @@ export class TargetReconciler {
     }
     if (only) input.only = only;
     if (breakGlassId) input.breakGlassId = breakGlassId;
+    if (operation) {
+      this.running = { id: operation.id, terminate: new AbortController() };
+      input.terminate = this.running.terminate.signal;
+      // Asked between reading the operation and this point: stop before the first object.
+      const stop = this.assignment.operations.find((o) => o.id === operation.id)?.terminate;
+      if (stop) this.running.terminate.abort(terminatedBy(stop));
+    }
     const inventoryBefore = this.state.inventory;
-    const result = await syncTarget(input);
+    let result: Awaited<ReturnType<typeof syncTarget>>;
+    try {
+      result = await syncTarget(input);
+    } finally {
+      this.running = undefined;
+    }
     if (rolledBackFrom) result.report.rolledBackFrom = rolledBackFrom;
     if (operation) result.report.operationId = operation.id;
+    if (operation?.resources)
+      result.report.message = [
+        `selective sync of ${operation.resources.length} object(s)`,
+        result.report.message,
+      ]
+        .filter((m) => m)
+        .join('; ');
     // The objects of the assignment this run applied: one that arrived meanwhile is synced next.
     this.setDesired(result.desired, a.bundleDigest);
     // What this run applied carries the tracking label now: the watch sees it from here on.
@@ -417,6 +507,7 @@ export class TargetReconciler {
     await this.watchKinds();
     const health = this.healthReport(result.live);
     if (health) await this.emit([health]);
+    if (!only && result.report.outcome !== 'Succeeded') await this.compareUnreached(result.live);
     const comparison = this.comparison.report(a, this.deps.now());
     if (comparison) await this.emit([comparison]);
     if (result.report.outcome === 'Succeeded') {
@@ -631,6 +722,23 @@ export class TargetReconciler {
   }
 
   /** Records what a sync would change on one declared object, given how it runs now. */
+  /**
+   * After a run that stopped short (terminated, a failed wave): what Git declares is still the
+   * whole bundle, not just what the run reached, so the comparison covers the objects it never
+   * applied too — a target whose sync was cut short is not shown in sync.
+   */
+  private async compareUnreached(reached: ReadonlyMap<string, KubeObject>): Promise<void> {
+    const applied = this.desired;
+    this.desired = [];
+    await this.prepareDesired();
+    if (this.desired.length === 0) this.setDesired(applied, this.assignment.bundleDigest);
+    for (const [key, desired] of this.desiredByKey) {
+      const live = reached.get(key) ?? (await this.liveOf(desired, true));
+      if (live) this.compare(key, live);
+      else this.comparison.record(key, desired, undefined, []);
+    }
+  }
+
   private compare(key: string, live: KubeObject): void {
     const desired = this.desiredByKey.get(key);
     if (!desired) return;
@@ -782,4 +890,17 @@ export class TargetReconciler {
       resources: health.resources,
     };
   }
+}
+
+function terminatedBy(t: NonNullable<SyncOperation['terminate']>): string {
+  return `terminated by ${t.requestedBy}: ${t.reason}`;
+}
+
+/** The assignment as one requested run sees it: its prune and sync options over the appset's. */
+function runAssignment(a: Assignment, operation: SyncOperation): Assignment {
+  if (!operation.prune && !operation.syncPolicy) return a;
+  return {
+    ...a,
+    syncPolicy: { ...a.syncPolicy, ...operation.syncPolicy, ...(operation.prune && { prune: true }) },
+  };
 }

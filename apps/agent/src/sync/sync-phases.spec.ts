@@ -289,4 +289,59 @@ describe('sync phases, hooks and waves against a simulated cluster', () => {
     ]);
     expect(await kube.get(id('ConfigMap', 'later'))).toBeUndefined();
   });
+
+  it('terminated while a wave waits for health: stops there, reports Terminated with what it applied, runs nothing more', async () => {
+    const terminate = new AbortController();
+    // Terminate the moment the wave's Pod exists: the run is then waiting for it to be healthy.
+    const unsubscribe = sim.api.store.subscribe((e) => {
+      if (e.resource === '/pods' && e.name === 'stuck' && e.type === 'ADDED')
+        terminate.abort('terminated by alice: wrong change window');
+    });
+    const r = await (async () => {
+      try {
+        return await sync(
+          [
+            ns,
+            pod('stuck', 'nginx:1.27-unready'),
+            configMap('later', { 'argocd.argoproj.io/sync-wave': '2' }),
+            job('notify', { 'argocd.argoproj.io/hook': 'SyncFail' }),
+            job('smoke', { 'argocd.argoproj.io/hook': 'PostSync' }),
+          ],
+          { waitTimeoutMs: 600_000, terminate: terminate.signal },
+        );
+      } finally {
+        unsubscribe();
+      }
+    })();
+    expect(r.report.outcome).toBe('Terminated');
+    expect(r.interrupted).toBe(false);
+    expect(r.report.message).toMatch(/^terminated by alice: wrong change window/);
+    // What was applied is in the report; no later wave, no PostSync, no SyncFail hook.
+    expect(line(r)).toEqual(['- Namespace/jobs:applied', '- Pod/stuck:applied']);
+    expect(await kube.get(id('ConfigMap', 'later'))).toBeUndefined();
+    expect(await kube.get(id('Job', 'notify'))).toBeUndefined();
+    expect(await kube.get(id('Job', 'smoke'))).toBeUndefined();
+    // What it applied is tracked; the rest is not.
+    expect(r.inventory.map((x) => `${x.kind}/${x.name}`)).toEqual(['Namespace/jobs', 'Pod/stuck']);
+  });
+
+  it('terminated before it reached an object: applies nothing, prunes nothing', async () => {
+    const first = await sync([ns, configMap('old')]);
+    expect(first.report.outcome).toBe('Succeeded');
+    const terminate = new AbortController();
+    terminate.abort('terminated by bob: not now');
+    const r = await sync([ns, configMap('new')], {
+      inventory: first.inventory,
+      assignment: assignment({ syncPolicy: { prune: true } }),
+      terminate: terminate.signal,
+    });
+    expect(r.report.outcome).toBe('Terminated');
+    expect(r.report.resources).toEqual([]);
+    expect(await kube.get(id('ConfigMap', 'new'))).toBeUndefined();
+    expect(await kube.get(id('ConfigMap', 'old'))).toBeDefined();
+    // Still tracked: a later sync prunes it as usual.
+    expect(r.inventory.map((x) => `${x.kind}/${x.name}`)).toEqual(
+      expect.arrayContaining(['Namespace/jobs', 'ConfigMap/old']),
+    );
+  });
 });

@@ -94,6 +94,12 @@ export interface SyncInput {
   pollMs?: number;
   /** Aborts any wait (the agent is stopping); the sync then fails with a message saying so. */
   signal?: AbortSignal;
+  /**
+   * A person asked to stop this run (its abort reason says who and why): it stops at the next safe
+   * point — before the next object, hook or prune, or while waiting for a wave or a hook — and is
+   * reported Terminated with what it applied. No later wave, prune, PostSync or SyncFail hook runs.
+   */
+  terminate?: AbortSignal;
   /** How ApplyOutOfSyncOnly judges an object in sync: the agent's drift comparison. */
   differ?: DriftDiffer;
 }
@@ -123,6 +129,9 @@ interface Step {
 
 /** Stops the run: later waves and phases are not applied, nothing is pruned, SyncFail hooks run. */
 class SyncAborted extends Error {}
+
+/** A person terminated the run: it stops like SyncAborted, but runs no SyncFail hooks either. */
+class SyncTerminated extends Error {}
 
 /**
  * One sync run, in Argo CD's order: PreSync hooks, then the declared objects (and Sync hooks) wave by
@@ -209,6 +218,7 @@ export async function syncTarget(input: SyncInput): Promise<SyncResult> {
   const hooksOf = (phase: HookPhase): Step[] =>
     steps.filter((s) => runsHooks && s.role.kind === 'hook' && s.role.phases.includes(phase));
   let aborted = false;
+  let terminated = false;
   // A Helm hook Argo CD has no phase for is never applied; the run says so rather than stay silent.
   if (runsHooks && !input.only)
     for (const s of steps)
@@ -267,10 +277,16 @@ export async function syncTarget(input: SyncInput): Promise<SyncResult> {
       // A cluster error anywhere (a wave's read-back, a hook's) ends the run like a failed step:
       // the sync never throws for the cluster, it reports what happened to each object.
       aborted = true;
-      run.messages.push(err instanceof SyncAborted ? err.message : `sync stopped: ${(err as Error).message}`);
+      terminated = err instanceof SyncTerminated;
+      run.messages.push(
+        err instanceof SyncAborted || err instanceof SyncTerminated
+          ? err.message
+          : `sync stopped: ${(err as Error).message}`,
+      );
     }
-    // Stopping the agent is not a failure of the revision: no SyncFail hooks for it.
-    if ((aborted || run.failed() > 0) && !input.signal?.aborted) {
+    // Stopping the agent is not a failure of the revision, and a person who terminated the run
+    // asked for nothing more to run: no SyncFail hooks for either.
+    if ((aborted || run.failed() > 0) && !input.signal?.aborted && !terminated) {
       try {
         await run.runHooks('SyncFail', hooksOf('SyncFail'));
       } catch (err) {
@@ -300,20 +316,23 @@ export async function syncTarget(input: SyncInput): Promise<SyncResult> {
   const held = run.pruneHeldMessage();
   if (held) run.messages.push(held);
   const failed = run.failed();
-  const outcome: SyncOutcome = aborted
-    ? 'Failed'
-    : failed === 0
-      ? 'Succeeded'
-      : failed === results.length
-        ? 'Failed'
-        : 'Partial';
+  const outcome: SyncOutcome = terminated
+    ? 'Terminated'
+    : aborted
+      ? 'Failed'
+      : failed === 0
+        ? 'Succeeded'
+        : failed === results.length
+          ? 'Failed'
+          : 'Partial';
   if (failed > 0) run.messages.push(`${failed} of ${results.length} object(s) failed`);
   return {
     report: makeReport(input, startedAt, now().toISOString(), outcome, run.messages.join('; '), results),
     desired,
     live: run.live,
     inventory,
-    interrupted: input.signal?.aborted === true,
+    // A terminated run is reported as such, even when the agent began stopping meanwhile.
+    interrupted: input.signal?.aborted === true && !terminated,
   };
 }
 
@@ -384,10 +403,20 @@ class SyncRun {
   private readonly prepared = new Map<KubeObject, Promise<KubeObject>>();
   private readonly timeoutMs: number;
   private readonly pollMs: number;
+  /** Wakes a wait when the agent stops or a person terminates the run. */
+  private readonly wakeSignal: AbortSignal | undefined;
 
   constructor(private readonly input: SyncInput) {
     this.timeoutMs = input.waitTimeoutMs ?? DEFAULT_WAIT_TIMEOUT_MS;
     this.pollMs = input.pollMs ?? DEFAULT_POLL_MS;
+    const signals = [input.signal, input.terminate].filter((x): x is AbortSignal => x !== undefined);
+    this.wakeSignal = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
+  }
+
+  /** A safe point: throws SyncTerminated once a person asked to terminate the run. */
+  checkTerminated(): void {
+    const t = this.input.terminate;
+    if (t?.aborted) throw new SyncTerminated(typeof t.reason === 'string' ? t.reason : 'terminated');
   }
 
   failed(): number {
@@ -400,6 +429,7 @@ class SyncRun {
    */
   async applyResource(manifest: KubeObject): Promise<KubeObject | undefined> {
     const { kube, assignment } = this.input;
+    this.checkTerminated();
     let obj: KubeObject;
     try {
       obj = await this.prepare(manifest);
@@ -520,6 +550,7 @@ class SyncRun {
    * a declared object has failed by now, when they stay (and stay tracked) for a later run.
    */
   async prune(objects: readonly KubeObject[]): Promise<void> {
+    if (objects.length > 0) this.checkTerminated();
     if (objects.length === 0) return;
     if (this.declaredFailures > 0) {
       this.heldPrunes += objects.length;
@@ -632,6 +663,7 @@ class SyncRun {
       const failures: string[] = [];
       for (const s of wave.steps) {
         if (s.role.kind !== 'hook') continue;
+        this.checkTerminated();
         const policies = s.role.deletePolicies;
         let ref = refOfManifest(s.manifest);
         try {
@@ -668,6 +700,8 @@ class SyncRun {
         this.results.push({ ...ref, action: outcome.ok ? 'applied' : 'failed', hookPhase: phase, message });
         if (!outcome.ok) failures.push(`${describeRef(ref)}: ${outcome.message}`);
       }
+      // The hooks started are recorded above (still running, or deleted by policy) before it stops.
+      this.checkTerminated();
       if (failures.length > 0) throw new SyncAborted(`${phase} hook failed: ${failures.join('; ')}`);
     }
   }
@@ -703,13 +737,14 @@ class SyncRun {
         last.set(key, said);
       }
       if (pending.size === 0) return;
+      this.checkTerminated();
       if (Date.now() >= deadline || this.input.signal?.aborted) {
         const why = this.input.signal?.aborted
           ? 'the agent is stopping'
           : `not healthy after ${seconds(budgetMs)}`;
         throw new SyncAborted(`${what} ${why}: ${[...last.values()].join(', ')}`);
       }
-      await sleep(this.pollMs, this.input.signal);
+      await sleep(this.pollMs, this.wakeSignal);
     }
   }
 
@@ -733,13 +768,15 @@ class SyncRun {
           outcomes[i] = { ok: false, message: health.message || health.status };
       }
       if (outcomes.every((o) => o !== undefined)) return outcomes;
-      if (Date.now() >= deadline || this.input.signal?.aborted) {
-        const why = this.input.signal?.aborted
-          ? 'the agent is stopping'
-          : `did not finish within ${seconds(this.timeoutMs)}`;
+      if (Date.now() >= deadline || this.input.signal?.aborted || this.input.terminate?.aborted) {
+        const why = this.input.terminate?.aborted
+          ? 'still running when the sync was terminated'
+          : this.input.signal?.aborted
+            ? 'the agent is stopping'
+            : `did not finish within ${seconds(this.timeoutMs)}`;
         return outcomes.map((o) => o ?? { ok: false, message: why });
       }
-      await sleep(this.pollMs, this.input.signal);
+      await sleep(this.pollMs, this.wakeSignal);
     }
   }
 
@@ -781,9 +818,10 @@ class SyncRun {
     if (!(await this.input.kube.delete(id))) return;
     const deadline = Date.now() + this.timeoutMs;
     while (await this.input.kube.get(id)) {
+      this.checkTerminated();
       if (Date.now() >= deadline || this.input.signal?.aborted)
         throw new Error(`the previous ${id.kind} ${id.name} was not gone within ${seconds(this.timeoutMs)}`);
-      await sleep(this.pollMs, this.input.signal);
+      await sleep(this.pollMs, this.wakeSignal);
     }
   }
 

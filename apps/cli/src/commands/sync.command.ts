@@ -9,6 +9,8 @@ import {
   printResult,
   runHubCommand,
   stringValue,
+  stringValues,
+  type HubArgValue,
   type HubCommandSpec,
 } from './hub-command.js';
 
@@ -27,6 +29,20 @@ const operationSchema = z.object({
   createdAt: z.string(),
   expiresAt: z.string(),
   finishedAt: z.string().nullable(),
+  /** Absent from hubs before per-run options. */
+  force: z.boolean().default(false),
+  syncOptions: z.array(z.string()).default([]),
+  revision: z.string().nullable().default(null),
+  resources: z
+    .array(
+      z.object({ group: z.string(), kind: z.string(), namespace: z.string().optional(), name: z.string() }),
+    )
+    .default([]),
+  /** Absent from hubs before terminate. */
+  terminate: z
+    .object({ requestedBy: z.string(), reason: z.string(), requestedAt: z.string() })
+    .nullable()
+    .default(null),
 });
 type Operation = z.infer<typeof operationSchema>;
 
@@ -58,10 +74,13 @@ type Bulk = z.infer<typeof bulkSchema>;
 const SPEC: HubCommandSpec = {
   name: 'sync',
   usage: [
-    'usage: flotilla sync TARGET --reason TEXT [--prune] [--dry-run] [--expires-in-minutes N] [--wait [--timeout S]]',
+    'usage: flotilla sync TARGET --reason TEXT [--prune] [--dry-run] [--force] [--sync-option K=V]...',
+    '                            [--revision SHA] [--resource GROUP/KIND/NAMESPACE/NAME]...',
+    '                            [--expires-in-minutes N] [--wait [--timeout S]]',
     '       flotilla sync --appset A [--selector k=v,...] --reason TEXT [--preview] [options as above]',
     '       flotilla sync --selector k=v,... --reason TEXT [--preview] [options as above]',
     '       flotilla sync --cancel OPERATION --reason TEXT',
+    '       flotilla sync --terminate OPERATION --reason TEXT [--wait [--timeout S]]',
     '',
     "Asks the target's agent to sync it now, once — also when the appset's automated sync is off",
     '(then the agent only compares and reports OutOfSync until someone syncs). An offline agent runs',
@@ -70,9 +89,17 @@ const SPEC: HubCommandSpec = {
     '1 anything else.',
     '--dry-run asks the cluster what the sync would do (server-side apply dryRun=All) and changes',
     'nothing; with --wait it prints what would be created, changed and pruned.',
+    "--sync-option K=V (repeatable) sets a sync option for this run only, as an appset's syncOptions",
+    '(Replace=true, ServerSideApply=false, Validate=false, PruneLast=true, …); --force is Force=true.',
+    '--revision names the revision to sync: only the one the target is assigned is accepted (pin the',
+    'target to sync another it ran). --resource (repeatable) syncs only those declared objects: no',
+    'hooks, no prune, no waves (group empty for the core group, namespace empty for cluster-scoped).',
     '--appset and/or --selector (cluster labels, all must hold) ask every matching target at once, in',
     'one request: all are asked or none; --preview lists them and asks none.',
     '--cancel withdraws a request its agent has not started (a run already going finishes).',
+    '--terminate stops a request its agent may be running, at its next safe point (before the next',
+    'object, or while it waits for a wave or a hook); the run is reported Terminated with what it',
+    'applied. --wait follows it until the agent reported: exit 0 Terminated, 1 anything else.',
   ].join('\n'),
   options: {
     reason: { type: 'string' },
@@ -86,6 +113,11 @@ const SPEC: HubCommandSpec = {
     selector: { type: 'string' },
     preview: { type: 'boolean' },
     cancel: { type: 'string' },
+    terminate: { type: 'string' },
+    force: { type: 'boolean' },
+    'sync-option': { type: 'string', multiple: true },
+    revision: { type: 'string' },
+    resource: { type: 'string', multiple: true },
   },
 };
 
@@ -103,6 +135,18 @@ export function run(argv: string[]): Promise<number> {
       printResult(op, output, () => text(op));
       return 0;
     }
+    const terminate = stringValue(values['terminate']);
+    if (terminate !== undefined) {
+      if (positionals.length > 0) throw new UsageError('--terminate takes an operation id, not a target');
+      let op = operationSchema.parse(
+        await client.request('POST', `/api/v1/operations/${encodeURIComponent(terminate)}/terminate`, {
+          reason,
+        }),
+      );
+      if (values['wait'] === true) op = await waitOne(client, op, deadlineOf(values), output);
+      printResult(op, output, () => text(op));
+      return values['wait'] === true && op.state !== 'Terminated' ? 1 : 0;
+    }
     const legacyAppSet = stringValue(values['app-set']);
     if (legacyAppSet !== undefined)
       process.stderr.write('flotilla sync: --app-set is deprecated, use --appset\n');
@@ -111,23 +155,26 @@ export function run(argv: string[]): Promise<number> {
     const expires = stringValue(values['expires-in-minutes']);
     if (expires !== undefined && !/^[1-9]\d*$/.test(expires))
       throw new UsageError(`--expires-in-minutes must be a whole number of minutes, not '${expires}'`);
-    const timeoutRaw = stringValue(values['timeout']);
-    if (timeoutRaw !== undefined && values['wait'] !== true)
-      throw new UsageError('--timeout applies to --wait');
-    const timeout = timeoutRaw === undefined ? 300 : Number(timeoutRaw);
-    if (!Number.isFinite(timeout) || timeout <= 0)
-      throw new UsageError(`--timeout must be a positive number of seconds, not '${timeoutRaw}'`);
+    const syncOptions = stringValues(values['sync-option']);
     const request = {
       reason,
       prune: values['prune'] === true,
       ...(values['dry-run'] === true && { dryRun: true }),
+      ...(values['force'] === true && { force: true }),
+      ...(syncOptions.length > 0 && { syncOptions }),
       ...(expires !== undefined && { expiresInMinutes: Number(expires) }),
     };
-    const deadline = Date.now() + timeout * 1000;
+    const revision = stringValue(values['revision']);
+    const resources = stringValues(values['resource']).map(resourceRef);
+    const deadline = deadlineOf(values);
 
     if (appSet !== undefined || selector !== undefined) {
       if (positionals.length > 0)
         throw new UsageError('name a TARGET or select with --appset/--selector, not both');
+      if (revision !== undefined || resources.length > 0)
+        throw new UsageError(
+          "--revision and --resource name one target's revision and objects: give a TARGET",
+        );
       if (values['preview'] === true && values['wait'] === true)
         throw new UsageError('--wait does not apply to --preview (nothing is asked)');
       let bulk = bulkSchema.parse(
@@ -147,16 +194,14 @@ export function run(argv: string[]): Promise<number> {
 
     const target = expectName(positionals, 'flotilla sync TARGET --reason TEXT');
     const path = `/api/v1/targets/${encodeURIComponent(target)}`;
-    let op = operationSchema.parse(await client.request('POST', `${path}/sync`, request));
-    if (values['wait'] === true) {
-      while (op.state === 'Pending' && Date.now() < deadline) {
-        if (output === 'table') process.stderr.write('.');
-        await new Promise((r) => setTimeout(r, 1000));
-        const list = z.array(operationSchema).parse(await client.request('GET', `${path}/operations`));
-        op = list.find((o) => o.id === op.id) ?? op;
-      }
-      if (output === 'table') process.stderr.write('\n');
-    }
+    let op = operationSchema.parse(
+      await client.request('POST', `${path}/sync`, {
+        ...request,
+        ...(revision !== undefined && { revision }),
+        ...(resources.length > 0 && { resources }),
+      }),
+    );
+    if (values['wait'] === true) op = await waitOne(client, op, deadline, output);
     if (op.dryRun && op.state !== 'Pending' && op.state !== 'Expired') {
       // The dry run's answer is its sync run: the newest dry run of the target since the request.
       const runs = z
@@ -172,6 +217,47 @@ export function run(argv: string[]): Promise<number> {
     printResult(op, output, () => text(op));
     return values['wait'] === true && op.state !== 'Succeeded' ? 1 : 0;
   });
+}
+
+/** `GROUP/KIND/NAMESPACE/NAME` (group empty for the core group, namespace empty for cluster-scoped). */
+function resourceRef(raw: string): { group: string; kind: string; namespace?: string; name: string } {
+  const parts = raw.split('/');
+  const [group, kind, namespace, name] = parts;
+  if (parts.length !== 4 || !kind || !name)
+    throw new UsageError(
+      `--resource must be GROUP/KIND/NAMESPACE/NAME (e.g. apps/Deployment/web/api, /ConfigMap/web/settings, /Namespace//web), not '${raw}'`,
+    );
+  return { group: group ?? '', kind, ...(namespace ? { namespace } : {}), name };
+}
+
+/** When --wait gives up (--timeout seconds, default 300). */
+function deadlineOf(values: Record<string, HubArgValue>): number {
+  const timeoutRaw = stringValue(values['timeout']);
+  if (timeoutRaw !== undefined && values['wait'] !== true)
+    throw new UsageError('--timeout applies to --wait');
+  const timeout = timeoutRaw === undefined ? 300 : Number(timeoutRaw);
+  if (!Number.isFinite(timeout) || timeout <= 0)
+    throw new UsageError(`--timeout must be a positive number of seconds, not '${timeoutRaw}'`);
+  return Date.now() + timeout * 1000;
+}
+
+/** Follows one operation (a request a second) until it is no longer Pending or the deadline passes. */
+async function waitOne(
+  client: HubClient,
+  op: Operation,
+  deadline: number,
+  output: string,
+): Promise<Operation> {
+  const path = `/api/v1/targets/${encodeURIComponent(op.target)}/operations`;
+  let current = op;
+  while (current.state === 'Pending' && Date.now() < deadline) {
+    if (output === 'table') process.stderr.write('.');
+    await new Promise((r) => setTimeout(r, 1000));
+    const list = z.array(operationSchema).parse(await client.request('GET', path));
+    current = list.find((o) => o.id === op.id) ?? current;
+  }
+  if (output === 'table') process.stderr.write('\n');
+  return current;
 }
 
 /** Follows a batch (one request a second, whatever its size) until none is Pending or the deadline passes. */
@@ -215,7 +301,30 @@ function text(op: Operation): string {
     ['Requested by', op.requestedBy],
     ['Reason', op.reason],
     ['Prune', op.prune ? 'yes' : 'as the appset says'],
+    ...(op.revision ? ([['Revision', op.revision]] as [string, string][]) : []),
+    ...(op.force || op.syncOptions.length > 0
+      ? ([['Sync options', [...(op.force ? ['Force=true'] : []), ...op.syncOptions].join(', ')]] as [
+          string,
+          string,
+        ][])
+      : []),
+    ...(op.resources.length > 0
+      ? ([
+          [
+            'Resources',
+            op.resources.map((r) => `${r.group}/${r.kind}/${r.namespace ?? ''}/${r.name}`).join(', '),
+          ],
+        ] as [string, string][])
+      : []),
     ...(op.dryRun ? ([['Dry run', 'yes: nothing is changed']] as [string, string][]) : []),
+    ...(op.terminate
+      ? ([
+          [
+            'Terminate',
+            `asked by ${op.terminate.requestedBy} at ${op.terminate.requestedAt}: ${op.terminate.reason}`,
+          ],
+        ] as [string, string][])
+      : []),
     ['Expires', op.expiresAt],
     ...(op.message ? ([['Message', op.message]] as [string, string][]) : []),
   ]);

@@ -94,8 +94,9 @@ export function targetTable(targets: TargetView[]): string {
       t.cluster,
       t.name,
       shortSha(t.desiredRevision),
-      t.syncStatus,
-      t.health ?? '-',
+      // An offline agent's last word is not what runs now: never shown as if it were.
+      t.stale ? `${t.syncStatus} (stale)` : t.syncStatus,
+      t.stale ? `${t.health ?? '-'} (stale)` : (t.health ?? '-'),
       age(t.lastSyncedAt),
       // Last: the only cell of free text, so the columns before it stay aligned.
       reasonCell(t.reason),

@@ -23,6 +23,8 @@ export interface TargetView {
   lastReportAt?: string | null;
   /** Why it is not Synced and Healthy at the wanted revision (null: it is); older hubs send none. */
   reason?: TargetReason | null;
+  /** Set while its cluster's agent is offline: the status is as last reported; older hubs send none. */
+  stale?: { lastSeenAt: string | null } | null;
 }
 
 export interface RegisteredCluster {

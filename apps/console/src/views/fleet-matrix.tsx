@@ -39,6 +39,12 @@ function Cell({ cell }: { cell: FleetCellView | undefined }) {
         )}
       </Link>
       {!cell.automated && <span className="tag">manual</span>}
+      {/* An offline agent's last report, not what runs now (older hubs send no stale). */}
+      {cell.stale === true && (
+        <span className="tag" title="the cluster's agent is offline: this is its last report">
+          stale
+        </span>
+      )}
       <Reason reason={cell.reason} />
     </td>
   );

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Injectable } from '@nestjs/common';
+import { Injectable, Optional } from '@nestjs/common';
 import type { ComparisonReport, DriftReport, HealthReport, Report, SyncReport } from '@flotilla/contract';
 import { Database } from '../db/database.js';
 import { replayHorizon } from '../retention/retention-periods.js';
@@ -12,6 +12,7 @@ import { recordBreakGlassChanges } from '../break-glass/break-glass.service.js';
 import { recordAutomaticRollbacks } from '../rollouts/automatic-rollback.js';
 import { refuseUnassignedBundles } from './assigned-bundles.js';
 import { Prisma } from '../generated/prisma/client.js';
+import { JobQueues } from '../queues/job-queues.service.js';
 
 type Tx = Prisma.TransactionClient;
 
@@ -50,6 +51,8 @@ interface BatchEffects {
   audit: AuditEntry[];
   /** Per target, the latest comparison the group carries (observed last; equal times: arrived last). */
   comparisons: Map<string, ComparisonReport>;
+  /** Appsets to expand once the transaction commits: a target deleted here that Git may still want. */
+  expand: { appSetId: string; deletionId: string }[];
 }
 
 /**
@@ -97,6 +100,8 @@ export class ReportIngestService {
     private readonly db: Database,
     private readonly audit: AuditLog,
     private readonly metrics: HubMetrics,
+    /** Absent only where ingest runs without the hub's queues (its own specs): no re-expansion then. */
+    @Optional() private readonly queues?: JobQueues,
   ) {}
 
   async ingestBatch(
@@ -171,7 +176,8 @@ export class ReportIngestService {
    * INSERT of sync runs, one UPDATE of target status and one chain append for all of them.
    */
   private async ingestGroup(group: Waiting[]): Promise<Set<string>[]> {
-    return this.db.prisma.$transaction(async (tx) => {
+    const expand: BatchEffects['expand'] = [];
+    const fresh = await this.db.prisma.$transaction(async (tx) => {
       // An id sent in two batches of the group belongs to the first; the second sees a replay.
       const owner = new Map<string, number>();
       group.forEach((w, i) => {
@@ -188,7 +194,13 @@ export class ReportIngestService {
       const applied = group.map((w, i) => w.reports.filter((r) => owner.get(r.id) === i && stored.has(r.id)));
       const targets = await this.targetsOf(tx, applied.flat());
       const actors = await agentActors(tx, group);
-      const effects: BatchEffects = { syncRuns: [], status: new Map(), audit: [], comparisons: new Map() };
+      const effects: BatchEffects = {
+        syncRuns: [],
+        status: new Map(),
+        audit: [],
+        comparisons: new Map(),
+        expand,
+      };
       for (const [i, w] of group.entries()) {
         const firstAudit = effects.audit.length;
         const actor = actors.get(w.clusterId) ?? `agent:${w.clusterId}`;
@@ -203,6 +215,17 @@ export class ReportIngestService {
       await this.audit.recordMany(effects.audit, tx);
       return applied.map((reports) => new Set(reports.map((r) => r.id)));
     }, INGEST_TX);
+    // After the commit, so the expansion no longer finds the deleted target: one that Git still
+    // declares is created again now, not at the next commit. One job per deletion (its id is the
+    // variant): a replayed report adds nothing, and equal inputs since the last expansion do not
+    // collapse it into the one that ran while the target was being deleted.
+    for (const e of expand)
+      await this.queues?.enqueue(
+        'appset-expand',
+        { appSetId: e.appSetId, inputsHash: 'after-deletion' },
+        { variant: e.deletionId },
+      );
+    return fresh;
   }
 
   /** One batch's new reports, in order, into the group's effects (and the hooks that need the tx). */
@@ -286,6 +309,7 @@ export class ReportIngestService {
       }),
     );
     effects.audit.push(...deletions.audit);
+    effects.expand.push(...deletions.expand);
     // A target deleted here has no status or comparison left to write (its rows are gone).
     for (const id of deletions.deleted) {
       effects.status.delete(id);

@@ -397,6 +397,19 @@ function checkBoolean(value: unknown, path: string): void {
 }
 
 /** What every form of `syncPolicy` reads alike: `syncOptions`, `managedNamespaceMetadata`, `retry`. */
+/**
+ * Sync options for one requested run (`Key=Value`, the appset's own table): checked as an appset's
+ * are (unknown, malformed and refused entries throw SyncOptionError naming `path[i]`), and read into
+ * the settings that override the appset's for that run.
+ */
+export function runSyncSettingsOf(options: readonly string[], path: string): Partial<SyncPolicy> {
+  readOptions(options, TARGET_SYNC_OPTIONS, path);
+  const out = sharedSettingsOf({ syncOptions: options });
+  delete out.retry;
+  delete out.managedNamespaceMetadata;
+  return out;
+}
+
 function sharedSettingsOf(o: Record<string, unknown>): Partial<SyncPolicy> {
   const out: Partial<SyncPolicy> = {};
   const retry = parseRetryPolicy(o['retry']);

@@ -160,6 +160,7 @@ export class FleetViewService {
         lastSyncedRevision: t.lastSyncedRevision,
         reason: reasons.get(t.id) ?? null,
         automated: (t.syncPolicy as { automated?: unknown } | null)?.automated !== false,
+        stale: !c.online,
       })),
     }));
     return {

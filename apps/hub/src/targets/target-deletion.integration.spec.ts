@@ -355,4 +355,37 @@ describe('deleting a target with its objects', () => {
     expect((await usTarget())?.releasedRevision).not.toBe(second);
     expect((await assignments('us-1')).deletions?.[0]?.bundleDigest).toBe(digestBefore);
   });
+
+  it(
+    'a target its appset still declares comes back once its deletion is done, without waiting for a commit',
+    { timeout: 90_000 },
+    async () => {
+      // The previous test left web-us-1 being deleted again; its appset still declares it.
+      await expect.poll(async () => (await assignments('us-1')).deletions?.length, poll).toBe(1);
+      const tombstone = (await assignments('us-1')).deletions![0]!;
+      const at = new Date().toISOString();
+      const done: Report = {
+        type: 'deletion',
+        id: randomUUID(),
+        targetId: tombstone.targetId,
+        deletionId: tombstone.id,
+        at,
+        outcome: 'Succeeded',
+        startedAt: at,
+        finishedAt: at,
+        message: '',
+        resources: [],
+      };
+      expect((await report('us-1', [done])).status).toBe(200);
+      const db = fleet.hub.app.get(Database).prisma;
+      expect(await db.target.findUnique({ where: { id: tombstone.targetId } })).toBeNull();
+      // Nothing else moves (no commit, no refresh): the deletion itself asks for the appset's expansion.
+      await expect
+        .poll(async () => (await assignments('us-1')).assignments.map((a) => a.name), poll)
+        .toEqual(['web-us-1']);
+      const back = (await assignments('us-1')).assignments[0]!;
+      expect(back.targetId).not.toBe(tombstone.targetId);
+      expect((await assignments('us-1')).deletions).toBeUndefined();
+    },
+  );
 });

@@ -176,9 +176,10 @@ export async function applyDeletionReports(
   tx: Tx,
   actor: string,
   reports: { report: DeletionReport; target: { id: string; name: string; appSetId: string } }[],
-): Promise<{ audit: AuditEntry[]; deleted: string[] }> {
+): Promise<{ audit: AuditEntry[]; deleted: string[]; expand: { appSetId: string; deletionId: string }[] }> {
   const audit: AuditEntry[] = [];
   const deleted: string[] = [];
+  const expand: { appSetId: string; deletionId: string }[] = [];
   for (const { report, target } of reports) {
     const summary = summarize(report);
     const [row] = await tx.$queryRaw<{ deletionBy: string | null; deletionReason: string | null }[]>`
@@ -222,6 +223,15 @@ export async function applyDeletionReports(
           scope: `appset:${gone.name}`,
           details: { afterTargetsDeleted: true },
         });
+      // Git may have asked for the target again while it was being deleted (an expansion leaves a
+      // target being deleted alone): its appset is expanded once more, which recreates it if so.
+      else if (
+        await tx.applicationSet.findFirst({
+          where: { id: target.appSetId, status: { not: 'Deleting' } },
+          select: { id: true },
+        })
+      )
+        expand.push({ appSetId: target.appSetId, deletionId: report.deletionId });
     } else {
       await tx.$executeRaw`
         UPDATE "Target" SET "deletionState" = 'Failed', "deletionMessage" = ${report.message.slice(0, 2000)}
@@ -229,7 +239,7 @@ export async function applyDeletionReports(
       audit.push({ actor, action: 'target.deletion-failed', scope: `target:${target.name}`, details });
     }
   }
-  return { audit, deleted };
+  return { audit, deleted, expand };
 }
 
 /** What the audit keeps of a deletion's objects: the names of those deleted, kept and failed. */

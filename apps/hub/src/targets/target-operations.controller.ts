@@ -65,6 +65,18 @@ export class TargetOperationsController {
     return this.operations.cancel(id, body, actor);
   }
 
+  /**
+   * Stops a sync request its agent may be running: at its next safe point (before the next object,
+   * or while waiting for a wave or a hook), reported Terminated with what it applied.
+   */
+  @Post('operations/:id/terminate')
+  @Roles('operator')
+  @HttpCode(200)
+  @ApiBody({ description: '{"reason": "<why>"}' })
+  terminate(@Param('id') id: string, @Body() body: unknown, @Actor() actor: string) {
+    return this.operations.terminate(id, body, actor);
+  }
+
   /** The operations of one request for many targets (`?batchId=`), by target name. */
   @Get('operations')
   @ApiQuery({ name: 'batchId', required: true, description: 'the batchId a sync of many targets answered' })

@@ -1,6 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import type { BulkSyncView, SyncOperation, TargetOperationView } from '@flotilla/contract';
+import {
+  type BulkSyncView,
+  type KubeObject,
+  type ObjectRef,
+  type SyncOperation,
+  type TargetOperationView,
+  groupOf,
+  SyncOptionError,
+} from '@flotilla/contract';
 import { labelSelectorSchema } from '@flotilla/fleet-config';
 import { z } from 'zod';
 import { AuditLog } from '../audit/audit.service.js';
@@ -8,6 +16,7 @@ import { HubError, parseInput } from '../common/hub-error.js';
 import { Database } from '../db/database.js';
 import { ClusterWakeups } from '../queues/cluster-wakeups.service.js';
 import { selectTargets } from './target-selection.js';
+import { runSyncSettingsOf } from '../appsets/sync-policy.js';
 import type { TargetOperation } from '../generated/prisma/client.js';
 
 const syncRequestSchema = z.strictObject({
@@ -23,6 +32,26 @@ const syncRequestSchema = z.strictObject({
     .min(1)
     .max(7 * 24 * 60)
     .default(60),
+  /** Sync options for this run only, `Key=Value` as in an appset's syncOptions (the same table). */
+  syncOptions: z.array(z.string().max(200)).max(20).default([]),
+  /** Argo CD's `--force`: an object whose apply the API refuses is deleted and created again (Force=true). */
+  force: z.boolean().default(false),
+});
+
+/** A declared object, as `flotilla sync --resource group/kind/namespace/name` names it. */
+const resourceRefSchema = z.strictObject({
+  group: z.string().max(253).default(''),
+  kind: z.string().min(1).max(100),
+  namespace: z.string().max(253).optional(),
+  name: z.string().min(1).max(253),
+});
+
+/** One target: also a revision and a subset of its objects (they depend on what that target runs). */
+const singleSyncRequestSchema = syncRequestSchema.extend({
+  /** The revision to sync: only the one the target is assigned (full or at least 7 hex digits). */
+  revision: z.string().trim().min(1).max(64).optional(),
+  /** Only these declared objects (a selective sync: no hooks, no prune, no waves waited for). */
+  resources: z.array(resourceRefSchema).min(1).max(500).optional(),
 });
 
 /** At most this many targets per request: a larger selection is refused, never cut silently. */
@@ -92,6 +121,7 @@ export class TargetOperations {
    */
   async requestBulkSync(body: unknown, actor: string): Promise<BulkSyncView> {
     const req = parseInput(bulkSyncRequestSchema, body);
+    const settings = runSettings(req);
     const chosen = await selectTargets(this.db, req);
     const ready = chosen.filter((t) => unsyncable(t) === null);
     const skipped = chosen.flatMap((t) => {
@@ -128,7 +158,7 @@ export class TargetOperations {
       targetName: t.name,
       clusterId: t.clusterId,
       kind: 'sync',
-      options: { prune: req.prune, dryRun: req.dryRun },
+      options: { prune: req.prune, dryRun: req.dryRun, ...runOptions(req, settings) },
       batchId,
       requestedBy: actor,
       reason: req.reason,
@@ -147,6 +177,7 @@ export class TargetOperations {
             selection,
             prune: req.prune,
             dryRun: req.dryRun,
+            ...runOptions(req, settings),
             reason: req.reason,
             expiresAt,
           },
@@ -203,22 +234,100 @@ export class TargetOperations {
     return view(op);
   }
 
+  /**
+   * Asks the agent to stop a request it may be running. The request stays in the assignments,
+   * marked, until the agent reports: a run going stops at its next safe point (before the next
+   * object, or while it waits for a wave or a hook) and is reported Terminated with what it applied;
+   * one not started yet is reported Terminated with nothing applied. Either way one report closes it,
+   * so it is never left half-recorded. A request already finished answers 409.
+   */
+  async terminate(operationId: string, body: unknown, actor: string): Promise<TargetOperationView> {
+    const { reason } = parseInput(cancelRequestSchema, body);
+    const op = await this.db.prisma.$transaction(async (tx) => {
+      const current = await tx.targetOperation.findUnique({ where: { id: operationId } });
+      if (!current) throw HubError.notFound('operation', operationId);
+      const state = view(current).state;
+      if (state !== 'Pending')
+        throw new HubError(
+          409,
+          'operation-finished',
+          `operation ${operationId} is ${state}: only a Pending one can be terminated`,
+        );
+      if (current.terminateRequestedBy !== null)
+        throw new HubError(
+          409,
+          'operation-terminating',
+          `operation ${operationId} is being terminated already (asked by ${current.terminateRequestedBy})`,
+        );
+      const updated = await tx.targetOperation.updateMany({
+        where: { id: operationId, state: 'Pending', terminateRequestedBy: null },
+        data: { terminateRequestedBy: actor, terminateReason: reason, terminateRequestedAt: new Date() },
+      });
+      if (updated.count === 0)
+        throw new HubError(
+          409,
+          'operation-finished',
+          `operation ${operationId} finished meanwhile: nothing to terminate`,
+        );
+      await this.audit.record(
+        {
+          actor,
+          action: 'target.sync-terminate-requested',
+          scope: `target:${current.targetName}`,
+          details: { operationId, reason },
+        },
+        tx,
+      );
+      return tx.targetOperation.findUniqueOrThrow({ where: { id: operationId } });
+    });
+    await this.wakeups.notify([op.clusterId]);
+    return view(op);
+  }
+
   async requestSync(targetName: string, body: unknown, actor: string): Promise<TargetOperationView> {
-    const req = parseInput(syncRequestSchema, body);
+    const req = parseInput(singleSyncRequestSchema, body);
+    const settings = runSettings(req);
     const target = await this.db.prisma.target.findUnique({
       where: { name: targetName },
       select: {
         id: true,
         name: true,
         clusterId: true,
+        namespace: true,
         releasedDigest: true,
+        releasedRevision: true,
+        desiredRevision: true,
         deletionState: true,
-        pin: { select: { targetId: true } },
+        pin: { select: { targetId: true, revision: true, bundleDigest: true, expiresAt: true } },
       },
     });
     if (!target) throw HubError.notFound('target', targetName);
     const why = unsyncable(target);
     if (why) throw new HubError(409, why.code, `target "${targetName}" ${why.reason}: nothing to sync`);
+    // What the agent is given: a pin (unexpired) wins over the release, as in its assignments.
+    const pinned = target.pin && (!target.pin.expiresAt || target.pin.expiresAt.getTime() > Date.now());
+    const assigned = pinned
+      ? { revision: target.pin!.revision, digest: target.pin!.bundleDigest, why: 'pinned' }
+      : { revision: target.releasedRevision ?? '', digest: target.releasedDigest ?? '', why: 'released' };
+    let revision: string | undefined;
+    if (req.revision !== undefined) {
+      const asked = req.revision.toLowerCase();
+      if (!/^[0-9a-f]{7,64}$/.test(asked) || !assigned.revision.startsWith(asked))
+        throw new HubError(
+          422,
+          'revision-not-assigned',
+          `target "${targetName}" is assigned revision ${assigned.revision.slice(0, 12)} (${assigned.why}${
+            !pinned && target.desiredRevision !== assigned.revision
+              ? `; Git wants ${target.desiredRevision.slice(0, 12)}, not released to it yet`
+              : ''
+          }): a sync runs the revision its agent is given, so ${req.revision} cannot be synced by itself — pin the target to a revision it ran (POST /api/v1/targets/${targetName}/pin) and sync that`,
+          'revision',
+        );
+      revision = assigned.revision;
+    }
+    const resources = req.resources
+      ? await this.declaredRefs(assigned.digest, target.namespace, req.resources)
+      : undefined;
     const now = new Date();
     const op = await this.db.prisma.$transaction(async (tx) => {
       const created = await tx.targetOperation.create({
@@ -227,7 +336,13 @@ export class TargetOperations {
           targetName: target.name,
           clusterId: target.clusterId,
           kind: 'sync',
-          options: { prune: req.prune, dryRun: req.dryRun },
+          options: {
+            prune: req.prune,
+            dryRun: req.dryRun,
+            ...runOptions(req, settings),
+            ...(revision !== undefined && { revision }),
+            ...(resources && { resources }),
+          },
           requestedBy: actor,
           reason: req.reason,
           expiresAt: new Date(now.getTime() + req.expiresInMinutes * 60_000),
@@ -242,6 +357,9 @@ export class TargetOperations {
             operationId: created.id,
             prune: req.prune,
             dryRun: req.dryRun,
+            ...runOptions(req, settings),
+            ...(revision !== undefined && { revision }),
+            ...(resources && { resources }),
             reason: req.reason,
             expiresAt: created.expiresAt,
           },
@@ -252,6 +370,49 @@ export class TargetOperations {
     });
     await this.wakeups.notify([target.clusterId]);
     return view(op);
+  }
+
+  /**
+   * The objects a selective sync names, each checked against the bundle the target's agent runs (a
+   * namespaced object named without a namespace is in the target's). A hook or an object the bundle
+   * does not declare is refused, naming it.
+   */
+  private async declaredRefs(digest: string, namespace: string, refs: ObjectRef[]): Promise<ObjectRef[]> {
+    const bundle = await this.db.prisma.bundle.findUnique({ where: { digest }, select: { manifests: true } });
+    const manifests = (bundle?.manifests ?? []) as unknown as KubeObject[];
+    return refs.map((ref, i) => {
+      const found = manifests.find(
+        (m) =>
+          groupOf(m.apiVersion) === ref.group &&
+          m.kind === ref.kind &&
+          m.metadata.name === ref.name &&
+          (ref.namespace === undefined || (m.metadata.namespace ?? namespace) === ref.namespace),
+      );
+      const named = `${ref.group}/${ref.kind}/${ref.namespace ?? ''}/${ref.name}`;
+      if (!found)
+        throw new HubError(
+          422,
+          'resource-not-declared',
+          `${named} is not declared by the bundle the target runs (${digest.slice(0, 19)}): a selective sync applies only declared objects`,
+          `resources[${i}]`,
+        );
+      const annotations = found.metadata.annotations ?? {};
+      if (
+        annotations['argocd.argoproj.io/hook'] ||
+        annotations['helm.sh/hook'] ||
+        annotations['flotilla.dev/hook']
+      )
+        throw new HubError(
+          422,
+          'resource-is-hook',
+          `${named} is a hook: hooks do not run in a selective sync (as in Argo CD); sync the whole target`,
+          `resources[${i}]`,
+        );
+      // Namespaced objects carry their namespace, so the agent matches what it applies.
+      const ns =
+        ref.namespace ?? found.metadata.namespace ?? (isClusterScopedGuess(found) ? undefined : namespace);
+      return { group: ref.group, kind: ref.kind, ...(ns ? { namespace: ns } : {}), name: ref.name };
+    });
   }
 
   /** The operations one request asked for many targets, by target name (what `--wait` follows). */
@@ -284,9 +445,21 @@ export class TargetOperations {
     const byTarget = new Map<string, SyncOperation[]>();
     for (const r of rows) {
       const list = byTarget.get(r.targetId) ?? [];
-      const { prune, dryRun } = optionsOf(r);
-      // dryRun only when asked, so that every other assignment reads as before (and its ETag stays).
-      list.push({ id: r.id, prune, ...(dryRun && { dryRun }), requestedBy: r.requestedBy, reason: r.reason });
+      const { prune, dryRun, revision, resources, syncPolicy } = optionsOf(r);
+      // dryRun and terminate only when asked, so that every other assignment reads as before (and its ETag stays).
+      list.push({
+        id: r.id,
+        prune,
+        ...(dryRun && { dryRun }),
+        ...(revision !== undefined && { revision }),
+        ...(resources && { resources }),
+        ...(syncPolicy && { syncPolicy }),
+        requestedBy: r.requestedBy,
+        reason: r.reason,
+        ...(r.terminateRequestedBy !== null && {
+          terminate: { requestedBy: r.terminateRequestedBy, reason: r.terminateReason ?? '' },
+        }),
+      });
       byTarget.set(r.targetId, list);
     }
     return byTarget;
@@ -303,9 +476,74 @@ export class TargetOperations {
   }
 }
 
-function optionsOf(r: TargetOperation): { prune: boolean; dryRun: boolean } {
-  const o = (r.options ?? {}) as { prune?: unknown; dryRun?: unknown };
-  return { prune: o.prune === true, dryRun: o.dryRun === true };
+/** What one run was asked for beyond the defaults, as stored in `options` and shown in views. */
+interface RunOptions {
+  prune: boolean;
+  dryRun: boolean;
+  force?: boolean;
+  syncOptions?: string[];
+  revision?: string;
+  resources?: ObjectRef[];
+  syncPolicy?: NonNullable<SyncOperation['syncPolicy']>;
+}
+
+function optionsOf(r: TargetOperation): RunOptions {
+  const o = (r.options ?? {}) as Omit<RunOptions, 'prune' | 'dryRun'> & { prune?: unknown; dryRun?: unknown };
+  return {
+    prune: o.prune === true,
+    dryRun: o.dryRun === true,
+    ...(o.force === true && { force: true }),
+    ...(o.syncOptions?.length && { syncOptions: o.syncOptions }),
+    ...(o.revision !== undefined && { revision: o.revision }),
+    ...(o.resources?.length && { resources: o.resources }),
+    ...(o.syncPolicy && Object.keys(o.syncPolicy).length > 0 && { syncPolicy: o.syncPolicy }),
+  };
+}
+
+/** The per-run sync options and --force, read against the appset's option table (refused by name). */
+function runSettings(req: {
+  syncOptions: string[];
+  force: boolean;
+}): NonNullable<SyncOperation['syncPolicy']> {
+  try {
+    const settings = runSyncSettingsOf(req.syncOptions, 'syncOptions');
+    const out: NonNullable<SyncOperation['syncPolicy']> = {};
+    for (const [k, v] of Object.entries(settings)) if (v !== undefined) Object.assign(out, { [k]: v });
+    if (req.force) out.force = true;
+    return out;
+  } catch (e) {
+    if (e instanceof SyncOptionError) throw new HubError(422, e.code, e.message, e.path);
+    throw e;
+  }
+}
+
+/** What `options` stores of the per-run settings: only what was asked. */
+function runOptions(
+  req: { syncOptions: string[]; force: boolean },
+  settings: NonNullable<SyncOperation['syncPolicy']>,
+): Partial<RunOptions> {
+  return {
+    ...(req.force && { force: true }),
+    ...(req.syncOptions.length > 0 && { syncOptions: req.syncOptions }),
+    ...(Object.keys(settings).length > 0 && { syncPolicy: settings }),
+  };
+}
+
+/** Kinds that are never namespaced, for a manifest that names no namespace. */
+function isClusterScopedGuess(m: KubeObject): boolean {
+  return [
+    'Namespace',
+    'CustomResourceDefinition',
+    'ClusterRole',
+    'ClusterRoleBinding',
+    'PersistentVolume',
+    'StorageClass',
+    'PriorityClass',
+    'IngressClass',
+    'ValidatingWebhookConfiguration',
+    'MutatingWebhookConfiguration',
+    'APIService',
+  ].includes(m.kind);
 }
 
 function view(r: TargetOperation): TargetOperationView {
@@ -313,7 +551,7 @@ function view(r: TargetOperation): TargetOperationView {
     id: r.id,
     target: r.targetName,
     kind: r.kind,
-    ...optionsOf(r),
+    ...viewOptions(optionsOf(r)),
     batchId: r.batchId,
     requestedBy: r.requestedBy,
     reason: r.reason,
@@ -322,5 +560,26 @@ function view(r: TargetOperation): TargetOperationView {
     createdAt: r.createdAt.toISOString(),
     expiresAt: r.expiresAt.toISOString(),
     finishedAt: r.finishedAt?.toISOString() ?? null,
+    terminate:
+      r.terminateRequestedBy === null
+        ? null
+        : {
+            requestedBy: r.terminateRequestedBy,
+            reason: r.terminateReason ?? '',
+            requestedAt: (r.terminateRequestedAt ?? r.createdAt).toISOString(),
+          },
+  };
+}
+
+function viewOptions(
+  o: RunOptions,
+): Pick<TargetOperationView, 'prune' | 'dryRun' | 'force' | 'syncOptions' | 'revision' | 'resources'> {
+  return {
+    prune: o.prune,
+    dryRun: o.dryRun,
+    force: o.force === true,
+    syncOptions: o.syncOptions ?? [],
+    revision: o.revision ?? null,
+    resources: o.resources ?? [],
   };
 }

@@ -9,6 +9,7 @@ import {
   type SyncRunPageView,
   type TargetDiffView,
   type TargetListItemView,
+  type TargetReason,
   type TargetSourceView,
 } from '@flotilla/contract';
 import { exportFile, exportLines } from '../common/record-export.js';
@@ -108,6 +109,7 @@ export class TargetsController {
       lastReportAt: t.lastReportAt?.toISOString() ?? null,
       /** The one current reason it is not Synced and Healthy at the wanted revision (null: it is). */
       reason: reasons.get(t.id) ?? null,
+      stale: staleOf(reasons.get(t.id)),
     }));
   }
 
@@ -150,7 +152,7 @@ export class TargetsController {
 
   /**
    * Sync history, newest first: every attempt (trigger auto, manual, self-heal, rollback; outcome
-   * Succeeded, Failed, Partial, Blocked). Filters combine with AND; `outcome` and `trigger` take a
+   * Succeeded, Failed, Partial, Blocked, Terminated). Filters combine with AND; `outcome` and `trigger` take a
    * comma-separated list; `from` (inclusive) and `to` (exclusive) bound startedAt. Pass `nextCursor`
    * back as `cursor` for the next page; pages never skip or repeat a run.
    */
@@ -174,4 +176,12 @@ export class TargetsController {
     });
     return exportFile(lines, format, 'sync-runs');
   }
+}
+
+/**
+ * An offline agent's targets show what it last reported: said so, with when it was last seen. The
+ * reason weighs the same rule (AgentOffline wins over every other), so the two never disagree.
+ */
+function staleOf(reason: TargetReason | null | undefined): TargetListItemView['stale'] {
+  return reason?.code === 'AgentOffline' ? { lastSeenAt: reason.since ?? null } : null;
 }
