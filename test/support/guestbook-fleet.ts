@@ -17,6 +17,8 @@ export interface GuestbookFleetOptions {
   hubEnv?: Record<string, string>;
   /** Labels per cluster, by index (rollout steps select clusters by label). */
   labels?: (index: number) => Record<string, string>;
+  /** The Kubernetes version each cluster reports, by index (`v1.30.4`). */
+  kubernetesVersion?: (index: number) => string | undefined;
 }
 
 /**
@@ -65,6 +67,7 @@ export class GuestbookFleet {
         pollSeconds: opts.pollSeconds,
         ...(opts.hubEnv ? { hubEnv: opts.hubEnv } : {}),
         ...(opts.labels ? { labels: opts.labels } : {}),
+        ...(opts.kubernetesVersion ? { kubernetesVersion: opts.kubernetesVersion } : {}),
       });
       return new GuestbookFleet(fleet, repo, repoDir, daemon.url('guestbook.git'), work, cleanup);
     } catch (err) {

@@ -10,6 +10,7 @@ import {
 import { type ControllerScheduler, sharedScheduler } from './controllers/scheduler.js';
 import { kubeconfigFor } from './kubeconfig.js';
 import { ResourceRegistry } from './resources/resource-registry.js';
+import { versionInfo } from './server/discovery.js';
 import { type ApiFaults, ApiHttpServer } from './server/http-server.js';
 import { ObjectStore } from './store/object-store.js';
 
@@ -29,6 +30,8 @@ export interface SimClusterOptions {
    * simulator (instead of cloning it first) throws. For tests; off by default (it costs a walk per write).
    */
   freezeObjects?: boolean;
+  /** The Kubernetes version `/version` reports (`v1.30.4`); default kube-sim's own (v1.32.0). */
+  kubernetesVersion?: string;
 }
 
 export interface SimCluster {
@@ -82,7 +85,10 @@ export async function startSimCluster(opts: SimClusterOptions): Promise<SimClust
   };
   const unclock = clock.onAdvance?.(wakeAll);
   scheduler.wake(controllers);
-  const http = new ApiHttpServer(api);
+  const http = new ApiHttpServer(
+    api,
+    opts.kubernetesVersion ? versionInfo(opts.kubernetesVersion) : undefined,
+  );
   const port = await http.listen(opts.port ?? 0);
   const url = `http://127.0.0.1:${port}`;
   let kubeconfigPath: string | undefined;

@@ -7,6 +7,8 @@ export interface SimFleetOptions {
   namePrefix?: string;
   kubeconfigDir: string;
   clock?: SimClock;
+  /** The Kubernetes version each cluster reports, by index (default kube-sim's own). */
+  kubernetesVersion?: (index: number) => string | undefined;
 }
 
 export interface SimFleet {
@@ -30,11 +32,12 @@ export async function startSimFleet(opts: SimFleetOptions): Promise<SimFleet> {
         (_, j) => `${prefix}${i + j + 1}`,
       );
       const started = await Promise.all(
-        names.map((name) =>
+        names.map((name, j) =>
           startSimCluster({
             name,
             kubeconfigDir: opts.kubeconfigDir,
             ...(opts.clock ? { clock: opts.clock } : {}),
+            ...withVersion(opts.kubernetesVersion?.(i + j)),
           }),
         ),
       );
@@ -46,3 +49,5 @@ export async function startSimFleet(opts: SimFleetOptions): Promise<SimFleet> {
   }
   return { clusters, stop };
 }
+
+const withVersion = (v: string | undefined) => (v ? { kubernetesVersion: v } : {});

@@ -33,6 +33,8 @@ export interface LocalFleetOptions {
   hubEnv?: Record<string, string>;
   /** Extra environment for every agent process (e.g. `SOPS_AGE_KEY`). */
   agentEnv?: Record<string, string>;
+  /** The Kubernetes version each simulated cluster reports, by index (`v1.30.4`; default kube-sim's). */
+  kubernetesVersion?: (index: number) => string | undefined;
 }
 
 export interface FleetCluster {
@@ -97,6 +99,7 @@ export class LocalFleet {
       count: this.opts.clusters,
       namePrefix: prefix,
       kubeconfigDir: join(workDir, 'kubeconfigs'),
+      ...(this.opts.kubernetesVersion ? { kubernetesVersion: this.opts.kubernetesVersion } : {}),
     });
     this.simStop = () => fleet.stop();
     this.progress(`started ${fleet.clusters.length} simulated clusters`);

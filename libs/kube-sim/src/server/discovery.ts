@@ -14,6 +14,16 @@ export const VERSION_INFO = {
   platform: 'linux/amd64',
 };
 
+/**
+ * `/version` for a cluster serving Kubernetes `gitVersion` (`v1.30.4`): what agents report as their
+ * cluster's version, so charts can be rendered against different clusters. Throws on anything else.
+ */
+export function versionInfo(gitVersion: string): typeof VERSION_INFO {
+  const m = /^v(\d+)\.(\d+)\.(\d+)$/.exec(gitVersion);
+  if (!m) throw new Error(`kubernetesVersion must look like v1.30.4, not "${gitVersion}"`);
+  return { ...VERSION_INFO, major: m[1] ?? '1', minor: m[2] ?? '0', gitVersion };
+}
+
 const VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
 const SUB_VERBS = ['get', 'patch', 'update'];
 

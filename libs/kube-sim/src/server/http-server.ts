@@ -82,7 +82,11 @@ export class ApiHttpServer {
   requestLog:
     { method: string; path: string; query: string; userAgent: string; impersonate: string }[] | undefined;
 
-  constructor(private readonly api: ClusterApi) {
+  constructor(
+    private readonly api: ClusterApi,
+    /** What `/version` answers (default: kube-sim's own version). */
+    private readonly version: typeof VERSION_INFO = VERSION_INFO,
+  ) {
     this.server = createServer((req, res) => {
       this.handle(req, res).catch((err: unknown) => this.fail(res, err));
     });
@@ -204,7 +208,7 @@ export class ApiHttpServer {
       );
     }
     const reg = this.api.registry;
-    if (path === '/version') return this.send(res, 200, VERSION_INFO);
+    if (path === '/version') return this.send(res, 200, this.version);
     if (path === '/healthz' || path === '/readyz' || path === '/livez') {
       res.writeHead(200, { 'Content-Type': 'text/plain' });
       res.end('ok');
