@@ -47,6 +47,9 @@ describe('a Helm chart from a repository with values from Git, across clusters o
       clusters: 2,
       pollSeconds: 1,
       kubernetesVersion: (i) => versions[i],
+      // The repository's index is read afresh by every expansion, so the refresh below sees 1.1.0
+      // at once (by default an index is reused for 60 s).
+      hubEnv: { HELM_REPOSITORY_CACHE_SECONDS: '0' },
     });
   }, 120_000);
   afterAll(async () => {
