@@ -42,6 +42,8 @@ import { AppSetsService } from './appsets/appsets.service.js';
 import { AppSetsController } from './appsets/appsets.controller.js';
 import { AppSetExpander } from './appsets/appset-expander.service.js';
 import { AppSetExpandProcessor } from './appsets/appset-expand.processor.js';
+import { ChartVersionsProcessor } from './appsets/chart-versions.processor.js';
+import { ChartVersionWatch } from './appsets/chart-versions.service.js';
 import { ChartCredentialsController } from './render/chart-credentials.controller.js';
 import { ChartCredentialsService } from './render/chart-credentials.service.js';
 import { RenderService } from './render/render.service.js';
@@ -104,6 +106,7 @@ const HANDLERS = [
   FleetReconcileProcessor,
   NotifyProcessor,
   RetentionProcessor,
+  ChartVersionsProcessor,
 ];
 
 export interface AppModuleOptions {
@@ -147,6 +150,7 @@ export class AppModule {
       RepositoriesService,
       AppSetsService,
       AppSetExpander,
+      ChartVersionWatch,
       RolloutsService,
       SyncHistory,
       TargetOperations,

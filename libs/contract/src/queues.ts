@@ -19,6 +19,8 @@ export interface QueuePayloads {
   };
   /** Prune old report payloads and ids, sync history and unneeded bundles (one run at a time). */
   retention: { trigger: 'schedule' | 'manual' };
+  /** Resolve every chart's version range again; re-expand the appsets whose resolution moved. */
+  'chart-versions': { trigger: 'schedule' | 'manual' };
 }
 export type QueueName = keyof QueuePayloads;
 
@@ -31,6 +33,7 @@ export const QUEUE_NAMES = [
   'fleet-reconcile',
   'notify',
   'retention',
+  'chart-versions',
 ] as const satisfies readonly QueueName[];
 
 interface JobOptions {
@@ -51,6 +54,8 @@ export const JOB_OPTIONS: Record<QueueName, JobOptions> = {
   notify: { attempts: 5, backoffMs: 1_000, removeOnComplete: 1_000, removeOnFail: 1_000 },
   // A failed run is simply done again at the next interval; batches already committed stay done.
   retention: { attempts: 1, backoffMs: 60_000, removeOnComplete: 10, removeOnFail: 50 },
+  // A failed check (a repository down) is done again at the next interval.
+  'chart-versions': { attempts: 1, backoffMs: 60_000, removeOnComplete: 10, removeOnFail: 50 },
 };
 
 /**
@@ -86,6 +91,8 @@ export function jobId<Q extends QueueName>(queue: Q, payload: QueuePayloads[Q]):
     }
     case 'retention':
       return `retention.${(payload as QueuePayloads['retention']).trigger}`;
+    case 'chart-versions':
+      return `chart-versions.${(payload as QueuePayloads['chart-versions']).trigger}`;
   }
   throw new Error(`unknown queue ${String(queue)}`);
 }

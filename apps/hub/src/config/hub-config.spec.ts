@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { ConfigError, devModeWarnings, loadHubConfig, renderEnvExample } from './hub-config.js';
 
 /** The tests below are about other variables: they run as a development hub. */
@@ -38,8 +39,11 @@ describe('loadHubConfig', () => {
         helmBinary: null,
         helmKubeVersion: '1.32.0',
         helmRepositoryCacheSeconds: 60,
+        helmRepositoryPollSeconds: 180,
         timeoutSeconds: 60,
         maxOutputBytes: 33554432,
+        // RENDER_CONCURRENCY=0: one render per CPU of this machine.
+        concurrency: availableParallelism(),
       },
       secrets: { key: null, previousKeys: [] },
       devMode: true,

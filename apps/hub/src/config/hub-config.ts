@@ -235,6 +235,13 @@ export const hubEnvSchema = z.object({
     .min(0)
     .default(60)
     .describe("How long a Helm repository's index.yaml is reused before the hub fetches it again."),
+  HELM_REPOSITORY_POLL_SECONDS: z.coerce
+    .number()
+    .min(0)
+    .default(180)
+    .describe(
+      'How often every chart version range is resolved again, so a chart published within a range reaches the fleet without a Git change (one check fleet-wide); 0 = only when an appset is expanded.',
+    ),
   RENDER_TIMEOUT_SECONDS: z.coerce
     .number()
     .positive()
@@ -424,6 +431,8 @@ export interface HubConfig {
     helmKubeVersion: string;
     /** How long a fetched Helm repository index is reused. */
     helmRepositoryCacheSeconds: number;
+    /** How often chart version ranges are resolved again (0 = never on its own). */
+    helmRepositoryPollSeconds: number;
     timeoutSeconds: number;
     maxOutputBytes: number;
     /** Renders run at once by one hub process (RENDER_CONCURRENCY; 0 was read as one per CPU). */
@@ -581,6 +590,7 @@ export function loadHubConfig(env: Record<string, string | undefined>): HubConfi
       helmBinary: e.HELM_BINARY ?? null,
       helmKubeVersion: e.HELM_KUBE_VERSION,
       helmRepositoryCacheSeconds: e.HELM_REPOSITORY_CACHE_SECONDS,
+      helmRepositoryPollSeconds: e.HELM_REPOSITORY_POLL_SECONDS,
       timeoutSeconds: e.RENDER_TIMEOUT_SECONDS,
       maxOutputBytes: e.RENDER_MAX_OUTPUT_BYTES,
       concurrency: e.RENDER_CONCURRENCY === 0 ? availableParallelism() : e.RENDER_CONCURRENCY,

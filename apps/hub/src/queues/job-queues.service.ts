@@ -20,6 +20,7 @@ export class JobQueues {
     @InjectQueue('fleet-reconcile') fleetReconcile: Queue,
     @InjectQueue('notify') notify: Queue,
     @InjectQueue('retention') retention: Queue,
+    @InjectQueue('chart-versions') chartVersions: Queue,
   ) {
     this.queues = {
       'source-sync': sourceSync,
@@ -30,6 +31,7 @@ export class JobQueues {
       'fleet-reconcile': fleetReconcile,
       notify,
       retention,
+      'chart-versions': chartVersions,
     };
   }
 
@@ -125,6 +127,29 @@ export class JobQueues {
         opts: { attempts: o.attempts, removeOnComplete: o.removeOnComplete, removeOnFail: o.removeOnFail },
       },
     );
+  }
+
+  /**
+   * Chart version ranges are resolved again on one repeatable job under a fixed scheduler id (as
+   * retention): a chart published within a range reaches the fleet without a Git change.
+   */
+  async scheduleChartVersionChecks(everySeconds: number): Promise<void> {
+    const o = JOB_OPTIONS['chart-versions'];
+    const payload: QueuePayloads['chart-versions'] = { trigger: 'schedule' };
+    const every = Math.round(everySeconds * 1000);
+    await this.queues['chart-versions'].upsertJobScheduler(
+      'chart-versions',
+      { every, startDate: Date.now() + every },
+      {
+        name: 'chart-versions',
+        data: payload,
+        opts: { attempts: o.attempts, removeOnComplete: o.removeOnComplete, removeOnFail: o.removeOnFail },
+      },
+    );
+  }
+
+  async unscheduleChartVersionChecks(): Promise<void> {
+    await this.queues['chart-versions'].removeJobScheduler('chart-versions');
   }
 
   /** For /readyz: a command round-trip to Redis. */

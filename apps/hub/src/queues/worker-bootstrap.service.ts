@@ -31,6 +31,9 @@ export class WorkerBootstrap implements OnApplicationBootstrap {
     const repos = await this.db.prisma.repository.findMany({ select: { id: true } });
     for (const r of repos) await this.queues.schedulePoll(r.id, this.config.sources.pollIntervalSeconds);
     await this.queues.scheduleRetention(this.config.retention.intervalMinutes);
+    if (this.config.render.helmRepositoryPollSeconds > 0)
+      await this.queues.scheduleChartVersionChecks(this.config.render.helmRepositoryPollSeconds);
+    else await this.queues.unscheduleChartVersionChecks();
     await this.appsets.requestExpandAll();
     this.logger.log(
       `worker ready: ${this.handlers.length} queue handlers, ${repos.length} repositories polled`,

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KubeObject } from '@flotilla/contract';
 import { resolveHelmBinary } from '@flotilla/manifests/node';
 import { AppSetExpander } from '../appsets/appset-expander.service.js';
+import { ChartVersionWatch } from '../appsets/chart-versions.service.js';
 import { Database } from '../db/database.js';
 import { RepositoriesService } from '../repositories/repositories.service.js';
 import {
@@ -411,6 +412,31 @@ describe('a chart from a Helm repository, rendered by the hub', () => {
     expect(noVersion.outcome.error?.message).toContain('chart "web" has no version matching ">=5.0.0"');
     expect(noVersion.outcome.error?.path).toMatch(/spec\.source\.targetRevision$/);
     expect(noVersion.targets.map((t) => t.desiredRevision)).toEqual(['1.2.0', '1.2.0']);
+  });
+
+  it('a chart published within a range reaches the targets without a Git change (the periodic check)', async () => {
+    const watch = fleet.hub.app.get(ChartVersionWatch);
+    const { outcome, targets } = await apply(
+      fromRepo('watched', 'web', '^1.0.0', { releaseName: 'watched' }),
+    );
+    expect(outcome.status).toBe('Ready');
+    const latest = targets[0]?.desiredRevision;
+    const appSet = await db.prisma.applicationSet.findUniqueOrThrow({ where: { name: 'watched' } });
+    // In step with the repository: nothing to do for it.
+    expect((await watch.check()).expanded).not.toContain(appSet.id);
+    charts.publish(webChart('1.4.0'));
+    const checked = await watch.check();
+    expect(checked.expanded).toContain(appSet.id);
+    expect(checked.failed).toBe(0);
+    // The expansion it asked for records the new version (run here rather than waited for).
+    await expander.expand(appSet.id);
+    const after = await db.prisma.target.findMany({
+      where: { appSetId: appSet.id },
+      orderBy: { name: 'asc' },
+    });
+    expect(latest).not.toBe('1.4.0');
+    expect(after.map((t) => t.desiredRevision)).toEqual(['1.4.0', '1.4.0']);
+    expect((await watch.check()).expanded).not.toContain(appSet.id);
   });
 });
 
