@@ -732,8 +732,12 @@ export class TargetReconciler {
     this.desired = [];
     await this.prepareDesired();
     if (this.desired.length === 0) this.setDesired(applied, this.assignment.bundleDigest);
+    // A namespace-scoped agent reads nothing outside its namespaces (it has no right to): what the
+    // run refused there is compared as not in the cluster.
+    const limit = this.deps.kube.namespaces;
     for (const [key, desired] of this.desiredByKey) {
-      const live = reached.get(key) ?? (await this.liveOf(desired, true));
+      const outside = limit !== undefined && !limit.includes(desired.metadata.namespace ?? '');
+      const live = reached.get(key) ?? (outside ? undefined : await this.liveOf(desired, true));
       if (live) this.compare(key, live);
       else this.comparison.record(key, desired, undefined, []);
     }
