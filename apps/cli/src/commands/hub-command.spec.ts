@@ -90,7 +90,7 @@ describe('talking to a hub that refuses', () => {
     expect(r).toEqual({
       code: 1,
       out: '',
-      err: `flotilla targets: GET ${url}/api/v1/targets → 401 unauthorized: a valid admin token is required\n`,
+      err: `flotilla targets: GET ${url}/api/v1/targets?limit=500 → 401 unauthorized: a valid admin token is required\n`,
     });
     expect(seen.map((h) => h.authorization)).toEqual(['Bearer s3cret-s3cret-s3cret']);
   });
@@ -100,7 +100,7 @@ describe('talking to a hub that refuses', () => {
     vi.stubEnv('FLOTILLA_TOKEN', 'from-the-environment');
     const r = await runInProcess(targets, []);
     expect(r.code).toBe(1);
-    expect(r.err).toContain(`GET ${url}/api/v1/targets → 401`);
+    expect(r.err).toContain(`GET ${url}/api/v1/targets?limit=500 → 401`);
     expect(seen.map((h) => h.authorization)).toEqual(['Bearer from-the-environment']);
   });
 

@@ -134,6 +134,7 @@ export class NotificationDispatcher implements OnApplicationBootstrap, OnApplica
     const policies = (await tx.notificationPolicy.findMany()).map((p) => ({
       name: p.name,
       spec: specOf(p.spec),
+      createdAt: p.createdAt,
     }));
     if (policies.length === 0) return [];
     const destinations = new Map(
@@ -152,6 +153,9 @@ export class NotificationDispatcher implements OnApplicationBootstrap, OnApplica
       const ctx = contexts.get(event.id)!;
       for (const hit of hits) {
         for (const policy of policies) {
+          // A policy tells what happens from its creation on: events the dispatcher reaches only
+          // now (it reads the log a moment behind) but that happened before it are not news to it.
+          if (event.at < policy.createdAt) continue;
           if (!policyMatches(policy.spec, hit, ctx.context)) continue;
           if (hit.oncePer !== undefined && !(await claimOnce(tx, `policy:${policy.name}/${hit.oncePer}`)))
             continue;
