@@ -1,3 +1,4 @@
+import type { RolloutDetailView, RolloutView } from '@flotilla/contract';
 import { UsageError } from '../offline/offline-command.js';
 import {
   expectName,
@@ -11,29 +12,8 @@ import {
   type HubCommandSpec,
 } from './hub-command.js';
 
-/** A rollout as the hub shows it (GET /api/v1/rollouts[/:appSet]). */
-export interface RolloutView {
-  appSet: string;
-  revision: string;
-  status: string;
-  step: string | null;
-  stepIndex: number;
-  steps: string[];
-  message: string;
-  createdAt: string;
-  finishedAt: string | null;
-  targets?: {
-    name: string;
-    cluster: string;
-    desiredRevision: string;
-    releasedRevision: string | null;
-    lastSyncedRevision: string | null;
-    health: string;
-    pinnedAt: string | null;
-    failed: string | null;
-    skipped: string | null;
-  }[];
-}
+/** A rollout as the hub shows it: the list and the actions answer RolloutView, status the detail. */
+export type { RolloutView };
 
 const ACTION_USAGE = 'flotilla rollouts pause|resume|promote APPSET --reason TEXT';
 
@@ -73,7 +53,7 @@ export function run(argv: string[]): Promise<number> {
       case 'status': {
         const appSet = expectName(rest, 'flotilla rollouts status APPSET [--revision SHA]');
         const revision = stringValue(values['revision']);
-        const view = await client.request<RolloutView>(
+        const view = await client.request<RolloutDetailView>(
           'GET',
           `/api/v1/rollouts/${encodeURIComponent(appSet)}${revision ? `?revision=${encodeURIComponent(revision)}` : ''}`,
         );
@@ -116,7 +96,7 @@ function listTable(list: RolloutView[]): string {
   );
 }
 
-function statusText(r: RolloutView): string {
+function statusText(r: RolloutDetailView): string {
   const head = formatFields([
     ['Appset', r.appSet],
     ['Revision', r.revision],
@@ -126,7 +106,7 @@ function statusText(r: RolloutView): string {
     ['Started', r.createdAt],
     ['Finished', r.finishedAt ?? '-'],
   ]);
-  const targets = r.targets ?? [];
+  const targets = r.targets;
   if (targets.length === 0) return head;
   const rows = targets.map((t) => [
     t.name,
