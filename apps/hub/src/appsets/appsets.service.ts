@@ -28,6 +28,12 @@ const refreshRequestSchema = z.strictObject({
   reason: z.string().trim().max(1000).optional(),
 });
 
+/**
+ * Deleting an appset deletes its targets with it: 20,000 of them (1,000 clusters × 20 apps) took
+ * longer than Prisma's default 5 s, which answered 500 and deleted nothing.
+ */
+const DELETE_TX = { timeout: 60_000, maxWait: 15_000 };
+
 @Injectable()
 export class AppSetsService {
   constructor(
@@ -216,7 +222,7 @@ export class AppSetsService {
         tx,
       );
       return r;
-    });
+    }, DELETE_TX);
     await this.wakeups.notify(removed.clusterIds);
   }
 
