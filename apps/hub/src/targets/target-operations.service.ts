@@ -17,7 +17,7 @@ import { Database } from '../db/database.js';
 import { ClusterWakeups } from '../queues/cluster-wakeups.service.js';
 import { selectTargets } from './target-selection.js';
 import { runSyncSettingsOf } from '../appsets/sync-policy.js';
-import type { TargetOperation } from '../generated/prisma/client.js';
+import type { Prisma, TargetOperation } from '../generated/prisma/client.js';
 
 const syncRequestSchema = z.strictObject({
   reason: z.string().trim().min(1, 'say why (it goes to the audit log and the sync history)').max(1000),
@@ -197,41 +197,12 @@ export class TargetOperations {
    */
   async cancel(operationId: string, body: unknown, actor: string): Promise<TargetOperationView> {
     const { reason } = parseInput(cancelRequestSchema, body);
-    const now = new Date();
-    const op = await this.db.prisma.$transaction(async (tx) => {
-      const current = await tx.targetOperation.findUnique({ where: { id: operationId } });
-      if (!current) throw HubError.notFound('operation', operationId);
-      const state = view(current).state;
-      if (state !== 'Pending')
-        throw new HubError(
-          409,
-          'operation-finished',
-          `operation ${operationId} is ${state}: only a Pending one can be cancelled`,
-        );
-      const updated = await tx.targetOperation.updateMany({
-        where: { id: operationId, state: 'Pending' },
-        data: { state: 'Cancelled', message: `cancelled by ${actor}: ${reason}`, finishedAt: now },
-      });
-      // A report closed it between the read and the write.
-      if (updated.count === 0)
-        throw new HubError(
-          409,
-          'operation-finished',
-          `operation ${operationId} finished meanwhile: nothing to cancel`,
-        );
-      await this.audit.record(
-        {
-          actor,
-          action: 'target.sync-cancelled',
-          scope: `target:${current.targetName}`,
-          details: { operationId, reason },
-        },
-        tx,
-      );
-      return tx.targetOperation.findUniqueOrThrow({ where: { id: operationId } });
+    return this.changePending(operationId, actor, reason, {
+      verb: 'cancel',
+      done: 'cancelled',
+      action: 'target.sync-cancelled',
+      data: { state: 'Cancelled', message: `cancelled by ${actor}: ${reason}`, finishedAt: new Date() },
     });
-    await this.wakeups.notify([op.clusterId]);
-    return view(op);
   }
 
   /**
@@ -243,6 +214,41 @@ export class TargetOperations {
    */
   async terminate(operationId: string, body: unknown, actor: string): Promise<TargetOperationView> {
     const { reason } = parseInput(cancelRequestSchema, body);
+    return this.changePending(operationId, actor, reason, {
+      verb: 'terminate',
+      done: 'terminated',
+      action: 'target.sync-terminate-requested',
+      refuse: (current) =>
+        current.terminateRequestedBy === null
+          ? undefined
+          : new HubError(
+              409,
+              'operation-terminating',
+              `operation ${operationId} is being terminated already (asked by ${current.terminateRequestedBy})`,
+            ),
+      where: { terminateRequestedBy: null },
+      data: { terminateRequestedBy: actor, terminateReason: reason, terminateRequestedAt: new Date() },
+    });
+  }
+
+  /**
+   * One change to a request that is still Pending, audited, in one transaction: the row is read, a
+   * finished one answers 409, and the write is conditional on it being Pending still, so a report
+   * closing it between the read and the write also answers 409 instead of being overwritten.
+   */
+  private async changePending(
+    operationId: string,
+    actor: string,
+    reason: string,
+    change: {
+      verb: string;
+      done: string;
+      action: string;
+      refuse?: (current: TargetOperation) => HubError | undefined;
+      where?: Prisma.TargetOperationWhereInput;
+      data: Prisma.TargetOperationUpdateManyMutationInput;
+    },
+  ): Promise<TargetOperationView> {
     const op = await this.db.prisma.$transaction(async (tx) => {
       const current = await tx.targetOperation.findUnique({ where: { id: operationId } });
       if (!current) throw HubError.notFound('operation', operationId);
@@ -251,28 +257,24 @@ export class TargetOperations {
         throw new HubError(
           409,
           'operation-finished',
-          `operation ${operationId} is ${state}: only a Pending one can be terminated`,
+          `operation ${operationId} is ${state}: only a Pending one can be ${change.done}`,
         );
-      if (current.terminateRequestedBy !== null)
-        throw new HubError(
-          409,
-          'operation-terminating',
-          `operation ${operationId} is being terminated already (asked by ${current.terminateRequestedBy})`,
-        );
+      const refused = change.refuse?.(current);
+      if (refused) throw refused;
       const updated = await tx.targetOperation.updateMany({
-        where: { id: operationId, state: 'Pending', terminateRequestedBy: null },
-        data: { terminateRequestedBy: actor, terminateReason: reason, terminateRequestedAt: new Date() },
+        where: { id: operationId, state: 'Pending', ...change.where },
+        data: change.data,
       });
       if (updated.count === 0)
         throw new HubError(
           409,
           'operation-finished',
-          `operation ${operationId} finished meanwhile: nothing to terminate`,
+          `operation ${operationId} finished meanwhile: nothing to ${change.verb}`,
         );
       await this.audit.record(
         {
           actor,
-          action: 'target.sync-terminate-requested',
+          action: change.action,
           scope: `target:${current.targetName}`,
           details: { operationId, reason },
         },
