@@ -1,14 +1,7 @@
+import type { TargetOperationView } from '@flotilla/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GuestbookFleet } from '../support/guestbook-fleet.js';
 
-interface Operation {
-  id: string;
-  target: string;
-  batchId: string | null;
-  state: string;
-  requestedBy: string;
-  reason: string;
-}
 interface Run {
   trigger: string;
   outcome: string;
@@ -22,10 +15,8 @@ interface Run {
 describe('manual sync (automated off)', () => {
   let e2e: GuestbookFleet;
   const targetOf = (i: number) => `${e2e.fleet.clusters[i]!.name}-guestbook`;
-  const operations = (target: string) =>
-    e2e.fleet.api.request<Operation[]>('GET', `/api/v1/targets/${target}/operations`);
-  const runs = async (target: string) =>
-    (await e2e.fleet.api.request<{ items: Run[] }>('GET', `/api/v1/sync-runs?target=${target}`)).items;
+  const operations = (target: string) => e2e.operations(target);
+  const runs = (target: string) => e2e.syncRuns<Run>(target);
 
   beforeAll(async () => {
     e2e = await GuestbookFleet.start({
@@ -93,7 +84,7 @@ describe('manual sync (automated off)', () => {
     await e2e.fleet.stopAgent(1);
     const asked = await e2e.flotilla('sync', target, '--reason', 'agent was down', '-o', 'json');
     expect(asked.code).toBe(0);
-    const op = JSON.parse(asked.stdout) as Operation;
+    const op = JSON.parse(asked.stdout) as TargetOperationView;
     expect(op.state).toBe('Pending');
     await new Promise((r) => setTimeout(r, 2_000));
     expect((await operations(target))[0]?.state).toBe('Pending');
@@ -150,7 +141,7 @@ describe('manual sync (automated off)', () => {
     );
     expect(asked.stderr).toBe('');
     expect(asked.code).toBe(0);
-    const op = JSON.parse(asked.stdout) as Operation & {
+    const op = JSON.parse(asked.stdout) as TargetOperationView & {
       dryRun: boolean;
       resources: { kind: string; name: string; action: string; message: string }[];
     };
@@ -218,7 +209,7 @@ describe('manual sync (automated off)', () => {
     );
     expect(asked.stderr).toBe('');
     expect(asked.code).toBe(0);
-    const bulk = JSON.parse(asked.stdout) as { batchId: string; operations: Operation[] };
+    const bulk = JSON.parse(asked.stdout) as { batchId: string; operations: TargetOperationView[] };
     expect(bulk.operations.map((o) => [o.target, o.state, o.batchId])).toEqual([
       [canary, 'Succeeded', bulk.batchId],
       [main, 'Succeeded', bulk.batchId],
@@ -229,7 +220,7 @@ describe('manual sync (automated off)', () => {
       'ghcr.io/example/guestbook-ui:1.1.0',
     ]);
     // The batch reads back in one request, by target name.
-    const batch = await e2e.fleet.api.request<Operation[]>(
+    const batch = await e2e.fleet.api.request<TargetOperationView[]>(
       'GET',
       `/api/v1/operations?batchId=${bulk.batchId}`,
     );
@@ -270,7 +261,7 @@ describe('manual sync (automated off)', () => {
     const manualRuns = async () => (await runs(target)).filter((r) => r.trigger === 'manual').length;
     const runsBefore = await manualRuns();
     await e2e.fleet.stopAgent(0);
-    const op = await e2e.fleet.api.request<Operation>('POST', `/api/v1/targets/${target}/sync`, {
+    const op = await e2e.fleet.api.request<TargetOperationView>('POST', `/api/v1/targets/${target}/sync`, {
       reason: 'wrong target',
     });
     const cancelled = await e2e.flotilla(
@@ -294,7 +285,7 @@ describe('manual sync (automated off)', () => {
     // Back online, the agent gets its assignments without it: a later request runs, the withdrawn
     // one never does.
     e2e.fleet.resumeAgent(0);
-    const later = await e2e.fleet.api.request<Operation>('POST', `/api/v1/targets/${target}/sync`, {
+    const later = await e2e.fleet.api.request<TargetOperationView>('POST', `/api/v1/targets/${target}/sync`, {
       reason: 'the right one',
     });
     await expect

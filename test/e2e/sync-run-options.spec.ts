@@ -1,15 +1,7 @@
+import type { TargetOperationView } from '@flotilla/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GuestbookFleet } from '../support/guestbook-fleet.js';
 
-interface Operation {
-  id: string;
-  state: string;
-  message: string;
-  force: boolean;
-  syncOptions: string[];
-  revision: string | null;
-  resources: { group: string; kind: string; namespace?: string; name: string }[];
-}
 interface Run {
   trigger: string;
   outcome: string;
@@ -25,10 +17,8 @@ interface Run {
 describe('per-run sync options', () => {
   let e2e: GuestbookFleet;
   const target = () => `${e2e.fleet.clusters[0]!.name}-guestbook`;
-  const operations = () =>
-    e2e.fleet.api.request<Operation[]>('GET', `/api/v1/targets/${target()}/operations`);
-  const runs = async () =>
-    (await e2e.fleet.api.request<{ items: Run[] }>('GET', `/api/v1/sync-runs?target=${target()}`)).items;
+  const operations = () => e2e.operations(target());
+  const runs = () => e2e.syncRuns<Run>(target());
   const exists = async (kind: string, name: string) => (await e2e.kubectl(0, 'get', kind, name)).code === 0;
   const sync = (...args: string[]) =>
     e2e.flotilla('sync', target(), '--reason', 'CHG-60', '--wait', '--timeout', '90', '-o', 'json', ...args);
@@ -55,7 +45,7 @@ describe('per-run sync options', () => {
     );
     expect(done.stderr).not.toContain('flotilla sync:');
     expect(done.code).toBe(0);
-    const op = JSON.parse(done.stdout) as Operation;
+    const op = JSON.parse(done.stdout) as TargetOperationView;
     expect(op.state).toBe('Succeeded');
     expect(op.resources).toEqual([
       { group: '', kind: 'Namespace', name: 'guestbook' },
@@ -94,7 +84,7 @@ describe('per-run sync options', () => {
     expect(other.stderr).toContain('pin the target');
     const done = await sync('--revision', head.slice(0, 10));
     expect(done.code).toBe(0);
-    const op = JSON.parse(done.stdout) as Operation;
+    const op = JSON.parse(done.stdout) as TargetOperationView;
     expect([op.state, op.revision]).toEqual(['Succeeded', head]);
     expect(await exists('deployment', 'guestbook-ui')).toBe(true);
   }, 180_000);
@@ -119,7 +109,7 @@ describe('per-run sync options', () => {
     await wantsNew('1.1.0');
     const replaced = await sync('--sync-option', 'Replace=true');
     expect(replaced.code).toBe(0);
-    const op = JSON.parse(replaced.stdout) as Operation;
+    const op = JSON.parse(replaced.stdout) as TargetOperationView;
     expect([op.state, op.force, op.syncOptions]).toEqual(['Succeeded', false, ['Replace=true']]);
     // The Deployment was written whole (PUT), as Replace=true says, in this run.
     const [run] = await runs();

@@ -1,15 +1,9 @@
+import type { TargetOperationView } from '@flotilla/contract';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GuestbookFleet } from '../support/guestbook-fleet.js';
 
-interface Operation {
-  id: string;
-  target: string;
-  state: string;
-  message: string;
-  terminate: { requestedBy: string; reason: string } | null;
-}
 interface Run {
   trigger: string;
   outcome: string;
@@ -26,10 +20,8 @@ interface Run {
 describe('terminating a requested sync', () => {
   let e2e: GuestbookFleet;
   const target = () => `${e2e.fleet.clusters[0]!.name}-guestbook`;
-  const operations = () =>
-    e2e.fleet.api.request<Operation[]>('GET', `/api/v1/targets/${target()}/operations`);
-  const runs = async () =>
-    (await e2e.fleet.api.request<{ items: Run[] }>('GET', `/api/v1/sync-runs?target=${target()}`)).items;
+  const operations = () => e2e.operations(target());
+  const runs = () => e2e.syncRuns<Run>(target());
   const exists = async (kind: string, name: string) => (await e2e.kubectl(0, 'get', kind, name)).code === 0;
 
   beforeAll(async () => {
@@ -68,7 +60,7 @@ describe('terminating a requested sync', () => {
       .toEqual([true]);
     const asked = await e2e.flotilla('sync', target(), '--reason', 'CHG-50', '-o', 'json');
     expect(asked.code).toBe(0);
-    const op = JSON.parse(asked.stdout) as Operation;
+    const op = JSON.parse(asked.stdout) as TargetOperationView;
     // The run is going: its first wave is applied and waits for the Pod to be ready.
     await expect.poll(() => exists('pod', 'gate'), { timeout: 60_000 }).toBe(true);
     expect(await exists('deployment', 'guestbook-ui')).toBe(false);
@@ -136,7 +128,7 @@ describe('terminating a requested sync', () => {
     await e2e.kubectl(0, 'delete', 'pod', 'gate');
     await e2e.fleet.stopAgent(0);
     const asked = await e2e.flotilla('sync', target(), '--reason', 'CHG-51', '-o', 'json');
-    const op = JSON.parse(asked.stdout) as Operation;
+    const op = JSON.parse(asked.stdout) as TargetOperationView;
     const terminated = await e2e.flotilla(
       'sync',
       '--terminate',

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AppsV1Api, KubeConfig } from '@kubernetes/client-node';
 import { simpleGit, type SimpleGit } from 'simple-git';
+import type { SyncRunView, TargetOperationView } from '@flotilla/contract';
 import { LocalFleet, ProcessSupervisor, REPO_ROOT, startGitDaemon } from '@flotilla/cli/fleet';
 import { createTestDatabase, deleteRedisPrefix, TEST_REDIS_URL, uniqueName } from './test-services.js';
 import { execProcess, type ProcessOutcome } from './exec-process.js';
@@ -129,6 +130,23 @@ export class GuestbookFleet {
         },
       },
     });
+  }
+
+  /** The manual sync requests of `target`, newest first (GET /api/v1/targets/:name/operations). */
+  operations(target: string): Promise<TargetOperationView[]> {
+    return this.fleet.api.request<TargetOperationView[]>(
+      'GET',
+      `/api/v1/targets/${encodeURIComponent(target)}/operations`,
+    );
+  }
+
+  /** The sync history of `target`, newest first; `R` narrows what a spec reads of each run. */
+  async syncRuns<R = SyncRunView>(target: string): Promise<R[]> {
+    const page = await this.fleet.api.request<{ items: R[] }>(
+      'GET',
+      `/api/v1/sync-runs?target=${encodeURIComponent(target)}`,
+    );
+    return page.items;
   }
 
   async head(): Promise<string> {
