@@ -68,7 +68,9 @@ describe('readAppSetDocument refuses sources the hub does not render', () => {
       'invalid-appset',
       'spec.template.spec.source.repoURL',
     ]);
-    expect(withCredentials.message).toContain('without credentials');
+    expect(withCredentials.message).toMatch(
+      /^"oci:\/\/user:secret@registry\.example\.com\/charts" must be oci:\/\/host\[:port\]\/path, without credentials/,
+    );
     const badName = refusal(appSet({ sources: [{ ...oci, chart: 'Ingress_NGINX' }] }));
     expect([badName.code, badName.path]).toEqual(['invalid-appset', 'spec.template.spec.sources[0].repoURL']);
     expect(badName.message).toContain('is not a valid repository name in an OCI registry');

@@ -200,7 +200,9 @@ export function chartRepositoryRefusal(url: string, chart: string | undefined): 
       ociChartReference(url, chart ?? 'chart', url);
       return undefined;
     } catch (e) {
-      return (e as Error).message.replace(/^[^:]*: /, '');
+      // Without the URL the ManifestError puts first: the refusal names repoURL itself.
+      if (e instanceof ManifestError) return e.message.slice(e.file.length + 2);
+      throw e;
     }
   }
   if (!/^https?:\/\//.test(url)) {
