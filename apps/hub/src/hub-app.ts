@@ -3,7 +3,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import type { HubConfig } from './config/hub-config.js';
 import { AppModule, type AppModuleOptions } from './app.module.js';
-import { WEBHOOK_PATH, webhookBodyParser } from './webhooks/webhook-body.js';
+import { WEBHOOK_PATH, webhookBodyParser } from './sources/webhooks/webhook-body.js';
 import { requestOriginMiddleware } from './common/request-origin.js';
 import { OpenApiDocument } from './common/openapi.controller.js';
 import { HubLogger } from './common/hub-logger.js';

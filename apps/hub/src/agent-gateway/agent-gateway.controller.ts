@@ -29,8 +29,8 @@ import {
 import type { Response } from 'express';
 import { z } from 'zod';
 import { HubError, parseInput } from '../common/hub-error.js';
-import { ClusterWakeups } from '../queues/cluster-wakeups.service.js';
-import { isAutomaticRollback } from '../rollouts/automatic-rollback.js';
+import { ClusterWakeups } from '../wakeups/cluster-wakeups.service.js';
+import { isAutomaticRollback } from '../release/rollouts/automatic-rollback.js';
 import { Public } from '../auth/roles.decorator.js';
 import { AgentAuthGuard, type AgentRequest } from './agent-auth.guard.js';
 import { AgentGatewayService, etagMatches } from './agent-gateway.service.js';
@@ -38,7 +38,7 @@ import { AgentCredentials } from './agent-credentials.service.js';
 import { ReportIngestService } from './report-ingest.service.js';
 import { partitionStorable, refusedReportEvents } from './storable-reports.js';
 import { AuditLog } from '../audit/audit.service.js';
-import { ClusterCapabilitiesService } from '../clusters/cluster-capabilities.service.js';
+import { ClusterCapabilitiesService } from '../inventory/clusters/cluster-capabilities.service.js';
 
 const waitSchema = z.coerce.number().int().min(0).max(60).default(30);
 

@@ -13,7 +13,7 @@ import { loadHubConfig } from '../config/hub-config.js';
 import { Database } from '../db/database.js';
 import { createHubApp } from '../hub-app.js';
 import { testRedisUrl } from '../testing/test-redis.js';
-import { ClusterWakeups } from '../queues/cluster-wakeups.service.js';
+import { ClusterWakeups } from '../wakeups/cluster-wakeups.service.js';
 import { startTwoClusterFleet, type TwoClusterFleet } from '../testing/two-cluster-fleet.js';
 import { AgentGatewayService, KNOWN_ETAG_MAX_AGE_MS, LAST_SEEN_EVERY_MS } from './agent-gateway.service.js';
 

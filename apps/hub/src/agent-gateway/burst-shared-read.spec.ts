@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ClusterWakeups } from '../queues/cluster-wakeups.service.js';
+import type { ClusterWakeups } from '../wakeups/cluster-wakeups.service.js';
 import { BurstSharedRead } from './burst-shared-read.js';
 
 /** ClusterWakeups' bookkeeping only: a sequence of wake-ups received, per cluster. */

@@ -1,4 +1,4 @@
-import type { ClusterWakeups } from '../queues/cluster-wakeups.service.js';
+import type { ClusterWakeups } from '../wakeups/cluster-wakeups.service.js';
 
 /**
  * One read of something every assignments computation needs and that rarely changes (named sync

@@ -3,8 +3,8 @@ import { Body, Controller, Get, HttpCode, Post, Query, StreamableFile, UseGuards
 import { ApiBearerAuth, ApiBody, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { z } from 'zod';
 import { Roles } from '../auth/roles.decorator.js';
-import { Actor } from '../common/actor.js';
-import { AdminTokenGuard } from '../common/admin-token.guard.js';
+import { Actor } from '../auth/actor.js';
+import { AdminTokenGuard } from '../auth/admin-token.guard.js';
 import { parseInput } from '../common/hub-error.js';
 import { exportFile } from '../common/record-export.js';
 import { exportLines } from './audit-export.js';

@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleIn
 import { Redis } from 'ioredis';
 import { HUB_CONFIG, type HubConfig } from '../config/hub-config.js';
 import { HubError } from '../common/hub-error.js';
-import { redisOptions } from '../queues/redis-options.js';
+import { redisOptions } from '../db/redis-options.js';
 
 const WINDOW_MS = 60_000;
 

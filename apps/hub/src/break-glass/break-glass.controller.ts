@@ -1,7 +1,7 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiBody, ApiQuery, ApiTags } from '@nestjs/swagger';
-import { Actor } from '../common/actor.js';
-import { AdminTokenGuard } from '../common/admin-token.guard.js';
+import { Actor } from '../auth/actor.js';
+import { AdminTokenGuard } from '../auth/admin-token.guard.js';
 import { Roles } from '../auth/roles.decorator.js';
 import { parseInput } from '../common/hub-error.js';
 import {

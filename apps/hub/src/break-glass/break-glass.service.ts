@@ -12,7 +12,7 @@ import { Database } from '../db/database.js';
 import { HubError } from '../common/hub-error.js';
 import { toJson } from '../common/json.js';
 import { AuditLog } from '../audit/audit.service.js';
-import { ClusterWakeups } from '../queues/cluster-wakeups.service.js';
+import { ClusterWakeups } from '../wakeups/cluster-wakeups.service.js';
 import type { BreakGlass as BreakGlassRow, Prisma } from '../generated/prisma/client.js';
 import type { OpenBreakGlass } from './break-glass-input.js';
 

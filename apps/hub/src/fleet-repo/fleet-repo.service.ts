@@ -21,16 +21,16 @@ import { checkPolicyDestinations } from '../notifications/notifications.service.
 import { asRecord, toJson } from '../common/json.js';
 import { HUB_CONFIG, type HubConfig } from '../config/hub-config.js';
 import { AuditLog, type AuditEntry } from '../audit/audit.service.js';
-import { GitMirrorsService } from '../git/git-mirrors.service.js';
+import { GitMirrorsService } from '../sources/git/git-mirrors.service.js';
 import { JobQueues } from '../queues/job-queues.service.js';
-import { ClusterWakeups } from '../queues/cluster-wakeups.service.js';
-import { RepositoriesService } from '../repositories/repositories.service.js';
-import { AppSetsService } from '../appsets/appsets.service.js';
-import { literalRepoRefs, readAppSetDocument } from '../appsets/appset-document.js';
-import { evaluateDeletionGuard, nextGuardBaseline } from '../appsets/deletion-guard.js';
-import { checkAppSetDocument } from '../appsets/appset-checks.js';
-import { ProjectsService } from '../projects/projects.service.js';
-import { WindowsService } from '../windows/windows.service.js';
+import { ClusterWakeups } from '../wakeups/cluster-wakeups.service.js';
+import { RepositoriesService } from '../sources/repositories/repositories.service.js';
+import { AppSetsService } from '../desired-state/appsets.service.js';
+import { literalRepoRefs, readAppSetDocument } from '../desired-state/appset-document.js';
+import { evaluateDeletionGuard, nextGuardBaseline } from '../desired-state/deletion-guard.js';
+import { checkAppSetDocument } from '../desired-state/appset-checks.js';
+import { ProjectsService } from '../inventory/projects/projects.service.js';
+import { WindowsService } from '../release/windows/windows.service.js';
 import { Prisma, type FleetSource } from '../generated/prisma/client.js';
 import {
   APPLY_ORDER,
@@ -41,8 +41,8 @@ import {
   type ManagedEntry,
   type PlannedObject,
 } from './fleet-plan.js';
-import { HEALTH_RULE_KIND } from '../health-rules/health-rules.service.js';
-import { removeAppSet } from '../targets/target-deletions.service.js';
+import { HEALTH_RULE_KIND } from '../inventory/health-rules/health-rules.service.js';
+import { removeAppSet } from '../desired-state/target-deletions.service.js';
 import { normaliseFleetPath, parseFleetRepositories, type FleetSourceSetting } from './fleet-setting.js';
 
 const run = promisify(execFile);

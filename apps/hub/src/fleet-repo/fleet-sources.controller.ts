@@ -1,8 +1,8 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Res, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiBody, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
-import { Actor } from '../common/actor.js';
-import { AdminTokenGuard } from '../common/admin-token.guard.js';
+import { Actor } from '../auth/actor.js';
+import { AdminTokenGuard } from '../auth/admin-token.guard.js';
 import { FleetRepoService } from './fleet-repo.service.js';
 
 @ApiTags('fleet-sources')

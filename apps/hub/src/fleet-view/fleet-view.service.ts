@@ -15,8 +15,8 @@ import { asRecord } from '../common/json.js';
 import { HubError } from '../common/hub-error.js';
 import { HUB_CONFIG, type HubConfig } from '../config/hub-config.js';
 import { Database } from '../db/database.js';
-import { SYNC_STATUS_SELECT, syncStatusOf } from '../targets/sync-status.js';
-import { REASON_INCLUDE, TargetReasons } from '../targets/target-reasons.service.js';
+import { SYNC_STATUS_SELECT, syncStatusOf } from '../desired-state/sync-status.js';
+import { REASON_INCLUDE, TargetReasons } from './target-reasons.service.js';
 
 export const fleetQuery = z.object({
   /** A label selector over cluster labels, as `kubectl -l` takes it. */

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { Database } from '../db/database.js';
-import { ClusterWakeups } from '../queues/cluster-wakeups.service.js';
+import { ClusterWakeups } from '../wakeups/cluster-wakeups.service.js';
 
 /** An agent counts as connected when it polled within this window (long-polls last at most 60 s). */
 const CONNECTED_WINDOW_MS = 90_000;

@@ -2,7 +2,7 @@ import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Res } from
 import { ApiBearerAuth, ApiBody, ApiQuery, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { z } from 'zod';
-import { Actor } from '../common/actor.js';
+import { Actor } from '../auth/actor.js';
 import { parseInput } from '../common/hub-error.js';
 import { destinationInputSchema } from './destinations/destination-types.js';
 import { DELIVERY_STATUSES } from '@flotilla/contract';

@@ -12,7 +12,7 @@ import { Database } from '../db/database.js';
 import { HubError } from '../common/hub-error.js';
 import { toJson } from '../common/json.js';
 import { AuditLog } from '../audit/audit.service.js';
-import { CredentialCipher } from '../git/credential-cipher.js';
+import { CredentialCipher } from '../sources/git/credential-cipher.js';
 import type { NotificationDelivery, NotificationDestination, Prisma } from '../generated/prisma/client.js';
 import {
   splitSecret,

@@ -2,7 +2,7 @@ import { InjectQueue } from '@nestjs/bullmq';
 import { Injectable } from '@nestjs/common';
 import { JOB_OPTIONS, jobId, type QueueName, type QueuePayloads } from '@flotilla/contract';
 import type { Queue } from 'bullmq';
-import { pollOffsetMs } from '../repositories/poll-jitter.js';
+import { pollOffsetMs } from './poll-jitter.js';
 
 export const RETENTION_SCHEDULER_ID = 'retention';
 

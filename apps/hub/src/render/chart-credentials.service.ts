@@ -5,7 +5,7 @@ import { AuditLog } from '../audit/audit.service.js';
 import { HubError } from '../common/hub-error.js';
 import { HUB_CONFIG, type HubConfig } from '../config/hub-config.js';
 import { Database } from '../db/database.js';
-import { CredentialCipher, CredentialCipherError } from '../git/credential-cipher.js';
+import { CredentialCipher, CredentialCipherError } from '../sources/git/credential-cipher.js';
 
 const context = (id: string) => `chart-repository:${id}`;
 

@@ -7,10 +7,10 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KubeObject } from '@flotilla/contract';
 import { resolveHelmBinary } from '@flotilla/manifests/node';
-import { AppSetExpander } from '../appsets/appset-expander.service.js';
-import { ChartVersionWatch } from '../appsets/chart-versions.service.js';
+import { AppSetExpander } from '../desired-state/appset-expander.service.js';
+import { ChartVersionWatch } from '../desired-state/chart-versions.service.js';
 import { Database } from '../db/database.js';
-import { RepositoriesService } from '../repositories/repositories.service.js';
+import { RepositoriesService } from '../sources/repositories/repositories.service.js';
 import {
   startTestHelmRepository,
   type TestChart,

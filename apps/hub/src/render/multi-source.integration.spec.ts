@@ -6,7 +6,7 @@ import type {
   TargetListItemView,
   TargetSourceView,
 } from '@flotilla/contract';
-import { AppSetExpander } from '../appsets/appset-expander.service.js';
+import { AppSetExpander } from '../desired-state/appset-expander.service.js';
 import { Database } from '../db/database.js';
 import { createTestGitRepo, type TestGitRepo } from '../testing/test-git-repo.js';
 import {

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bundleDigest } from '@flotilla/manifests';
 import type { KubeObject } from '@flotilla/contract';
 import { Database } from '../db/database.js';
-import { RepositoriesService } from '../repositories/repositories.service.js';
+import { RepositoriesService } from '../sources/repositories/repositories.service.js';
 import { createTestGitRepo, startTestHub, type TestGitRepo, type TestHub } from '../testing/index.js';
 import { RenderProcessor } from './render.processor.js';
 import { RenderError, RenderService, type RenderSource } from './render.service.js';

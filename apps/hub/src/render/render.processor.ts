@@ -2,11 +2,11 @@ import { Processor } from '@nestjs/bullmq';
 import type { QueuePayloads } from '@flotilla/contract';
 import { Database } from '../db/database.js';
 import { HubMetrics } from '../metrics/hub-metrics.service.js';
-import { ClusterWakeups } from '../queues/cluster-wakeups.service.js';
+import { ClusterWakeups } from '../wakeups/cluster-wakeups.service.js';
 import { QueueWorker } from '../queues/queue-worker.js';
-import { normalisePath } from '../git/git-mirror.js';
-import { GitMirrorsService } from '../git/git-mirrors.service.js';
-import { RepositoriesService } from '../repositories/repositories.service.js';
+import { normalisePath } from '../sources/git/git-mirror.js';
+import { GitMirrorsService } from '../sources/git/git-mirrors.service.js';
+import { RepositoriesService } from '../sources/repositories/repositories.service.js';
 import { RenderService } from './render.service.js';
 
 /**

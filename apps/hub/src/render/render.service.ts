@@ -42,8 +42,8 @@ import { ChartCredentialsService } from './chart-credentials.service.js';
 import { HUB_CONFIG, type HubConfig } from '../config/hub-config.js';
 import { Database } from '../db/database.js';
 import { toJson } from '../common/json.js';
-import { GitMirrorError } from '../git/git-mirror.js';
-import { GitMirrorsService } from '../git/git-mirrors.service.js';
+import { GitMirrorError } from '../sources/git/git-mirror.js';
+import { GitMirrorsService } from '../sources/git/git-mirrors.service.js';
 import { HubMetrics } from '../metrics/hub-metrics.service.js';
 import {
   ChartRepositoryClient,

@@ -45,7 +45,7 @@ async function loadHub(): Promise<HubModules> {
   const dist = (path: string) => pathToFileURL(join(REPO_ROOT, 'apps/hub/dist', path)).href;
   const [db, history, audit] = await Promise.all([
     import(dist('db/database.js')) as Promise<Pick<HubModules, 'Database'>>,
-    import(dist('targets/sync-history.service.js')) as Promise<
+    import(dist('history/sync-history.service.js')) as Promise<
       Pick<HubModules, 'SyncHistory' | 'syncHistoryQuery'>
     >,
     import(dist('audit/audit.service.js')) as Promise<Pick<HubModules, 'AuditLog'>>,

@@ -1,0 +1,38 @@
+import { Body, Controller, Delete, Get, Param, Post, Query } from '@nestjs/common';
+import { ApiBearerAuth, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { z } from 'zod';
+import { createApiTokenSchema } from '@flotilla/contract';
+import { Actor } from '../auth/actor.js';
+import { parseInput } from '../common/hub-error.js';
+import { isPaged, pageQueryFields } from '../common/name-page.js';
+import { ApiTokensService } from './api-tokens.service.js';
+import { Roles } from '../auth/roles.decorator.js';
+
+/** People's API tokens; only admins may see or change them. */
+@ApiTags('tokens')
+@ApiBearerAuth()
+@Roles('admin')
+@Controller('api/v1/tokens')
+export class ApiTokensController {
+  constructor(private readonly tokens: ApiTokensService) {}
+
+  /** Creates a token; the answer's `secret` is the only time it is shown. */
+  @Post()
+  create(@Body() body: unknown, @Actor() actor: string) {
+    return this.tokens.create(parseInput(createApiTokenSchema, body), actor);
+  }
+
+  /** By name; with `limit` or `cursor`, one page `{items, nextCursor}` (see common/name-page.ts). */
+  @Get()
+  @ApiQuery({ name: 'limit', required: false })
+  @ApiQuery({ name: 'cursor', required: false })
+  list(@Query() query: unknown) {
+    const q = parseInput(z.object(pageQueryFields), query, 'query');
+    return isPaged(q) ? this.tokens.page(q) : this.tokens.list();
+  }
+
+  @Delete(':name')
+  revoke(@Param('name') name: string, @Actor() actor: string) {
+    return this.tokens.revoke(name, actor);
+  }
+}

@@ -1,0 +1,53 @@
+import { Body, Controller, Get, Param, Post, Query, UseGuards } from '@nestjs/common';
+import { ApiBearerAuth, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { z } from 'zod';
+import { Actor } from '../../auth/actor.js';
+import { AdminTokenGuard } from '../../auth/admin-token.guard.js';
+import { parseInput } from '../../common/hub-error.js';
+import { isPaged, pageQueryFields } from '../../common/name-page.js';
+import { AppSetsService } from '../../desired-state/appsets.service.js';
+import { ClustersService, createClusterSchema } from './clusters.service.js';
+
+@ApiTags('clusters')
+@ApiBearerAuth()
+@UseGuards(AdminTokenGuard)
+@Controller('api/v1/clusters')
+export class ClustersController {
+  constructor(
+    private readonly clusters: ClustersService,
+    private readonly appsets: AppSetsService,
+  ) {}
+
+  /** Adds a cluster and returns its single-use bootstrap token (shown only here). */
+  @Post()
+  async create(@Body() body: unknown, @Actor() actor: string) {
+    const created = await this.clusters.create(parseInput(createClusterSchema, body), actor);
+    // A new cluster can match cluster generators: every appset is looked at again.
+    await this.appsets.requestExpandAll();
+    return created;
+  }
+
+  /** By name; with `limit` or `cursor`, one page `{items, nextCursor}` (see common/name-page.ts). */
+  @Get()
+  @ApiQuery({ name: 'limit', required: false })
+  @ApiQuery({ name: 'cursor', required: false })
+  list(@Query() query: unknown) {
+    const q = parseInput(z.object(pageQueryFields), query, 'query');
+    return isPaged(q) ? this.clusters.page(q) : this.clusters.list();
+  }
+
+  @Get(':name')
+  get(@Param('name') name: string) {
+    return this.clusters.get(name);
+  }
+
+  @Post(':name/bootstrap-tokens')
+  issueToken(@Param('name') name: string, @Actor() actor: string) {
+    return this.clusters.issueBootstrapToken(name, actor);
+  }
+
+  @Post(':name/revoke-credential')
+  revoke(@Param('name') name: string, @Actor() actor: string) {
+    return this.clusters.revokeCredential(name, actor);
+  }
+}

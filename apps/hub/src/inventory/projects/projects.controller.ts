@@ -1,0 +1,46 @@
+import { z } from 'zod';
+import { isPaged, pageQueryFields } from '../../common/name-page.js';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Res, UseGuards } from '@nestjs/common';
+import { ApiBearerAuth, ApiBody, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { parseInput } from '../../common/hub-error.js';
+import type { Response } from 'express';
+import { Actor } from '../../auth/actor.js';
+import { AdminTokenGuard } from '../../auth/admin-token.guard.js';
+import { ProjectsService } from './projects.service.js';
+
+@ApiTags('projects')
+@ApiBearerAuth()
+@UseGuards(AdminTokenGuard)
+@Controller('api/v1/projects')
+export class ProjectsController {
+  constructor(private readonly projects: ProjectsService) {}
+
+  /** Creates or replaces a Project (flotilla.dev/v1alpha1): 201 created, 200 replaced, 409 if Git-managed. */
+  @Post()
+  @ApiBody({ description: 'A Project document (kind: Project, apiVersion: flotilla.dev/v1alpha1)' })
+  async apply(@Body() body: unknown, @Actor() actor: string, @Res({ passthrough: true }) res: Response) {
+    const { created, project } = await this.projects.apply(body, actor);
+    res.status(created ? 201 : 200);
+    return project;
+  }
+
+  /** By name; with `limit` or `cursor`, one page `{items, nextCursor}` (see common/name-page.ts). */
+  @Get()
+  @ApiQuery({ name: 'limit', required: false })
+  @ApiQuery({ name: 'cursor', required: false })
+  list(@Query() query: unknown) {
+    const q = parseInput(z.object(pageQueryFields), query, 'query');
+    return isPaged(q) ? this.projects.page(q) : this.projects.list();
+  }
+
+  @Get(':name')
+  get(@Param('name') name: string) {
+    return this.projects.get(name);
+  }
+
+  @Delete(':name')
+  @HttpCode(204)
+  async remove(@Param('name') name: string, @Actor() actor: string): Promise<void> {
+    await this.projects.remove(name, actor);
+  }
+}

@@ -1,0 +1,57 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, UseGuards } from '@nestjs/common';
+import { ApiBearerAuth, ApiBody, ApiTags } from '@nestjs/swagger';
+import { Actor } from '../../auth/actor.js';
+import { AdminTokenGuard } from '../../auth/admin-token.guard.js';
+import { Roles } from '../../auth/roles.decorator.js';
+import { PinsService } from './pins.service.js';
+
+@ApiTags('pins')
+@ApiBearerAuth()
+@UseGuards(AdminTokenGuard)
+@Controller('api/v1')
+export class PinsController {
+  constructor(private readonly pins: PinsService) {}
+
+  /** Every pin, newest first; an expired pin is shown (`expired: true`) but no longer served. */
+  @Get('pins')
+  list() {
+    return this.pins.list();
+  }
+
+  /** Rolls one target back (or forward) to a revision, even under auto-sync, until unpinned or expired. */
+  @Post('targets/:name/pin')
+  @Roles('operator')
+  @HttpCode(200)
+  @ApiBody({
+    description: '{"revision": "<sha|branch|tag>", "reason": "<why>", "expiresAt": "<RFC 3339, optional>"}',
+  })
+  pin(@Param('name') name: string, @Body() body: unknown, @Actor() actor: string) {
+    return this.pins.pin(name, body, actor);
+  }
+
+  /** Pins every target of the appset on clusters matching `clusterSelector` (all without one), or none. */
+  @Post('appsets/:name/pin')
+  @HttpCode(200)
+  @ApiBody({
+    description:
+      '{"revision": "<sha|branch|tag>", "reason": "<why>", "expiresAt": "<optional>", "clusterSelector": {"matchLabels": {...}}}',
+  })
+  pinAppSet(@Param('name') name: string, @Body() body: unknown, @Actor() actor: string) {
+    return this.pins.pinAppSet(name, body, actor);
+  }
+
+  @Delete('appsets/:name/pin')
+  @HttpCode(200)
+  @ApiBody({ description: '{"reason": "<why>", "clusterSelector": {"matchLabels": {...}}}' })
+  async unpinAppSet(@Param('name') name: string, @Body() body: unknown, @Actor() actor: string) {
+    return { unpinned: await this.pins.unpinAppSet(name, body, actor) };
+  }
+
+  @Delete('targets/:name/pin')
+  @Roles('operator')
+  @HttpCode(204)
+  @ApiBody({ description: '{"reason": "<why>"}' })
+  async unpin(@Param('name') name: string, @Body() body: unknown, @Actor() actor: string): Promise<void> {
+    await this.pins.unpin(name, body, actor);
+  }
+}

@@ -1,0 +1,61 @@
+import { Body, Controller, Get, HttpCode, Param, Post, Query, UseGuards } from '@nestjs/common';
+import { ApiBearerAuth, ApiBody, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { z } from 'zod';
+import { Actor } from '../../auth/actor.js';
+import { AdminTokenGuard } from '../../auth/admin-token.guard.js';
+import { Roles } from '../../auth/roles.decorator.js';
+import { parseInput } from '../../common/hub-error.js';
+import { RolloutsService } from './rollouts.service.js';
+
+const listQuery = z.object({ appSet: z.string().min(1).optional() });
+const getQuery = z.object({ revision: z.string().min(1).optional() });
+const actionBody = z.object({
+  reason: z.string().trim().min(1, 'say why (it goes to the audit log)').max(1000),
+});
+
+@ApiTags('rollouts')
+@ApiBearerAuth()
+@UseGuards(AdminTokenGuard)
+@Controller('api/v1/rollouts')
+export class RolloutsController {
+  constructor(private readonly rollouts: RolloutsService) {}
+
+  /** Newest first (at most 200), optionally of one appset. */
+  @Get()
+  @ApiQuery({ name: 'appSet', required: false })
+  list(@Query() query: unknown) {
+    return this.rollouts.list(parseInput(listQuery, query, 'query').appSet);
+  }
+
+  /** The appset's newest rollout (or `?revision=`): status, step, why it waits, every target's place. */
+  @Get(':appSet')
+  @ApiQuery({ name: 'revision', required: false })
+  get(@Param('appSet') appSet: string, @Query() query: unknown) {
+    return this.rollouts.get(appSet, parseInput(getQuery, query, 'query').revision);
+  }
+
+  @Post(':appSet/pause')
+  @Roles('operator')
+  @HttpCode(200)
+  @ApiBody({ description: '{"reason": "<why>"}' })
+  pause(@Param('appSet') appSet: string, @Body() body: unknown, @Actor() actor: string) {
+    return this.rollouts.pause(appSet, actor, parseInput(actionBody, body).reason);
+  }
+
+  @Post(':appSet/resume')
+  @Roles('operator')
+  @HttpCode(200)
+  @ApiBody({ description: '{"reason": "<why>"}' })
+  resume(@Param('appSet') appSet: string, @Body() body: unknown, @Actor() actor: string) {
+    return this.rollouts.resume(appSet, actor, parseInput(actionBody, body).reason);
+  }
+
+  /** Opens a manual gate, or moves past the current step without waiting for it. */
+  @Post(':appSet/promote')
+  @Roles('operator')
+  @HttpCode(200)
+  @ApiBody({ description: '{"reason": "<why>"}' })
+  promote(@Param('appSet') appSet: string, @Body() body: unknown, @Actor() actor: string) {
+    return this.rollouts.promote(appSet, actor, parseInput(actionBody, body).reason);
+  }
+}

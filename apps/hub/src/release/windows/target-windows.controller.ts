@@ -1,0 +1,85 @@
+import { Controller, Get, Param, UseGuards } from '@nestjs/common';
+import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
+import type { TargetWindowsView } from '@flotilla/contract';
+import { targetWindowStatus, windowsForTarget, type TargetWindowStatus } from '@flotilla/windows';
+import { AdminTokenGuard } from '../../auth/admin-token.guard.js';
+import { HubError } from '../../common/hub-error.js';
+import { Database } from '../../db/database.js';
+import { BreakGlassService } from '../../break-glass/break-glass.service.js';
+import { WindowsService } from './windows.service.js';
+
+@ApiTags('windows')
+@ApiBearerAuth()
+@UseGuards(AdminTokenGuard)
+@Controller('api/v1/targets')
+export class TargetWindowsController {
+  constructor(
+    private readonly db: Database,
+    private readonly windows: WindowsService,
+    private readonly breakGlass: BreakGlassService,
+  ) {}
+
+  /** Which windows apply to the target, whether it may sync now, when that changes, what is pending. */
+  @Get(':name/windows')
+  async windowsOf(@Param('name') name: string): Promise<TargetWindowsView> {
+    const target = await this.db.prisma.target.findUnique({
+      where: { name },
+      include: { cluster: { select: { name: true } }, appSet: { select: { name: true, project: true } } },
+    });
+    if (!target) throw HubError.notFound('target', name);
+    const now = new Date();
+    const subject = {
+      application: target.name,
+      namespace: target.namespace,
+      cluster: target.cluster.name,
+      project: target.appSet.project,
+    };
+    const named = await this.windows.named();
+    const status: TargetWindowStatus = targetWindowStatus(named, subject, now);
+    const overrides =
+      (
+        await this.breakGlass.activeFor(
+          [{ name: target.name, clusterName: target.cluster.name, appSetName: target.appSet.name }],
+          now,
+        )
+      ).get(target.name) ?? [];
+    const lastRun = await this.db.prisma.syncRun.findFirst({
+      where: { targetId: target.id, dryRun: false },
+      orderBy: [{ startedAt: 'desc' }, { createdAt: 'desc' }],
+    });
+    const synced =
+      target.lastSyncedRevision === target.desiredRevision && target.lastSyncedDigest === target.bundleDigest;
+    const bypass = overrides.some((b) => b.allowSyncOutsideWindows);
+    const pending =
+      // A blocked sync waits until the target syncs; a blocked self-heal until the next run, which
+      // is recorded whether it heals or not (the target was already at its revision).
+      lastRun && lastRun.outcome === 'Blocked' && (!synced || lastRun.trigger === 'self-heal')
+        ? {
+            revision: lastRun.revision,
+            trigger: lastRun.trigger,
+            since: lastRun.startedAt.toISOString(),
+            message: lastRun.message,
+            eligibleAt: bypass ? now.toISOString() : (status.nextOpen?.toISOString() ?? null),
+          }
+        : null;
+    return {
+      target: target.name,
+      cluster: target.cluster.name,
+      at: now.toISOString(),
+      windows: windowsForTarget(named, subject).map((w) => ({
+        name: w.name,
+        kind: w.window.kind,
+        schedule: w.window.schedule,
+        duration: w.window.duration,
+        timeZone: w.window.timeZone,
+        active: status.active.includes(w.name),
+      })),
+      canSync: status.canSync,
+      canSyncManually: status.canSyncManually,
+      nextOpen: status.nextOpen?.toISOString() ?? null,
+      nextClose: status.nextClose?.toISOString() ?? null,
+      breakGlass: overrides,
+      pending,
+    };
+  }
+}

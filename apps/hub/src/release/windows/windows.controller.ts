@@ -1,0 +1,113 @@
+import { isPaged, pageQueryFields } from '../../common/name-page.js';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, UseGuards } from '@nestjs/common';
+import { ApiBearerAuth, ApiBody, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { Actor } from '../../auth/actor.js';
+import { AdminTokenGuard } from '../../auth/admin-token.guard.js';
+import { HubError, parseInput } from '../../common/hub-error.js';
+import { createWindowSchema, deleteWindowQuery, parseWindowInput } from './window-input.js';
+import { WindowsService } from './windows.service.js';
+import type { SyncWindowCalendarView } from '@flotilla/contract';
+import { windowIntervals } from '@flotilla/windows';
+import { z } from 'zod';
+import { FleetOwnership } from '../../ownership/fleet-ownership.service.js';
+
+const WINDOW_BODY =
+  '{"name", "kind": "allow|deny", "schedule", "duration", "timeZone", "applications", "namespaces", "clusters", "manualSync", "andOperator", "description", "reason"}';
+
+const calendarQuery = z.object({
+  from: z.iso
+    .datetime({ offset: true })
+    .transform((s) => new Date(s))
+    .optional(),
+  days: z.coerce.number().int().min(1).max(31).default(7),
+});
+
+@ApiTags('windows')
+@ApiBearerAuth()
+@UseGuards(AdminTokenGuard)
+@Controller('api/v1/windows')
+export class WindowsController {
+  constructor(
+    private readonly windows: WindowsService,
+    private readonly ownership: FleetOwnership,
+  ) {}
+
+  @Post()
+  @ApiBody({ description: WINDOW_BODY })
+  create(@Body() body: unknown, @Actor() actor: string) {
+    const { name } = parseInput(createWindowSchema, body);
+    return this.windows.create(name, parseWindowInput(body), actor);
+  }
+
+  /** By name; with `limit` or `cursor`, one page `{items, nextCursor}` (see common/name-page.ts). */
+  @Get()
+  @ApiQuery({ name: 'limit', required: false })
+  @ApiQuery({ name: 'cursor', required: false })
+  list(@Query() query: unknown) {
+    const q = parseInput(z.object(pageQueryFields), query, 'query');
+    return isPaged(q) ? this.windows.page(q) : this.windows.list();
+  }
+
+  @Get(':name')
+  get(@Param('name') name: string) {
+    return this.windows.get(name);
+  }
+
+  /** Replaces the window with a new version (the name in the path; a body `name` must match it). */
+  @Put(':name')
+  @ApiBody({ description: WINDOW_BODY })
+  async update(@Param('name') name: string, @Body() body: unknown, @Actor() actor: string) {
+    const { name: bodyName, ...rest } = (body ?? {}) as Record<string, unknown>;
+    if (bodyName !== undefined && bodyName !== name) {
+      throw new HubError(
+        400,
+        'invalid-request',
+        `name: must be "${name}" (the name in the path) or absent`,
+        'name',
+      );
+    }
+    const input = parseWindowInput(rest);
+    // A window from a fleet repository changes in Git (or under a break-glass, then diverging).
+    await this.ownership.checkEdit('SyncWindow', name, actor);
+    return this.windows.update(name, input, actor);
+  }
+
+  @Delete(':name')
+  @HttpCode(204)
+  @ApiQuery({ name: 'reason', required: false })
+  async remove(@Param('name') name: string, @Query() query: unknown, @Actor() actor: string): Promise<void> {
+    const { reason } = parseInput(deleteWindowQuery, query, 'query');
+    await this.ownership.checkEdit('SyncWindow', name, actor);
+    await this.windows.remove(name, reason, actor);
+  }
+
+  /**
+   * When the window is active from `from` (default now) for `days` days (1-31, default 7): its
+   * intervals in absolute time, computed by the same evaluation the agents use.
+   */
+  @Get(':name/calendar')
+  @ApiQuery({ name: 'from', required: false, description: 'RFC 3339; default now' })
+  @ApiQuery({ name: 'days', required: false, description: '1-31, default 7' })
+  async calendar(@Param('name') name: string, @Query() query: unknown): Promise<SyncWindowCalendarView> {
+    const q = parseInput(calendarQuery, query, 'query');
+    const window = await this.windows.get(name);
+    const from = q.from ?? new Date();
+    const to = new Date(from.getTime() + q.days * 86_400_000);
+    return {
+      window: window.name,
+      kind: window.kind,
+      timeZone: window.timeZone,
+      from: from.toISOString(),
+      to: to.toISOString(),
+      intervals: windowIntervals(window, from.getTime(), to.getTime()).map((i) => ({
+        start: new Date(i.start).toISOString(),
+        end: new Date(i.end).toISOString(),
+      })),
+    };
+  }
+
+  @Get(':name/history')
+  history(@Param('name') name: string) {
+    return this.windows.history(name);
+  }
+}

@@ -1,0 +1,61 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, UseGuards } from '@nestjs/common';
+import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
+import { Actor } from '../../auth/actor.js';
+import { AdminTokenGuard } from '../../auth/admin-token.guard.js';
+import { parseInput } from '../../common/hub-error.js';
+import { Roles } from '../../auth/roles.decorator.js';
+import {
+  registerRepositorySchema,
+  RepositoriesService,
+  repositoryCredentialsSchema,
+} from './repositories.service.js';
+
+@ApiTags('repositories')
+@ApiBearerAuth()
+@UseGuards(AdminTokenGuard)
+@Controller('api/v1/repositories')
+export class RepositoriesController {
+  constructor(private readonly repos: RepositoriesService) {}
+
+  @Post()
+  @Roles('admin') // repositories may carry credentials
+  async register(@Body() body: unknown, @Actor() actor: string) {
+    const { url, credentials } = parseInput(registerRepositorySchema, body);
+    const repo = await this.repos.register(url, actor, credentials);
+    return this.repos.get(repo.id);
+  }
+
+  /** Stores or replaces the repository's credentials (sealed at rest, never returned), then refetches. */
+  @Put(':id/credentials')
+  @Roles('admin')
+  async setCredentials(@Param('id') id: string, @Body() body: unknown, @Actor() actor: string) {
+    const credentials = parseInput(repositoryCredentialsSchema, body);
+    const view = await this.repos.setCredentials(id, credentials, actor);
+    await this.repos.refresh(id);
+    return view;
+  }
+
+  @Delete(':id/credentials')
+  @Roles('admin')
+  clearCredentials(@Param('id') id: string, @Actor() actor: string) {
+    return this.repos.clearCredentials(id, actor);
+  }
+
+  @Get()
+  list() {
+    return this.repos.list();
+  }
+
+  @Get(':id')
+  get(@Param('id') id: string) {
+    return this.repos.get(id);
+  }
+
+  /** Queues an immediate fetch. */
+  @Post(':id/refresh')
+  @Roles('operator')
+  @HttpCode(202)
+  refresh(@Param('id') id: string) {
+    return this.repos.refresh(id);
+  }
+}
