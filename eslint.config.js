@@ -13,6 +13,8 @@ export default tseslint.config(
       '.flotilla/**',
       'node_modules/**',
       '**/testdata/**',
+      // CommonJS, read by dependency-cruiser alone (npm run lint runs it)
+      '.dependency-cruiser.cjs',
     ],
   },
   js.configs.recommended,

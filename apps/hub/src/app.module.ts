@@ -13,6 +13,7 @@ import { OpenApiController, OpenApiDocument } from './common/openapi.controller.
 import { requestLogOptions } from './common/request-log.js';
 import { HubLogger } from './common/hub-logger.js';
 import { ApiTokensService } from './api-tokens/api-tokens.service.js';
+import { ApiTokenAuthenticator } from './auth/api-token-authenticator.js';
 import { ApiTokensController } from './api-tokens/api-tokens.controller.js';
 import { OidcSignIn } from './auth/oidc-sign-in.service.js';
 import { OidcSignInController } from './auth/oidc-sign-in.controller.js';
@@ -29,12 +30,13 @@ import { ReasonMetrics } from './fleet-view/reason-metrics.service.js';
 import { AuditChainMonitor } from './audit/audit-chain-monitor.service.js';
 import { redisOptions } from './db/redis-options.js';
 import { JobQueues } from './queues/job-queues.service.js';
+import { ExpansionRequests } from './wakeups/expansion-requests.service.js';
 import { ClusterWakeups } from './wakeups/cluster-wakeups.service.js';
 import { QUEUE_HANDLERS, WorkerBootstrap } from './pipeline/worker-bootstrap.service.js';
 import { GitMirrorsService } from './sources/git/git-mirrors.service.js';
-import { ClustersService } from './inventory/clusters/clusters.service.js';
-import { ClusterCapabilitiesService } from './inventory/clusters/cluster-capabilities.service.js';
-import { ClustersController } from './inventory/clusters/clusters.controller.js';
+import { ClustersService } from './clusters/clusters.service.js';
+import { ClusterCapabilitiesService } from './clusters/cluster-capabilities.service.js';
+import { ClustersController } from './clusters/clusters.controller.js';
 import { RepositoriesService } from './sources/repositories/repositories.service.js';
 import { RepositoriesController } from './sources/repositories/repositories.controller.js';
 import { SourceSyncProcessor } from './pipeline/source-sync.processor.js';
@@ -52,6 +54,7 @@ import { ExplainService } from './fleet-view/explain.service.js';
 import { ExplainController } from './fleet-view/explain.controller.js';
 import { RolloutProcessor } from './pipeline/rollout.processor.js';
 import { RolloutsService } from './release/rollouts/rollouts.service.js';
+import { ReleaseAfterExpansion } from './desired-state/release-after-expansion.js';
 import { RolloutsController } from './release/rollouts/rollouts.controller.js';
 import { PinsService } from './release/pins/pins.service.js';
 import { PinExpiry } from './release/pins/pin-expiry.service.js';
@@ -63,7 +66,7 @@ import { TargetDeletions } from './desired-state/target-deletions.service.js';
 import { TargetOperationsController } from './operations/target-operations.controller.js';
 import { AgentGatewayController } from './agent-gateway/agent-gateway.controller.js';
 import { AgentGatewayService } from './agent-gateway/agent-gateway.service.js';
-import { HealthRulesService } from './inventory/health-rules/health-rules.service.js';
+import { HealthRulesService } from './health-rules/health-rules.service.js';
 import { AgentAuthGuard } from './agent-gateway/agent-auth.guard.js';
 import { AgentCredentials } from './agent-gateway/agent-credentials.service.js';
 import { ReportIngestService } from './agent-gateway/report-ingest.service.js';
@@ -76,9 +79,9 @@ import { TargetWindowsController } from './release/windows/target-windows.contro
 import { BreakGlassService } from './break-glass/break-glass.service.js';
 import { BreakGlassController } from './break-glass/break-glass.controller.js';
 import { BreakGlassExpiry } from './break-glass/break-glass-expiry.service.js';
-import { ProjectPolicy } from './inventory/projects/project-policy.service.js';
-import { ProjectsService } from './inventory/projects/projects.service.js';
-import { ProjectsController } from './inventory/projects/projects.controller.js';
+import { ProjectPolicy } from './projects/project-policy.service.js';
+import { ProjectsService } from './projects/projects.service.js';
+import { ProjectsController } from './projects/projects.controller.js';
 import { FleetRepoService } from './fleet-repo/fleet-repo.service.js';
 import { FleetReconcileProcessor } from './pipeline/fleet-reconcile.processor.js';
 import { FleetSourcesController } from './fleet-repo/fleet-sources.controller.js';
@@ -132,6 +135,7 @@ export class AppModule {
       // Every route not marked @Public() needs a people credential with the route's role.
       { provide: APP_GUARD, useClass: PeopleAuthGuard },
       ApiTokensService,
+      ApiTokenAuthenticator,
       OidcSignIn,
       RateLimiter,
       HubMetrics,
@@ -149,9 +153,11 @@ export class AppModule {
       ClusterCapabilitiesService,
       RepositoriesService,
       AppSetsService,
+      ExpansionRequests,
       AppSetExpander,
       ChartVersionWatch,
       RolloutsService,
+      { provide: ReleaseAfterExpansion, useExisting: RolloutsService },
       SyncHistory,
       TargetOperations,
       TargetDeletions,

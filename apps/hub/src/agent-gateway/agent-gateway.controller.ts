@@ -38,7 +38,7 @@ import { AgentCredentials } from './agent-credentials.service.js';
 import { ReportIngestService } from './report-ingest.service.js';
 import { partitionStorable, refusedReportEvents } from './storable-reports.js';
 import { AuditLog } from '../audit/audit.service.js';
-import { ClusterCapabilitiesService } from '../inventory/clusters/cluster-capabilities.service.js';
+import { ClusterCapabilitiesService } from '../clusters/cluster-capabilities.service.js';
 
 const waitSchema = z.coerce.number().int().min(0).max(60).default(30);
 

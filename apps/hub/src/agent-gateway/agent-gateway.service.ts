@@ -19,14 +19,14 @@ import { rolloutStrategyOf, type RolloutStrategy } from '../desired-state/rollou
 import { assignmentSyncSettingsOf } from '../desired-state/sync-policy.js';
 import { compileSelector } from '@flotilla/generators';
 import { asRecord } from '../common/json.js';
-import { specOfRow } from '../inventory/projects/project-policy.service.js';
+import { specOfRow } from '../projects/project-policy.service.js';
 import { restrictionsFor, type ProjectSpec } from '@flotilla/fleet-config';
 import { windowsForTarget, type NamedSyncWindow } from '@flotilla/windows';
 import { WindowsService } from '../release/windows/windows.service.js';
 import { BreakGlassService } from '../break-glass/break-glass.service.js';
 import { TargetOperations } from '../operations/target-operations.service.js';
 import { ClusterWakeups } from '../wakeups/cluster-wakeups.service.js';
-import { HealthRulesService } from '../inventory/health-rules/health-rules.service.js';
+import { HealthRulesService } from '../health-rules/health-rules.service.js';
 import { BurstSharedRead } from './burst-shared-read.js';
 
 /**

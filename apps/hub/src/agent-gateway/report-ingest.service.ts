@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Injectable, Optional } from '@nestjs/common';
 import type { ComparisonReport, DriftReport, HealthReport, Report, SyncReport } from '@flotilla/contract';
 import { Database } from '../db/database.js';
-import { replayHorizon } from '../history/retention-periods.js';
+import { replayHorizon } from '../config/retention-periods.js';
 import { toJson } from '../common/json.js';
 import { AuditLog, type AuditEntry } from '../audit/audit.service.js';
 import { applyDeletionReports } from '../desired-state/target-deletions.service.js';

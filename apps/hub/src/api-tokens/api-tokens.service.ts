@@ -7,11 +7,7 @@ import { HubError } from '../common/hub-error.js';
 import { hashSecret, newSecret } from '../common/secrets.js';
 import { AuditLog } from '../audit/audit.service.js';
 import type { ApiToken } from '../generated/prisma/client.js';
-import type { PeopleRole } from '../config/hub-config.js';
 import { isPeopleRole } from '../auth/role-policy.js';
-
-/** lastUsedAt is a hint for "is this token still in use?", not a log: one write a minute is enough. */
-const LAST_USED_RESOLUTION_MS = 60_000;
 
 /** People's API tokens: created by an admin, shown once, stored as a hash, listable and revocable. */
 @Injectable()
@@ -80,40 +76,6 @@ export class ApiTokensService {
       return t;
     });
     return view(revoked);
-  }
-
-  /** The token's name and role, or a 401 saying why it is not accepted. */
-  async authenticate(secret: string): Promise<{ name: string; role: PeopleRole }> {
-    const token = await this.db.prisma.apiToken.findUnique({ where: { tokenHash: hashSecret(secret) } });
-    if (!token) {
-      throw new HubError(
-        401,
-        'unauthorized',
-        'unknown API token; ask an admin for one (flotilla tokens create)',
-      );
-    }
-    if (token.revokedAt) {
-      throw new HubError(
-        401,
-        'token-revoked',
-        `API token "${token.name}" was revoked at ${token.revokedAt.toISOString()}`,
-      );
-    }
-    const now = Date.now();
-    if (token.expiresAt && token.expiresAt.getTime() <= now) {
-      throw new HubError(
-        401,
-        'token-expired',
-        `API token "${token.name}" expired at ${token.expiresAt.toISOString()}`,
-      );
-    }
-    if (!isPeopleRole(token.role)) {
-      throw new HubError(401, 'unauthorized', `API token "${token.name}" has no valid role`);
-    }
-    if (!token.lastUsedAt || now - token.lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS) {
-      await this.db.prisma.apiToken.update({ where: { id: token.id }, data: { lastUsedAt: new Date(now) } });
-    }
-    return { name: token.name, role: token.role };
   }
 }
 

@@ -3,7 +3,7 @@ import { Reflector } from '@nestjs/core';
 import { HUB_CONFIG, type HubConfig, type PeopleRole } from '../config/hub-config.js';
 import { HubError } from '../common/hub-error.js';
 import { bearerToken, sameSecret } from '../common/secrets.js';
-import { ApiTokensService } from '../api-tokens/api-tokens.service.js';
+import { ApiTokenAuthenticator } from './api-token-authenticator.js';
 import { OidcVerifier } from './oidc-verifier.js';
 import type { PeopleRequest, Principal } from './principal.js';
 import { RateLimiter } from './rate-limiter.service.js';
@@ -27,7 +27,7 @@ export class PeopleAuthGuard implements CanActivate {
 
   constructor(
     private readonly reflector: Reflector,
-    private readonly tokens: ApiTokensService,
+    private readonly tokens: ApiTokenAuthenticator,
     private readonly limiter: RateLimiter,
     @Inject(HUB_CONFIG) private readonly config: HubConfig,
   ) {

@@ -17,7 +17,7 @@ import { GitMirrorError } from '../sources/git/git-mirror.js';
 import { GitMirrorsService } from '../sources/git/git-mirrors.service.js';
 import { ClusterWakeups } from '../wakeups/cluster-wakeups.service.js';
 import { HubMetrics } from '../metrics/hub-metrics.service.js';
-import { RolloutsService } from '../release/rollouts/rollouts.service.js';
+import { ReleaseAfterExpansion } from './release-after-expansion.js';
 import {
   pathOf,
   RenderError,
@@ -50,7 +50,7 @@ import { ExpansionGitReads, type ResolvedRef, type SharedRefs } from './expansio
 import { findNameClash, writePlan } from './expansion-writes.js';
 import { requestExpansionDeletions } from './target-deletions.service.js';
 import { SyncSettingsError, targetSyncSettingsOf } from './sync-policy.js';
-import { ProjectGate, ProjectPolicy } from '../inventory/projects/project-policy.service.js';
+import { ProjectGate, ProjectPolicy } from '../projects/project-policy.service.js';
 import {
   deletionGuardLimit,
   evaluateDeletionGuard,
@@ -158,7 +158,7 @@ export class AppSetExpander {
     private readonly audit: AuditLog,
     private readonly wakeups: ClusterWakeups,
     private readonly metrics: HubMetrics,
-    private readonly rollouts: RolloutsService,
+    private readonly release: ReleaseAfterExpansion,
     private readonly projects: ProjectPolicy,
     @Inject(HUB_CONFIG) private readonly config: HubConfig,
   ) {}
@@ -1130,7 +1130,7 @@ export class AppSetExpander {
     // (about 2 s at 100 clusters). The wake-up still goes out when the release fails, for changes
     // agents see without one (sync policy, removed targets).
     try {
-      await this.rollouts.afterExpansion(appSetId);
+      await this.release.afterExpansion(appSetId);
     } finally {
       await this.wakeups.notify(touched);
     }

@@ -1,5 +1,4 @@
 import { pageArgs, pageOf, type PageQuery } from '../common/name-page.js';
-import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { z } from 'zod';
 import type { AppSetRefreshView, AppSetView, PendingExpansionView } from '@flotilla/contract';
@@ -9,7 +8,7 @@ import { HubError, parseInput } from '../common/hub-error.js';
 import { toJson } from '../common/json.js';
 import { AuditLog } from '../audit/audit.service.js';
 import { ClusterWakeups } from '../wakeups/cluster-wakeups.service.js';
-import { JobQueues } from '../queues/job-queues.service.js';
+import { ExpansionRequests } from '../wakeups/expansion-requests.service.js';
 import { RepositoriesService } from '../sources/repositories/repositories.service.js';
 import { literalRepoRefs, literalRepoUrlPaths, readAppSetDocument } from './appset-document.js';
 import { AppSetExpander, type ExpansionOutcome, type ExpansionPreview } from './appset-expander.service.js';
@@ -17,7 +16,7 @@ import { checkAppSetDocument } from './appset-checks.js';
 import { projectNameOf } from '@flotilla/fleet-config';
 import { sourceView } from '../ownership/git-managed.js';
 import { FleetOwnership } from '../ownership/fleet-ownership.service.js';
-import { ProjectGate, ProjectPolicy } from '../inventory/projects/project-policy.service.js';
+import { ProjectGate, ProjectPolicy } from '../projects/project-policy.service.js';
 import type { ApplicationSet } from '../generated/prisma/client.js';
 
 /** ApplicationSets as people submit them, and the triggers that (re-)expand them. */
@@ -39,7 +38,7 @@ export class AppSetsService {
   constructor(
     private readonly db: Database,
     private readonly repos: RepositoriesService,
-    private readonly queues: JobQueues,
+    private readonly expansions: ExpansionRequests,
     private readonly audit: AuditLog,
     private readonly wakeups: ClusterWakeups,
     private readonly expander: AppSetExpander,
@@ -106,7 +105,7 @@ export class AppSetsService {
       return r;
     });
     for (const url of repoUrls) await this.repos.register(url, `appset:${doc.name}`);
-    await this.requestExpand(row.id);
+    await this.expansions.requestExpand(row.id);
     // The spec's rollout strategy and project travel in every assignment of the appset, whether or
     // not the expansion changes a target: wake the clusters it runs on.
     if (existing) await this.wakeups.notify(await this.clustersOf([row.id]));
@@ -187,7 +186,7 @@ export class AppSetsService {
         })
       : [];
     for (const r of repositories) await this.repos.refresh(r.id);
-    await this.requestExpand(row.id);
+    await this.expansions.requestExpand(row.id);
     await this.audit.record({
       actor,
       action: 'appset.refreshed',
@@ -247,44 +246,6 @@ export class AppSetsService {
     return this.expander.confirm(name, { inputsHash: input.inputsHash, reason: input.reason, actor });
   }
 
-  /**
-   * Queues an expansion whose job id is a hash of everything it reads (document, inventory, resolved
-   * refs): asking twice with nothing changed is one job.
-   */
-  async requestExpand(appSetId: string): Promise<void> {
-    const row = await this.db.prisma.applicationSet.findUnique({ where: { id: appSetId } });
-    if (!row) return;
-    const clusters = await this.db.prisma.cluster.findMany({
-      orderBy: { name: 'asc' },
-      // A cluster's reported capabilities change what its charts render.
-      select: {
-        name: true,
-        server: true,
-        labels: true,
-        annotations: true,
-        kubeVersion: true,
-        apiVersions: true,
-      },
-    });
-    const refs = await this.db.prisma.repositoryRef.findMany({
-      where: { repository: { url: { in: row.repoUrls } } },
-      orderBy: [{ repositoryId: 'asc' }, { ref: 'asc' }],
-      select: { repositoryId: true, ref: true, sha: true },
-    });
-    // The project bounds the expansion: a changed project is a new input.
-    const project = await this.db.prisma.project.findUnique({
-      where: { name: row.project },
-      select: { updatedAt: true },
-    });
-    const inputsHash = createHash('sha256')
-      .update(
-        JSON.stringify([row.updatedAt.toISOString(), row.spec, clusters, refs, project?.updatedAt ?? null]),
-      )
-      .digest('hex')
-      .slice(0, 24);
-    await this.queues.enqueue('appset-expand', { appSetId, inputsHash });
-  }
-
   /** The clusters the appsets have targets on. */
   async clustersOf(appSetIds: string[]): Promise<string[]> {
     const targets = await this.db.prisma.target.findMany({
@@ -293,19 +254,6 @@ export class AppSetsService {
       distinct: ['clusterId'],
     });
     return targets.map((t) => t.clusterId);
-  }
-
-  async requestExpandAll(): Promise<void> {
-    for (const a of await this.db.prisma.applicationSet.findMany({ select: { id: true } }))
-      await this.requestExpand(a.id);
-  }
-
-  async requestExpandForRepository(url: string): Promise<void> {
-    const rows = await this.db.prisma.applicationSet.findMany({
-      where: { repoUrls: { has: url } },
-      select: { id: true },
-    });
-    for (const a of rows) await this.requestExpand(a.id);
   }
 
   private view(r: ApplicationSet, targetCount: number): AppSetView {

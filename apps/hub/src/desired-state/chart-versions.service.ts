@@ -1,7 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { RenderService } from '../render/render.service.js';
-import { AppSetsService } from './appsets.service.js';
 import { Database } from '../db/database.js';
+import { ExpansionRequests } from '../wakeups/expansion-requests.service.js';
 
 /** One chart a target renders: what its source asks for and the version it was rendered at. */
 interface ChartUse {
@@ -26,7 +26,7 @@ export class ChartVersionWatch {
   constructor(
     private readonly db: Database,
     private readonly render: RenderService,
-    private readonly appsets: AppSetsService,
+    private readonly expansions: ExpansionRequests,
   ) {}
 
   /** The appsets asked to expand, and how many distinct ranges were resolved. */
@@ -51,7 +51,7 @@ export class ChartVersionWatch {
         this.logger.warn(`${first.repoUrl} ${first.chart}: ${(e as Error).message}`);
       }
     }
-    for (const id of moved) await this.appsets.requestExpand(id);
+    for (const id of moved) await this.expansions.requestExpand(id);
     return { resolved: byRange.size, failed, expanded: [...moved] };
   }
 

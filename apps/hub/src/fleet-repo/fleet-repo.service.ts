@@ -29,7 +29,7 @@ import { AppSetsService } from '../desired-state/appsets.service.js';
 import { literalRepoRefs, readAppSetDocument } from '../desired-state/appset-document.js';
 import { evaluateDeletionGuard, nextGuardBaseline } from '../desired-state/deletion-guard.js';
 import { checkAppSetDocument } from '../desired-state/appset-checks.js';
-import { ProjectsService } from '../inventory/projects/projects.service.js';
+import { ProjectsService } from '../projects/projects.service.js';
 import { WindowsService } from '../release/windows/windows.service.js';
 import { Prisma, type FleetSource } from '../generated/prisma/client.js';
 import {
@@ -41,9 +41,10 @@ import {
   type ManagedEntry,
   type PlannedObject,
 } from './fleet-plan.js';
-import { HEALTH_RULE_KIND } from '../inventory/health-rules/health-rules.service.js';
+import { HEALTH_RULE_KIND } from '../health-rules/health-rules.service.js';
 import { removeAppSet } from '../desired-state/target-deletions.service.js';
 import { normaliseFleetPath, parseFleetRepositories, type FleetSourceSetting } from './fleet-setting.js';
+import { ExpansionRequests } from '../wakeups/expansion-requests.service.js';
 
 const run = promisify(execFile);
 
@@ -106,6 +107,7 @@ export class FleetRepoService implements OnApplicationBootstrap {
     private readonly wakeups: ClusterWakeups,
     private readonly audit: AuditLog,
     private readonly appsets: AppSetsService,
+    private readonly expansions: ExpansionRequests,
     private readonly projects: ProjectsService,
     private readonly windows: WindowsService,
     @Inject(HUB_CONFIG) private readonly config: HubConfig,
@@ -671,10 +673,10 @@ export class FleetRepoService implements OnApplicationBootstrap {
     for (const id of applied.appSetIds) {
       const row = await this.db.prisma.applicationSet.findUnique({ where: { id } });
       for (const url of row?.repoUrls ?? []) await this.repos.register(url, `appset:${row?.name ?? ''}`);
-      await this.appsets.requestExpand(id);
+      await this.expansions.requestExpand(id);
     }
     for (const name of applied.projects) await this.projects.reconsider(name);
-    if (applied.labelsChanged) await this.appsets.requestExpandAll();
+    if (applied.labelsChanged) await this.expansions.requestExpandAll();
     // An appset's rollout strategy and project travel in its assignments even when no target changes.
     const appSetClusters = await this.appsets.clustersOf(applied.appSetIds);
     const everyCluster = applied.healthRulesChanged ? await this.everyClusterId() : [];

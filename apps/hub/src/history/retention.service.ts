@@ -3,7 +3,7 @@ import { AuditLog } from '../audit/audit.service.js';
 import { HUB_CONFIG, type HubConfig } from '../config/hub-config.js';
 import { Database } from '../db/database.js';
 import { HubMetrics } from '../metrics/hub-metrics.service.js';
-import { retentionCutoffs, type RetentionCutoffs } from './retention-periods.js';
+import { retentionCutoffs, type RetentionCutoffs } from '../config/retention-periods.js';
 
 /** What one retention run removed, by kind (also the `retention.pruned` audit event's details). */
 export interface RetentionCounts {

@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { Database } from '../db/database.js';
-import { ClusterWakeups } from '../wakeups/cluster-wakeups.service.js';
 
 /** An agent counts as connected when it polled within this window (long-polls last at most 60 s). */
 const CONNECTED_WINDOW_MS = 90_000;
@@ -19,7 +18,7 @@ export class HubMetrics {
   readonly retentionPruned: Counter<'kind'>;
   readonly retentionLastRun: Gauge;
 
-  constructor(db: Database, wakeups?: ClusterWakeups) {
+  constructor(db: Database) {
     collectDefaultMetrics({ register: this.registry });
     this.httpRequests = new Counter({
       name: 'flotilla_http_requests_total',
@@ -77,15 +76,5 @@ export class HubMetrics {
         this.set(await db.prisma.cluster.count({ where: { lastSeenAt: { gte: since } } }));
       },
     });
-    if (wakeups) {
-      new Gauge({
-        name: 'flotilla_agent_long_polls',
-        help: 'Agent long-polls (GET /api/agent/v1/assignments) this hub process holds open now',
-        registers: [this.registry],
-        collect() {
-          this.set(wakeups.openLongPolls);
-        },
-      });
-    }
   }
 }

@@ -2,11 +2,11 @@ import { Inject, Injectable, Logger, type OnApplicationBootstrap, type Type } fr
 import { ModuleRef } from '@nestjs/core';
 import { HUB_CONFIG, type HubConfig } from '../config/hub-config.js';
 import { Database } from '../db/database.js';
-import { AppSetsService } from '../desired-state/appsets.service.js';
 import { checkQueueHandlers } from '../queues/queue-handlers.js';
 import { JobQueues } from '../queues/job-queues.service.js';
 import type { QueueWorker } from '../queues/queue-worker.js';
 import type { QueueName } from '@flotilla/contract';
+import { ExpansionRequests } from '../wakeups/expansion-requests.service.js';
 
 export const QUEUE_HANDLERS = Symbol('QUEUE_HANDLERS');
 
@@ -21,7 +21,7 @@ export class WorkerBootstrap implements OnApplicationBootstrap {
     private readonly moduleRef: ModuleRef,
     private readonly db: Database,
     private readonly queues: JobQueues,
-    private readonly appsets: AppSetsService,
+    private readonly expansions: ExpansionRequests,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
@@ -34,7 +34,7 @@ export class WorkerBootstrap implements OnApplicationBootstrap {
     if (this.config.render.helmRepositoryPollSeconds > 0)
       await this.queues.scheduleChartVersionChecks(this.config.render.helmRepositoryPollSeconds);
     else await this.queues.unscheduleChartVersionChecks();
-    await this.appsets.requestExpandAll();
+    await this.expansions.requestExpandAll();
     this.logger.log(
       `worker ready: ${this.handlers.length} queue handlers, ${repos.length} repositories polled`,
     );

@@ -2,6 +2,8 @@ import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleIn
 import { Redis } from 'ioredis';
 import { HUB_CONFIG, type HubConfig } from '../config/hub-config.js';
 import { redisOptions } from '../db/redis-options.js';
+import { HubMetrics } from '../metrics/hub-metrics.service.js';
+import { Gauge } from 'prom-client';
 
 type Waiter = () => void;
 
@@ -29,7 +31,20 @@ export class ClusterWakeups implements OnModuleInit, OnApplicationShutdown {
   /** Set when wake-ups may have been missed (the subscriber reconnected): every cluster counts as woken. */
   private allWokenAt = 0;
 
-  constructor(@Inject(HUB_CONFIG) private readonly config: HubConfig) {
+  constructor(
+    @Inject(HUB_CONFIG) private readonly config: HubConfig,
+    metrics: HubMetrics,
+  ) {
+    // Measured here, where the long-polls are held; the metrics registry knows no feature.
+    const openLongPolls = () => this.openLongPolls;
+    new Gauge({
+      name: 'flotilla_agent_long_polls',
+      help: 'Agent long-polls (GET /api/agent/v1/assignments) this hub process holds open now',
+      registers: [metrics.registry],
+      collect() {
+        this.set(openLongPolls());
+      },
+    });
     this.channel = `${config.redis.prefix}:wake:cluster`;
   }
 

@@ -1,5 +1,9 @@
 import { assignSteps as assignStepsOf } from '@flotilla/plan';
-import { resolveCount, type RolloutStep, type RolloutStrategy } from '../../desired-state/rollout-strategy.js';
+import {
+  resolveCount,
+  type RolloutStep,
+  type RolloutStrategy,
+} from '../../desired-state/rollout-strategy.js';
 
 /** What the planner needs to know about one target of the appset. Pure data: no I/O in this file. */
 export interface PlanTarget {

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { ReleaseAfterExpansion } from '../../desired-state/release-after-expansion.js';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { QueuePayloads, RolloutDetailView, RolloutView } from '@flotilla/contract';
 import { HUB_CONFIG, type HubConfig } from '../../config/hub-config.js';
@@ -45,7 +46,7 @@ type TargetRow = Prisma.TargetGetPayload<{ include: typeof targetWithPlanInputs 
  * and Redis job schedulers only, so a restarted hub carries on.
  */
 @Injectable()
-export class RolloutsService {
+export class RolloutsService implements ReleaseAfterExpansion {
   private readonly logger = new Logger(RolloutsService.name);
 
   constructor(

@@ -1,12 +1,12 @@
 import { Body, Controller, Get, Param, Post, Query, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { z } from 'zod';
-import { Actor } from '../../auth/actor.js';
-import { AdminTokenGuard } from '../../auth/admin-token.guard.js';
-import { parseInput } from '../../common/hub-error.js';
-import { isPaged, pageQueryFields } from '../../common/name-page.js';
-import { AppSetsService } from '../../desired-state/appsets.service.js';
+import { Actor } from '../auth/actor.js';
+import { AdminTokenGuard } from '../auth/admin-token.guard.js';
+import { parseInput } from '../common/hub-error.js';
+import { isPaged, pageQueryFields } from '../common/name-page.js';
 import { ClustersService, createClusterSchema } from './clusters.service.js';
+import { ExpansionRequests } from '../wakeups/expansion-requests.service.js';
 
 @ApiTags('clusters')
 @ApiBearerAuth()
@@ -15,7 +15,7 @@ import { ClustersService, createClusterSchema } from './clusters.service.js';
 export class ClustersController {
   constructor(
     private readonly clusters: ClustersService,
-    private readonly appsets: AppSetsService,
+    private readonly expansions: ExpansionRequests,
   ) {}
 
   /** Adds a cluster and returns its single-use bootstrap token (shown only here). */
@@ -23,7 +23,7 @@ export class ClustersController {
   async create(@Body() body: unknown, @Actor() actor: string) {
     const created = await this.clusters.create(parseInput(createClusterSchema, body), actor);
     // A new cluster can match cluster generators: every appset is looked at again.
-    await this.appsets.requestExpandAll();
+    await this.expansions.requestExpandAll();
     return created;
   }
 

@@ -14,7 +14,7 @@ import {
   type ProjectSpec,
   type ProjectViolation,
 } from '@flotilla/fleet-config';
-import { Database } from '../../db/database.js';
+import { Database } from '../db/database.js';
 
 /** A refusal with the path of the offending input, as the expander records it on the appset. */
 export interface ProjectRefusal {

@@ -1,9 +1,9 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { CapabilitiesResponse, ClusterCapabilities } from '@flotilla/contract';
-import { AppSetsService } from '../../desired-state/appsets.service.js';
-import { AuditLog } from '../../audit/audit.service.js';
-import { Database } from '../../db/database.js';
-import type { Cluster } from '../../generated/prisma/client.js';
+import { AuditLog } from '../audit/audit.service.js';
+import { Database } from '../db/database.js';
+import type { Cluster } from '../generated/prisma/client.js';
+import { ExpansionRequests } from '../wakeups/expansion-requests.service.js';
 
 /**
  * Stores what an agent reports of its cluster's discovery (Kubernetes version, served API versions)
@@ -17,7 +17,7 @@ export class ClusterCapabilitiesService {
 
   constructor(
     private readonly db: Database,
-    private readonly appsets: AppSetsService,
+    private readonly expansions: ExpansionRequests,
     private readonly audit: AuditLog,
   ) {}
 
@@ -67,7 +67,7 @@ export class ClusterCapabilitiesService {
       WHERE t."clusterId" = ${cluster.id} AND r."renderer" = 'helm'
       UNION
       SELECT "id" FROM "ApplicationSet" WHERE "status" = 'Error'`;
-    for (const a of appsets) await this.appsets.requestExpand(a.id);
+    for (const a of appsets) await this.expansions.requestExpand(a.id);
     return { changed: true };
   }
 }

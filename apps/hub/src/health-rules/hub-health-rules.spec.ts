@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ConfigError } from '../../config/hub-config.js';
+import { ConfigError } from '../config/hub-config.js';
 import { loadHubHealthRules } from './hub-health-rules.js';
 
 const dirs: string[] = [];

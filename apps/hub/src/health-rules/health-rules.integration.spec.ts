@@ -4,10 +4,10 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { type AssignmentsResponse } from '@flotilla/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConfigError } from '../../config/hub-config.js';
-import { createTestGitRepo, type TestGitRepo } from '../../testing/test-git-repo.js';
-import { startTestHub } from '../../testing/test-hub.js';
-import { startTwoClusterFleet, type TwoClusterFleet } from '../../testing/two-cluster-fleet.js';
+import { ConfigError } from '../config/hub-config.js';
+import { createTestGitRepo, type TestGitRepo } from '../testing/test-git-repo.js';
+import { startTestHub } from '../testing/test-hub.js';
+import { startTwoClusterFleet, type TwoClusterFleet } from '../testing/two-cluster-fleet.js';
 
 // Health rules on the real hub (PostgreSQL, Redis, Git): from its own configuration and from a fleet
 // repository, into every cluster's assignments and their ETag; a broken script is refused naming

@@ -1,15 +1,15 @@
-import { pageArgs, pageOf, type PageQuery } from '../../common/name-page.js';
+import { pageArgs, pageOf, type PageQuery } from '../common/name-page.js';
 import { Injectable } from '@nestjs/common';
 import { projectObjectSchema, type ProjectObject } from '@flotilla/fleet-config';
-import { Database } from '../../db/database.js';
-import { HubError, parseInput } from '../../common/hub-error.js';
-import { toJson } from '../../common/json.js';
-import { AuditLog } from '../../audit/audit.service.js';
-import { AppSetsService } from '../../desired-state/appsets.service.js';
-import { ClusterWakeups } from '../../wakeups/cluster-wakeups.service.js';
-import type { Project } from '../../generated/prisma/client.js';
-import { FleetOwnership } from '../../ownership/fleet-ownership.service.js';
-import { sourceView } from '../../ownership/git-managed.js';
+import { Database } from '../db/database.js';
+import { HubError, parseInput } from '../common/hub-error.js';
+import { toJson } from '../common/json.js';
+import { AuditLog } from '../audit/audit.service.js';
+import { ClusterWakeups } from '../wakeups/cluster-wakeups.service.js';
+import type { Project } from '../generated/prisma/client.js';
+import { FleetOwnership } from '../ownership/fleet-ownership.service.js';
+import { sourceView } from '../ownership/git-managed.js';
+import { ExpansionRequests } from '../wakeups/expansion-requests.service.js';
 
 /** Projects created, replaced and deleted through the API (Git-managed ones are refused here). */
 @Injectable()
@@ -17,7 +17,7 @@ export class ProjectsService {
   constructor(
     private readonly db: Database,
     private readonly audit: AuditLog,
-    private readonly appsets: AppSetsService,
+    private readonly expansions: ExpansionRequests,
     private readonly wakeups: ClusterWakeups,
     private readonly ownership: FleetOwnership,
   ) {}
@@ -99,7 +99,7 @@ export class ProjectsService {
       where: { project: name },
       select: { id: true, targets: { select: { clusterId: true } } },
     });
-    for (const a of appsets) await this.appsets.requestExpand(a.id);
+    for (const a of appsets) await this.expansions.requestExpand(a.id);
     await this.wakeups.notify(appsets.flatMap((a) => a.targets.map((t) => t.clusterId)));
   }
 }

@@ -6,7 +6,7 @@ import {
   type CheckedHealthRule,
   type HealthRuleFile,
 } from '@flotilla/health';
-import { ConfigError } from '../../config/hub-config.js';
+import { ConfigError } from '../config/hub-config.js';
 
 const VARIABLE = 'FLOTILLA_HEALTH_LUA_DIR';
 /** A rule sits two levels down at most (`<group>/<kind>/health.lua`); one more finds misplaced ones. */

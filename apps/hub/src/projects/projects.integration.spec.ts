@@ -2,14 +2,14 @@ import 'reflect-metadata';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { AgentGatewayService } from '../../agent-gateway/agent-gateway.service.js';
+import { AgentGatewayService } from '../agent-gateway/agent-gateway.service.js';
 import {
   createTestGitRepo,
   startTestHub,
   type TestGitRepo,
   type TestHub,
   hubCaller,
-} from '../../testing/index.js';
+} from '../testing/index.js';
 
 // Projects on the real hub (PostgreSQL, Redis, Git): the API validates them, an appset reaching
 // outside its project is refused at submission or goes to Error on expansion with its targets

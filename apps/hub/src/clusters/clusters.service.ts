@@ -1,15 +1,15 @@
 import type { Page } from '@flotilla/contract';
-import { pageArgs, pageOf, type PageQuery } from '../../common/name-page.js';
+import { pageArgs, pageOf, type PageQuery } from '../common/name-page.js';
 import { Inject, Injectable } from '@nestjs/common';
 import { z } from 'zod';
-import { HUB_CONFIG, type HubConfig } from '../../config/hub-config.js';
-import { Database } from '../../db/database.js';
-import { HubError } from '../../common/hub-error.js';
-import { asRecord, toJson } from '../../common/json.js';
-import { hashSecret, newSecret } from '../../common/secrets.js';
-import { AuditLog } from '../../audit/audit.service.js';
-import type { Cluster } from '../../generated/prisma/client.js';
-import { SYNC_STATUS_SELECT, syncStatusOf } from '../../desired-state/sync-status.js';
+import { HUB_CONFIG, type HubConfig } from '../config/hub-config.js';
+import { Database } from '../db/database.js';
+import { HubError } from '../common/hub-error.js';
+import { asRecord, toJson } from '../common/json.js';
+import { hashSecret, newSecret } from '../common/secrets.js';
+import { AuditLog } from '../audit/audit.service.js';
+import type { Cluster } from '../generated/prisma/client.js';
+import { SYNC_STATUS_SELECT, syncStatusOf } from '../desired-state/sync-status.js';
 
 const labelKey = z
   .string()

@@ -1,11 +1,11 @@
 import { z } from 'zod';
-import { isPaged, pageQueryFields } from '../../common/name-page.js';
+import { isPaged, pageQueryFields } from '../common/name-page.js';
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Res, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiBody, ApiQuery, ApiTags } from '@nestjs/swagger';
-import { parseInput } from '../../common/hub-error.js';
+import { parseInput } from '../common/hub-error.js';
 import type { Response } from 'express';
-import { Actor } from '../../auth/actor.js';
-import { AdminTokenGuard } from '../../auth/admin-token.guard.js';
+import { Actor } from '../auth/actor.js';
+import { AdminTokenGuard } from '../auth/admin-token.guard.js';
 import { ProjectsService } from './projects.service.js';
 
 @ApiTags('projects')

@@ -1,10 +1,10 @@
 import 'reflect-metadata';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AGENT_API, type KubeObject } from '@flotilla/contract';
-import { RepositoriesService } from '../../sources/repositories/repositories.service.js';
-import { Database } from '../../db/database.js';
-import { startTwoClusterFleet, type TwoClusterFleet } from '../../testing/two-cluster-fleet.js';
-import { waitForIdleQueues } from '../../testing/wait-for-idle.js';
+import { RepositoriesService } from '../sources/repositories/repositories.service.js';
+import { Database } from '../db/database.js';
+import { startTwoClusterFleet, type TwoClusterFleet } from '../testing/two-cluster-fleet.js';
+import { waitForIdleQueues } from '../testing/wait-for-idle.js';
 
 // Per-cluster .Capabilities: each agent reports its cluster's discovery and the hub renders that
 // cluster's charts with it — real PostgreSQL, Redis, Git and `helm template`, the agent protocol

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { type HealthRule } from '@flotilla/contract';
-import { HUB_CONFIG, type HubConfig } from '../../config/hub-config.js';
-import { Database } from '../../db/database.js';
+import { HUB_CONFIG, type HubConfig } from '../config/hub-config.js';
+import { Database } from '../db/database.js';
 import { loadHubHealthRules } from './hub-health-rules.js';
 
 /** How a fleet repository's rule is kept in its FleetManaged row (`object`). */
