@@ -49,7 +49,6 @@ import { ChartVersionWatch } from './desired-state/chart-versions.service.js';
 import { ChartCredentialsController } from './render/chart-credentials.controller.js';
 import { ChartCredentialsService } from './render/chart-credentials.service.js';
 import { RenderService } from './render/render.service.js';
-import { RenderProcessor } from './render/render.processor.js';
 import { ExplainService } from './fleet-view/explain.service.js';
 import { ExplainController } from './fleet-view/explain.controller.js';
 import { RolloutProcessor } from './pipeline/rollout.processor.js';
@@ -70,7 +69,6 @@ import { HealthRulesService } from './health-rules/health-rules.service.js';
 import { AgentAuthGuard } from './agent-gateway/agent-auth.guard.js';
 import { AgentCredentials } from './agent-gateway/agent-credentials.service.js';
 import { ReportIngestService } from './agent-gateway/report-ingest.service.js';
-import { ReportIngestProcessor } from './agent-gateway/report-ingest.processor.js';
 import { WebhooksController } from './sources/webhooks/webhooks.controller.js';
 import { WebhooksService } from './sources/webhooks/webhooks.service.js';
 import { WindowsService } from './release/windows/windows.service.js';
@@ -103,9 +101,7 @@ import { RetentionProcessor } from './pipeline/retention.processor.js';
 const HANDLERS = [
   SourceSyncProcessor,
   AppSetExpandProcessor,
-  RenderProcessor,
   RolloutProcessor,
-  ReportIngestProcessor,
   FleetReconcileProcessor,
   NotifyProcessor,
   RetentionProcessor,
