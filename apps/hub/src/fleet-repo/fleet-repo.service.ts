@@ -45,6 +45,7 @@ import { HEALTH_RULE_KIND } from '../health-rules/health-rules.service.js';
 import { removeAppSet } from '../desired-state/target-deletions.service.js';
 import { normaliseFleetPath, parseFleetRepositories, type FleetSourceSetting } from './fleet-setting.js';
 import { ExpansionRequests } from '../wakeups/expansion-requests.service.js';
+import { keyPageArgs, keyPageOf, type PageKey, type PageQuery } from '../common/name-page.js';
 
 const run = promisify(execFile);
 
@@ -146,6 +147,13 @@ export class FleetRepoService implements OnApplicationBootstrap {
 
   async list() {
     return (await this.db.prisma.fleetSource.findMany({ orderBy: { createdAt: 'asc' } })).map(view);
+  }
+
+  /** One page of fleet sources, by id: a source has no name, and ids never change (see common/name-page.ts). */
+  async page(q: PageQuery) {
+    const key: PageKey<{ id: string }> = { field: 'id', order: 'asc', of: (r) => r.id };
+    const page = keyPageOf(await this.db.prisma.fleetSource.findMany(keyPageArgs(q, key)), q, key);
+    return { items: page.rows.map(view), nextCursor: page.nextCursor };
   }
 
   async get(id: string) {
