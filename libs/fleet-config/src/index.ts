@@ -1,7 +1,7 @@
+export { type FleetFile } from './fleet-file.js';
 export {
   validateFleetDirectory,
   isFleetFile,
-  type FleetFile,
   type FleetPolicy,
   type FleetPolicyParam,
   type FleetValidation,
