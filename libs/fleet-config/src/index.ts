@@ -38,8 +38,6 @@ export {
   type RolloutStep,
 } from './kinds/rollout-strategy.js';
 export { syncWindowObjectSchema, type SyncWindowObject } from './kinds/sync-window.js';
-export { labelSelectorSchema, SELECTOR_OPERATORS, type LabelSelector } from './label-selector.js';
-export { labelKeyProblem, labelValueProblem } from './label-syntax.js';
 export { fleetJsonSchemas, schemaFileName, serializeSchema } from './json-schemas.js';
 export {
   UNRESTRICTED_PROJECT,

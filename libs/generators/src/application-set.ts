@@ -1,3 +1,4 @@
+import { looseLabelSelectorSchema, type LooseLabelSelector } from '@flotilla/labels';
 import { z } from 'zod';
 import { GeneratorError } from './generator-error.js';
 import { isPlainObject } from './params.js';
@@ -9,20 +10,6 @@ export const SUPPORTED_GENERATORS = ['list', 'clusters', 'git', 'matrix', 'merge
 export type GeneratorKind = (typeof SUPPORTED_GENERATORS)[number];
 
 const stringMap = z.record(z.string(), z.string());
-
-export const labelSelectorSchema = z.looseObject({
-  matchLabels: stringMap.nullish(),
-  matchExpressions: z
-    .array(
-      z.looseObject({
-        key: z.string(),
-        operator: z.string(),
-        values: z.array(z.string()).nullish(),
-      }),
-    )
-    .nullish(),
-});
-export type LabelSelector = z.infer<typeof labelSelectorSchema>;
 
 const templateMetadataSchema = z.looseObject({
   name: z.string().optional(),
@@ -46,7 +33,7 @@ const listSchema = z.looseObject({
 });
 
 const clustersSchema = z.looseObject({
-  selector: labelSelectorSchema.nullish(),
+  selector: looseLabelSelectorSchema.nullish(),
   values: stringMap.nullish(),
   flatList: z.boolean().nullish(),
   template: templateSchema.optional(),
@@ -97,7 +84,7 @@ export type GeneratorSpec = (
   | { kind: 'git'; git: GitGenerator }
   | { kind: 'matrix'; matrix: MatrixGenerator }
   | { kind: 'merge'; merge: MergeGenerator }
-) & { selector?: LabelSelector | null | undefined };
+) & { selector?: LooseLabelSelector | null | undefined };
 
 // Argo CD generators Flotilla does not implement: named in errors so the user knows why.
 const KNOWN_UNSUPPORTED = ['scmProvider', 'pullRequest', 'clusterDecisionResource', 'plugin'];
@@ -204,7 +191,9 @@ export function parseGenerator(raw: unknown, path: string, depth: number): Gener
   }
   const kind = kinds[0] as GeneratorKind;
   const selector =
-    raw['selector'] == null ? undefined : validate(labelSelectorSchema, raw['selector'], `${path}.selector`);
+    raw['selector'] == null
+      ? undefined
+      : validate(looseLabelSelectorSchema, raw['selector'], `${path}.selector`);
   const body = validate(generatorSchemas[kind], raw[kind], `${path}.${kind}`);
   if (kind === 'matrix' || kind === 'merge') {
     if (depth >= 2) {

@@ -1,4 +1,4 @@
-import { compileSelector } from '@flotilla/generators';
+import { compileSelector } from '@flotilla/labels';
 import { type LabelSelector, type MatchResources, type ResourceRule } from './policy-schema.js';
 import { type ResourceInfo } from './resource-index.js';
 

@@ -8,7 +8,7 @@ import { GitMirrorsService } from '../git/git-mirrors.service.js';
 import { ClusterWakeups } from '../queues/cluster-wakeups.service.js';
 import { RenderError, RenderService } from '../render/render.service.js';
 import type { TargetPin } from '../generated/prisma/client.js';
-import { labelSelectorSchema } from '@flotilla/fleet-config';
+import { labelSelectorSchema } from '@flotilla/labels';
 import { selectTargets } from '../targets/target-selection.js';
 
 export const pinRequestSchema = z.object({

@@ -7,7 +7,7 @@ import {
 import { z } from 'zod';
 import { parsePath } from '../field-path.js';
 import { fromZodIssues, type Issue } from '../issue.js';
-import { labelSelectorSchema, selectorOperatorSchema } from '../label-selector.js';
+import { anyValueSelectorSchema } from '@flotilla/labels';
 import { metadataSchema, objectNameSchema } from './common.js';
 
 /**
@@ -108,38 +108,8 @@ function checkGeneratorSelectors(generators: unknown[], base: (string | number)[
   return issues;
 }
 
-const generatorSelectorSchema = labelSelectorSchema.extend({
-  matchLabels: z.record(z.string(), z.string()).optional(),
-  matchExpressions: z
-    .array(
-      z
-        .looseObject({
-          key: z.string().min(1),
-          operator: selectorOperatorSchema,
-          values: z.array(z.string()).optional(),
-        })
-        .superRefine((expr, ctx) => {
-          const count = expr.values?.length ?? 0;
-          const needsValues = expr.operator === 'In' || expr.operator === 'NotIn';
-          if (needsValues && count === 0)
-            ctx.addIssue({
-              code: 'custom',
-              message: `operator ${expr.operator} needs at least one value`,
-              path: ['values'],
-            });
-          if (!needsValues && count > 0)
-            ctx.addIssue({
-              code: 'custom',
-              message: `operator ${expr.operator} takes no values`,
-              path: ['values'],
-            });
-        }),
-    )
-    .optional(),
-});
-
 function checkSelector(selector: unknown, path: (string | number)[]): Issue[] {
-  const r = generatorSelectorSchema.safeParse(selector, { reportInput: true });
+  const r = anyValueSelectorSchema.safeParse(selector, { reportInput: true });
   return r.success
     ? []
     : fromZodIssues(r.error.issues, path).map((i) => ({ ...i, code: 'invalid-selector' }));

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { labelsSchema } from '../label-syntax.js';
+import { labelsSchema } from '@flotilla/labels';
 import { FLOTILLA_API_VERSION, metadataSchema } from './common.js';
 
 /**

@@ -1,6 +1,6 @@
 import { parseGoDuration } from '@flotilla/windows';
 import { z } from 'zod';
-import { labelsSchema, OBJECT_NAME_PATTERN } from '../label-syntax.js';
+import { labelsSchema, OBJECT_NAME_PATTERN } from '@flotilla/labels';
 
 /** Flotilla's own kinds live in this API version. */
 export const FLOTILLA_API_VERSION = 'flotilla.dev/v1alpha1';

@@ -1,6 +1,6 @@
 import { GeneratorError, renderString } from '@flotilla/generators';
 import { z } from 'zod';
-import { labelSelectorSchema } from '../label-selector.js';
+import { labelSelectorSchema } from '@flotilla/labels';
 import { FLOTILLA_API_VERSION, goDurationSchema, metadataSchema, objectNameSchema } from './common.js';
 
 /**

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { labelSelectorSchema } from '../label-selector.js';
+import { labelSelectorSchema } from '@flotilla/labels';
 import { FLOTILLA_API_VERSION, groupKindSchema, metadataSchema, objectNameSchema } from './common.js';
 
 /** Where a project's ApplicationSets may deploy: clusters by name glob or by labels, and a namespace glob. */

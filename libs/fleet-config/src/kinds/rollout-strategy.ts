@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { labelSelectorSchema } from '../label-selector.js';
+import { labelSelectorSchema } from '@flotilla/labels';
 import { FLOTILLA_API_VERSION, goDurationSchema, intOrPercentSchema, metadataSchema } from './common.js';
 
 /**
