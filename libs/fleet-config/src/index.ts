@@ -24,11 +24,7 @@ export {
 export { checkDocument, type CheckedDocument } from './check-document.js';
 export { repoPermitted, DEFAULT_PROJECT } from './check-references.js';
 export { FLOTILLA_API_VERSION } from './kinds/common.js';
-export {
-  applicationSetObjectSchema,
-  checkApplicationSet,
-  type ApplicationSetObject,
-} from './kinds/application-set.js';
+export { checkApplicationSet } from './kinds/application-set.js';
 export { clusterGroupObjectSchema, type ClusterGroupObject } from './kinds/cluster-group.js';
 export { projectObjectSchema, type ProjectObject, type ProjectDestination } from './kinds/project.js';
 export {

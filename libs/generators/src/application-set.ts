@@ -1,4 +1,9 @@
-import { looseLabelSelectorSchema, type LooseLabelSelector } from '@flotilla/labels';
+import {
+  looseLabelSelectorSchema,
+  metadataSchema,
+  objectNameSchema,
+  type LooseLabelSelector,
+} from '@flotilla/labels';
 import { z } from 'zod';
 import { GeneratorError } from './generator-error.js';
 import { isPlainObject } from './params.js';
@@ -131,6 +136,69 @@ export interface ApplicationSet {
     templatePatch?: string;
     syncPolicy?: z.infer<typeof specSchema>['syncPolicy'];
   };
+}
+
+/**
+ * An ApplicationSet as a Flotilla object written in a fleet repository (Argo CD's or Flotilla's
+ * form): a name, and two Flotilla fields, `spec.project` (the Project every generated target belongs
+ * to) and `spec.rolloutStrategy` (the RolloutStrategy that moves a change across the fleet). This
+ * schema checks that envelope (and is published as its JSON Schema); the generators and template are
+ * checked by parseApplicationSet, as `flotilla generate` and the hub do.
+ */
+export const applicationSetObjectSchema = z.looseObject({
+  apiVersion: z.enum(APPLICATIONSET_API_VERSIONS),
+  kind: z.literal('ApplicationSet'),
+  metadata: metadataSchema,
+  spec: z.looseObject({
+    project: objectNameSchema.optional(),
+    rolloutStrategy: objectNameSchema.optional(),
+    goTemplate: z.boolean().optional(),
+    generators: z
+      .array(z.record(z.string(), z.unknown()))
+      .min(1, 'at least one generator is required')
+      .meta({ description: 'Argo CD generators: list, clusters, git, matrix, merge' }),
+    template: z.looseObject({
+      metadata: z.record(z.string(), z.unknown()).optional(),
+      spec: z.record(z.string(), z.unknown()).optional(),
+    }),
+  }),
+});
+
+/** A valid ApplicationSet object: the envelope, with the spec as parseApplicationSet reads it. */
+export interface ApplicationSetObject {
+  apiVersion: (typeof APPLICATIONSET_API_VERSIONS)[number];
+  kind: 'ApplicationSet';
+  metadata: { name: string } & Record<string, unknown>;
+  spec: ApplicationSet['spec'] & { project?: string; rolloutStrategy?: string };
+}
+
+// The hub's rule for a submitted ApplicationSet's name (looser than objectNameSchema's DNS-1123
+// subdomain: `a..b` passes here); a fleet repository's objects are held to objectNameSchema first.
+const SUBMITTED_NAME = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
+
+/**
+ * Why a submitted document is not an ApplicationSet at all, before its spec is read: not a JSON
+ * object, no apiVersion, or another kind. `{ path, message }`, or null when the envelope is one.
+ */
+export function applicationSetEnvelopeProblem(doc: unknown): { path: string; message: string } | null {
+  if (typeof doc !== 'object' || doc === null || Array.isArray(doc))
+    return { path: '(root)', message: 'the body must be an ApplicationSet document (a JSON object)' };
+  const o = doc as Record<string, unknown>;
+  if (o['apiVersion'] === undefined)
+    return {
+      path: 'apiVersion',
+      message: 'apiVersion is required (flotilla.dev/v1alpha1 or argoproj.io/v1alpha1)',
+    };
+  if (o['kind'] !== 'ApplicationSet')
+    return { path: 'kind', message: `kind must be ApplicationSet, got ${JSON.stringify(o['kind'])}` };
+  return null;
+}
+
+/** Why `name` cannot name a submitted ApplicationSet (`metadata.name`), or null. */
+export function applicationSetNameProblem(name: string): string | null {
+  return SUBMITTED_NAME.test(name) && name.length <= 253
+    ? null
+    : 'metadata.name is required: lower-case letters, digits, "-" and ".", starting and ending alphanumeric';
 }
 
 /** Validates an ApplicationSet document (Argo CD's or Flotilla's); throws GeneratorError with the field path. */

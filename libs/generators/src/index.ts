@@ -1,6 +1,10 @@
 export {
+  applicationSetEnvelopeProblem,
+  applicationSetNameProblem,
+  applicationSetObjectSchema,
   parseApplicationSet,
   type ApplicationSet,
+  type ApplicationSetObject,
   type ApplicationTemplate,
   type GeneratorSpec,
   APPLICATIONSET_API_VERSIONS,

@@ -23,3 +23,4 @@ export {
   labelValueSchema,
   labelsSchema,
 } from './label-syntax.js';
+export { metadataSchema, objectNameSchema } from './object-metadata.js';

@@ -1,46 +1,13 @@
 import {
-  APPLICATIONSET_API_VERSIONS,
+  applicationSetObjectSchema,
   GeneratorError,
   parseApplicationSet,
   type ApplicationSet,
+  type ApplicationSetObject,
 } from '@flotilla/generators';
-import { z } from 'zod';
+import { anyValueSelectorSchema } from '@flotilla/labels';
 import { parsePath } from '../field-path.js';
 import { fromZodIssues, type Issue } from '../issue.js';
-import { anyValueSelectorSchema } from '@flotilla/labels';
-import { metadataSchema, objectNameSchema } from './common.js';
-
-/**
- * What the fleet repository adds to an ApplicationSet (Argo CD's or Flotilla's): a name, and two
- * Flotilla fields, `spec.project` (the Project every generated target belongs to) and
- * `spec.rolloutStrategy` (the RolloutStrategy that moves a change across the fleet). The generators
- * and template are checked by @flotilla/generators, as `flotilla generate` and the hub do.
- */
-export const applicationSetObjectSchema = z.looseObject({
-  apiVersion: z.enum(APPLICATIONSET_API_VERSIONS),
-  kind: z.literal('ApplicationSet'),
-  metadata: metadataSchema,
-  spec: z.looseObject({
-    project: objectNameSchema.optional(),
-    rolloutStrategy: objectNameSchema.optional(),
-    goTemplate: z.boolean().optional(),
-    generators: z
-      .array(z.record(z.string(), z.unknown()))
-      .min(1, 'at least one generator is required')
-      .meta({ description: 'Argo CD generators: list, clusters, git, matrix, merge' }),
-    template: z.looseObject({
-      metadata: z.record(z.string(), z.unknown()).optional(),
-      spec: z.record(z.string(), z.unknown()).optional(),
-    }),
-  }),
-});
-
-export interface ApplicationSetObject {
-  apiVersion: (typeof APPLICATIONSET_API_VERSIONS)[number];
-  kind: 'ApplicationSet';
-  metadata: { name: string } & Record<string, unknown>;
-  spec: ApplicationSet['spec'] & { project?: string; rolloutStrategy?: string };
-}
 
 /** Checks an ApplicationSet document; every problem found is returned, not only the first. */
 export function checkApplicationSet(value: unknown): {
