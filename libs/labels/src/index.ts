@@ -1,5 +1,6 @@
 export {
   anyValueSelectorSchema,
+  apiServerLabelSelectorSchema,
   compileSelector,
   isEmptySelector,
   LabelSelectorError,

@@ -87,6 +87,29 @@ export const anyValueSelectorSchema = labelSelectorSchema.extend({
 });
 
 /**
+ * A selector as the Kubernetes API server checks one in a ValidatingAdmissionPolicy or its binding
+ * (`namespaceSelector`, `objectSelector`, `paramRef.selector`), with its own messages: strict, keys
+ * non-empty, values any strings.
+ */
+export const apiServerLabelSelectorSchema = z.strictObject({
+  matchLabels: z.record(z.string(), z.string()).optional(),
+  matchExpressions: z
+    .array(
+      z
+        .strictObject({
+          key: z.string().min(1),
+          operator: z.enum(['In', 'NotIn', 'Exists', 'DoesNotExist']),
+          values: z.array(z.string()).optional(),
+        })
+        .refine((e) => (e.values ?? []).length > 0 === (e.operator === 'In' || e.operator === 'NotIn'), {
+          message: 'In and NotIn need values; Exists and DoesNotExist take none',
+          path: ['values'],
+        }),
+    )
+    .optional(),
+});
+
+/**
  * A selector read as Argo CD's ApplicationSet controller reads one: only its shape is checked
  * (unknown fields kept, nulls allowed); operators and value counts are checked when it is compiled.
  */
