@@ -17,7 +17,7 @@ import { hashSecret, newSecret } from '../common/secrets.js';
 import { AuditLog } from '../audit/audit.service.js';
 import { rolloutStrategyOf, type RolloutStrategy } from '../desired-state/rollout-strategy.js';
 import { assignmentSyncSettingsOf } from '../desired-state/sync-policy.js';
-import { compileSelector } from '@flotilla/generators';
+import { compileSelector } from '@flotilla/labels';
 import { asRecord } from '../common/json.js';
 import { specOfRow } from '../projects/project-policy.service.js';
 import { restrictionsFor, type ProjectSpec } from '@flotilla/fleet-config';

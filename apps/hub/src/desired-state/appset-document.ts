@@ -1,4 +1,10 @@
-import { GeneratorError, parseApplicationSet, type ApplicationSet } from '@flotilla/generators';
+import {
+  applicationSetEnvelopeProblem,
+  applicationSetNameProblem,
+  GeneratorError,
+  parseApplicationSet,
+  type ApplicationSet,
+} from '@flotilla/generators';
 import {
   APPLICATION_SOURCE_FIELDS,
   HELM_OPTION_FIELDS,
@@ -8,8 +14,6 @@ import {
   parseHelmOptions,
 } from '@flotilla/manifests';
 import { HubError } from '../common/hub-error.js';
-
-const NAME = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
 
 export interface AppSetDocument {
   name: string;
@@ -21,31 +25,9 @@ export interface AppSetDocument {
 
 /** Validates a submitted ApplicationSet (Flotilla's or Argo CD's form) before anything is stored. */
 export function readAppSetDocument(body: unknown): AppSetDocument {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw new HubError(
-      400,
-      'invalid-appset',
-      'the body must be an ApplicationSet document (a JSON object)',
-      '(root)',
-    );
-  }
+  const envelope = applicationSetEnvelopeProblem(body);
+  if (envelope) throw new HubError(400, 'invalid-appset', envelope.message, envelope.path);
   const doc = body as Record<string, unknown>;
-  if (doc['apiVersion'] === undefined) {
-    throw new HubError(
-      400,
-      'invalid-appset',
-      'apiVersion is required (flotilla.dev/v1alpha1 or argoproj.io/v1alpha1)',
-      'apiVersion',
-    );
-  }
-  if (doc['kind'] !== 'ApplicationSet') {
-    throw new HubError(
-      400,
-      'invalid-appset',
-      `kind must be ApplicationSet, got ${JSON.stringify(doc['kind'])}`,
-      'kind',
-    );
-  }
   let parsed: ApplicationSet;
   try {
     parsed = parseApplicationSet(doc);
@@ -60,15 +42,9 @@ export function readAppSetDocument(body: unknown): AppSetDocument {
     }
     throw e;
   }
-  const name = parsed.metadata.name;
-  if (!name || !NAME.test(name) || name.length > 253) {
-    throw new HubError(
-      400,
-      'invalid-appset',
-      'metadata.name is required: lower-case letters, digits, "-" and ".", starting and ending alphanumeric',
-      'metadata.name',
-    );
-  }
+  const name = parsed.metadata.name ?? '';
+  const nameProblem = applicationSetNameProblem(name);
+  if (nameProblem !== null) throw new HubError(400, 'invalid-appset', nameProblem, 'metadata.name');
   refuseUnrenderedSource(doc);
   return { name, apiVersion: parsed.apiVersion ?? 'flotilla.dev/v1alpha1', document: doc, parsed };
 }

@@ -9,7 +9,7 @@ import {
   groupOf,
   SyncOptionError,
 } from '@flotilla/contract';
-import { labelSelectorSchema } from '@flotilla/fleet-config';
+import { labelSelectorSchema } from '@flotilla/labels';
 import { z } from 'zod';
 import { AuditLog } from '../audit/audit.service.js';
 import { HubError, parseInput } from '../common/hub-error.js';

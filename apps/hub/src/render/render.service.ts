@@ -19,7 +19,6 @@ import {
   overlayKustomization,
   parseKustomizeOptions,
   parseManifestFiles,
-  preserveSopsKeyOrder,
   resolveThroughLinks,
   symlinksOf,
   DEFAULT_TREE_LIMITS,
@@ -37,6 +36,7 @@ import {
   type KustomizeRunner,
   type TreeEntry,
 } from '@flotilla/manifests';
+import { preserveSopsKeyOrder } from '@flotilla/sops';
 import { AuditLog } from '../audit/audit.service.js';
 import { ChartCredentialsService } from './chart-credentials.service.js';
 import { HUB_CONFIG, type HubConfig } from '../config/hub-config.js';

@@ -8,7 +8,7 @@ import { GitMirrorsService } from '../../sources/git/git-mirrors.service.js';
 import { ClusterWakeups } from '../../wakeups/cluster-wakeups.service.js';
 import { RenderError, RenderService } from '../../render/render.service.js';
 import type { TargetPin } from '../../generated/prisma/client.js';
-import { labelSelectorSchema } from '@flotilla/fleet-config';
+import { labelSelectorSchema } from '@flotilla/labels';
 import { selectTargets } from '../../desired-state/target-selection.js';
 import { keyPageOf, pageArgs, type PageQuery } from '../../common/name-page.js';
 
