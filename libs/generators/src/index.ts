@@ -20,6 +20,7 @@ export {
 } from './explain.js';
 export { GeneratorError, type GeneratorErrorCode } from './generator-error.js';
 export { RESOURCES_FINALIZER } from './render-application.js';
+export { isChartSource, literalRepoRefs, literalRepoUrlPaths } from './literal-repositories.js';
 export type {
   ClusterInfo,
   RepositoryFiles,

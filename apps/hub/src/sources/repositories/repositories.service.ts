@@ -11,7 +11,7 @@ import type { GitAuth } from '../git/git-credentials.js';
 import { GitMirrorError } from '../git/git-mirror.js';
 import { GitMirrorsService } from '../git/git-mirrors.service.js';
 import { JobQueues } from '../../queues/job-queues.service.js';
-import { literalRepoRefs } from '../../desired-state/appset-document.js';
+import { literalRepoRefs } from '@flotilla/generators';
 import { Prisma, type Repository } from '../../generated/prisma/client.js';
 import { repositoryUrlProblem, type LocalRepositoryPolicy } from './repository-url.js';
 
