@@ -54,6 +54,8 @@ import { ExplainService } from './fleet-view/explain.service.js';
 import { ExplainController } from './fleet-view/explain.controller.js';
 import { RolloutProcessor } from './pipeline/rollout.processor.js';
 import { RolloutsService } from './release/rollouts/rollouts.service.js';
+import { RolloutControls } from './release/rollouts/rollout-controls.service.js';
+import { RolloutQueries } from './release/rollouts/rollout-queries.service.js';
 import { ReleaseAfterExpansion } from './desired-state/release-after-expansion.js';
 import { RolloutsController } from './release/rollouts/rollouts.controller.js';
 import { PinsService } from './release/pins/pins.service.js';
@@ -158,6 +160,8 @@ export class AppModule {
       ChartVersionWatch,
       RolloutsService,
       { provide: ReleaseAfterExpansion, useExisting: RolloutsService },
+      RolloutControls,
+      RolloutQueries,
       SyncHistory,
       TargetOperations,
       TargetDeletions,
