@@ -64,6 +64,7 @@ import { PinsController } from './release/pins/pins.controller.js';
 import { TargetsController } from './fleet-view/targets.controller.js';
 import { SyncHistory } from './history/sync-history.service.js';
 import { TargetOperations } from './operations/target-operations.service.js';
+import { PendingOperations } from './operations/pending-operations.service.js';
 import { TargetDeletions } from './desired-state/target-deletions.service.js';
 import { TargetOperationsController } from './operations/target-operations.controller.js';
 import { AgentGatewayController } from './agent-gateway/agent-gateway.controller.js';
@@ -164,6 +165,7 @@ export class AppModule {
       RolloutQueries,
       SyncHistory,
       TargetOperations,
+      PendingOperations,
       TargetDeletions,
       PinsService,
       PinExpiry,

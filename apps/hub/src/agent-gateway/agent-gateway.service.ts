@@ -24,7 +24,7 @@ import { restrictionsFor, type ProjectSpec } from '@flotilla/fleet-config';
 import { windowsForTarget, type NamedSyncWindow } from '@flotilla/windows';
 import { WindowsService } from '../release/windows/windows.service.js';
 import { BreakGlassService } from '../break-glass/break-glass.service.js';
-import { TargetOperations } from '../operations/target-operations.service.js';
+import { PendingOperations } from '../operations/pending-operations.service.js';
 import { ClusterWakeups } from '../wakeups/cluster-wakeups.service.js';
 import { HealthRulesService } from '../health-rules/health-rules.service.js';
 import { BurstSharedRead } from './burst-shared-read.js';
@@ -93,7 +93,7 @@ export class AgentGatewayService implements BeforeApplicationShutdown {
     private readonly windows: WindowsService,
     private readonly breakGlass: BreakGlassService,
     private readonly wakeups: ClusterWakeups,
-    private readonly operations: TargetOperations,
+    private readonly operations: PendingOperations,
     healthRules: HealthRulesService,
   ) {
     this.namedWindows = new BurstSharedRead(() => this.windows.named(), wakeups);
