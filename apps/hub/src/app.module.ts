@@ -69,6 +69,10 @@ import { TargetDeletions } from './desired-state/target-deletions.service.js';
 import { TargetOperationsController } from './operations/target-operations.controller.js';
 import { AgentGatewayController } from './agent-gateway/agent-gateway.controller.js';
 import { AgentGatewayService } from './agent-gateway/agent-gateway.service.js';
+import { AgentRegistration } from './agent-gateway/agent-registration.service.js';
+import { AgentBundles } from './agent-gateway/agent-bundles.service.js';
+import { ClusterLastSeen } from './agent-gateway/cluster-last-seen.service.js';
+import { AutoRollbackSettings } from './agent-gateway/auto-rollback-settings.service.js';
 import { HealthRulesService } from './health-rules/health-rules.service.js';
 import { AgentAuthGuard } from './agent-gateway/agent-auth.guard.js';
 import { AgentCredentials } from './agent-gateway/agent-credentials.service.js';
@@ -174,6 +178,10 @@ export class AppModule {
       ExplainService,
       HealthRulesService,
       AgentGatewayService,
+      AgentRegistration,
+      AgentBundles,
+      ClusterLastSeen,
+      AutoRollbackSettings,
       ReportIngestService,
       AdminTokenGuard,
       AgentAuthGuard,
