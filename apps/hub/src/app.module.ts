@@ -53,6 +53,8 @@ import { ExplainService } from './fleet-view/explain.service.js';
 import { ExplainController } from './fleet-view/explain.controller.js';
 import { RolloutProcessor } from './pipeline/rollout.processor.js';
 import { RolloutsService } from './release/rollouts/rollouts.service.js';
+import { RolloutControls } from './release/rollouts/rollout-controls.service.js';
+import { RolloutQueries } from './release/rollouts/rollout-queries.service.js';
 import { ReleaseAfterExpansion } from './desired-state/release-after-expansion.js';
 import { RolloutsController } from './release/rollouts/rollouts.controller.js';
 import { PinsService } from './release/pins/pins.service.js';
@@ -61,10 +63,15 @@ import { PinsController } from './release/pins/pins.controller.js';
 import { TargetsController } from './fleet-view/targets.controller.js';
 import { SyncHistory } from './history/sync-history.service.js';
 import { TargetOperations } from './operations/target-operations.service.js';
+import { PendingOperations } from './operations/pending-operations.service.js';
 import { TargetDeletions } from './desired-state/target-deletions.service.js';
 import { TargetOperationsController } from './operations/target-operations.controller.js';
 import { AgentGatewayController } from './agent-gateway/agent-gateway.controller.js';
 import { AgentGatewayService } from './agent-gateway/agent-gateway.service.js';
+import { AgentRegistration } from './agent-gateway/agent-registration.service.js';
+import { AgentBundles } from './agent-gateway/agent-bundles.service.js';
+import { ClusterLastSeen } from './agent-gateway/cluster-last-seen.service.js';
+import { AutoRollbackSettings } from './agent-gateway/auto-rollback-settings.service.js';
 import { HealthRulesService } from './health-rules/health-rules.service.js';
 import { AgentAuthGuard } from './agent-gateway/agent-auth.guard.js';
 import { AgentCredentials } from './agent-gateway/agent-credentials.service.js';
@@ -154,8 +161,11 @@ export class AppModule {
       ChartVersionWatch,
       RolloutsService,
       { provide: ReleaseAfterExpansion, useExisting: RolloutsService },
+      RolloutControls,
+      RolloutQueries,
       SyncHistory,
       TargetOperations,
+      PendingOperations,
       TargetDeletions,
       PinsService,
       PinExpiry,
@@ -164,6 +174,10 @@ export class AppModule {
       ExplainService,
       HealthRulesService,
       AgentGatewayService,
+      AgentRegistration,
+      AgentBundles,
+      ClusterLastSeen,
+      AutoRollbackSettings,
       ReportIngestService,
       AdminTokenGuard,
       AgentAuthGuard,
