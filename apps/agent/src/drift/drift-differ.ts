@@ -1,4 +1,5 @@
 import { type Assignment, type IgnoreRule, type KubeObject } from '@flotilla/contract';
+import { diffObjects } from '@flotilla/diff';
 import { fieldManagerOf, validatesOf } from '../sync/apply-mode.js';
 
 export interface DriftDifference {
@@ -17,6 +18,9 @@ export interface DriftResult {
 
 /** The comparison the agent delegates to `@flotilla/diff` (normalised, ignore rules applied). */
 export type DriftDiffer = (desired: KubeObject, live: KubeObject, options: DriftOptions) => DriftResult;
+
+/** Drift is decided by `@flotilla/diff`: normalised, ignore rules and managedFields applied. */
+export const defaultDiffer: DriftDiffer = (desired, live, options) => diffObjects(desired, live, options);
 
 export interface DriftOptions {
   ignoreRules: IgnoreRule[];

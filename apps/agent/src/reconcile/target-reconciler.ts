@@ -24,7 +24,9 @@ import { type HealthAssessor, aggregateHealth } from '../health/target-health.js
 import { type KubeClient, idOf } from '../kube/kube-client.js';
 import { type ResourceId, type StateStore, type TargetState } from '../state/state-store.js';
 import { dryRunSync } from '../sync/dry-run-sync.js';
-import { keyOf, prepareObject, refOfId, syncTarget } from '../sync/sync-target.js';
+import { prepareObject } from '../sync/prepare-object.js';
+import { keyOf, refOfId } from '../sync/resource-ref.js';
+import { syncTarget } from '../sync/sync-target.js';
 import { type GateAction, type GateDecision } from '../windows/sync-gate.js';
 import { type RollbackHook } from '../rollback/auto-rollback.js';
 import { type ClusterEvent, eventsOfReport } from '../events/cluster-events.js';

@@ -9,7 +9,8 @@ import { defaultDiffer, defaultHealthAssessor } from '../lib-adapters.js';
 import { driftOptionsOf } from '../drift/drift-differ.js';
 import { Kubectl } from '../testing/kubectl.js';
 import { dryRunSync } from './dry-run-sync.js';
-import { prepareObject, syncTarget } from './sync-target.js';
+import { prepareObject } from './prepare-object.js';
+import { syncTarget } from './sync-target.js';
 
 const OPTIONS = 'argocd.argoproj.io/sync-options';
 const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';

@@ -7,7 +7,8 @@ import { type KubeClient, createKubeClient } from '../kube/kube-client.js';
 import { defaultDiffer, defaultHealthAssessor } from '../lib-adapters.js';
 import { driftOptionsOf } from '../drift/drift-differ.js';
 import { dryRunSync } from './dry-run-sync.js';
-import { prepareObject, syncTarget } from './sync-target.js';
+import { prepareObject } from './prepare-object.js';
+import { syncTarget } from './sync-target.js';
 
 const OPTIONS = 'argocd.argoproj.io/sync-options';
 
