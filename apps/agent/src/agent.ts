@@ -22,7 +22,7 @@ import { AssignmentPuller, type AssignmentPullerDeps } from './pull/assignment-p
 import { BundleFetcher } from './pull/bundle-fetcher.js';
 import { PlaintextBundles } from './reconcile/plaintext-bundles.js';
 import { TargetDeletions } from './reconcile/target-deletions.js';
-import { type ReconcilerDeps } from './reconcile/target-reconciler.js';
+import { type ReconcilerDeps } from './reconcile/reconciler-deps.js';
 import { TargetSet } from './reconcile/target-set.js';
 import { ReportDelivery } from './reports/report-delivery.js';
 import { ReportQueue } from './reports/report-queue.js';

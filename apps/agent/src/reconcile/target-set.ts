@@ -10,7 +10,8 @@ import { type RuledHealthAssessor } from '../health/health-rules.js';
 import { type AutoRollback } from '../rollback/auto-rollback.js';
 import { type PlaintextBundles } from './plaintext-bundles.js';
 import { type TargetDeletions } from './target-deletions.js';
-import { type ReconcilerDeps, TargetReconciler } from './target-reconciler.js';
+import { type ReconcilerDeps } from './reconciler-deps.js';
+import { TargetReconciler } from './target-reconciler.js';
 
 export interface TargetSetDeps {
   reconciler: ReconcilerDeps;
