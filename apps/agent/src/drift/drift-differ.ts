@@ -1,6 +1,5 @@
-import { type Assignment, type IgnoreRule, type KubeObject } from '@flotilla/contract';
+import { type IgnoreRule, type KubeObject } from '@flotilla/contract';
 import { diffObjects } from '@flotilla/diff';
-import { fieldManagerOf, validatesOf } from '../sync/apply-mode.js';
 
 export interface DriftDifference {
   /** JSON Pointer into the object, e.g. `/spec/replicas`. */
@@ -27,14 +26,4 @@ export interface DriftOptions {
   manager: string;
   /** Validate=false: fields the server dropped as undeclared by its schema are not drift. */
   unknownFieldsDropped?: boolean;
-}
-
-/** How one declared object of a target is compared with what runs, wherever the agent compares. */
-export function driftOptionsOf(desired: KubeObject, assignment: Assignment): DriftOptions {
-  return {
-    ignoreRules: assignment.ignoreDifferences,
-    // ServerSideApply=false: no Apply entry, so the last-applied annotation says what was dropped.
-    manager: fieldManagerOf(desired, assignment.syncPolicy),
-    unknownFieldsDropped: !validatesOf(desired, assignment.syncPolicy),
-  };
 }

@@ -6,7 +6,7 @@ import {
   type Report,
 } from '@flotilla/contract';
 import { blameManager } from '../drift/blame-manager.js';
-import { driftOptionsOf } from '../drift/drift-differ.js';
+import { driftOptionsOf } from '../sync/apply-mode.js';
 import { endedBreakGlass, FightDetector } from '../drift/fight-detector.js';
 import { idOf } from '../kube/kube-client.js';
 import { keyOf } from '../sync/resource-ref.js';

@@ -7,7 +7,7 @@ import {
   TRACKING_LABEL,
   TRACKING_LABEL_VALUE,
 } from '@flotilla/contract';
-import { driftOptionsOf } from '../drift/drift-differ.js';
+import { driftOptionsOf } from '../sync/apply-mode.js';
 import { TargetComparison } from '../drift/target-comparison.js';
 import { apiVersionLookup, eventsOfReport } from '../events/cluster-events.js';
 import { aggregateHealth } from '../health/target-health.js';

@@ -5,10 +5,10 @@ import {
   resourceSyncOptionsOf,
 } from '@flotilla/contract';
 import { keepLiveIgnoredFields } from '@flotilla/diff';
-import { defaultDiffer, driftOptionsOf } from '../drift/drift-differ.js';
+import { defaultDiffer } from '../drift/drift-differ.js';
 import { KubeApiError, idOf } from '../kube/kube-client.js';
 import { applyAs, appliedNothing, wroteNothing } from './apply-as.js';
-import { type ApplyMode, applyModeOf, WRITE_MESSAGE } from './apply-mode.js';
+import { type ApplyMode, applyModeOf, driftOptionsOf, WRITE_MESSAGE } from './apply-mode.js';
 import { orderForPrune, pruneWaves } from './apply-order.js';
 import { NAMESPACE_FIELD_MANAGER, namespaceToCreate } from './create-namespace.js';
 import { runHooks } from './hook-runner.js';
