@@ -5,10 +5,11 @@ import { Actor } from '../common/actor.js';
 import { AdminTokenGuard } from '../common/admin-token.guard.js';
 import { Roles } from '../auth/roles.decorator.js';
 import { parseInput } from '../common/hub-error.js';
+import { pageQueryFields } from '../common/name-page.js';
 import { RolloutsService } from './rollouts.service.js';
 
 const listQuery = z.object({ appSet: z.string().min(1).optional() });
-const getQuery = z.object({ revision: z.string().min(1).optional() });
+const getQuery = z.object({ revision: z.string().min(1).optional(), ...pageQueryFields });
 const actionBody = z.object({
   reason: z.string().trim().min(1, 'say why (it goes to the audit log)').max(1000),
 });
@@ -27,11 +28,18 @@ export class RolloutsController {
     return this.rollouts.list(parseInput(listQuery, query, 'query').appSet);
   }
 
-  /** The appset's newest rollout (or `?revision=`): status, step, why it waits, every target's place. */
+  /**
+   * The appset's newest rollout (or `?revision=`): status, step, why it waits, every target's place.
+   * With `limit` or `cursor` the targets are one page in name order, `nextCursor` the next page's;
+   * `targetCount` counts them all either way.
+   */
   @Get(':appSet')
   @ApiQuery({ name: 'revision', required: false })
+  @ApiQuery({ name: 'limit', required: false, description: 'targets per page, 1-500' })
+  @ApiQuery({ name: 'cursor', required: false })
   get(@Param('appSet') appSet: string, @Query() query: unknown) {
-    return this.rollouts.get(appSet, parseInput(getQuery, query, 'query').revision);
+    const { revision, ...page } = parseInput(getQuery, query, 'query');
+    return this.rollouts.get(appSet, revision, page);
   }
 
   @Post(':appSet/pause')

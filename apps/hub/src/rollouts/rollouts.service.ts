@@ -4,6 +4,7 @@ import type { QueuePayloads, RolloutDetailView, RolloutView } from '@flotilla/co
 import { HUB_CONFIG, type HubConfig } from '../config/hub-config.js';
 import { Database } from '../db/database.js';
 import { HubError } from '../common/hub-error.js';
+import { isPaged, pageArgs, pageOf, type PageQuery } from '../common/name-page.js';
 import { asRecord, toJson } from '../common/json.js';
 import { AuditLog, type AuditEntry } from '../audit/audit.service.js';
 import { ClusterWakeups } from '../queues/cluster-wakeups.service.js';
@@ -240,8 +241,12 @@ export class RolloutsService {
     return rows.map((r) => this.view(r, r.appSet.name));
   }
 
-  /** The appset's newest rollout (or the one of `revision`), with every target's place in it. */
-  async get(appSetName: string, revision?: string): Promise<RolloutDetailView> {
+  /**
+   * The appset's newest rollout (or the one of `revision`), with every target's place in it: all of
+   * them, or with `limit`/`cursor` one page of them in name order (an appset on a thousand clusters
+   * is a quarter of a megabyte whole).
+   */
+  async get(appSetName: string, revision?: string, page: PageQuery = {}): Promise<RolloutDetailView> {
     const appSet = await this.db.prisma.applicationSet.findUnique({ where: { name: appSetName } });
     if (!appSet) throw HubError.notFound('appset', appSetName);
     const rollout = await this.db.prisma.rollout.findFirst({
@@ -254,11 +259,18 @@ export class RolloutsService {
         'not-found',
         `appset "${appSetName}" has no rollout${revision ? ` of ${revision}` : ''}`,
       );
-    const targets = await this.db.prisma.target.findMany({
-      where: { appSetId: appSet.id },
-      orderBy: { name: 'asc' },
-      include: targetWithPlanInputs,
-    });
+    const paged = isPaged(page);
+    const args = paged ? pageArgs(page) : { where: {} };
+    const [rows, targetCount] = await Promise.all([
+      this.db.prisma.target.findMany({
+        where: { appSetId: appSet.id, ...args.where },
+        orderBy: { name: 'asc' },
+        include: targetWithPlanInputs,
+        ...('take' in args && { take: args.take }),
+      }),
+      this.db.prisma.target.count({ where: { appSetId: appSet.id } }),
+    ]);
+    const { rows: targets, nextCursor } = paged ? pageOf(rows, page) : { rows, nextCursor: null };
     const progress = stateOf(rollout).progress;
     return {
       ...this.view(rollout, appSet.name),
@@ -274,6 +286,8 @@ export class RolloutsService {
         failed: progress.failed[t.name] ?? null,
         skipped: progress.skipped[t.name] ?? null,
       })),
+      targetCount,
+      nextCursor,
     };
   }
 
