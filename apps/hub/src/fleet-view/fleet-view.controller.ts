@@ -35,6 +35,12 @@ export class FleetViewController {
   @ApiQuery({ name: 'q', required: false, description: 'text in a cluster, target or appset name' })
   @ApiQuery({ name: 'limit', required: false, description: 'clusters per page, 1-200 (default 50)' })
   @ApiQuery({ name: 'cursor', required: false })
+  @ApiQuery({
+    name: 'offset',
+    required: false,
+    description:
+      'instead of a cursor: matching clusters to skip (a scrolled view asking for the rows in sight)',
+  })
   view(@Query() query: unknown): Promise<FleetView> {
     return this.fleet.view(parseInput(fleetQuery, query, 'query'));
   }

@@ -76,6 +76,18 @@ describe('the fleet view', () => {
     expect(seen).toEqual(['edge-1', 'eu-1', 'us-1']);
   });
 
+  it('answers the rows at an offset, for a scrolled view that asks for the rows in sight', async () => {
+    const middle = await view('?limit=1&offset=1');
+    expect(middle.rows.map((r) => r.cluster)).toEqual(['eu-1']);
+    expect(middle.counts).toMatchObject({ clusters: 3, targets: 2 });
+    expect(middle.nextCursor).not.toBeNull();
+    expect((await view('?limit=2&offset=1')).rows.map((r) => r.cluster)).toEqual(['eu-1', 'us-1']);
+    const past = await view('?limit=2&offset=3');
+    expect([past.rows, past.nextCursor, past.counts.clusters]).toEqual([[], null, 3]);
+    const bad = await fleet.call<{ path: string }>('GET', '/api/v1/fleet?offset=-1');
+    expect([bad.status, bad.body.path]).toEqual([400, 'offset']);
+  });
+
   it('refuses a bad query naming the parameter, and changes nothing', async () => {
     const bad = await fleet.call<{ code: string; path: string; message: string }>(
       'GET',

@@ -30,6 +30,12 @@ export const fleetQuery = z.object({
   limit: z.coerce.number().int().min(1).max(200).default(50),
   /** The last cluster name of the previous page. */
   cursor: z.string().max(253).optional(),
+  /**
+   * Instead of a cursor: how many matching clusters to skip. For a client that shows the whole
+   * fleet as one scrolled list and asks for the rows that come into view, wherever the person
+   * scrolls to. Rows added or removed meanwhile shift it by as many; the next refetch says so.
+   */
+  offset: z.coerce.number().int().min(0).max(1_000_000).optional(),
 });
 export type FleetQuery = z.infer<typeof fleetQuery>;
 
@@ -77,15 +83,16 @@ export class FleetViewService {
       .filter((c) => q.status !== 'Offline' || !c.online);
     const appSetById = new Map(appSets.map((a) => [a.id, a]));
 
+    const appSetIds =
+      q.appSet || q.project
+        ? appSets
+            .filter((a) => (!q.appSet || a.name === q.appSet) && (!q.project || a.project === q.project))
+            .map((a) => a.id)
+        : null;
     const targets = await this.targetSummaries({
       // Every cluster matches (no selector, no Offline filter): a thousand ids say nothing.
       clusterIds: clusters.length < allClusters.length ? clusters.map((c) => c.id) : null,
-      appSetIds:
-        q.appSet || q.project
-          ? appSets
-              .filter((a) => (!q.appSet || a.name === q.appSet) && (!q.project || a.project === q.project))
-              .map((a) => a.id)
-          : null,
+      appSetIds,
       withNames: Boolean(needle),
     });
     const clusterById = new Map(clusters.map((c) => [c.id, c]));
@@ -125,17 +132,29 @@ export class FleetViewService {
       counts.health[health as HealthStatus]++;
     }
 
-    const from = q.cursor === undefined ? 0 : rowsAll.findIndex((c) => c.name > (q.cursor ?? ''));
+    const from =
+      q.offset !== undefined
+        ? q.offset
+        : q.cursor === undefined
+          ? 0
+          : rowsAll.findIndex((c) => c.name > (q.cursor ?? ''));
     const page = from < 0 ? [] : rowsAll.slice(from, from + q.limit);
     const last = page.at(-1);
     const hasMore = from >= 0 && from + q.limit < rowsAll.length;
 
-    const pageIds = page.flatMap((c) => (byCluster.get(c.id) ?? []).map((t) => t.id));
-    const full = await this.db.prisma.target.findMany({
-      where: { id: { in: pageIds } },
-      include: REASON_INCLUDE,
-      orderBy: { name: 'asc' },
-    });
+    // Asked by the page's clusters (and appsets), not by the ids of its targets: Prisma spends three
+    // times the CPU on 500 bound ids than on 50; a status or text filter's leftovers are dropped here.
+    const pageIds = new Set(page.flatMap((c) => (byCluster.get(c.id) ?? []).map((t) => t.id)));
+    const full = (
+      await this.db.prisma.target.findMany({
+        where: {
+          clusterId: { in: page.map((c) => c.id) },
+          ...(appSetIds && { appSetId: { in: appSetIds } }),
+        },
+        include: REASON_INCLUDE,
+        orderBy: { name: 'asc' },
+      })
+    ).filter((t) => pageIds.has(t.id));
     const reasons = await this.reasons.of(full, now);
     const fullByCluster = new Map<string, typeof full>();
     for (const t of full) {
