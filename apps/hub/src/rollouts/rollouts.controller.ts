@@ -1,5 +1,6 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query, UseGuards } from '@nestjs/common';
-import { ApiBearerAuth, ApiBody, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiBody, ApiOkResponse, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { openApiSchemaOf, rolloutDetailViewSchema, rolloutViewSchema } from '@flotilla/contract';
 import { z } from 'zod';
 import { Actor } from '../common/actor.js';
 import { AdminTokenGuard } from '../common/admin-token.guard.js';
@@ -24,6 +25,7 @@ export class RolloutsController {
   /** Newest first (at most 200), optionally of one appset. */
   @Get()
   @ApiQuery({ name: 'appSet', required: false })
+  @ApiOkResponse({ schema: { type: 'array', items: openApiSchemaOf(rolloutViewSchema) } })
   list(@Query() query: unknown) {
     return this.rollouts.list(parseInput(listQuery, query, 'query').appSet);
   }
@@ -37,6 +39,7 @@ export class RolloutsController {
   @ApiQuery({ name: 'revision', required: false })
   @ApiQuery({ name: 'limit', required: false, description: 'targets per page, 1-500' })
   @ApiQuery({ name: 'cursor', required: false })
+  @ApiOkResponse({ schema: openApiSchemaOf(rolloutDetailViewSchema) })
   get(@Param('appSet') appSet: string, @Query() query: unknown) {
     const { revision, ...page } = parseInput(getQuery, query, 'query');
     return this.rollouts.get(appSet, revision, page);
