@@ -123,8 +123,15 @@ export interface RolloutView {
   finishedAt: string | null;
 }
 
-/** `GET /api/v1/rollouts/:appSet`: the rollout and every target's place in it. */
+/**
+ * `GET /api/v1/rollouts/:appSet`: the rollout and every target's place in it, or with `limit` or
+ * `cursor` one page of its targets in name order.
+ */
 export interface RolloutDetailView extends RolloutView {
+  /** Every target of the appset, not only those on this page. */
+  targetCount: number;
+  /** Pass back as `cursor` for the next page of targets; null on the last page, and when unpaged. */
+  nextCursor: string | null;
   targets: {
     name: string;
     cluster: string;

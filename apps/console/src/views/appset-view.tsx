@@ -15,6 +15,7 @@ import { shortRevision } from '../format.js';
 import { ErrorNote, Pager, Reason, Status, When } from '../parts.js';
 import { ReasonForm } from '../reason-form.js';
 import { useCan } from '../session.js';
+import { VirtualTable } from '../virtual-rows.js';
 
 const targetLink = (name: string) => <Link href={`/targets/${encodeURIComponent(name)}`}>{name}</Link>;
 
@@ -157,13 +158,22 @@ function RolloutControls({ rollout }: { rollout: RolloutView }) {
   );
 }
 
+/** Targets of a rollout asked at a time: its status, steps and counts come with every page. */
+const ROLLOUT_PAGE = 100;
+
 function Rollout({ appSet }: { appSet: string }) {
   const canOperate = useCan('operator');
+  const [cursors, setCursors] = useState<string[]>([]);
+  const cursor = cursors.at(-1);
   const rollout = useQuery({
-    queryKey: ['rollout', appSet],
+    queryKey: ['rollout', appSet, cursor ?? null],
+    placeholderData: keepPreviousData,
     queryFn: async () => {
       try {
-        return await get<RolloutDetailView>(`/api/v1/rollouts/${encodeURIComponent(appSet)}`);
+        return await get<RolloutDetailView>(`/api/v1/rollouts/${encodeURIComponent(appSet)}`, {
+          limit: ROLLOUT_PAGE,
+          cursor,
+        });
       } catch (e) {
         // No rollout yet is an answer, not a failure.
         if (e instanceof ApiError && e.status === 404) return null;
@@ -198,7 +208,7 @@ function Rollout({ appSet }: { appSet: string }) {
             <dd data-testid="rollout-message">{r.message || '—'}</dd>
             <dt>Progress</dt>
             <dd>
-              {Object.keys(r.progress.released).length} of {r.targets.length} released
+              {Object.keys(r.progress.released).length} of {r.targetCount} released
               {Object.keys(r.progress.failed).length > 0 &&
                 `, ${Object.keys(r.progress.failed).length} failed`}
               {Object.keys(r.progress.skipped).length > 0 &&
@@ -269,6 +279,9 @@ function Rollout({ appSet }: { appSet: string }) {
               </tbody>
             </table>
           </div>
+          {(r.nextCursor !== null || cursors.length > 0) && (
+            <Pager cursors={cursors} next={r.nextCursor} onChange={setCursors} />
+          )}
         </>
       )}
     </section>
@@ -294,38 +307,37 @@ function GeneratorOutput({ appSet }: { appSet: string }) {
               ? 'The stored targets match.'
               : `An expansion now would create ${p.create.length}, update ${p.update.length}, move ${p.move.length} and delete ${p.delete.length}${p.guard.wouldHold ? `, and the deletion guard would hold it (${p.guard.deletePercent}% > ${p.guard.limit}%)` : ''}.`}
           </p>
-          <div className="table-wrap">
-            <table>
-              <caption className="sr-only">Targets the generators make</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Target</th>
-                  <th scope="col">Cluster</th>
-                  <th scope="col">Namespace</th>
-                  <th scope="col">Source</th>
-                  <th scope="col">Resolves to</th>
-                </tr>
-              </thead>
-              <tbody>
-                {p.targets.map((t) => (
-                  <tr key={t.name}>
-                    <th scope="row">{t.name}</th>
-                    <td>{t.cluster}</td>
-                    <td>{t.namespace}</td>
-                    <td className="message">
-                      {t.sources
-                        ? t.sources.map((s) => `${s.repoUrl} ${s.path ?? s.chart ?? ''}`).join('; ')
-                        : `${t.repoUrl} ${t.path}`}{' '}
-                      ({t.targetRevision})
-                    </td>
-                    <td>
-                      <code>{shortRevision(t.desiredRevision)}</code>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          {/* One answer with every target (a thousand on a thousand clusters): only those in sight are drawn. */}
+          <VirtualTable
+            label="Targets the generators make"
+            items={p.targets}
+            columns={5}
+            head={
+              <tr aria-rowindex={1}>
+                <th scope="col">Target</th>
+                <th scope="col">Cluster</th>
+                <th scope="col">Namespace</th>
+                <th scope="col">Source</th>
+                <th scope="col">Resolves to</th>
+              </tr>
+            }
+            row={(t, place) => (
+              <tr key={t.name} {...place}>
+                <th scope="row">{t.name}</th>
+                <td>{t.cluster}</td>
+                <td>{t.namespace}</td>
+                <td className="message">
+                  {t.sources
+                    ? t.sources.map((s) => `${s.repoUrl} ${s.path ?? s.chart ?? ''}`).join('; ')
+                    : `${t.repoUrl} ${t.path}`}{' '}
+                  ({t.targetRevision})
+                </td>
+                <td>
+                  <code>{shortRevision(t.desiredRevision)}</code>
+                </td>
+              </tr>
+            )}
+          />
         </>
       )}
     </section>
@@ -459,9 +471,9 @@ export function AppSetView({ name }: { name: string }) {
       {a.pendingExpansion && <HeldDeletion appSet={a.name} held={a.pendingExpansion} />}
       {canOperate && <RefreshForm appSet={a.name} />}
 
-      <Rollout appSet={a.name} />
+      <Rollout key={`rollout-${a.name}`} appSet={a.name} />
 
-      <AppSetTargets appSet={a.name} />
+      <AppSetTargets key={`targets-${a.name}`} appSet={a.name} />
 
       <GeneratorOutput appSet={a.name} />
     </>

@@ -1,5 +1,5 @@
 import type { SyncStatus } from '@flotilla/contract';
-import type { Prisma } from '../generated/prisma/client.js';
+import { Prisma } from '../generated/prisma/client.js';
 
 /** The part of the agent's latest comparison that sync status reads (select it with COMPARISON_SUMMARY). */
 interface ComparisonSummary {
@@ -36,6 +36,21 @@ export const SYNC_STATUS_SELECT = {
 } as const satisfies Prisma.TargetSelect;
 
 /**
+ * What sync status is decided from. `syncFactsOf` reads them off one target row; `SYNC_FACTS_SQL`
+ * has PostgreSQL compute the same for every target at once (the fleet view), so that ten thousand
+ * targets cross the wire as four booleans each instead of their revisions, digests and policies.
+ */
+export interface SyncFacts {
+  /** A successful sync was reported at least once. */
+  synced: boolean;
+  /** The last successful sync was of the desired revision and bundle. */
+  atDesired: boolean;
+  automated: boolean;
+  /** What the agent's comparison says of what Git wants now (null: none, or not current). */
+  currentInSync: boolean | null;
+}
+
+/**
  * For a target with automated sync: Synced when the last successful sync report is at the desired
  * revision and bundle; OutOfSync when the agent has synced something else; Unknown before any
  * successful sync was reported. Computed on read, so a new desired revision turns a target
@@ -46,15 +61,39 @@ export const SYNC_STATUS_SELECT = {
  * (Argo CD's sync status), unless a sync reported after it says more.
  */
 export function syncStatusOf(t: SyncFields): SyncStatus {
-  const fromSync: SyncStatus = !t.lastSyncedAt
-    ? 'Unknown'
-    : t.lastSyncedRevision === t.desiredRevision && t.lastSyncedDigest === t.bundleDigest
-      ? 'Synced'
-      : 'OutOfSync';
-  const c = t.comparison;
-  if (automatedOf(t.syncPolicy) || !c || !comparisonIsCurrent(t, c)) return fromSync;
-  return c.inSync ? 'Synced' : 'OutOfSync';
+  return syncStatusFrom(syncFactsOf(t));
 }
+
+export function syncStatusFrom(f: SyncFacts): SyncStatus {
+  const fromSync: SyncStatus = !f.synced ? 'Unknown' : f.atDesired ? 'Synced' : 'OutOfSync';
+  if (f.automated || f.currentInSync === null) return fromSync;
+  return f.currentInSync ? 'Synced' : 'OutOfSync';
+}
+
+export function syncFactsOf(t: SyncFields): SyncFacts {
+  const c = t.comparison;
+  return {
+    synced: Boolean(t.lastSyncedAt),
+    atDesired: t.lastSyncedRevision === t.desiredRevision && t.lastSyncedDigest === t.bundleDigest,
+    automated: automatedOf(t.syncPolicy),
+    currentInSync: c && comparisonIsCurrent(t, c) ? c.inSync : null,
+  };
+}
+
+/**
+ * `syncFactsOf` in SQL, as the columns `synced`, `atDesired`, `automated` and `currentInSync` of a
+ * query over `"Target" t LEFT JOIN "TargetComparison" c ON c."targetId" = t."id"`. It must say
+ * what `syncFactsOf` says: sync-status-sql.spec.ts checks the two against each other.
+ */
+export const SYNC_FACTS_SQL = Prisma.sql`
+  t."lastSyncedAt" IS NOT NULL AS "synced",
+  COALESCE(t."lastSyncedRevision" = t."desiredRevision", false)
+    AND t."lastSyncedDigest" IS NOT DISTINCT FROM t."bundleDigest" AS "atDesired",
+  (t."syncPolicy" -> 'automated') IS DISTINCT FROM 'false'::jsonb AS "automated",
+  CASE WHEN c."revision" = t."desiredRevision"
+             AND c."bundleDigest" IS NOT DISTINCT FROM t."bundleDigest"
+             AND NOT (t."lastSyncedAt" IS NOT NULL AND c."observedAt" < t."lastSyncedAt")
+       THEN c."inSync" END AS "currentInSync"`;
 
 /**
  * Whether the agent's comparison `c` speaks of what Git wants now: of the desired revision and

@@ -1,6 +1,14 @@
 import { Controller, Get, Query, Req, Res } from '@nestjs/common';
-import { ApiBearerAuth, ApiProduces, ApiQuery, ApiTags } from '@nestjs/swagger';
-import { FLEET_STATUS_FILTERS, type FleetView, type SessionView } from '@flotilla/contract';
+import { ApiBearerAuth, ApiOkResponse, ApiProduces, ApiQuery, ApiTags } from '@nestjs/swagger';
+import {
+  FLEET_STATUS_FILTERS,
+  fleetEventViewSchema,
+  fleetViewSchema,
+  openApiSchemaOf,
+  sessionViewSchema,
+  type FleetView,
+  type SessionView,
+} from '@flotilla/contract';
 import type { Response } from 'express';
 import type { PeopleRequest } from '../auth/principal.js';
 import { parseInput } from '../common/hub-error.js';
@@ -35,12 +43,20 @@ export class FleetViewController {
   @ApiQuery({ name: 'q', required: false, description: 'text in a cluster, target or appset name' })
   @ApiQuery({ name: 'limit', required: false, description: 'clusters per page, 1-200 (default 50)' })
   @ApiQuery({ name: 'cursor', required: false })
+  @ApiOkResponse({ schema: openApiSchemaOf(fleetViewSchema) })
+  @ApiQuery({
+    name: 'offset',
+    required: false,
+    description:
+      'instead of a cursor: matching clusters to skip (a scrolled view asking for the rows in sight)',
+  })
   view(@Query() query: unknown): Promise<FleetView> {
     return this.fleet.view(parseInput(fleetQuery, query, 'query'));
   }
 
   /** Who the caller is and what their role allows (a client hides what it may not do; the hub refuses it anyway). */
   @Get('session')
+  @ApiOkResponse({ schema: openApiSchemaOf(sessionViewSchema) })
   session(@Req() req: PeopleRequest): SessionView {
     const p = req.principal;
     return { subject: p?.actor ?? 'user:unknown', role: p?.role ?? 'viewer', open: p?.kind === 'open' };
@@ -53,6 +69,10 @@ export class FleetViewController {
    */
   @Get('events')
   @ApiProduces('text/event-stream')
+  @ApiOkResponse({
+    description: 'a text/event-stream whose `event: fleet` blocks carry this JSON as `data:`',
+    schema: openApiSchemaOf(fleetEventViewSchema),
+  })
   events(@Req() req: PeopleRequest, @Res() res: Response): void {
     res.status(200);
     res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');

@@ -1,6 +1,16 @@
 import 'reflect-metadata';
 import { randomUUID } from 'node:crypto';
-import type { AssignmentsResponse, FleetEventView, FleetView, SessionView } from '@flotilla/contract';
+import {
+  fleetEventViewSchema,
+  fleetViewSchema,
+  openApiSchemaOf,
+  rolloutDetailViewSchema,
+  sessionViewSchema,
+  type AssignmentsResponse,
+  type FleetEventView,
+  type FleetView,
+  type SessionView,
+} from '@flotilla/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTwoClusterFleet, type TwoClusterFleet } from '../testing/two-cluster-fleet.js';
 
@@ -196,4 +206,35 @@ describe('the fleet view', () => {
       await reader.cancel().catch(() => undefined);
     }
   }, 60_000);
+
+  it('answers the rows at an offset, for a scrolled view that asks for the rows in sight', async () => {
+    const middle = await view('?limit=1&offset=1');
+    expect(middle.rows.map((r) => r.cluster)).toEqual(['eu-1']);
+    expect(middle.counts).toMatchObject({ clusters: 3, targets: 2 });
+    expect(middle.nextCursor).not.toBeNull();
+    expect((await view('?limit=2&offset=1')).rows.map((r) => r.cluster)).toEqual(['eu-1', 'us-1']);
+    const past = await view('?limit=2&offset=3');
+    expect([past.rows, past.nextCursor, past.counts.clusters]).toEqual([[], null, 3]);
+    const bad = await fleet.call<{ path: string }>('GET', '/api/v1/fleet?offset=-1');
+    expect([bad.status, bad.body.path]).toEqual([400, 'offset']);
+  });
+
+  it('publishes the shapes of its answers in the OpenAPI document, and its answers have them', async () => {
+    type Responses = Record<string, { content: Record<string, { schema: unknown }> }>;
+    const docs = await fleet.call<{ paths: Record<string, { get: { responses: Responses } }> }>(
+      'GET',
+      '/api/docs-json',
+    );
+    const schemaOf = (path: string, type = 'application/json') =>
+      docs.body.paths[path]?.get.responses['200']?.content[type]?.schema;
+    expect(schemaOf('/api/v1/fleet')).toEqual(openApiSchemaOf(fleetViewSchema));
+    expect(schemaOf('/api/v1/session')).toEqual(openApiSchemaOf(sessionViewSchema));
+    expect(schemaOf('/api/v1/events', 'text/event-stream')).toEqual(openApiSchemaOf(fleetEventViewSchema));
+    expect(schemaOf('/api/v1/rollouts/{appSet}')).toEqual(openApiSchemaOf(rolloutDetailViewSchema));
+    // Parsing drops what a schema does not name: an answer equal to its parse has nothing unnamed.
+    const v = await view('?limit=2');
+    expect(fleetViewSchema.parse(v)).toEqual(v);
+    const session = (await fleet.call<SessionView>('GET', '/api/v1/session')).body;
+    expect(sessionViewSchema.parse(session)).toEqual(session);
+  });
 });

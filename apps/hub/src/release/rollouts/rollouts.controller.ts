@@ -1,5 +1,6 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query, UseGuards } from '@nestjs/common';
-import { ApiBearerAuth, ApiBody, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiBody, ApiOkResponse, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { openApiSchemaOf, rolloutDetailViewSchema, rolloutViewSchema } from '@flotilla/contract';
 import { z } from 'zod';
 import { Actor } from '../../auth/actor.js';
 import { AdminTokenGuard } from '../../auth/admin-token.guard.js';
@@ -7,9 +8,10 @@ import { Roles } from '../../auth/roles.decorator.js';
 import { parseInput } from '../../common/hub-error.js';
 import { RolloutControls } from './rollout-controls.service.js';
 import { RolloutQueries } from './rollout-queries.service.js';
+import { pageQueryFields } from '../../common/name-page.js';
 
 const listQuery = z.object({ appSet: z.string().min(1).optional() });
-const getQuery = z.object({ revision: z.string().min(1).optional() });
+const getQuery = z.object({ revision: z.string().min(1).optional(), ...pageQueryFields });
 const actionBody = z.object({
   reason: z.string().trim().min(1, 'say why (it goes to the audit log)').max(1000),
 });
@@ -27,15 +29,24 @@ export class RolloutsController {
   /** Newest first (at most 200), optionally of one appset. */
   @Get()
   @ApiQuery({ name: 'appSet', required: false })
+  @ApiOkResponse({ schema: { type: 'array', items: openApiSchemaOf(rolloutViewSchema) } })
   list(@Query() query: unknown) {
     return this.rollouts.list(parseInput(listQuery, query, 'query').appSet);
   }
 
-  /** The appset's newest rollout (or `?revision=`): status, step, why it waits, every target's place. */
+  /**
+   * The appset's newest rollout (or `?revision=`): status, step, why it waits, every target's place.
+   * With `limit` or `cursor` the targets are one page in name order, `nextCursor` the next page's;
+   * `targetCount` counts them all either way.
+   */
   @Get(':appSet')
   @ApiQuery({ name: 'revision', required: false })
+  @ApiQuery({ name: 'limit', required: false, description: 'targets per page, 1-500' })
+  @ApiQuery({ name: 'cursor', required: false })
+  @ApiOkResponse({ schema: openApiSchemaOf(rolloutDetailViewSchema) })
   get(@Param('appSet') appSet: string, @Query() query: unknown) {
-    return this.rollouts.get(appSet, parseInput(getQuery, query, 'query').revision);
+    const { revision, ...page } = parseInput(getQuery, query, 'query');
+    return this.rollouts.get(appSet, revision, page);
   }
 
   @Post(':appSet/pause')

@@ -169,6 +169,27 @@ describe('rollouts, pins and sync history (PostgreSQL, Redis, Git)', () => {
     });
   });
 
+  it("pages a rollout's targets by name when asked, counting them all; unpaged answers every target", async () => {
+    type Detail = RolloutView & { targetCount: number; nextCursor: string | null };
+    const whole = await fleet.call<Detail>('GET', '/api/v1/rollouts/web');
+    expect(whole.body.targets.map((t) => t.name)).toEqual(['web-eu-1', 'web-us-1']);
+    expect([whole.body.targetCount, whole.body.nextCursor]).toEqual([2, null]);
+
+    const first = await fleet.call<Detail>('GET', '/api/v1/rollouts/web?limit=1');
+    expect(first.body.targets.map((t) => t.name)).toEqual(['web-eu-1']);
+    expect(first.body.targetCount).toBe(2);
+    expect(first.body.revision).toBe(whole.body.revision);
+    const next = await fleet.call<Detail>(
+      'GET',
+      `/api/v1/rollouts/web?limit=1&cursor=${first.body.nextCursor}`,
+    );
+    expect(next.body.targets.map((t) => t.name)).toEqual(['web-us-1']);
+    expect([next.body.targetCount, next.body.nextCursor]).toEqual([2, null]);
+
+    const bad = await fleet.call<{ path: string }>('GET', '/api/v1/rollouts/web?cursor=not%20a%20cursor');
+    expect([bad.status, bad.body.path]).toEqual([400, 'cursor']);
+  });
+
   it('a pin serves an earlier revision under auto-sync until unpinned; bad pins change nothing', async () => {
     const noReason = await fleet.call<{ path: string }>('POST', '/api/v1/targets/web-eu-1/pin', {
       revision: first,
