@@ -1,3 +1,4 @@
+import { type CommandDescription } from '../command.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type AppSetView, type HubClient } from '../fleet/hub-client.js';
 import { readOneDocument, UsageError } from '../offline/offline-command.js';
@@ -8,6 +9,7 @@ import {
   formatFields,
   formatTable,
   printResult,
+  describeHubCommand,
   runHubCommand,
   stringValue,
   type HubCommandSpec,
@@ -15,6 +17,7 @@ import {
 
 const SPEC: HubCommandSpec = {
   name: 'appsets',
+  subcommands: ['list', 'get', 'apply', 'refresh', 'delete'],
   usage: [
     'usage: flotilla appsets [list]',
     '       flotilla appsets get NAME',
@@ -36,6 +39,8 @@ const SPEC: HubCommandSpec = {
     reason: { type: 'string' },
   },
 };
+
+export const describe: CommandDescription = describeHubCommand(SPEC);
 
 const DEFAULT_WAIT_SECONDS = 60;
 

@@ -1,3 +1,4 @@
+import { type CommandDescription } from '../command.js';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { auditCsvHeader, auditCsvRow, auditNdjsonLine, type AuditEventView } from '@flotilla/contract';
@@ -6,6 +7,7 @@ import {
   expectPositionals,
   formatTable,
   printResult,
+  describeHubCommand,
   runHubCommand,
   stringValue,
   type HubArgValue,
@@ -38,6 +40,7 @@ const LIST_USAGE =
 
 const SPEC: HubCommandSpec = {
   name: 'audit',
+  subcommands: ['list', 'verify', 'archive', 'prune'],
   usage: [
     `usage: ${LIST_USAGE}`,
     '       flotilla audit verify',
@@ -75,6 +78,8 @@ const SPEC: HubCommandSpec = {
     out: { type: 'string' },
   },
 };
+
+export const describe: CommandDescription = describeHubCommand(SPEC);
 
 /** The options of `audit list` (the others belong to archive). */
 const LIST_OPTIONS = [

@@ -1,9 +1,11 @@
+import { type CommandDescription } from '../command.js';
 import { type SyncRunQuery, type SyncRunView } from '../fleet/hub-client.js';
 import { UsageError } from '../offline/offline-command.js';
 import {
   expectPositionals,
   formatTable,
   printResult,
+  describeHubCommand,
   runHubCommand,
   shortSha,
   stringValue,
@@ -39,6 +41,8 @@ const SPEC: HubCommandSpec = {
     ndjson: { type: 'boolean' },
   },
 };
+
+export const describe: CommandDescription = describeHubCommand(SPEC);
 
 export function run(argv: string[]): Promise<number> {
   return runHubCommand(argv, SPEC, async ({ values, positionals, output, outputGiven, client }) => {

@@ -1,7 +1,11 @@
-import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { type CommandDescription } from '../command.js';
 import { HubApiError, HubClient, HubUnreachableError } from '../fleet/hub-client.js';
 import { UsageError, type OutputFormat } from '../offline/offline-command.js';
 import { cliConfigPath, loadCliConfig, selectContext, type CliContext } from '../fleet/cli-config.js';
+import { HUB_COMMON_OPTIONS } from '../options/common-options.js';
+import { parseOptions, type OptionSpecs, type OptionValue } from '../options/parse-options.js';
+
+export { HUB_COMMON_OPTIONS };
 
 export { printResult } from '../offline/offline-command.js';
 
@@ -13,9 +17,7 @@ export { printResult } from '../offline/offline-command.js';
 
 export const DEFAULT_HUB_URL = 'http://127.0.0.1:8080';
 
-type Options = NonNullable<ParseArgsConfig['options']>;
-
-export type HubArgValue = string | boolean | (string | boolean)[] | undefined;
+export type HubArgValue = OptionValue;
 
 export interface HubCommandArgs {
   values: Record<string, HubArgValue>;
@@ -33,7 +35,17 @@ export interface HubCommandSpec {
   name: string;
   /** Printed by `--help`. */
   usage: string;
-  options: Options;
+  options: OptionSpecs;
+  /** The words that may follow the command's name (`list`, `get`, …), for completion. */
+  subcommands?: readonly string[];
+}
+
+/** A hub-backed command's options with the common ones, for completion and the option-spelling check. */
+export function describeHubCommand(spec: HubCommandSpec): CommandDescription {
+  return {
+    options: { ...spec.options, ...HUB_COMMON_OPTIONS },
+    ...(spec.subcommands && { subcommands: spec.subcommands }),
+  };
 }
 
 const COMMON_USAGE = [
@@ -46,28 +58,11 @@ const COMMON_USAGE = [
   '  -o FORMAT      table (default), json or yaml',
 ].join('\n');
 
-/** The options every hub-backed command takes besides its own (`--hub`, `--token`, `-o`, …). */
-export const HUB_COMMON_OPTIONS = {
-  hub: { type: 'string' },
-  token: { type: 'string' },
-  context: { type: 'string' },
-  output: { type: 'string', short: 'o' },
-  help: { type: 'boolean', short: 'h' },
-} as const;
-
 export function parseHubArgs(argv: string[], spec: HubCommandSpec): HubCommandArgs & { help: boolean } {
-  let parsed: { values: Record<string, HubArgValue>; positionals: string[] };
-  try {
-    parsed = parseArgs({
-      args: argv,
-      options: { ...spec.options, ...HUB_COMMON_OPTIONS },
-      strict: true,
-      allowPositionals: true,
-    });
-  } catch (err) {
-    throw new UsageError((err as Error).message);
-  }
-  const { values, positionals } = parsed;
+  const options: OptionSpecs = { ...spec.options, ...HUB_COMMON_OPTIONS };
+  const parsed = parseOptions(argv, options, { command: spec.name, allowPositionals: true });
+  const values: Record<string, HubArgValue> = parsed.values;
+  const positionals = parsed.positionals;
   const rawOutput = values['output'];
   const output = rawOutput ?? 'table';
   if (output !== 'json' && output !== 'yaml' && output !== 'table') {

@@ -1,3 +1,4 @@
+import { type CommandDescription } from '../command.js';
 import { UsageError } from '../offline/offline-command.js';
 import {
   expectName,
@@ -5,6 +6,7 @@ import {
   formatTable,
   parseSelector,
   printResult,
+  describeHubCommand,
   runHubCommand,
   shortSha,
   stringValue,
@@ -29,6 +31,7 @@ const REMOVE_USAGE = 'flotilla pins remove TARGET | --app-set A [--selector k=v,
 
 const SPEC: HubCommandSpec = {
   name: 'pins',
+  subcommands: ['list', 'add', 'remove'],
   usage: [
     'usage: flotilla pins [list]',
     `       ${ADD_USAGE}`,
@@ -47,6 +50,8 @@ const SPEC: HubCommandSpec = {
     selector: { type: 'string' },
   },
 };
+
+export const describe: CommandDescription = describeHubCommand(SPEC);
 
 export function run(argv: string[]): Promise<number> {
   return runPins(argv, undefined);

@@ -1,3 +1,4 @@
+import { type CommandDescription } from '../command.js';
 import type { RolloutDetailView, RolloutView } from '@flotilla/contract';
 import { UsageError } from '../offline/offline-command.js';
 import {
@@ -6,6 +7,7 @@ import {
   formatFields,
   formatTable,
   printResult,
+  describeHubCommand,
   runHubCommand,
   shortSha,
   stringValue,
@@ -19,6 +21,7 @@ const ACTION_USAGE = 'flotilla rollouts pause|resume|promote APPSET --reason TEX
 
 const SPEC: HubCommandSpec = {
   name: 'rollouts',
+  subcommands: ['list', 'status', 'pause', 'resume', 'promote'],
   usage: [
     'usage: flotilla rollouts [list] [--app-set A]',
     '       flotilla rollouts status APPSET [--revision SHA]',
@@ -35,6 +38,8 @@ const SPEC: HubCommandSpec = {
     reason: { type: 'string' },
   },
 };
+
+export const describe: CommandDescription = describeHubCommand(SPEC);
 
 export function run(argv: string[]): Promise<number> {
   return runHubCommand(argv, SPEC, async ({ values, positionals, output, client }) => {

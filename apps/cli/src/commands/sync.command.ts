@@ -1,3 +1,4 @@
+import { type CommandDescription } from '../command.js';
 import { z } from 'zod';
 import { UsageError } from '../offline/offline-command.js';
 import type { HubClient } from '../fleet/hub-client.js';
@@ -7,6 +8,7 @@ import {
   formatTable,
   parseSelector,
   printResult,
+  describeHubCommand,
   runHubCommand,
   stringValue,
   stringValues,
@@ -120,6 +122,8 @@ const SPEC: HubCommandSpec = {
     resource: { type: 'string', multiple: true },
   },
 };
+
+export const describe: CommandDescription = describeHubCommand(SPEC);
 
 export function run(argv: string[]): Promise<number> {
   return runHubCommand(argv, SPEC, async ({ values, positionals, output, client }) => {

@@ -17,7 +17,7 @@ describe('flotilla targets without a hub', () => {
 
   it.each([
     [['eu1'], "unexpected argument 'eu1'"],
-    [['--cluster'], "Option '--cluster <value>' argument missing"],
+    [['--cluster'], "option '--cluster <value>' argument missing"],
   ])('%j is a usage error (exit 2)', async (argv, message) => {
     const r = await runInProcess(run, argv);
     expect(r.code).toBe(2);

@@ -1,3 +1,4 @@
+import { type CommandDescription } from '../command.js';
 import { type TargetDeletionView } from '@flotilla/contract';
 import { type TargetView } from '../fleet/hub-client.js';
 import { UsageError } from '../offline/offline-command.js';
@@ -7,6 +8,7 @@ import {
   expectPositionals,
   formatTable,
   printResult,
+  describeHubCommand,
   runHubCommand,
   shortSha,
   stringValue,
@@ -17,6 +19,7 @@ const DELETE_USAGE = 'flotilla targets delete TARGET --cascade --reason TEXT';
 
 const SPEC: HubCommandSpec = {
   name: 'targets',
+  subcommands: ['delete'],
   usage: [
     'usage: flotilla targets [--cluster C] [--appset A]',
     `       ${DELETE_USAGE}`,
@@ -36,6 +39,8 @@ const SPEC: HubCommandSpec = {
     reason: { type: 'string' },
   },
 };
+
+export const describe: CommandDescription = describeHubCommand(SPEC);
 
 export function run(argv: string[]): Promise<number> {
   return runHubCommand(argv, SPEC, async ({ values, positionals, output, client }) => {
