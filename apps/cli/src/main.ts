@@ -59,7 +59,7 @@ async function main(argv: string[]): Promise<number> {
   const flotilla = program((c) => (code = c));
   if (argv.length === 0) {
     // No command: the help, on stdout, and the exit code of a usage error (scripts that forgot the command).
-    process.stdout.write(flotilla.helpInformation());
+    flotilla.outputHelp();
     return 2;
   }
   // `flotilla help NAME` is `flotilla NAME --help`: each command prints its own help.

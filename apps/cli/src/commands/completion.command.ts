@@ -31,7 +31,7 @@ export const describe: CommandDescription = {
 export function run(argv: string[]): Promise<number> {
   try {
     const [shell, ...extra] = argv;
-    if (shell === '--help' || shell === '-h') {
+    if (argv.includes('--help') || argv.includes('-h')) {
       process.stdout.write(`${USAGE}\n`);
       return Promise.resolve(0);
     }

@@ -37,7 +37,7 @@ export async function run(argv: string[]): Promise<number> {
     return 2;
   }
   if (values.help) {
-    console.log(HELP);
+    process.stdout.write(`${HELP}\n`);
     return 0;
   }
   const count = Number(values.clusters);

@@ -19,7 +19,7 @@ const MAX_PAGE = 500;
 const SPEC: HubCommandSpec = {
   name: 'history',
   usage: [
-    'usage: flotilla history [--target T] [--cluster C] [--app-set A] [--outcome O,…] [--trigger T,…]',
+    'usage: flotilla history [--target T] [--cluster C] [--appset A] [--outcome O,…] [--trigger T,…]',
     '                        [--since TIME] [--until TIME] [--limit N | --all] [--ndjson]',
     '',
     'Sync runs recorded by the hub, newest first: every attempt with its trigger, revision and outcome.',
@@ -31,7 +31,9 @@ const SPEC: HubCommandSpec = {
   options: {
     target: { type: 'string' },
     cluster: { type: 'string' },
-    'app-set': { type: 'string' },
+    appset: { type: 'string' },
+    // The old spelling, still accepted with a warning: --appset is the one spelling of every command.
+    'app-set': { type: 'string', deprecated: 'appset' },
     outcome: { type: 'string' },
     trigger: { type: 'string' },
     since: { type: 'string' },
@@ -56,7 +58,7 @@ export function run(argv: string[]): Promise<number> {
     const filter: SyncRunQuery = {
       target: stringValue(values['target']),
       cluster: stringValue(values['cluster']),
-      appSet: stringValue(values['app-set']),
+      appSet: stringValue(values['appset']),
       outcome: stringValue(values['outcome']),
       trigger: stringValue(values['trigger']),
       from: stringValue(values['since']),

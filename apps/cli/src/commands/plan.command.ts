@@ -88,7 +88,7 @@ type PlanFormat = 'table' | 'json' | 'markdown' | 'yaml';
 
 export async function run(argv: string[]): Promise<number> {
   if (argv.includes('--help') || argv.includes('-h')) {
-    console.log(USAGE);
+    process.stdout.write(`${USAGE}\n`);
     return 0;
   }
   let output: PlanFormat = 'table';

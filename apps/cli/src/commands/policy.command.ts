@@ -212,7 +212,7 @@ export function run(argv: string[]): Promise<number> {
   const [sub, ...rest] = argv;
   if (sub === 'test') return runTest(rest);
   if (sub === undefined || sub === '--help' || sub === '-h') {
-    console.log(USAGE);
+    process.stdout.write(`${USAGE}\n`);
     return Promise.resolve(sub === undefined ? 2 : 0);
   }
   console.error(`flotilla: unknown policy subcommand '${sub}'\n${USAGE}`);

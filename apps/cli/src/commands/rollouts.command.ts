@@ -23,7 +23,7 @@ const SPEC: HubCommandSpec = {
   name: 'rollouts',
   subcommands: ['list', 'status', 'pause', 'resume', 'promote'],
   usage: [
-    'usage: flotilla rollouts [list] [--app-set A]',
+    'usage: flotilla rollouts [list] [--appset A]',
     '       flotilla rollouts status APPSET [--revision SHA]',
     `       ${ACTION_USAGE}`,
     '',
@@ -33,7 +33,9 @@ const SPEC: HubCommandSpec = {
     'moves past the current step without waiting. Every action needs --reason and is audited.',
   ].join('\n'),
   options: {
-    'app-set': { type: 'string' },
+    appset: { type: 'string' },
+    // The old spelling, still accepted with a warning: --appset is the one spelling of every command.
+    'app-set': { type: 'string', deprecated: 'appset' },
     revision: { type: 'string' },
     reason: { type: 'string' },
   },
@@ -46,8 +48,8 @@ export function run(argv: string[]): Promise<number> {
     const [sub = 'list', ...rest] = positionals;
     switch (sub) {
       case 'list': {
-        expectPositionals(rest, [], 'flotilla rollouts list [--app-set A]');
-        const appSet = stringValue(values['app-set']);
+        expectPositionals(rest, [], 'flotilla rollouts list [--appset A]');
+        const appSet = stringValue(values['appset']);
         const list = await client.request<RolloutView[]>(
           'GET',
           `/api/v1/rollouts${appSet ? `?appSet=${encodeURIComponent(appSet)}` : ''}`,

@@ -67,7 +67,7 @@ export async function run(argv: string[]): Promise<number> {
 async function execute(argv: string[]): Promise<number> {
   const { dir, output } = parseValidateArgs(argv);
   if (dir === null) {
-    console.log(USAGE);
+    process.stdout.write(`${USAGE}\n`);
     return 0;
   }
   const { files, refused } = readFleetDirectory(dir);

@@ -141,7 +141,7 @@ export function offlineCommand(
 ): (argv: string[]) => Promise<number> {
   return (argv) => {
     if (argv.includes('--help') || argv.includes('-h')) {
-      console.log(help);
+      process.stdout.write(`${help}\n`);
       return Promise.resolve(0);
     }
     let values: Record<string, ArgValue> = {};
