@@ -7,6 +7,9 @@ import {
   printResult,
   describeHubCommand,
   runHubCommand,
+  showOrWatch,
+  WATCH_OPTIONS,
+  WATCH_USAGE,
   shortSha,
   stringValue,
   type HubCommandSpec,
@@ -20,13 +23,16 @@ const SPEC: HubCommandSpec = {
   name: 'history',
   usage: [
     'usage: flotilla history [--target T] [--cluster C] [--appset A] [--outcome O,…] [--trigger T,…]',
-    '                        [--since TIME] [--until TIME] [--limit N | --all] [--ndjson]',
+    '                        [--since TIME] [--until TIME] [--limit N | --all] [--ndjson] [--watch [--timeout S]]',
     '',
     'Sync runs recorded by the hub, newest first: every attempt with its trigger, revision and outcome.',
     'Filters combine: --outcome Succeeded|Failed|Partial|Blocked and --trigger auto|manual|self-heal|rollback',
     'take comma-separated lists; --since (inclusive) and --until (exclusive) are RFC 3339 times.',
     `--limit N shows at most N runs (default ${DEFAULT_LIMIT}); --all follows the hub's pages to the end.`,
     '-o json prints one array; --ndjson prints one JSON object per line as pages arrive.',
+    '',
+    WATCH_USAGE,
+    '                (--watch shows the newest --limit runs; not with --all or --ndjson)',
   ].join('\n'),
   options: {
     target: { type: 'string' },
@@ -41,6 +47,7 @@ const SPEC: HubCommandSpec = {
     limit: { type: 'string' },
     all: { type: 'boolean' },
     ndjson: { type: 'boolean' },
+    ...WATCH_OPTIONS,
   },
 };
 
@@ -55,6 +62,8 @@ export function run(argv: string[]): Promise<number> {
     if (all && rawLimit !== undefined) throw new UsageError('--limit and --all exclude each other');
     if (ndjson && outputGiven) throw new UsageError('--ndjson and -o exclude each other');
     const limit = rawLimit === undefined ? DEFAULT_LIMIT : parseLimit(rawLimit);
+    if (values['watch'] === true && (all || ndjson))
+      throw new UsageError(`--watch and --${all ? 'all' : 'ndjson'} exclude each other`);
     const filter: SyncRunQuery = {
       target: stringValue(values['target']),
       cluster: stringValue(values['cluster']),
@@ -64,6 +73,13 @@ export function run(argv: string[]): Promise<number> {
       from: stringValue(values['since']),
       to: stringValue(values['until']),
     };
+
+    if (values['watch'] === true || values['timeout'] !== undefined) {
+      // One page per poll: a watch shows the newest runs, as `kubectl get -w` shows the current objects.
+      const newest = async (): Promise<SyncRunView[]> =>
+        (await client.syncRuns({ ...filter, limit: Math.min(limit, MAX_PAGE) })).items.slice(0, limit);
+      return showOrWatch({ values, output }, newest, runTable);
+    }
 
     const runs: SyncRunView[] = [];
     let cursor: string | undefined;

@@ -7,7 +7,10 @@ import { parseOptions, type OptionSpecs, type OptionValue } from '../options/par
 
 export { HUB_COMMON_OPTIONS };
 
-export { printResult } from '../offline/offline-command.js';
+import { formatResult, printResult } from '../offline/offline-command.js';
+import { WATCH_INTERVAL_MS, watch } from '../watch/watch.js';
+
+export { printResult };
 
 /**
  * Shared plumbing for the hub-backed commands (`clusters`, `appsets`, `targets`, `history`): the
@@ -254,4 +257,48 @@ export async function firstLineOfStdin(): Promise<string | undefined> {
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks).toString('utf8').split(/\r?\n/)[0]?.trim() || undefined;
+}
+
+/** The options of a read command that can `--watch` (targets, history, rollouts). */
+export const WATCH_OPTIONS = {
+  watch: { type: 'boolean', short: 'w' },
+  timeout: { type: 'string' },
+} as const;
+
+export const WATCH_USAGE = [
+  `-w, --watch     show the answer again whenever it changes (asked every ${WATCH_INTERVAL_MS / 1000} s) until Ctrl-C;`,
+  '                -o json prints one line per change',
+  '--timeout S     with --watch: stop after S seconds (exit 0)',
+].join('\n');
+
+/**
+ * Prints what `read` answers, once, or with `--watch` again whenever it changes. `read` is asked
+ * once per poll; `table` formats its answer for people.
+ */
+export async function showOrWatch<T>(
+  args: Pick<HubCommandArgs, 'values' | 'output'>,
+  read: () => Promise<T>,
+  table: (value: T) => string,
+): Promise<number> {
+  const timeout = stringValue(args.values['timeout']);
+  if (args.values['watch'] !== true) {
+    if (timeout !== undefined) throw new UsageError('--timeout applies with --watch');
+    const value = await read();
+    printResult(value, args.output, () => table(value));
+    return 0;
+  }
+  if (timeout !== undefined && !/^[1-9]\d*$/.test(timeout))
+    throw new UsageError(`--timeout must be a whole number of seconds, not '${timeout}'`);
+  await watch(
+    args.output,
+    async () => {
+      const value = await read();
+      return formatResult(value, args.output, () => table(value));
+    },
+    {
+      intervalMs: WATCH_INTERVAL_MS,
+      ...(timeout !== undefined && { timeoutMs: Number(timeout) * 1000 }),
+    },
+  );
+  return 0;
 }

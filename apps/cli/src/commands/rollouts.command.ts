@@ -9,6 +9,9 @@ import {
   printResult,
   describeHubCommand,
   runHubCommand,
+  showOrWatch,
+  WATCH_OPTIONS,
+  WATCH_USAGE,
   shortSha,
   stringValue,
   type HubCommandSpec,
@@ -23,14 +26,16 @@ const SPEC: HubCommandSpec = {
   name: 'rollouts',
   subcommands: ['list', 'status', 'pause', 'resume', 'promote'],
   usage: [
-    'usage: flotilla rollouts [list] [--appset A]',
-    '       flotilla rollouts status APPSET [--revision SHA]',
+    'usage: flotilla rollouts [list] [--appset A] [--watch [--timeout S]]',
+    '       flotilla rollouts status APPSET [--revision SHA] [--watch [--timeout S]]',
     `       ${ACTION_USAGE}`,
     '',
     'Fleet rollouts of appsets with a spec.rollout strategy. `status` shows the step, why the rollout',
     'waits, and every target: released, synced, health, pinned, failed or skipped (with the reason).',
     '`pause` stops releasing; `resume` continues; `promote` opens a manual gate (maxUnavailable 0) or',
     'moves past the current step without waiting. Every action needs --reason and is audited.',
+    '',
+    WATCH_USAGE,
   ].join('\n'),
   options: {
     appset: { type: 'string' },
@@ -38,6 +43,7 @@ const SPEC: HubCommandSpec = {
     'app-set': { type: 'string', deprecated: 'appset' },
     revision: { type: 'string' },
     reason: { type: 'string' },
+    ...WATCH_OPTIONS,
   },
 };
 
@@ -46,26 +52,30 @@ export const describe: CommandDescription = describeHubCommand(SPEC);
 export function run(argv: string[]): Promise<number> {
   return runHubCommand(argv, SPEC, async ({ values, positionals, output, client }) => {
     const [sub = 'list', ...rest] = positionals;
+    if (
+      sub !== 'list' &&
+      sub !== 'status' &&
+      (values['watch'] !== undefined || values['timeout'] !== undefined)
+    )
+      throw new UsageError(
+        `--watch and --timeout apply to 'rollouts list' and 'rollouts status', not '${sub}'`,
+      );
     switch (sub) {
       case 'list': {
         expectPositionals(rest, [], 'flotilla rollouts list [--appset A]');
         const appSet = stringValue(values['appset']);
-        const list = await client.request<RolloutView[]>(
-          'GET',
-          `/api/v1/rollouts${appSet ? `?appSet=${encodeURIComponent(appSet)}` : ''}`,
-        );
-        printResult(list, output, () => listTable(list));
-        return 0;
+        const path = `/api/v1/rollouts${appSet ? `?appSet=${encodeURIComponent(appSet)}` : ''}`;
+        return showOrWatch({ values, output }, () => client.request<RolloutView[]>('GET', path), listTable);
       }
       case 'status': {
         const appSet = expectName(rest, 'flotilla rollouts status APPSET [--revision SHA]');
         const revision = stringValue(values['revision']);
-        const view = await client.request<RolloutDetailView>(
-          'GET',
-          `/api/v1/rollouts/${encodeURIComponent(appSet)}${revision ? `?revision=${encodeURIComponent(revision)}` : ''}`,
+        const path = `/api/v1/rollouts/${encodeURIComponent(appSet)}${revision ? `?revision=${encodeURIComponent(revision)}` : ''}`;
+        return showOrWatch(
+          { values, output },
+          () => client.request<RolloutDetailView>('GET', path),
+          statusText,
         );
-        printResult(view, output, () => statusText(view));
-        return 0;
       }
       case 'pause':
       case 'resume':

@@ -10,6 +10,9 @@ import {
   printResult,
   describeHubCommand,
   runHubCommand,
+  showOrWatch,
+  WATCH_OPTIONS,
+  WATCH_USAGE,
   shortSha,
   stringValue,
   type HubCommandSpec,
@@ -21,7 +24,7 @@ const SPEC: HubCommandSpec = {
   name: 'targets',
   subcommands: ['delete'],
   usage: [
-    'usage: flotilla targets [--cluster C] [--appset A]',
+    'usage: flotilla targets [--cluster C] [--appset A] [--watch [--timeout S]]',
     `       ${DELETE_USAGE}`,
     '',
     'What each cluster should run (one target per ApplicationSet and cluster) and what its agent last',
@@ -31,12 +34,15 @@ const SPEC: HubCommandSpec = {
     'delete: the target is deleted with its objects (admin). Its agent runs the PreDelete hooks, deletes',
     'what the target tracks (Delete=false and helm.sh/resource-policy: keep stay), runs PostDelete hooks',
     'and reports; then the target leaves the hub. --cascade says so explicitly; --reason is audited.',
+    '',
+    WATCH_USAGE,
   ].join('\n'),
   options: {
     cluster: { type: 'string' },
     appset: { type: 'string' },
     cascade: { type: 'boolean' },
     reason: { type: 'string' },
+    ...WATCH_OPTIONS,
   },
 };
 
@@ -45,6 +51,8 @@ export const describe: CommandDescription = describeHubCommand(SPEC);
 export function run(argv: string[]): Promise<number> {
   return runHubCommand(argv, SPEC, async ({ values, positionals, output, client }) => {
     if (positionals[0] === 'delete') {
+      if (values['watch'] !== undefined || values['timeout'] !== undefined)
+        throw new UsageError(`--watch and --timeout apply to the listing, not to: ${DELETE_USAGE}`);
       const name = expectName(positionals.slice(1), DELETE_USAGE);
       if (values['cascade'] !== true)
         throw new UsageError(
@@ -68,12 +76,8 @@ export function run(argv: string[]): Promise<number> {
     if (values['cascade'] !== undefined || values['reason'] !== undefined)
       throw new UsageError(`--cascade and --reason belong to: ${DELETE_USAGE}`);
     expectPositionals(positionals, [], 'flotilla targets [--cluster C] [--appset A]');
-    const targets = await client.targets({
-      cluster: stringValue(values['cluster']),
-      appSet: stringValue(values['appset']),
-    });
-    printResult(targets, output, () => targetTable(targets));
-    return 0;
+    const filter = { cluster: stringValue(values['cluster']), appSet: stringValue(values['appset']) };
+    return showOrWatch({ values, output }, () => client.targets(filter), targetTable);
   });
 }
 

@@ -176,17 +176,20 @@ function print(value: unknown, fmt: OutputFormat, table?: (r: unknown) => string
 
 /** Prints `value` as one JSON or YAML document, or as the table the command builds for people. */
 export function printResult(value: unknown, output: OutputFormat, table: () => string): void {
+  process.stdout.write(formatResult(value, output, table));
+}
+
+/** What printResult prints: one line of JSON, a YAML document, or the table (ending with a newline). */
+export function formatResult(value: unknown, output: OutputFormat, table: () => string): string {
   switch (output) {
     case 'json':
-      process.stdout.write(`${JSON.stringify(value)}\n`);
-      return;
+      return `${JSON.stringify(value)}\n`;
     case 'yaml':
-      process.stdout.write(stringify(value));
-      return;
+      return stringify(value);
     case 'table': {
       const text = table();
-      if (text) process.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
-      return;
+      if (!text) return '';
+      return text.endsWith('\n') ? text : `${text}\n`;
     }
   }
 }
