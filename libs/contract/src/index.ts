@@ -22,3 +22,4 @@ export * from './sync-run-export.js';
 export * from './page.js';
 export * from './sync-options.js';
 export * from './appset-views.js';
+export * from './cluster-views.js';

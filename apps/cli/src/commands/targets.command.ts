@@ -85,7 +85,8 @@ export function run(argv: string[]): Promise<number> {
 const REASON_MESSAGE_WIDTH = 72;
 
 /** `Code: message`, the message cut to one short line; `-` when the target has no reason. */
-export function reasonCell(reason: TargetView['reason']): string {
+/** `undefined`: a hub older than the reason field sends none. */
+export function reasonCell(reason: TargetView['reason'] | undefined): string {
   if (!reason) return '-';
   const message = reason.message.replace(/\s+/g, ' ').trim();
   if (!message) return reason.code;
