@@ -1,4 +1,14 @@
+import { type OptionSpecs } from './options/parse-options.js';
+
 /** Every `flotilla` sub-command module exports `run`, which resolves to the process exit code. */
 export interface CommandModule {
   run(argv: string[]): Promise<number>;
+  /** What shell completion and the option-spelling check read; the command's own parser uses the same. */
+  describe?: CommandDescription;
+}
+
+/** A command's options (all of them, common ones included) and its sub-commands, for completion. */
+export interface CommandDescription {
+  options: OptionSpecs;
+  subcommands?: readonly string[];
 }

@@ -1,140 +1,79 @@
 #!/usr/bin/env node
-import { type CommandModule } from './command.js';
+import { Command, CommanderError } from 'commander';
+import { COMMANDS } from './commands.js';
+import { CLI_VERSION } from './version.js';
 
 /**
- * Commands load lazily so that an offline call (`flotilla health …`) pays only for what it uses:
- * acceptance suites run thousands of them.
+ * The `flotilla` program: commander finds the command (refusing an unknown one with the nearest
+ * name), answers `--version` and `--help`, and hands the rest of the line to the command, which
+ * parses its own options with the same parser (options/parse-options.ts). Commands load lazily so
+ * that an offline call (`flotilla health …`) pays only for what it uses: acceptance suites run
+ * thousands of them.
  */
-const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandModule> }> = {
-  appsets: { summary: 'ApplicationSets on the hub', load: () => import('./commands/appsets.command.js') },
-  audit: { summary: "the hub's hash-chained audit log", load: () => import('./commands/audit.command.js') },
-  'break-glass': {
-    summary: 'incident overrides on the hub: sync outside windows, pause self-heal, the record',
-    load: () => import('./commands/break-glass.command.js'),
-  },
-  context: {
-    summary: 'named hubs (URL and token) the hub-backed commands talk to: list, use, set, delete',
-    load: () => import('./commands/context.command.js'),
-  },
-  login: {
-    summary: 'check a hub and a token, and save them as the current context',
-    load: async () => ({ run: (await import('./commands/context.command.js')).runLogin }),
-  },
-  clusters: { summary: "the hub's cluster inventory", load: () => import('./commands/clusters.command.js') },
-  'chart-repositories': {
-    summary: 'credentials for charts from Helm repositories and OCI registries (sealed, never shown)',
-    load: () => import('./commands/chart-repositories.command.js'),
-  },
-  history: { summary: 'sync runs recorded by the hub', load: () => import('./commands/history.command.js') },
-  'fleet-sources': {
-    summary: 'fleet repositories the hub reconciles its own objects from: status, errors, confirm',
-    load: () => import('./commands/fleet-sources.command.js'),
-  },
-  export: {
-    summary: "the hub's API-created objects as fleet-config YAML, ready to commit to a fleet repository",
-    load: () => import('./commands/export.command.js'),
-  },
-  explain: {
-    summary: 'why a cluster gets (or not) an appset: generators, selectors, values, revision, holds',
-    load: () => import('./commands/explain.command.js'),
-  },
-  notifications: {
-    summary: 'notification deliveries (what was sent, to whom, what failed), destinations and policies',
-    load: () => import('./commands/notifications.command.js'),
-  },
-  sync: {
-    summary: "ask a target's agent to sync it now, once (also with automated sync off)",
-    load: () => import('./commands/sync.command.js'),
-  },
-  targets: { summary: 'per-cluster targets on the hub', load: () => import('./commands/targets.command.js') },
-  tokens: { summary: "people's API tokens on the hub", load: () => import('./commands/tokens.command.js') },
-  rollouts: {
-    summary: 'fleet rollouts on the hub: status and why they wait, pause, resume, promote',
-    load: () => import('./commands/rollouts.command.js'),
-  },
-  pins: {
-    summary: 'rollback by pinning targets to a revision, even under auto-sync',
-    load: () => import('./commands/pins.command.js'),
-  },
-  revert: {
-    summary:
-      'rollback by revert: write the commit reverting what changed an appset or a target since a revision',
-    load: () => import('./commands/revert.command.js'),
-  },
-  rollback: {
-    summary: 'pin a target to an earlier revision (= flotilla pins add)',
-    load: async () => ({ run: (await import('./commands/pins.command.js')).runAdd }),
-  },
-  diff: {
-    summary:
-      'compare a desired object with a live one, as the agent does for drift; with TARGET: what a sync would change there (hub)',
-    load: () => import('./commands/diff.command.js'),
-  },
-  demo: {
-    summary: 'run a hub, simulated clusters with agents and an example Git repo',
-    load: () => import('./commands/demo.command.js'),
-  },
-  generate: {
-    summary: 'expand an ApplicationSet (Argo CD generators and templating) into parameter sets and targets',
-    load: () => import('./commands/generate.command.js'),
-  },
-  health: {
-    summary: 'assess the health of Kubernetes objects with Argo CD rules and custom Lua rules',
-    load: () => import('./commands/health.command.js'),
-  },
-  plan: {
-    summary:
-      'what merging a change would do to the fleet, per cluster and appset: diffs, rollout steps, windows, guard, policies',
-    load: () => import('./commands/plan.command.js'),
-  },
-  policy: {
-    summary:
-      'test manifests against Kubernetes ValidatingAdmissionPolicies offline (CEL), as CI on every pull request',
-    load: () => import('./commands/policy.command.js'),
-  },
-  render: {
-    summary: 'render an Application or an appset target as the hub would (Helm, Kustomize, plain YAML)',
-    load: () => import('./commands/render.command.js'),
-  },
-  sim: {
-    summary: 'serve simulated Kubernetes clusters (kubectl and client-node compatible) until interrupted',
-    load: () => import('./commands/sim.command.js'),
-  },
-  validate: { summary: 'check a fleet repo offline', load: () => import('./commands/validate.command.js') },
-  windows: {
-    summary: 'evaluate sync windows (allow/deny, cron, time zone) for a target at given times',
-    load: () => import('./commands/windows.command.js'),
-  },
-};
-
-function usage(): string {
-  const width = Math.max(...Object.keys(COMMANDS).map((c) => c.length), 8);
-  const lines = Object.entries(COMMANDS)
-    .sort(([a], [b]) => a.localeCompare(b))
-    .map(([name, c]) => `  ${name.padEnd(width)}  ${c.summary}`);
-  return [
-    'usage: flotilla <command> [options]',
-    '',
-    'commands:',
-    ...lines,
-    '',
-    'flotilla <command> --help for its options',
-  ].join('\n');
+function program(setExitCode: (code: number) => void): Command {
+  const flotilla = new Command('flotilla')
+    .usage('<command> [options]')
+    .description('Flotilla: a multi-cluster GitOps fleet manager. Offline commands need no hub.')
+    .version(CLI_VERSION, '--version', 'print the CLI version')
+    .helpOption('-h, --help', 'print this help')
+    .helpCommand('help [command]', "print a command's help")
+    // Options after the command name are the command's own, never the program's (`flotilla sim --help`).
+    .enablePositionalOptions()
+    .showSuggestionAfterError(true)
+    .exitOverride()
+    .configureOutput({
+      // One line in our words: `flotilla: unknown command 'clusterz' (Did you mean clusters?)`.
+      outputError: (message, write) =>
+        write(
+          `flotilla: ${message
+            .replace(/^error: /, '')
+            .replace(/\n(?=.)/g, ' ')
+            .trimEnd()}\n`,
+        ),
+    })
+    .addHelpText(
+      'after',
+      '\nflotilla <command> --help for its options and sub-commands; flotilla completion --help for Tab completion',
+    )
+    .configureHelp({ sortSubcommands: true, subcommandTerm: (command) => command.name() });
+  for (const [name, entry] of Object.entries(COMMANDS)) {
+    flotilla
+      .command(name, { hidden: entry.hidden === true })
+      .summary(entry.summary)
+      .description(entry.summary)
+      .helpOption(false)
+      .allowUnknownOption()
+      .allowExcessArguments()
+      .passThroughOptions()
+      .argument('[arguments...]')
+      .action(async (args: string[]) => {
+        const mod = await entry.load();
+        setExitCode(await mod.run(args));
+      });
+  }
+  return flotilla;
 }
 
 async function main(argv: string[]): Promise<number> {
-  const [name, ...rest] = argv;
-  if (!name || name === '--help' || name === '-h' || name === 'help') {
-    console.log(usage());
-    return name ? 0 : 2;
-  }
-  const command = COMMANDS[name];
-  if (!command) {
-    console.error(`flotilla: unknown command '${name}'\n${usage()}`);
+  let code = 0;
+  const flotilla = program((c) => (code = c));
+  if (argv.length === 0) {
+    // No command: the help, on stdout, and the exit code of a usage error (scripts that forgot the command).
+    flotilla.outputHelp();
     return 2;
   }
-  const mod = await command.load();
-  return mod.run(rest);
+  // `flotilla help NAME` is `flotilla NAME --help`: each command prints its own help.
+  if (argv[0] === 'help' && argv[1] !== undefined && argv[1] in COMMANDS) argv = [argv[1], '--help'];
+  try {
+    await flotilla.parseAsync(argv, { from: 'user' });
+    return code;
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      // --help and --version end here with code 0; anything else is a usage error.
+      return err.exitCode === 0 ? 0 : 2;
+    }
+    throw err;
+  }
 }
 
 process.exitCode = await main(process.argv.slice(2));

@@ -23,3 +23,4 @@ export * from './page.js';
 export * from './sync-options.js';
 export * from './appset-views.js';
 export * from './view-schemas.js';
+export * from './cluster-views.js';

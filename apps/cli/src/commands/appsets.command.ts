@@ -1,3 +1,5 @@
+import { apiErrorSchema, type ApiError } from '@flotilla/contract';
+import { type CommandDescription } from '../command.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type AppSetView, type HubClient } from '../fleet/hub-client.js';
 import { readOneDocument, UsageError } from '../offline/offline-command.js';
@@ -8,6 +10,7 @@ import {
   formatFields,
   formatTable,
   printResult,
+  describeHubCommand,
   runHubCommand,
   stringValue,
   type HubCommandSpec,
@@ -15,6 +18,7 @@ import {
 
 const SPEC: HubCommandSpec = {
   name: 'appsets',
+  subcommands: ['list', 'get', 'apply', 'refresh', 'delete'],
   usage: [
     'usage: flotilla appsets [list]',
     '       flotilla appsets get NAME',
@@ -36,6 +40,8 @@ const SPEC: HubCommandSpec = {
     reason: { type: 'string' },
   },
 };
+
+export const describe: CommandDescription = describeHubCommand(SPEC);
 
 const DEFAULT_WAIT_SECONDS = 60;
 
@@ -135,8 +141,14 @@ async function waitForExpansion(
   }
 }
 
+/** The contract leaves `error` open (the hub stores it as JSON); it holds an ApiError when set. */
+function expansionError(appSet: AppSetView): ApiError | null {
+  const parsed = apiErrorSchema.safeParse(appSet.error);
+  return parsed.success ? parsed.data : null;
+}
+
 function errorLines(appSet: AppSetView): string[] {
-  const e = appSet.error;
+  const e = expansionError(appSet);
   if (!e) return [];
   return [`error: ${e.code}: ${e.message}${e.path ? ` (at ${e.path})` : ''}`];
 }
@@ -150,9 +162,13 @@ function appSetTable(appSets: AppSetView[]): string {
       String(a.targetCount),
       age(a.lastExpandedAt),
       a.repoUrls.length ? a.repoUrls.join(',') : '-',
-      a.error ? `${a.error.code}: ${a.error.message.replace(/\s*\n\s*/g, ' ')}` : '',
+      errorCell(expansionError(a)),
     ]),
   );
+}
+
+function errorCell(e: ApiError | null): string {
+  return e ? `${e.code}: ${e.message.replace(/\s*\n\s*/g, ' ')}` : '';
 }
 
 function appSetFields(a: AppSetView): string {
@@ -166,9 +182,10 @@ function appSetFields(a: AppSetView): string {
     ['Created', a.createdAt],
     ['Updated', a.updatedAt],
   ];
-  if (a.error) {
-    fields.push(['Error', `${a.error.code}: ${a.error.message}`]);
-    if (a.error.path) fields.push(['Error path', a.error.path]);
+  const error = expansionError(a);
+  if (error) {
+    fields.push(['Error', `${error.code}: ${error.message}`]);
+    if (error.path) fields.push(['Error path', error.path]);
   }
   return formatFields(fields);
 }

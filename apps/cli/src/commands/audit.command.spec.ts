@@ -19,8 +19,17 @@ describe('flotilla audit without a hub', () => {
     [['--csv', '-o', 'json'], '--csv and -o exclude each other'],
     [['--scope', 'a', '--scope-prefix', 'b'], '--scope and --scope-prefix exclude each other'],
     [
+      ['--since', 'yesterday'],
+      "--since must be an RFC 3339 time such as 2026-03-29T01:00:00Z, not 'yesterday'",
+    ],
+    // The old spelling still works, and its errors use the new one.
+    [
       ['--from', 'yesterday'],
-      "--from must be an RFC 3339 time such as 2026-03-29T01:00:00Z, not 'yesterday'",
+      "--since must be an RFC 3339 time such as 2026-03-29T01:00:00Z, not 'yesterday'",
+    ],
+    [
+      ['--since', '2026-01-01T00:00:00Z', '--from', '2026-01-01T00:00:00Z'],
+      '--from is the old spelling of --since',
     ],
     [['verify', '--actor', 'x'], "--actor is an option of 'audit list', not 'audit verify'"],
     [['verify', 'extra'], "unexpected argument 'extra'"],
@@ -128,7 +137,7 @@ describe('flotilla audit against a real hub', () => {
         origin: { ip: expect.stringMatching(/127\.0\.0\.1$/) as unknown },
       },
     });
-    expect((await cli('--from', events[0]!.at, '--limit', '1', '-o', 'json')).out).toContain('cluster:sa1');
+    expect((await cli('--since', events[0]!.at, '--limit', '1', '-o', 'json')).out).toContain('cluster:sa1');
 
     const table = await cli('--scope-prefix', 'cluster:e');
     expect(table.out.split('\n')[0]).toMatch(/^AT +ACTOR +ACTION +SCOPE +DETAILS$/);

@@ -1,3 +1,4 @@
+import { type CommandDescription } from '../command.js';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { auditCsvHeader, auditCsvRow, auditNdjsonLine, type AuditEventView } from '@flotilla/contract';
@@ -6,6 +7,7 @@ import {
   expectPositionals,
   formatTable,
   printResult,
+  describeHubCommand,
   runHubCommand,
   stringValue,
   type HubArgValue,
@@ -34,10 +36,11 @@ const ARCHIVE_USAGE = 'flotilla audit archive --before T --out FILE';
 const PRUNE_USAGE = 'flotilla audit prune FILE';
 
 const LIST_USAGE =
-  'flotilla audit [list] [--actor A] [--action PREFIX] [--scope S | --scope-prefix P] [--from T] [--to T] [--outcome O] [--limit N | --all] [-o table|json|yaml | --ndjson | --csv]';
+  'flotilla audit [list] [--actor A] [--action PREFIX] [--scope S | --scope-prefix P] [--since T] [--until T] [--outcome O] [--limit N | --all] [-o table|json|yaml | --ndjson | --csv]';
 
 const SPEC: HubCommandSpec = {
   name: 'audit',
+  subcommands: ['list', 'verify', 'archive', 'prune'],
   usage: [
     `usage: ${LIST_USAGE}`,
     '       flotilla audit verify',
@@ -46,7 +49,7 @@ const SPEC: HubCommandSpec = {
     '',
     "The hub's audit log, newest first: who did what, on which scope, when and why.",
     '--scope is exact (cluster:eu1, appset:web, target:web-eu1); --action and --scope-prefix are prefixes;',
-    '--from (inclusive) and --to (exclusive) are RFC 3339 times.',
+    '--since (inclusive) and --until (exclusive) are RFC 3339 times.',
     `--limit N shows at most N events (default ${DEFAULT_LIMIT}); --all follows the hub's pages to the end.`,
     '--ndjson prints one JSON object per line, --csv a header row and one row per event, as pages arrive.',
     '',
@@ -64,8 +67,11 @@ const SPEC: HubCommandSpec = {
     action: { type: 'string' },
     scope: { type: 'string' },
     'scope-prefix': { type: 'string' },
-    from: { type: 'string' },
-    to: { type: 'string' },
+    since: { type: 'string' },
+    until: { type: 'string' },
+    // The old spellings, still accepted with a warning: --since/--until are every command's.
+    from: { type: 'string', deprecated: 'since' },
+    to: { type: 'string', deprecated: 'until' },
     outcome: { type: 'string' },
     limit: { type: 'string' },
     all: { type: 'boolean' },
@@ -76,14 +82,16 @@ const SPEC: HubCommandSpec = {
   },
 };
 
+export const describe: CommandDescription = describeHubCommand(SPEC);
+
 /** The options of `audit list` (the others belong to archive). */
 const LIST_OPTIONS = [
   'actor',
   'action',
   'scope',
   'scope-prefix',
-  'from',
-  'to',
+  'since',
+  'until',
   'outcome',
   'limit',
   'all',
@@ -144,8 +152,8 @@ export function run(argv: string[]): Promise<number> {
     add('scope', values['scope']);
     add('scopePrefix', values['scope-prefix']);
     add('outcome', values['outcome']);
-    add('from', time('--from', values['from']));
-    add('to', time('--to', values['to']));
+    add('from', time('--since', values['since']));
+    add('to', time('--until', values['until']));
 
     if (csv) process.stdout.write(auditCsvHeader());
     const events: AuditEventView[] = [];

@@ -1,3 +1,4 @@
+import { type CommandDescription } from '../command.js';
 import type { BreakGlassRecordView, BreakGlassView } from '@flotilla/contract';
 import { UsageError } from '../offline/offline-command.js';
 import {
@@ -6,6 +7,7 @@ import {
   formatFields,
   formatTable,
   printResult,
+  describeHubCommand,
   runHubCommand,
   stringValue,
   type HubCommandSpec,
@@ -16,6 +18,7 @@ const OPEN_USAGE =
 
 const SPEC: HubCommandSpec = {
   name: 'break-glass',
+  subcommands: ['open', 'close', 'list', 'record'],
   usage: [
     `usage: ${OPEN_USAGE}`,
     '       flotilla break-glass close ID [--reason TEXT]',
@@ -37,6 +40,8 @@ const SPEC: HubCommandSpec = {
     active: { type: 'boolean' },
   },
 };
+
+export const describe: CommandDescription = describeHubCommand(SPEC);
 
 const SCOPES = ['cluster', 'appset', 'target'];
 

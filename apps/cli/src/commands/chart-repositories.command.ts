@@ -1,3 +1,4 @@
+import { type CommandDescription } from '../command.js';
 import {
   chartRepositoryCredentialsViewSchema,
   type ChartRepositoryCredentialsView,
@@ -10,6 +11,7 @@ import {
   firstLineOfStdin,
   formatTable,
   printResult,
+  describeHubCommand,
   runHubCommand,
   stringValue,
   type HubCommandSpec,
@@ -17,6 +19,7 @@ import {
 
 const SPEC: HubCommandSpec = {
   name: 'chart-repositories',
+  subcommands: ['list', 'add', 'remove'],
   usage: [
     'usage: flotilla chart-repositories [list]',
     '       flotilla chart-repositories add URL --username USER --password-stdin',
@@ -31,6 +34,8 @@ const SPEC: HubCommandSpec = {
     'password-stdin': { type: 'boolean' },
   },
 };
+
+export const describe: CommandDescription = describeHubCommand(SPEC);
 
 const listSchema = z.array(chartRepositoryCredentialsViewSchema);
 

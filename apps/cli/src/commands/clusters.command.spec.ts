@@ -27,7 +27,7 @@ describe('flotilla clusters without a hub', () => {
     [['list', '--label', 'a=b'], "--label applies to 'clusters add' only"],
     [['list', '-o', 'xml'], "-o must be table, json or yaml, not 'xml'"],
     [['list', '--hub', 'ftp://hub'], "--hub must be an http(s) URL, not 'ftp://hub'"],
-    [['list', '--nope'], "Unknown option '--nope'"],
+    [['list', '--nope'], "unknown option '--nope'"],
   ])('%j is a usage error (exit 2)', async (argv, message) => {
     const r = await runInProcess(run, argv);
     expect(r.code).toBe(2);

@@ -1,3 +1,4 @@
+import { type CommandDescription } from '../command.js';
 import { execFile } from 'node:child_process';
 import { type ClusterView, type RegisteredCluster } from '../fleet/hub-client.js';
 import { agentManifests, agentManifestsYaml, type AgentInstall } from './agent-manifests.js';
@@ -9,6 +10,7 @@ import {
   formatFields,
   formatTable,
   printResult,
+  describeHubCommand,
   runHubCommand,
   stringValue,
   stringValues,
@@ -17,6 +19,7 @@ import {
 
 const SPEC: HubCommandSpec = {
   name: 'clusters',
+  subcommands: ['list', 'get', 'add', 'token', 'revoke'],
   usage: [
     'usage: flotilla clusters [list]',
     '       flotilla clusters get NAME',
@@ -50,6 +53,8 @@ const SPEC: HubCommandSpec = {
     impersonate: { type: 'string' },
   },
 };
+
+export const describe: CommandDescription = describeHubCommand(SPEC);
 
 export function run(argv: string[]): Promise<number> {
   return runHubCommand(argv, SPEC, async ({ values, positionals, output, client }) => {

@@ -1,4 +1,5 @@
-import { parseArgs } from 'node:util';
+import { type CommandDescription } from '../command.js';
+import { parseOptions, type OptionSpecs } from '../options/parse-options.js';
 import { HubApiError, HubClient, HubUnreachableError } from '../fleet/hub-client.js';
 import {
   cliConfigPath,
@@ -40,21 +41,34 @@ const LOGIN_USAGE = [
   'and makes it current. Without a token it saves the hub alone (a development hub needs none).',
 ].join('\n');
 
+const COMMON_OPTIONS = {
+  output: { type: 'string', short: 'o' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+const CONTEXT_OPTIONS = { hub: { type: 'string' }, token: { type: 'string' }, ...COMMON_OPTIONS } as const;
+
+const LOGIN_OPTIONS = {
+  hub: { type: 'string' },
+  token: { type: 'string' },
+  context: { type: 'string' },
+  ...COMMON_OPTIONS,
+} as const;
+
+export const describe: CommandDescription = {
+  options: CONTEXT_OPTIONS,
+  subcommands: ['list', 'current', 'use', 'set', 'delete'],
+};
+
+export const describeLogin: CommandDescription = { options: LOGIN_OPTIONS };
+
 function parse(
+  command: string,
   argv: string[],
-  options: Record<string, { type: 'string' | 'boolean'; short?: string }>,
+  options: OptionSpecs,
 ): { values: Record<string, string | boolean | undefined>; positionals: string[] } {
-  try {
-    const { values, positionals } = parseArgs({
-      args: argv,
-      options: { ...options, output: { type: 'string', short: 'o' }, help: { type: 'boolean', short: 'h' } },
-      strict: true,
-      allowPositionals: true,
-    });
-    return { values, positionals };
-  } catch (err) {
-    throw new UsageError((err as Error).message);
-  }
+  const { values, positionals } = parseOptions(argv, options, { command, allowPositionals: true });
+  return { values: values as Record<string, string | boolean | undefined>, positionals };
 }
 
 function outputOf(v: string | boolean | undefined): 'table' | 'json' | 'yaml' {
@@ -107,7 +121,7 @@ async function guard(command: string, body: () => Promise<number>): Promise<numb
 
 export function run(argv: string[]): Promise<number> {
   return guard('context', () => {
-    const { values, positionals } = parse(argv, { hub: { type: 'string' }, token: { type: 'string' } });
+    const { values, positionals } = parse('context', argv, CONTEXT_OPTIONS);
     if (values.help) {
       process.stdout.write(`${CONTEXT_USAGE}\n`);
       return Promise.resolve(0);
@@ -183,11 +197,7 @@ export function run(argv: string[]): Promise<number> {
 
 export function runLogin(argv: string[]): Promise<number> {
   return guard('login', async () => {
-    const { values, positionals } = parse(argv, {
-      hub: { type: 'string' },
-      token: { type: 'string' },
-      context: { type: 'string' },
-    });
+    const { values, positionals } = parse('login', argv, LOGIN_OPTIONS);
     if (values.help) {
       process.stdout.write(`${LOGIN_USAGE}\n`);
       return 0;

@@ -1,6 +1,7 @@
+import { type CommandDescription } from '../command.js';
 import { readFileSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
+import { parseOptions } from '../options/parse-options.js';
 import { parse } from 'yaml';
 import { EXAMPLE_FLEET_DIR, createExampleRepo } from '../demo/example-repo.js';
 import { LocalFleet } from '../fleet/local-fleet.js';
@@ -17,25 +18,26 @@ holding two example applications (plain YAML, and a Helm chart) with an Applicat
 shows them converge on their own.
 Ctrl-C stops everything. --once exits after convergence (exit 1 if it did not converge in time).`;
 
+const OPTIONS = {
+  clusters: { type: 'string', default: '3' },
+  dir: { type: 'string', default: '.flotilla/demo' },
+  timeout: { type: 'string', default: '120' },
+  once: { type: 'boolean', default: false },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+export const describe: CommandDescription = { options: OPTIONS };
+
 export async function run(argv: string[]): Promise<number> {
   let values;
   try {
-    ({ values } = parseArgs({
-      args: argv,
-      options: {
-        clusters: { type: 'string', default: '3' },
-        dir: { type: 'string', default: '.flotilla/demo' },
-        timeout: { type: 'string', default: '120' },
-        once: { type: 'boolean', default: false },
-        help: { type: 'boolean', short: 'h' },
-      },
-    }));
+    ({ values } = parseOptions(argv, OPTIONS, { command: 'demo', allowPositionals: false }));
   } catch (err) {
     console.error(`flotilla demo: ${(err as Error).message}`);
     return 2;
   }
   if (values.help) {
-    console.log(HELP);
+    process.stdout.write(`${HELP}\n`);
     return 0;
   }
   const count = Number(values.clusters);

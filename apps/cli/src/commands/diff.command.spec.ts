@@ -242,7 +242,7 @@ describe('flotilla diff', () => {
     [
       'an unknown flag',
       ['--desired', 'desired.yaml', '--live', 'live.json', '--colour'],
-      "Unknown option '--colour'",
+      "unknown option '--colour'",
     ],
   ])('exits 2 with one line on stderr for %s', async (_name, args, message) => {
     const argv = args.map((a) => (a.endsWith('.yaml') || a.endsWith('.json') ? file(a) : a));

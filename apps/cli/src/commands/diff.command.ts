@@ -1,4 +1,6 @@
-import { parseArgs } from 'node:util';
+import { type CommandDescription } from '../command.js';
+import { describeOffline } from '../offline/offline-command.js';
+import { parseOptions } from '../options/parse-options.js';
 import { ignoreRuleSchema, type IgnoreRule, type TargetDiffView } from '@flotilla/contract';
 import { DiffError, compileIgnoreRules, diffObjects, type DiffResult } from '@flotilla/diff';
 import {
@@ -46,7 +48,7 @@ const OPTIONS = {
   yield: { type: 'string', multiple: true },
 } as const;
 
-const runOffline = offlineCommand(HELP, OPTIONS, evaluate);
+const runOffline = offlineCommand('diff', HELP, OPTIONS, evaluate);
 
 /**
  * `flotilla diff TARGET` asks the hub; `flotilla diff --desired … --live …` stays the offline
@@ -78,12 +80,11 @@ const HUB_SPEC: HubCommandSpec = {
 function isHubDiff(argv: string[]): boolean {
   if (argv.some((a) => /^--(desired|live)(=|$)/.test(a))) return false;
   try {
-    const { positionals } = parseArgs({
-      args: argv,
-      options: { ...HUB_SPEC.options, ...HUB_COMMON_OPTIONS },
-      strict: true,
-      allowPositionals: true,
-    });
+    const { positionals } = parseOptions(
+      argv,
+      { ...HUB_SPEC.options, ...HUB_COMMON_OPTIONS },
+      { command: 'diff', allowPositionals: true },
+    );
     return positionals.length > 0;
   } catch {
     return false;
@@ -224,3 +225,8 @@ function formatTable(r: unknown): string {
   }
   return lines.join('\n');
 }
+
+/** Both forms: the offline comparison's options, and the hub-backed one's with the hub's options. */
+export const describe: CommandDescription = {
+  options: { ...describeOffline(OPTIONS).options, ...HUB_SPEC.options, ...HUB_COMMON_OPTIONS },
+};

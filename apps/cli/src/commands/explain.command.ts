@@ -1,6 +1,13 @@
+import { type CommandDescription } from '../command.js';
 import type { ExplainTargetView, ExplainView } from '@flotilla/contract';
 import { UsageError } from '../offline/offline-command.js';
-import { printResult, runHubCommand, stringValue, type HubCommandSpec } from './hub-command.js';
+import {
+  describeHubCommand,
+  printResult,
+  runHubCommand,
+  stringValue,
+  type HubCommandSpec,
+} from './hub-command.js';
 
 const USAGE = 'flotilla explain --cluster C --appset A [-o json]';
 
@@ -19,6 +26,8 @@ const SPEC: HubCommandSpec = {
     appset: { type: 'string' },
   },
 };
+
+export const describe: CommandDescription = describeHubCommand(SPEC);
 
 export function run(argv: string[]): Promise<number> {
   return runHubCommand(argv, SPEC, async ({ values, positionals, output, client }) => {

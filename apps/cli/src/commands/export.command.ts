@@ -1,3 +1,4 @@
+import { type CommandDescription } from '../command.js';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { stringify } from 'yaml';
@@ -5,6 +6,7 @@ import { UsageError } from '../offline/offline-command.js';
 import {
   expectPositionals,
   printResult,
+  describeHubCommand,
   runHubCommand,
   stringValue,
   type HubCommandSpec,
@@ -29,6 +31,8 @@ const SPEC: HubCommandSpec = {
     'include-git': { type: 'boolean' },
   },
 };
+
+export const describe: CommandDescription = describeHubCommand(SPEC);
 
 export function run(argv: string[]): Promise<number> {
   return runHubCommand(argv, SPEC, async ({ values, positionals, output, client }) => {

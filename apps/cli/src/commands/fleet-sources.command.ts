@@ -1,3 +1,4 @@
+import { type CommandDescription } from '../command.js';
 import { UsageError } from '../offline/offline-command.js';
 import {
   age,
@@ -6,6 +7,7 @@ import {
   formatFields,
   formatTable,
   printResult,
+  describeHubCommand,
   runHubCommand,
   stringValue,
   type HubCommandSpec,
@@ -13,6 +15,7 @@ import {
 
 const SPEC: HubCommandSpec = {
   name: 'fleet-sources',
+  subcommands: ['list', 'show', 'add', 'confirm', 'remove'],
   usage: [
     'usage: flotilla fleet-sources [list]',
     '       flotilla fleet-sources show ID',
@@ -31,6 +34,8 @@ const SPEC: HubCommandSpec = {
     reason: { type: 'string' },
   },
 };
+
+export const describe: CommandDescription = describeHubCommand(SPEC);
 
 interface SourceView {
   id: string;

@@ -1,3 +1,5 @@
+import { type CommandDescription } from '../command.js';
+import { describeOffline } from '../offline/offline-command.js';
 import { lstatSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import {
@@ -189,7 +191,7 @@ function table(r: unknown): string {
     .join('\n');
 }
 
-export const run = offlineCommand(USAGE, OPTIONS, (values) => {
+export const run = offlineCommand('generate', USAGE, OPTIONS, (values) => {
   const files = many(values['file']);
   if (files.length === 0) throw new UsageError(`generate needs at least one -f APPSET\n${USAGE}`);
   const clustersFile = values['clusters'];
@@ -208,3 +210,5 @@ export const run = offlineCommand(USAGE, OPTIONS, (values) => {
   });
   return { results, batch: results.length > 1, table };
 });
+
+export const describe: CommandDescription = describeOffline(OPTIONS);

@@ -178,7 +178,7 @@ describe('flotilla health', () => {
     ['a document that is not an object', ['-f', 'list.yaml'], 'expected one Kubernetes object'],
     ['two documents in one file', ['-f', 'two.yaml'], 'expected one document, found 2'],
     ['no -f', [], 'health needs at least one -f OBJECT'],
-    ['an unknown option', ['--frobnicate'], "Unknown option '--frobnicate'"],
+    ['an unknown option', ['--frobnicate'], "unknown option '--frobnicate'"],
     [
       'a missing --lua-dir',
       ['-f', 'deployment.yaml', '--lua-dir', '/nonexistent/lua'],

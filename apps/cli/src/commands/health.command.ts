@@ -1,3 +1,5 @@
+import { type CommandDescription } from '../command.js';
+import { describeOffline } from '../offline/offline-command.js';
 import { type Dirent, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { createHealthAssessor, type HealthResult } from '@flotilla/health';
@@ -92,7 +94,7 @@ function readObject(path: string): Record<string, unknown> {
   return doc as Record<string, unknown>;
 }
 
-export const run = offlineCommand(USAGE, OPTIONS, async (values) => {
+export const run = offlineCommand('health', USAGE, OPTIONS, async (values) => {
   const files = many(values['file']);
   if (files.length === 0) throw new UsageError(`health needs at least one -f OBJECT\n${USAGE}`);
   const luaDir = values['lua-dir'];
@@ -115,3 +117,5 @@ export const run = offlineCommand(USAGE, OPTIONS, async (values) => {
     assessor.close();
   }
 });
+
+export const describe: CommandDescription = describeOffline(OPTIONS);

@@ -1,10 +1,15 @@
+import { type CommandDescription } from '../command.js';
 import { type SyncRunQuery, type SyncRunView } from '../fleet/hub-client.js';
 import { UsageError } from '../offline/offline-command.js';
 import {
   expectPositionals,
   formatTable,
   printResult,
+  describeHubCommand,
   runHubCommand,
+  showOrWatch,
+  WATCH_OPTIONS,
+  WATCH_USAGE,
   shortSha,
   stringValue,
   type HubCommandSpec,
@@ -17,19 +22,24 @@ const MAX_PAGE = 500;
 const SPEC: HubCommandSpec = {
   name: 'history',
   usage: [
-    'usage: flotilla history [--target T] [--cluster C] [--app-set A] [--outcome O,…] [--trigger T,…]',
-    '                        [--since TIME] [--until TIME] [--limit N | --all] [--ndjson]',
+    'usage: flotilla history [--target T] [--cluster C] [--appset A] [--outcome O,…] [--trigger T,…]',
+    '                        [--since TIME] [--until TIME] [--limit N | --all] [--ndjson] [--watch [--timeout S]]',
     '',
     'Sync runs recorded by the hub, newest first: every attempt with its trigger, revision and outcome.',
     'Filters combine: --outcome Succeeded|Failed|Partial|Blocked and --trigger auto|manual|self-heal|rollback',
     'take comma-separated lists; --since (inclusive) and --until (exclusive) are RFC 3339 times.',
     `--limit N shows at most N runs (default ${DEFAULT_LIMIT}); --all follows the hub's pages to the end.`,
     '-o json prints one array; --ndjson prints one JSON object per line as pages arrive.',
+    '',
+    WATCH_USAGE,
+    '                (--watch shows the newest --limit runs; not with --all or --ndjson)',
   ].join('\n'),
   options: {
     target: { type: 'string' },
     cluster: { type: 'string' },
-    'app-set': { type: 'string' },
+    appset: { type: 'string' },
+    // The old spelling, still accepted with a warning: --appset is the one spelling of every command.
+    'app-set': { type: 'string', deprecated: 'appset' },
     outcome: { type: 'string' },
     trigger: { type: 'string' },
     since: { type: 'string' },
@@ -37,8 +47,11 @@ const SPEC: HubCommandSpec = {
     limit: { type: 'string' },
     all: { type: 'boolean' },
     ndjson: { type: 'boolean' },
+    ...WATCH_OPTIONS,
   },
 };
+
+export const describe: CommandDescription = describeHubCommand(SPEC);
 
 export function run(argv: string[]): Promise<number> {
   return runHubCommand(argv, SPEC, async ({ values, positionals, output, outputGiven, client }) => {
@@ -49,15 +62,24 @@ export function run(argv: string[]): Promise<number> {
     if (all && rawLimit !== undefined) throw new UsageError('--limit and --all exclude each other');
     if (ndjson && outputGiven) throw new UsageError('--ndjson and -o exclude each other');
     const limit = rawLimit === undefined ? DEFAULT_LIMIT : parseLimit(rawLimit);
+    if (values['watch'] === true && (all || ndjson))
+      throw new UsageError(`--watch and --${all ? 'all' : 'ndjson'} exclude each other`);
     const filter: SyncRunQuery = {
       target: stringValue(values['target']),
       cluster: stringValue(values['cluster']),
-      appSet: stringValue(values['app-set']),
+      appSet: stringValue(values['appset']),
       outcome: stringValue(values['outcome']),
       trigger: stringValue(values['trigger']),
       from: stringValue(values['since']),
       to: stringValue(values['until']),
     };
+
+    if (values['watch'] === true || values['timeout'] !== undefined) {
+      // One page per poll: a watch shows the newest runs, as `kubectl get -w` shows the current objects.
+      const newest = async (): Promise<SyncRunView[]> =>
+        (await client.syncRuns({ ...filter, limit: Math.min(limit, MAX_PAGE) })).items.slice(0, limit);
+      return showOrWatch({ values, output }, newest, runTable);
+    }
 
     const runs: SyncRunView[] = [];
     let cursor: string | undefined;

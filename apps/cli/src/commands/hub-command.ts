@@ -1,9 +1,16 @@
-import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { type CommandDescription } from '../command.js';
 import { HubApiError, HubClient, HubUnreachableError } from '../fleet/hub-client.js';
 import { UsageError, type OutputFormat } from '../offline/offline-command.js';
 import { cliConfigPath, loadCliConfig, selectContext, type CliContext } from '../fleet/cli-config.js';
+import { HUB_COMMON_OPTIONS } from '../options/common-options.js';
+import { parseOptions, type OptionSpecs, type OptionValue } from '../options/parse-options.js';
 
-export { printResult } from '../offline/offline-command.js';
+export { HUB_COMMON_OPTIONS };
+
+import { formatResult, printResult } from '../offline/offline-command.js';
+import { WATCH_INTERVAL_MS, watch } from '../watch/watch.js';
+
+export { printResult };
 
 /**
  * Shared plumbing for the hub-backed commands (`clusters`, `appsets`, `targets`, `history`): the
@@ -13,9 +20,7 @@ export { printResult } from '../offline/offline-command.js';
 
 export const DEFAULT_HUB_URL = 'http://127.0.0.1:8080';
 
-type Options = NonNullable<ParseArgsConfig['options']>;
-
-export type HubArgValue = string | boolean | (string | boolean)[] | undefined;
+export type HubArgValue = OptionValue;
 
 export interface HubCommandArgs {
   values: Record<string, HubArgValue>;
@@ -33,7 +38,17 @@ export interface HubCommandSpec {
   name: string;
   /** Printed by `--help`. */
   usage: string;
-  options: Options;
+  options: OptionSpecs;
+  /** The words that may follow the command's name (`list`, `get`, …), for completion. */
+  subcommands?: readonly string[];
+}
+
+/** A hub-backed command's options with the common ones, for completion and the option-spelling check. */
+export function describeHubCommand(spec: HubCommandSpec): CommandDescription {
+  return {
+    options: { ...spec.options, ...HUB_COMMON_OPTIONS },
+    ...(spec.subcommands && { subcommands: spec.subcommands }),
+  };
 }
 
 const COMMON_USAGE = [
@@ -46,28 +61,11 @@ const COMMON_USAGE = [
   '  -o FORMAT      table (default), json or yaml',
 ].join('\n');
 
-/** The options every hub-backed command takes besides its own (`--hub`, `--token`, `-o`, …). */
-export const HUB_COMMON_OPTIONS = {
-  hub: { type: 'string' },
-  token: { type: 'string' },
-  context: { type: 'string' },
-  output: { type: 'string', short: 'o' },
-  help: { type: 'boolean', short: 'h' },
-} as const;
-
 export function parseHubArgs(argv: string[], spec: HubCommandSpec): HubCommandArgs & { help: boolean } {
-  let parsed: { values: Record<string, HubArgValue>; positionals: string[] };
-  try {
-    parsed = parseArgs({
-      args: argv,
-      options: { ...spec.options, ...HUB_COMMON_OPTIONS },
-      strict: true,
-      allowPositionals: true,
-    });
-  } catch (err) {
-    throw new UsageError((err as Error).message);
-  }
-  const { values, positionals } = parsed;
+  const options: OptionSpecs = { ...spec.options, ...HUB_COMMON_OPTIONS };
+  const parsed = parseOptions(argv, options, { command: spec.name, allowPositionals: true });
+  const values: Record<string, HubArgValue> = parsed.values;
+  const positionals = parsed.positionals;
   const rawOutput = values['output'];
   const output = rawOutput ?? 'table';
   if (output !== 'json' && output !== 'yaml' && output !== 'table') {
@@ -259,4 +257,48 @@ export async function firstLineOfStdin(): Promise<string | undefined> {
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks).toString('utf8').split(/\r?\n/)[0]?.trim() || undefined;
+}
+
+/** The options of a read command that can `--watch` (targets, history, rollouts). */
+export const WATCH_OPTIONS = {
+  watch: { type: 'boolean', short: 'w' },
+  timeout: { type: 'string' },
+} as const;
+
+export const WATCH_USAGE = [
+  `-w, --watch     show the answer again whenever it changes (asked every ${WATCH_INTERVAL_MS / 1000} s) until Ctrl-C;`,
+  '                -o json prints one line per change',
+  '--timeout S     with --watch: stop after S seconds (exit 0)',
+].join('\n');
+
+/**
+ * Prints what `read` answers, once, or with `--watch` again whenever it changes. `read` is asked
+ * once per poll; `table` formats its answer for people.
+ */
+export async function showOrWatch<T>(
+  args: Pick<HubCommandArgs, 'values' | 'output'>,
+  read: () => Promise<T>,
+  table: (value: T) => string,
+): Promise<number> {
+  const timeout = stringValue(args.values['timeout']);
+  if (args.values['watch'] !== true) {
+    if (timeout !== undefined) throw new UsageError('--timeout applies with --watch');
+    const value = await read();
+    printResult(value, args.output, () => table(value));
+    return 0;
+  }
+  if (timeout !== undefined && !/^[1-9]\d*$/.test(timeout))
+    throw new UsageError(`--timeout must be a whole number of seconds, not '${timeout}'`);
+  await watch(
+    args.output,
+    async () => {
+      const value = await read();
+      return formatResult(value, args.output, () => table(value));
+    },
+    {
+      intervalMs: WATCH_INTERVAL_MS,
+      ...(timeout !== undefined && { timeoutMs: Number(timeout) * 1000 }),
+    },
+  );
+  return 0;
 }

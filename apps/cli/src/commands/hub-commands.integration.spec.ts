@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -20,6 +21,8 @@ import { run as targets } from './targets.command.js';
  * private prefix) with one simulated cluster and its agent, and a Git repository in a temp dir.
  * Needs the built hub and agent (`npx tsc -b apps/hub/tsconfig.app.json apps/agent/tsconfig.app.json`).
  */
+/** The built CLI, for what only a process shows (Ctrl-C). */
+const CLI_MAIN = join(import.meta.dirname, '../../dist/main.js');
 const REDIS_URL = process.env['TEST_REDIS_URL'] ?? 'redis://127.0.0.1:6379';
 const testdata = (name: string): string => readFileSync(new URL(`testdata/${name}`, import.meta.url), 'utf8');
 
@@ -196,6 +199,35 @@ describe('hub-backed commands against a real hub', () => {
     ]);
     expect(first?.split(/\s+/).slice(1, 4)).toEqual([cluster, `web-${cluster}`, head.slice(0, 7)]);
   }, 60_000);
+
+  it('--watch shows targets and history as they change, bounded by --timeout, and stops on Ctrl-C with exit 0', async () => {
+    // -o json --watch prints one line per answer that changed; --timeout ends it with exit 0.
+    const watched = await cli(history, '--watch', '--timeout', '3', '--limit', '5', '-o', 'json');
+    expect(watched.err).toBe('');
+    expect(watched.code).toBe(0);
+    const answers = watched.out.trimEnd().split('\n');
+    expect(answers.length).toBeGreaterThanOrEqual(1);
+    for (const answer of answers) expect((JSON.parse(answer) as SyncRunView[]).length).toBeGreaterThan(0);
+
+    // As a person runs it: the built CLI, interrupted once it has shown the table.
+    const child = spawn(process.execPath, [CLI_MAIN, 'targets', '--watch', ...hub], {
+      env: { ...process.env, FLOTILLA_CONFIG: join(work, 'no-config.yaml') },
+    });
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    await expect
+      .poll(() => out, { timeout: 30_000 })
+      .toMatch(new RegExp(`^CLUSTER +TARGET[^\\n]*\\n${cluster} `));
+    child.kill('SIGINT');
+    expect(await exited).toBe(0);
+
+    const refused = await cli(targets, 'delete', 'x', '--watch');
+    expect(refused.code).toBe(2);
+    expect(refused.err).toContain('--watch and --timeout apply to the listing');
+    expect((await cli(history, '--watch', '--all')).err).toContain('--watch and --all exclude each other');
+    expect((await cli(targets, '--timeout', '3')).err).toContain('--timeout applies with --watch');
+  }, 90_000);
 
   it('shows, lists and deletes ApplicationSets; a refused document names the field', async () => {
     const yamlOut = await cli(appsets, 'get', 'web', '-o', 'yaml');

@@ -1,3 +1,4 @@
+import { type CommandDescription } from '../command.js';
 import {
   DELIVERY_STATUSES,
   notificationDeliveryViewSchema,
@@ -13,6 +14,7 @@ import {
   expectPositionals,
   formatTable,
   printResult,
+  describeHubCommand,
   runHubCommand,
   stringValue,
   type HubCommandSpec,
@@ -22,6 +24,7 @@ const FILTERS = ['status', 'policy', 'destination', 'trigger', 'limit'] as const
 
 const SPEC: HubCommandSpec = {
   name: 'notifications',
+  subcommands: ['deliveries', 'destinations', 'policies', 'delete-destination', 'delete-policy'],
   usage: [
     'usage: flotilla notifications deliveries [--status Collecting|Pending|Sent|Failed] [--policy P]',
     '                                         [--destination D] [--trigger T] [--limit N]',
@@ -35,6 +38,8 @@ const SPEC: HubCommandSpec = {
   ].join('\n'),
   options: Object.fromEntries(FILTERS.map((f) => [f, { type: 'string' as const }])),
 };
+
+export const describe: CommandDescription = describeHubCommand(SPEC);
 
 export function run(argv: string[]): Promise<number> {
   return runHubCommand(argv, SPEC, async ({ values, positionals, output, client }) => {

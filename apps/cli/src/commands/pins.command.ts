@@ -1,3 +1,4 @@
+import { type CommandDescription } from '../command.js';
 import { UsageError } from '../offline/offline-command.js';
 import {
   expectName,
@@ -5,6 +6,7 @@ import {
   formatTable,
   parseSelector,
   printResult,
+  describeHubCommand,
   runHubCommand,
   shortSha,
   stringValue,
@@ -24,11 +26,12 @@ export interface PinView {
 }
 
 const ADD_USAGE =
-  'flotilla pins add TARGET REVISION | --app-set A [--selector k=v,...] REVISION  --reason TEXT [--until TIME]';
-const REMOVE_USAGE = 'flotilla pins remove TARGET | --app-set A [--selector k=v,...]  --reason TEXT';
+  'flotilla pins add TARGET REVISION | --appset A [--selector k=v,...] REVISION  --reason TEXT [--until TIME]';
+const REMOVE_USAGE = 'flotilla pins remove TARGET | --appset A [--selector k=v,...]  --reason TEXT';
 
 const SPEC: HubCommandSpec = {
   name: 'pins',
+  subcommands: ['list', 'add', 'remove'],
   usage: [
     'usage: flotilla pins [list]',
     `       ${ADD_USAGE}`,
@@ -37,16 +40,20 @@ const SPEC: HubCommandSpec = {
     'Rollback by pinning: a pinned target is given REVISION (a commit, branch or tag of its repository)',
     'even under auto-sync, until it is removed or --until an RFC 3339 time passes. Agents that roll',
     'back on their own leave a pin by agent:<cluster>. `flotilla rollback` is `pins add`. With',
-    '--app-set, every target of the appset is pinned (or unpinned) at once, or those on clusters whose',
+    '--appset, every target of the appset is pinned (or unpinned) at once, or those on clusters whose',
     'labels match --selector (k=v pairs, all must hold); a bad request pins nothing.',
   ].join('\n'),
   options: {
     reason: { type: 'string' },
     until: { type: 'string' },
-    'app-set': { type: 'string' },
+    appset: { type: 'string' },
+    // The old spelling, still accepted with a warning: --appset is the one spelling of every command.
+    'app-set': { type: 'string', deprecated: 'appset' },
     selector: { type: 'string' },
   },
 };
+
+export const describe: CommandDescription = describeHubCommand(SPEC);
 
 export function run(argv: string[]): Promise<number> {
   return runPins(argv, undefined);
@@ -62,9 +69,9 @@ function runPins(argv: string[], forced: 'add' | undefined): Promise<number> {
     const [sub = 'list', ...rest] = forced ? [forced, ...positionals] : positionals;
     if (sub !== 'add' && values['until'] !== undefined)
       throw new UsageError('--until applies to pins add only');
-    const appSet = stringValue(values['app-set']);
+    const appSet = stringValue(values['appset']);
     const selector = parseSelector(stringValue(values['selector']));
-    if (selector && appSet === undefined) throw new UsageError('--selector needs --app-set');
+    if (selector && appSet === undefined) throw new UsageError('--selector needs --appset');
     switch (sub) {
       case 'list': {
         expectPositionals(rest, [], 'flotilla pins list');

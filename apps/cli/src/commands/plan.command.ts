@@ -1,5 +1,6 @@
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
+import { type CommandDescription } from '../command.js';
+import { parseOptions } from '../options/parse-options.js';
 import { type ClusterInfo } from '@flotilla/generators';
 import { type Capabilities } from '@flotilla/manifests';
 import {
@@ -81,11 +82,13 @@ const OPTIONS = {
   help: { type: 'boolean', short: 'h' },
 } as const;
 
+export const describe: CommandDescription = { options: OPTIONS };
+
 type PlanFormat = 'table' | 'json' | 'markdown' | 'yaml';
 
 export async function run(argv: string[]): Promise<number> {
   if (argv.includes('--help') || argv.includes('-h')) {
-    console.log(USAGE);
+    process.stdout.write(`${USAGE}\n`);
     return 0;
   }
   let output: PlanFormat = 'table';
@@ -140,7 +143,7 @@ interface PlanArgs {
 function parsePlanArgs(argv: string[]): PlanArgs {
   let values;
   try {
-    values = parseArgs({ args: argv, options: OPTIONS, strict: true, allowPositionals: false }).values;
+    values = parseOptions(argv, OPTIONS, { command: 'plan', allowPositionals: false }).values;
   } catch (err) {
     throw new UsageError((err as Error).message);
   }

@@ -1,3 +1,5 @@
+import { type CommandDescription } from '../command.js';
+import { describeOffline } from '../offline/offline-command.js';
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import {
@@ -201,7 +203,7 @@ function table(report: PolicyTestReport): string {
   return lines.join('\n');
 }
 
-const runTest = offlineCommand(USAGE, OPTIONS, (values) => {
+const runTest = offlineCommand('policy', USAGE, OPTIONS, (values) => {
   const report = test(values);
   return { results: [report], batch: false, table: () => table(report), failed: !report.allowed };
 });
@@ -210,9 +212,11 @@ export function run(argv: string[]): Promise<number> {
   const [sub, ...rest] = argv;
   if (sub === 'test') return runTest(rest);
   if (sub === undefined || sub === '--help' || sub === '-h') {
-    console.log(USAGE);
+    process.stdout.write(`${USAGE}\n`);
     return Promise.resolve(sub === undefined ? 2 : 0);
   }
   console.error(`flotilla: unknown policy subcommand '${sub}'\n${USAGE}`);
   return Promise.resolve(2);
 }
+
+export const describe: CommandDescription = describeOffline(OPTIONS, ['test']);

@@ -1,3 +1,5 @@
+import { type CommandDescription } from '../command.js';
+import { describeOffline } from '../offline/offline-command.js';
 import { stringify } from 'yaml';
 import type { KubeObject } from '@flotilla/contract';
 import { generate, parseApplicationSet, type ClusterInfo } from '@flotilla/generators';
@@ -222,7 +224,7 @@ function yamlStream(value: unknown): string {
   return (targets[0]?.objects ?? []).map((o) => `---\n${stringify(o)}`).join('');
 }
 
-export const run = offlineCommand(USAGE, OPTIONS, async (values) => {
+export const run = offlineCommand('render', USAGE, OPTIONS, async (values) => {
   const files = many(values['file']);
   if (files.length === 0) throw new UsageError(`render needs at least one -f FILE\n${USAGE}`);
   const clustersFile = values['clusters'];
@@ -245,3 +247,5 @@ export const run = offlineCommand(USAGE, OPTIONS, async (values) => {
   }
   return { results, batch: results.length > 1, yaml: yamlStream };
 });
+
+export const describe: CommandDescription = describeOffline(OPTIONS);

@@ -1,5 +1,6 @@
+import { type CommandDescription } from '../command.js';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
+import { parseOptions, type OptionValues } from '../options/parse-options.js';
 import { type PlannedTarget } from '@flotilla/plan';
 import { stringify } from 'yaml';
 import {
@@ -56,6 +57,8 @@ const OPTIONS = {
   help: { type: 'boolean', short: 'h' },
 } as const;
 
+export const describe: CommandDescription = { options: OPTIONS };
+
 /** The JSON report: which commits changed the renders, and the revert written. */
 export interface RevertReport {
   appSet: string;
@@ -72,7 +75,7 @@ export interface RevertReport {
 
 export async function run(argv: string[]): Promise<number> {
   if (argv.includes('--help') || argv.includes('-h')) {
-    console.log(USAGE);
+    process.stdout.write(`${USAGE}\n`);
     return 0;
   }
   let output = 'table';
@@ -80,7 +83,7 @@ export async function run(argv: string[]): Promise<number> {
   try {
     let values;
     try {
-      values = parseArgs({ args: argv, options: OPTIONS, strict: true, allowPositionals: false }).values;
+      values = parseOptions(argv, OPTIONS, { command: 'revert', allowPositionals: false }).values;
     } catch (err) {
       throw new UsageError((err as Error).message);
     }
@@ -111,7 +114,7 @@ export async function run(argv: string[]): Promise<number> {
   }
 }
 
-type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS }>>['values'];
+type Values = OptionValues<typeof OPTIONS>;
 
 async function revert(values: Values, scratch: Scratch): Promise<RevertReport> {
   const appSetName = values.appset;

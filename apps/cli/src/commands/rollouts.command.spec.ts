@@ -25,19 +25,14 @@ describe('flotilla rollouts / pins / rollback without a hub', () => {
     [pins, 'pins', ['list', '--until', '2030-01-01T00:00:00Z'], '--until applies to pins add only'],
     [pins, 'pins', ['remove', 'web-eu-1'], '--reason is required'],
     [rollback, 'pins', ['web-eu-1', '--reason', 'r'], 'missing REVISION'],
+    [pins, 'pins', ['add', 'abc', '--reason', 'r', '--selector', 'ring=canary'], '--selector needs --appset'],
     [
       pins,
       'pins',
-      ['add', 'abc', '--reason', 'r', '--selector', 'ring=canary'],
-      '--selector needs --app-set',
-    ],
-    [
-      pins,
-      'pins',
-      ['add', '--app-set', 'web', 'abc', '--reason', 'r', '--selector', 'ring'],
+      ['add', '--appset', 'web', 'abc', '--reason', 'r', '--selector', 'ring'],
       "--selector takes k=v pairs separated by commas, not 'ring'",
     ],
-    [pins, 'pins', ['remove', 'extra', '--app-set', 'web', '--reason', 'r'], "unexpected argument 'extra'"],
+    [pins, 'pins', ['remove', 'extra', '--appset', 'web', '--reason', 'r'], "unexpected argument 'extra'"],
   ] as const)('%#: %s %j is a usage error (exit 2)', async (command, name, argv, message) => {
     const r = await runInProcess(command, [...argv]);
     expect(r.code).toBe(2);
@@ -138,7 +133,7 @@ describe('flotilla rollouts / pins / history against a real hub', () => {
     await expect
       .poll(async () => (await json<RolloutView>(rollouts, 'status', 'web')).status, { timeout: 60_000 })
       .toBe('Completed');
-    const list = await json<RolloutView[]>(rollouts, 'list', '--app-set', 'web');
+    const list = await json<RolloutView[]>(rollouts, 'list', '--appset', 'web');
     expect(list.map((r) => [r.revision, r.status])).toEqual([[head, 'Completed']]);
   }, 90_000);
 
@@ -162,7 +157,7 @@ describe('flotilla rollouts / pins / history against a real hub', () => {
     const none = await cli(
       pins,
       'add',
-      '--app-set',
+      '--appset',
       'web',
       'main',
       '--reason',
@@ -172,29 +167,14 @@ describe('flotilla rollouts / pins / history against a real hub', () => {
     );
     expect(none.code).toBe(1);
     expect(none.err).toContain('clusterSelector');
-    const all = await json<PinView[]>(
-      pins,
-      'add',
-      '--app-set',
-      'web',
-      'main',
-      '--reason',
-      'freeze the fleet',
-    );
+    const all = await json<PinView[]>(pins, 'add', '--appset', 'web', 'main', '--reason', 'freeze the fleet');
     expect(all.map((p) => p.target)).toEqual([target]);
-    const removed = await json<{ unpinned: string[] }>(
-      pins,
-      'remove',
-      '--app-set',
-      'web',
-      '--reason',
-      'thaw',
-    );
+    const removed = await json<{ unpinned: string[] }>(pins, 'remove', '--appset', 'web', '--reason', 'thaw');
     expect(removed.unpinned).toEqual([target]);
 
     const auto = await json<{ trigger: string; outcome: string }[]>(
       history,
-      '--app-set',
+      '--appset',
       'web',
       '--trigger',
       'auto',

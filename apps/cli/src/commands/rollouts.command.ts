@@ -1,3 +1,4 @@
+import { type CommandDescription } from '../command.js';
 import type { RolloutDetailView, RolloutView } from '@flotilla/contract';
 import { UsageError } from '../offline/offline-command.js';
 import {
@@ -6,7 +7,11 @@ import {
   formatFields,
   formatTable,
   printResult,
+  describeHubCommand,
   runHubCommand,
+  showOrWatch,
+  WATCH_OPTIONS,
+  WATCH_USAGE,
   shortSha,
   stringValue,
   type HubCommandSpec,
@@ -19,46 +24,58 @@ const ACTION_USAGE = 'flotilla rollouts pause|resume|promote APPSET --reason TEX
 
 const SPEC: HubCommandSpec = {
   name: 'rollouts',
+  subcommands: ['list', 'status', 'pause', 'resume', 'promote'],
   usage: [
-    'usage: flotilla rollouts [list] [--app-set A]',
-    '       flotilla rollouts status APPSET [--revision SHA]',
+    'usage: flotilla rollouts [list] [--appset A] [--watch [--timeout S]]',
+    '       flotilla rollouts status APPSET [--revision SHA] [--watch [--timeout S]]',
     `       ${ACTION_USAGE}`,
     '',
     'Fleet rollouts of appsets with a spec.rollout strategy. `status` shows the step, why the rollout',
     'waits, and every target: released, synced, health, pinned, failed or skipped (with the reason).',
     '`pause` stops releasing; `resume` continues; `promote` opens a manual gate (maxUnavailable 0) or',
     'moves past the current step without waiting. Every action needs --reason and is audited.',
+    '',
+    WATCH_USAGE,
   ].join('\n'),
   options: {
-    'app-set': { type: 'string' },
+    appset: { type: 'string' },
+    // The old spelling, still accepted with a warning: --appset is the one spelling of every command.
+    'app-set': { type: 'string', deprecated: 'appset' },
     revision: { type: 'string' },
     reason: { type: 'string' },
+    ...WATCH_OPTIONS,
   },
 };
+
+export const describe: CommandDescription = describeHubCommand(SPEC);
 
 export function run(argv: string[]): Promise<number> {
   return runHubCommand(argv, SPEC, async ({ values, positionals, output, client }) => {
     const [sub = 'list', ...rest] = positionals;
+    if (
+      sub !== 'list' &&
+      sub !== 'status' &&
+      (values['watch'] !== undefined || values['timeout'] !== undefined)
+    )
+      throw new UsageError(
+        `--watch and --timeout apply to 'rollouts list' and 'rollouts status', not '${sub}'`,
+      );
     switch (sub) {
       case 'list': {
-        expectPositionals(rest, [], 'flotilla rollouts list [--app-set A]');
-        const appSet = stringValue(values['app-set']);
-        const list = await client.request<RolloutView[]>(
-          'GET',
-          `/api/v1/rollouts${appSet ? `?appSet=${encodeURIComponent(appSet)}` : ''}`,
-        );
-        printResult(list, output, () => listTable(list));
-        return 0;
+        expectPositionals(rest, [], 'flotilla rollouts list [--appset A]');
+        const appSet = stringValue(values['appset']);
+        const path = `/api/v1/rollouts${appSet ? `?appSet=${encodeURIComponent(appSet)}` : ''}`;
+        return showOrWatch({ values, output }, () => client.request<RolloutView[]>('GET', path), listTable);
       }
       case 'status': {
         const appSet = expectName(rest, 'flotilla rollouts status APPSET [--revision SHA]');
         const revision = stringValue(values['revision']);
-        const view = await client.request<RolloutDetailView>(
-          'GET',
-          `/api/v1/rollouts/${encodeURIComponent(appSet)}${revision ? `?revision=${encodeURIComponent(revision)}` : ''}`,
+        const path = `/api/v1/rollouts/${encodeURIComponent(appSet)}${revision ? `?revision=${encodeURIComponent(revision)}` : ''}`;
+        return showOrWatch(
+          { values, output },
+          () => client.request<RolloutDetailView>('GET', path),
+          statusText,
         );
-        printResult(view, output, () => statusText(view));
-        return 0;
       }
       case 'pause':
       case 'resume':

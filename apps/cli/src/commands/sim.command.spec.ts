@@ -15,7 +15,7 @@ describe('flotilla sim', () => {
     [['--clusters', '0', '--kubeconfig-dir', dir], "--clusters must be a positive integer, not '0'"],
     [['--clusters', 'two', '--kubeconfig-dir', dir], "--clusters must be a positive integer, not 'two'"],
     [['--clusters', '1'], '--kubeconfig-dir is required'],
-    [['--clusters', '1', '--kubeconfig-dir', dir, '--bogus'], "Unknown option '--bogus'"],
+    [['--clusters', '1', '--kubeconfig-dir', dir, '--bogus'], "unknown option '--bogus'"],
   ])('%j is a usage error: exit 2, one line on stderr', async (argv, message) => {
     const stderr = vi.spyOn(console, 'error').mockImplementation(() => undefined);
     const out: string[] = [];

@@ -1,4 +1,5 @@
-import { parseArgs } from 'node:util';
+import { type CommandDescription } from '../command.js';
+import { parseOptions } from '../options/parse-options.js';
 import { startSimFleet } from '@flotilla/kube-sim';
 
 /**
@@ -7,22 +8,21 @@ import { startSimFleet } from '@flotilla/kube-sim';
  */
 const USAGE = 'usage: flotilla sim --clusters N --kubeconfig-dir DIR [--name-prefix P]';
 
+const OPTIONS = {
+  clusters: { type: 'string' },
+  'kubeconfig-dir': { type: 'string' },
+  'name-prefix': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+export const describe: CommandDescription = { options: OPTIONS };
+
 class SimUsageError extends Error {}
 
 function parse(argv: string[]): { count: number; dir: string; prefix: string } {
   let values: Record<string, string | boolean | undefined>;
   try {
-    values = parseArgs({
-      args: argv,
-      options: {
-        clusters: { type: 'string' },
-        'kubeconfig-dir': { type: 'string' },
-        'name-prefix': { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-      strict: true,
-      allowPositionals: false,
-    }).values;
+    values = parseOptions(argv, OPTIONS, { command: 'sim', allowPositionals: false }).values;
   } catch (err) {
     throw new SimUsageError((err as Error).message);
   }

@@ -1,3 +1,4 @@
+import { type CommandDescription } from '../command.js';
 import { z } from 'zod';
 import { UsageError } from '../offline/offline-command.js';
 import type { HubClient } from '../fleet/hub-client.js';
@@ -7,6 +8,7 @@ import {
   formatTable,
   parseSelector,
   printResult,
+  describeHubCommand,
   runHubCommand,
   stringValue,
   stringValues,
@@ -109,7 +111,8 @@ const SPEC: HubCommandSpec = {
     wait: { type: 'boolean' },
     timeout: { type: 'string' },
     appset: { type: 'string' },
-    'app-set': { type: 'string' },
+    // The old spelling, still accepted with a warning: --appset is the one spelling of every command.
+    'app-set': { type: 'string', deprecated: 'appset' },
     selector: { type: 'string' },
     preview: { type: 'boolean' },
     cancel: { type: 'string' },
@@ -120,6 +123,8 @@ const SPEC: HubCommandSpec = {
     resource: { type: 'string', multiple: true },
   },
 };
+
+export const describe: CommandDescription = describeHubCommand(SPEC);
 
 export function run(argv: string[]): Promise<number> {
   return runHubCommand(argv, SPEC, async ({ values, positionals, output, client }) => {
@@ -147,10 +152,7 @@ export function run(argv: string[]): Promise<number> {
       printResult(op, output, () => text(op));
       return values['wait'] === true && op.state !== 'Terminated' ? 1 : 0;
     }
-    const legacyAppSet = stringValue(values['app-set']);
-    if (legacyAppSet !== undefined)
-      process.stderr.write('flotilla sync: --app-set is deprecated, use --appset\n');
-    const appSet = stringValue(values['appset']) ?? legacyAppSet;
+    const appSet = stringValue(values['appset']);
     const selector = parseSelector(stringValue(values['selector']));
     const expires = stringValue(values['expires-in-minutes']);
     if (expires !== undefined && !/^[1-9]\d*$/.test(expires))

@@ -17,7 +17,7 @@ describe('flotilla targets without a hub', () => {
 
   it.each([
     [['eu1'], "unexpected argument 'eu1'"],
-    [['--cluster'], "Option '--cluster <value>' argument missing"],
+    [['--cluster'], "option '--cluster <value>' argument missing"],
   ])('%j is a usage error (exit 2)', async (argv, message) => {
     const r = await runInProcess(run, argv);
     expect(r.code).toBe(2);
@@ -48,16 +48,28 @@ describe('flotilla targets delete', () => {
 
 describe('the REASON column of flotilla targets', () => {
   const target = (name: string, cluster: string, reason: TargetView['reason']): TargetView => ({
+    id: `id-${name}`,
     name,
     cluster,
     appSet: 'web',
     namespace: 'web',
+    repoUrl: 'https://git.example/web.git',
+    path: 'apps/web',
+    targetRevision: 'main',
     desiredRevision: 'a'.repeat(40),
+    sources: null,
     bundleDigest: null,
+    releasedRevision: null,
+    pin: null,
+    syncPolicy: null,
     syncStatus: reason ? 'OutOfSync' : 'Synced',
     health: 'Healthy',
+    healthMessage: null,
+    lastSyncedRevision: null,
     lastSyncedAt: null,
+    lastReportAt: null,
     reason,
+    stale: null,
   });
 
   it('shows the code and the message, `-` when there is no reason, sorted by cluster then target', () => {

@@ -1,3 +1,4 @@
+import { type CommandDescription } from '../command.js';
 import { type TargetDeletionView } from '@flotilla/contract';
 import { type TargetView } from '../fleet/hub-client.js';
 import { UsageError } from '../offline/offline-command.js';
@@ -7,7 +8,11 @@ import {
   expectPositionals,
   formatTable,
   printResult,
+  describeHubCommand,
   runHubCommand,
+  showOrWatch,
+  WATCH_OPTIONS,
+  WATCH_USAGE,
   shortSha,
   stringValue,
   type HubCommandSpec,
@@ -17,8 +22,9 @@ const DELETE_USAGE = 'flotilla targets delete TARGET --cascade --reason TEXT';
 
 const SPEC: HubCommandSpec = {
   name: 'targets',
+  subcommands: ['delete'],
   usage: [
-    'usage: flotilla targets [--cluster C] [--appset A]',
+    'usage: flotilla targets [--cluster C] [--appset A] [--watch [--timeout S]]',
     `       ${DELETE_USAGE}`,
     '',
     'What each cluster should run (one target per ApplicationSet and cluster) and what its agent last',
@@ -28,18 +34,25 @@ const SPEC: HubCommandSpec = {
     'delete: the target is deleted with its objects (admin). Its agent runs the PreDelete hooks, deletes',
     'what the target tracks (Delete=false and helm.sh/resource-policy: keep stay), runs PostDelete hooks',
     'and reports; then the target leaves the hub. --cascade says so explicitly; --reason is audited.',
+    '',
+    WATCH_USAGE,
   ].join('\n'),
   options: {
     cluster: { type: 'string' },
     appset: { type: 'string' },
     cascade: { type: 'boolean' },
     reason: { type: 'string' },
+    ...WATCH_OPTIONS,
   },
 };
+
+export const describe: CommandDescription = describeHubCommand(SPEC);
 
 export function run(argv: string[]): Promise<number> {
   return runHubCommand(argv, SPEC, async ({ values, positionals, output, client }) => {
     if (positionals[0] === 'delete') {
+      if (values['watch'] !== undefined || values['timeout'] !== undefined)
+        throw new UsageError(`--watch and --timeout apply to the listing, not to: ${DELETE_USAGE}`);
       const name = expectName(positionals.slice(1), DELETE_USAGE);
       if (values['cascade'] !== true)
         throw new UsageError(
@@ -63,12 +76,8 @@ export function run(argv: string[]): Promise<number> {
     if (values['cascade'] !== undefined || values['reason'] !== undefined)
       throw new UsageError(`--cascade and --reason belong to: ${DELETE_USAGE}`);
     expectPositionals(positionals, [], 'flotilla targets [--cluster C] [--appset A]');
-    const targets = await client.targets({
-      cluster: stringValue(values['cluster']),
-      appSet: stringValue(values['appset']),
-    });
-    printResult(targets, output, () => targetTable(targets));
-    return 0;
+    const filter = { cluster: stringValue(values['cluster']), appSet: stringValue(values['appset']) };
+    return showOrWatch({ values, output }, () => client.targets(filter), targetTable);
   });
 }
 
@@ -76,7 +85,8 @@ export function run(argv: string[]): Promise<number> {
 const REASON_MESSAGE_WIDTH = 72;
 
 /** `Code: message`, the message cut to one short line; `-` when the target has no reason. */
-export function reasonCell(reason: TargetView['reason']): string {
+/** `undefined`: a hub older than the reason field sends none. */
+export function reasonCell(reason: TargetView['reason'] | undefined): string {
   if (!reason) return '-';
   const message = reason.message.replace(/\s+/g, ' ').trim();
   if (!message) return reason.code;

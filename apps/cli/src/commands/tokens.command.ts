@@ -1,3 +1,4 @@
+import { type CommandDescription } from '../command.js';
 import {
   apiTokenViewSchema,
   createdApiTokenSchema,
@@ -13,6 +14,7 @@ import {
   expectPositionals,
   formatTable,
   printResult,
+  describeHubCommand,
   runHubCommand,
   stringValue,
   type HubCommandSpec,
@@ -20,6 +22,7 @@ import {
 
 const SPEC: HubCommandSpec = {
   name: 'tokens',
+  subcommands: ['list', 'create', 'revoke'],
   usage: [
     'usage: flotilla tokens [list]',
     '       flotilla tokens create NAME --role viewer|operator|admin [--expires-in-days N]',
@@ -34,6 +37,8 @@ const SPEC: HubCommandSpec = {
     'expires-in-days': { type: 'string' },
   },
 };
+
+export const describe: CommandDescription = describeHubCommand(SPEC);
 
 export function run(argv: string[]): Promise<number> {
   return runHubCommand(argv, SPEC, async ({ values, positionals, output, client }) => {

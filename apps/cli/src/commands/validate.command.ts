@@ -1,6 +1,7 @@
+import { type CommandDescription } from '../command.js';
 import { readdirSync, readFileSync, readlinkSync, realpathSync, statSync } from 'node:fs';
 import { join, relative, resolve, sep } from 'node:path';
-import { parseArgs } from 'node:util';
+import { parseOptions } from '../options/parse-options.js';
 import {
   compareFleetErrors,
   formatFleetError,
@@ -66,7 +67,7 @@ export async function run(argv: string[]): Promise<number> {
 async function execute(argv: string[]): Promise<number> {
   const { dir, output } = parseValidateArgs(argv);
   if (dir === null) {
-    console.log(USAGE);
+    process.stdout.write(`${USAGE}\n`);
     return 0;
   }
   const { files, refused } = readFleetDirectory(dir);
@@ -76,18 +77,17 @@ async function execute(argv: string[]): Promise<number> {
   return report.valid ? 0 : 1;
 }
 
+const OPTIONS = {
+  output: { type: 'string', short: 'o', default: 'table' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+export const describe: CommandDescription = { options: OPTIONS };
+
 function parseValidateArgs(argv: string[]): { dir: string | null; output: OutputFormat } {
   let parsed;
   try {
-    parsed = parseArgs({
-      args: argv,
-      options: {
-        output: { type: 'string', short: 'o', default: 'table' },
-        help: { type: 'boolean', short: 'h' },
-      },
-      strict: true,
-      allowPositionals: true,
-    });
+    parsed = parseOptions(argv, OPTIONS, { command: 'validate', allowPositionals: true });
   } catch (err) {
     throw new UsageError(`${(err as Error).message}\n${USAGE}`);
   }

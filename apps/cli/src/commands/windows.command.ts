@@ -1,3 +1,6 @@
+import { type CommandDescription } from '../command.js';
+import { describeOffline } from '../offline/offline-command.js';
+import { HUB_COMMON_OPTIONS } from '../options/common-options.js';
 import { evaluateWindows, validateWindows, type WindowEvaluation } from '@flotilla/windows';
 import { type SyncWindow } from '@flotilla/contract';
 import { errorResult, many, readDocuments, offlineCommand, UsageError } from '../offline/offline-command.js';
@@ -110,7 +113,7 @@ function table(r: unknown): string {
   return `canSync=${v.canSync} active=[${v.active.join(',')}] matching=[${v.matching.join(',')}] nextChange=${v.nextChange ?? '-'}`;
 }
 
-const runOffline = offlineCommand(USAGE, OPTIONS, (values) => {
+const runOffline = offlineCommand('windows', USAGE, OPTIONS, (values) => {
   const files = many(values['file']);
   const times = many(values['at']);
   if (files.length === 0) throw new UsageError(`windows needs at least one -f WINDOWS\n${USAGE}`);
@@ -151,3 +154,9 @@ export async function run(argv: string[]): Promise<number> {
   }
   return runOffline(argv);
 }
+
+/** Both forms: the offline evaluator's options, and the hub-backed sub-commands with the hub's options. */
+export const describe: CommandDescription = {
+  options: { ...describeOffline(OPTIONS).options, ...HUB_COMMON_OPTIONS },
+  subcommands: ['list', 'show', 'history', 'next'],
+};

@@ -2,36 +2,22 @@
  * A small typed client for the hub's people-facing REST API, used by the CLI's hub-backed commands,
  * the demo and the end-to-end tests.
  */
-import { LISTING_PAGE, type TargetDiffView, type TargetReason } from '@flotilla/contract';
+import {
+  LISTING_PAGE,
+  type AppSetView,
+  type ClusterView,
+  type RegisteredClusterView,
+  type SyncRunPageView,
+  type SyncRunView,
+  type TargetDiffView,
+  type TargetListItemView,
+} from '@flotilla/contract';
 
-export interface TargetView {
-  name: string;
-  cluster: string;
-  appSet: string;
-  namespace: string;
-  desiredRevision: string | null;
-  bundleDigest: string | null;
-  syncStatus: string;
-  health: string | null;
-  healthMessage?: string | null;
-  lastSyncedRevision?: string | null;
-  lastSyncedAt?: string | null;
-  id?: string;
-  repoUrl?: string;
-  path?: string;
-  targetRevision?: string;
-  lastReportAt?: string | null;
-  /** Why it is not Synced and Healthy at the wanted revision (null: it is); older hubs send none. */
-  reason?: TargetReason | null;
-  /** Set while its cluster's agent is offline: the status is as last reported; older hubs send none. */
-  stale?: { lastSeenAt: string | null } | null;
-}
-
-export interface RegisteredCluster {
-  cluster: ClusterView;
-  bootstrapToken: string;
-  expiresAt: string;
-}
+/** The hub's answers, as the contract defines them (the hub builds them with the same types). */
+export type { AppSetView, ClusterView, SyncRunView };
+export type TargetView = TargetListItemView;
+export type RegisteredCluster = RegisteredClusterView;
+export type SyncRunPage = SyncRunPageView;
 
 export class HubApiError extends Error {
   override readonly name = 'HubApiError';
@@ -91,62 +77,6 @@ function describeNetworkError(err: unknown): string {
     return code && !cause.message.includes(code) ? `${code}: ${cause.message}` : cause.message;
   }
   return err instanceof Error ? err.message : String(err);
-}
-
-export interface ClusterTargetCounts {
-  total: number;
-  synced: number;
-  outOfSync: number;
-  unknown: number;
-  healthy: number;
-  degraded: number;
-}
-
-export interface ClusterView {
-  id: string;
-  name: string;
-  server: string | null;
-  labels: Record<string, string>;
-  annotations: Record<string, string>;
-  registered: boolean;
-  agentVersion: string | null;
-  lastSeenAt: string | null;
-  createdAt: string;
-  targets: ClusterTargetCounts;
-}
-
-export interface AppSetView {
-  id: string;
-  name: string;
-  apiVersion: string;
-  status: string;
-  error: { code: string; message: string; path?: string } | null;
-  repoUrls: string[];
-  targetCount: number;
-  lastExpandedAt: string | null;
-  createdAt: string;
-  updatedAt: string;
-  document: unknown;
-}
-
-export interface SyncRunView {
-  id: string;
-  target: string;
-  cluster: string;
-  revision: string;
-  bundleDigest: string | null;
-  trigger: string;
-  outcome: string;
-  message: string | null;
-  startedAt: string;
-  finishedAt: string;
-  resources: unknown;
-  reportId: string | null;
-}
-
-export interface SyncRunPage {
-  items: SyncRunView[];
-  nextCursor: string | null;
 }
 
 export interface SyncRunQuery {

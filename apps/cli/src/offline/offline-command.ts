@@ -1,16 +1,16 @@
 import { readFileSync } from 'node:fs';
-import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { parseAllDocuments, stringify } from 'yaml';
+import { parseOptions, type OptionSpecs } from '../options/parse-options.js';
+import { type CommandDescription } from '../command.js';
+import { OFFLINE_COMMON_OPTIONS } from '../options/common-options.js';
+import { UsageError } from '../usage-error.js';
 
 /**
  * Shared plumbing for the offline commands of ../shared/CLI.md: argument parsing, input files,
  * output formats and exit codes (0 evaluated, 1 evaluation failed, 2 usage or unreadable input).
  */
 
-/** Bad usage or unreadable input: exit 2 with one line on stderr. */
-export class UsageError extends Error {
-  override readonly name = 'UsageError';
-}
+export { UsageError };
 
 /** The input was understood but evaluating it failed: exit 1, `{"error": …}` on stdout. */
 export class EvaluationError extends Error {
@@ -19,7 +19,7 @@ export class EvaluationError extends Error {
 
 export type OutputFormat = 'json' | 'yaml' | 'table';
 
-type Options = NonNullable<ParseArgsConfig['options']>;
+type Options = OptionSpecs;
 
 export type ArgValue = string | boolean | (string | boolean)[] | undefined;
 
@@ -28,22 +28,12 @@ export interface ParsedCommandArgs {
   output: OutputFormat;
 }
 
-export function parseCommandArgs(argv: string[], options: Options): ParsedCommandArgs {
-  let values: Record<string, ArgValue>;
-  try {
-    values = parseArgs({
-      args: argv,
-      options: {
-        ...options,
-        output: { type: 'string', short: 'o', default: 'table' },
-        help: { type: 'boolean', short: 'h' },
-      },
-      strict: true,
-      allowPositionals: false,
-    }).values;
-  } catch (err) {
-    throw new UsageError((err as Error).message);
-  }
+export function parseCommandArgs(command: string, argv: string[], options: Options): ParsedCommandArgs {
+  const { values } = parseOptions(
+    argv,
+    { ...options, ...OFFLINE_COMMON_OPTIONS },
+    { command, allowPositionals: false },
+  );
   const output = values['output'];
   if (output !== 'json' && output !== 'yaml' && output !== 'table') {
     throw new UsageError(`-o must be json, yaml or table, not '${String(output)}'`);
@@ -144,19 +134,20 @@ export interface Evaluation {
  * `evaluate` with the parsed values, its output in the requested format and its exit code.
  */
 export function offlineCommand(
+  command: string,
   help: string,
   options: Options,
   evaluate: (values: Record<string, ArgValue>) => Evaluation | Promise<Evaluation>,
 ): (argv: string[]) => Promise<number> {
   return (argv) => {
     if (argv.includes('--help') || argv.includes('-h')) {
-      console.log(help);
+      process.stdout.write(`${help}\n`);
       return Promise.resolve(0);
     }
     let values: Record<string, ArgValue> = {};
     return runOffline(
       () => {
-        const parsed = parseCommandArgs(argv, options);
+        const parsed = parseCommandArgs(command, argv, options);
         values = parsed.values;
         return parsed.output;
       },
@@ -185,17 +176,25 @@ function print(value: unknown, fmt: OutputFormat, table?: (r: unknown) => string
 
 /** Prints `value` as one JSON or YAML document, or as the table the command builds for people. */
 export function printResult(value: unknown, output: OutputFormat, table: () => string): void {
+  process.stdout.write(formatResult(value, output, table));
+}
+
+/** What printResult prints: one line of JSON, a YAML document, or the table (ending with a newline). */
+export function formatResult(value: unknown, output: OutputFormat, table: () => string): string {
   switch (output) {
     case 'json':
-      process.stdout.write(`${JSON.stringify(value)}\n`);
-      return;
+      return `${JSON.stringify(value)}\n`;
     case 'yaml':
-      process.stdout.write(stringify(value));
-      return;
+      return stringify(value);
     case 'table': {
       const text = table();
-      if (text) process.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
-      return;
+      if (!text) return '';
+      return text.endsWith('\n') ? text : `${text}\n`;
     }
   }
+}
+
+/** An offline command's options with the common ones, for completion and the option-spelling check. */
+export function describeOffline(options: Options, subcommands?: readonly string[]): CommandDescription {
+  return { options: { ...options, ...OFFLINE_COMMON_OPTIONS }, ...(subcommands && { subcommands }) };
 }

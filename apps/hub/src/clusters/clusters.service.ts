@@ -1,4 +1,4 @@
-import type { Page } from '@flotilla/contract';
+import type { ClusterView, Page } from '@flotilla/contract';
 import { pageArgs, pageOf, type PageQuery } from '../common/name-page.js';
 import { Inject, Injectable } from '@nestjs/common';
 import { z } from 'zod';
@@ -29,27 +29,7 @@ export const createClusterSchema = z.object({
 });
 export type CreateCluster = z.infer<typeof createClusterSchema>;
 
-export interface ClusterView {
-  id: string;
-  name: string;
-  server: string;
-  labels: Record<string, string>;
-  annotations: Record<string, string>;
-  registered: boolean;
-  agentVersion: string | null;
-  /** What its agent reported of discovery, which its charts render with; null until it reports. */
-  capabilities: { kubeVersion: string; apiVersions: string[]; reportedAt: string | null } | null;
-  lastSeenAt: string | null;
-  createdAt: string;
-  targets: {
-    total: number;
-    synced: number;
-    outOfSync: number;
-    unknown: number;
-    healthy: number;
-    degraded: number;
-  };
-}
+export type { ClusterView } from '@flotilla/contract';
 
 /** The cluster inventory and the bootstrap tokens that let an agent join it. */
 @Injectable()
