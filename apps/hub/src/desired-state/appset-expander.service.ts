@@ -49,7 +49,8 @@ import {
 import { ExpansionGitReads, type ResolvedRef, type SharedRefs } from './expansion-git-reads.js';
 import { findNameClash, writePlan } from './expansion-writes.js';
 import { requestExpansionDeletions } from './target-deletions.service.js';
-import { SyncSettingsError, targetSyncSettingsOf } from './sync-policy.js';
+import { SyncSettingsError } from './sync-settings-fields.js';
+import { targetSyncSettingsOf } from './target-sync-settings.js';
 import { ProjectGate, ProjectPolicy } from '../projects/project-policy.service.js';
 import {
   deletionGuardLimit,
