@@ -164,7 +164,9 @@ export class AppSetExpander {
       computed = await this.desiredTargets.compute(appSet.name, appSet.spec, true);
     } catch (e) {
       if (!(e instanceof ExpansionError)) throw e;
-      return this.transaction.recordFailure(appSet, e);
+      const outcome = await this.transaction.recordFailure(appSet, e);
+      if (outcome !== STALE) this.logger.warn(`appset ${appSet.name}: ${e.code}: ${e.message}`);
+      return outcome;
     }
     return this.transaction.apply(appSet.id, appSet.name, appSet.spec, computed);
   }

@@ -1,5 +1,5 @@
 // Writes a computed expansion (or its failure) to the appset and its targets, under the appset's row lock.
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { canonicalJson } from '@flotilla/manifests';
 import { AuditLog } from '../audit/audit.service.js';
 import { toJson } from '../common/json.js';
@@ -70,8 +70,6 @@ const EXPANSION_TX = { timeout: 60_000, maxWait: 15_000 };
 
 @Injectable()
 export class ExpansionTransaction {
-  private readonly logger = new Logger(ExpansionTransaction.name);
-
   constructor(
     private readonly db: Database,
     private readonly audit: AuditLog,
@@ -136,7 +134,7 @@ export class ExpansionTransaction {
     e: ExpansionError,
   ): Promise<ExpansionOutcome | Stale> {
     const error = { code: e.code, message: e.message, ...(e.path !== undefined && { path: e.path }) };
-    const outcome = await this.db.prisma.$transaction(async (tx): Promise<ExpansionOutcome | Stale> => {
+    return this.db.prisma.$transaction(async (tx): Promise<ExpansionOutcome | Stale> => {
       await tx.$executeRaw`SELECT 1 FROM "ApplicationSet" WHERE "id" = ${started.id} FOR UPDATE`;
       const appSet = await tx.applicationSet.findUnique({ where: { id: started.id } });
       if (!appSet) return goneOutcome();
@@ -158,8 +156,6 @@ export class ExpansionTransaction {
       }
       return { status: 'Error', created: 0, updated: 0, deleted: 0, error };
     });
-    if (outcome !== STALE) this.logger.warn(`appset ${started.name}: ${e.code}: ${e.message}`);
-    return outcome;
   }
 
   /** Another appset owns a target of this name: the appset is in Error, no target changes. */
