@@ -43,6 +43,11 @@ import { SourceSyncProcessor } from './pipeline/source-sync.processor.js';
 import { AppSetsService } from './desired-state/appsets.service.js';
 import { AppSetsController } from './desired-state/appsets.controller.js';
 import { AppSetExpander } from './desired-state/appset-expander.service.js';
+import { DesiredTargets } from './desired-state/desired-targets.service.js';
+import { ExpansionRenders } from './desired-state/expansion-renders.service.js';
+import { ExpansionRepositories } from './desired-state/expansion-repositories.service.js';
+import { ExpansionTransaction } from './desired-state/expansion-transaction.service.js';
+import { SourcePlacement } from './desired-state/source-placement.service.js';
 import { AppSetExpandProcessor } from './pipeline/appset-expand.processor.js';
 import { ChartVersionsProcessor } from './pipeline/chart-versions.processor.js';
 import { ChartVersionWatch } from './desired-state/chart-versions.service.js';
@@ -158,6 +163,11 @@ export class AppModule {
       AppSetsService,
       ExpansionRequests,
       AppSetExpander,
+      DesiredTargets,
+      SourcePlacement,
+      ExpansionRepositories,
+      ExpansionRenders,
+      ExpansionTransaction,
       ChartVersionWatch,
       RolloutsService,
       { provide: ReleaseAfterExpansion, useExisting: RolloutsService },

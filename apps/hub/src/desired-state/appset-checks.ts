@@ -1,6 +1,6 @@
 import { checkRolloutSpec } from './rollout-strategy.js';
 import { checkDeletionGuardSpec } from './deletion-guard.js';
-import { checkIgnoreRulesSpec } from './sync-policy.js';
+import { checkIgnoreRulesSpec } from './target-sync-settings.js';
 
 /**
  * The checks every ApplicationSet document passes before it is stored, whether it comes through the

@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { describe, expect, it } from 'vitest';
-import { planExpansion, targetSetHash, type DesiredTarget } from './appset-expander.service.js';
+import { planExpansion, targetSetHash, type DesiredTarget } from './expansion-plan.js';
 import type { Target } from '../generated/prisma/client.js';
 
 const desired = (name: string, over: Partial<DesiredTarget> = {}): DesiredTarget => ({

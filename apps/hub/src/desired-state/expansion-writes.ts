@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { toJson } from '../common/json.js';
 import type { Database } from '../db/database.js';
 import type { Prisma } from '../generated/prisma/client.js';
-import type { DesiredTarget, ExpansionPlan } from './appset-expander.service.js';
+import type { DesiredTarget, ExpansionPlan } from './expansion-plan.js';
 
 type Tx = Prisma.TransactionClient;
 

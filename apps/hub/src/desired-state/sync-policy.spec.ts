@@ -1,11 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import {
-  assignmentSyncSettingsOf,
-  checkSyncSettingsSpec,
-  SyncSettingsError,
-  syncPolicyOf,
-  targetSyncSettingsOf,
-} from './sync-policy.js';
+import { assignmentSyncSettingsOf, syncPolicyOf } from './sync-policy.js';
+import { SyncSettingsError } from './sync-settings-fields.js';
+import { checkSyncSettingsSpec, targetSyncSettingsOf } from './target-sync-settings.js';
 
 describe('syncPolicyOf', () => {
   it("applies Flotilla's defaults when the template says nothing", () => {

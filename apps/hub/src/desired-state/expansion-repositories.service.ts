@@ -1,0 +1,123 @@
+// The Git repositories an expansion reads: registered, fetched and prepared once each, and their refs resolved.
+import { Injectable } from '@nestjs/common';
+import type { RepositoryFiles } from '@flotilla/generators';
+import { HubError } from '../common/hub-error.js';
+import { Database } from '../db/database.js';
+import type { Repository } from '../generated/prisma/client.js';
+import { GitMirrorError } from '../sources/git/git-mirror.js';
+import { GitMirrorsService } from '../sources/git/git-mirrors.service.js';
+import { RepositoriesService } from '../sources/repositories/repositories.service.js';
+import { withoutCredentials } from '../sources/repositories/repository-url.js';
+import { ExpansionError } from './expansion-error.js';
+import { ExpansionGitReads, type SharedRefs } from './expansion-git-reads.js';
+
+/** What the repository reads of one expansion share: each repository prepared once, each Git question asked once. */
+export interface RepositoryScope {
+  appSetName: string;
+  /** False for the preview: use only repositories already fetched, register and fetch nothing. */
+  register: boolean;
+  git: ExpansionGitReads;
+  /** The repositories prepared so far, by the URL the appset wrote. */
+  repoByUrl: Map<string, Repository>;
+}
+
+@Injectable()
+export class ExpansionRepositories {
+  constructor(
+    private readonly db: Database,
+    private readonly mirrors: GitMirrorsService,
+    private readonly repos: RepositoriesService,
+  ) {}
+
+  /** The refs every replica shares, and this replica's mirror brought up to them when it lags. */
+  private readonly sharedRefs: SharedRefs = {
+    load: async (repositoryId) => {
+      const rows = await this.db.prisma.repositoryRef.findMany({ where: { repositoryId } });
+      return new Map(rows.map((r) => [r.ref, r.sha]));
+    },
+    fetchMirror: (repositoryId) => this.repos.fetchMirror(repositoryId),
+  };
+
+  /** The Git reads of a new expansion, none asked yet. */
+  gitReads(): ExpansionGitReads {
+    return new ExpansionGitReads(this.mirrors.mirrors, this.sharedRefs);
+  }
+
+  /**
+   * The repository of `url` ready for this expansion's reads (registered, fetched, prepared), once
+   * per expansion however many sources name it.
+   */
+  async prepared(url: string, scope: RepositoryScope): Promise<Repository> {
+    const known = scope.repoByUrl.get(url);
+    if (known) return known;
+    const repo = await this.readyRepository(url, scope.appSetName, scope.register);
+    await scope.git.prepare(repo.id, { fetch: scope.register });
+    scope.repoByUrl.set(url, repo);
+    return repo;
+  }
+
+  /** A registered repository with a usable mirror; fetched now if it never was. */
+  private async readyRepository(url: string, appSetName: string, register: boolean): Promise<Repository> {
+    // Generated URLs ({{…}} in repoURL) meet the same check as literal ones.
+    try {
+      this.repos.checkUrl(url, 'repoURL');
+    } catch (e) {
+      if (e instanceof HubError)
+        throw new ExpansionError(e.code, e.message, `repoURL ${withoutCredentials(url)}`);
+      throw e;
+    }
+    if (!register) {
+      const known = await this.db.prisma.repository.findUnique({ where: { url } });
+      if (!known || known.lastFetchedAt === null || !this.mirrors.mirrors.hasMirror(known.id)) {
+        throw new ExpansionError(
+          'repository-not-fetched',
+          `repository ${url} has not been fetched yet; the preview fetches nothing — POST /api/v1/repositories first`,
+          `repoURL ${url}`,
+        );
+      }
+      return known;
+    }
+    let repo = await this.repos.register(url, `appset:${appSetName}`);
+    if (!this.mirrors.mirrors.hasMirror(repo.id) || repo.lastFetchedAt === null) {
+      const r = await this.repos.syncNow(repo.id);
+      repo = await this.db.prisma.repository.findUniqueOrThrow({ where: { id: repo.id } });
+      if (!r.ok && repo.lastFetchedAt === null) {
+        throw new ExpansionError(
+          'repository-unreachable',
+          r.error ?? `cannot fetch ${url}`,
+          `repoURL ${url}`,
+        );
+      }
+    }
+    return repo;
+  }
+}
+
+/** What a git generator reads of `repoURL` at `revision`: only repositories the expansion prepared up front. */
+export function generatorFiles(scope: RepositoryScope, repoURL: string, revision: string): RepositoryFiles {
+  const repo = scope.repoByUrl.get(repoURL);
+  if (!repo) {
+    throw new ExpansionError(
+      'repository-unknown',
+      `repository ${repoURL} is read by a generator but was not fetched; write its URL literally`,
+      `repoURL ${repoURL}`,
+    );
+  }
+  const sha = resolveRevision(scope.git, repo, revision, `git generator ${repoURL}`);
+  const { git } = scope;
+  return {
+    listFiles: () => git.listFiles(repo.id, sha),
+    readFile: (path) => git.readFile(repo.id, sha, path),
+  };
+}
+
+/** The commit `ref` of `repo` means in this expansion; `at` names the field that asked, for the error. */
+export function resolveRevision(git: ExpansionGitReads, repo: Repository, ref: string, at: string): string {
+  try {
+    return git.resolve(repo.id, ref);
+  } catch (e) {
+    if (e instanceof GitMirrorError)
+      throw new ExpansionError('unknown-revision', `${repo.url}: ${e.message}`, at);
+    throw e;
+  }
+}
