@@ -50,6 +50,12 @@ import { ChartCredentialsController } from './render/chart-credentials.controlle
 import { ChartCredentialsService } from './render/chart-credentials.service.js';
 import { RenderService } from './render/render.service.js';
 import { RenderProcessor } from './render/render.processor.js';
+import { RenderRecords } from './render/render-records.service.js';
+import { RenderTools } from './render/render-tools.service.js';
+import { PlainRenderer } from './render/plain-renderer.js';
+import { KustomizeRenderer } from './render/kustomize-renderer.js';
+import { ChartRenderer } from './render/chart-renderer.js';
+import { MultiSourceRenderer } from './render/multi-source-renderer.js';
 import { ExplainService } from './fleet-view/explain.service.js';
 import { ExplainController } from './fleet-view/explain.controller.js';
 import { RolloutProcessor } from './pipeline/rollout.processor.js';
@@ -164,6 +170,12 @@ export class AppModule {
       PinsService,
       PinExpiry,
       RenderService,
+      RenderRecords,
+      RenderTools,
+      PlainRenderer,
+      KustomizeRenderer,
+      ChartRenderer,
+      MultiSourceRenderer,
       ChartCredentialsService,
       ExplainService,
       HealthRulesService,
