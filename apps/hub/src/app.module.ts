@@ -89,6 +89,10 @@ import { ProjectPolicy } from './projects/project-policy.service.js';
 import { ProjectsService } from './projects/projects.service.js';
 import { ProjectsController } from './projects/projects.controller.js';
 import { FleetRepoService } from './fleet-repo/fleet-repo.service.js';
+import { FleetReconciler } from './fleet-repo/fleet-reconciler.service.js';
+import { FleetApply } from './fleet-repo/fleet-apply.service.js';
+import { FleetFollowUp } from './fleet-repo/fleet-follow-up.service.js';
+import { FleetRejections } from './fleet-repo/fleet-rejections.service.js';
 import { FleetReconcileProcessor } from './pipeline/fleet-reconcile.processor.js';
 import { FleetSourcesController } from './fleet-repo/fleet-sources.controller.js';
 import { FleetOwnership } from './ownership/fleet-ownership.service.js';
@@ -191,6 +195,10 @@ export class AppModule {
       ProjectPolicy,
       ProjectsService,
       FleetRepoService,
+      FleetReconciler,
+      FleetApply,
+      FleetFollowUp,
+      FleetRejections,
       FleetOwnership,
       NotificationsService,
       NotificationDispatcher,
