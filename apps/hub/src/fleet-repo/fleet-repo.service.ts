@@ -29,12 +29,10 @@ const confirmBody = z.strictObject({
 });
 
 /**
- * The hub's own objects reconciled from fleet repositories: the sources followed, and one reconcile
- * at a time per source (FleetReconciler) at each new commit. At each new commit of a source the whole
- * directory is validated (any invalid object → nothing changes, the errors name file, document and
- * field); then Projects, ApplicationSets and cluster labels (ClusterGroup) are created, updated and
- * deleted in one transaction, and SyncWindows through the windows service, each recording its commit,
- * author and file. A commit that would delete too many objects waits for confirmation.
+ * The hub's own objects reconciled from fleet repositories: the fleet sources (added through the API
+ * or FLEET_REPOSITORIES, removed through the API), a reconcile job per source after each fetch, and
+ * one reconcile at a time per source. What a reconcile does is FleetReconciler's: validate the whole
+ * directory, plan, hold a commit that deletes too much, apply in one transaction.
  */
 @Injectable()
 export class FleetRepoService implements OnApplicationBootstrap {
