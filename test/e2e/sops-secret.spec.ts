@@ -8,7 +8,7 @@ import { simpleGit } from 'simple-git';
 import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalFleet } from '@flotilla/cli/fleet';
-import { encryptSopsObject } from '@flotilla/manifests';
+import { encryptSopsObject } from '@flotilla/sops';
 import {
   createTestDatabase,
   deleteRedisPrefix,

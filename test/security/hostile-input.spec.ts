@@ -5,7 +5,7 @@ import { execFileSync } from 'node:child_process';
 import { generateX25519Identity, identityToRecipient } from 'age-encryption';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KubeObject } from '@flotilla/contract';
-import { decryptSopsObject, encryptSopsObject, SopsError } from '@flotilla/manifests';
+import { decryptSopsObject, encryptSopsObject, SopsError } from '@flotilla/sops';
 import { createTestGitRepo, waitForIdleQueues, type TestGitRepo, type TestHub } from '@flotilla/hub/testing';
 import { caller, sql, startSecureHub, tableCounts, waitUntil, type Refusal } from './security-hub.js';
 

@@ -1,7 +1,7 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { generateX25519Identity, identityToRecipient } from 'age-encryption';
 import { type KubeObject } from '@flotilla/contract';
-import { encryptSopsObject } from '@flotilla/manifests';
+import { encryptSopsObject } from '@flotilla/sops';
 import { AgentHarness, pollOptions as poll } from './testing/agent-harness.js';
 
 const namespace: KubeObject = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'shop' } };

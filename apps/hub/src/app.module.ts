@@ -49,7 +49,6 @@ import { ChartVersionWatch } from './desired-state/chart-versions.service.js';
 import { ChartCredentialsController } from './render/chart-credentials.controller.js';
 import { ChartCredentialsService } from './render/chart-credentials.service.js';
 import { RenderService } from './render/render.service.js';
-import { RenderProcessor } from './render/render.processor.js';
 import { RenderRecords } from './render/render-records.service.js';
 import { RenderTools } from './render/render-tools.service.js';
 import { PlainRenderer } from './render/plain-renderer.js';
@@ -60,6 +59,8 @@ import { ExplainService } from './fleet-view/explain.service.js';
 import { ExplainController } from './fleet-view/explain.controller.js';
 import { RolloutProcessor } from './pipeline/rollout.processor.js';
 import { RolloutsService } from './release/rollouts/rollouts.service.js';
+import { RolloutControls } from './release/rollouts/rollout-controls.service.js';
+import { RolloutQueries } from './release/rollouts/rollout-queries.service.js';
 import { ReleaseAfterExpansion } from './desired-state/release-after-expansion.js';
 import { RolloutsController } from './release/rollouts/rollouts.controller.js';
 import { PinsService } from './release/pins/pins.service.js';
@@ -68,15 +69,19 @@ import { PinsController } from './release/pins/pins.controller.js';
 import { TargetsController } from './fleet-view/targets.controller.js';
 import { SyncHistory } from './history/sync-history.service.js';
 import { TargetOperations } from './operations/target-operations.service.js';
+import { PendingOperations } from './operations/pending-operations.service.js';
 import { TargetDeletions } from './desired-state/target-deletions.service.js';
 import { TargetOperationsController } from './operations/target-operations.controller.js';
 import { AgentGatewayController } from './agent-gateway/agent-gateway.controller.js';
 import { AgentGatewayService } from './agent-gateway/agent-gateway.service.js';
+import { AgentRegistration } from './agent-gateway/agent-registration.service.js';
+import { AgentBundles } from './agent-gateway/agent-bundles.service.js';
+import { ClusterLastSeen } from './agent-gateway/cluster-last-seen.service.js';
+import { AutoRollbackSettings } from './agent-gateway/auto-rollback-settings.service.js';
 import { HealthRulesService } from './health-rules/health-rules.service.js';
 import { AgentAuthGuard } from './agent-gateway/agent-auth.guard.js';
 import { AgentCredentials } from './agent-gateway/agent-credentials.service.js';
 import { ReportIngestService } from './agent-gateway/report-ingest.service.js';
-import { ReportIngestProcessor } from './agent-gateway/report-ingest.processor.js';
 import { WebhooksController } from './sources/webhooks/webhooks.controller.js';
 import { WebhooksService } from './sources/webhooks/webhooks.service.js';
 import { WindowsService } from './release/windows/windows.service.js';
@@ -113,9 +118,7 @@ import { RetentionProcessor } from './pipeline/retention.processor.js';
 const HANDLERS = [
   SourceSyncProcessor,
   AppSetExpandProcessor,
-  RenderProcessor,
   RolloutProcessor,
-  ReportIngestProcessor,
   FleetReconcileProcessor,
   NotifyProcessor,
   RetentionProcessor,
@@ -168,8 +171,11 @@ export class AppModule {
       ChartVersionWatch,
       RolloutsService,
       { provide: ReleaseAfterExpansion, useExisting: RolloutsService },
+      RolloutControls,
+      RolloutQueries,
       SyncHistory,
       TargetOperations,
+      PendingOperations,
       TargetDeletions,
       PinsService,
       PinExpiry,
@@ -184,6 +190,10 @@ export class AppModule {
       ExplainService,
       HealthRulesService,
       AgentGatewayService,
+      AgentRegistration,
+      AgentBundles,
+      ClusterLastSeen,
+      AutoRollbackSettings,
       ReportIngestService,
       AdminTokenGuard,
       AgentAuthGuard,

@@ -8,7 +8,7 @@ describe('queue registry', () => {
     expect(a).not.toBe(jobId('appset-expand', { appSetId: 'a1', inputsHash: 'h2' }));
     for (const id of [
       a,
-      jobId('render', { repositoryId: 'r', revision: 'abc', path: 'apps/x', paramsHash: 'p' }),
+      jobId('fleet-reconcile', { fleetSourceId: 'f', commit: 'abc', inventoryHash: 'i' }),
       jobId('notify', { deliveryId: 'd1', dedupeHash: 'ab12', destinationId: 'dest-1' }),
     ]) {
       expect(id).not.toContain(':');

@@ -5,9 +5,7 @@
 export interface QueuePayloads {
   'source-sync': { repositoryId: string; reason: 'poll' | 'webhook' | 'manual' | 'appset-created' };
   'appset-expand': { appSetId: string; inputsHash: string };
-  render: { repositoryId: string; revision: string; path: string; paramsHash: string };
   rollout: { appSetId: string; revision: string };
-  'report-ingest': { clusterId: string; reportId: string };
   /** Reconcile the hub's own objects from one fleet source at one commit. */
   'fleet-reconcile': { fleetSourceId: string; commit: string; inventoryHash: string };
   /** Send one notification (a delivery row: one message to one destination), with retries. */
@@ -27,9 +25,7 @@ export type QueueName = keyof QueuePayloads;
 export const QUEUE_NAMES = [
   'source-sync',
   'appset-expand',
-  'render',
   'rollout',
-  'report-ingest',
   'fleet-reconcile',
   'notify',
   'retention',
@@ -46,9 +42,7 @@ interface JobOptions {
 export const JOB_OPTIONS: Record<QueueName, JobOptions> = {
   'source-sync': { attempts: 5, backoffMs: 1_000, removeOnComplete: 100, removeOnFail: 500 },
   'appset-expand': { attempts: 5, backoffMs: 1_000, removeOnComplete: 100, removeOnFail: 500 },
-  render: { attempts: 3, backoffMs: 1_000, removeOnComplete: 100, removeOnFail: 500 },
   rollout: { attempts: 10, backoffMs: 2_000, removeOnComplete: 100, removeOnFail: 500 },
-  'report-ingest': { attempts: 10, backoffMs: 500, removeOnComplete: 1_000, removeOnFail: 1_000 },
   'fleet-reconcile': { attempts: 5, backoffMs: 1_000, removeOnComplete: 100, removeOnFail: 500 },
   // 5 tries over about 15 s of back-off, then the delivery is marked Failed.
   notify: { attempts: 5, backoffMs: 1_000, removeOnComplete: 1_000, removeOnFail: 1_000 },
@@ -70,16 +64,10 @@ export function jobId<Q extends QueueName>(queue: Q, payload: QueuePayloads[Q]):
       const p = payload as QueuePayloads['appset-expand'];
       return `appset.${p.appSetId}.${p.inputsHash}`;
     }
-    case 'render': {
-      const p = payload as QueuePayloads['render'];
-      return `render.${p.repositoryId}.${p.revision}.${p.paramsHash}.${Buffer.from(p.path).toString('base64url')}`;
-    }
     case 'rollout': {
       const p = payload as QueuePayloads['rollout'];
       return `rollout.${p.appSetId}.${p.revision}`;
     }
-    case 'report-ingest':
-      return `report.${(payload as QueuePayloads['report-ingest']).reportId}`;
     case 'fleet-reconcile': {
       const p = payload as QueuePayloads['fleet-reconcile'];
       return `fleet.${p.fleetSourceId}.${p.commit}.${p.inventoryHash}`;

@@ -1,4 +1,4 @@
-import { type ApplicationSetObject } from './kinds/application-set.js';
+import { type ApplicationSetObject } from '@flotilla/generators';
 import { type ClusterGroupObject } from './kinds/cluster-group.js';
 import { type NotificationPolicyObject } from './kinds/notification-policy.js';
 import { type ProjectObject } from './kinds/project.js';

@@ -5,7 +5,7 @@ import {
   type CheckedHealthRule,
 } from '@flotilla/health';
 import { compareFleetErrors, type FleetError } from './fleet-error.js';
-import { type FleetFile } from './validate-fleet-directory.js';
+import { type FleetFile } from './fleet-file.js';
 
 /**
  * The directory of a fleet repository holding custom health checks, named and laid out as Argo CD's

@@ -1,7 +1,7 @@
+export { type FleetFile } from './fleet-file.js';
 export {
   validateFleetDirectory,
   isFleetFile,
-  type FleetFile,
   type FleetPolicy,
   type FleetPolicyParam,
   type FleetValidation,
@@ -24,11 +24,7 @@ export {
 export { checkDocument, type CheckedDocument } from './check-document.js';
 export { repoPermitted, DEFAULT_PROJECT } from './check-references.js';
 export { FLOTILLA_API_VERSION } from './kinds/common.js';
-export {
-  applicationSetObjectSchema,
-  checkApplicationSet,
-  type ApplicationSetObject,
-} from './kinds/application-set.js';
+export { checkApplicationSet } from './kinds/application-set.js';
 export { clusterGroupObjectSchema, type ClusterGroupObject } from './kinds/cluster-group.js';
 export { projectObjectSchema, type ProjectObject, type ProjectDestination } from './kinds/project.js';
 export {
@@ -38,8 +34,6 @@ export {
   type RolloutStep,
 } from './kinds/rollout-strategy.js';
 export { syncWindowObjectSchema, type SyncWindowObject } from './kinds/sync-window.js';
-export { labelSelectorSchema, SELECTOR_OPERATORS, type LabelSelector } from './label-selector.js';
-export { labelKeyProblem, labelValueProblem } from './label-syntax.js';
 export { fleetJsonSchemas, schemaFileName, serializeSchema } from './json-schemas.js';
 export {
   UNRESTRICTED_PROJECT,

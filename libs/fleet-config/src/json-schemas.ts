@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { FLEET_KINDS, type FleetKind } from './fleet-object.js';
-import { applicationSetObjectSchema } from './kinds/application-set.js';
+import { applicationSetObjectSchema } from '@flotilla/generators';
 import { clusterGroupObjectSchema } from './kinds/cluster-group.js';
 import { notificationPolicyObjectSchema } from './kinds/notification-policy.js';
 import { projectObjectSchema } from './kinds/project.js';

@@ -1,5 +1,5 @@
 import { BUILT_IN_CLUSTER_SCOPED, type GroupKindPattern, type ProjectRestrictions } from '@flotilla/contract';
-import { compileSelector } from '@flotilla/generators';
+import { compileSelector } from '@flotilla/labels';
 import { globMatch } from '@flotilla/windows';
 import { DEFAULT_PROJECT, repoPermitted } from './check-references.js';
 import { type ProjectObject } from './kinds/project.js';

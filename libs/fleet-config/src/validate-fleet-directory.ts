@@ -3,18 +3,13 @@ import { isInHealthRulesDir } from './health-rules.js';
 import { checkReferences, clusterLabelConflicts, type KnownNames } from './check-references.js';
 import { formatPath } from './field-path.js';
 import { compareFleetErrors, type FleetError } from './fleet-error.js';
+import { type FleetFile } from './fleet-file.js';
 import { type FleetKind, type FleetObject, type FleetObjectSource } from './fleet-object.js';
 import { isPolicyDocument, type KubeObject } from '@flotilla/policy';
 import { type Issue } from './issue.js';
 import { checkPolicyDocument, type ParsedFleetPolicy } from './kinds/admission-policy.js';
 import { type ProjectObject } from './kinds/project.js';
 import { readYamlDocuments, type YamlDocument } from './yaml-documents.js';
-
-/** One file of a fleet repository; `path` is relative to the repository root, `/`-separated. */
-export interface FleetFile {
-  path: string;
-  content: string;
-}
 
 /** A valid ValidatingAdmissionPolicy or binding of the repository, located. */
 export type FleetPolicy = FleetObjectSource & ParsedFleetPolicy;

@@ -1,3 +1,9 @@
+import {
+  looseLabelSelectorSchema,
+  metadataSchema,
+  objectNameSchema,
+  type LooseLabelSelector,
+} from '@flotilla/labels';
 import { z } from 'zod';
 import { GeneratorError } from './generator-error.js';
 import { isPlainObject } from './params.js';
@@ -9,20 +15,6 @@ export const SUPPORTED_GENERATORS = ['list', 'clusters', 'git', 'matrix', 'merge
 export type GeneratorKind = (typeof SUPPORTED_GENERATORS)[number];
 
 const stringMap = z.record(z.string(), z.string());
-
-export const labelSelectorSchema = z.looseObject({
-  matchLabels: stringMap.nullish(),
-  matchExpressions: z
-    .array(
-      z.looseObject({
-        key: z.string(),
-        operator: z.string(),
-        values: z.array(z.string()).nullish(),
-      }),
-    )
-    .nullish(),
-});
-export type LabelSelector = z.infer<typeof labelSelectorSchema>;
 
 const templateMetadataSchema = z.looseObject({
   name: z.string().optional(),
@@ -46,7 +38,7 @@ const listSchema = z.looseObject({
 });
 
 const clustersSchema = z.looseObject({
-  selector: labelSelectorSchema.nullish(),
+  selector: looseLabelSelectorSchema.nullish(),
   values: stringMap.nullish(),
   flatList: z.boolean().nullish(),
   template: templateSchema.optional(),
@@ -97,7 +89,7 @@ export type GeneratorSpec = (
   | { kind: 'git'; git: GitGenerator }
   | { kind: 'matrix'; matrix: MatrixGenerator }
   | { kind: 'merge'; merge: MergeGenerator }
-) & { selector?: LabelSelector | null | undefined };
+) & { selector?: LooseLabelSelector | null | undefined };
 
 // Argo CD generators Flotilla does not implement: named in errors so the user knows why.
 const KNOWN_UNSUPPORTED = ['scmProvider', 'pullRequest', 'clusterDecisionResource', 'plugin'];
@@ -144,6 +136,69 @@ export interface ApplicationSet {
     templatePatch?: string;
     syncPolicy?: z.infer<typeof specSchema>['syncPolicy'];
   };
+}
+
+/**
+ * An ApplicationSet as a Flotilla object written in a fleet repository (Argo CD's or Flotilla's
+ * form): a name, and two Flotilla fields, `spec.project` (the Project every generated target belongs
+ * to) and `spec.rolloutStrategy` (the RolloutStrategy that moves a change across the fleet). This
+ * schema checks that envelope (and is published as its JSON Schema); the generators and template are
+ * checked by parseApplicationSet, as `flotilla generate` and the hub do.
+ */
+export const applicationSetObjectSchema = z.looseObject({
+  apiVersion: z.enum(APPLICATIONSET_API_VERSIONS),
+  kind: z.literal('ApplicationSet'),
+  metadata: metadataSchema,
+  spec: z.looseObject({
+    project: objectNameSchema.optional(),
+    rolloutStrategy: objectNameSchema.optional(),
+    goTemplate: z.boolean().optional(),
+    generators: z
+      .array(z.record(z.string(), z.unknown()))
+      .min(1, 'at least one generator is required')
+      .meta({ description: 'Argo CD generators: list, clusters, git, matrix, merge' }),
+    template: z.looseObject({
+      metadata: z.record(z.string(), z.unknown()).optional(),
+      spec: z.record(z.string(), z.unknown()).optional(),
+    }),
+  }),
+});
+
+/** A valid ApplicationSet object: the envelope, with the spec as parseApplicationSet reads it. */
+export interface ApplicationSetObject {
+  apiVersion: (typeof APPLICATIONSET_API_VERSIONS)[number];
+  kind: 'ApplicationSet';
+  metadata: { name: string } & Record<string, unknown>;
+  spec: ApplicationSet['spec'] & { project?: string; rolloutStrategy?: string };
+}
+
+// The hub's rule for a submitted ApplicationSet's name (looser than objectNameSchema's DNS-1123
+// subdomain: `a..b` passes here); a fleet repository's objects are held to objectNameSchema first.
+const SUBMITTED_NAME = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
+
+/**
+ * Why a submitted document is not an ApplicationSet at all, before its spec is read: not a JSON
+ * object, no apiVersion, or another kind. `{ path, message }`, or null when the envelope is one.
+ */
+export function applicationSetEnvelopeProblem(doc: unknown): { path: string; message: string } | null {
+  if (typeof doc !== 'object' || doc === null || Array.isArray(doc))
+    return { path: '(root)', message: 'the body must be an ApplicationSet document (a JSON object)' };
+  const o = doc as Record<string, unknown>;
+  if (o['apiVersion'] === undefined)
+    return {
+      path: 'apiVersion',
+      message: 'apiVersion is required (flotilla.dev/v1alpha1 or argoproj.io/v1alpha1)',
+    };
+  if (o['kind'] !== 'ApplicationSet')
+    return { path: 'kind', message: `kind must be ApplicationSet, got ${JSON.stringify(o['kind'])}` };
+  return null;
+}
+
+/** Why `name` cannot name a submitted ApplicationSet (`metadata.name`), or null. */
+export function applicationSetNameProblem(name: string): string | null {
+  return SUBMITTED_NAME.test(name) && name.length <= 253
+    ? null
+    : 'metadata.name is required: lower-case letters, digits, "-" and ".", starting and ending alphanumeric';
 }
 
 /** Validates an ApplicationSet document (Argo CD's or Flotilla's); throws GeneratorError with the field path. */
@@ -204,7 +259,9 @@ export function parseGenerator(raw: unknown, path: string, depth: number): Gener
   }
   const kind = kinds[0] as GeneratorKind;
   const selector =
-    raw['selector'] == null ? undefined : validate(labelSelectorSchema, raw['selector'], `${path}.selector`);
+    raw['selector'] == null
+      ? undefined
+      : validate(looseLabelSelectorSchema, raw['selector'], `${path}.selector`);
   const body = validate(generatorSchemas[kind], raw[kind], `${path}.${kind}`);
   if (kind === 'matrix' || kind === 'merge') {
     if (depth >= 2) {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ARGO_FUNCTIONS, sanitizeName, slugify } from './argo-functions.js';
-import { TemplateEngine } from './gotemplate/index.js';
+import { TemplateEngine } from '@flotilla/gotemplate';
 
 const engine = new TemplateEngine(ARGO_FUNCTIONS);
 const render = (template: string, data: unknown): string => engine.parse(template).execute(data);

@@ -1,5 +1,5 @@
 import { stringify } from 'yaml';
-import { FunctionError, type FuncMap, goFunction, goJson, strval } from './gotemplate/index.js';
+import { FunctionError, type FuncMap, goFunction, goJson, strval } from '@flotilla/gotemplate';
 import { parseYamlData } from './yaml-data.js';
 
 /**

@@ -1,57 +1,9 @@
-import { type ApplicationSet, type GeneratorKind, type LabelSelector } from './application-set.js';
+import { unmetRequirements, type LooseLabelSelector, type UnmetRequirement } from '@flotilla/labels';
+import { type ApplicationSet, type GeneratorKind } from './application-set.js';
 import { generateStepwise } from './generate.js';
 import { GeneratorError } from './generator-error.js';
 import { flattenToStrings } from './params.js';
 import { type ClusterInfo, type GenerateContext, type GeneratedTarget, type Params } from './types.js';
-
-/** One requirement of a label selector that a label set does not meet, in words. */
-export interface UnmetRequirement {
-  /** `matchLabels.env` or `matchExpressions[1]`. */
-  field: string;
-  /** The requirement as written: `env=prod`, `tier In (web, api)`, `canary DoesNotExist`. */
-  requirement: string;
-  /** What the labels hold instead: `env=staging`, `no "tier" label`. */
-  actual: string;
-}
-
-/** Every requirement of `selector` that `labels` fails (empty: the selector matches). */
-export function unmetRequirements(
-  selector: LabelSelector | null | undefined,
-  labels: Record<string, string>,
-): UnmetRequirement[] {
-  if (selector == null) return [];
-  const out: UnmetRequirement[] = [];
-  const actual = (key: string) =>
-    Object.hasOwn(labels, key) ? `${key}=${labels[key] ?? ''}` : `no "${key}" label`;
-  for (const [key, value] of Object.entries(selector.matchLabels ?? {})) {
-    if (labels[key] !== value || !Object.hasOwn(labels, key)) {
-      out.push({ field: `matchLabels.${key}`, requirement: `${key}=${value}`, actual: actual(key) });
-    }
-  }
-  (selector.matchExpressions ?? []).forEach((expr, i) => {
-    const values = expr.values ?? [];
-    const has = Object.hasOwn(labels, expr.key);
-    const inSet = has && values.includes(labels[expr.key] ?? '');
-    const met =
-      expr.operator === 'In'
-        ? inSet
-        : expr.operator === 'NotIn'
-          ? !inSet
-          : expr.operator === 'Exists'
-            ? has
-            : expr.operator === 'DoesNotExist'
-              ? !has
-              : false;
-    if (!met) {
-      const requirement =
-        values.length > 0
-          ? `${expr.key} ${expr.operator} (${values.join(', ')})`
-          : `${expr.key} ${expr.operator}`;
-      out.push({ field: `matchExpressions[${i}]`, requirement, actual: actual(expr.key) });
-    }
-  });
-  return out;
-}
 
 /** A target the generator gives the cluster: its name, parameters and what it would deploy. */
 export interface ExplainedTarget {
@@ -182,7 +134,7 @@ function clusterSelectors(
 ): SelectorCheck[] {
   const checks: SelectorCheck[] = [];
   const check = (clusters: unknown, at: string) => {
-    const selector = (clusters as { selector?: LabelSelector } | null)?.selector;
+    const selector = (clusters as { selector?: LooseLabelSelector } | null)?.selector;
     const unmet = unmetRequirements(selector, cluster.labels);
     checks.push({ path: `${at}.clusters.selector`, matched: unmet.length === 0, unmet });
   };

@@ -6,7 +6,7 @@ import { gitGenerator } from './generators/git.generator.js';
 import { listGenerator } from './generators/list.generator.js';
 import { matrixGenerator } from './generators/matrix.generator.js';
 import { mergeGenerator } from './generators/merge.generator.js';
-import { compileSelector } from './label-selector.js';
+import { selectorMatcher } from './selector-matcher.js';
 import { flattenToStrings, mergeFill } from './params.js';
 import { renderApplication } from './render-application.js';
 import { renderDeep } from './render-string.js';
@@ -120,7 +120,7 @@ function runChild(
 /** A post-selector matches the flattened params, each value printed with Go's `%v`. */
 function postSelect(params: Params[], selector: GeneratorSpec['selector'], path: string): Params[] {
   if (selector == null) return params;
-  const matches = compileSelector(selector, `${path}.selector`);
+  const matches = selectorMatcher(selector, `${path}.selector`);
   return params.filter((p) => matches(flattenToStrings(p)));
 }
 

@@ -1,25 +1,26 @@
 export {
+  applicationSetEnvelopeProblem,
+  applicationSetNameProblem,
+  applicationSetObjectSchema,
   parseApplicationSet,
   type ApplicationSet,
+  type ApplicationSetObject,
   type ApplicationTemplate,
   type GeneratorSpec,
-  type LabelSelector,
   APPLICATIONSET_API_VERSIONS,
   SUPPORTED_GENERATORS,
 } from './application-set.js';
 export { generate, findDuplicateTargetNames } from './generate.js';
 export {
   explain,
-  unmetRequirements,
   type Explanation,
   type ExplainedTarget,
   type GeneratorExplanation,
   type SelectorCheck,
-  type UnmetRequirement,
 } from './explain.js';
 export { GeneratorError, type GeneratorErrorCode } from './generator-error.js';
 export { RESOURCES_FINALIZER } from './render-application.js';
-export { compileSelector, parseSelectorText } from './label-selector.js';
+export { isChartSource, literalRepoRefs, literalRepoUrlPaths } from './literal-repositories.js';
 export type {
   ClusterInfo,
   RepositoryFiles,

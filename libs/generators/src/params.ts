@@ -1,4 +1,4 @@
-import { formatValue } from './gotemplate/go-format.js';
+import { formatValue } from '@flotilla/gotemplate';
 import { type Params } from './types.js';
 
 /** A plain JSON object (not an array, not null). */

@@ -1,7 +1,7 @@
 import { renderFastTemplate } from './fasttemplate.js';
 import { GeneratorError } from './generator-error.js';
 import { ARGO_FUNCTIONS } from './argo-functions.js';
-import { TemplateEngine, TemplateError, type MissingKey } from './gotemplate/index.js';
+import { TemplateEngine, TemplateError, type MissingKey } from '@flotilla/gotemplate';
 import { type Params } from './types.js';
 
 // One engine for the process: parsed templates are cached by source, and every target reuses them.

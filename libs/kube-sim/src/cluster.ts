@@ -2,11 +2,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ClusterApi } from './api/cluster-api.js';
 import { type SimClock, systemClock } from './clock.js';
-import {
-  ControllerManager,
-  type ControllerStats,
-  type OtherWriters,
-} from './controllers/controller-manager.js';
+import { ControllerManager, type ControllerStats } from './controllers/controller-manager.js';
+import { type OtherWriters } from './controllers/other-writers.js';
 import { type ControllerScheduler, sharedScheduler } from './controllers/scheduler.js';
 import { kubeconfigFor } from './kubeconfig.js';
 import { ResourceRegistry } from './resources/resource-registry.js';

@@ -15,11 +15,8 @@ export {
   type DeleteOptions,
 } from './api/cluster-api.js';
 export { ControllerScheduler } from './controllers/scheduler.js';
-export {
-  type ControllerName,
-  type ControllerStats,
-  type OtherWriters,
-} from './controllers/controller-manager.js';
+export { type ControllerName, type ControllerStats } from './controllers/controller-manager.js';
+export { type OtherWriters } from './controllers/other-writers.js';
 export { type ApiFaults } from './server/http-server.js';
 export { StatusError, type StatusObject } from './errors.js';
 export { canonicalQuantity } from './defaults/quantity.js';

@@ -2,6 +2,5 @@ export * from './canonical-json.js';
 export * from './manifest-error.js';
 export * from './parse-manifests.js';
 export * from './bundle-digest.js';
-export * from './sops/index.js';
 export * from './kustomize/index.js';
 export * from './helm/index.js';

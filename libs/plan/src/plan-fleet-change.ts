@@ -14,8 +14,8 @@ import {
   type FleetObject,
   type FleetPolicy,
   type FleetPolicyParam,
-  type LabelSelector,
 } from '@flotilla/fleet-config';
+import { type LabelSelector } from '@flotilla/labels';
 import { compilePolicySet, evaluatePolicies, policyContext } from '@flotilla/policy';
 import { targetWindowStatus, type NamedSyncWindow } from '@flotilla/windows';
 import { deletionGuardLimit, evaluateDeletionGuard, type GuardInput } from './deletion-guard.js';

@@ -1,5 +1,5 @@
-import { type LabelSelector } from '@flotilla/fleet-config';
-import { compileSelector } from '@flotilla/generators';
+import { type LabelSelector } from '@flotilla/labels';
+import { compileSelector } from '@flotilla/labels';
 
 /** What a step needs for assignment: its name and the clusters it picks. */
 export interface StepSelector {

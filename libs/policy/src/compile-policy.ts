@@ -1,4 +1,4 @@
-import { compileSelector } from '@flotilla/generators';
+import { compileSelector } from '@flotilla/labels';
 import { type z } from 'zod';
 import { compileExpression, type CelProgram } from './cel/kubernetes-cel.js';
 import { compileMatch, type Matcher } from './match-resources.js';

@@ -1,5 +1,5 @@
-import { compileSelector } from '@flotilla/generators';
-import { type LabelSelector, type MatchResources, type ResourceRule } from './policy-schema.js';
+import { compileSelector, type LooseLabelSelector } from '@flotilla/labels';
+import { type MatchResources, type ResourceRule } from './policy-schema.js';
 import { type ResourceInfo } from './resource-index.js';
 
 export type Operation = 'CREATE' | 'UPDATE';
@@ -18,7 +18,7 @@ export interface MatchRequest {
 export type Matcher = (request: MatchRequest) => boolean;
 
 function selectorMatcher(
-  selector: LabelSelector | undefined,
+  selector: LooseLabelSelector | undefined,
   path: string,
 ): (l: Record<string, string>) => boolean {
   return compileSelector(selector ?? null, path);

@@ -1,3 +1,4 @@
+import { apiServerLabelSelectorSchema } from '@flotilla/labels';
 import { z } from 'zod';
 
 /**
@@ -6,25 +7,6 @@ import { z } from 'zod';
  * refused by its path instead of silently changing what a policy does.
  */
 export const POLICY_API_VERSION = 'admissionregistration.k8s.io/v1';
-
-const labelSelectorSchema = z.strictObject({
-  matchLabels: z.record(z.string(), z.string()).optional(),
-  matchExpressions: z
-    .array(
-      z
-        .strictObject({
-          key: z.string().min(1),
-          operator: z.enum(['In', 'NotIn', 'Exists', 'DoesNotExist']),
-          values: z.array(z.string()).optional(),
-        })
-        .refine((e) => (e.values ?? []).length > 0 === (e.operator === 'In' || e.operator === 'NotIn'), {
-          message: 'In and NotIn need values; Exists and DoesNotExist take none',
-          path: ['values'],
-        }),
-    )
-    .optional(),
-});
-export type LabelSelector = z.infer<typeof labelSelectorSchema>;
 
 const operationSchema = z.enum(['*', 'CREATE', 'UPDATE', 'DELETE', 'CONNECT']);
 
@@ -39,8 +21,8 @@ const ruleSchema = z.strictObject({
 export type ResourceRule = z.infer<typeof ruleSchema>;
 
 const matchResourcesSchema = z.strictObject({
-  namespaceSelector: labelSelectorSchema.optional(),
-  objectSelector: labelSelectorSchema.optional(),
+  namespaceSelector: apiServerLabelSelectorSchema.optional(),
+  objectSelector: apiServerLabelSelectorSchema.optional(),
   resourceRules: z.array(ruleSchema).optional(),
   excludeResourceRules: z.array(ruleSchema).optional(),
   matchPolicy: z.enum(['Exact', 'Equivalent']).optional(),
@@ -106,7 +88,7 @@ export const validatingAdmissionPolicyBindingSchema = z.strictObject({
       .strictObject({
         name: z.string().optional(),
         namespace: z.string().optional(),
-        selector: labelSelectorSchema.optional(),
+        selector: apiServerLabelSelectorSchema.optional(),
         parameterNotFoundAction: z.enum(['Allow', 'Deny']).optional(),
       })
       .refine((r) => (r.name === undefined) !== (r.selector === undefined), {

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { type KubeObject, type ObjectRef, type Report } from '@flotilla/contract';
+import { groupOf, type KubeObject, type ObjectRef, type Report } from '@flotilla/contract';
 
 /** `source.component` and `reportingComponent` of every Event the agent writes. */
 export const EVENT_SOURCE = 'flotilla-agent';
@@ -20,6 +20,18 @@ export interface ClusterEvent {
   type: 'Normal' | 'Warning';
   reason: EventReason;
   message: string;
+}
+
+/**
+ * Resolves a report's reference (group and kind) to an apiVersion from the objects a target knows
+ * of; a core kind it has not seen is `v1`.
+ */
+export function apiVersionLookup(
+  known: Iterable<{ apiVersion: string; kind: string }>,
+): (ref: ObjectRef) => string | undefined {
+  const versions = new Map<string, string>();
+  for (const o of known) versions.set(`${groupOf(o.apiVersion)}/${o.kind}`, o.apiVersion);
+  return (ref) => versions.get(`${ref.group}/${ref.kind}`) ?? (ref.group === '' ? 'v1' : undefined);
 }
 
 /** The Event API caps `message` at 1 KiB in practice (kubectl and the recorder truncate there). */

@@ -1,5 +1,5 @@
 import { type Bundle, type KubeObject, type ObjectRef, refOf } from '@flotilla/contract';
-import { type SopsError, decryptSopsObject, isSopsEncrypted, parseAgeIdentities } from '@flotilla/manifests';
+import { type SopsError, decryptSopsObject, isSopsEncrypted, parseAgeIdentities } from '@flotilla/sops';
 
 /**
  * The objects of each plaintext bundle that Git holds SOPS-encrypted. Whatever the agent tells the

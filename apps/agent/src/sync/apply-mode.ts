@@ -5,6 +5,7 @@ import {
   type KubeObject,
   resourceSyncOptionsOf,
 } from '@flotilla/contract';
+import { type DriftOptions } from '../drift/drift-differ.js';
 
 /**
  * How one declared object is written, from Argo CD's `Replace`, `Force` and `ServerSideApply` (the
@@ -64,3 +65,13 @@ export const WRITE_MESSAGE = {
   recreate: 're-created (Replace=true, Force=true)',
   refused: (why: string) => `re-created (Force=true) after the API refused the change: ${why}`,
 } as const;
+
+/** How one declared object of a target is compared with what runs, wherever the agent compares. */
+export function driftOptionsOf(desired: KubeObject, assignment: Assignment): DriftOptions {
+  return {
+    ignoreRules: assignment.ignoreDifferences,
+    // ServerSideApply=false: no Apply entry, so the last-applied annotation says what was dropped.
+    manager: fieldManagerOf(desired, assignment.syncPolicy),
+    unknownFieldsDropped: !validatesOf(desired, assignment.syncPolicy),
+  };
+}

@@ -6,10 +6,12 @@ import { type SimClusterHandle, startSimCluster } from '@flotilla/kube-sim';
 import { type HealthAssessor } from '../health/target-health.js';
 import { type KubeClient, createKubeClient } from '../kube/kube-client.js';
 import { defaultDiffer, defaultHealthAssessor } from '../lib-adapters.js';
-import { driftOptionsOf } from '../drift/drift-differ.js';
+import { driftOptionsOf } from './apply-mode.js';
+import { loadFixture } from '../testing/agent-harness.js';
 import { Kubectl } from '../testing/kubectl.js';
 import { dryRunSync } from './dry-run-sync.js';
-import { prepareObject, syncTarget } from './sync-target.js';
+import { prepareObject } from './prepare-object.js';
+import { syncTarget } from './sync-target.js';
 
 const OPTIONS = 'argocd.argoproj.io/sync-options';
 const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
@@ -41,39 +43,7 @@ function web(spec: { image: string; labels: Record<string, string>; replicas?: n
   } satisfies KubeObject;
 }
 
-const gadgetCrd: KubeObject = {
-  apiVersion: 'apiextensions.k8s.io/v1',
-  kind: 'CustomResourceDefinition',
-  metadata: { name: 'gadgets.example.com' },
-  spec: {
-    group: 'example.com',
-    scope: 'Namespaced',
-    names: { plural: 'gadgets', singular: 'gadget', kind: 'Gadget', listKind: 'GadgetList' },
-    versions: [
-      {
-        name: 'v1',
-        served: true,
-        storage: true,
-        schema: {
-          openAPIV3Schema: {
-            type: 'object',
-            properties: {
-              spec: {
-                type: 'object',
-                properties: {
-                  size: { type: 'integer' },
-                  colour: { type: 'string' },
-                  owner: { type: 'string' },
-                  tags: { type: 'array', items: { type: 'string' } },
-                },
-              },
-            },
-          },
-        },
-      },
-    ],
-  },
-};
+const [gadgetCrd] = loadFixture('gadget-crd.yaml') as [KubeObject];
 const gadget = (spec: Record<string, unknown>): KubeObject => ({
   apiVersion: 'example.com/v1',
   kind: 'Gadget',

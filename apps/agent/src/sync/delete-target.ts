@@ -17,14 +17,11 @@ import { type DeletionProgress, type ResourceId } from '../state/state-store.js'
 import { sleep } from '../util/backoff.js';
 import { isFoundation, orderForPrune, syncWaveOf } from './apply-order.js';
 import { type SyncRole, syncRoleOf } from './hooks.js';
-import {
-  DEFAULT_WAIT_TIMEOUT_MS,
-  keyOf,
-  prepareObject,
-  prunePropagationOf,
-  refOfId,
-  runHookPhase,
-} from './sync-target.js';
+import { prepareObject } from './prepare-object.js';
+import { prunePropagationOf } from './prune-plan.js';
+import { keyOf, refOfId } from './resource-ref.js';
+import { DEFAULT_WAIT_TIMEOUT_MS } from './sync-input.js';
+import { runHookPhase } from './sync-target.js';
 
 /** Helm's way of keeping an object when its release is uninstalled; Flotilla keeps it when its target is deleted. */
 export const HELM_RESOURCE_POLICY_ANNOTATION = 'helm.sh/resource-policy';

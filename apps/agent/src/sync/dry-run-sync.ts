@@ -8,21 +8,12 @@ import { type ResourceId } from '../state/state-store.js';
 import { orderForApply } from './apply-order.js';
 import { syncRoleOf } from './hooks.js';
 import { namespaceLimitMessage, namespaceLimitRefusals, projectRefusals } from './project-check.js';
-import {
-  addDeclaredKeys,
-  appliedNothing,
-  applyAs,
-  wroteNothing,
-  keyOf,
-  namespaceToCreate,
-  NAMESPACE_FIELD_MANAGER,
-  ownedLeftovers,
-  prepareObject,
-  prunable,
-  pruneHold,
-  refOfId,
-  sharedWithOtherTargets,
-} from './sync-target.js';
+import { appliedNothing, applyAs, wroteNothing } from './apply-as.js';
+import { NAMESPACE_FIELD_MANAGER, namespaceToCreate } from './create-namespace.js';
+import { prepareObject } from './prepare-object.js';
+import { addDeclaredKeys, ownedLeftovers, prunable, pruneHold } from './prune-plan.js';
+import { keyOf, refOfId } from './resource-ref.js';
+import { sharedWithOtherTargets } from './shared-resources.js';
 
 export interface DryRunInput {
   kube: KubeClient;

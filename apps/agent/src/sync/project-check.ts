@@ -6,7 +6,7 @@ import {
   scopeFromManifests,
 } from '@flotilla/fleet-config';
 import { type KubeClient } from '../kube/kube-client.js';
-import { namespaceToCreate } from './sync-target.js';
+import { namespaceToCreate } from './create-namespace.js';
 
 /**
  * The agent's own check of a bundle against the target's project, before anything is applied: the

@@ -6,7 +6,8 @@ import { type HealthAssessor } from '../health/target-health.js';
 import { type KubeClient, createKubeClient } from '../kube/kube-client.js';
 import { defaultHealthAssessor } from '../lib-adapters.js';
 import { loadFixture } from '../testing/agent-harness.js';
-import { MAX_WAVE_WAIT_MS, type SyncInput, syncTarget, waitBudgetMs } from './sync-target.js';
+import { type SyncInput, syncTarget } from './sync-target.js';
+import { MAX_WAVE_WAIT_MS, waitBudgetMs } from './sync-waits.js';
 
 const manifests = loadFixture('bundle-web.yaml');
 

@@ -5,9 +5,10 @@ import { type SimClusterHandle, startSimCluster } from '@flotilla/kube-sim';
 import { type HealthAssessor } from '../health/target-health.js';
 import { type KubeClient, createKubeClient } from '../kube/kube-client.js';
 import { defaultDiffer, defaultHealthAssessor } from '../lib-adapters.js';
-import { driftOptionsOf } from '../drift/drift-differ.js';
+import { driftOptionsOf } from './apply-mode.js';
 import { dryRunSync } from './dry-run-sync.js';
-import { prepareObject, syncTarget } from './sync-target.js';
+import { prepareObject } from './prepare-object.js';
+import { syncTarget } from './sync-target.js';
 
 const OPTIONS = 'argocd.argoproj.io/sync-options';
 

@@ -33,7 +33,11 @@ import { ClusterWakeups } from '../wakeups/cluster-wakeups.service.js';
 import { isAutomaticRollback } from '../release/rollouts/automatic-rollback.js';
 import { Public } from '../auth/roles.decorator.js';
 import { AgentAuthGuard, type AgentRequest } from './agent-auth.guard.js';
-import { AgentGatewayService, etagMatches } from './agent-gateway.service.js';
+import { AgentGatewayService } from './agent-gateway.service.js';
+import { AgentRegistration } from './agent-registration.service.js';
+import { AgentBundles } from './agent-bundles.service.js';
+import { ClusterLastSeen } from './cluster-last-seen.service.js';
+import { etagMatches } from './etag.js';
 import { AgentCredentials } from './agent-credentials.service.js';
 import { ReportIngestService } from './report-ingest.service.js';
 import { partitionStorable, refusedReportEvents } from './storable-reports.js';
@@ -50,6 +54,9 @@ const waitSchema = z.coerce.number().int().min(0).max(60).default(30);
 export class AgentGatewayController {
   constructor(
     private readonly gateway: AgentGatewayService,
+    private readonly registration: AgentRegistration,
+    private readonly bundles: AgentBundles,
+    private readonly lastSeen: ClusterLastSeen,
     private readonly reports: ReportIngestService,
     private readonly wakeups: ClusterWakeups,
     private readonly credentials: AgentCredentials,
@@ -60,7 +67,7 @@ export class AgentGatewayController {
   @Post('register')
   @HttpCode(200)
   register(@Body() body: unknown): Promise<RegisterResponse> {
-    return this.gateway.register(parseInput(registerRequestSchema, body));
+    return this.registration.register(parseInput(registerRequestSchema, body));
   }
 
   /** A new credential for this agent's cluster; the presented one works for a short grace period more. */
@@ -81,7 +88,7 @@ export class AgentGatewayController {
   @ApiBearerAuth()
   @UseGuards(AgentAuthGuard)
   async reportCapabilities(@Req() req: AgentRequest, @Body() body: unknown): Promise<CapabilitiesResponse> {
-    this.gateway.touch(req.cluster);
+    this.lastSeen.touch(req.cluster);
     return this.capabilities.report(req.cluster, parseInput(clusterCapabilitiesSchema, body));
   }
 
@@ -101,7 +108,7 @@ export class AgentGatewayController {
   ): Promise<void> {
     const wait = parseInput(waitSchema, waitRaw, 'query parameter wait (seconds, 0-60)');
     const cluster = req.cluster;
-    this.gateway.touch(cluster);
+    this.lastSeen.touch(cluster);
     // Listen before reading (or trusting a remembered ETag), so a change landing in between wakes us.
     const listener = this.wakeups.listen(cluster.id);
     const stop = () => listener.close();
@@ -143,7 +150,7 @@ export class AgentGatewayController {
   @UseGuards(AgentAuthGuard)
   async bundleBatch(@Req() req: AgentRequest, @Body() body: unknown, @Res() res: Response): Promise<void> {
     const { digests } = parseInput(bundleBatchRequestSchema, body);
-    const json = await this.gateway.bundleBatch(req.cluster, digests);
+    const json = await this.bundles.bundleBatch(req.cluster, digests);
     res.status(200).type('application/json').send(json);
   }
 
@@ -163,7 +170,7 @@ export class AgentGatewayController {
         'digest',
       );
     }
-    const bundle = await this.gateway.bundle(req.cluster, digest);
+    const bundle = await this.bundles.bundle(req.cluster, digest);
     // Content-addressed: the same digest is the same bytes forever.
     res.setHeader('Cache-Control', 'private, max-age=31536000, immutable');
     res.setHeader('ETag', `"${digest}"`);
@@ -176,7 +183,7 @@ export class AgentGatewayController {
   @UseGuards(AgentAuthGuard)
   async reportBatch(@Req() req: AgentRequest, @Body() body: unknown): Promise<ReportBatchResponse> {
     const batch = parseReportBatch(body);
-    this.gateway.touch(req.cluster);
+    this.lastSeen.touch(req.cluster);
     // A report with text PostgreSQL cannot store is refused alone (and audited); the batch goes on.
     const { storable, refused } = partitionStorable(batch.reports);
     await this.audit.recordMany(refusedReportEvents(req.cluster.name, refused));

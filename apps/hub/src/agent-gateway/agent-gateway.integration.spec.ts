@@ -15,7 +15,8 @@ import { createHubApp } from '../hub-app.js';
 import { testRedisUrl } from '../testing/test-redis.js';
 import { ClusterWakeups } from '../wakeups/cluster-wakeups.service.js';
 import { startTwoClusterFleet, type TwoClusterFleet } from '../testing/two-cluster-fleet.js';
-import { AgentGatewayService, KNOWN_ETAG_MAX_AGE_MS, LAST_SEEN_EVERY_MS } from './agent-gateway.service.js';
+import { AgentGatewayService, KNOWN_ETAG_MAX_AGE_MS } from './agent-gateway.service.js';
+import { LAST_SEEN_EVERY_MS } from './cluster-last-seen.service.js';
 
 // The pull side on the real hub (PostgreSQL, Redis, Git): bundles in one request, re-polls answered
 // from a remembered ETag until something wakes the cluster, lastSeenAt written in batches.

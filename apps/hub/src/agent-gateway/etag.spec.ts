@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { etagMatches } from './agent-gateway.service.js';
+import { etagMatches } from './etag.js';
 
 describe('etagMatches', () => {
   it('matches as HTTP does: exact, weak, in a list, or *', () => {

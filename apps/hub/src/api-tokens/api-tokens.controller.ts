@@ -1,10 +1,9 @@
 import { Body, Controller, Delete, Get, Param, Post, Query } from '@nestjs/common';
-import { ApiBearerAuth, ApiQuery, ApiTags } from '@nestjs/swagger';
-import { z } from 'zod';
+import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
 import { createApiTokenSchema } from '@flotilla/contract';
 import { Actor } from '../auth/actor.js';
 import { parseInput } from '../common/hub-error.js';
-import { isPaged, pageQueryFields } from '../common/name-page.js';
+import { ApiPageQuery, isPaged, parsePageQuery } from '../common/name-page.js';
 import { ApiTokensService } from './api-tokens.service.js';
 import { Roles } from '../auth/roles.decorator.js';
 
@@ -24,10 +23,9 @@ export class ApiTokensController {
 
   /** By name; with `limit` or `cursor`, one page `{items, nextCursor}` (see common/name-page.ts). */
   @Get()
-  @ApiQuery({ name: 'limit', required: false })
-  @ApiQuery({ name: 'cursor', required: false })
+  @ApiPageQuery()
   list(@Query() query: unknown) {
-    const q = parseInput(z.object(pageQueryFields), query, 'query');
+    const q = parsePageQuery(query);
     return isPaged(q) ? this.tokens.page(q) : this.tokens.list();
   }
 

@@ -1,5 +1,6 @@
 import { BREAK_GLASS_SCOPES } from '@flotilla/contract';
 import { z } from 'zod';
+import { pageQueryFields } from '../common/name-page.js';
 
 /** POST /api/v1/break-glass. The maximum duration is checked by the service (it is configuration). */
 export const openBreakGlassSchema = z
@@ -40,4 +41,5 @@ export const breakGlassIdSchema = z.coerce.number().int().positive();
 
 export const listBreakGlassQuery = z.object({
   state: z.enum(['active', 'closed', 'all']).default('all'),
+  ...pageQueryFields,
 });

@@ -11,6 +11,7 @@ import {
   openBreakGlassSchema,
 } from './break-glass-input.js';
 import { BreakGlassService } from './break-glass.service.js';
+import { ApiPageQuery, isPaged } from '../common/name-page.js';
 
 @ApiTags('break-glass')
 @ApiBearerAuth()
@@ -30,10 +31,13 @@ export class BreakGlassController {
     return this.breakGlass.open(parseInput(openBreakGlassSchema, body), actor);
   }
 
+  /** Newest first; with `limit` or `cursor`, one page `{items, nextCursor}` (see common/name-page.ts). */
   @Get()
   @ApiQuery({ name: 'state', required: false, enum: ['active', 'closed', 'all'] })
+  @ApiPageQuery()
   list(@Query() query: unknown) {
-    return this.breakGlass.list(parseInput(listBreakGlassQuery, query, 'query').state);
+    const { state, ...q } = parseInput(listBreakGlassQuery, query, 'query');
+    return isPaged(q) ? this.breakGlass.page(state, q) : this.breakGlass.list(state);
   }
 
   @Get(':id')

@@ -6,6 +6,7 @@ import {
   type BreakGlassState,
   type BreakGlassView,
   type DriftReport,
+  type Page,
 } from '@flotilla/contract';
 import { HUB_CONFIG, type HubConfig } from '../config/hub-config.js';
 import { Database } from '../db/database.js';
@@ -15,6 +16,7 @@ import { AuditLog } from '../audit/audit.service.js';
 import { ClusterWakeups } from '../wakeups/cluster-wakeups.service.js';
 import type { BreakGlass as BreakGlassRow, Prisma } from '../generated/prisma/client.js';
 import type { OpenBreakGlass } from './break-glass-input.js';
+import { keyPageArgs, keyPageOf, type PageKey, type PageQuery } from '../common/name-page.js';
 
 type Tx = Prisma.TransactionClient;
 
@@ -101,18 +103,30 @@ export class BreakGlassService {
   }
 
   async list(state: 'active' | 'closed' | 'all', now = new Date()): Promise<BreakGlassView[]> {
-    const where: Prisma.BreakGlassWhereInput =
-      state === 'active'
-        ? { closedAt: null, expiresAt: { gt: now } }
-        : state === 'closed'
-          ? { OR: [{ closedAt: { not: null } }, { expiresAt: { lte: now } }] }
-          : {};
     const rows = await this.db.prisma.breakGlass.findMany({
-      where,
+      where: inState(state, now),
       orderBy: { id: 'desc' },
       include: { _count: { select: { changes: true } } },
     });
     return rows.map((r) => view(r, r._count.changes, now));
+  }
+
+  /** One page of `list`, newest first (see common/name-page.ts). */
+  async page(
+    state: 'active' | 'closed' | 'all',
+    q: PageQuery,
+    now = new Date(),
+  ): Promise<Page<BreakGlassView>> {
+    const key: PageKey<{ id: number }> = { field: 'id', order: 'desc', of: (r) => r.id, numeric: true };
+    const { where, orderBy, take } = keyPageArgs(q, key);
+    const rows = await this.db.prisma.breakGlass.findMany({
+      where: { AND: [inState(state, now), where] },
+      orderBy,
+      take,
+      include: { _count: { select: { changes: true } } },
+    });
+    const page = keyPageOf(rows, q, key);
+    return { items: page.rows.map((r) => view(r, r._count.changes, now)), nextCursor: page.nextCursor };
   }
 
   async get(id: number, now = new Date()): Promise<BreakGlassView> {
@@ -375,4 +389,10 @@ export async function recordBreakGlassChanges(
       })),
     skipDuplicates: true,
   });
+}
+
+function inState(state: 'active' | 'closed' | 'all', now: Date): Prisma.BreakGlassWhereInput {
+  if (state === 'active') return { closedAt: null, expiresAt: { gt: now } };
+  if (state === 'closed') return { OR: [{ closedAt: { not: null } }, { expiresAt: { lte: now } }] };
+  return {};
 }

@@ -1,11 +1,17 @@
 import { Body, Controller, Get, Param, Post, Query, UseGuards } from '@nestjs/common';
-import { ApiBearerAuth, ApiQuery, ApiTags } from '@nestjs/swagger';
-import { z } from 'zod';
+
+import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
+
 import { Actor } from '../auth/actor.js';
+
 import { AdminTokenGuard } from '../auth/admin-token.guard.js';
+
 import { parseInput } from '../common/hub-error.js';
-import { isPaged, pageQueryFields } from '../common/name-page.js';
+
+import { ApiPageQuery, isPaged, parsePageQuery } from '../common/name-page.js';
+
 import { ClustersService, createClusterSchema } from './clusters.service.js';
+
 import { ExpansionRequests } from '../wakeups/expansion-requests.service.js';
 
 @ApiTags('clusters')
@@ -29,10 +35,9 @@ export class ClustersController {
 
   /** By name; with `limit` or `cursor`, one page `{items, nextCursor}` (see common/name-page.ts). */
   @Get()
-  @ApiQuery({ name: 'limit', required: false })
-  @ApiQuery({ name: 'cursor', required: false })
+  @ApiPageQuery()
   list(@Query() query: unknown) {
-    const q = parseInput(z.object(pageQueryFields), query, 'query');
+    const q = parsePageQuery(query);
     return isPaged(q) ? this.clusters.page(q) : this.clusters.list();
   }
 

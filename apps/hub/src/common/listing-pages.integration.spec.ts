@@ -11,18 +11,40 @@ import { hubCaller, startTestHub, type TestHub } from '../testing/index.js';
 let hub: TestHub;
 const call = hubCaller(() => hub);
 
-const LISTINGS = [
+// `key`: the field a listing is paged by (`name` unless said); `names`: its keys in listing order
+// (filled in by beforeAll where the hub makes them: ids).
+const LISTINGS: { path: string; key?: string; names: string[] }[] = [
   { path: '/api/v1/clusters', names: ['c-a', 'c-b', 'c-c', 'c-d', 'c-e'] },
   { path: '/api/v1/appsets', names: ['app-1', 'app-2', 'app-3'] },
   { path: '/api/v1/targets', names: ['t-1', 't-2', 't-3', 't-4'] },
   { path: '/api/v1/projects', names: ['team-a', 'team-b', 'team-c'] },
   { path: '/api/v1/windows', names: ['freeze-1', 'freeze-2', 'freeze-3'] },
   { path: '/api/v1/tokens', names: ['ci-1', 'ci-2', 'ci-3'] },
+  {
+    path: '/api/v1/repositories',
+    key: 'url',
+    names: [
+      'https://git.example.com/a.git',
+      'https://git.example.com/b.git',
+      'https://git.example.com/c.git',
+    ],
+  },
+  { path: '/api/v1/notifications/destinations', names: ['hook-1', 'hook-2', 'hook-3'] },
+  // A policy is shown as its document.
+  { path: '/api/v1/notifications/policies', key: 'metadata.name', names: ['tell-1', 'tell-2', 'tell-3'] },
+  { path: '/api/v1/pins', key: 'target', names: ['t-1', 't-2', 't-3'] },
+  // Newest first.
+  { path: '/api/v1/break-glass', key: 'id', names: [] },
+  { path: '/api/v1/fleet-sources', key: 'id', names: [] },
 ];
+const listing = (path: string) => LISTINGS.find((l) => l.path === path)!;
+const keyOf = (key: string | undefined) => (item: Record<string, unknown>) =>
+  String((key ?? 'name').split('.').reduce<unknown>((v, k) => (v as Record<string, unknown>)[k], item));
 
 describe('paged listings (real hub, PostgreSQL)', () => {
   beforeAll(async () => {
-    hub = await startTestHub();
+    // A secrets key: notification destinations hold secrets.
+    hub = await startTestHub({ FLOTILLA_SECRETS_KEY: 'ef'.repeat(32) });
     for (const name of LISTINGS[0]!.names)
       expect((await call('POST', '/api/v1/clusters', { name })).status).toBe(201);
     for (const name of LISTINGS[3]!.names) {
@@ -74,39 +96,88 @@ describe('paged listings (real hub, PostgreSQL)', () => {
         });
       }
     }
+    for (const url of listing('/api/v1/repositories').names)
+      await db.prisma.repository.create({ data: { url } });
+    for (const name of listing('/api/v1/notifications/destinations').names) {
+      const destination = await call('POST', '/api/v1/notifications/destinations', {
+        name,
+        type: 'webhook',
+        url: 'https://hooks.example.com/flotilla',
+        secret: 'a-secret-of-sixteen-or-more',
+      });
+      expect(destination.status, JSON.stringify(destination.body)).toBe(201);
+    }
+    for (const name of listing('/api/v1/notifications/policies').names) {
+      const policy = await call('POST', '/api/v1/notifications/policies', {
+        apiVersion: 'flotilla.dev/v1alpha1',
+        kind: 'NotificationPolicy',
+        metadata: { name },
+        spec: { triggers: ['break-glass-opened'], destinations: ['hook-1'] },
+      });
+      expect(policy.status, JSON.stringify(policy.body)).toBe(201);
+    }
+    for (const name of listing('/api/v1/pins').names) {
+      const target = await db.prisma.target.findUniqueOrThrow({ where: { name } });
+      await db.prisma.targetPin.create({
+        data: {
+          targetId: target.id,
+          revision: 'c1',
+          bundleDigest: 'sha256:0',
+          reason: 'hold',
+          actor: 'test',
+        },
+      });
+    }
+    const breakGlass = listing('/api/v1/break-glass').names;
+    for (const name of ['c-a', 'c-b', 'c-c']) {
+      const opened = await call<{ id: number }>('POST', '/api/v1/break-glass', {
+        scope: 'cluster',
+        name,
+        reason: 'incident',
+        durationMinutes: 30,
+        pauseSelfHeal: true,
+      });
+      expect(opened.status, JSON.stringify(opened.body)).toBe(201);
+      breakGlass.unshift(String(opened.body.id));
+    }
+    const sources = listing('/api/v1/fleet-sources').names;
+    for (const path of ['fleet/a', 'fleet/b', 'fleet/c']) {
+      const row = await db.prisma.fleetSource.create({
+        data: { repoUrl: 'https://git.example.com/fleet.git', path },
+      });
+      sources.push(row.id);
+    }
+    sources.sort();
   }, 180_000);
 
   afterAll(async () => {
     await hub?.close();
   }, 60_000);
 
-  describe.each(LISTINGS)('$path', ({ path, names }) => {
-    it('pages by name with a cursor, never skipping or repeating, to a last page with no cursor', async () => {
+  describe.each(LISTINGS)('$path', ({ path, key, names }) => {
+    it('pages by its key with a cursor, never skipping or repeating, to a last page with no cursor', async () => {
       const seen: string[] = [];
       let cursor: string | null = null;
       let pages = 0;
       do {
-        const page: { status: number; body: Page<{ name: string }> } = await call<Page<{ name: string }>>(
-          'GET',
-          `${path}?limit=2${cursor ? `&cursor=${cursor}` : ''}`,
-        );
+        const page: { status: number; body: Page<Record<string, unknown>> } = await call<
+          Page<Record<string, unknown>>
+        >('GET', `${path}?limit=2${cursor ? `&cursor=${cursor}` : ''}`);
         expect(page.status).toBe(200);
         expect(page.body.items.length).toBeLessThanOrEqual(2);
-        seen.push(...page.body.items.map((i) => i.name));
+        seen.push(...page.body.items.map(keyOf(key)));
         cursor = page.body.nextCursor;
         pages++;
       } while (cursor !== null);
       expect(seen).toEqual(names);
       expect(pages).toBe(Math.ceil(names.length / 2));
       // A cursor alone pages with the default limit.
-      const rest = await call<Page<{ name: string }>>(
+      const rest = await call<Page<Record<string, unknown>>>(
         'GET',
         `${path}?cursor=${Buffer.from(names[0]!).toString('base64url')}`,
       );
-      expect(rest.body).toEqual({
-        items: names.slice(1).map((name) => expect.objectContaining({ name }) as unknown),
-        nextCursor: null,
-      });
+      expect(rest.body.items.map(keyOf(key))).toEqual(names.slice(1));
+      expect(rest.body.nextCursor).toBeNull();
     });
 
     it('refuses a bad limit or cursor with its field, and answers the plain array without either', async () => {
@@ -119,8 +190,8 @@ describe('paged listings (real hub, PostgreSQL)', () => {
         const refused = await call<{ code: string; path: string }>('GET', `${path}?${query}`);
         expect([query, refused.status, refused.body.path]).toEqual([query, 400, field]);
       }
-      const plain = await call<{ name: string }[]>('GET', path);
-      expect(plain.body.map((i) => i.name)).toEqual(names);
+      const plain = await call<Record<string, unknown>[]>('GET', path);
+      expect(plain.body.map(keyOf(key)).sort()).toEqual([...names].sort());
     });
   });
 

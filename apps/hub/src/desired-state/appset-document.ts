@@ -1,4 +1,10 @@
-import { GeneratorError, parseApplicationSet, type ApplicationSet } from '@flotilla/generators';
+import {
+  applicationSetEnvelopeProblem,
+  applicationSetNameProblem,
+  GeneratorError,
+  parseApplicationSet,
+  type ApplicationSet,
+} from '@flotilla/generators';
 import {
   APPLICATION_SOURCE_FIELDS,
   HELM_OPTION_FIELDS,
@@ -8,8 +14,6 @@ import {
   parseHelmOptions,
 } from '@flotilla/manifests';
 import { HubError } from '../common/hub-error.js';
-
-const NAME = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
 
 export interface AppSetDocument {
   name: string;
@@ -21,31 +25,9 @@ export interface AppSetDocument {
 
 /** Validates a submitted ApplicationSet (Flotilla's or Argo CD's form) before anything is stored. */
 export function readAppSetDocument(body: unknown): AppSetDocument {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw new HubError(
-      400,
-      'invalid-appset',
-      'the body must be an ApplicationSet document (a JSON object)',
-      '(root)',
-    );
-  }
+  const envelope = applicationSetEnvelopeProblem(body);
+  if (envelope) throw new HubError(400, 'invalid-appset', envelope.message, envelope.path);
   const doc = body as Record<string, unknown>;
-  if (doc['apiVersion'] === undefined) {
-    throw new HubError(
-      400,
-      'invalid-appset',
-      'apiVersion is required (flotilla.dev/v1alpha1 or argoproj.io/v1alpha1)',
-      'apiVersion',
-    );
-  }
-  if (doc['kind'] !== 'ApplicationSet') {
-    throw new HubError(
-      400,
-      'invalid-appset',
-      `kind must be ApplicationSet, got ${JSON.stringify(doc['kind'])}`,
-      'kind',
-    );
-  }
   let parsed: ApplicationSet;
   try {
     parsed = parseApplicationSet(doc);
@@ -60,15 +42,9 @@ export function readAppSetDocument(body: unknown): AppSetDocument {
     }
     throw e;
   }
-  const name = parsed.metadata.name;
-  if (!name || !NAME.test(name) || name.length > 253) {
-    throw new HubError(
-      400,
-      'invalid-appset',
-      'metadata.name is required: lower-case letters, digits, "-" and ".", starting and ending alphanumeric',
-      'metadata.name',
-    );
-  }
+  const name = parsed.metadata.name ?? '';
+  const nameProblem = applicationSetNameProblem(name);
+  if (nameProblem !== null) throw new HubError(400, 'invalid-appset', nameProblem, 'metadata.name');
   refuseUnrenderedSource(doc);
   return { name, apiVersion: parsed.apiVersion ?? 'flotilla.dev/v1alpha1', document: doc, parsed };
 }
@@ -212,10 +188,6 @@ export function chartRepositoryRefusal(url: string, chart: string | undefined): 
 }
 
 /** An object that is a chart source: its repoURL is a Helm repository, not a Git one. */
-function isChartSource(o: Record<string, unknown>): boolean {
-  return typeof o['chart'] === 'string' && o['chart'] !== '';
-}
-
 /**
  * `source.helm` as submitted: a field Flotilla does not render is refused by name. A block without
  * templating is checked whole now; a templated one (`{{…}}`) is checked per target at expansion.
@@ -242,46 +214,4 @@ function checkHelmOptions(helm: unknown, at: string): void {
     }
     throw e;
   }
-}
-
-/**
- * Git repository URLs written literally anywhere in the document (git generators, template source;
- * a chart source's Helm repository is not one), each with the revisions it is read at. Templated URLs (`{{…}}`) are only known after generation.
- */
-export function literalRepoRefs(document: unknown): Map<string, Set<string>> {
-  const out = new Map<string, Set<string>>();
-  const walk = (v: unknown): void => {
-    if (Array.isArray(v)) return v.forEach(walk);
-    if (typeof v !== 'object' || v === null) return;
-    const o = v as Record<string, unknown>;
-    const url = o['repoURL'];
-    if (typeof url === 'string' && url !== '' && !url.includes('{{') && !isChartSource(o)) {
-      const rev = o['revision'] ?? o['targetRevision'];
-      const ref = typeof rev === 'string' && rev !== '' && !rev.includes('{{') ? rev : 'HEAD';
-      const refs = out.get(url) ?? new Set<string>();
-      refs.add(ref);
-      out.set(url, refs);
-    }
-    Object.values(o).forEach(walk);
-  };
-  walk(document);
-  return out;
-}
-
-/** Where each literal repository URL of the document is first written (`spec.template.spec.source.repoURL`). */
-export function literalRepoUrlPaths(document: unknown): Map<string, string> {
-  const out = new Map<string, string>();
-  const walk = (v: unknown, path: string): void => {
-    if (Array.isArray(v)) return v.forEach((x, i) => walk(x, `${path}[${i}]`));
-    if (typeof v !== 'object' || v === null) return;
-    const chart = isChartSource(v as Record<string, unknown>);
-    for (const [k, x] of Object.entries(v)) {
-      const at = path ? `${path}.${k}` : k;
-      if (k === 'repoURL' && !chart && typeof x === 'string' && !x.includes('{{') && !out.has(x))
-        out.set(x, at);
-      walk(x, at);
-    }
-  };
-  walk(document, '');
-  return out;
 }

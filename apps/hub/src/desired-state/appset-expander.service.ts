@@ -3,6 +3,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import {
   generate,
   GeneratorError,
+  literalRepoRefs,
   parseApplicationSet,
   type ClusterInfo,
   type GeneratedTarget,
@@ -42,7 +43,6 @@ import {
 import type { ExpansionPreviewView, PendingExpansionView, TargetSourceView } from '@flotilla/contract';
 import {
   chartRepositoryRefusal,
-  literalRepoRefs,
   multiSourceRefusal,
   unrenderedSourceField,
 } from './appset-document.js';

@@ -1,12 +1,16 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Res, UseGuards } from '@nestjs/common';
-import { ApiBearerAuth, ApiBody, ApiQuery, ApiTags } from '@nestjs/swagger';
-import { z } from 'zod';
-import { parseInput } from '../common/hub-error.js';
-import { isPaged, pageQueryFields } from '../common/name-page.js';
+
+import { ApiBearerAuth, ApiBody, ApiTags } from '@nestjs/swagger';
+
+import { ApiPageQuery, isPaged, parsePageQuery } from '../common/name-page.js';
+
 import type { Response } from 'express';
 import { Actor } from '../auth/actor.js';
+
 import { AdminTokenGuard } from '../auth/admin-token.guard.js';
+
 import { Roles } from '../auth/roles.decorator.js';
+
 import { AppSetsService } from './appsets.service.js';
 
 @ApiTags('appsets')
@@ -63,10 +67,9 @@ export class AppSetsController {
 
   /** By name; with `limit` or `cursor`, one page `{items, nextCursor}` (see common/name-page.ts). */
   @Get()
-  @ApiQuery({ name: 'limit', required: false })
-  @ApiQuery({ name: 'cursor', required: false })
+  @ApiPageQuery()
   list(@Query() query: unknown) {
-    const q = parseInput(z.object(pageQueryFields), query, 'query');
+    const q = parsePageQuery(query);
     return isPaged(q) ? this.appsets.page(q) : this.appsets.list();
   }
 

@@ -1,4 +1,5 @@
-import { rolloutStrategySpecSchema, type LabelSelector } from '@flotilla/fleet-config';
+import { rolloutStrategySpecSchema } from '@flotilla/fleet-config';
+import { type LabelSelector } from '@flotilla/labels';
 import { parseGoDuration } from '@flotilla/windows';
 import { zodDetails } from '@flotilla/contract';
 import { stepName } from '@flotilla/plan';

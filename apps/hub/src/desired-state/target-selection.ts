@@ -1,5 +1,5 @@
-import type { LabelSelector } from '@flotilla/fleet-config';
-import { compileSelector } from '@flotilla/generators';
+import type { LabelSelector } from '@flotilla/labels';
+import { compileSelector } from '@flotilla/labels';
 import { HubError } from '../common/hub-error.js';
 import { asRecord } from '../common/json.js';
 import type { Database } from '../db/database.js';

@@ -1,11 +1,12 @@
 // Applies a planned fleet commit: the hub's objects in one transaction, then sync windows through their service.
 import { Injectable } from '@nestjs/common';
 import { projectNameOf } from '@flotilla/fleet-config';
+import { literalRepoRefs } from '@flotilla/generators';
 import { relabelCluster } from '@flotilla/plan';
 import { AuditLog, type AuditEntry } from '../audit/audit.service.js';
 import { asRecord, toJson } from '../common/json.js';
 import { Database } from '../db/database.js';
-import { literalRepoRefs, readAppSetDocument } from '../desired-state/appset-document.js';
+import { readAppSetDocument } from '../desired-state/appset-document.js';
 import { removeAppSet } from '../desired-state/target-deletions.service.js';
 import { Prisma, type FleetSource } from '../generated/prisma/client.js';
 import { HEALTH_RULE_KIND } from '../health-rules/health-rules.service.js';

@@ -17,6 +17,7 @@ import { keyOf } from './fleet-plan.js';
 import { FleetReconciler, type FleetOutcome } from './fleet-reconciler.service.js';
 import { FleetRejections } from './fleet-rejections.service.js';
 import { normaliseFleetPath, parseFleetRepositories, type FleetSourceSetting } from './fleet-setting.js';
+import { keyPageArgs, keyPageOf, type PageKey, type PageQuery } from '../common/name-page.js';
 
 const sourceBody = z.strictObject({
   repoUrl: z.string().trim().min(1, 'the fleet repository URL is required'),
@@ -83,6 +84,13 @@ export class FleetRepoService implements OnApplicationBootstrap {
 
   async list() {
     return (await this.db.prisma.fleetSource.findMany({ orderBy: { createdAt: 'asc' } })).map(view);
+  }
+
+  /** One page of fleet sources, by id: a source has no name, and ids never change (see common/name-page.ts). */
+  async page(q: PageQuery) {
+    const key: PageKey<{ id: string }> = { field: 'id', order: 'asc', of: (r) => r.id };
+    const page = keyPageOf(await this.db.prisma.fleetSource.findMany(keyPageArgs(q, key)), q, key);
+    return { items: page.rows.map(view), nextCursor: page.nextCursor };
   }
 
   async get(id: string) {

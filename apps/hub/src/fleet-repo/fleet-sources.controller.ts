@@ -1,9 +1,10 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Res, UseGuards } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Res, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiBody, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { Actor } from '../auth/actor.js';
 import { AdminTokenGuard } from '../auth/admin-token.guard.js';
 import { FleetRepoService } from './fleet-repo.service.js';
+import { ApiPageQuery, isPaged, parsePageQuery } from '../common/name-page.js';
 
 @ApiTags('fleet-sources')
 @ApiBearerAuth()
@@ -21,9 +22,12 @@ export class FleetSourcesController {
     return source;
   }
 
+  /** Oldest first; with `limit` or `cursor`, one page `{items, nextCursor}` in id order (see common/name-page.ts). */
   @Get()
-  list() {
-    return this.fleet.list();
+  @ApiPageQuery()
+  list(@Query() query: unknown) {
+    const q = parsePageQuery(query);
+    return isPaged(q) ? this.fleet.page(q) : this.fleet.list();
   }
 
   /** Status (Ready, Error naming file/document/field, Held), the applied commit and author, the objects. */

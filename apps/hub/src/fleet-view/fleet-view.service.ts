@@ -9,7 +9,7 @@ import {
   type HealthStatus,
   type SyncStatus,
 } from '@flotilla/contract';
-import { compileSelector, GeneratorError, parseSelectorText } from '@flotilla/generators';
+import { compileSelector, LabelSelectorError, parseSelectorText } from '@flotilla/labels';
 import { z } from 'zod';
 import { asRecord } from '../common/json.js';
 import { HubError } from '../common/hub-error.js';
@@ -52,7 +52,7 @@ export class FleetViewService {
       try {
         matchesLabels = compileSelector(parseSelectorText(q.selector, 'query.selector'), 'query.selector');
       } catch (e) {
-        if (e instanceof GeneratorError)
+        if (e instanceof LabelSelectorError)
           throw new HubError(400, 'invalid-request', e.message, 'query.selector');
         throw e;
       }

@@ -14,9 +14,9 @@ const configMap = (owner: string) =>
 
 /**
  * A failing rollout told end to end: the hub on PostgreSQL, Redis and Git, the agents' reports
- * spoken by hand, an HMAC-verifying receiver and GitHub's commit-status API on 127.0.0.1. The
- * commit goes pending while it rolls out; an agent's automatic rollback fails it, halts the rollout,
- * and the commit's status turns to failure.
+ * spoken by hand, an HMAC-verifying receiver and the commit-status APIs of GitHub, GitLab and Gitea
+ * on 127.0.0.1. The commit goes pending while it rolls out; an agent's automatic rollback fails it,
+ * halts the rollout, and the commit's status turns to failure, in each host's own words.
  */
 describe('a failing rollout: messages and commit statuses (PostgreSQL, Redis, Git, receivers)', () => {
   let fleet: TwoClusterFleet;
@@ -79,6 +79,22 @@ describe('a failing rollout: messages and commit statuses (PostgreSQL, Redis, Gi
         token: 'ghp_test',
         repository: 'acme/web',
       },
+      {
+        name: 'gitlab',
+        type: 'commit-status',
+        provider: 'gitlab',
+        apiUrl: `${github.url}/api/v4`,
+        token: 'glpat_test',
+        repository: 'acme/platform/web',
+      },
+      {
+        name: 'gitea',
+        type: 'commit-status',
+        provider: 'gitea',
+        apiUrl: `${github.url}/api/v1`,
+        token: 'gitea_test',
+        repository: 'acme/web',
+      },
     ])
       expect((await fleet.call('POST', '/api/v1/notifications/destinations', d)).status).toBe(201);
     const rolloutTriggers = [
@@ -89,9 +105,9 @@ describe('a failing rollout: messages and commit statuses (PostgreSQL, Redis, Gi
       'rollout-halted',
       'automatic-rollback',
     ];
-    for (const [name, destination] of [
-      ['team-rollouts', 'team'],
-      ['web-statuses', 'github'],
+    for (const [name, destinations] of [
+      ['team-rollouts', ['team']],
+      ['web-statuses', ['github', 'gitlab', 'gitea']],
     ] as const)
       expect(
         (
@@ -102,7 +118,7 @@ describe('a failing rollout: messages and commit statuses (PostgreSQL, Redis, Gi
             spec: {
               triggers: rolloutTriggers,
               appSets: ['web'],
-              destinations: [destination],
+              destinations,
               digestWindow: '1s',
             },
           })
@@ -165,21 +181,55 @@ describe('a failing rollout: messages and commit statuses (PostgreSQL, Redis, Gi
     await expect.poll(() => statusesOf().at(-1)?.body['state'], { timeout: 30_000 }).toBe('failure');
     expect(statusesOf().every((s) => ['pending', 'failure'].includes(String(s.body['state'])))).toBe(true);
     // Every delivery to the API is Sent (recorded just after the API answered), one status each.
-    const deliveries = async () =>
+    const deliveries = async (destination: string) =>
       (
         await fleet.call<{ status: string; lastError: string | null }[]>(
           'GET',
-          '/api/v1/notifications/deliveries?destination=github',
+          `/api/v1/notifications/deliveries?destination=${destination}`,
         )
       ).body;
     await expect
       .poll(
         async () => {
-          const rows = await deliveries();
+          const rows = await deliveries('github');
           return rows.length === statusesOf().length && rows.every((d) => d.status === 'Sent');
         },
         { timeout: 30_000 },
       )
       .toBe(true);
+
+    // GitLab: the project by its URL-encoded full path, a private token, "running" and "failed",
+    // the status's name in `name`.
+    const gitlab = () =>
+      github.statuses().filter((s) => s.path === `/api/v4/projects/acme%2Fplatform%2Fweb/statuses/${second}`);
+    await expect.poll(() => gitlab().at(-1)?.body['state'], { timeout: 30_000 }).toBe('failed');
+    expect(gitlab()[0]).toMatchObject({
+      privateToken: 'glpat_test',
+      authorization: null,
+      body: { state: 'running', name: 'flotilla/web' },
+    });
+    expect(gitlab().every((s) => ['running', 'failed'].includes(String(s.body['state'])))).toBe(true);
+    // Gitea: GitHub's path under /api/v1, `token` authorization, GitHub's states.
+    const gitea = () =>
+      github.statuses().filter((s) => s.path === `/api/v1/repos/acme/web/statuses/${second}`);
+    await expect.poll(() => gitea().at(-1)?.body['state'], { timeout: 30_000 }).toBe('failure');
+    expect(gitea()[0]).toMatchObject({
+      authorization: 'token gitea_test',
+      body: { state: 'pending', context: 'flotilla/web' },
+    });
+    expect(gitea().every((s) => ['pending', 'failure'].includes(String(s.body['state'])))).toBe(true);
+    for (const [destination, received] of [
+      ['gitlab', gitlab],
+      ['gitea', gitea],
+    ] as const)
+      await expect
+        .poll(
+          async () => {
+            const rows = await deliveries(destination);
+            return rows.length === received().length && rows.every((d) => d.status === 'Sent');
+          },
+          { timeout: 30_000 },
+        )
+        .toBe(true);
   }, 180_000);
 });

@@ -1,5 +1,5 @@
 import type { NotificationPolicySpec } from '@flotilla/fleet-config';
-import { compileSelector } from '@flotilla/generators';
+import { compileSelector } from '@flotilla/labels';
 import { globMatch } from '@flotilla/windows';
 import type { TriggerHit } from './notification-triggers.js';
 

@@ -7,6 +7,7 @@ import { parseInput } from '../common/hub-error.js';
 import { destinationInputSchema } from './destinations/destination-types.js';
 import { DELIVERY_STATUSES } from '@flotilla/contract';
 import { NotificationsService } from './notifications.service.js';
+import { ApiPageQuery, isPaged, parsePageQuery } from '../common/name-page.js';
 
 const deliveriesQuery = z.strictObject({
   status: z.enum(DELIVERY_STATUSES).optional(),
@@ -41,9 +42,12 @@ export class NotificationsController {
     return destination;
   }
 
+  /** By name; with `limit` or `cursor`, one page `{items, nextCursor}` (see common/name-page.ts). */
   @Get('destinations')
-  listDestinations() {
-    return this.notifications.listDestinations();
+  @ApiPageQuery()
+  listDestinations(@Query() query: unknown) {
+    const q = parsePageQuery(query);
+    return isPaged(q) ? this.notifications.destinationsPage(q) : this.notifications.listDestinations();
   }
 
   @Delete('destinations/:name')
@@ -60,9 +64,12 @@ export class NotificationsController {
     return policy;
   }
 
+  /** By name; with `limit` or `cursor`, one page `{items, nextCursor}` (see common/name-page.ts). */
   @Get('policies')
-  listPolicies() {
-    return this.notifications.listPolicies();
+  @ApiPageQuery()
+  listPolicies(@Query() query: unknown) {
+    const q = parsePageQuery(query);
+    return isPaged(q) ? this.notifications.policiesPage(q) : this.notifications.listPolicies();
   }
 
   @Get('policies/:name')

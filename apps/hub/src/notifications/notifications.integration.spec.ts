@@ -283,14 +283,28 @@ describe('notifications (PostgreSQL, Redis, HTTP receivers)', () => {
       scope: 'cluster',
       name: 'us-1',
       reason: 'incident 8',
-      expiresAt: new Date(Date.now() + 3_000).toISOString(),
+      durationMinutes: 30,
       pauseSelfHeal: true,
     });
     expect(opened.status).toBe(201);
+    // Two hands-on edits under the override, as us-1's agent reports them (self-heal paused).
+    for (const name of ['web-config', 'web-secret-ref'])
+      await report('us-1', {
+        type: 'drift',
+        state: 'tolerated',
+        resource: { group: '', kind: 'ConfigMap', namespace: 'web', name },
+        paths: ['/data/owner'],
+        manager: 'kubectl-edit',
+        breakGlassId: String(opened.body.id),
+      });
+    // Its time runs out (moved, not waited for: the reports above must land while it is open).
+    await fleet.hub.app
+      .get(Database)
+      .prisma.breakGlass.update({ where: { id: opened.body.id }, data: { expiresAt: new Date() } });
     const expired = () => good.messages().filter((m) => m.event === 'break-glass-expired');
     await expect.poll(() => expired().length, { timeout: 30_000 }).toBe(1);
     expect(String(expired()[0]?.body['text'])).toContain(
-      'break-glass on cluster us-1 expired; 0 manual change(s) recorded',
+      'break-glass on cluster us-1 expired; 2 manual change(s) recorded',
     );
   }, 60_000);
 

@@ -21,6 +21,7 @@ import {
   type OpenDestination,
 } from './destinations/destination-types.js';
 import { COMMIT_STATE_OF } from './destinations/commit-status.js';
+import { pageArgs, pageOf, type PageQuery } from '../common/name-page.js';
 
 export interface DeliveryQuery {
   status?: DeliveryStatus;
@@ -87,6 +88,17 @@ export class NotificationsService {
   async listDestinations() {
     const rows = await this.db.prisma.notificationDestination.findMany({ orderBy: { name: 'asc' } });
     return rows.map(destinationView);
+  }
+
+  async destinationsPage(q: PageQuery) {
+    const { where, take } = pageArgs(q);
+    const rows = await this.db.prisma.notificationDestination.findMany({
+      where,
+      take,
+      orderBy: { name: 'asc' },
+    });
+    const page = pageOf(rows, q);
+    return { items: page.rows.map(destinationView), nextCursor: page.nextCursor };
   }
 
   async deleteDestination(name: string, actor: string): Promise<void> {
@@ -170,6 +182,13 @@ export class NotificationsService {
   async listPolicies() {
     const rows = await this.db.prisma.notificationPolicy.findMany({ orderBy: { name: 'asc' } });
     return rows.map(policyView);
+  }
+
+  async policiesPage(q: PageQuery) {
+    const { where, take } = pageArgs(q);
+    const rows = await this.db.prisma.notificationPolicy.findMany({ where, take, orderBy: { name: 'asc' } });
+    const page = pageOf(rows, q);
+    return { items: page.rows.map(policyView), nextCursor: page.nextCursor };
   }
 
   async getPolicy(name: string) {

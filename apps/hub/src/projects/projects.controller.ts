@@ -1,11 +1,14 @@
-import { z } from 'zod';
-import { isPaged, pageQueryFields } from '../common/name-page.js';
+import { ApiPageQuery, isPaged, parsePageQuery } from '../common/name-page.js';
+
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Res, UseGuards } from '@nestjs/common';
-import { ApiBearerAuth, ApiBody, ApiQuery, ApiTags } from '@nestjs/swagger';
-import { parseInput } from '../common/hub-error.js';
+
+import { ApiBearerAuth, ApiBody, ApiTags } from '@nestjs/swagger';
+
 import type { Response } from 'express';
 import { Actor } from '../auth/actor.js';
+
 import { AdminTokenGuard } from '../auth/admin-token.guard.js';
+
 import { ProjectsService } from './projects.service.js';
 
 @ApiTags('projects')
@@ -26,10 +29,9 @@ export class ProjectsController {
 
   /** By name; with `limit` or `cursor`, one page `{items, nextCursor}` (see common/name-page.ts). */
   @Get()
-  @ApiQuery({ name: 'limit', required: false })
-  @ApiQuery({ name: 'cursor', required: false })
+  @ApiPageQuery()
   list(@Query() query: unknown) {
-    const q = parseInput(z.object(pageQueryFields), query, 'query');
+    const q = parsePageQuery(query);
     return isPaged(q) ? this.projects.page(q) : this.projects.list();
   }
 

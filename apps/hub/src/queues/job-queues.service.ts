@@ -14,9 +14,7 @@ export class JobQueues {
   constructor(
     @InjectQueue('source-sync') sourceSync: Queue,
     @InjectQueue('appset-expand') appsetExpand: Queue,
-    @InjectQueue('render') render: Queue,
     @InjectQueue('rollout') rollout: Queue,
-    @InjectQueue('report-ingest') reportIngest: Queue,
     @InjectQueue('fleet-reconcile') fleetReconcile: Queue,
     @InjectQueue('notify') notify: Queue,
     @InjectQueue('retention') retention: Queue,
@@ -25,9 +23,7 @@ export class JobQueues {
     this.queues = {
       'source-sync': sourceSync,
       'appset-expand': appsetExpand,
-      render,
       rollout,
-      'report-ingest': reportIngest,
       'fleet-reconcile': fleetReconcile,
       notify,
       retention,

@@ -10,9 +10,12 @@ describe('checkQueueHandlers', () => {
   });
 
   it('names a queue with no handler and one with two', () => {
-    const wrong = [...all.filter((h) => h.queue !== 'render'), { queue: 'rollout' as const, name: 'second' }];
+    const wrong = [
+      ...all.filter((h) => h.queue !== 'appset-expand'),
+      { queue: 'rollout' as const, name: 'second' },
+    ];
     expect(() => checkQueueHandlers(wrong)).toThrow(
-      'queue "render" has no handler; queue "rollout" has 2 handlers: rollout-handler, second',
+      'queue "appset-expand" has no handler; queue "rollout" has 2 handlers: rollout-handler, second',
     );
   });
 });

@@ -4,7 +4,6 @@ import type { KubeObject } from '@flotilla/contract';
 import {
   bundleDigest,
   ManifestError,
-  preserveSopsKeyOrder,
   type ApplicationSource,
   type Capabilities,
   type ChartVersion,
@@ -18,6 +17,7 @@ import {
   type HelmRunOptions,
   type RenderEnvironment,
 } from '@flotilla/manifests/node';
+import { preserveSopsKeyOrder } from '@flotilla/sops';
 import { HUB_CONFIG, type HubConfig } from '../config/hub-config.js';
 import { ChartCredentialsService } from './chart-credentials.service.js';
 import { manifestErrorCode, RenderError } from './render-error.js';

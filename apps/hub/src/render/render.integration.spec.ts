@@ -7,7 +7,6 @@ import type { KubeObject } from '@flotilla/contract';
 import { Database } from '../db/database.js';
 import { RepositoriesService } from '../sources/repositories/repositories.service.js';
 import { createTestGitRepo, startTestHub, type TestGitRepo, type TestHub } from '../testing/index.js';
-import { RenderProcessor } from './render.processor.js';
 import { RenderError, RenderService, type RenderSource } from './render.service.js';
 
 // Rendering on the real hub: PostgreSQL, Redis, a Git repository mirrored by simple-git, and
@@ -84,21 +83,6 @@ afterAll(async () => {
 });
 
 describe('kustomize rendering', () => {
-  it('a render job for a commit this replica has not fetched yet fetches it first', async () => {
-    // Committed after the hub last fetched: only another replica could know this commit.
-    const unseen = repo.commit(
-      { 'late/configmap.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: late\n' },
-      'late',
-    );
-    const job = { data: { repositoryId, revision: unseen, path: 'late' } } as Parameters<
-      RenderProcessor['process']
-    >[0];
-    const result = (await hub.app.get(RenderProcessor).process(job)) as { digest: string | null };
-    expect(result.digest).toMatch(/^sha256:/);
-    const stored = await db.prisma.bundle.findUniqueOrThrow({ where: { digest: result.digest ?? '' } });
-    expect((stored.manifests as KubeObject[]).map((m) => m.metadata.name)).toEqual(['late']);
-  });
-
   it('builds an overlay with its base and stores the bundle by digest', async () => {
     const b = await render.renderBundle(source('overlays/prod'));
     expect(b.renderer).toBe('kustomize');

@@ -1,6 +1,7 @@
 // Turning a render's output into the objects of a bundle, and the checks every rendered object passes.
 import { type KubeObject, resourceSyncOptionsOf, SyncOptionError } from '@flotilla/contract';
-import { bundleDigest, parseManifestFiles, preserveSopsKeyOrder } from '@flotilla/manifests';
+import { bundleDigest, parseManifestFiles } from '@flotilla/manifests';
+import { preserveSopsKeyOrder } from '@flotilla/sops';
 import { RenderError, translateManifestError } from './render-error.js';
 import type { Rendered } from './render-source.js';
 

@@ -1,46 +1,13 @@
 import {
-  APPLICATIONSET_API_VERSIONS,
+  applicationSetObjectSchema,
   GeneratorError,
   parseApplicationSet,
   type ApplicationSet,
+  type ApplicationSetObject,
 } from '@flotilla/generators';
-import { z } from 'zod';
+import { anyValueSelectorSchema } from '@flotilla/labels';
 import { parsePath } from '../field-path.js';
 import { fromZodIssues, type Issue } from '../issue.js';
-import { labelSelectorSchema, selectorOperatorSchema } from '../label-selector.js';
-import { metadataSchema, objectNameSchema } from './common.js';
-
-/**
- * What the fleet repository adds to an ApplicationSet (Argo CD's or Flotilla's): a name, and two
- * Flotilla fields, `spec.project` (the Project every generated target belongs to) and
- * `spec.rolloutStrategy` (the RolloutStrategy that moves a change across the fleet). The generators
- * and template are checked by @flotilla/generators, as `flotilla generate` and the hub do.
- */
-export const applicationSetObjectSchema = z.looseObject({
-  apiVersion: z.enum(APPLICATIONSET_API_VERSIONS),
-  kind: z.literal('ApplicationSet'),
-  metadata: metadataSchema,
-  spec: z.looseObject({
-    project: objectNameSchema.optional(),
-    rolloutStrategy: objectNameSchema.optional(),
-    goTemplate: z.boolean().optional(),
-    generators: z
-      .array(z.record(z.string(), z.unknown()))
-      .min(1, 'at least one generator is required')
-      .meta({ description: 'Argo CD generators: list, clusters, git, matrix, merge' }),
-    template: z.looseObject({
-      metadata: z.record(z.string(), z.unknown()).optional(),
-      spec: z.record(z.string(), z.unknown()).optional(),
-    }),
-  }),
-});
-
-export interface ApplicationSetObject {
-  apiVersion: (typeof APPLICATIONSET_API_VERSIONS)[number];
-  kind: 'ApplicationSet';
-  metadata: { name: string } & Record<string, unknown>;
-  spec: ApplicationSet['spec'] & { project?: string; rolloutStrategy?: string };
-}
 
 /** Checks an ApplicationSet document; every problem found is returned, not only the first. */
 export function checkApplicationSet(value: unknown): {
@@ -108,38 +75,8 @@ function checkGeneratorSelectors(generators: unknown[], base: (string | number)[
   return issues;
 }
 
-const generatorSelectorSchema = labelSelectorSchema.extend({
-  matchLabels: z.record(z.string(), z.string()).optional(),
-  matchExpressions: z
-    .array(
-      z
-        .looseObject({
-          key: z.string().min(1),
-          operator: selectorOperatorSchema,
-          values: z.array(z.string()).optional(),
-        })
-        .superRefine((expr, ctx) => {
-          const count = expr.values?.length ?? 0;
-          const needsValues = expr.operator === 'In' || expr.operator === 'NotIn';
-          if (needsValues && count === 0)
-            ctx.addIssue({
-              code: 'custom',
-              message: `operator ${expr.operator} needs at least one value`,
-              path: ['values'],
-            });
-          if (!needsValues && count > 0)
-            ctx.addIssue({
-              code: 'custom',
-              message: `operator ${expr.operator} takes no values`,
-              path: ['values'],
-            });
-        }),
-    )
-    .optional(),
-});
-
 function checkSelector(selector: unknown, path: (string | number)[]): Issue[] {
-  const r = generatorSelectorSchema.safeParse(selector, { reportInput: true });
+  const r = anyValueSelectorSchema.safeParse(selector, { reportInput: true });
   return r.success
     ? []
     : fromZodIssues(r.error.issues, path).map((i) => ({ ...i, code: 'invalid-selector' }));

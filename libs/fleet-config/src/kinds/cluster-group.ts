@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { labelsSchema } from '../label-syntax.js';
-import { FLOTILLA_API_VERSION, metadataSchema } from './common.js';
+import { labelsSchema, metadataSchema } from '@flotilla/labels';
+import { FLOTILLA_API_VERSION } from './common.js';
 
 /**
  * Labels given to a group of clusters, picked by exact name or by name glob, so that cluster labels

@@ -1,25 +1,8 @@
 import { parseGoDuration } from '@flotilla/windows';
 import { z } from 'zod';
-import { labelsSchema, OBJECT_NAME_PATTERN } from '../label-syntax.js';
 
 /** Flotilla's own kinds live in this API version. */
 export const FLOTILLA_API_VERSION = 'flotilla.dev/v1alpha1';
-
-/** An object's name: a DNS-1123 subdomain, so it can also name Kubernetes objects later. */
-export const objectNameSchema = z
-  .string()
-  .min(1, 'a name is required')
-  .max(253, 'a name must be at most 253 characters')
-  .regex(
-    new RegExp(OBJECT_NAME_PATTERN),
-    'a name must be lowercase alphanumerics, "-" or ".", starting and ending with an alphanumeric',
-  );
-
-export const metadataSchema = z.looseObject({
-  name: objectNameSchema,
-  labels: labelsSchema.optional(),
-  annotations: z.record(z.string(), z.string()).optional(),
-});
 
 /** A Go duration (`90s`, `1h30m`), the unit Argo CD and Kubernetes users already write. */
 export const goDurationSchema = z

@@ -1,7 +1,7 @@
 import { GeneratorError, renderString } from '@flotilla/generators';
 import { z } from 'zod';
-import { labelSelectorSchema } from '../label-selector.js';
-import { FLOTILLA_API_VERSION, goDurationSchema, metadataSchema, objectNameSchema } from './common.js';
+import { labelSelectorSchema, metadataSchema, objectNameSchema } from '@flotilla/labels';
+import { FLOTILLA_API_VERSION, goDurationSchema } from './common.js';
 
 /**
  * What a notification can be about: Argo CD Notifications' catalogue (sync, health, drift, deployed)

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { labelSelectorSchema } from '../label-selector.js';
-import { FLOTILLA_API_VERSION, groupKindSchema, metadataSchema, objectNameSchema } from './common.js';
+import { labelSelectorSchema, metadataSchema, objectNameSchema } from '@flotilla/labels';
+import { FLOTILLA_API_VERSION, groupKindSchema } from './common.js';
 
 /** Where a project's ApplicationSets may deploy: clusters by name glob or by labels, and a namespace glob. */
 export const destinationSchema = z

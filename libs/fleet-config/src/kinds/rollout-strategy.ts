@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { labelSelectorSchema } from '../label-selector.js';
-import { FLOTILLA_API_VERSION, goDurationSchema, intOrPercentSchema, metadataSchema } from './common.js';
+import { labelSelectorSchema, metadataSchema } from '@flotilla/labels';
+import { FLOTILLA_API_VERSION, goDurationSchema, intOrPercentSchema } from './common.js';
 
 /**
  * One step of a fleet rollout: the clusters it picks (canaries first), how many may be updating at

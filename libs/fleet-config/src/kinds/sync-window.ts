@@ -1,6 +1,7 @@
 import { syncWindowSchema } from '@flotilla/contract';
 import { z } from 'zod';
-import { FLOTILLA_API_VERSION, metadataSchema, objectNameSchema } from './common.js';
+import { metadataSchema, objectNameSchema } from '@flotilla/labels';
+import { FLOTILLA_API_VERSION } from './common.js';
 
 /**
  * A named sync window: the contract's window (allow/deny, cron, duration, time zone, selectors),

@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
-import { type FleetFile } from '../validate-fleet-directory.js';
+import { type FleetFile } from '../fleet-file.js';
 
 /** Every file under `root` (hidden ones included: the lib must skip them itself), as FleetFiles. */
 export function readTree(root: string, skip: (path: string) => boolean = () => false): FleetFile[] {

@@ -1,6 +1,7 @@
 import { type ClustersGenerator } from '../application-set.js';
 import { sanitizeName } from '../argo-functions.js';
-import { compileSelector, isEmptySelector } from '../label-selector.js';
+import { isEmptySelector } from '@flotilla/labels';
+import { selectorMatcher } from '../selector-matcher.js';
 import { type Params } from '../types.js';
 import { type GeneratorEnv } from './generator-env.js';
 import { appendValues } from './values.js';
@@ -30,7 +31,7 @@ function isLocalCluster(
  * `flatList: true` yields a single set with every cluster under `clusters`.
  */
 export function clustersGenerator(spec: ClustersGenerator, env: GeneratorEnv, path: string): Params[] {
-  const matches = compileSelector(spec.selector, `${path}.selector`);
+  const matches = selectorMatcher(spec.selector, `${path}.selector`);
   const hasSelector = !isEmptySelector(spec.selector);
   const out: Params[] = [];
   for (const cluster of env.ctx.clusters) {

@@ -2,7 +2,7 @@ import { type GitGenerator } from '../application-set.js';
 import { sanitizeName } from '../argo-functions.js';
 import { GeneratorError } from '../generator-error.js';
 import { pathMatch, pathspecMatch } from '../glob.js';
-import { formatValue } from '../gotemplate/index.js';
+import { formatValue } from '@flotilla/gotemplate';
 import { flatten, isPlainObject } from '../params.js';
 import { type Params, type RepositoryFiles } from '../types.js';
 import { parseYamlData } from '../yaml-data.js';

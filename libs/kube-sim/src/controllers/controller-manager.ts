@@ -6,18 +6,10 @@ import { ControllerContext } from './controller-context.js';
 import { reconcileDeployments, reconcileReplicaSets } from './deployment.js';
 import { reconcileInfrastructure, reconcileLifecycle } from './lifecycle.js';
 import { LifecycleTrigger } from './lifecycle-trigger.js';
-import { reconcileAutoscaler, webhookMutator } from './other-writers.js';
+import { reconcileAutoscaler, webhookMutator, type OtherWriters } from './other-writers.js';
 import { reconcilePods } from './pods.js';
 import { type Reconcilable } from './scheduler.js';
 import { reconcileDaemonSets, reconcileJobs, reconcileStatefulSets } from './workloads.js';
-
-/** Switches for writers other than the GitOps agent, so drift-noise handling can be tested for real. */
-export interface OtherWriters {
-  /** A simulated autoscaler: sets `spec.replicas` of every Deployment to `replicas` (manager `sim-autoscaler`, via /scale). */
-  autoscaler?: { replicas: number; namespace?: string };
-  /** A simulated mutating webhook on Deployments: injects an annotation and, optionally, a sidecar container. */
-  webhook?: { annotation?: [string, string]; sidecar?: { name: string; image: string } };
-}
 
 export type ControllerName =
   | 'lifecycle'

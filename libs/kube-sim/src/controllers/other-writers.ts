@@ -2,7 +2,14 @@ import { type ClusterApi } from '../api/cluster-api.js';
 import { getPath, isObject, type JsonObject } from '../json.js';
 import { type ResourceType } from '../resources/resource-type.js';
 import { type ControllerContext } from './controller-context.js';
-import { type OtherWriters } from './controller-manager.js';
+
+/** Switches for writers other than the GitOps agent, so drift-noise handling can be tested for real. */
+export interface OtherWriters {
+  /** A simulated autoscaler: sets `spec.replicas` of every Deployment to `replicas` (manager `sim-autoscaler`, via /scale). */
+  autoscaler?: { replicas: number; namespace?: string };
+  /** A simulated mutating webhook on Deployments: injects an annotation and, optionally, a sidecar container. */
+  webhook?: { annotation?: [string, string]; sidecar?: { name: string; image: string } };
+}
 
 export const AUTOSCALER_MANAGER = 'sim-autoscaler';
 

@@ -1,9 +1,10 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, UseGuards } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiBody, ApiTags } from '@nestjs/swagger';
 import { Actor } from '../../auth/actor.js';
 import { AdminTokenGuard } from '../../auth/admin-token.guard.js';
 import { Roles } from '../../auth/roles.decorator.js';
 import { PinsService } from './pins.service.js';
+import { ApiPageQuery, isPaged, parsePageQuery } from '../../common/name-page.js';
 
 @ApiTags('pins')
 @ApiBearerAuth()
@@ -12,10 +13,15 @@ import { PinsService } from './pins.service.js';
 export class PinsController {
   constructor(private readonly pins: PinsService) {}
 
-  /** Every pin, newest first; an expired pin is shown (`expired: true`) but no longer served. */
+  /**
+   * Every pin, newest first; an expired pin is shown (`expired: true`) but no longer served. With
+   * `limit` or `cursor`, one page `{items, nextCursor}` in target name order (see common/name-page.ts).
+   */
   @Get('pins')
-  list() {
-    return this.pins.list();
+  @ApiPageQuery()
+  list(@Query() query: unknown) {
+    const q = parsePageQuery(query);
+    return isPaged(q) ? this.pins.page(q) : this.pins.list();
   }
 
   /** Rolls one target back (or forward) to a revision, even under auto-sync, until unpinned or expired. */

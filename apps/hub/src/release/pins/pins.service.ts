@@ -8,8 +8,9 @@ import { GitMirrorsService } from '../../sources/git/git-mirrors.service.js';
 import { ClusterWakeups } from '../../wakeups/cluster-wakeups.service.js';
 import { RenderError, RenderService } from '../../render/render.service.js';
 import type { TargetPin } from '../../generated/prisma/client.js';
-import { labelSelectorSchema } from '@flotilla/fleet-config';
+import { labelSelectorSchema } from '@flotilla/labels';
 import { selectTargets } from '../../desired-state/target-selection.js';
+import { keyPageOf, pageArgs, type PageQuery } from '../../common/name-page.js';
 
 export const pinRequestSchema = z.object({
   /** A commit, branch or tag of the target's repository; resolved to a commit when the pin is made. */
@@ -220,6 +221,19 @@ export class PinsService {
       include: { target: { select: { name: true } } },
     });
     return rows.map((p) => view(p.target.name, p));
+  }
+
+  /** One page of pins by target name (see common/name-page.ts). */
+  async page(q: PageQuery) {
+    const after = pageArgs(q);
+    const rows = await this.db.prisma.targetPin.findMany({
+      where: after.where.name ? { target: { name: after.where.name } } : {},
+      orderBy: { target: { name: 'asc' } },
+      take: after.take,
+      include: { target: { select: { name: true } } },
+    });
+    const page = keyPageOf(rows, q, { field: 'target', order: 'asc', of: (p) => p.target.name });
+    return { items: page.rows.map((p) => view(p.target.name, p)), nextCursor: page.nextCursor };
   }
 
   /**

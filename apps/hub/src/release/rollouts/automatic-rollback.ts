@@ -1,7 +1,7 @@
 import type { Report, SyncReport } from '@flotilla/contract';
 import type { AuditEntry } from '../../audit/audit.service.js';
 import type { Prisma } from '../../generated/prisma/client.js';
-import { ACTIVE, markFailed } from './rollouts.service.js';
+import { ACTIVE, markFailed } from './rollout-records.js';
 
 type Tx = Prisma.TransactionClient;
 

@@ -102,167 +102,207 @@ export function planRollout(
   opts: PlanOptions,
 ): PlanResult {
   const steps = assignSteps(strategy, targets);
-  const state: PlanState = {
-    ...current,
-    progress: {
-      released: { ...current.progress.released },
-      failed: { ...current.progress.failed },
-      skipped: { ...current.progress.skipped },
+  const tick: Tick = {
+    state: {
+      ...current,
+      progress: {
+        released: { ...current.progress.released },
+        failed: { ...current.progress.failed },
+        skipped: { ...current.progress.skipped },
+      },
     },
+    release: [],
+    events: [],
+    opts,
   };
-  const release: string[] = [];
-  const events: PlanResult['events'] = [];
-  const now = opts.now.getTime();
-
   for (;;) {
-    const group = steps[state.stepIndex];
-    if (!group) {
-      const skipped = Object.keys(state.progress.skipped);
-      return {
-        status: 'Completed',
-        state,
-        release,
-        events,
-        message:
-          `all ${steps.length} step(s) done` +
-          (skipped.length > 0
-            ? `; skipped: ${skipped.map((n) => `${n} (${state.progress.skipped[n]})`).join(', ')}`
-            : ''),
-      };
+    const group = steps[tick.state.stepIndex];
+    const outcome = group ? planStep(tick, group.step, group.targets) : completed(tick, steps.length);
+    if (outcome !== 'next-step') {
+      const { state, release, events } = tick;
+      return { status: outcome.status, state, release, events, message: outcome.message };
     }
-    const { step, targets: members } = group;
+  }
+}
+
+/** What one tick has decided so far: the state it moves, the targets it releases, what it audits. */
+interface Tick {
+  state: PlanState;
+  release: string[];
+  events: PlanResult['events'];
+  opts: PlanOptions;
+}
+
+/** How a step ends the tick (its status and why), or that the tick goes on with the next step. */
+type StepOutcome = Pick<PlanResult, 'status' | 'message'> | 'next-step';
+
+/** The current step's members, by where each stands. */
+interface StepMembers {
+  /** Synced at the new revision and Healthy. */
+  done: PlanTarget[];
+  /** Released, within the progress deadline. */
+  inFlight: PlanTarget[];
+  /** Not released yet, cluster online. */
+  pending: PlanTarget[];
+  /** Not released yet, cluster not seen for offlineAfterSeconds. */
+  offline: PlanTarget[];
+}
+
+function completed(tick: Tick, stepCount: number): StepOutcome {
+  const skipped = tick.state.progress.skipped;
+  const names = Object.keys(skipped);
+  return {
+    status: 'Completed',
+    message:
+      `all ${stepCount} step(s) done` +
+      (names.length > 0 ? `; skipped: ${names.map((n) => `${n} (${skipped[n]})`).join(', ')}` : ''),
+  };
+}
+
+/** The current step: judge its members, then halt, wait (releasing what it may), bake, or move on. */
+function planStep(tick: Tick, step: RolloutStep, members: PlanTarget[]): StepOutcome {
+  const { state } = tick;
+  const stepName = `step ${step.name}`;
+  const { done, inFlight, pending, offline } = classify(tick, step, members);
+  const failedHere = members.filter((t) => state.progress.failed[t.name] !== undefined);
+  const budget = resolveCount(step.failureBudget, members.length, false);
+  if (failedHere.length > budget) {
+    return {
+      status: 'Halted',
+      message:
+        `${stepName}: ${failedHere.length} cluster(s) failed, failure budget ${budget}: ` +
+        failedHere.map((t) => `${t.cluster} (${state.progress.failed[t.name]})`).join(', '),
+    };
+  }
+  // Offline clusters use what the failures left of the budget; within it they are skipped.
+  const waitingOffline = skipOffline(tick, offline, budget - failedHere.length);
+
+  // Release within maxUnavailable (0 = a gate a person opens with promote).
+  const limit = resolveCount(step.maxUnavailable, members.length, true);
+  if (limit === 0 && !state.gateOpened && pending.length > 0) {
+    return {
+      status: 'Progressing',
+      message: `${stepName} is a manual gate: promote the rollout to release its ${pending.length} cluster(s)`,
+    };
+  }
+  const allowed = limit === 0 ? pending.length : Math.max(0, limit - inFlight.length);
+  for (const t of pending.slice(0, allowed)) {
+    tick.release.push(t.name);
+    state.progress.released[t.name] = tick.opts.now.toISOString();
+    inFlight.push(t);
+  }
+  const waiting = pending.length - Math.min(pending.length, allowed);
+
+  if (inFlight.length > 0 || waiting > 0 || waitingOffline.length > 0) {
+    state.bakeStartedAt = null;
     const deadlineMs = step.progressDeadlineSeconds * 1000;
-    const stepName = `step ${step.name}`;
-
-    // Classify every member of the step.
-    const done: PlanTarget[] = [];
-    const inFlight: PlanTarget[] = [];
-    const pending: PlanTarget[] = [];
-    const offline: PlanTarget[] = [];
-    for (const t of members) {
-      if (state.progress.failed[t.name] !== undefined) continue;
-      if (t.pinnedAt !== null) {
-        if (state.progress.skipped[t.name] === undefined) {
-          state.progress.skipped[t.name] = `pinned at ${t.pinnedAt.slice(0, 12)}`;
-          events.push({ action: 'rollout.target-skipped', details: { target: t.name, reason: 'pinned' } });
-        }
-        continue;
-      }
-      if (isDone(t)) {
-        done.push(t);
-        continue;
-      }
-      if (isReleased(t)) {
-        const releasedAt = Date.parse(state.progress.released[t.name] ?? '') || state.stepStartedAt.getTime();
-        if (now - releasedAt > deadlineMs) {
-          const reason = `not synced and Healthy ${step.progressDeadlineSeconds} s after release (health ${t.health})`;
-          state.progress.failed[t.name] = reason;
-          events.push({
-            action: 'rollout.target-failed',
-            details: { target: t.name, cluster: t.cluster, reason },
-          });
-        } else inFlight.push(t);
-        continue;
-      }
-      const seen = t.clusterLastSeenAt?.getTime();
-      if (seen === undefined || now - seen > opts.offlineAfterSeconds * 1000) offline.push(t);
-      else pending.push(t);
-    }
-    const failedHere = members.filter((t) => state.progress.failed[t.name] !== undefined);
-    const budget = resolveCount(step.failureBudget, members.length, false);
-
-    if (failedHere.length > budget) {
+    if (waitingOffline.length > 0 && tick.opts.now.getTime() - state.stepStartedAt.getTime() > deadlineMs) {
       return {
         status: 'Halted',
-        state,
-        release,
-        events,
-        message:
-          `${stepName}: ${failedHere.length} cluster(s) failed, failure budget ${budget}: ` +
-          failedHere.map((t) => `${t.cluster} (${state.progress.failed[t.name]})`).join(', '),
+        message: `${stepName}: ${offline.length} cluster(s) offline beyond the failure budget ${budget} for longer than the progress deadline: ${waitingOffline.map((t) => t.cluster).join(', ')}`,
       };
     }
-    // Offline clusters use what the failures left of the budget; within it they are skipped.
-    const room = budget - failedHere.length;
-    const notYetSkipped = offline.filter((t) => state.progress.skipped[t.name] === undefined);
-    const alreadySkipped = offline.length - notYetSkipped.length;
-    const canSkip = Math.max(0, room - alreadySkipped);
-    for (const t of notYetSkipped.slice(0, canSkip)) {
-      const since = t.clusterLastSeenAt
-        ? `offline since ${t.clusterLastSeenAt.toISOString()}`
-        : 'never connected';
-      state.progress.skipped[t.name] = since;
-      events.push({
-        action: 'rollout.target-skipped',
-        details: { target: t.name, cluster: t.cluster, reason: since },
-      });
-    }
-    const waitingOffline = offline.filter((t) => state.progress.skipped[t.name] === undefined);
-
-    // Release within maxUnavailable (0 = a gate a person opens with promote).
-    const limit = resolveCount(step.maxUnavailable, members.length, true);
-    if (limit === 0 && !state.gateOpened && pending.length > 0) {
-      return {
-        status: 'Progressing',
-        state,
-        release,
-        events,
-        message: `${stepName} is a manual gate: promote the rollout to release its ${pending.length} cluster(s)`,
-      };
-    }
-    const allowed = limit === 0 ? pending.length : Math.max(0, limit - inFlight.length);
-    for (const t of pending.slice(0, allowed)) {
-      release.push(t.name);
-      state.progress.released[t.name] = opts.now.toISOString();
-      inFlight.push(t);
-    }
-    const waiting = pending.length - Math.min(pending.length, allowed);
-
-    if (inFlight.length > 0 || waiting > 0 || waitingOffline.length > 0) {
-      state.bakeStartedAt = null;
-      if (waitingOffline.length > 0 && now - state.stepStartedAt.getTime() > deadlineMs) {
-        return {
-          status: 'Halted',
-          state,
-          release,
-          events,
-          message: `${stepName}: ${offline.length} cluster(s) offline beyond the failure budget ${budget} for longer than the progress deadline: ${waitingOffline.map((t) => t.cluster).join(', ')}`,
-        };
-      }
-      const parts = [`${stepName}: ${done.length}/${members.length} cluster(s) synced and Healthy`];
-      if (inFlight.length > 0)
-        parts.push(`waiting for ${inFlight.map((t) => `${t.cluster} (${t.health})`).join(', ')}`);
-      if (waiting > 0) parts.push(`${waiting} more to release (maxUnavailable ${limit})`);
-      if (waitingOffline.length > 0)
-        parts.push(
-          `${waitingOffline.length} offline beyond failure budget ${budget}: ${waitingOffline.map((t) => t.cluster).join(', ')}`,
-        );
-      return { status: 'Progressing', state, release, events, message: parts.join('; ') };
-    }
-
-    // Everything in the step is Healthy at the new revision (or failed/skipped within budget): bake.
-    // A step with no healthy cluster at the new revision (none selected, all pinned or skipped) has nothing to bake.
-    state.bakeStartedAt ??= opts.now;
-    const bakedMs = now - state.bakeStartedAt.getTime();
-    if (done.length > 0 && bakedMs < step.bakeSeconds * 1000) {
-      const more = Math.ceil((step.bakeSeconds * 1000 - bakedMs) / 1000);
-      return {
-        status: 'Progressing',
-        state,
-        release,
-        events,
-        message: `${stepName}: ${done.length}/${members.length} cluster(s) healthy, baking ${more} s more`,
-      };
-    }
-    events.push({
-      action: 'rollout.step-completed',
-      details: { step: step.name, index: state.stepIndex, healthy: done.map((t) => t.cluster) },
-    });
-    state.stepIndex += 1;
-    state.stepStartedAt = opts.now;
-    state.bakeStartedAt = null;
-    state.gateOpened = false;
+    const parts = [`${stepName}: ${done.length}/${members.length} cluster(s) synced and Healthy`];
+    if (inFlight.length > 0)
+      parts.push(`waiting for ${inFlight.map((t) => `${t.cluster} (${t.health})`).join(', ')}`);
+    if (waiting > 0) parts.push(`${waiting} more to release (maxUnavailable ${limit})`);
+    if (waitingOffline.length > 0)
+      parts.push(
+        `${waitingOffline.length} offline beyond failure budget ${budget}: ${waitingOffline.map((t) => t.cluster).join(', ')}`,
+      );
+    return { status: 'Progressing', message: parts.join('; ') };
   }
+  return bakeOrAdvance(tick, step, done, members.length);
+}
+
+/**
+ * Sorts the step's members by where they stand. On the way it records what the tick learns: a
+ * pinned target is skipped (once), and a released one past the progress deadline has failed.
+ */
+function classify(tick: Tick, step: RolloutStep, members: PlanTarget[]): StepMembers {
+  const { state, events } = tick;
+  const now = tick.opts.now.getTime();
+  const deadlineMs = step.progressDeadlineSeconds * 1000;
+  const out: StepMembers = { done: [], inFlight: [], pending: [], offline: [] };
+  for (const t of members) {
+    if (state.progress.failed[t.name] !== undefined) continue;
+    if (t.pinnedAt !== null) {
+      if (state.progress.skipped[t.name] === undefined) {
+        state.progress.skipped[t.name] = `pinned at ${t.pinnedAt.slice(0, 12)}`;
+        events.push({ action: 'rollout.target-skipped', details: { target: t.name, reason: 'pinned' } });
+      }
+      continue;
+    }
+    if (isDone(t)) {
+      out.done.push(t);
+      continue;
+    }
+    if (isReleased(t)) {
+      const releasedAt = Date.parse(state.progress.released[t.name] ?? '') || state.stepStartedAt.getTime();
+      if (now - releasedAt > deadlineMs) {
+        const reason = `not synced and Healthy ${step.progressDeadlineSeconds} s after release (health ${t.health})`;
+        state.progress.failed[t.name] = reason;
+        events.push({
+          action: 'rollout.target-failed',
+          details: { target: t.name, cluster: t.cluster, reason },
+        });
+      } else out.inFlight.push(t);
+      continue;
+    }
+    const seen = t.clusterLastSeenAt?.getTime();
+    if (seen === undefined || now - seen > tick.opts.offlineAfterSeconds * 1000) out.offline.push(t);
+    else out.pending.push(t);
+  }
+  return out;
+}
+
+/**
+ * Skips offline clusters while `room` (what failures left of the budget) allows, counting those
+ * skipped before; returns the offline ones still waited for.
+ */
+function skipOffline(tick: Tick, offline: PlanTarget[], room: number): PlanTarget[] {
+  const { skipped } = tick.state.progress;
+  const notYetSkipped = offline.filter((t) => skipped[t.name] === undefined);
+  const alreadySkipped = offline.length - notYetSkipped.length;
+  const canSkip = Math.max(0, room - alreadySkipped);
+  for (const t of notYetSkipped.slice(0, canSkip)) {
+    const since = t.clusterLastSeenAt
+      ? `offline since ${t.clusterLastSeenAt.toISOString()}`
+      : 'never connected';
+    skipped[t.name] = since;
+    tick.events.push({
+      action: 'rollout.target-skipped',
+      details: { target: t.name, cluster: t.cluster, reason: since },
+    });
+  }
+  return offline.filter((t) => skipped[t.name] === undefined);
+}
+
+/**
+ * Everything in the step is Healthy at the new revision (or failed/skipped within budget): bake,
+ * then move to the next step. A step with no healthy cluster at the new revision (none selected,
+ * all pinned or skipped) has nothing to bake.
+ */
+function bakeOrAdvance(tick: Tick, step: RolloutStep, done: PlanTarget[], memberCount: number): StepOutcome {
+  const { state, opts } = tick;
+  state.bakeStartedAt ??= opts.now;
+  const bakedMs = opts.now.getTime() - state.bakeStartedAt.getTime();
+  if (done.length > 0 && bakedMs < step.bakeSeconds * 1000) {
+    const more = Math.ceil((step.bakeSeconds * 1000 - bakedMs) / 1000);
+    return {
+      status: 'Progressing',
+      message: `step ${step.name}: ${done.length}/${memberCount} cluster(s) healthy, baking ${more} s more`,
+    };
+  }
+  tick.events.push({
+    action: 'rollout.step-completed',
+    details: { step: step.name, index: state.stepIndex, healthy: done.map((t) => t.cluster) },
+  });
+  state.stepIndex += 1;
+  state.stepStartedAt = opts.now;
+  state.bakeStartedAt = null;
+  state.gateOpened = false;
+  return 'next-step';
 }
 
 /**

@@ -5,7 +5,8 @@ import { Actor } from '../../auth/actor.js';
 import { AdminTokenGuard } from '../../auth/admin-token.guard.js';
 import { Roles } from '../../auth/roles.decorator.js';
 import { parseInput } from '../../common/hub-error.js';
-import { RolloutsService } from './rollouts.service.js';
+import { RolloutControls } from './rollout-controls.service.js';
+import { RolloutQueries } from './rollout-queries.service.js';
 
 const listQuery = z.object({ appSet: z.string().min(1).optional() });
 const getQuery = z.object({ revision: z.string().min(1).optional() });
@@ -18,7 +19,10 @@ const actionBody = z.object({
 @UseGuards(AdminTokenGuard)
 @Controller('api/v1/rollouts')
 export class RolloutsController {
-  constructor(private readonly rollouts: RolloutsService) {}
+  constructor(
+    private readonly rollouts: RolloutQueries,
+    private readonly controls: RolloutControls,
+  ) {}
 
   /** Newest first (at most 200), optionally of one appset. */
   @Get()
@@ -39,7 +43,7 @@ export class RolloutsController {
   @HttpCode(200)
   @ApiBody({ description: '{"reason": "<why>"}' })
   pause(@Param('appSet') appSet: string, @Body() body: unknown, @Actor() actor: string) {
-    return this.rollouts.pause(appSet, actor, parseInput(actionBody, body).reason);
+    return this.controls.pause(appSet, actor, parseInput(actionBody, body).reason);
   }
 
   @Post(':appSet/resume')
@@ -47,7 +51,7 @@ export class RolloutsController {
   @HttpCode(200)
   @ApiBody({ description: '{"reason": "<why>"}' })
   resume(@Param('appSet') appSet: string, @Body() body: unknown, @Actor() actor: string) {
-    return this.rollouts.resume(appSet, actor, parseInput(actionBody, body).reason);
+    return this.controls.resume(appSet, actor, parseInput(actionBody, body).reason);
   }
 
   /** Opens a manual gate, or moves past the current step without waiting for it. */
@@ -56,6 +60,6 @@ export class RolloutsController {
   @HttpCode(200)
   @ApiBody({ description: '{"reason": "<why>"}' })
   promote(@Param('appSet') appSet: string, @Body() body: unknown, @Actor() actor: string) {
-    return this.rollouts.promote(appSet, actor, parseInput(actionBody, body).reason);
+    return this.controls.promote(appSet, actor, parseInput(actionBody, body).reason);
   }
 }

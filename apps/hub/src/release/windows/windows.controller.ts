@@ -1,4 +1,4 @@
-import { isPaged, pageQueryFields } from '../../common/name-page.js';
+import { ApiPageQuery, isPaged, parsePageQuery } from '../../common/name-page.js';
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiBody, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { Actor } from '../../auth/actor.js';
@@ -41,10 +41,9 @@ export class WindowsController {
 
   /** By name; with `limit` or `cursor`, one page `{items, nextCursor}` (see common/name-page.ts). */
   @Get()
-  @ApiQuery({ name: 'limit', required: false })
-  @ApiQuery({ name: 'cursor', required: false })
+  @ApiPageQuery()
   list(@Query() query: unknown) {
-    const q = parseInput(z.object(pageQueryFields), query, 'query');
+    const q = parsePageQuery(query);
     return isPaged(q) ? this.windows.page(q) : this.windows.list();
   }
 

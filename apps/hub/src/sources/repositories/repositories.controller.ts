@@ -1,8 +1,9 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, UseGuards } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
 import { Actor } from '../../auth/actor.js';
 import { AdminTokenGuard } from '../../auth/admin-token.guard.js';
 import { parseInput } from '../../common/hub-error.js';
+import { ApiPageQuery, isPaged, parsePageQuery } from '../../common/name-page.js';
 import { Roles } from '../../auth/roles.decorator.js';
 import {
   registerRepositorySchema,
@@ -41,9 +42,12 @@ export class RepositoriesController {
     return this.repos.clearCredentials(id, actor);
   }
 
+  /** By URL; with `limit` or `cursor`, one page `{items, nextCursor}` (see common/name-page.ts). */
   @Get()
-  list() {
-    return this.repos.list();
+  @ApiPageQuery()
+  list(@Query() query: unknown) {
+    const q = parsePageQuery(query);
+    return isPaged(q) ? this.repos.page(q) : this.repos.list();
   }
 
   @Get(':id')

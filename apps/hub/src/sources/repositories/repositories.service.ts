@@ -4,13 +4,14 @@ import { z } from 'zod';
 import { HUB_CONFIG, type HubConfig } from '../../config/hub-config.js';
 import { Database } from '../../db/database.js';
 import { HubError } from '../../common/hub-error.js';
+import { keyPageArgs, keyPageOf, type PageKey, type PageQuery } from '../../common/name-page.js';
 import { AuditLog } from '../../audit/audit.service.js';
 import { CredentialCipher, CredentialCipherError } from '../git/credential-cipher.js';
 import type { GitAuth } from '../git/git-credentials.js';
 import { GitMirrorError } from '../git/git-mirror.js';
 import { GitMirrorsService } from '../git/git-mirrors.service.js';
 import { JobQueues } from '../../queues/job-queues.service.js';
-import { literalRepoRefs } from '../../desired-state/appset-document.js';
+import { literalRepoRefs } from '@flotilla/generators';
 import { Prisma, type Repository } from '../../generated/prisma/client.js';
 import { repositoryUrlProblem, type LocalRepositoryPolicy } from './repository-url.js';
 
@@ -185,6 +186,17 @@ export class RepositoriesService implements OnModuleInit {
       include: { refs: true },
     });
     return repos.map((r) => this.view(r));
+  }
+
+  /** One page of repositories by URL (see common/name-page.ts). */
+  async page(q: PageQuery) {
+    const key: PageKey<Repository> = { field: 'url', order: 'asc', of: (r) => r.url };
+    const page = keyPageOf(
+      await this.db.prisma.repository.findMany({ ...keyPageArgs(q, key), include: { refs: true } }),
+      q,
+      key,
+    );
+    return { items: page.rows.map((r) => this.view(r)), nextCursor: page.nextCursor };
   }
 
   async get(id: string) {

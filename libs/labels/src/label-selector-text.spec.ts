@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { compileSelector, parseSelectorText } from './label-selector.js';
-import { GeneratorError } from './generator-error.js';
+import { compileSelector, LabelSelectorError, parseSelectorText } from './label-selector.js';
 
 const match = (text: string, labels: Record<string, string>) =>
   compileSelector(parseSelectorText(text, 'query.selector'), 'query.selector')(labels);
@@ -49,8 +48,8 @@ describe('parseSelectorText (kubectl -l syntax)', () => {
     } catch (e) {
       err = e;
     }
-    expect(err).toBeInstanceOf(GeneratorError);
-    expect((err as GeneratorError).path).toContain('query.selector');
-    expect((err as GeneratorError).message).toContain(why);
+    expect(err).toBeInstanceOf(LabelSelectorError);
+    expect((err as LabelSelectorError).path).toContain('query.selector');
+    expect((err as LabelSelectorError).message).toContain(why);
   });
 });

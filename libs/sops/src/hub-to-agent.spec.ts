@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { bundleDigest } from '../bundle-digest.js';
-import { parseManifestFiles } from '../parse-manifests.js';
+import { bundleDigest } from '@flotilla/manifests';
+import { parseManifestFiles } from '@flotilla/manifests';
 import {
   SopsError,
   decryptSopsObject,

@@ -1,0 +1,98 @@
+// The bundles an agent fetches: only those its cluster's targets are given, a foreign digest refused and audited.
+import { Injectable } from '@nestjs/common';
+import type { Bundle } from '@flotilla/contract';
+import { Database } from '../db/database.js';
+import { HubError } from '../common/hub-error.js';
+import { AuditLog } from '../audit/audit.service.js';
+
+@Injectable()
+export class AgentBundles {
+  constructor(
+    private readonly db: Database,
+    private readonly audit: AuditLog,
+  ) {}
+
+  /**
+   * Only bundles one of the cluster's targets wants: another cluster's bundle is a 404, not a 403
+   * (an agent learns nothing about what else exists), and the attempt is audited.
+   */
+  async bundle(cluster: { id: string; name: string }, digest: string): Promise<Bundle> {
+    const wanted = await this.db.prisma.target.findFirst({
+      where: {
+        clusterId: cluster.id,
+        OR: [{ releasedDigest: digest }, { pin: { bundleDigest: digest } }],
+      },
+      select: { id: true },
+    });
+    const bundle = wanted ? await this.db.prisma.bundle.findUnique({ where: { digest } }) : null;
+    if (!bundle) {
+      if (!wanted) {
+        // Usually a probe; rarely a bundle replaced between the agent's two requests, which
+        // `assignedElsewhere: false` and the next assignments poll tell apart.
+        const elsewhere = await this.db.prisma.target.count({ where: { bundleDigest: digest } });
+        await this.audit.record({
+          actor: `agent:${cluster.name}`,
+          action: 'agent.access-denied',
+          scope: `cluster:${cluster.name}`,
+          details: { resource: 'bundle', digest, assignedElsewhere: elsewhere > 0 },
+        });
+      }
+      throw new HubError(404, 'not-found', `bundle ${digest} is not assigned to this cluster`);
+    }
+    return {
+      digest: bundle.digest,
+      source: { repoUrl: bundle.repoUrl, revision: bundle.revision, path: bundle.path },
+      manifests: bundle.manifests as Bundle['manifests'],
+    };
+  }
+
+  /**
+   * `POST bundles/batch`: the bundles of `digests` this cluster's targets want (released or pinned,
+   * the single endpoint's rule), read with one statement, as the response body (JSON text: the stored
+   * manifests are spliced in as PostgreSQL prints them, never parsed and printed again here). Digests
+   * not served are listed in `refused`; a foreign one is audited as the single endpoint does.
+   */
+  async bundleBatch(cluster: { id: string; name: string }, digests: readonly string[]): Promise<string> {
+    const asked = [...new Set(digests)];
+    const rows = await this.db.sql.query<{ digest: string; head: string; manifests: string }>(
+      `SELECT b.digest,
+              json_build_object('digest', b.digest,
+                                'source', json_build_object('repoUrl', b."repoUrl", 'revision', b.revision,
+                                                            'path', b.path))::text AS head,
+              b.manifests::text AS manifests
+         FROM "Bundle" b
+        WHERE b.digest = ANY($2::text[])
+          AND EXISTS (SELECT 1 FROM "Target" t LEFT JOIN "TargetPin" p ON p."targetId" = t.id
+                       WHERE t."clusterId" = $1
+                         AND (t."releasedDigest" = b.digest OR p."bundleDigest" = b.digest))`,
+      [cluster.id, asked],
+    );
+    const served = new Set(rows.map((r) => r.digest));
+    const refused = asked.filter((d) => !served.has(d));
+    if (refused.length > 0) await this.auditRefusedBundles(cluster, refused);
+    // head is `{"digest":…,"source":{…}}`: the manifests go in before its closing brace.
+    const bundles = rows.map((r) => `${r.head.slice(0, -1)},"manifests":${r.manifests}}`);
+    return `{"bundles":[${bundles.join(',')}],"refused":${JSON.stringify(refused)}}`;
+  }
+
+  /** Audits the refused digests no target of the cluster wants (a wanted one is only not stored yet). */
+  private async auditRefusedBundles(cluster: { id: string; name: string }, refused: string[]): Promise<void> {
+    const rows = await this.db.sql.query<{ digest: string; wanted: boolean; elsewhere: boolean }>(
+      `SELECT d.digest,
+              EXISTS (SELECT 1 FROM "Target" t LEFT JOIN "TargetPin" p ON p."targetId" = t.id
+                       WHERE t."clusterId" = $1
+                         AND (t."releasedDigest" = d.digest OR p."bundleDigest" = d.digest)) AS wanted,
+              EXISTS (SELECT 1 FROM "Target" t WHERE t."bundleDigest" = d.digest) AS elsewhere
+         FROM unnest($2::text[]) AS d(digest)`,
+      [cluster.id, refused],
+    );
+    for (const r of rows.filter((x) => !x.wanted)) {
+      await this.audit.record({
+        actor: `agent:${cluster.name}`,
+        action: 'agent.access-denied',
+        scope: `cluster:${cluster.name}`,
+        details: { resource: 'bundle', digest: r.digest, assignedElsewhere: r.elsewhere },
+      });
+    }
+  }
+}
