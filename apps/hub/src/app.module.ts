@@ -54,6 +54,12 @@ import { ChartVersionWatch } from './desired-state/chart-versions.service.js';
 import { ChartCredentialsController } from './render/chart-credentials.controller.js';
 import { ChartCredentialsService } from './render/chart-credentials.service.js';
 import { RenderService } from './render/render.service.js';
+import { RenderRecords } from './render/render-records.service.js';
+import { RenderTools } from './render/render-tools.service.js';
+import { PlainRenderer } from './render/plain-renderer.js';
+import { KustomizeRenderer } from './render/kustomize-renderer.js';
+import { ChartRenderer } from './render/chart-renderer.js';
+import { MultiSourceRenderer } from './render/multi-source-renderer.js';
 import { ExplainService } from './fleet-view/explain.service.js';
 import { ExplainController } from './fleet-view/explain.controller.js';
 import { RolloutProcessor } from './pipeline/rollout.processor.js';
@@ -93,6 +99,10 @@ import { ProjectPolicy } from './projects/project-policy.service.js';
 import { ProjectsService } from './projects/projects.service.js';
 import { ProjectsController } from './projects/projects.controller.js';
 import { FleetRepoService } from './fleet-repo/fleet-repo.service.js';
+import { FleetReconciler } from './fleet-repo/fleet-reconciler.service.js';
+import { FleetApply } from './fleet-repo/fleet-apply.service.js';
+import { FleetFollowUp } from './fleet-repo/fleet-follow-up.service.js';
+import { FleetRejections } from './fleet-repo/fleet-rejections.service.js';
 import { FleetReconcileProcessor } from './pipeline/fleet-reconcile.processor.js';
 import { FleetSourcesController } from './fleet-repo/fleet-sources.controller.js';
 import { FleetOwnership } from './ownership/fleet-ownership.service.js';
@@ -180,6 +190,12 @@ export class AppModule {
       PinsService,
       PinExpiry,
       RenderService,
+      RenderRecords,
+      RenderTools,
+      PlainRenderer,
+      KustomizeRenderer,
+      ChartRenderer,
+      MultiSourceRenderer,
       ChartCredentialsService,
       ExplainService,
       HealthRulesService,
@@ -199,6 +215,10 @@ export class AppModule {
       ProjectPolicy,
       ProjectsService,
       FleetRepoService,
+      FleetReconciler,
+      FleetApply,
+      FleetFollowUp,
+      FleetRejections,
       FleetOwnership,
       NotificationsService,
       NotificationDispatcher,

@@ -4,11 +4,11 @@ import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { simpleGit, type SimpleGit } from 'simple-git';
 import { openGitAuth, type GitAuth } from './git-credentials.js';
+import { GIT_ENV } from './git-environment.js';
+import { DEFAULT_FETCH_TIMEOUTS, remoteGit, type FetchTimeouts } from './remote-git.js';
 
 const FULL_SHA = /^[0-9a-f]{40}$/;
 const MAX_GIT_OUTPUT_BYTES = 64 * 1024 * 1024;
-// Never wait for a password prompt: a repository that needs credentials fails at once.
-const GIT_ENV = { GIT_TERMINAL_PROMPT: '0', LC_ALL: 'C' };
 
 /**
  * Bounds on what one render may ask of a commit's tree: a repository author chooses the tree, and
@@ -31,15 +31,6 @@ export class GitMirrorError extends Error {
  * Files are read straight from the object store at a commit; nothing is ever checked out.
  * Reads are synchronous because the generators' RepositoryFiles interface is.
  */
-/** How long a fetch may wait: for the remote's first byte, between two bytes, and in all. */
-export interface FetchTimeouts {
-  connectMs: number;
-  idleMs: number;
-  maxMs: number;
-}
-
-export const DEFAULT_FETCH_TIMEOUTS: FetchTimeouts = { connectMs: 15_000, idleMs: 60_000, maxMs: 3_600_000 };
-
 export class GitMirrors {
   private readonly root: string;
   private readonly locks = new Map<string, Promise<unknown>>();
@@ -91,11 +82,11 @@ export class GitMirrors {
         await this.git(dir).addConfig('remote.origin.url', url);
       }
       // --progress: git's progress lines are what tells a slow fetch that is moving from a stuck one.
-      await this.remoteGit(dir, ['fetch', '--prune', '--progress', 'origin'], session?.env);
+      await remoteGit(dir, ['fetch', '--prune', '--progress', 'origin'], this.timeouts, session?.env);
       // A mirror's HEAD is not updated by fetch: follow the remote's default branch so "HEAD" means
       // what it means upstream.
       const head = /^ref: (refs\/heads\/\S+)\s+HEAD$/m.exec(
-        await this.remoteGit(dir, ['ls-remote', '--symref', 'origin', 'HEAD'], session?.env),
+        await remoteGit(dir, ['ls-remote', '--symref', 'origin', 'HEAD'], this.timeouts, session?.env),
       );
       if (head?.[1]) await this.git(dir).raw(['symbolic-ref', 'HEAD', head[1]]);
     } catch (e) {
@@ -307,79 +298,6 @@ export class GitMirrors {
     return simpleGit({ baseDir: dir, timeout: { block: 60_000 } });
   }
 
-  /**
-   * A `git` that talks to the remote, stopped when the remote says nothing within `connectMs` (a
-   * silent or non-Git server), when it goes `idleMs` without output, or after `maxMs` in all — so a
-   * large fetch that keeps making progress runs on, and a dead one frees its worker quickly.
-   */
-  private remoteGit(dir: string, args: string[], authEnv?: Record<string, string>): Promise<string> {
-    const { connectMs, idleMs, maxMs } = this.timeouts;
-    const env = authEnv
-      ? { ...inheritedEnv(), ...authEnv, GIT_TERMINAL_PROMPT: '0' }
-      : { ...process.env, ...GIT_ENV };
-    // No credential helper for an authenticated fetch: a host-wide `credential.helper=store` would
-    // write the token to disk.
-    const config = authEnv ? ['-c', 'credential.helper='] : [];
-    return new Promise((done, fail) => {
-      const child = spawn('git', ['-C', dir, ...config, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-      let stdout = '';
-      let stderr = '';
-      let stopped: string | undefined;
-      const stop = (why: string) => {
-        stopped ??= why;
-        child.kill('SIGKILL');
-      };
-      const seconds = (ms: number) => `${Math.round(ms / 100) / 10} s`;
-      let idle = setTimeout(
-        () =>
-          stop(
-            `the remote sent nothing within ${seconds(connectMs)} (GIT_CONNECT_TIMEOUT_SECONDS); is it a Git server?`,
-          ),
-        connectMs,
-      );
-      const overall = setTimeout(
-        () => stop(`still running after ${seconds(maxMs)} (GIT_FETCH_MAX_SECONDS)`),
-        maxMs,
-      );
-      const moved = () => {
-        clearTimeout(idle);
-        idle = setTimeout(
-          () => stop(`no progress for ${seconds(idleMs)} (GIT_IDLE_TIMEOUT_SECONDS)`),
-          idleMs,
-        );
-      };
-      child.stdout?.on('data', (d: Buffer) => {
-        moved();
-        stdout += d.toString();
-      });
-      child.stderr?.on('data', (d: Buffer) => {
-        moved();
-        // Progress lines repeat with \r; keep the tail, which holds the error when there is one.
-        stderr = (stderr + d.toString()).slice(-4096);
-      });
-      child.on('error', (e) => {
-        clearTimeout(idle);
-        clearTimeout(overall);
-        fail(new Error(`git ${args[0]}: ${e.message}`));
-      });
-      child.on('close', (code) => {
-        clearTimeout(idle);
-        clearTimeout(overall);
-        if (stopped) fail(new Error(`git ${args[0]} stopped: ${stopped}`));
-        else if (code !== 0) {
-          const lines = stderr
-            .split(/[\r\n]+/)
-            .filter(
-              (l) =>
-                l.trim() !== '' &&
-                !/^remote: *(Enumerating|Counting|Compressing|Total)|^(Receiving|Resolving) /.test(l),
-            );
-          fail(new Error(lines.join('\n') || `git ${args[0]} exit ${code}`));
-        } else done(stdout);
-      });
-    });
-  }
-
   /** `git` in a child process the event loop waits for, not one it blocks on. */
   private runAsync(dir: string, args: string[], input?: string): Promise<Buffer> {
     return new Promise((done, fail) => {
@@ -423,31 +341,6 @@ export class GitMirrors {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
   }
-}
-
-// What an authenticated git (and its askpass script or ssh) may see of the hub's environment: enough
-// to find programs, certificates and proxies; nothing of the hub's own secrets.
-const PASSED_ENV = [
-  'PATH',
-  'HOME',
-  'TMPDIR',
-  'SSL_CERT_FILE',
-  'SSL_CERT_DIR',
-  'HTTP_PROXY',
-  'HTTPS_PROXY',
-  'NO_PROXY',
-  'http_proxy',
-  'https_proxy',
-  'no_proxy',
-];
-
-function inheritedEnv(): Record<string, string> {
-  const out: Record<string, string> = { LC_ALL: 'C' };
-  for (const k of PASSED_ENV) {
-    const v = process.env[k];
-    if (v !== undefined) out[k] = v;
-  }
-  return out;
 }
 
 /** `./apps/x/` → `apps/x`; '.' and '' → '' (the repository root). */
