@@ -2,13 +2,13 @@
 import { Injectable } from '@nestjs/common';
 import { canonicalJson, type ChartVersion } from '@flotilla/manifests';
 import { HubMetrics } from '../metrics/hub-metrics.service.js';
+import { RenderService } from '../render/render.service.js';
+import { RenderError } from '../render/render-error.js';
 import {
-  RenderError,
-  RenderService,
   type ChartRenderSource,
   type MultiSourceRender,
   type RenderSource,
-} from '../render/render.service.js';
+} from '../render/render-source.js';
 import { ExpansionError } from './expansion-error.js';
 
 /** What the renders of one expansion share, so that no question is asked twice. */

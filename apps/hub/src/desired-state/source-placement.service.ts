@@ -17,7 +17,7 @@ import {
   sourcesRevision,
   type RenderApplication,
   type ResolvedSource,
-} from '../render/render.service.js';
+} from '../render/render-source.js';
 import { chartRepositoryRefusal, multiSourceRefusal, unrenderedSourceField } from './appset-document.js';
 import { ExpansionError } from './expansion-error.js';
 import type { DesiredTarget } from './expansion-plan.js';

@@ -15,7 +15,7 @@ import { asRecord, storedErrorText } from '../common/json.js';
 import { HubError } from '../common/hub-error.js';
 import { Database } from '../db/database.js';
 import { GitMirrorsService } from '../sources/git/git-mirrors.service.js';
-import { renderKey } from '../render/render.service.js';
+import { renderKey } from '../render/render-keys.js';
 import { WindowsService } from '../release/windows/windows.service.js';
 
 /**

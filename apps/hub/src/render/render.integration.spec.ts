@@ -7,7 +7,9 @@ import type { KubeObject } from '@flotilla/contract';
 import { Database } from '../db/database.js';
 import { RepositoriesService } from '../sources/repositories/repositories.service.js';
 import { createTestGitRepo, startTestHub, type TestGitRepo, type TestHub } from '../testing/index.js';
-import { RenderError, RenderService, type RenderSource } from './render.service.js';
+import { RenderService } from './render.service.js';
+import { RenderError } from './render-error.js';
+import { type RenderSource } from './render-source.js';
 
 // Rendering on the real hub: PostgreSQL, Redis, a Git repository mirrored by simple-git, and
 // `kubectl kustomize` (Kustomize v5) run in a temporary checkout.

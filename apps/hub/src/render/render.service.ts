@@ -32,10 +32,6 @@ import { RenderTools } from './render-tools.service.js';
 import { rendererOf } from './renderer-choice.js';
 import { parseSourceOptions } from './source-options.js';
 
-// Other folders reach rendering through this file: its names are theirs wherever they are defined.
-export { RenderError } from './render-error.js';
-export { renderKey } from './render-keys.js';
-export { pathOf, sourcesRevision } from './render-source.js';
 export type {
   ChartRenderSource,
   MultiSourceRender,
