@@ -1,36 +1,19 @@
 import { Inject, Injectable } from '@nestjs/common';
-import {
-  FLEET_STATUS_FILTERS,
-  HEALTH_STATUSES,
-  SYNC_STATUSES,
-  type FleetCountsView,
-  type FleetRowView,
-  type FleetView,
-  type HealthStatus,
-  type SyncStatus,
-} from '@flotilla/contract';
-import { compileSelector, GeneratorError, parseSelectorText } from '@flotilla/generators';
-import { z } from 'zod';
+import type { FleetRowView, FleetView, HealthStatus } from '@flotilla/contract';
 import { asRecord } from '../common/json.js';
-import { HubError } from '../common/hub-error.js';
 import { HUB_CONFIG, type HubConfig } from '../config/hub-config.js';
 import { Database } from '../db/database.js';
 import { SYNC_STATUS_SELECT, syncStatusOf } from '../desired-state/sync-status.js';
+import {
+  fleetCounts,
+  groupByCluster,
+  labelMatcher,
+  pageAfter,
+  targetMatches,
+  type FleetCluster,
+  type FleetQuery,
+} from './fleet-filter.js';
 import { REASON_INCLUDE, TargetReasons } from './target-reasons.service.js';
-
-export const fleetQuery = z.object({
-  /** A label selector over cluster labels, as `kubectl -l` takes it. */
-  selector: z.string().max(2000).optional(),
-  appSet: z.string().max(253).optional(),
-  project: z.string().max(253).optional(),
-  status: z.enum(FLEET_STATUS_FILTERS).optional(),
-  /** Free text: a cluster, target or appset name containing it (case-insensitive). */
-  q: z.string().max(200).optional(),
-  limit: z.coerce.number().int().min(1).max(200).default(50),
-  /** The last cluster name of the previous page. */
-  cursor: z.string().max(253).optional(),
-});
-export type FleetQuery = z.infer<typeof fleetQuery>;
 
 /**
  * The fleet matrix, filtered and paged on the hub. Filters are applied to every cluster and target
@@ -47,18 +30,31 @@ export class FleetViewService {
   ) {}
 
   async view(q: FleetQuery, now = new Date()): Promise<FleetView> {
-    let matchesLabels: (labels: Record<string, string>) => boolean = () => true;
-    if (q.selector) {
-      try {
-        matchesLabels = compileSelector(parseSelectorText(q.selector, 'query.selector'), 'query.selector');
-      } catch (e) {
-        if (e instanceof GeneratorError)
-          throw new HubError(400, 'invalid-request', e.message, 'query.selector');
-        throw e;
-      }
-    }
-    const offlineBefore = now.getTime() - this.config.rollouts.offlineAfterSeconds * 1000;
     const needle = q.q?.toLowerCase() ?? '';
+    const { clusters, everyCluster } = await this.filteredClusters(q, now);
+    const targets = await this.filteredTargets(q, clusters, everyCluster);
+    const clusterById = new Map(clusters.map((c) => [c.id, c]));
+    const matched = targets.filter((t) => targetMatches(q.status, needle, t, clusterById.get(t.clusterId)));
+    const byCluster = groupByCluster(matched);
+    const targetFilters = Boolean(q.appSet || q.project || (q.status && q.status !== 'Offline'));
+    // A cluster with nothing deployed is still part of the fleet, unless a filter asks for targets.
+    const rowsAll = clusters.filter(
+      (c) => byCluster.has(c.id) || (!targetFilters && (!needle || c.name.toLowerCase().includes(needle))),
+    );
+    const { page, nextCursor } = pageAfter(rowsAll, q.cursor, q.limit);
+    return {
+      appSets: [...new Set(matched.map((t) => t.appSet.name))].sort(),
+      rows: await this.pageRows(page, byCluster, now),
+      counts: fleetCounts(rowsAll, matched),
+      nextCursor,
+      at: now.toISOString(),
+    };
+  }
+
+  /** Every cluster the selector and the Offline filter let through, and whether that is all of them. */
+  private async filteredClusters(q: FleetQuery, now: Date) {
+    const matchesLabels = labelMatcher(q.selector);
+    const offlineBefore = now.getTime() - this.config.rollouts.offlineAfterSeconds * 1000;
     const allClusters = await this.db.prisma.cluster.findMany({
       select: { id: true, name: true, labels: true, lastSeenAt: true },
       orderBy: { name: 'asc' },
@@ -71,11 +67,15 @@ export class FleetViewService {
       }))
       .filter((c) => matchesLabels(c.labels))
       .filter((c) => q.status !== 'Offline' || !c.online);
+    return { clusters, everyCluster: clusters.length === allClusters.length };
+  }
 
+  /** The targets on those clusters of the appset and project asked for: cheap columns only. */
+  private async filteredTargets(q: FleetQuery, clusters: { id: string }[], everyCluster: boolean) {
     const targets = await this.db.prisma.target.findMany({
       where: {
         // Every cluster matches (no selector, no Offline filter): a thousand bound ids say nothing.
-        ...(clusters.length < allClusters.length && { clusterId: { in: clusters.map((c) => c.id) } }),
+        ...(!everyCluster && { clusterId: { in: clusters.map((c) => c.id) } }),
         ...(q.appSet || q.project
           ? { appSet: { ...(q.appSet && { name: q.appSet }), ...(q.project && { project: q.project }) } }
           : {}),
@@ -90,48 +90,15 @@ export class FleetViewService {
       },
       orderBy: { name: 'asc' },
     });
-    const clusterById = new Map(clusters.map((c) => [c.id, c]));
-    const targetFilters = Boolean(q.appSet || q.project || (q.status && q.status !== 'Offline'));
-    const matched = targets.filter((t) => {
-      const sync = syncStatusOf(t);
-      if (q.status && q.status !== 'Offline' && sync !== q.status && t.health !== q.status) return false;
-      if (!needle) return true;
-      const cluster = clusterById.get(t.clusterId);
-      return (
-        (cluster?.name.toLowerCase().includes(needle) ?? false) ||
-        t.name.toLowerCase().includes(needle) ||
-        t.appSet.name.toLowerCase().includes(needle)
-      );
-    });
-    const byCluster = new Map<string, typeof matched>();
-    for (const t of matched) {
-      const list = byCluster.get(t.clusterId) ?? [];
-      list.push(t);
-      byCluster.set(t.clusterId, list);
-    }
-    // A cluster with nothing deployed is still part of the fleet, unless a filter asks for targets.
-    const rowsAll = clusters.filter(
-      (c) => byCluster.has(c.id) || (!targetFilters && (!needle || c.name.toLowerCase().includes(needle))),
-    );
+    return targets.map((t) => ({ ...t, sync: syncStatusOf(t) }));
+  }
 
-    const counts: FleetCountsView = {
-      clusters: rowsAll.length,
-      offlineClusters: rowsAll.filter((c) => !c.online).length,
-      targets: matched.length,
-      sync: Object.fromEntries(SYNC_STATUSES.map((s) => [s, 0])) as Record<SyncStatus, number>,
-      health: Object.fromEntries(HEALTH_STATUSES.map((s) => [s, 0])) as Record<HealthStatus, number>,
-    };
-    for (const t of matched) {
-      counts.sync[syncStatusOf(t)]++;
-      const health = (HEALTH_STATUSES as readonly string[]).includes(t.health) ? t.health : 'Unknown';
-      counts.health[health as HealthStatus]++;
-    }
-
-    const from = q.cursor === undefined ? 0 : rowsAll.findIndex((c) => c.name > (q.cursor ?? ''));
-    const page = from < 0 ? [] : rowsAll.slice(from, from + q.limit);
-    const last = page.at(-1);
-    const hasMore = from >= 0 && from + q.limit < rowsAll.length;
-
+  /** The page's rows, each cell with its one current reason (computed for the page's targets alone). */
+  private async pageRows(
+    page: (FleetCluster & { labels: Record<string, string>; lastSeenAt: Date | null })[],
+    byCluster: Map<string, { id: string }[]>,
+    now: Date,
+  ): Promise<FleetRowView[]> {
     const pageIds = page.flatMap((c) => (byCluster.get(c.id) ?? []).map((t) => t.id));
     const full = await this.db.prisma.target.findMany({
       where: { id: { in: pageIds } },
@@ -139,13 +106,8 @@ export class FleetViewService {
       orderBy: { name: 'asc' },
     });
     const reasons = await this.reasons.of(full, now);
-    const fullByCluster = new Map<string, typeof full>();
-    for (const t of full) {
-      const list = fullByCluster.get(t.clusterId) ?? [];
-      list.push(t);
-      fullByCluster.set(t.clusterId, list);
-    }
-    const rows: FleetRowView[] = page.map((c) => ({
+    const fullByCluster = groupByCluster(full);
+    return page.map((c) => ({
       cluster: c.name,
       labels: c.labels,
       online: c.online,
@@ -163,12 +125,5 @@ export class FleetViewService {
         stale: !c.online,
       })),
     }));
-    return {
-      appSets: [...new Set(matched.map((t) => t.appSet.name))].sort(),
-      rows,
-      counts,
-      nextCursor: hasMore && last ? last.name : null,
-      at: now.toISOString(),
-    };
   }
 }
