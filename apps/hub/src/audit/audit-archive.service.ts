@@ -29,6 +29,9 @@ export interface ArchiveCheckpoint {
   previousHash: string;
 }
 
+/** What a prune names: the archive's checkpoint line, less what the hub recomputes. */
+type PrunedCheckpoint = Omit<ArchiveCheckpoint, 'previousHash' | 'events'>;
+
 /** What the archive's export reads: events after the chain's start through `throughId`. */
 interface ArchiveRange {
   startHash: string;
@@ -128,71 +131,10 @@ export class AuditArchive {
    * from the chain's current start, still verifying, with the archive's last hash and sha256. Stores
    * the checkpoint (verification starts there), audits `audit.pruned`, then deletes in batches.
    */
-  async prune(checkpoint: Omit<ArchiveCheckpoint, 'previousHash' | 'events'>, actor: string) {
+  async prune(checkpoint: PrunedCheckpoint, actor: string) {
     const throughId = BigInt(checkpoint.throughId);
     const stored = await this.db.prisma.$transaction(
-      async (tx) => {
-        await tx.$executeRaw`SELECT pg_advisory_xact_lock(${PRUNE_LOCK}::bigint)`;
-        const start = await chainStart(tx);
-        if (start.afterId !== undefined && throughId <= start.afterId) {
-          throw new HubError(
-            409,
-            'already-pruned',
-            `events through ${start.afterId} were already archived and pruned`,
-            'throughId',
-          );
-        }
-        const digest = createHash('sha256');
-        let result: { events: number; lastHash: string; lastId: bigint | undefined } | undefined;
-        const range = { startHash: start.hash, afterId: start.afterId, throughId };
-        for await (const step of this.walk(tx, range, (line) => digest.update(line))) {
-          if ('line' in step) continue;
-          if (step.broken) {
-            throw new HubError(
-              409,
-              'audit-chain-broken',
-              `the events to prune do not verify (${step.broken.reason} at event ${step.broken.id}): ${step.broken.message}; nothing was pruned`,
-              'throughId',
-            );
-          }
-          result = step;
-        }
-        const sha256 = digest.digest('hex');
-        const mismatch =
-          result?.lastId !== throughId
-            ? { path: 'throughId', why: `no event ${throughId} after the chain's start` }
-            : result.lastHash !== checkpoint.hash
-              ? { path: 'hash', why: `event ${throughId} has hash ${result.lastHash}` }
-              : sha256 !== checkpoint.sha256
-                ? { path: 'sha256', why: `the events read now give sha256 ${sha256}` }
-                : undefined;
-        if (mismatch || !result) {
-          throw new HubError(
-            409,
-            'archive-mismatch',
-            `this is not an archive of the events the hub holds: ${mismatch?.why ?? 'no events'}; export again (GET /api/v1/audit/archive) and prune what it gives; nothing was pruned`,
-            mismatch?.path ?? 'throughId',
-          );
-        }
-        const row = await tx.auditCheckpoint.create({
-          data: { throughId, hash: result.lastHash, events: result.events, sha256, prunedBy: actor },
-        });
-        await this.audit.record(
-          {
-            actor,
-            action: 'audit.pruned',
-            scope: 'hub',
-            details: {
-              throughId: checkpoint.throughId,
-              events: result.events,
-              hash: result.lastHash,
-              sha256,
-            },
-          },
-          tx,
-        );
-        return row;
-      },
+      (tx) => this.storeCheckpoint(tx, checkpoint, throughId, actor),
       { timeout: 10 * 60_000, maxWait: 30_000 },
     );
     // After the checkpoint: verification already ignores these rows, so deleting them in batches,
@@ -217,6 +159,76 @@ export class AuditArchive {
         prunedAt: stored.prunedAt.toISOString(),
       },
     };
+  }
+
+  /**
+   * The prune's transaction, under the prune lock: the archived events re-read from the chain's
+   * current start must be exactly the archive's; then the checkpoint is stored and audited.
+   */
+  private async storeCheckpoint(tx: Tx, checkpoint: PrunedCheckpoint, throughId: bigint, actor: string) {
+    await tx.$executeRaw`SELECT pg_advisory_xact_lock(${PRUNE_LOCK}::bigint)`;
+    const start = await chainStart(tx);
+    if (start.afterId !== undefined && throughId <= start.afterId) {
+      throw new HubError(
+        409,
+        'already-pruned',
+        `events through ${start.afterId} were already archived and pruned`,
+        'throughId',
+      );
+    }
+    const { result, sha256 } = await this.reread(tx, {
+      startHash: start.hash,
+      afterId: start.afterId,
+      throughId,
+    });
+    const mismatch =
+      result?.lastId !== throughId
+        ? { path: 'throughId', why: `no event ${throughId} after the chain's start` }
+        : result.lastHash !== checkpoint.hash
+          ? { path: 'hash', why: `event ${throughId} has hash ${result.lastHash}` }
+          : sha256 !== checkpoint.sha256
+            ? { path: 'sha256', why: `the events read now give sha256 ${sha256}` }
+            : undefined;
+    if (mismatch || !result) {
+      throw new HubError(
+        409,
+        'archive-mismatch',
+        `this is not an archive of the events the hub holds: ${mismatch?.why ?? 'no events'}; export again (GET /api/v1/audit/archive) and prune what it gives; nothing was pruned`,
+        mismatch?.path ?? 'throughId',
+      );
+    }
+    const row = await tx.auditCheckpoint.create({
+      data: { throughId, hash: result.lastHash, events: result.events, sha256, prunedBy: actor },
+    });
+    await this.audit.record(
+      {
+        actor,
+        action: 'audit.pruned',
+        scope: 'hub',
+        details: { throughId: checkpoint.throughId, events: result.events, hash: result.lastHash, sha256 },
+      },
+      tx,
+    );
+    return row;
+  }
+
+  /** The range's events read again and verified (a broken chain refuses the prune), and their sha256. */
+  private async reread(tx: Tx, range: ArchiveRange) {
+    const digest = createHash('sha256');
+    let result: { events: number; lastHash: string; lastId: bigint | undefined } | undefined;
+    for await (const step of this.walk(tx, range, (line) => digest.update(line))) {
+      if ('line' in step) continue;
+      if (step.broken) {
+        throw new HubError(
+          409,
+          'audit-chain-broken',
+          `the events to prune do not verify (${step.broken.reason} at event ${step.broken.id}): ${step.broken.message}; nothing was pruned`,
+          'throughId',
+        );
+      }
+      result = step;
+    }
+    return { result, sha256: digest.digest('hex') };
   }
 
   /** The range's events in id order, each as its archive line, verified as it goes; then the end. */

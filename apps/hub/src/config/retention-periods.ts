@@ -1,4 +1,4 @@
-import type { RetentionConfig } from './hub-config.js';
+import type { RetentionConfig } from './retention-env.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 

@@ -1,22 +1,30 @@
 import { Injectable } from '@nestjs/common';
-import type { ExplainHoldView, ExplainTargetView, ExplainView } from '@flotilla/contract';
+import type {
+  BreakGlass as BreakGlassOverride,
+  ExplainHoldView,
+  ExplainTargetView,
+  ExplainView,
+} from '@flotilla/contract';
 import {
   explain,
   GeneratorError,
   parseApplicationSet,
+  type ExplainedTarget,
   type ClusterInfo,
   type GenerateContext,
   type RepositoryFiles,
 } from '@flotilla/generators';
 import { safeSourcePath, parseKustomizeOptions } from '@flotilla/manifests';
-import { targetWindowStatus } from '@flotilla/windows';
+import { targetWindowStatus, type NamedSyncWindow } from '@flotilla/windows';
 import { BreakGlassService } from '../break-glass/break-glass.service.js';
-import { asRecord, storedErrorText } from '../common/json.js';
+import { asRecord } from '../common/json.js';
 import { HubError } from '../common/hub-error.js';
 import { Database } from '../db/database.js';
+import type { ApplicationSet, Cluster, Target } from '../generated/prisma/client.js';
 import { GitMirrorsService } from '../sources/git/git-mirrors.service.js';
 import { renderKey } from '../render/render-keys.js';
 import { WindowsService } from '../release/windows/windows.service.js';
+import { appSetHolds, targetHolds } from './explain-holds.js';
 
 /**
  * Why a cluster gets (or does not get) an appset's targets: the generators re-run over the inventory
@@ -40,45 +48,13 @@ export class ExplainService {
     const row = clusters.find((c) => c.name === clusterName);
     if (!row) throw HubError.notFound('cluster', clusterName);
 
-    let parsed;
-    try {
-      parsed = parseApplicationSet(appSet.spec);
-    } catch (e) {
-      if (e instanceof GeneratorError) throw new HubError(422, 'invalid-appset', e.message, e.path);
-      throw e;
-    }
-    const repoIds = new Map<string, string | null>();
-    const repoIdOf = async (url: string) => {
-      if (!repoIds.has(url)) {
-        const r = await this.db.prisma.repository.findUnique({ where: { url } });
-        repoIds.set(url, r && this.mirrors.mirrors.hasMirror(r.id) ? r.id : null);
-      }
-      return repoIds.get(url) ?? null;
-    };
-    // The generators read files synchronously: look up every literal repository first.
-    for (const url of appSet.repoUrls) await repoIdOf(url);
-    const ctx: GenerateContext = {
-      clusters: clusters.map(clusterInfo),
-      repository: (repoURL, revision) => this.files(repoIds.get(repoURL) ?? null, repoURL, revision),
-    };
-    const result = explain(parsed, ctx, clusterInfo(row));
-
+    const { result, repoIdOf } = await this.generate(appSet, clusters, row);
     const pending = appSet.pendingExpansion as { message?: string } | null;
-    const appSetHolds: ExplainHoldView[] = [];
-    if (appSet.status === 'Held') {
-      appSetHolds.push({
-        kind: 'deletion-guard',
-        message:
-          pending?.message ??
-          'the deletion guard holds the latest expansion: the targets stay as they were until it is confirmed',
-      });
-    }
-    if (appSet.status === 'Error') {
-      appSetHolds.push({
-        kind: 'appset-error',
-        message: `the latest expansion failed, so targets keep their previous state: ${storedErrorText(appSet.error)}`,
-      });
-    }
+    const heldByAppSet = appSetHolds({
+      status: appSet.status,
+      error: appSet.error,
+      pendingMessage: pending?.message,
+    });
 
     const names = result.generators.flatMap((g) => g.targets.map((t) => t.name));
     const stored = new Map(
@@ -86,109 +62,31 @@ export class ExplainService {
         (t) => [t.name, t],
       ),
     );
-    const named = await this.windows.named();
-    const overrides = await this.breakGlass.activeFor(
-      names.map((name) => ({ name, clusterName: row.name, appSetName: appSet.name })),
+    const around: TargetSurroundings = {
+      cluster: row.name,
+      project: appSet.project,
       now,
-    );
-
+      appSetHolds: heldByAppSet,
+      stored,
+      repoIdOf,
+      windows: await this.windows.named(),
+      overrides: await this.breakGlass.activeFor(
+        names.map((name) => ({ name, clusterName: row.name, appSetName: appSet.name })),
+        now,
+      ),
+    };
     const targets: ExplainTargetView[] = [];
     for (const g of result.generators) {
-      for (const t of g.targets) {
-        const target = stored.get(t.name);
-        const repoURL = typeof t.source['repoURL'] === 'string' ? t.source['repoURL'] : '';
-        const requested =
-          typeof t.source['targetRevision'] === 'string' && t.source['targetRevision'] !== ''
-            ? t.source['targetRevision']
-            : 'HEAD';
-        const repoId = await repoIdOf(repoURL);
-        const resolvedRevision = repoId ? this.tryResolve(repoId, requested) : null;
-        const holds: ExplainHoldView[] = [...appSetHolds];
-        if (!target) {
-          holds.push({
-            kind: 'not-expanded',
-            message: 'no target is stored for it yet: the appset has not been expanded since it matched',
-          });
-        }
-        const render =
-          repoId && resolvedRevision ? await this.renderCheck(repoId, resolvedRevision, t.source) : null;
-        if (render && !render.deterministic) {
-          holds.push({
-            kind: 'render',
-            message: `rendering ${typeof t.source['path'] === 'string' ? t.source['path'] || '.' : '.'} at ${resolvedRevision?.slice(0, 12)} is not deterministic; the render is refused`,
-          });
-        }
-        const status = targetWindowStatus(
-          named,
-          {
-            application: t.name,
-            namespace: t.destination.namespace ?? 'default',
-            cluster: row.name,
-            project: appSet.project,
-          },
-          now,
-        );
-        const breakGlass = overrides.get(t.name) ?? [];
-        const bypass = breakGlass.some((b) => b.allowSyncOutsideWindows);
-        if (!status.canSync && !bypass) {
-          holds.push({
-            kind: 'sync-window',
-            message: `automatic syncs are closed${status.active.length > 0 ? ` by ${status.active.join(', ')}` : ' (no allow window is active)'}; next open ${status.nextOpen?.toISOString() ?? 'not within the horizon'}`,
-          });
-        }
-        for (const b of breakGlass) {
-          holds.push({
-            kind: 'break-glass',
-            message: `break-glass ${b.id} until ${b.expiresAt}: ${b.reason}${b.allowSyncOutsideWindows ? ' (syncs outside windows allowed)' : ''}${b.pauseSelfHeal ? ' (self-heal paused)' : ''}`,
-          });
-        }
-        targets.push({
-          name: t.name,
-          generator: g.path,
-          params: t.params,
-          source: t.source,
-          destination: t.destination,
-          resolvedRevision,
-          stored: target
-            ? {
-                desiredRevision: target.desiredRevision,
-                bundleDigest: target.bundleDigest,
-                lastSyncedRevision: target.lastSyncedRevision,
-                lastSyncedDigest: target.lastSyncedDigest,
-                health: target.health,
-              }
-            : null,
-          render,
-          holds,
-        });
-      }
+      for (const t of g.targets) targets.push(await this.explainTarget(g.path, t, around));
     }
     // Targets the submitted document no longer gives this cluster, still there because the latest
     // expansion is held or failed: the hold is what keeps them.
-    if (appSetHolds.length > 0) {
+    if (heldByAppSet.length > 0) {
       const kept = await this.db.prisma.target.findMany({
         where: { appSetId: appSet.id, clusterId: row.id, name: { notIn: names } },
         orderBy: { name: 'asc' },
       });
-      for (const k of kept) {
-        targets.push({
-          name: k.name,
-          generator: '(none: kept from the last applied expansion)',
-          params: (k.params ?? {}) as Record<string, unknown>,
-          source: { repoURL: k.repoUrl, path: k.sourcePath, targetRevision: k.targetRevision },
-          destination: { name: row.name, namespace: k.namespace },
-          resolvedRevision: null,
-          stored: {
-            desiredRevision: k.desiredRevision,
-            bundleDigest: k.bundleDigest,
-            lastSyncedRevision: k.lastSyncedRevision,
-            lastSyncedDigest: k.lastSyncedDigest,
-            health: k.health,
-          },
-          render: null,
-          holds: appSetHolds,
-        });
-      }
+      for (const k of kept) targets.push(keptTargetView(k, row.name, heldByAppSet));
     }
     return {
       cluster: row.name,
@@ -212,6 +110,78 @@ export class ExplainService {
         targets: g.targets.map((t) => t.name),
       })),
       targets,
+    };
+  }
+
+  /**
+   * The generators re-run for the cluster over the mirrors, and the lookup of the mirrored repository
+   * a URL names (null: the hub has none).
+   */
+  private async generate(appSet: ApplicationSet, clusters: Cluster[], row: Cluster) {
+    let parsed;
+    try {
+      parsed = parseApplicationSet(appSet.spec);
+    } catch (e) {
+      if (e instanceof GeneratorError) throw new HubError(422, 'invalid-appset', e.message, e.path);
+      throw e;
+    }
+    const repoIds = new Map<string, string | null>();
+    const repoIdOf = async (url: string) => {
+      if (!repoIds.has(url)) {
+        const r = await this.db.prisma.repository.findUnique({ where: { url } });
+        repoIds.set(url, r && this.mirrors.mirrors.hasMirror(r.id) ? r.id : null);
+      }
+      return repoIds.get(url) ?? null;
+    };
+    // The generators read files synchronously: look up every literal repository first.
+    for (const url of appSet.repoUrls) await repoIdOf(url);
+    const ctx: GenerateContext = {
+      clusters: clusters.map(clusterInfo),
+      repository: (repoURL, revision) => this.files(repoIds.get(repoURL) ?? null, repoURL, revision),
+    };
+    return { result: explain(parsed, ctx, clusterInfo(row)), repoIdOf };
+  }
+
+  /** One generated target: the revision it resolves to, its stored state, its render check and its holds. */
+  private async explainTarget(
+    generator: string,
+    t: ExplainedTarget,
+    around: TargetSurroundings,
+  ): Promise<ExplainTargetView> {
+    const target = around.stored.get(t.name);
+    const repoURL = typeof t.source['repoURL'] === 'string' ? t.source['repoURL'] : '';
+    const requested =
+      typeof t.source['targetRevision'] === 'string' && t.source['targetRevision'] !== ''
+        ? t.source['targetRevision']
+        : 'HEAD';
+    const repoId = await around.repoIdOf(repoURL);
+    const resolvedRevision = repoId ? this.tryResolve(repoId, requested) : null;
+    const render =
+      repoId && resolvedRevision ? await this.renderCheck(repoId, resolvedRevision, t.source) : null;
+    const window = targetWindowStatus(
+      around.windows,
+      {
+        application: t.name,
+        namespace: t.destination.namespace ?? 'default',
+        cluster: around.cluster,
+        project: around.project,
+      },
+      around.now,
+    );
+    const breakGlass = around.overrides.get(t.name) ?? [];
+    return {
+      name: t.name,
+      generator,
+      params: t.params,
+      source: t.source,
+      destination: t.destination,
+      resolvedRevision,
+      stored: target ? storedView(target) : null,
+      render,
+      holds: [
+        ...around.appSetHolds,
+        ...targetHolds({ stored: !!target, source: t.source, resolvedRevision, render, window, breakGlass }),
+      ],
     };
   }
 
@@ -268,4 +238,42 @@ function clusterInfo(c: {
   annotations: unknown;
 }): ClusterInfo {
   return { name: c.name, server: c.server, labels: asRecord(c.labels), annotations: asRecord(c.annotations) };
+}
+
+/** What every target of one explanation is judged against. */
+interface TargetSurroundings {
+  cluster: string;
+  project: string;
+  now: Date;
+  appSetHolds: ExplainHoldView[];
+  /** The appset's stored targets among those generated, by name. */
+  stored: Map<string, Target>;
+  repoIdOf: (url: string) => Promise<string | null>;
+  windows: NamedSyncWindow[];
+  overrides: Map<string, BreakGlassOverride[]>;
+}
+
+function storedView(target: Target): NonNullable<ExplainTargetView['stored']> {
+  return {
+    desiredRevision: target.desiredRevision,
+    bundleDigest: target.bundleDigest,
+    lastSyncedRevision: target.lastSyncedRevision,
+    lastSyncedDigest: target.lastSyncedDigest,
+    health: target.health,
+  };
+}
+
+/** A target the generators no longer give the cluster, kept by the appset's holds. */
+function keptTargetView(k: Target, clusterName: string, holds: ExplainHoldView[]): ExplainTargetView {
+  return {
+    name: k.name,
+    generator: '(none: kept from the last applied expansion)',
+    params: (k.params ?? {}) as Record<string, unknown>,
+    source: { repoURL: k.repoUrl, path: k.sourcePath, targetRevision: k.targetRevision },
+    destination: { name: clusterName, namespace: k.namespace },
+    resolvedRevision: null,
+    stored: storedView(k),
+    render: null,
+    holds,
+  };
 }

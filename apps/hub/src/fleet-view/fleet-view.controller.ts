@@ -13,7 +13,8 @@ import type { Response } from 'express';
 import type { PeopleRequest } from '../auth/principal.js';
 import { parseInput } from '../common/hub-error.js';
 import { FleetEvents } from './fleet-events.service.js';
-import { FleetViewService, fleetQuery } from './fleet-view.service.js';
+import { fleetQuery } from './fleet-filter.js';
+import { FleetViewService } from './fleet-view.service.js';
 
 const HEARTBEAT_MS = 15_000;
 

@@ -1,18 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
-import {
-  FLEET_STATUS_FILTERS,
-  HEALTH_STATUSES,
-  SYNC_STATUSES,
-  type FleetCountsView,
-  type FleetRowView,
-  type FleetView,
-  type HealthStatus,
-  type SyncStatus,
-} from '@flotilla/contract';
-import { compileSelector, LabelSelectorError, parseSelectorText } from '@flotilla/labels';
-import { z } from 'zod';
+import type { FleetRowView, FleetView, HealthStatus } from '@flotilla/contract';
 import { asRecord } from '../common/json.js';
-import { HubError } from '../common/hub-error.js';
 import { HUB_CONFIG, type HubConfig } from '../config/hub-config.js';
 import { Database } from '../db/database.js';
 import { Prisma } from '../generated/prisma/client.js';
@@ -22,27 +10,19 @@ import {
   syncStatusOf,
   type SyncFacts,
 } from '../desired-state/sync-status.js';
+import {
+  fleetCounts,
+  groupByCluster,
+  labelMatcher,
+  pageOfClusters,
+  targetMatches,
+  type FleetCluster,
+  type FleetQuery,
+  type TargetSummary,
+} from './fleet-filter.js';
 import { REASON_INCLUDE, TargetReasons } from './target-reasons.service.js';
 
-export const fleetQuery = z.object({
-  /** A label selector over cluster labels, as `kubectl -l` takes it. */
-  selector: z.string().max(2000).optional(),
-  appSet: z.string().max(253).optional(),
-  project: z.string().max(253).optional(),
-  status: z.enum(FLEET_STATUS_FILTERS).optional(),
-  /** Free text: a cluster, target or appset name containing it (case-insensitive). */
-  q: z.string().max(200).optional(),
-  limit: z.coerce.number().int().min(1).max(200).default(50),
-  /** The last cluster name of the previous page. */
-  cursor: z.string().max(253).optional(),
-  /**
-   * Instead of a cursor: how many matching clusters to skip. For a client that shows the whole
-   * fleet as one scrolled list and asks for the rows that come into view, wherever the person
-   * scrolls to. Rows added or removed meanwhile shift it by as many; the next refetch says so.
-   */
-  offset: z.coerce.number().int().min(0).max(1_000_000).optional(),
-});
-export type FleetQuery = z.infer<typeof fleetQuery>;
+type ViewCluster = FleetCluster & { labels: Record<string, string>; lastSeenAt: Date | null };
 
 /**
  * The fleet matrix, filtered and paged on the hub. Filters are applied to every cluster and target
@@ -59,35 +39,12 @@ export class FleetViewService {
   ) {}
 
   async view(q: FleetQuery, now = new Date()): Promise<FleetView> {
-    let matchesLabels: (labels: Record<string, string>) => boolean = () => true;
-    if (q.selector) {
-      try {
-        matchesLabels = compileSelector(parseSelectorText(q.selector, 'query.selector'), 'query.selector');
-      } catch (e) {
-        if (e instanceof LabelSelectorError)
-          throw new HubError(400, 'invalid-request', e.message, 'query.selector');
-        throw e;
-      }
-    }
-    const offlineBefore = now.getTime() - this.config.rollouts.offlineAfterSeconds * 1000;
     const needle = q.q?.toLowerCase() ?? '';
-    const [allClusters, appSets] = await Promise.all([
-      this.db.prisma.cluster.findMany({
-        select: { id: true, name: true, labels: true, lastSeenAt: true },
-        orderBy: { name: 'asc' },
-      }),
+    const [{ clusters, everyCluster }, appSets] = await Promise.all([
+      this.filteredClusters(q, now),
       this.db.prisma.applicationSet.findMany({ select: { id: true, name: true, project: true } }),
     ]);
-    const clusters = allClusters
-      .map((c) => ({
-        ...c,
-        labels: asRecord(c.labels),
-        online: c.lastSeenAt !== null && c.lastSeenAt.getTime() >= offlineBefore,
-      }))
-      .filter((c) => matchesLabels(c.labels))
-      .filter((c) => q.status !== 'Offline' || !c.online);
     const appSetById = new Map(appSets.map((a) => [a.id, a]));
-
     const appSetIds =
       q.appSet || q.project
         ? appSets
@@ -96,102 +53,47 @@ export class FleetViewService {
         : null;
     const targets = await this.targetSummaries({
       // Every cluster matches (no selector, no Offline filter): a thousand ids say nothing.
-      clusterIds: clusters.length < allClusters.length ? clusters.map((c) => c.id) : null,
+      clusterIds: everyCluster ? null : clusters.map((c) => c.id),
       appSetIds,
       withNames: Boolean(needle),
     });
     const clusterById = new Map(clusters.map((c) => [c.id, c]));
+    const matched = targets.filter((t) =>
+      targetMatches(q.status, needle, t, clusterById.get(t.clusterId), appSetById.get(t.appSetId)?.name),
+    );
+    const byCluster = groupByCluster(matched);
     const targetFilters = Boolean(q.appSet || q.project || (q.status && q.status !== 'Offline'));
-    const matched = targets.filter((t) => {
-      if (q.status && q.status !== 'Offline' && t.syncStatus !== q.status && t.health !== q.status)
-        return false;
-      if (!needle) return true;
-      const cluster = clusterById.get(t.clusterId);
-      return (
-        (cluster?.name.toLowerCase().includes(needle) ?? false) ||
-        (t.name?.toLowerCase().includes(needle) ?? false) ||
-        (appSetById.get(t.appSetId)?.name.toLowerCase().includes(needle) ?? false)
-      );
-    });
-    const byCluster = new Map<string, typeof matched>();
-    for (const t of matched) {
-      const list = byCluster.get(t.clusterId) ?? [];
-      list.push(t);
-      byCluster.set(t.clusterId, list);
-    }
     // A cluster with nothing deployed is still part of the fleet, unless a filter asks for targets.
     const rowsAll = clusters.filter(
       (c) => byCluster.has(c.id) || (!targetFilters && (!needle || c.name.toLowerCase().includes(needle))),
     );
-
-    const counts: FleetCountsView = {
-      clusters: rowsAll.length,
-      offlineClusters: rowsAll.filter((c) => !c.online).length,
-      targets: matched.length,
-      sync: Object.fromEntries(SYNC_STATUSES.map((s) => [s, 0])) as Record<SyncStatus, number>,
-      health: Object.fromEntries(HEALTH_STATUSES.map((s) => [s, 0])) as Record<HealthStatus, number>,
-    };
-    for (const t of matched) {
-      counts.sync[t.syncStatus]++;
-      const health = (HEALTH_STATUSES as readonly string[]).includes(t.health) ? t.health : 'Unknown';
-      counts.health[health as HealthStatus]++;
-    }
-
-    const from =
-      q.offset !== undefined
-        ? q.offset
-        : q.cursor === undefined
-          ? 0
-          : rowsAll.findIndex((c) => c.name > (q.cursor ?? ''));
-    const page = from < 0 ? [] : rowsAll.slice(from, from + q.limit);
-    const last = page.at(-1);
-    const hasMore = from >= 0 && from + q.limit < rowsAll.length;
-
-    // Asked by the page's clusters (and appsets), not by the ids of its targets: Prisma spends three
-    // times the CPU on 500 bound ids than on 50; a status or text filter's leftovers are dropped here.
-    const pageIds = new Set(page.flatMap((c) => (byCluster.get(c.id) ?? []).map((t) => t.id)));
-    const full = (
-      await this.db.prisma.target.findMany({
-        where: {
-          clusterId: { in: page.map((c) => c.id) },
-          ...(appSetIds && { appSetId: { in: appSetIds } }),
-        },
-        include: REASON_INCLUDE,
-        orderBy: { name: 'asc' },
-      })
-    ).filter((t) => pageIds.has(t.id));
-    const reasons = await this.reasons.of(full, now);
-    const fullByCluster = new Map<string, typeof full>();
-    for (const t of full) {
-      const list = fullByCluster.get(t.clusterId) ?? [];
-      list.push(t);
-      fullByCluster.set(t.clusterId, list);
-    }
-    const rows: FleetRowView[] = page.map((c) => ({
-      cluster: c.name,
-      labels: c.labels,
-      online: c.online,
-      lastSeenAt: c.lastSeenAt?.toISOString() ?? null,
-      cells: (fullByCluster.get(c.id) ?? []).map((t) => ({
-        target: t.name,
-        appSet: t.appSet.name,
-        project: t.appSet.project,
-        syncStatus: syncStatusOf(t),
-        health: t.health as HealthStatus,
-        desiredRevision: t.desiredRevision,
-        lastSyncedRevision: t.lastSyncedRevision,
-        reason: reasons.get(t.id) ?? null,
-        automated: (t.syncPolicy as { automated?: unknown } | null)?.automated !== false,
-        stale: !c.online,
-      })),
-    }));
+    const { page, nextCursor } = pageOfClusters(rowsAll, q);
     return {
       appSets: [...new Set(matched.map((t) => appSetById.get(t.appSetId)?.name ?? ''))].sort(),
-      rows,
-      counts,
-      nextCursor: hasMore && last ? last.name : null,
+      rows: await this.pageRows(page, byCluster, appSetIds, now),
+      counts: fleetCounts(rowsAll, matched),
+      nextCursor,
       at: now.toISOString(),
     };
+  }
+
+  /** Every cluster the selector and the Offline filter let through, and whether that is all of them. */
+  private async filteredClusters(q: FleetQuery, now: Date) {
+    const matchesLabels = labelMatcher(q.selector);
+    const offlineBefore = now.getTime() - this.config.rollouts.offlineAfterSeconds * 1000;
+    const allClusters = await this.db.prisma.cluster.findMany({
+      select: { id: true, name: true, labels: true, lastSeenAt: true },
+      orderBy: { name: 'asc' },
+    });
+    const clusters: ViewCluster[] = allClusters
+      .map((c) => ({
+        ...c,
+        labels: asRecord(c.labels),
+        online: c.lastSeenAt !== null && c.lastSeenAt.getTime() >= offlineBefore,
+      }))
+      .filter((c) => matchesLabels(c.labels))
+      .filter((c) => q.status !== 'Offline' || !c.online);
+    return { clusters, everyCluster: clusters.length === allClusters.length };
   }
 
   /**
@@ -224,15 +126,46 @@ export class FleetViewService {
       syncStatus: syncStatusFrom(r),
     }));
   }
-}
 
-/** One target as the fleet view's filters and counts see it. */
-interface TargetSummary {
-  id: string;
-  clusterId: string;
-  appSetId: string;
-  health: string;
-  /** Only when a text filter asked for it. */
-  name?: string;
-  syncStatus: SyncStatus;
+  /** The page's rows, each cell with its one current reason (computed for the page's targets alone). */
+  private async pageRows(
+    page: ViewCluster[],
+    byCluster: Map<string, { id: string }[]>,
+    appSetIds: string[] | null,
+    now: Date,
+  ): Promise<FleetRowView[]> {
+    // Asked by the page's clusters (and appsets), not by the ids of its targets: Prisma spends three
+    // times the CPU on 500 bound ids than on 50; a status or text filter's leftovers are dropped here.
+    const pageIds = new Set(page.flatMap((c) => (byCluster.get(c.id) ?? []).map((t) => t.id)));
+    const full = (
+      await this.db.prisma.target.findMany({
+        where: {
+          clusterId: { in: page.map((c) => c.id) },
+          ...(appSetIds && { appSetId: { in: appSetIds } }),
+        },
+        include: REASON_INCLUDE,
+        orderBy: { name: 'asc' },
+      })
+    ).filter((t) => pageIds.has(t.id));
+    const reasons = await this.reasons.of(full, now);
+    const fullByCluster = groupByCluster(full);
+    return page.map((c) => ({
+      cluster: c.name,
+      labels: c.labels,
+      online: c.online,
+      lastSeenAt: c.lastSeenAt?.toISOString() ?? null,
+      cells: (fullByCluster.get(c.id) ?? []).map((t) => ({
+        target: t.name,
+        appSet: t.appSet.name,
+        project: t.appSet.project,
+        syncStatus: syncStatusOf(t),
+        health: t.health as HealthStatus,
+        desiredRevision: t.desiredRevision,
+        lastSyncedRevision: t.lastSyncedRevision,
+        reason: reasons.get(t.id) ?? null,
+        automated: (t.syncPolicy as { automated?: unknown } | null)?.automated !== false,
+        stale: !c.online,
+      })),
+    }));
+  }
 }

@@ -1,6 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { targetReason, type SyncOutcome, type TargetFacts, type TargetReason } from '@flotilla/contract';
-import { targetWindowStatus } from '@flotilla/windows';
+import {
+  targetReason,
+  type BreakGlass as BreakGlassOverride,
+  type SyncOutcome,
+  type TargetFacts,
+  type TargetReason,
+} from '@flotilla/contract';
+import { targetWindowStatus, type NamedSyncWindow } from '@flotilla/windows';
 import { BreakGlassService } from '../break-glass/break-glass.service.js';
 import { storedErrorText } from '../common/json.js';
 import { HUB_CONFIG, type HubConfig } from '../config/hub-config.js';
@@ -66,63 +72,15 @@ export class TargetReasons {
     const lastRun = new Map(lastRuns.map((r) => [r.targetId, r]));
     const rolloutOf = new Map<string, { status: string; message: string }>();
     for (const r of rollouts) if (!rolloutOf.has(r.appSetId)) rolloutOf.set(r.appSetId, r);
-    const offlineBefore = now.getTime() - this.config.rollouts.offlineAfterSeconds * 1000;
-
-    for (const t of targets) {
-      const policy = (t.syncPolicy ?? {}) as { automated?: unknown };
-      const facts: TargetFacts = {
-        automated: policy.automated !== false,
-        syncStatus: syncStatusOf(t),
-        health: t.health as TargetFacts['health'],
-      };
-      const seen = t.cluster.lastSeenAt;
-      if (!seen || seen.getTime() < offlineBefore)
-        facts.agentOffline = { lastSeenAt: seen?.toISOString() ?? null };
-      if (t.deletionState === 'Pending' || t.deletionState === 'Failed')
-        facts.deletion = {
-          state: t.deletionState,
-          requestedBy: t.deletionBy ?? '',
-          reason: t.deletionReason ?? '',
-          message: t.deletionMessage,
-        };
-      if (t.appSet.status === 'Error') {
-        const code = (t.appSet.error as { code?: unknown } | null)?.code;
-        const message = storedErrorText(t.appSet.error);
-        if (typeof code === 'string' && PROJECT_ERROR_CODES.has(code)) facts.projectDenied = { message };
-        else facts.generatorError = { message };
-      }
-      if (t.appSet.status === 'Held') {
-        const pending = t.appSet.pendingExpansion as { message?: unknown } | null;
-        facts.deletionGuardHeld = {
-          message:
-            typeof pending?.message === 'string'
-              ? pending.message
-              : 'the deletion guard holds the latest expansion until a person confirms it',
-        };
-      }
-      if (t.pin) facts.pin = { revision: t.pin.revision, actor: t.pin.actor, reason: t.pin.reason };
-      const bypass = (overrides.get(t.name) ?? []).some((b) => b.allowSyncOutsideWindows);
-      if (!bypass) {
-        const status = targetWindowStatus(
-          named,
-          { application: t.name, namespace: t.namespace, cluster: t.cluster.name, project: t.appSet.project },
-          now,
-        );
-        // A manual target waits for a person, and a person's sync follows the manual rule.
-        const closed = facts.automated ? !status.canSync : !status.canSyncManually;
-        if (closed)
-          facts.windowClosed = {
-            window: status.active.join(', ') || '(no allow window is active)',
-            nextOpen: status.nextOpen?.toISOString() ?? null,
-          };
-      }
-      const rollout = rolloutOf.get(t.appSetId);
-      if (rollout && t.releasedRevision !== t.desiredRevision)
-        facts.rolloutStep = { message: rollout.message || `rollout ${rollout.status}` };
-      const run = lastRun.get(t.id);
-      if (run) facts.lastSync = { outcome: run.outcome as SyncOutcome, message: run.message };
-      out.set(t.id, targetReason(facts));
-    }
+    const around: ReasonSurroundings = {
+      now,
+      offlineBefore: now.getTime() - this.config.rollouts.offlineAfterSeconds * 1000,
+      windows: named,
+      overrides,
+      rolloutOf,
+      lastRun,
+    };
+    for (const t of targets) out.set(t.id, targetReason(factsOf(t, around)));
     return out;
   }
 
@@ -142,4 +100,81 @@ export class TargetReasons {
               ORDER BY "startedAt" DESC, "createdAt" DESC
               LIMIT 1) r`;
   }
+}
+
+/** What every target's facts are read against: the clock, sync windows, overrides, rollouts, last runs. */
+interface ReasonSurroundings {
+  now: Date;
+  /** A cluster not seen since this time (ms) is offline. */
+  offlineBefore: number;
+  windows: NamedSyncWindow[];
+  overrides: Map<string, BreakGlassOverride[]>;
+  /** Each appset's latest active rollout. */
+  rolloutOf: Map<string, { status: string; message: string }>;
+  lastRun: Map<string, { outcome: string; message: string }>;
+}
+
+/** The facts `targetReason` weighs for one target. */
+function factsOf(t: ReasonTarget, around: ReasonSurroundings): TargetFacts {
+  const policy = (t.syncPolicy ?? {}) as { automated?: unknown };
+  const facts: TargetFacts = {
+    automated: policy.automated !== false,
+    syncStatus: syncStatusOf(t),
+    health: t.health as TargetFacts['health'],
+  };
+  const seen = t.cluster.lastSeenAt;
+  if (!seen || seen.getTime() < around.offlineBefore)
+    facts.agentOffline = { lastSeenAt: seen?.toISOString() ?? null };
+  if (t.deletionState === 'Pending' || t.deletionState === 'Failed')
+    facts.deletion = {
+      state: t.deletionState,
+      requestedBy: t.deletionBy ?? '',
+      reason: t.deletionReason ?? '',
+      message: t.deletionMessage,
+    };
+  addAppSetFacts(facts, t.appSet);
+  if (t.pin) facts.pin = { revision: t.pin.revision, actor: t.pin.actor, reason: t.pin.reason };
+  const bypass = (around.overrides.get(t.name) ?? []).some((b) => b.allowSyncOutsideWindows);
+  if (!bypass) addWindowFact(facts, t, around);
+  const rollout = around.rolloutOf.get(t.appSetId);
+  if (rollout && t.releasedRevision !== t.desiredRevision)
+    facts.rolloutStep = { message: rollout.message || `rollout ${rollout.status}` };
+  const run = around.lastRun.get(t.id);
+  if (run) facts.lastSync = { outcome: run.outcome as SyncOutcome, message: run.message };
+  return facts;
+}
+
+/** The appset's failed expansion (the project's refusal or a generator's error) or held one. */
+function addAppSetFacts(facts: TargetFacts, appSet: ReasonTarget['appSet']): void {
+  if (appSet.status === 'Error') {
+    const code = (appSet.error as { code?: unknown } | null)?.code;
+    const message = storedErrorText(appSet.error);
+    if (typeof code === 'string' && PROJECT_ERROR_CODES.has(code)) facts.projectDenied = { message };
+    else facts.generatorError = { message };
+  }
+  if (appSet.status === 'Held') {
+    const pending = appSet.pendingExpansion as { message?: unknown } | null;
+    facts.deletionGuardHeld = {
+      message:
+        typeof pending?.message === 'string'
+          ? pending.message
+          : 'the deletion guard holds the latest expansion until a person confirms it',
+    };
+  }
+}
+
+/** A closed sync window, unless a break-glass override lets syncs through (the caller checks). */
+function addWindowFact(facts: TargetFacts, t: ReasonTarget, around: ReasonSurroundings): void {
+  const status = targetWindowStatus(
+    around.windows,
+    { application: t.name, namespace: t.namespace, cluster: t.cluster.name, project: t.appSet.project },
+    around.now,
+  );
+  // A manual target waits for a person, and a person's sync follows the manual rule.
+  const closed = facts.automated ? !status.canSync : !status.canSyncManually;
+  if (closed)
+    facts.windowClosed = {
+      window: status.active.join(', ') || '(no allow window is active)',
+      nextOpen: status.nextOpen?.toISOString() ?? null,
+    };
 }
