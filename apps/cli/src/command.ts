@@ -12,3 +12,11 @@ export interface CommandDescription {
   options: OptionSpecs;
   subcommands?: readonly string[];
 }
+
+/** A command of `flotilla`: what `flotilla --help` says of it, and its module, loaded when it runs. */
+export interface CommandEntry {
+  summary: string;
+  load: () => Promise<CommandModule>;
+  /** Left out of the help and of completion (the completion scripts' own helper). */
+  hidden?: boolean;
+}

@@ -1,12 +1,4 @@
-import { type CommandModule } from './command.js';
-
-/** A command of `flotilla`: what `flotilla --help` says of it, and its module, loaded when it runs. */
-export interface CommandEntry {
-  summary: string;
-  load: () => Promise<CommandModule>;
-  /** Left out of the help and of completion (the completion scripts' own helper). */
-  hidden?: boolean;
-}
+import { type CommandEntry } from './command.js';
 
 /**
  * Commands load lazily so that an offline call (`flotilla health …`) pays only for what it uses:
@@ -125,6 +117,10 @@ export const COMMANDS: Record<string, CommandEntry> = {
   __complete: {
     summary: 'the candidates for the completion scripts',
     hidden: true,
-    load: async () => ({ run: (await import('./commands/completion.command.js')).runComplete }),
+    // The registry is handed over, not imported: the completion module reads the commands it completes.
+    load: async () => {
+      const { runComplete } = await import('./commands/completion.command.js');
+      return { run: (argv: string[]) => runComplete(COMMANDS, argv) };
+    },
   },
 };

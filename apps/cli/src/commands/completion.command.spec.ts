@@ -14,7 +14,7 @@ const CLI_MAIN = join(import.meta.dirname, '../../dist/main.js');
 
 describe('flotilla __complete', () => {
   it('offers the commands, without the hidden helper', async () => {
-    const commands = await candidates([]);
+    const commands = await candidates(COMMANDS, []);
     expect(commands).toEqual(
       Object.keys(COMMANDS)
         .filter((c) => c !== '__complete')
@@ -23,29 +23,29 @@ describe('flotilla __complete', () => {
   });
 
   it("offers a command's sub-commands and options, sub-commands only before other arguments", async () => {
-    const first = await candidates(['clusters']);
+    const first = await candidates(COMMANDS, ['clusters']);
     expect(first.slice(0, 5)).toEqual(['list', 'get', 'add', 'token', 'revoke']);
     expect(first).toEqual(expect.arrayContaining(['--label', '--hub', '--output', '--help']));
-    const later = await candidates(['clusters', 'add', 'eu1']);
+    const later = await candidates(COMMANDS, ['clusters', 'add', 'eu1']);
     expect(later).not.toContain('add');
     expect(later).toContain('--label');
   });
 
   it('offers nothing after an option that takes a value (the shell completes a file name)', async () => {
-    expect(await candidates(['health', '-f'])).toEqual([]);
-    expect(await candidates(['targets', '--cluster'])).toEqual([]);
+    expect(await candidates(COMMANDS, ['health', '-f'])).toEqual([]);
+    expect(await candidates(COMMANDS, ['targets', '--cluster'])).toEqual([]);
     // A boolean option takes no value: options again.
-    expect(await candidates(['sync', '--dry-run'])).toContain('--reason');
+    expect(await candidates(COMMANDS, ['sync', '--dry-run'])).toContain('--reason');
   });
 
   it('leaves out old spellings', async () => {
-    const history = await candidates(['history']);
+    const history = await candidates(COMMANDS, ['history']);
     expect(history).toContain('--appset');
     expect(history).not.toContain('--app-set');
   });
 
   it('offers nothing for an unknown command', async () => {
-    expect(await candidates(['nope'])).toEqual([]);
+    expect(await candidates(COMMANDS, ['nope'])).toEqual([]);
   });
 });
 

@@ -1,5 +1,4 @@
-import { type CommandDescription } from '../command.js';
-import { COMMANDS } from '../commands.js';
+import { type CommandDescription, type CommandEntry } from '../command.js';
 import { UsageError } from '../offline/offline-command.js';
 
 /**
@@ -95,14 +94,17 @@ function script(shell: Shell): string {
  * command names first; then a command's sub-commands (before any other argument) and its options;
  * nothing after an option that takes a value (the shell completes a file name).
  */
-export async function candidates(words: string[]): Promise<string[]> {
+export async function candidates(
+  commands: Readonly<Record<string, CommandEntry>>,
+  words: string[],
+): Promise<string[]> {
   const [name, ...rest] = words;
   if (name === undefined)
-    return Object.entries(COMMANDS)
+    return Object.entries(commands)
       .filter(([, c]) => !c.hidden)
       .map(([n]) => n)
       .sort();
-  const entry = COMMANDS[name];
+  const entry = commands[name];
   if (!entry) return [];
   const description = (await entry.load()).describe;
   if (!description) return [];
@@ -128,8 +130,11 @@ function takesValue(description: CommandDescription, word: string): boolean {
 }
 
 /** `flotilla __complete WORD…`: the candidates, one a line, for the scripts above. */
-export async function runComplete(argv: string[]): Promise<number> {
-  const found = await candidates(argv);
+export async function runComplete(
+  commands: Readonly<Record<string, CommandEntry>>,
+  argv: string[],
+): Promise<number> {
+  const found = await candidates(commands, argv);
   if (found.length > 0) process.stdout.write(`${found.join('\n')}\n`);
   return 0;
 }
