@@ -4,7 +4,7 @@ import { freePort } from '../fleet/free-port.js';
 import { runInProcess } from '../testing/run-in-process.js';
 import { explainText, run } from './explain.command.js';
 
-// The hub's answer itself is tested in apps/hub/src/explain/explain.integration.spec.ts; here: the
+// The hub's answer itself is tested in apps/hub/src/fleet-view/explain.integration.spec.ts; here: the
 // arguments and how a person reads the answer.
 
 const view: ExplainView = {
