@@ -9,7 +9,7 @@ import { devModeWarnings, HUB_CONFIG, type HubConfig } from '../config/hub-confi
 @ApiTags('health')
 @Public()
 @Controller()
-export class HealthController {
+export class ProbesController {
   constructor(
     private readonly db: Database,
     private readonly queues: JobQueues,
