@@ -2,7 +2,7 @@ export { startAgent, AGENT_VERSION, AgentStartError, type Agent, type AgentOptio
 export {
   loadAgentConfig,
   agentEnvSchema,
-  ConfigError,
+  AgentConfigError,
   type AgentConfig,
   type LogLevel,
 } from './config/agent-config.js';

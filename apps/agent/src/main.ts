@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { setFlagsFromString } from 'node:v8';
-import { ConfigError, loadAgentConfig } from './config/agent-config.js';
+import { AgentConfigError, loadAgentConfig } from './config/agent-config.js';
 
 // The agent is idle most of the time and works in short bursts (a sync, a heal). By default V8
 // doubles its young generation under allocation pressure up to 32 MB and keeps it, and lets the old
@@ -18,7 +18,7 @@ let config;
 try {
   config = loadAgentConfig(process.env);
 } catch (err) {
-  if (err instanceof ConfigError) {
+  if (err instanceof AgentConfigError) {
     console.error(`flotilla-agent: ${err.message}`);
     process.exit(2);
   }

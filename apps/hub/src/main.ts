@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { ConfigError, devModeWarnings, loadHubConfig } from './config/hub-config.js';
+import { HubConfigError, devModeWarnings, loadHubConfig } from './config/hub-config.js';
 import { createHubApp } from './hub-app.js';
 
 // The one place the environment is read.
@@ -7,7 +7,7 @@ let config;
 try {
   config = loadHubConfig(process.env);
 } catch (e) {
-  if (e instanceof ConfigError) {
+  if (e instanceof HubConfigError) {
     process.stderr.write(`flotilla hub: ${e.message}\n`);
     process.exit(2);
   }
@@ -24,7 +24,7 @@ try {
   await app.listen(config.http.port, config.http.host);
 } catch (e) {
   // Configuration read at start (FLOTILLA_HEALTH_LUA_DIR's scripts) is refused like the environment.
-  if (e instanceof ConfigError) {
+  if (e instanceof HubConfigError) {
     process.stderr.write(`flotilla hub: ${e.message}\n`);
     process.exit(2);
   }

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadAgentConfig, projectServiceAccount } from './agent-config.js';
+import { AgentConfigError, loadAgentConfig, projectServiceAccount } from './agent-config.js';
 
 const minimal = { FLOTILLA_HUB_URL: 'https://hub.example.com/', FLOTILLA_CLUSTER_NAME: 'east-1' };
 
@@ -8,7 +8,7 @@ function issues(env: Record<string, string | undefined>): { variable: string; me
   try {
     loadAgentConfig(env);
   } catch (err) {
-    if (err instanceof ConfigError) return err.issues;
+    if (err instanceof AgentConfigError) return err.issues;
     throw err;
   }
   return [];

@@ -112,18 +112,18 @@ export interface AgentConfig {
   impersonateNamespace?: string;
 }
 
-export class ConfigError extends Error {
+export class AgentConfigError extends Error {
   readonly code = 'AGENT_CONFIG_INVALID';
   constructor(readonly issues: { variable: string; message: string }[]) {
     super(`invalid agent configuration:\n${issues.map((i) => `  ${i.variable}: ${i.message}`).join('\n')}`);
-    this.name = 'ConfigError';
+    this.name = 'AgentConfigError';
   }
 }
 
 export function loadAgentConfig(env: Record<string, string | undefined>): AgentConfig {
   const parsed = agentEnvSchema.safeParse(env);
   if (!parsed.success) {
-    throw new ConfigError(
+    throw new AgentConfigError(
       parsed.error.issues.map((i) => ({ variable: String(i.path[0] ?? '(env)'), message: i.message })),
     );
   }

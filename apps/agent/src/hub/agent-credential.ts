@@ -3,7 +3,7 @@ import { type AgentConfig } from '../config/agent-config.js';
 import { AgentStartError } from '../config/agent-start-error.js';
 import { type StateStore } from '../state/state-store.js';
 import { rotationDue } from './credential-rotation.js';
-import { type HubClient, type HubError } from './hub-client.js';
+import { type HubClient, type HubCallError } from './hub-client.js';
 
 export interface AgentCredentialDeps {
   config: Pick<AgentConfig, 'clusterName' | 'bootstrapToken' | 'stateDir'>;
@@ -98,7 +98,7 @@ export class AgentCredential {
    * The hub's typed answer (HUB_CREDENTIAL_GONE) that the credential will never work again: the
    * next call registers with the bootstrap token, or the log says to set one.
    */
-  markGone(err: HubError): void {
+  markGone(err: HubCallError): void {
     const { config, log } = this.deps;
     this.gone = true;
     log.error(

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AGENT_REFUSAL, BUNDLE_BATCH_MAX } from '@flotilla/contract';
 import { HubStandIn } from '../testing/hub-stand-in.js';
-import { HubClient, HubError } from './hub-client.js';
+import { HubClient, HubCallError } from './hub-client.js';
 
 describe('HubClient against a stand-in hub', () => {
   const hub = new HubStandIn();
@@ -14,13 +14,13 @@ describe('HubClient against a stand-in hub', () => {
     await hub.stop();
   });
 
-  async function failure(p: Promise<unknown>): Promise<HubError> {
+  async function failure(p: Promise<unknown>): Promise<HubCallError> {
     const err = await p.then(
       () => undefined,
       (e: unknown) => e,
     );
-    expect(err).toBeInstanceOf(HubError);
-    return err as HubError;
+    expect(err).toBeInstanceOf(HubCallError);
+    return err as HubCallError;
   }
 
   it('registers, then long-polls: 200 with the set, 304 once nothing changed', async () => {

@@ -26,7 +26,7 @@ import {
  * `HUB_CREDENTIAL_GONE` and `HUB_REPORTS_INVALID` are the hub's own final answers (a code from
  * AGENT_REFUSAL); `HUB_UNAUTHORIZED` is any other 401/403, which a proxy in the way can send too.
  */
-export type HubErrorCode =
+export type HubCallErrorCode =
   | 'HUB_UNREACHABLE'
   | 'HUB_UNAUTHORIZED'
   | 'HUB_CREDENTIAL_GONE'
@@ -36,9 +36,9 @@ export type HubErrorCode =
   | 'HUB_SERVER_ERROR';
 
 /** A failed call to the hub, with the endpoint it concerned. */
-export class HubError extends Error {
+export class HubCallError extends Error {
   constructor(
-    readonly code: HubErrorCode,
+    readonly code: HubCallErrorCode,
     readonly path: string,
     message: string,
     readonly status?: number,
@@ -46,7 +46,7 @@ export class HubError extends Error {
     readonly apiCode?: string,
   ) {
     super(message);
-    this.name = 'HubError';
+    this.name = 'HubCallError';
   }
 
   /** Worth retrying later as it is (the hub is away or busy), as opposed to a request the hub refuses. */
@@ -58,7 +58,7 @@ export class HubError extends Error {
 /** Which hub endpoint a call went to, as a bounded metrics label (paths carry digests). */
 export type HubEndpoint = 'register' | 'rotate' | 'assignments' | 'bundles' | 'reports' | 'other';
 
-/** Told of every hub call once it is answered or failed: `outcome` is `ok` or the HubError code. */
+/** Told of every hub call once it is answered or failed: `outcome` is `ok` or the HubCallError code. */
 export type HubCallObserver = (endpoint: HubEndpoint, outcome: string, seconds: number) => void;
 
 function endpointOf(path: string): HubEndpoint {
@@ -166,7 +166,7 @@ export class HubClient {
         });
       } catch (err) {
         // 404 for the batch itself: a hub from before it. (Refusals come as a 200 listing them.)
-        if (err instanceof HubError && err.status === 404)
+        if (err instanceof HubCallError && err.status === 404)
           return this.bundlesOneByOne(credential, unique, signal);
         throw err;
       }
@@ -187,7 +187,7 @@ export class HubClient {
       try {
         out.bundles.push(await this.bundle(credential, digest, signal));
       } catch (err) {
-        if (err instanceof HubError && err.status === 404) out.refused.push(digest);
+        if (err instanceof HubCallError && err.status === 404) out.refused.push(digest);
         else throw err;
       }
     }
@@ -216,7 +216,7 @@ export class HubClient {
     try {
       return await this.callHub(path, init);
     } catch (err) {
-      outcome = err instanceof HubError ? err.code : 'error';
+      outcome = err instanceof HubCallError ? err.code : 'error';
       throw err;
     } finally {
       this.observe(endpointOf(path), outcome, (performance.now() - t0) / 1000);
@@ -229,7 +229,7 @@ export class HubClient {
       res = await fetch(this.baseUrl + path, init);
     } catch (err) {
       const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-      throw new HubError(
+      throw new HubCallError(
         'HUB_UNREACHABLE',
         path,
         `cannot reach the hub at ${this.baseUrl}: ${cause?.code ?? cause?.message ?? (err as Error).message}`,
@@ -239,7 +239,7 @@ export class HubClient {
     const text = await res.text().catch(() => '');
     const { detail, code } = describeApiError(text);
     if (res.status === 401 && code !== undefined && CREDENTIAL_GONE_CODES.includes(code)) {
-      throw new HubError(
+      throw new HubCallError(
         'HUB_CREDENTIAL_GONE',
         path,
         `the hub says the agent's credential will not work again: ${detail}`,
@@ -248,7 +248,7 @@ export class HubClient {
       );
     }
     if (res.status === 401 || res.status === 403) {
-      throw new HubError(
+      throw new HubCallError(
         'HUB_UNAUTHORIZED',
         path,
         `the hub (or a proxy before it) refused the agent's credentials (${res.status}): ${detail}`,
@@ -257,7 +257,7 @@ export class HubClient {
       );
     }
     if (res.status >= 500 || res.status === 429) {
-      throw new HubError(
+      throw new HubCallError(
         'HUB_SERVER_ERROR',
         path,
         `the hub failed (${res.status}): ${detail}`,
@@ -266,7 +266,7 @@ export class HubClient {
       );
     }
     if (res.status === 400 && code === AGENT_REFUSAL.reportsInvalid) {
-      throw new HubError(
+      throw new HubCallError(
         'HUB_REPORTS_INVALID',
         path,
         `the hub refused the reports as invalid: ${detail}`,
@@ -274,7 +274,7 @@ export class HubClient {
         code,
       );
     }
-    throw new HubError(
+    throw new HubCallError(
       'HUB_REJECTED',
       path,
       `the hub rejected the request (${res.status}): ${detail}`,
@@ -288,11 +288,15 @@ export class HubClient {
     try {
       body = await res.json();
     } catch (err) {
-      throw new HubError('HUB_BAD_RESPONSE', path, `the hub sent invalid JSON: ${(err as Error).message}`);
+      throw new HubCallError(
+        'HUB_BAD_RESPONSE',
+        path,
+        `the hub sent invalid JSON: ${(err as Error).message}`,
+      );
     }
     const parsed = schema.safeParse(body);
     if (!parsed.success) {
-      throw new HubError(
+      throw new HubCallError(
         'HUB_BAD_RESPONSE',
         path,
         `the hub's answer does not match the agent protocol: ${z.prettifyError(parsed.error)}`,

@@ -3,7 +3,7 @@ import { type Logger } from 'pino';
 import { type AgentCredential } from '../hub/agent-credential.js';
 import { type CapabilitiesReporter } from '../hub/capabilities-reporter.js';
 import { pollSecondsBeforeRotation } from '../hub/credential-rotation.js';
-import { type HubClient, HubError } from '../hub/hub-client.js';
+import { type HubClient, HubCallError } from '../hub/hub-client.js';
 import { type TargetSet } from '../reconcile/target-set.js';
 import { type StateStore } from '../state/state-store.js';
 import { Backoff, sleep } from '../util/backoff.js';
@@ -82,8 +82,9 @@ export class AssignmentPuller {
         if (signal.aborted) break;
         // Only the hub's typed answer means the credential is gone; a bare 401/403 (a proxy, a
         // hub mid-restart) is retried below with the same credential.
-        if (err instanceof HubError && err.code === 'HUB_CREDENTIAL_GONE') this.deps.credential.markGone(err);
-        this.problem = err instanceof HubError ? err.code : 'error';
+        if (err instanceof HubCallError && err.code === 'HUB_CREDENTIAL_GONE')
+          this.deps.credential.markGone(err);
+        this.problem = err instanceof HubCallError ? err.code : 'error';
         const delay = backoff.next();
         const e = err as Error & { code?: string; path?: string };
         log.warn({ code: e.code, path: e.path, retryInMs: delay }, e.message);
@@ -108,7 +109,7 @@ export class AssignmentPuller {
       // What will run is saved first: a restart while the hub is away resumes there.
       await store.saveAssignments(assignmentsThatRun(response, await store.loadAssignments(), bundles));
       await targets.apply(response.assignments, bundles, response.deletions);
-      throw new HubError('HUB_BAD_RESPONSE', 'bundles', failures.join('; '));
+      throw new HubCallError('HUB_BAD_RESPONSE', 'bundles', failures.join('; '));
     }
     await store.saveAssignments(response);
     await targets.apply(response.assignments, bundles, response.deletions);

@@ -1,6 +1,6 @@
 import { type Report } from '@flotilla/contract';
 import { type Logger } from 'pino';
-import { type HubClient, HubError } from '../hub/hub-client.js';
+import { type HubClient, HubCallError } from '../hub/hub-client.js';
 import { Backoff, sleep } from '../util/backoff.js';
 import { type ReportQueue, type SetAside } from './report-queue.js';
 
@@ -53,7 +53,7 @@ export class ReportDelivery {
       } catch (caught) {
         if (signal.aborted) break;
         let err = caught;
-        if (err instanceof HubError && err.code === 'HUB_REPORTS_INVALID') {
+        if (err instanceof HubCallError && err.code === 'HUB_REPORTS_INVALID') {
           // The hub read the POST and refused it as invalid: find the batch (one file per post),
           // then the report in it (one report per post), and set only that aside.
           if (!isolating) {
@@ -70,10 +70,10 @@ export class ReportDelivery {
         }
         // Anything else (404 or 413 from an ingress, 401/403 from a proxy, 5xx, no answer) keeps
         // every report queued and tries again later; a 413 in smaller posts.
-        if (err instanceof HubError && err.status === 413) isolating = true;
+        if (err instanceof HubCallError && err.status === 413) isolating = true;
         const delay = backoff.next();
         log.warn(
-          { code: (err as HubError).code, pending: queue.pendingBatches, retryInMs: delay },
+          { code: (err as HubCallError).code, pending: queue.pendingBatches, retryInMs: delay },
           (err as Error).message,
         );
         await sleep(delay, signal);
@@ -109,7 +109,7 @@ export class ReportDelivery {
 
 /** The hub's typed refusal of a post as invalid, as the queue records it; undefined for any other error. */
 function invalidRefusal(err: unknown): { code: string; message: string } | undefined {
-  return err instanceof HubError && err.code === 'HUB_REPORTS_INVALID'
+  return err instanceof HubCallError && err.code === 'HUB_REPORTS_INVALID'
     ? { code: err.apiCode ?? err.code, message: err.message }
     : undefined;
 }

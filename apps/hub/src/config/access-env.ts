@@ -1,6 +1,6 @@
 // Who may call the hub and how much: the admin token, OIDC, agent credentials, the webhook secret, rate and body limits.
 import { z } from 'zod';
-import { ConfigError } from './config-error.js';
+import { HubConfigError } from './config-error.js';
 
 /** What a person may do, each including the one before: read, act on syncs, administer. */
 export const PEOPLE_ROLES = ['viewer', 'operator', 'admin'] as const;
@@ -140,7 +140,7 @@ export interface AccessConfig {
 /** OIDC needs both ends: whose tokens (the issuer) and for whom (the audience). */
 export function checkOidcComplete(e: AccessEnv): void {
   if (e.FLOTILLA_OIDC_ISSUER && !e.FLOTILLA_OIDC_AUDIENCE) {
-    throw new ConfigError([
+    throw new HubConfigError([
       { variable: 'FLOTILLA_OIDC_AUDIENCE', message: 'required when FLOTILLA_OIDC_ISSUER is set' },
     ]);
   }

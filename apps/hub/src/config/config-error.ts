@@ -1,6 +1,6 @@
 /** The error a bad environment stops the hub with: each offending variable and what is wrong with it. */
-export class ConfigError extends Error {
-  override readonly name = 'ConfigError';
+export class HubConfigError extends Error {
+  override readonly name = 'HubConfigError';
   constructor(
     readonly issues: { variable: string; message: string }[],
     message = `invalid hub configuration:\n${issues.map((i) => `  ${i.variable}: ${i.message}`).join('\n')}`,

@@ -1,7 +1,7 @@
 // Development mode: a hub that may run open and without a secrets key, says so loudly, and outside which such a hub is refused.
 import { z } from 'zod';
 import type { AccessEnv } from './access-env.js';
-import { ConfigError } from './config-error.js';
+import { HubConfigError } from './config-error.js';
 import type { SecretsEnv } from './secrets-env.js';
 
 export const devModeEnv = z.object({
@@ -38,7 +38,7 @@ const PRODUCTION_REQUIREMENTS = [
 export function refuseUnsafeProduction(e: DevModeEnv & AccessEnv & SecretsEnv): void {
   const missing = PRODUCTION_REQUIREMENTS.filter((r) => r.missing(e));
   if (!e.FLOTILLA_DEV_MODE && missing.length > 0) {
-    throw new ConfigError(
+    throw new HubConfigError(
       missing.map((r) => ({ variable: r.variable, message: `set ${r.set} (without it ${r.risk})` })),
       `refusing to start: set ${missing.map((r) => `${r.set} (without it ${r.risk})`).join(' and ')}, or FLOTILLA_DEV_MODE=1 for a development hub`,
     );

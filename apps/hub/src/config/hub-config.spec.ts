@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { ConfigError, devModeWarnings, loadHubConfig, renderEnvExample } from './hub-config.js';
+import { HubConfigError, devModeWarnings, loadHubConfig, renderEnvExample } from './hub-config.js';
 
 /** The tests below are about other variables: they run as a development hub. */
 const DEV = { FLOTILLA_DEV_MODE: '1' };
@@ -91,8 +91,8 @@ describe('loadHubConfig', () => {
       } catch (e) {
         error = e;
       }
-      expect(error).toBeInstanceOf(ConfigError);
-      expect((error as ConfigError).issues).toEqual([
+      expect(error).toBeInstanceOf(HubConfigError);
+      expect((error as HubConfigError).issues).toEqual([
         {
           variable: 'RETENTION_REPORT_PAYLOAD_DAYS',
           message: expect.stringContaining('between 1 and') as string,
@@ -167,8 +167,8 @@ describe('loadHubConfig', () => {
     } catch (e) {
       error = e;
     }
-    expect(error).toBeInstanceOf(ConfigError);
-    const issues = (error as ConfigError).issues;
+    expect(error).toBeInstanceOf(HubConfigError);
+    const issues = (error as HubConfigError).issues;
     expect(issues.map((i) => i.variable).sort()).toEqual([
       'DATABASE_URL',
       'FLOTILLA_ADMIN_TOKEN',
@@ -196,8 +196,8 @@ describe('loadHubConfig', () => {
     } catch (e) {
       error = e;
     }
-    expect(error).toBeInstanceOf(ConfigError);
-    expect((error as ConfigError).issues.map((i) => i.variable).sort()).toEqual([
+    expect(error).toBeInstanceOf(HubConfigError);
+    expect((error as HubConfigError).issues.map((i) => i.variable).sort()).toEqual([
       'FLOTILLA_SECRETS_KEY',
       'KUSTOMIZE_ALLOW_REMOTE_BASES',
     ]);
@@ -229,13 +229,13 @@ describe('start-up safety', () => {
     } catch (e) {
       error = e;
     }
-    expect(error).toBeInstanceOf(ConfigError);
-    const message = (error as ConfigError).message;
+    expect(error).toBeInstanceOf(HubConfigError);
+    const message = (error as HubConfigError).message;
     expect(message).not.toContain('\n');
     expect(message).toBe(
       'refusing to start: set FLOTILLA_ADMIN_TOKEN or FLOTILLA_OIDC_ISSUER (without it anyone who reaches the hub is admin) and FLOTILLA_SECRETS_KEY (without it repository credentials cannot be stored), or FLOTILLA_DEV_MODE=1 for a development hub',
     );
-    expect((error as ConfigError).issues.map((i) => i.variable)).toEqual([
+    expect((error as HubConfigError).issues.map((i) => i.variable)).toEqual([
       'FLOTILLA_ADMIN_TOKEN',
       'FLOTILLA_SECRETS_KEY',
     ]);

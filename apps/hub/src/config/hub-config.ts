@@ -1,6 +1,6 @@
 // The hub's configuration: the environment validated once into one nested object, from each concern's schema and mapping.
 import { accessConfig, checkOidcComplete, type AccessConfig } from './access-env.js';
-import { ConfigError } from './config-error.js';
+import { HubConfigError } from './config-error.js';
 import { consoleConfig, type ConsoleConfig } from './console-env.js';
 import { refuseUnsafeProduction } from './dev-mode.js';
 import { fleetConfig, type FleetConfig } from './fleet-env.js';
@@ -14,7 +14,7 @@ import { serverConfig, type ServerConfig } from './server-env.js';
 
 // The names the rest of the hub imports from here, wherever in config/ they are defined.
 export { PEOPLE_ROLES, type OidcConfig, type PeopleRole } from './access-env.js';
-export { ConfigError } from './config-error.js';
+export { HubConfigError } from './config-error.js';
 export { devModeWarnings } from './dev-mode.js';
 export { renderEnvExample } from './env-example.js';
 export { hubEnvSchema, type HubEnv } from './hub-env-schema.js';
@@ -32,13 +32,13 @@ export interface HubConfig
 
 export const HUB_CONFIG = Symbol('HUB_CONFIG');
 
-/** Validates the environment into a HubConfig; throws ConfigError naming each bad variable and why. */
+/** Validates the environment into a HubConfig; throws HubConfigError naming each bad variable and why. */
 export function loadHubConfig(env: Record<string, string | undefined>): HubConfig {
   // An empty variable means "not set", as in most shells' `VAR= cmd`.
   const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
   const parsed = hubEnvSchema.safeParse(cleaned);
   if (!parsed.success) {
-    throw new ConfigError(
+    throw new HubConfigError(
       parsed.error.issues.map((i) => ({ variable: String(i.path[0] ?? '(env)'), message: i.message })),
     );
   }

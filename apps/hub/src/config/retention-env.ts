@@ -1,6 +1,6 @@
 // How long each kind of record is kept, and how the retention job that prunes them runs.
 import { z } from 'zod';
-import { ConfigError } from './config-error.js';
+import { HubConfigError } from './config-error.js';
 
 export const retentionEnv = z.object({
   RETENTION_REPORT_PAYLOAD_DAYS: z.coerce
@@ -65,7 +65,7 @@ export function checkPayloadsKeptNoLongerThanIds(e: RetentionEnv): void {
     e.RETENTION_REPORT_ID_DAYS > 0 &&
     (e.RETENTION_REPORT_PAYLOAD_DAYS === 0 || e.RETENTION_REPORT_PAYLOAD_DAYS > e.RETENTION_REPORT_ID_DAYS)
   ) {
-    throw new ConfigError([
+    throw new HubConfigError([
       {
         variable: 'RETENTION_REPORT_PAYLOAD_DAYS',
         message: `must be between 1 and RETENTION_REPORT_ID_DAYS (${e.RETENTION_REPORT_ID_DAYS}): a payload is kept no longer than its id; got ${e.RETENTION_REPORT_PAYLOAD_DAYS}`,

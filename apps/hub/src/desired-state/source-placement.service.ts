@@ -150,7 +150,7 @@ export class SourcePlacement {
       helm,
     });
     // A chart's render reads its Application and cluster; any other render is shared by every target.
-    const key = `${gitRenderKey(repo.id, sha, path, source)}${chart ? `\0${appInputs}` : ''}`;
+    const key = `${sharedRenderOf(repo.id, sha, path, source)}${chart ? `\0${appInputs}` : ''}`;
     const src = {
       repositoryId: repo.id,
       repoUrl: repo.url,
@@ -324,11 +324,12 @@ function multiSourcePlacement(at: string, resolved: ResolvedSource[]): TargetPla
 }
 
 /**
- * What a Git path's render depends on: the commit and path, plus every other source field (Kustomize
- * or Helm options), so targets that differ only in generator parameters share one render while a
- * per-target overlay gets its own.
+ * Which targets of one expansion share a render (an in-memory key, not render/'s stored identity of a
+ * render, renderKey): the commit and path, plus every other source field (Kustomize or Helm options),
+ * so targets that differ only in generator parameters share one render while a per-target overlay
+ * gets its own.
  */
-function gitRenderKey(repositoryId: string, sha: string, path: string, source: object): string {
+function sharedRenderOf(repositoryId: string, sha: string, path: string, source: object): string {
   const rest: Record<string, unknown> = { ...source };
   delete rest.repoURL;
   delete rest.targetRevision;

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { type AssignmentsResponse } from '@flotilla/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConfigError } from '../config/hub-config.js';
+import { HubConfigError } from '../config/hub-config.js';
 import { createTestGitRepo, type TestGitRepo } from '../testing/test-git-repo.js';
 import { startTestHub } from '../testing/test-hub.js';
 import { startTwoClusterFleet, type TwoClusterFleet } from '../testing/two-cluster-fleet.js';
@@ -151,8 +151,8 @@ describe('health rules', () => {
       mkdirSync(join(broken, 'example.com/Widget'), { recursive: true });
       writeFileSync(join(broken, 'example.com/Widget/health.lua'), 'return {\n  status = \n');
       const started = await startTestHub({ FLOTILLA_HEALTH_LUA_DIR: broken }).catch((e: unknown) => e);
-      expect(started).toBeInstanceOf(ConfigError);
-      expect((started as ConfigError).issues).toEqual([
+      expect(started).toBeInstanceOf(HubConfigError);
+      expect((started as HubConfigError).issues).toEqual([
         {
           variable: 'FLOTILLA_HEALTH_LUA_DIR',
           message: `${join(broken, 'example.com/Widget/health.lua')}:3: unexpected symbol near <eof>`,

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ConfigError } from '../config/hub-config.js';
+import { HubConfigError } from '../config/hub-config.js';
 import { loadHubHealthRules } from './hub-health-rules.js';
 
 const dirs: string[] = [];
@@ -44,8 +44,8 @@ describe('FLOTILLA_HEALTH_LUA_DIR', () => {
       'example.com/Widget/v1/health.lua': OK,
     });
     const error = await loadHubHealthRules(dir).catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(ConfigError);
-    expect((error as ConfigError).issues).toEqual([
+    expect(error).toBeInstanceOf(HubConfigError);
+    expect((error as HubConfigError).issues).toEqual([
       {
         variable: 'FLOTILLA_HEALTH_LUA_DIR',
         message: `${join(dir, 'example.com/Widget/v1/health.lua')}: 'example.com/Widget/v1/health.lua' is not a health rule's place: expected <group>/<kind>/health.lua (or <Kind>/health.lua for a core kind)`,

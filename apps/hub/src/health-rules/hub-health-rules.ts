@@ -6,7 +6,7 @@ import {
   type CheckedHealthRule,
   type HealthRuleFile,
 } from '@flotilla/health';
-import { ConfigError } from '../config/hub-config.js';
+import { HubConfigError } from '../config/hub-config.js';
 
 const VARIABLE = 'FLOTILLA_HEALTH_LUA_DIR';
 /** A rule sits two levels down at most (`<group>/<kind>/health.lua`); one more finds misplaced ones. */
@@ -14,7 +14,7 @@ const MAX_DEPTH = 4;
 
 /**
  * The hub's own health rules: every `health.lua` of FLOTILLA_HEALTH_LUA_DIR, checked as a fleet
- * repository's are (place, size, compiles). Any problem is a ConfigError naming each file, so the
+ * repository's are (place, size, compiles). Any problem is a HubConfigError naming each file, so the
  * hub refuses to start rather than serve agents a set that silently lacks a rule.
  */
 export async function loadHubHealthRules(dir: string): Promise<CheckedHealthRule[]> {
@@ -22,7 +22,7 @@ export async function loadHubHealthRules(dir: string): Promise<CheckedHealthRule
   await collect(dir, '', 1, files);
   const { rules, problems } = await checkHealthRules(files);
   if (problems.length > 0)
-    throw new ConfigError(
+    throw new HubConfigError(
       problems.map((p) => ({
         variable: VARIABLE,
         message: `${p.file}${p.line === undefined ? '' : `:${p.line}`}: ${p.message}`,
@@ -36,7 +36,7 @@ async function collect(dir: string, prefix: string, depth: number, out: HealthRu
   try {
     names = (await readdir(join(dir, prefix))).sort();
   } catch (e) {
-    throw new ConfigError([
+    throw new HubConfigError([
       {
         variable: VARIABLE,
         message: `cannot read ${join(dir, prefix)}: ${(e as NodeJS.ErrnoException).code ?? String(e)}`,
