@@ -5,9 +5,10 @@ import { ApiQuery } from '@nestjs/swagger';
 import { HubError, parseInput } from './hub-error.js';
 
 /**
- * Keyset pages over a listing ordered by its unique `name`: the cursor is the last name shown
- * (base64url, so it is opaque and any name survives a query string), and a page is the names after
- * it. Pages never skip or repeat an item, whatever is added or removed between them.
+ * Keyset pages over a listing ordered by a unique key — its `name` for most (hence this module's
+ * name), see PageKey: the cursor is the last key shown (base64url, so it is opaque and any name
+ * survives a query string), and a page is the keys after it. Pages never skip or repeat an item,
+ * whatever is added or removed between them.
  */
 export const pageQueryFields = {
   limit: z.coerce.number().int().min(1).max(LISTING_PAGE.max).optional(),
