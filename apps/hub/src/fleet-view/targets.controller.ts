@@ -20,7 +20,7 @@ import { Database } from '../db/database.js';
 import { comparisonIsCurrent, syncStatusOf } from '../desired-state/sync-status.js';
 import { HISTORY_PAGE, SyncHistory, syncHistoryQuery } from '../history/sync-history.service.js';
 import { REASON_INCLUDE, TargetReasons, type ReasonTarget } from './target-reasons.service.js';
-import { isPaged, pageArgs, pageOf, pageQueryFields } from '../common/name-page.js';
+import { ApiPageQuery, isPaged, pageArgs, pageOf, pageQueryFields } from '../common/name-page.js';
 
 /** `format=ndjson|csv` streams every match (at most `limit` when given) instead of one page. */
 const syncRunsQuery = syncHistoryQuery.extend({
@@ -50,12 +50,7 @@ export class TargetsController {
   @ApiQuery({ name: 'name', required: false, description: 'one target by name' })
   @ApiQuery({ name: 'cluster', required: false })
   @ApiQuery({ name: 'appSet', required: false })
-  @ApiQuery({
-    name: 'limit',
-    required: false,
-    description: 'with limit or cursor: one page {items, nextCursor}',
-  })
-  @ApiQuery({ name: 'cursor', required: false })
+  @ApiPageQuery()
   async targets(@Query() query: unknown): Promise<TargetListItemView[] | Page<TargetListItemView>> {
     const q = parseInput(targetsQuery, query, 'query');
     const paged = isPaged(q);

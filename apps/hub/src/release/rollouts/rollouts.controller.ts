@@ -8,7 +8,7 @@ import { Roles } from '../../auth/roles.decorator.js';
 import { parseInput } from '../../common/hub-error.js';
 import { RolloutControls } from './rollout-controls.service.js';
 import { RolloutQueries } from './rollout-queries.service.js';
-import { pageQueryFields } from '../../common/name-page.js';
+import { ApiPageQuery, pageQueryFields } from '../../common/name-page.js';
 
 const listQuery = z.object({ appSet: z.string().min(1).optional() });
 const getQuery = z.object({ revision: z.string().min(1).optional(), ...pageQueryFields });
@@ -41,8 +41,7 @@ export class RolloutsController {
    */
   @Get(':appSet')
   @ApiQuery({ name: 'revision', required: false })
-  @ApiQuery({ name: 'limit', required: false, description: 'targets per page, 1-500' })
-  @ApiQuery({ name: 'cursor', required: false })
+  @ApiPageQuery()
   @ApiOkResponse({ schema: openApiSchemaOf(rolloutDetailViewSchema) })
   get(@Param('appSet') appSet: string, @Query() query: unknown) {
     const { revision, ...page } = parseInput(getQuery, query, 'query');
