@@ -122,6 +122,7 @@ describe('agent identity', () => {
       expect(r.body).toEqual({
         code: AGENT_REFUSAL.credentialUnknown,
         message: 'unknown agent credential; register the agent again with a new bootstrap token',
+        requestId: expect.stringMatching(/^\S+$/) as string,
       });
     }
     expect(await tableCounts(hub)).toEqual(before);
@@ -150,6 +151,7 @@ describe('agent identity', () => {
     expect(r.body).toEqual({
       code: 'not-found',
       message: `bundle ${theirs} is not assigned to this cluster`,
+      requestId: expect.stringMatching(/^\S+$/) as string,
     });
     const audit = await sql(
       hub,

@@ -176,6 +176,7 @@ describe('people API authentication and roles', () => {
     expect(r.body).toEqual({
       code: 'payload-too-large',
       message: 'a request body is limited to 4096 bytes; this one is larger',
+      requestId: expect.stringMatching(/^\S+$/) as string,
     });
     expect(await tableCounts(hub)).toEqual(before);
   });

@@ -132,6 +132,7 @@ describe('the edge: bodies, nesting, text, logs, OpenAPI', () => {
       expect(r.body).toEqual({
         code: 'invalid-request',
         message: 'a request body nests deeper than 128 levels of objects and arrays',
+        requestId: expect.stringMatching(/^\S+$/) as string,
       });
     }
     // Brackets inside strings are text, not nesting.

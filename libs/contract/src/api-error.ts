@@ -6,6 +6,8 @@ export const apiErrorSchema = z.object({
   message: z.string(),
   path: z.string().optional(),
   details: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
+  /** The request's id (its `X-Request-Id`), as in the hub's log: the one string to quote in a report. */
+  requestId: z.string().optional(),
 });
 export type ApiError = z.infer<typeof apiErrorSchema>;
 

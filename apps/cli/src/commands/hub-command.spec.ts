@@ -2,7 +2,8 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { type AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { runInProcess } from '../testing/run-in-process.js';
-import { age, formatFields, formatTable, shortSha } from './hub-command.js';
+import { HubApiError } from '../fleet/hub-client.js';
+import { age, describeApiError, formatFields, formatTable, shortSha } from './hub-command.js';
 import { run as targets } from './targets.command.js';
 
 describe('formatTable', () => {
@@ -58,6 +59,33 @@ describe('age and shortSha', () => {
 
   it("shortens each commit of a multi-source target's revision and keeps chart versions whole", () => {
     expect(shortSha('10.2.0-rc.1,0123456789abcdef0123456789abcdef01234567')).toBe('10.2.0-rc.1,0123456');
+  });
+});
+
+describe('describeApiError', () => {
+  const url = 'http://hub.example/api/v1/targets';
+  it("names the request's id when the hub failed, the one string its operators search the log for", () => {
+    const failed = new HubApiError(
+      500,
+      { code: 'internal', message: 'internal error; see the hub log for request r-1', requestId: 'r-1' },
+      'GET',
+      '/api/v1/targets',
+      url,
+    );
+    expect(describeApiError(failed)).toBe(
+      `GET ${url} → 500 internal: internal error; see the hub log for request r-1 [request r-1]`,
+    );
+  });
+
+  it('leaves it out of a refusal, which the message explains', () => {
+    const refused = new HubApiError(
+      400,
+      { code: 'invalid-request', message: 'bad limit', path: 'limit', requestId: 'r-2' },
+      'GET',
+      '/api/v1/targets',
+      url,
+    );
+    expect(describeApiError(refused)).toBe(`GET ${url} → 400 invalid-request: bad limit (at limit)`);
   });
 });
 

@@ -165,12 +165,16 @@ export async function runHubCommand(
   }
 }
 
-/** One line: what was asked of which URL, and the hub's `code`, message and input path. */
+/**
+ * One line: what was asked of which URL, and the hub's `code`, message and input path; for a hub
+ * failure (5xx) also the request's id, which is what its operators search the hub's log for.
+ */
 export function describeApiError(err: HubApiError): string {
   const code = err.code ? ` ${err.code}` : '';
   const at = err.inputPath ? ` (at ${err.inputPath})` : '';
   const message = err.hubMessage.replace(/\s*\n\s*/g, ' ');
-  return `${err.method} ${err.url} → ${err.status}${code}: ${message}${at}`;
+  const request = err.status >= 500 && err.requestId ? ` [request ${err.requestId}]` : '';
+  return `${err.method} ${err.url} → ${err.status}${code}: ${message}${at}${request}`;
 }
 
 /** Aligned columns separated by three spaces, like kubectl; the last column is not padded. */

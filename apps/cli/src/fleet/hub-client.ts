@@ -49,6 +49,14 @@ export class HubApiError extends Error {
     return typeof b === 'string' ? b : JSON.stringify(b ?? null);
   }
 
+  /** The hub's id of the request (its `X-Request-Id`), to find it in the hub's log. */
+  get requestId(): string | undefined {
+    const b = this.body;
+    return typeof b === 'object' && b !== null && 'requestId' in b && typeof b.requestId === 'string'
+      ? b.requestId
+      : undefined;
+  }
+
   /** The offending input's path (`spec.generators[0]`), when the hub named one. */
   get inputPath(): string | undefined {
     const b = this.body;

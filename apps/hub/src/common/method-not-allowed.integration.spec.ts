@@ -25,7 +25,11 @@ describe('wrong HTTP method', () => {
     expect(await call('PUT', '/api/v1/targets')).toEqual({
       status: 405,
       allow: 'GET, HEAD',
-      body: { code: 'method-not-allowed', message: 'PUT is not allowed on /api/v1/targets: use GET, HEAD' },
+      body: {
+        code: 'method-not-allowed',
+        message: 'PUT is not allowed on /api/v1/targets: use GET, HEAD',
+        requestId: expect.stringMatching(/^\S+$/) as string,
+      },
     });
     // A path with parameters: /api/v1/appsets/:name has GET and DELETE.
     const put = await call('PUT', '/api/v1/appsets/web');
