@@ -81,6 +81,7 @@ export async function run(argv: string[]): Promise<number> {
     databaseUrl: process.env['DATABASE_URL'],
     redisUrl: process.env['REDIS_URL'],
     redisPrefix: `flotilla-demo-${process.pid}`,
+    dropRedisKeysOnStop: true,
     pollSeconds: 2,
     onProgress: say,
   });

@@ -5,7 +5,7 @@ import { startSimFleet, type SimCluster } from '@flotilla/kube-sim';
 import { freePort } from './free-port.js';
 import { HubClient } from './hub-client.js';
 import { ProcessSupervisor, type SupervisedProcess } from './process-supervisor.js';
-import { ensureRedis } from './redis-server.js';
+import { deleteRedisKeys, ensureRedis } from './redis-server.js';
 import { waitFor } from './wait-for.js';
 
 /** The repository root: this file sits at apps/cli/{src,dist}/fleet/, at the same depth either way. */
@@ -25,6 +25,11 @@ export interface LocalFleetOptions {
   /** Redis to use; a private redis-server is started when it does not answer. */
   redisUrl?: string;
   redisPrefix?: string;
+  /**
+   * The prefix is this fleet's alone (the demo's carries its pid): `stop()` deletes its keys from a
+   * shared Redis, so runs leave Redis as they found it. A private redis-server goes with its data.
+   */
+  dropRedisKeysOnStop?: boolean;
   /** How often the hub polls Git, in seconds. */
   pollSeconds?: number;
   /** Progress lines for people. */
@@ -57,6 +62,7 @@ export class LocalFleet {
   redisUrl = '';
   readonly clusters: FleetCluster[] = [];
   private simStop: (() => Promise<void>) | undefined;
+  private sharedRedis = false;
 
   constructor(private readonly opts: LocalFleetOptions) {}
 
@@ -88,6 +94,7 @@ export class LocalFleet {
 
     const redis = await ensureRedis(this.opts.redisUrl ?? 'redis://127.0.0.1:6379', this.supervisor);
     this.redisUrl = redis.url;
+    this.sharedRedis = !redis.started;
     this.progress(
       redis.started ? `started a private redis-server at ${redis.url}` : `using Redis at ${redis.url}`,
     );
@@ -189,5 +196,10 @@ export class LocalFleet {
     await this.supervisor.stopAll();
     await this.simStop?.();
     this.simStop = undefined;
+    // After the hub is gone, so nothing writes a key behind the sweep.
+    if (this.opts.dropRedisKeysOnStop && this.sharedRedis && this.opts.redisPrefix) {
+      await deleteRedisKeys(this.redisUrl, this.opts.redisPrefix);
+      this.sharedRedis = false;
+    }
   }
 }

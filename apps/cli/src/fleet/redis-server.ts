@@ -70,9 +70,11 @@ export async function deleteRedisKeys(url: string, prefix: string): Promise<void
   try {
     let cursor = '0';
     do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 500);
+      // The prefix is matched literally: a glob character in it must not widen the sweep.
+      const literal = prefix.replace(/[*?[\]\\]/g, '\\$&');
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${literal}:*`, 'COUNT', 500);
       cursor = next;
-      if (keys.length) await redis.del(...keys);
+      if (keys.length) await redis.unlink(...keys);
     } while (cursor !== '0');
   } finally {
     redis.disconnect();
