@@ -146,7 +146,7 @@ describe.skipIf(!hasChromium)('the web console signs in with OIDC (authorization
     expect(await seriousAccessibilityViolations(page)).toEqual([]);
     await button.click();
     await expect
-      .poll(() => page.getByText('oidc:sam@example.com (operator)').isVisible(), { timeout: 30_000 })
+      .poll(() => page.getByText('user:sam@example.com (operator)').isVisible(), { timeout: 30_000 })
       .toBe(true);
     // Back where the person started, with the code and state gone from the address bar.
     expect(new URL(page.url()).pathname).toBe('/history');

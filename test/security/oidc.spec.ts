@@ -74,7 +74,7 @@ describe('OIDC bearer tokens', () => {
     const created = await call('POST', '/api/v1/clusters', { body: { name: 'oidc-made' }, token: admin });
     expect(created.status).toBe(201);
     const audit = await sql(hub, `SELECT actor FROM "AuditEvent" WHERE scope = 'cluster:oidc-made'`);
-    expect(audit).toEqual([{ actor: 'oidc:pat@example.com' }]);
+    expect(audit).toEqual([{ actor: 'user:pat@example.com' }]);
   });
 
   it('refuses a viewer who tries to change something (403), and changes nothing', async () => {
@@ -83,7 +83,7 @@ describe('OIDC bearer tokens', () => {
     const r = await call<Refusal>('POST', '/api/v1/clusters', { body: { name: 'nope' }, token: viewer });
     expect(r.status).toBe(403);
     expect(r.body.message).toBe(
-      'oidc:vera@example.com has the viewer role; POST /api/v1/clusters needs admin',
+      'user:vera@example.com has the viewer role; POST /api/v1/clusters needs admin',
     );
     expect(await tableCounts(hub)).toEqual(before);
   });

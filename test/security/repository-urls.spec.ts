@@ -236,6 +236,6 @@ describe('repository URLs', () => {
       `SELECT actor, details->>'error' AS error FROM "AuditEvent" WHERE action = 'repository.fetch-failed' AND scope = $1`,
       [`repository:${mirrorUrl}`],
     );
-    expect(audit).toEqual([{ actor: 'hub', error: fetched.error }]);
+    expect(audit).toEqual([{ actor: 'system:repository-poll', error: fetched.error }]);
   });
 });

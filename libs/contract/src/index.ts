@@ -9,6 +9,7 @@ export * from './agent-protocol.js';
 export * from './agent-errors.js';
 export * from './queues.js';
 export * from './api-error.js';
+export * from './audit-actor.js';
 export * from './audit-event.js';
 export * from './api-token.js';
 export * from './chart-repository.js';

@@ -153,7 +153,7 @@ describe('agent gateway', () => {
       const waiting = assignments({ 'if-none-match': etag }, 30);
       const opened = await fetch(`${bUrl}/api/v1/break-glass`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-flotilla-actor': 'alice' },
+        headers: { 'content-type': 'application/json' },
         body: JSON.stringify({
           scope: 'cluster',
           name: 'eu-1',

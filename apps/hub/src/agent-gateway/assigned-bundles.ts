@@ -1,4 +1,4 @@
-import type { SyncReport } from '@flotilla/contract';
+import type { AuditActor, SyncReport } from '@flotilla/contract';
 import type { AuditEntry } from '../audit/audit.service.js';
 import type { Prisma } from '../generated/prisma/client.js';
 
@@ -23,7 +23,7 @@ export interface SyncOfTarget {
  */
 export async function refuseUnassignedBundles(
   tx: Tx,
-  actor: string,
+  actor: AuditActor,
   syncs: SyncOfTarget[],
 ): Promise<{ refused: Set<string>; audit: AuditEntry[] }> {
   const refused = new Set<string>();

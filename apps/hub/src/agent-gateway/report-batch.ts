@@ -1,5 +1,5 @@
 // One agent batch's new reports applied, in order, inside the group's transaction.
-import type { Report, SyncReport } from '@flotilla/contract';
+import type { AuditActor, Report, SyncReport } from '@flotilla/contract';
 import type { AuditEntry } from '../audit/audit.service.js';
 import { applyDeletionReports } from '../desired-state/target-deletions.service.js';
 import { recordBreakGlassChanges } from '../break-glass/break-glass.service.js';
@@ -29,7 +29,7 @@ export async function applyBatch(
   tx: Tx,
   effects: BatchEffects,
   clusterId: string,
-  actor: string,
+  actor: AuditActor,
   batch: Report[],
   allTargets: Map<string, TargetState>,
 ): Promise<void> {
@@ -58,7 +58,7 @@ export async function applyBatch(
 function applyReport(
   effects: BatchEffects,
   clusterId: string,
-  actor: string,
+  actor: AuditActor,
   target: TargetState,
   r: Report,
 ): void {
@@ -86,7 +86,7 @@ async function applyHooks(
   tx: Tx,
   effects: BatchEffects,
   clusterId: string,
-  actor: string,
+  actor: AuditActor,
   applied: Report[],
   targets: Map<string, TargetState>,
 ): Promise<void> {
@@ -141,7 +141,7 @@ function ofType<T extends Report['type']>(
  */
 async function closeOperations(
   tx: Tx,
-  actor: string,
+  actor: AuditActor,
   runs: { report: SyncReport; target: TargetState }[],
 ): Promise<AuditEntry[]> {
   const audit: AuditEntry[] = [];
@@ -174,7 +174,7 @@ async function closeOperations(
  * Audit entries for reports about targets that exist but belong to another cluster (a target deleted
  * since the agent's last poll is not there at all, and is not an attempt).
  */
-async function foreignReports(tx: Tx, actor: string, reports: Report[]): Promise<AuditEntry[]> {
+async function foreignReports(tx: Tx, actor: AuditActor, reports: Report[]): Promise<AuditEntry[]> {
   if (reports.length === 0) return [];
   const others = await tx.target.findMany({
     where: { id: { in: [...new Set(reports.map((r) => r.targetId))] } },

@@ -1,5 +1,5 @@
 // What each report does to its target, in memory: the sync runs, status changes and audit events a batch will write.
-import type { ComparisonReport, DriftReport, HealthReport, SyncReport } from '@flotilla/contract';
+import type { AuditActor, ComparisonReport, DriftReport, HealthReport, SyncReport } from '@flotilla/contract';
 import { toJson } from '../common/json.js';
 import type { AuditEntry } from '../audit/audit.service.js';
 import type { Prisma } from '../generated/prisma/client.js';
@@ -50,7 +50,7 @@ export function noEffects(): BatchEffects {
 export function applySync(
   effects: BatchEffects,
   clusterId: string,
-  actor: string,
+  actor: AuditActor,
   target: TargetState,
   r: SyncReport,
 ): void {
@@ -115,7 +115,7 @@ export function applySync(
 
 export function applyHealth(
   effects: BatchEffects,
-  actor: string,
+  actor: AuditActor,
   target: TargetState,
   r: HealthReport,
 ): void {
@@ -142,7 +142,12 @@ export function applyHealth(
   target.healthObservedAt = observed;
 }
 
-export function applyDrift(effects: BatchEffects, actor: string, target: TargetState, r: DriftReport): void {
+export function applyDrift(
+  effects: BatchEffects,
+  actor: AuditActor,
+  target: TargetState,
+  r: DriftReport,
+): void {
   touchReport(changeOf(effects, target.id), r.at);
   effects.audit.push({
     actor: r.manager ? `manager:${r.manager}` : actor,

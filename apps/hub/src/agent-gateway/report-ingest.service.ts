@@ -1,5 +1,5 @@
+import type { AuditActor, Report } from '@flotilla/contract';
 import { Injectable, Optional } from '@nestjs/common';
-import type { Report } from '@flotilla/contract';
 import { Database } from '../db/database.js';
 import { replayHorizon } from '../config/retention-periods.js';
 import { AuditLog } from '../audit/audit.service.js';
@@ -110,7 +110,7 @@ export class ReportIngestService {
       const effects = noEffects();
       for (const [i, batch] of group.entries()) {
         const firstAudit = effects.audit.length;
-        const actor = actors.get(batch.clusterId) ?? `agent:${batch.clusterId}`;
+        const actor: AuditActor = actors.get(batch.clusterId) ?? `agent:${batch.clusterId}`;
         await applyBatch(tx, effects, batch.clusterId, actor, applied[i] ?? [], targets);
         for (const entry of effects.audit.slice(firstAudit)) entry.origin ??= batch.origin;
       }
@@ -163,10 +163,10 @@ async function storeNewReports(tx: Tx, group: PendingBatch[]): Promise<Report[][
  * `agent:<cluster name>` for each batch's cluster: the one form every audit event an agent causes
  * uses (the gateway's refusals, rotation, rollbacks), so one filter finds all of a cluster's.
  */
-async function agentActors(tx: Tx, group: PendingBatch[]): Promise<Map<string, string>> {
+async function agentActors(tx: Tx, group: PendingBatch[]): Promise<Map<string, AuditActor>> {
   const clusters = await tx.cluster.findMany({
     where: { id: { in: [...new Set(group.map((w) => w.clusterId))] } },
     select: { id: true, name: true },
   });
-  return new Map(clusters.map((c) => [c.id, `agent:${c.name}`]));
+  return new Map(clusters.map((c): [string, AuditActor] => [c.id, `agent:${c.name}`]));
 }

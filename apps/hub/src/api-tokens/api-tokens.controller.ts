@@ -1,6 +1,6 @@
+import { type AuditActor, createApiTokenSchema } from '@flotilla/contract';
 import { Body, Controller, Delete, Get, Param, Post, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
-import { createApiTokenSchema } from '@flotilla/contract';
 import { Actor } from '../auth/actor.js';
 import { parseInput } from '../common/hub-error.js';
 import { ApiPageQuery, isPaged, parsePageQuery } from '../common/name-page.js';
@@ -17,7 +17,7 @@ export class ApiTokensController {
 
   /** Creates a token; the answer's `secret` is the only time it is shown. */
   @Post()
-  create(@Body() body: unknown, @Actor() actor: string) {
+  create(@Body() body: unknown, @Actor() actor: AuditActor) {
     return this.tokens.create(parseInput(createApiTokenSchema, body), actor);
   }
 
@@ -30,7 +30,7 @@ export class ApiTokensController {
   }
 
   @Delete(':name')
-  revoke(@Param('name') name: string, @Actor() actor: string) {
+  revoke(@Param('name') name: string, @Actor() actor: AuditActor) {
     return this.tokens.revoke(name, actor);
   }
 }

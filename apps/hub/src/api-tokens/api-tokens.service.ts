@@ -1,7 +1,6 @@
-import type { Page } from '@flotilla/contract';
+import type { AuditActor, Page, ApiTokenView, CreateApiToken, CreatedApiToken } from '@flotilla/contract';
 import { pageArgs, pageOf, type PageQuery } from '../common/name-page.js';
 import { Injectable } from '@nestjs/common';
-import type { ApiTokenView, CreateApiToken, CreatedApiToken } from '@flotilla/contract';
 import { Database } from '../db/database.js';
 import { HubError } from '../common/hub-error.js';
 import { hashSecret, newSecret } from '../common/secrets.js';
@@ -17,7 +16,7 @@ export class ApiTokensService {
     private readonly audit: AuditLog,
   ) {}
 
-  async create(input: CreateApiToken, actor: string): Promise<CreatedApiToken> {
+  async create(input: CreateApiToken, actor: AuditActor): Promise<CreatedApiToken> {
     const existing = await this.db.prisma.apiToken.findUnique({ where: { name: input.name } });
     if (existing) {
       throw new HubError(
@@ -66,7 +65,7 @@ export class ApiTokensService {
   }
 
   /** Revoked at once: the next request with it is refused. Revoking twice changes nothing. */
-  async revoke(name: string, actor: string): Promise<ApiTokenView> {
+  async revoke(name: string, actor: AuditActor): Promise<ApiTokenView> {
     const token = await this.db.prisma.apiToken.findUnique({ where: { name } });
     if (!token) throw HubError.notFound('API token', name);
     if (token.revokedAt) return view(token);

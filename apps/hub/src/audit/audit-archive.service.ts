@@ -1,3 +1,4 @@
+import type { AuditActor } from '@flotilla/contract';
 import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { Database } from '../db/database.js';
@@ -131,7 +132,7 @@ export class AuditArchive {
    * from the chain's current start, still verifying, with the archive's last hash and sha256. Stores
    * the checkpoint (verification starts there), audits `audit.pruned`, then deletes in batches.
    */
-  async prune(checkpoint: PrunedCheckpoint, actor: string) {
+  async prune(checkpoint: PrunedCheckpoint, actor: AuditActor) {
     const throughId = BigInt(checkpoint.throughId);
     const stored = await this.db.prisma.$transaction(
       (tx) => this.storeCheckpoint(tx, checkpoint, throughId, actor),
@@ -165,7 +166,7 @@ export class AuditArchive {
    * The prune's transaction, under the prune lock: the archived events re-read from the chain's
    * current start must be exactly the archive's; then the checkpoint is stored and audited.
    */
-  private async storeCheckpoint(tx: Tx, checkpoint: PrunedCheckpoint, throughId: bigint, actor: string) {
+  private async storeCheckpoint(tx: Tx, checkpoint: PrunedCheckpoint, throughId: bigint, actor: AuditActor) {
     await tx.$executeRaw`SELECT pg_advisory_xact_lock(${PRUNE_LOCK}::bigint)`;
     const start = await chainStart(tx);
     if (start.afterId !== undefined && throughId <= start.afterId) {

@@ -12,6 +12,7 @@ export const GENESIS_HASH = '0'.repeat(64);
 /** What an event's hash covers. The row id is left out: it is assigned by the database on insert. */
 export interface AuditContent {
   at: Date;
+  /** As stored: older rows may predate the one naming (AuditActor). */
   actor: string;
   action: string;
   scope: string;

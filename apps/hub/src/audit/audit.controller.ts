@@ -1,3 +1,4 @@
+import type { AuditActor } from '@flotilla/contract';
 import { Readable } from 'node:stream';
 import { Body, Controller, Get, HttpCode, Post, Query, StreamableFile, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiBody, ApiQuery, ApiTags } from '@nestjs/swagger';
@@ -116,7 +117,7 @@ export class AuditController {
   @Roles('admin')
   @HttpCode(200)
   @ApiBody({ description: 'The archive\'s checkpoint line: {"throughId", "hash", "sha256"}' })
-  prune(@Body() body: unknown, @Actor() actor: string) {
+  prune(@Body() body: unknown, @Actor() actor: AuditActor) {
     return this.archive.prune(parseInput(pruneBody, body), actor);
   }
 

@@ -20,17 +20,17 @@ describe('AuditLog (in-memory PGlite)', () => {
 
   it('chains events appended alone, inside a caller transaction, and concurrently', async () => {
     await audit.record({
-      actor: 'alice',
+      actor: 'user:alice',
       action: 'cluster.created',
       scope: 'cluster:eu1',
       details: { n: 1 },
     });
     await db.prisma.$transaction(async (tx) => {
-      await audit.record({ actor: 'bob', action: 'appset.applied', scope: 'appset:web' }, tx);
+      await audit.record({ actor: 'user:bob', action: 'appset.applied', scope: 'appset:web' }, tx);
     });
     await Promise.all(
       Array.from({ length: 5 }, (_, i) =>
-        audit.record({ actor: 'carol', action: 'sync.done', scope: `target:t${i}`, details: { i } }),
+        audit.record({ actor: 'user:carol', action: 'sync.done', scope: `target:t${i}`, details: { i } }),
       ),
     );
     const rows = await db.prisma.auditEvent.findMany({ orderBy: { id: 'asc' } });
@@ -43,26 +43,26 @@ describe('AuditLog (in-memory PGlite)', () => {
   it('a rolled-back transaction leaves no event and no gap in the chain', async () => {
     await expect(
       db.prisma.$transaction(async (tx) => {
-        await audit.record({ actor: 'dave', action: 'cluster.created', scope: 'cluster:x' }, tx);
+        await audit.record({ actor: 'user:dave', action: 'cluster.created', scope: 'cluster:x' }, tx);
         throw new Error('the mutation failed');
       }),
     ).rejects.toThrow('the mutation failed');
-    await audit.record({ actor: 'erin', action: 'cluster.created', scope: 'cluster:y' });
+    await audit.record({ actor: 'user:erin', action: 'cluster.created', scope: 'cluster:y' });
     expect(await audit.verify()).toEqual({ valid: true, checked: 8, unchained: 0 });
   });
 
   it('filters by time, actor, scope, scope prefix, action prefix and outcome', async () => {
     const all = await audit.list({ limit: 100 });
     expect(all.items).toHaveLength(8);
-    expect((await audit.list({ limit: 100, actor: 'carol' })).items).toHaveLength(5);
+    expect((await audit.list({ limit: 100, actor: 'user:carol' })).items).toHaveLength(5);
     expect((await audit.list({ limit: 100, scope: 'cluster:eu1' })).items.map((e) => e.actor)).toEqual([
-      'alice',
+      'user:alice',
     ]);
     expect((await audit.list({ limit: 100, scopePrefix: 'target:' })).items).toHaveLength(5);
     expect((await audit.list({ limit: 100, action: 'sync.' })).items).toHaveLength(5);
-    await audit.record({ actor: 'agent', action: 'sync.failed', scope: 'target:t9' });
+    await audit.record({ actor: 'agent:eu1', action: 'sync.failed', scope: 'target:t9' });
     await audit.record({
-      actor: 'ops',
+      actor: 'user:ops',
       action: 'rollout.step',
       scope: 'appset:web',
       details: { outcome: 'Failed' },

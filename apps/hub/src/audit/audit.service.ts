@@ -1,4 +1,4 @@
-import type { AuditEventView } from '@flotilla/contract';
+import type { AuditActor, AuditEventView } from '@flotilla/contract';
 import { Injectable } from '@nestjs/common';
 import { Database } from '../db/database.js';
 import { toJson } from '../common/json.js';
@@ -8,7 +8,8 @@ import type { Prisma } from '../generated/prisma/client.js';
 import { auditHash, ChainVerifier, GENESIS_HASH, type ChainBreak } from './audit-chain.js';
 
 export interface AuditEntry {
-  actor: string;
+  /** Named one way: see AuditActor (`user:`, `token:`, `agent:`, `git:`, `manager:`, `system:`). */
+  actor: AuditActor;
   action: string;
   scope: string;
   details?: Record<string, unknown>;

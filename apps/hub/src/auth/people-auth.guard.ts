@@ -1,3 +1,4 @@
+import type { AuditActor } from '@flotilla/contract';
 import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { HUB_CONFIG, type HubConfig, type PeopleRole } from '../config/hub-config.js';
@@ -68,7 +69,9 @@ export class PeopleAuthGuard implements CanActivate {
           'this hub requires "Authorization: Bearer <token>" (an API token, an OIDC token or the admin token)',
         );
       }
-      return { kind: 'open', role: 'admin', actor: namedActor(req) ?? 'user:admin', rateKey: null };
+      // Nobody proved anything, so nobody may name themselves: a header would let any caller write
+      // someone else's name into the audit log of a hub that anyone can reach.
+      return { kind: 'open', role: 'admin', actor: 'user:admin', rateKey: null };
     }
     const adminToken = this.config.auth.adminToken;
     if (adminToken !== null && sameSecret(token, adminToken)) {
@@ -82,7 +85,7 @@ export class PeopleAuthGuard implements CanActivate {
     }
     if (this.oidc && JWT_SHAPE.test(token)) {
       const id = await this.oidc.verify(token);
-      return { kind: 'oidc', role: id.role, actor: `oidc:${id.subject}`, rateKey: `oidc:${id.subject}` };
+      return { kind: 'oidc', role: id.role, actor: `user:${id.subject}`, rateKey: `oidc:${id.subject}` };
     }
     throw new HubError(
       401,
@@ -94,8 +97,8 @@ export class PeopleAuthGuard implements CanActivate {
   }
 }
 
-/** `X-Flotilla-Actor`, which only callers holding the shared admin token (or an open hub) may use. */
-function namedActor(req: PeopleRequest): string | null {
+/** `X-Flotilla-Actor`, which only callers holding the shared admin token may use. */
+function namedActor(req: PeopleRequest): AuditActor | null {
   const named = req.headers['x-flotilla-actor'];
   return typeof named === 'string' && named.trim() !== '' ? `user:${named.trim().slice(0, 100)}` : null;
 }

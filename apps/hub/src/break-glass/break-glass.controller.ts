@@ -1,3 +1,4 @@
+import type { AuditActor } from '@flotilla/contract';
 import { Body, Controller, Get, HttpCode, Param, Post, Query, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiBody, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { Actor } from '../auth/actor.js';
@@ -27,7 +28,7 @@ export class BreakGlassController {
     description:
       '{"scope": "cluster|appset|target", "name", "reason", "durationMinutes" | "expiresAt", "allowSyncOutsideWindows", "pauseSelfHeal"}',
   })
-  open(@Body() body: unknown, @Actor() actor: string) {
+  open(@Body() body: unknown, @Actor() actor: AuditActor) {
     return this.breakGlass.open(parseInput(openBreakGlassSchema, body), actor);
   }
 
@@ -49,7 +50,7 @@ export class BreakGlassController {
   @Roles('operator')
   @HttpCode(200)
   @ApiBody({ description: '{"reason": "<optional>"}', required: false })
-  close(@Param('id') id: string, @Body() body: unknown, @Actor() actor: string) {
+  close(@Param('id') id: string, @Body() body: unknown, @Actor() actor: AuditActor) {
     const { reason } = parseInput(closeBreakGlassSchema, body ?? {});
     return this.breakGlass.close(parseInput(breakGlassIdSchema, id, 'break-glass id'), reason, actor);
   }

@@ -1,5 +1,6 @@
-import { Inject, Injectable } from '@nestjs/common';
 import {
+  systemActor,
+  type AuditActor,
   type BreakGlass as BreakGlassOverride,
   type BreakGlassRecordView,
   type BreakGlassScope,
@@ -8,6 +9,7 @@ import {
   type DriftReport,
   type Page,
 } from '@flotilla/contract';
+import { Inject, Injectable } from '@nestjs/common';
 import { HUB_CONFIG, type HubConfig } from '../config/hub-config.js';
 import { Database } from '../db/database.js';
 import { HubError } from '../common/hub-error.js';
@@ -41,7 +43,7 @@ export class BreakGlassService {
     @Inject(HUB_CONFIG) private readonly config: HubConfig,
   ) {}
 
-  async open(input: OpenBreakGlass, actor: string, now = new Date()): Promise<BreakGlassView> {
+  async open(input: OpenBreakGlass, actor: AuditActor, now = new Date()): Promise<BreakGlassView> {
     const expiresAt = this.expiry(input, now);
     const clusters = await this.clustersInScope(input.scope, input.name);
     const row = await this.db.prisma.$transaction(async (tx) => {
@@ -79,7 +81,7 @@ export class BreakGlassService {
   }
 
   /** Closes an active override by hand; enforcement resumes on the next assignment fetch. */
-  async close(id: number, reason: string, actor: string, now = new Date()): Promise<BreakGlassView> {
+  async close(id: number, reason: string, actor: AuditActor, now = new Date()): Promise<BreakGlassView> {
     const row = await this.find(id);
     if (row.closedAt) {
       throw new HubError(
@@ -214,13 +216,13 @@ export class BreakGlassService {
   }
 
   private async expire(row: BreakGlassRow, now: Date): Promise<boolean> {
-    return this.finish(row, { kind: 'expired', by: 'system:break-glass-expiry', reason: '', at: now });
+    return this.finish(row, { kind: 'expired', by: systemActor('break-glass-expiry'), reason: '', at: now });
   }
 
   /** Claims the close with a conditional update, so two replicas never record one close twice. */
   private async finish(
     row: BreakGlassRow,
-    close: { kind: 'closed' | 'expired'; by: string; reason: string; at: Date },
+    close: { kind: 'closed' | 'expired'; by: AuditActor; reason: string; at: Date },
   ): Promise<boolean> {
     const clusters = await this.clustersInScope(row.scope as BreakGlassScope, row.scopeName, false);
     const done = await this.db.prisma.$transaction(async (tx) => {

@@ -1,3 +1,4 @@
+import type { AuditActor } from '@flotilla/contract';
 import { Body, Controller, Get, Param, Post, Query, UseGuards } from '@nestjs/common';
 
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
@@ -26,7 +27,7 @@ export class ClustersController {
 
   /** Adds a cluster and returns its single-use bootstrap token (shown only here). */
   @Post()
-  async create(@Body() body: unknown, @Actor() actor: string) {
+  async create(@Body() body: unknown, @Actor() actor: AuditActor) {
     const created = await this.clusters.create(parseInput(createClusterSchema, body), actor);
     // A new cluster can match cluster generators: every appset is looked at again.
     await this.expansions.requestExpandAll();
@@ -47,12 +48,12 @@ export class ClustersController {
   }
 
   @Post(':name/bootstrap-tokens')
-  issueToken(@Param('name') name: string, @Actor() actor: string) {
+  issueToken(@Param('name') name: string, @Actor() actor: AuditActor) {
     return this.clusters.issueBootstrapToken(name, actor);
   }
 
   @Post(':name/revoke-credential')
-  revoke(@Param('name') name: string, @Actor() actor: string) {
+  revoke(@Param('name') name: string, @Actor() actor: AuditActor) {
     return this.clusters.revokeCredential(name, actor);
   }
 }

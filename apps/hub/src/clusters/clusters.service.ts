@@ -1,4 +1,4 @@
-import type { ClusterView, Page } from '@flotilla/contract';
+import type { AuditActor, ClusterView, Page } from '@flotilla/contract';
 import { pageArgs, pageOf, type PageQuery } from '../common/name-page.js';
 import { Inject, Injectable } from '@nestjs/common';
 import { z } from 'zod';
@@ -40,7 +40,7 @@ export class ClustersService {
     @Inject(HUB_CONFIG) private readonly config: HubConfig,
   ) {}
 
-  async create(input: CreateCluster, actor: string) {
+  async create(input: CreateCluster, actor: AuditActor) {
     const existing = await this.db.prisma.cluster.findUnique({ where: { name: input.name } });
     if (existing) {
       throw new HubError(
@@ -71,7 +71,7 @@ export class ClustersService {
     return { cluster: await this.view(cluster), bootstrapToken: token, expiresAt: expiresAt.toISOString() };
   }
 
-  async issueBootstrapToken(name: string, actor: string) {
+  async issueBootstrapToken(name: string, actor: AuditActor) {
     const cluster = await this.db.prisma.cluster.findUnique({ where: { name } });
     if (!cluster) throw HubError.notFound('cluster', name);
     const token = newSecret('flb');
@@ -88,7 +88,7 @@ export class ClustersService {
     return { cluster: await this.view(cluster), bootstrapToken: token, expiresAt: expiresAt.toISOString() };
   }
 
-  async revokeCredential(name: string, actor: string) {
+  async revokeCredential(name: string, actor: AuditActor) {
     const cluster = await this.db.prisma.cluster.findUnique({ where: { name } });
     if (!cluster) throw HubError.notFound('cluster', name);
     const updated = await this.db.prisma.$transaction(async (tx) => {

@@ -1,3 +1,4 @@
+import type { AuditActor } from '@flotilla/contract';
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Res, UseGuards } from '@nestjs/common';
 
 import { ApiBearerAuth, ApiBody, ApiTags } from '@nestjs/swagger';
@@ -24,7 +25,7 @@ export class AppSetsController {
   @Post()
   @Roles('admin')
   @ApiBody({ description: 'An ApplicationSet document (flotilla.dev/v1alpha1 or argoproj.io/v1alpha1)' })
-  async apply(@Body() body: unknown, @Actor() actor: string, @Res({ passthrough: true }) res: Response) {
+  async apply(@Body() body: unknown, @Actor() actor: AuditActor, @Res({ passthrough: true }) res: Response) {
     const { created, appSet } = await this.appsets.apply(body, actor);
     res.status(created ? 201 : 200);
     return appSet;
@@ -49,7 +50,7 @@ export class AppSetsController {
   @Roles('operator')
   @HttpCode(200)
   @ApiBody({ description: '{"inputsHash": "<pendingExpansion.inputsHash>", "reason": "<why>"}' })
-  confirmExpansion(@Param('name') name: string, @Body() body: unknown, @Actor() actor: string) {
+  confirmExpansion(@Param('name') name: string, @Body() body: unknown, @Actor() actor: AuditActor) {
     return this.appsets.confirmExpansion(name, body, actor);
   }
 
@@ -61,7 +62,7 @@ export class AppSetsController {
   @Roles('operator')
   @HttpCode(202)
   @ApiBody({ description: '{"hard": true, "reason": "<optional, for the audit log>"}', required: false })
-  refresh(@Param('name') name: string, @Body() body: unknown, @Actor() actor: string) {
+  refresh(@Param('name') name: string, @Body() body: unknown, @Actor() actor: AuditActor) {
     return this.appsets.refresh(name, body, actor);
   }
 
@@ -81,7 +82,7 @@ export class AppSetsController {
   @Delete(':name')
   @Roles('admin')
   @HttpCode(204)
-  async remove(@Param('name') name: string, @Actor() actor: string): Promise<void> {
+  async remove(@Param('name') name: string, @Actor() actor: AuditActor): Promise<void> {
     await this.appsets.remove(name, actor);
   }
 }

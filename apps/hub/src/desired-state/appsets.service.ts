@@ -1,7 +1,7 @@
+import type { AuditActor, AppSetRefreshView, AppSetView, PendingExpansionView } from '@flotilla/contract';
 import { pageArgs, pageOf, type PageQuery } from '../common/name-page.js';
 import { Injectable } from '@nestjs/common';
 import { z } from 'zod';
-import type { AppSetRefreshView, AppSetView, PendingExpansionView } from '@flotilla/contract';
 import { Database } from '../db/database.js';
 import { removeAppSet } from './target-deletions.service.js';
 import { HubError, parseInput } from '../common/hub-error.js';
@@ -51,7 +51,7 @@ export class AppSetsService {
   /** Create or replace by name. Validated before anything is stored; expansion runs in the pipeline. */
   async apply(
     body: unknown,
-    actor: string,
+    actor: AuditActor,
   ): Promise<{ created: boolean; appSet: ReturnType<AppSetsService['view']> }> {
     const doc = readAppSetDocument(body);
     checkAppSetDocument(doc.document);
@@ -106,7 +106,7 @@ export class AppSetsService {
       );
       return r;
     });
-    for (const url of repoUrls) await this.repos.register(url, `appset:${doc.name}`);
+    for (const url of repoUrls) await this.repos.register(url, actor, undefined, `appset:${doc.name}`);
     await this.expansions.requestExpand(row.id);
     // The spec's rollout strategy and project travel in every assignment of the appset, whether or
     // not the expansion changes a target: wake the clusters it runs on.
@@ -172,7 +172,7 @@ export class AppSetsService {
    * other work: the answer says what was asked, each repository's status when its fetch ended.
    * Changes no desired state by itself, so operators may ask it, fleet-managed appsets too.
    */
-  async refresh(name: string, body: unknown, actor: string): Promise<AppSetRefreshView> {
+  async refresh(name: string, body: unknown, actor: AuditActor): Promise<AppSetRefreshView> {
     const { hard, reason } = parseInput(refreshRequestSchema, body ?? {});
     const row = await this.db.prisma.applicationSet.findUnique({
       where: { name },
@@ -198,7 +198,7 @@ export class AppSetsService {
     return { appSet: name, hard, requestedAt: requestedAt.toISOString(), repositories };
   }
 
-  async remove(name: string, actor: string): Promise<void> {
+  async remove(name: string, actor: AuditActor): Promise<void> {
     const row = await this.db.prisma.applicationSet.findUnique({
       where: { name },
       include: { targets: { select: { clusterId: true } } },
@@ -243,7 +243,7 @@ export class AppSetsService {
   }
 
   /** Applies the expansion the deletion guard holds; the reason goes to the audit log. */
-  async confirmExpansion(name: string, body: unknown, actor: string): Promise<ExpansionOutcome> {
+  async confirmExpansion(name: string, body: unknown, actor: AuditActor): Promise<ExpansionOutcome> {
     const input = parseInput(confirmExpansionBody, body);
     return this.expander.confirm(name, { inputsHash: input.inputsHash, reason: input.reason, actor });
   }

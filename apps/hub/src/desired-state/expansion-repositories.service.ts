@@ -1,3 +1,4 @@
+import { systemActor } from '@flotilla/contract';
 // The Git repositories an expansion reads: registered, fetched and prepared once each, and their refs resolved.
 import { Injectable } from '@nestjs/common';
 import type { RepositoryFiles } from '@flotilla/generators';
@@ -77,7 +78,7 @@ export class ExpansionRepositories {
       }
       return known;
     }
-    let repo = await this.repos.register(url, `appset:${appSetName}`);
+    let repo = await this.repos.register(url, systemActor('expansion'), undefined, `appset:${appSetName}`);
     if (!this.mirrors.mirrors.hasMirror(repo.id) || repo.lastFetchedAt === null) {
       const r = await this.repos.syncNow(repo.id);
       repo = await this.db.prisma.repository.findUniqueOrThrow({ where: { id: repo.id } });

@@ -1,4 +1,5 @@
 // Writes a computed expansion (or its failure) to the appset and its targets, under the appset's row lock.
+import { type AuditActor, systemActor } from '@flotilla/contract';
 import { Inject, Injectable } from '@nestjs/common';
 import { canonicalJson } from '@flotilla/manifests';
 import { AuditLog } from '../audit/audit.service.js';
@@ -37,7 +38,7 @@ export interface ExpansionOutcome {
 export interface ExpansionConfirmation {
   inputsHash: string;
   reason: string;
-  actor: string;
+  actor: AuditActor;
 }
 
 /** An expansion planned against the locked targets: what its write and its audit need. */
@@ -150,7 +151,12 @@ export class ExpansionTransaction {
       });
       if (appSet.status !== 'Error' || JSON.stringify(appSet.error) !== JSON.stringify(error)) {
         await this.audit.record(
-          { actor: 'hub', action: 'appset.expand-failed', scope: `appset:${appSet.name}`, details: error },
+          {
+            actor: systemActor('expansion'),
+            action: 'appset.expand-failed',
+            scope: `appset:${appSet.name}`,
+            details: error,
+          },
           tx,
         );
       }
@@ -205,7 +211,7 @@ export class ExpansionTransaction {
     if (previousHold?.inputsHash !== inputsHash) {
       await this.audit.record(
         {
-          actor: 'hub',
+          actor: systemActor('expansion'),
           action: 'appset.expansion-held',
           scope: `appset:${appSetName}`,
           details: { ...held },
@@ -283,7 +289,7 @@ export class ExpansionTransaction {
       // A later expansion within the guard (the Git host recovered) replaces the hold by itself.
       await this.audit.record(
         {
-          actor: 'hub',
+          actor: systemActor('expansion'),
           action: 'appset.hold-released',
           scope: `appset:${appSetName}`,
           details: { heldInputsHash: previousHold.inputsHash, inputsHash },
@@ -301,7 +307,7 @@ export class ExpansionTransaction {
     const { created, updated, deleted, deletedWithObjects } = counts;
     await this.audit.record(
       {
-        actor: 'hub',
+        actor: systemActor('expansion'),
         action: 'appset.expanded',
         scope: `appset:${appSetName}`,
         details: {

@@ -106,7 +106,7 @@ beforeAll(async () => {
         },
       },
     },
-    'test',
+    'user:test',
   );
   appSetId = appSet.id;
 }, 120_000);

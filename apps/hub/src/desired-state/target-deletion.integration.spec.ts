@@ -223,7 +223,7 @@ describe('deleting a target with its objects', () => {
       (await auditOf('target.deletion-requested'))
         .filter((e) => e.scope === 'target:api-us-1')
         .map((e) => [e.actor, e.details['appSet'], e.details['deletionId']]),
-    ).toEqual([['hub', 'api', tombstone.id]]);
+    ).toEqual([['system:expansion', 'api', tombstone.id]]);
     // eu-1 keeps its api target; the expansion does not remove the deleting one twice.
     expect((await assignments('eu-1')).assignments.map((a) => a.name)).toContain('api-eu-1');
     const at = new Date().toISOString();

@@ -1,6 +1,11 @@
+import {
+  type AuditActor,
+  type DeletionReport,
+  type TargetDeletionView,
+  systemActor,
+} from '@flotilla/contract';
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import type { DeletionReport, TargetDeletionView } from '@flotilla/contract';
 import { z } from 'zod';
 import { AuditLog, type AuditEntry } from '../audit/audit.service.js';
 import { HubError, parseInput } from '../common/hub-error.js';
@@ -34,7 +39,7 @@ export class TargetDeletions {
     private readonly wakeups: ClusterWakeups,
   ) {}
 
-  async request(targetName: string, body: unknown, actor: string): Promise<TargetDeletionView> {
+  async request(targetName: string, body: unknown, actor: AuditActor): Promise<TargetDeletionView> {
     const req = parseInput(deleteRequestSchema, body);
     const now = new Date();
     const deletionId = randomUUID();
@@ -114,7 +119,7 @@ export async function requestExpansionDeletions(
   if (targets.length === 0) return { marked: [], audit: [] };
   const marked = await tx.$queryRaw<{ id: string; name: string; clusterId: string; deletionId: string }[]>`
     UPDATE "Target" t
-       SET "deletionId" = gen_random_uuid()::text, "deletionBy" = 'hub', "deletionReason" = ${reason},
+       SET "deletionId" = gen_random_uuid()::text, "deletionBy" = 'system:expansion', "deletionReason" = ${reason},
            "deletionAt" = now(), "deletionState" = 'Pending', "deletionMessage" = ''
      WHERE t."id" = ANY(${targets.map((t) => t.id)}::text[]) AND t."deletionId" IS NULL
        AND (t."releasedDigest" IS NOT NULL OR EXISTS (SELECT 1 FROM "TargetPin" p WHERE p."targetId" = t."id"))
@@ -122,7 +127,7 @@ export async function requestExpansionDeletions(
   return {
     marked,
     audit: marked.map((t) => ({
-      actor: 'hub',
+      actor: systemActor('expansion'),
       action: 'target.deletion-requested',
       scope: `target:${t.name}`,
       details: { deletionId: t.deletionId, cascade: true, appSet: appSetName, reason },
@@ -174,7 +179,7 @@ export async function removeAppSet(
  */
 export async function applyDeletionReports(
   tx: Tx,
-  actor: string,
+  actor: AuditActor,
   reports: { report: DeletionReport; target: { id: string; name: string; appSetId: string } }[],
 ): Promise<{ audit: AuditEntry[]; deleted: string[]; expand: { appSetId: string; deletionId: string }[] }> {
   const audit: AuditEntry[] = [];

@@ -1,4 +1,5 @@
 // Applies a planned fleet commit: the hub's objects in one transaction, then sync windows through their service.
+import type { AuditActor } from '@flotilla/contract';
 import { Injectable } from '@nestjs/common';
 import { projectNameOf } from '@flotilla/fleet-config';
 import { literalRepoRefs } from '@flotilla/generators';
@@ -19,7 +20,7 @@ import { APPLY_ORDER, keyOf, type FleetPlan, type ManagedEntry, type PlannedObje
 export interface FleetConfirmation {
   commit: string;
   reason: string;
-  actor: string;
+  actor: AuditActor;
 }
 
 /** What an applied commit changed that others must hear of (see FleetFollowUp). */
@@ -107,7 +108,7 @@ export class FleetApply {
 
   /** The commit's SyncWindows, through the windows service (after the transaction). */
   async applyWindows(plan: FleetPlan, commit: string, author: string): Promise<void> {
-    const actor = `git:${author}`;
+    const actor: AuditActor = `git:${author}`;
     for (const o of [...plan.create, ...plan.update]) {
       if (o.kind !== 'SyncWindow') continue;
       const { projects, ...window } = o.object.spec;

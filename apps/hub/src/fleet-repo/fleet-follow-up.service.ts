@@ -1,3 +1,4 @@
+import { systemActor } from '@flotilla/contract';
 // What follows a change of the fleet outside its transaction: expansions, projects and agents told.
 import { Injectable } from '@nestjs/common';
 import { Database } from '../db/database.js';
@@ -26,7 +27,8 @@ export class FleetFollowUp {
   async afterApply(applied: AppliedCommit): Promise<void> {
     for (const id of applied.appSetIds) {
       const row = await this.db.prisma.applicationSet.findUnique({ where: { id } });
-      for (const url of row?.repoUrls ?? []) await this.repos.register(url, `appset:${row?.name ?? ''}`);
+      for (const url of row?.repoUrls ?? [])
+        await this.repos.register(url, systemActor('fleet-repo'), undefined, `appset:${row?.name ?? ''}`);
       await this.expansions.requestExpand(id);
     }
     for (const name of applied.projects) await this.projects.reconsider(name);

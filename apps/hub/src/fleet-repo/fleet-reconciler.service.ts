@@ -15,6 +15,7 @@ import { checkFleetCommit, readFleetFiles } from './fleet-commit-checks.js';
 import { FleetFollowUp } from './fleet-follow-up.service.js';
 import { keyOf, planFleet, type FleetPlan, type ManagedEntry } from './fleet-plan.js';
 import { FleetRejections } from './fleet-rejections.service.js';
+import { systemActor } from '@flotilla/contract';
 
 const run = promisify(execFile);
 
@@ -141,7 +142,7 @@ export class FleetReconciler {
     });
     if (!already)
       await this.audit.record({
-        actor: 'hub',
+        actor: systemActor('fleet-repo'),
         action: 'fleet.deletion-held',
         scope: `fleet-source:${source.id}`,
         details: { ...pending, author },

@@ -1,3 +1,4 @@
+import { systemActor } from '@flotilla/contract';
 // A fleet commit (or revision) the hub refuses: the source shows the error, and the audit log has it once.
 import { Injectable, Logger } from '@nestjs/common';
 import { AuditLog } from '../audit/audit.service.js';
@@ -26,7 +27,7 @@ export class FleetRejections {
       data: { status: 'Error', error: toJson(error), ...(commit !== null && { seenCommit: commit }) },
     });
     await this.audit.record({
-      actor: 'hub',
+      actor: systemActor('fleet-repo'),
       action: 'fleet.rejected',
       scope: `fleet-source:${source.id}`,
       details: { repoUrl: source.repoUrl, commit, ...error },

@@ -1,3 +1,4 @@
+import { systemActor, type AuditActor } from '@flotilla/contract';
 import { createHash } from 'node:crypto';
 import { Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
 import { z } from 'zod';
@@ -54,16 +55,16 @@ export class FleetRepoService implements OnApplicationBootstrap {
   /** Sources named in FLEET_REPOSITORIES exist from the start (a hub on an empty database rebuilds). */
   async onApplicationBootstrap(): Promise<void> {
     for (const setting of parseFleetRepositories(this.config.fleet.repositories))
-      await this.addSource(setting, 'hub:config');
+      await this.addSource(setting, systemActor('config'));
   }
 
-  async add(body: unknown, actor: string) {
+  async add(body: unknown, actor: AuditActor) {
     const input = parseInput(sourceBody, body);
     const path = normaliseFleetPath(input.path, 'path');
     return this.addSource({ repoUrl: input.repoUrl, revision: input.revision, path }, actor);
   }
 
-  private async addSource(setting: FleetSourceSetting, actor: string) {
+  private async addSource(setting: FleetSourceSetting, actor: AuditActor) {
     const key = { repoUrl: setting.repoUrl, revision: setting.revision, path: setting.path };
     let row = await this.db.prisma.fleetSource.findUnique({ where: { repoUrl_revision_path: key } });
     const created = !row;
@@ -77,7 +78,7 @@ export class FleetRepoService implements OnApplicationBootstrap {
         return r;
       });
     }
-    const repo = await this.repos.register(setting.repoUrl, `fleet-source:${row.id}`);
+    const repo = await this.repos.register(setting.repoUrl, actor, undefined, `fleet-source:${row.id}`);
     await this.queues.enqueue('source-sync', { repositoryId: repo.id, reason: 'manual' });
     return { created, source: view(row) };
   }
@@ -120,7 +121,7 @@ export class FleetRepoService implements OnApplicationBootstrap {
    * removing the setting is not saying "delete the fleet"). Its health rules go: the hub keeps no
    * copy of a rule outside the source that declares it, and there is no API to manage one.
    */
-  async remove(id: string, actor: string): Promise<void> {
+  async remove(id: string, actor: AuditActor): Promise<void> {
     const row = await this.db.prisma.fleetSource.findUnique({ where: { id } });
     if (!row) throw HubError.notFound('fleet source', id);
     const released = {
@@ -187,7 +188,7 @@ export class FleetRepoService implements OnApplicationBootstrap {
   }
 
   /** Applies the held commit after a person confirmed it (same commit, or 409). */
-  async confirm(id: string, body: unknown, actor: string): Promise<FleetOutcome> {
+  async confirm(id: string, body: unknown, actor: AuditActor): Promise<FleetOutcome> {
     const input = parseInput(confirmBody, body);
     const row = await this.db.prisma.fleetSource.findUnique({ where: { id } });
     if (!row) throw HubError.notFound('fleet source', id);

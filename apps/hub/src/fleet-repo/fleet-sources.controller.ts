@@ -1,3 +1,4 @@
+import type { AuditActor } from '@flotilla/contract';
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Res, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiBody, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
@@ -16,7 +17,7 @@ export class FleetSourcesController {
   /** Follows a fleet repository `{repoUrl, revision?, path?}`: 201 added, 200 already followed. */
   @Post()
   @ApiBody({ description: '{"repoUrl": "...", "revision": "main", "path": "fleet"}' })
-  async add(@Body() body: unknown, @Actor() actor: string, @Res({ passthrough: true }) res: Response) {
+  async add(@Body() body: unknown, @Actor() actor: AuditActor, @Res({ passthrough: true }) res: Response) {
     const { created, source } = await this.fleet.add(body, actor);
     res.status(created ? 201 : 200);
     return source;
@@ -39,14 +40,14 @@ export class FleetSourcesController {
   /** `{commit, reason}`: applies a commit the deletion guard holds. */
   @Post(':id/confirm')
   @HttpCode(200)
-  confirm(@Param('id') id: string, @Body() body: unknown, @Actor() actor: string) {
+  confirm(@Param('id') id: string, @Body() body: unknown, @Actor() actor: AuditActor) {
     return this.fleet.confirm(id, body, actor);
   }
 
   /** Stops following the source; its objects stay, API-managed from now on (its health rules go). */
   @Delete(':id')
   @HttpCode(204)
-  async remove(@Param('id') id: string, @Actor() actor: string): Promise<void> {
+  async remove(@Param('id') id: string, @Actor() actor: AuditActor): Promise<void> {
     await this.fleet.remove(id, actor);
   }
 }

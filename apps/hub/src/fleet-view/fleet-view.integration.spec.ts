@@ -128,14 +128,17 @@ describe('the fleet view', () => {
     expect((await fleet.call('DELETE', '/api/v1/windows/freeze-eu?reason=done')).status).toBe(204);
   });
 
-  it('tells who is calling: a development hub is open and acts as admin', async () => {
-    const s = await fleet.call<SessionView>('GET', '/api/v1/session');
-    expect(s.body).toMatchObject({ role: 'admin', open: true });
+  it('tells who is calling: the shared admin token acts as admin, naming its caller', async () => {
+    const s = await fleet.call<SessionView>('GET', '/api/v1/session', undefined, 'ann');
+    expect(s.body).toMatchObject({ subject: 'user:ann', role: 'admin', open: false });
   });
 
   it('streams the names of targets that changed, as Server-Sent Events', async () => {
     const abort = new AbortController();
-    const res = await fetch(`${fleet.hub.url}/api/v1/events`, { signal: abort.signal });
+    const res = await fetch(`${fleet.hub.url}/api/v1/events`, {
+      signal: abort.signal,
+      headers: { authorization: `Bearer ${fleet.adminToken}` },
+    });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toContain('text/event-stream');
     const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();

@@ -143,8 +143,8 @@ describe('retention on PostgreSQL', () => {
       orderBy: { id: 'asc' },
     });
     expect(events.map((e) => [e.actor, e.scope])).toEqual([
-      ['hub', 'hub'],
-      ['hub', 'hub'],
+      ['system:retention', 'hub'],
+      ['system:retention', 'hub'],
     ]);
     expect(events[0]?.details).toMatchObject({
       syncRunsDeleted: 2,

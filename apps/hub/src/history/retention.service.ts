@@ -4,6 +4,7 @@ import { HUB_CONFIG, type HubConfig } from '../config/hub-config.js';
 import { Database } from '../db/database.js';
 import { HubMetrics } from '../metrics/hub-metrics.service.js';
 import { retentionCutoffs, type RetentionCutoffs } from '../config/retention-periods.js';
+import { systemActor } from '@flotilla/contract';
 
 /** What one retention run removed, by kind (also the `retention.pruned` audit event's details). */
 export interface RetentionCounts {
@@ -51,7 +52,7 @@ export class RetentionService {
     for (const kind of RETENTION_KINDS) this.metrics.retentionPruned.inc({ kind }, counts[kind]);
     this.metrics.retentionLastRun.set(now.getTime() / 1000);
     await this.audit.record({
-      actor: 'hub',
+      actor: systemActor('retention'),
       action: 'retention.pruned',
       scope: 'hub',
       details: { ...counts, cutoffs: cutoffsDetail(cutoffs) },

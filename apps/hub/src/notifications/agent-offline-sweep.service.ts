@@ -4,6 +4,7 @@ import { Database } from '../db/database.js';
 import { AuditLog } from '../audit/audit.service.js';
 import { ExpirySweep } from '../common/expiry-sweep.js';
 import { claimOnce } from './notification-once.js';
+import { systemActor } from '@flotilla/contract';
 
 /**
  * Records `cluster.offline` when a registered cluster's agent has not polled for
@@ -37,7 +38,7 @@ export class AgentOfflineSweep extends ExpirySweep {
         if (!(await claimOnce(tx, `event:cluster-offline/${c.name}/${lastSeenAt}`))) return;
         await this.audit.record(
           {
-            actor: 'hub',
+            actor: systemActor('agent-offline-sweep'),
             action: 'cluster.offline',
             scope: `cluster:${c.name}`,
             details: { lastSeenAt, offlineAfterSeconds: this.config.rollouts.offlineAfterSeconds },

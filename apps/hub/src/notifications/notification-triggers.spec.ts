@@ -5,7 +5,7 @@ import { triggersOf, type AuditRecord } from './notification-triggers.js';
 const event = (action: string, scope: string, details: Record<string, unknown> = {}): AuditRecord => ({
   id: 1n,
   at: new Date('2026-01-01T00:00:00Z'),
-  actor: 'hub',
+  actor: 'system:rollouts',
   action,
   scope,
   details,

@@ -1,3 +1,4 @@
+import { type AuditActor, DELIVERY_STATUSES } from '@flotilla/contract';
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
 import { ApiBearerAuth, ApiBody, ApiQuery, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
@@ -5,7 +6,6 @@ import { z } from 'zod';
 import { Actor } from '../auth/actor.js';
 import { parseInput } from '../common/hub-error.js';
 import { destinationInputSchema } from './destinations/destination-types.js';
-import { DELIVERY_STATUSES } from '@flotilla/contract';
 import { NotificationsService } from './notifications.service.js';
 import { ApiPageQuery, isPaged, parsePageQuery } from '../common/name-page.js';
 
@@ -31,7 +31,7 @@ export class NotificationsController {
   })
   async putDestination(
     @Body() body: unknown,
-    @Actor() actor: string,
+    @Actor() actor: AuditActor,
     @Res({ passthrough: true }) res: Response,
   ) {
     const { created, destination } = await this.notifications.putDestination(
@@ -52,13 +52,17 @@ export class NotificationsController {
 
   @Delete('destinations/:name')
   @HttpCode(204)
-  async deleteDestination(@Param('name') name: string, @Actor() actor: string): Promise<void> {
+  async deleteDestination(@Param('name') name: string, @Actor() actor: AuditActor): Promise<void> {
     await this.notifications.deleteDestination(name, actor);
   }
 
   @Post('policies')
   @ApiBody({ description: 'a NotificationPolicy document (flotilla.dev/v1alpha1), see docs/fleet-config.md' })
-  async putPolicy(@Body() body: unknown, @Actor() actor: string, @Res({ passthrough: true }) res: Response) {
+  async putPolicy(
+    @Body() body: unknown,
+    @Actor() actor: AuditActor,
+    @Res({ passthrough: true }) res: Response,
+  ) {
     const { created, policy } = await this.notifications.putPolicy(body, actor);
     res.status(created ? 201 : 200);
     return policy;
@@ -79,7 +83,7 @@ export class NotificationsController {
 
   @Delete('policies/:name')
   @HttpCode(204)
-  async deletePolicy(@Param('name') name: string, @Actor() actor: string): Promise<void> {
+  async deletePolicy(@Param('name') name: string, @Actor() actor: AuditActor): Promise<void> {
     await this.notifications.deletePolicy(name, actor);
   }
 

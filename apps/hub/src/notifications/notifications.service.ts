@@ -1,12 +1,13 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { notificationPolicyObjectSchema, type NotificationPolicySpec } from '@flotilla/fleet-config';
 import {
+  type AuditActor,
   zodDetails,
   type DeliveryStatus,
   type NotificationDeliveryView,
   type NotificationDestinationView,
   type NotificationPolicyView,
 } from '@flotilla/contract';
+import { Inject, Injectable } from '@nestjs/common';
+import { notificationPolicyObjectSchema, type NotificationPolicySpec } from '@flotilla/fleet-config';
 import { HUB_CONFIG, type HubConfig } from '../config/hub-config.js';
 import { Database } from '../db/database.js';
 import { HubError } from '../common/hub-error.js';
@@ -50,7 +51,7 @@ export class NotificationsService {
     this.cipher = new CredentialCipher(config.secrets.key, config.secrets.previousKeys);
   }
 
-  async putDestination(input: DestinationInput, actor: string) {
+  async putDestination(input: DestinationInput, actor: AuditActor) {
     if (!this.cipher.canSeal) {
       throw new HubError(
         503,
@@ -101,7 +102,7 @@ export class NotificationsService {
     return { items: page.rows.map(destinationView), nextCursor: page.nextCursor };
   }
 
-  async deleteDestination(name: string, actor: string): Promise<void> {
+  async deleteDestination(name: string, actor: AuditActor): Promise<void> {
     const usedBy = (await this.db.prisma.notificationPolicy.findMany()).filter((p) =>
       specOf(p.spec).destinations.includes(name),
     );
@@ -137,7 +138,7 @@ export class NotificationsService {
    * A NotificationPolicy document (the fleet repository's form), checked in full, templates
    * included, and its destinations must exist: a bad one is refused and changes nothing.
    */
-  async putPolicy(document: unknown, actor: string) {
+  async putPolicy(document: unknown, actor: AuditActor) {
     const parsed = notificationPolicyObjectSchema.safeParse(document);
     if (!parsed.success) {
       const details = zodDetails(parsed.error);
@@ -197,7 +198,7 @@ export class NotificationsService {
     return policyView(row);
   }
 
-  async deletePolicy(name: string, actor: string): Promise<void> {
+  async deletePolicy(name: string, actor: AuditActor): Promise<void> {
     await this.db.prisma.$transaction(async (tx) => {
       const row = await tx.notificationPolicy.findUnique({ where: { name } });
       if (!row) throw HubError.notFound('notification policy', name);

@@ -23,6 +23,9 @@ describe('operations across hub replicas', () => {
   let callB: ReturnType<typeof hubCaller>;
   const agentB = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
     callB(method, path, body, { authorization: `Bearer ${fleet.credentials['eu-1']}`, ...headers });
+  /** A people call on B, with the fleet's admin token (B shares A's configuration). */
+  const peopleB: typeof callB = (method, path, body, headers = {}) =>
+    callB(method, path, body, { authorization: `Bearer ${fleet.adminToken}`, ...headers });
 
   beforeAll(async () => {
     fleet = await startTwoClusterFleet();
@@ -120,7 +123,7 @@ describe('operations across hub replicas', () => {
     'a terminate asked through A reaches the agent polling B, and its Terminated run through B closes it',
     { timeout: 90_000 },
     async () => {
-      const asked = await callB('POST', '/api/v1/targets/web-eu-1/sync', { reason: 'asked on B' });
+      const asked = await peopleB('POST', '/api/v1/targets/web-eu-1/sync', { reason: 'asked on B' });
       expect(asked.status).toBe(202);
       const id = (asked.body as unknown as TargetOperationView).id;
       const { polling } = await longPollB();
@@ -143,7 +146,7 @@ describe('operations across hub replicas', () => {
       expect((await operationsOn((m, p) => fleet.call(m, p))).find((o) => o.id === id)).toMatchObject({
         state: 'Terminated',
       });
-      expect((await operationsOn(callB)).find((o) => o.id === id)).toMatchObject({ state: 'Terminated' });
+      expect((await operationsOn(peopleB)).find((o) => o.id === id)).toMatchObject({ state: 'Terminated' });
     },
   );
 });

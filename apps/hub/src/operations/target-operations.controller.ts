@@ -1,3 +1,4 @@
+import type { AuditActor } from '@flotilla/contract';
 import { Body, Controller, Get, HttpCode, Param, Post, Query, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiBody, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { Actor } from '../auth/actor.js';
@@ -25,7 +26,7 @@ export class TargetOperationsController {
   @Roles('admin')
   @HttpCode(202)
   @ApiBody({ description: '{"cascade": true, "reason": "<why>"}' })
-  delete(@Param('name') name: string, @Body() body: unknown, @Actor() actor: string) {
+  delete(@Param('name') name: string, @Body() body: unknown, @Actor() actor: AuditActor) {
     return this.deletions.request(name, body, actor);
   }
 
@@ -37,7 +38,7 @@ export class TargetOperationsController {
   @Roles('operator')
   @HttpCode(202)
   @ApiBody({ description: '{"reason": "<why>", "prune": false, "dryRun": false, "expiresInMinutes": 60}' })
-  sync(@Param('name') name: string, @Body() body: unknown, @Actor() actor: string) {
+  sync(@Param('name') name: string, @Body() body: unknown, @Actor() actor: AuditActor) {
     return this.operations.requestSync(name, body, actor);
   }
 
@@ -52,7 +53,7 @@ export class TargetOperationsController {
     description:
       '{"reason": "<why>", "appSet": "web", "clusterSelector": {"matchLabels": {"env": "prod"}}, "prune": false, "dryRun": false, "preview": false, "expiresInMinutes": 60}',
   })
-  bulkSync(@Body() body: unknown, @Actor() actor: string) {
+  bulkSync(@Body() body: unknown, @Actor() actor: AuditActor) {
     return this.operations.requestBulkSync(body, actor);
   }
 
@@ -61,7 +62,7 @@ export class TargetOperationsController {
   @Roles('operator')
   @HttpCode(200)
   @ApiBody({ description: '{"reason": "<why>"}' })
-  cancel(@Param('id') id: string, @Body() body: unknown, @Actor() actor: string) {
+  cancel(@Param('id') id: string, @Body() body: unknown, @Actor() actor: AuditActor) {
     return this.operations.cancel(id, body, actor);
   }
 
@@ -73,7 +74,7 @@ export class TargetOperationsController {
   @Roles('operator')
   @HttpCode(200)
   @ApiBody({ description: '{"reason": "<why>"}' })
-  terminate(@Param('id') id: string, @Body() body: unknown, @Actor() actor: string) {
+  terminate(@Param('id') id: string, @Body() body: unknown, @Actor() actor: AuditActor) {
     return this.operations.terminate(id, body, actor);
   }
 

@@ -1,6 +1,12 @@
+import type {
+  AuditActor,
+  BulkSyncView,
+  KubeObject,
+  ObjectRef,
+  TargetOperationView,
+} from '@flotilla/contract';
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import type { BulkSyncView, KubeObject, ObjectRef, TargetOperationView } from '@flotilla/contract';
 import { AuditLog } from '../audit/audit.service.js';
 import { HubError, parseInput } from '../common/hub-error.js';
 import { Database } from '../db/database.js';
@@ -41,7 +47,7 @@ export class TargetOperations {
    * (all are asked or none), each with its own operation and audit event, sharing a batch id.
    * Targets with nothing released yet are left out and said so; a preview asks nothing.
    */
-  async requestBulkSync(body: unknown, actor: string): Promise<BulkSyncView> {
+  async requestBulkSync(body: unknown, actor: AuditActor): Promise<BulkSyncView> {
     const req = parseInput(bulkSyncRequestSchema, body);
     const settings = runSettings(req);
     const chosen = await selectTargets(this.db, req);
@@ -103,7 +109,7 @@ export class TargetOperations {
     return { batchId, preview: false, targets, operations: ops.map(view), skipped };
   }
 
-  async requestSync(targetName: string, body: unknown, actor: string): Promise<TargetOperationView> {
+  async requestSync(targetName: string, body: unknown, actor: AuditActor): Promise<TargetOperationView> {
     const req = parseInput(singleSyncRequestSchema, body);
     const settings = runSettings(req);
     const target = await this.syncableTarget(targetName);
@@ -182,7 +188,7 @@ export class TargetOperations {
    * that already started it finishes that run (it shows in history); its report then changes nothing
    * here, since only a Pending request is closed by a report.
    */
-  async cancel(operationId: string, body: unknown, actor: string): Promise<TargetOperationView> {
+  async cancel(operationId: string, body: unknown, actor: AuditActor): Promise<TargetOperationView> {
     const { reason } = parseInput(cancelRequestSchema, body);
     return this.changePending(operationId, actor, reason, {
       verb: 'cancel',
@@ -199,7 +205,7 @@ export class TargetOperations {
    * one not started yet is reported Terminated with nothing applied. Either way one report closes it,
    * so it is never left half-recorded. A request already finished answers 409.
    */
-  async terminate(operationId: string, body: unknown, actor: string): Promise<TargetOperationView> {
+  async terminate(operationId: string, body: unknown, actor: AuditActor): Promise<TargetOperationView> {
     const { reason } = parseInput(cancelRequestSchema, body);
     return this.changePending(operationId, actor, reason, {
       verb: 'terminate',
@@ -225,7 +231,7 @@ export class TargetOperations {
    */
   private async changePending(
     operationId: string,
-    actor: string,
+    actor: AuditActor,
     reason: string,
     change: {
       verb: string;

@@ -1,3 +1,4 @@
+import type { AuditActor } from '@flotilla/contract';
 import { Injectable } from '@nestjs/common';
 import { Database } from '../db/database.js';
 import { HubError } from '../common/hub-error.js';
@@ -18,7 +19,7 @@ export class FleetOwnership {
     private readonly audit: AuditLog,
   ) {}
 
-  async checkEdit(kind: string, name: string, actor: string): Promise<void> {
+  async checkEdit(kind: string, name: string, actor: AuditActor): Promise<void> {
     const managed = await this.db.prisma.fleetManaged.findUnique({ where: { kind_name: { kind, name } } });
     if (!managed) return;
     const source = await this.db.prisma.fleetSource.findUnique({ where: { id: managed.fleetSourceId } });

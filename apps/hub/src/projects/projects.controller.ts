@@ -1,3 +1,4 @@
+import type { AuditActor } from '@flotilla/contract';
 import { ApiPageQuery, isPaged, parsePageQuery } from '../common/name-page.js';
 
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Res, UseGuards } from '@nestjs/common';
@@ -21,7 +22,7 @@ export class ProjectsController {
   /** Creates or replaces a Project (flotilla.dev/v1alpha1): 201 created, 200 replaced, 409 if Git-managed. */
   @Post()
   @ApiBody({ description: 'A Project document (kind: Project, apiVersion: flotilla.dev/v1alpha1)' })
-  async apply(@Body() body: unknown, @Actor() actor: string, @Res({ passthrough: true }) res: Response) {
+  async apply(@Body() body: unknown, @Actor() actor: AuditActor, @Res({ passthrough: true }) res: Response) {
     const { created, project } = await this.projects.apply(body, actor);
     res.status(created ? 201 : 200);
     return project;
@@ -42,7 +43,7 @@ export class ProjectsController {
 
   @Delete(':name')
   @HttpCode(204)
-  async remove(@Param('name') name: string, @Actor() actor: string): Promise<void> {
+  async remove(@Param('name') name: string, @Actor() actor: AuditActor): Promise<void> {
     await this.projects.remove(name, actor);
   }
 }

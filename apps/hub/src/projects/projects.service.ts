@@ -1,3 +1,4 @@
+import type { AuditActor } from '@flotilla/contract';
 import { pageArgs, pageOf, type PageQuery } from '../common/name-page.js';
 import { Injectable } from '@nestjs/common';
 import { projectObjectSchema, type ProjectObject } from '@flotilla/fleet-config';
@@ -23,7 +24,10 @@ export class ProjectsService {
   ) {}
 
   /** Create or replace by name. Validated first; the appsets naming it are re-expanded against it. */
-  async apply(body: unknown, actor: string): Promise<{ created: boolean; project: ReturnType<typeof view> }> {
+  async apply(
+    body: unknown,
+    actor: AuditActor,
+  ): Promise<{ created: boolean; project: ReturnType<typeof view> }> {
     const doc: ProjectObject = parseInput(projectObjectSchema, body, 'Project');
     const name = doc.metadata.name;
     const existing = await this.db.prisma.project.findUnique({ where: { name } });
@@ -66,7 +70,7 @@ export class ProjectsService {
   }
 
   /** Refused while an appset names the project: its targets would lose their bounds. */
-  async remove(name: string, actor: string): Promise<void> {
+  async remove(name: string, actor: AuditActor): Promise<void> {
     const row = await this.db.prisma.project.findUnique({ where: { name } });
     if (!row) throw HubError.notFound('project', name);
     await this.ownership.checkEdit('Project', name, actor);

@@ -1,10 +1,10 @@
+import { type AuditActor, chartRepositoryCredentialsSchema } from '@flotilla/contract';
 import { Body, Controller, Delete, Get, HttpCode, Param, Put, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
 import { Actor } from '../auth/actor.js';
 import { AdminTokenGuard } from '../auth/admin-token.guard.js';
 import { parseInput } from '../common/hub-error.js';
 import { Roles } from '../auth/roles.decorator.js';
-import { chartRepositoryCredentialsSchema } from '@flotilla/contract';
 import { ChartCredentialsService } from './chart-credentials.service.js';
 
 /** Credentials for Helm repositories and OCI registries. The password is write-only. */
@@ -24,14 +24,14 @@ export class ChartCredentialsController {
   /** Stores or replaces the credentials for a URL prefix (sealed at rest, never returned). */
   @Put()
   @Roles('admin')
-  set(@Body() body: unknown, @Actor() actor: string) {
+  set(@Body() body: unknown, @Actor() actor: AuditActor) {
     return this.credentials.set(parseInput(chartRepositoryCredentialsSchema, body), actor);
   }
 
   @Delete(':id')
   @Roles('admin')
   @HttpCode(204)
-  async remove(@Param('id') id: string, @Actor() actor: string) {
+  async remove(@Param('id') id: string, @Actor() actor: AuditActor) {
     await this.credentials.remove(id, actor);
   }
 }

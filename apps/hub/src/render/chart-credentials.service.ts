@@ -1,5 +1,9 @@
+import type {
+  AuditActor,
+  ChartRepositoryCredentials,
+  ChartRepositoryCredentialsView,
+} from '@flotilla/contract';
 import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
-import type { ChartRepositoryCredentials, ChartRepositoryCredentialsView } from '@flotilla/contract';
 import type { RegistryCredentials } from '@flotilla/manifests/node';
 import { AuditLog } from '../audit/audit.service.js';
 import { HubError } from '../common/hub-error.js';
@@ -57,7 +61,7 @@ export class ChartCredentialsService implements OnModuleInit {
   }
 
   /** Stores or replaces the credentials for `url`; audited without the secret. */
-  async set(input: ChartRepositoryCredentials, actor: string): Promise<ChartRepositoryCredentialsView> {
+  async set(input: ChartRepositoryCredentials, actor: AuditActor): Promise<ChartRepositoryCredentialsView> {
     if (!this.cipher.canSeal) {
       throw new HubError(
         503,
@@ -91,7 +95,7 @@ export class ChartCredentialsService implements OnModuleInit {
     return view(row);
   }
 
-  async remove(id: string, actor: string): Promise<void> {
+  async remove(id: string, actor: AuditActor): Promise<void> {
     await this.db.prisma.$transaction(async (tx) => {
       const row = await tx.chartRepositoryCredential.findUnique({ where: { id } });
       if (!row) throw HubError.notFound('chart repository credentials', id);

@@ -10,6 +10,7 @@ import { HubMetrics } from '../metrics/hub-metrics.service.js';
 import { RenderError } from './render-error.js';
 import type { Rendered, RenderedBundle } from './render-source.js';
 import { checkResourceOptions } from './rendered-objects.js';
+import { systemActor } from '@flotilla/contract';
 
 /** One render's identity and what its record says about it. */
 export interface RenderInput {
@@ -158,7 +159,7 @@ export class RenderRecords {
       update: { deterministic: false, conflictingDigest: got, checkedAt: new Date() },
     });
     await this.audit.record({
-      actor: 'hub',
+      actor: systemActor('render'),
       action: 'render.nondeterministic',
       scope: `repository:${input.repoUrl}`,
       details: {

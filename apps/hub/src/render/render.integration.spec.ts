@@ -75,7 +75,7 @@ beforeAll(async () => {
   render = hub.app.get(RenderService);
   db = hub.app.get(Database);
   const repos = hub.app.get(RepositoriesService);
-  repositoryId = (await repos.register(repo.url, 'test')).id;
+  repositoryId = (await repos.register(repo.url, 'user:test')).id;
   expect((await repos.syncNow(repositoryId)).ok).toBe(true);
 }, 60_000);
 

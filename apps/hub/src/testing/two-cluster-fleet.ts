@@ -4,9 +4,14 @@ import { hubCaller, startTestHub, type HubAnswer, type TestHub } from './test-hu
 export interface TwoClusterFleet {
   hub: TestHub;
   repo: TestGitRepo;
+  /** The hub's shared admin token, for people-API calls made without `call`. */
+  adminToken: string;
   /** Agent credentials by cluster name (each cluster registered as its agent would). */
   credentials: Record<'eu-1' | 'us-1', string>;
-  /** A people-API call; `actor` goes in X-Flotilla-Actor. */
+  /**
+   * A people-API call with the admin token; `actor` (a bare name) goes in X-Flotilla-Actor, which
+   * names the caller only beside the admin token (the audit log then says `user:<actor>`).
+   */
   call<T = Record<string, unknown>>(
     method: string,
     path: string,
@@ -23,6 +28,8 @@ export interface TwoClusterFleet {
   ): Promise<HubAnswer<T>>;
   close(): Promise<void>;
 }
+
+const FLEET_ADMIN_TOKEN = 'two-cluster-fleet-admin-token';
 
 const CONFIGMAP =
   'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web-config\ndata:\n  owner: platform\n';
@@ -55,7 +62,7 @@ export async function startTwoClusterFleet(env: Record<string, string> = {}): Pr
   const repo = createTestGitRepo({ 'app/config.yaml': CONFIGMAP });
   let hub: TestHub;
   try {
-    hub = await startTestHub(env);
+    hub = await startTestHub({ FLOTILLA_ADMIN_TOKEN: FLEET_ADMIN_TOKEN, ...env });
   } catch (e) {
     repo.remove();
     throw e;
@@ -66,7 +73,12 @@ export async function startTwoClusterFleet(env: Record<string, string> = {}): Pr
     hub,
     repo,
     credentials,
-    call: (method, path, body, actor) => send(method, path, body, actor ? { 'x-flotilla-actor': actor } : {}),
+    adminToken: FLEET_ADMIN_TOKEN,
+    call: (method, path, body, actor) =>
+      send(method, path, body, {
+        authorization: `Bearer ${FLEET_ADMIN_TOKEN}`,
+        ...(actor && { 'x-flotilla-actor': actor }),
+      }),
     agent: (cluster, method, path, body, headers = {}) =>
       send(method, path, body, { authorization: `Bearer ${credentials[cluster]}`, ...headers }),
     close: async () => {

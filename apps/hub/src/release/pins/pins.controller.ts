@@ -1,3 +1,4 @@
+import type { AuditActor } from '@flotilla/contract';
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiBody, ApiTags } from '@nestjs/swagger';
 import { Actor } from '../../auth/actor.js';
@@ -31,7 +32,7 @@ export class PinsController {
   @ApiBody({
     description: '{"revision": "<sha|branch|tag>", "reason": "<why>", "expiresAt": "<RFC 3339, optional>"}',
   })
-  pin(@Param('name') name: string, @Body() body: unknown, @Actor() actor: string) {
+  pin(@Param('name') name: string, @Body() body: unknown, @Actor() actor: AuditActor) {
     return this.pins.pin(name, body, actor);
   }
 
@@ -42,14 +43,14 @@ export class PinsController {
     description:
       '{"revision": "<sha|branch|tag>", "reason": "<why>", "expiresAt": "<optional>", "clusterSelector": {"matchLabels": {...}}}',
   })
-  pinAppSet(@Param('name') name: string, @Body() body: unknown, @Actor() actor: string) {
+  pinAppSet(@Param('name') name: string, @Body() body: unknown, @Actor() actor: AuditActor) {
     return this.pins.pinAppSet(name, body, actor);
   }
 
   @Delete('appsets/:name/pin')
   @HttpCode(200)
   @ApiBody({ description: '{"reason": "<why>", "clusterSelector": {"matchLabels": {...}}}' })
-  async unpinAppSet(@Param('name') name: string, @Body() body: unknown, @Actor() actor: string) {
+  async unpinAppSet(@Param('name') name: string, @Body() body: unknown, @Actor() actor: AuditActor) {
     return { unpinned: await this.pins.unpinAppSet(name, body, actor) };
   }
 
@@ -57,7 +58,7 @@ export class PinsController {
   @Roles('operator')
   @HttpCode(204)
   @ApiBody({ description: '{"reason": "<why>"}' })
-  async unpin(@Param('name') name: string, @Body() body: unknown, @Actor() actor: string): Promise<void> {
+  async unpin(@Param('name') name: string, @Body() body: unknown, @Actor() actor: AuditActor): Promise<void> {
     await this.pins.unpin(name, body, actor);
   }
 }

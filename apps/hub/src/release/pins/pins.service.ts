@@ -1,3 +1,4 @@
+import { type AuditActor, systemActor } from '@flotilla/contract';
 import { Injectable } from '@nestjs/common';
 import { z } from 'zod';
 import { Database } from '../../db/database.js';
@@ -53,7 +54,7 @@ export class PinsService {
     private readonly wakeups: ClusterWakeups,
   ) {}
 
-  async pin(targetName: string, body: unknown, actor: string) {
+  async pin(targetName: string, body: unknown, actor: AuditActor) {
     const req = parseInput(pinRequestSchema, body);
     const target = await this.db.prisma.target.findUnique({ where: { name: targetName } });
     if (!target) throw HubError.notFound('target', targetName);
@@ -66,7 +67,7 @@ export class PinsService {
    * one). Every revision and bundle is resolved first and all pins are written in one transaction,
    * so a bad request pins nothing.
    */
-  async pinAppSet(appSetName: string, body: unknown, actor: string) {
+  async pinAppSet(appSetName: string, body: unknown, actor: AuditActor) {
     const req = parseInput(appSetPinRequestSchema, body);
     const chosen = await selectTargets(this.db, { appSet: appSetName, clusterSelector: req.clusterSelector });
     const prepared = [];
@@ -75,7 +76,7 @@ export class PinsService {
   }
 
   /** Unpins every pinned target of the appset on a matching cluster; returns their names. */
-  async unpinAppSet(appSetName: string, body: unknown, actor: string): Promise<string[]> {
+  async unpinAppSet(appSetName: string, body: unknown, actor: AuditActor): Promise<string[]> {
     const { reason, clusterSelector } = parseInput(appSetUnpinSchema, body);
     const chosen = await selectTargets(this.db, { appSet: appSetName, clusterSelector });
     const pins = await this.db.prisma.targetPin.findMany({
@@ -120,7 +121,7 @@ export class PinsService {
   private async write(
     prepared: Awaited<ReturnType<PinsService['prepare']>>[],
     req: { reason: string; expiresAt?: string | undefined },
-    actor: string,
+    actor: AuditActor,
   ) {
     const expiresAt = req.expiresAt ? new Date(req.expiresAt) : null;
     const pins = await this.db.prisma.$transaction(async (tx) => {
@@ -156,7 +157,7 @@ export class PinsService {
     return pins.map((p) => view(p.name, p.row));
   }
 
-  async unpin(targetName: string, body: unknown, actor: string): Promise<void> {
+  async unpin(targetName: string, body: unknown, actor: AuditActor): Promise<void> {
     const { reason } = parseInput(unpinSchema, body);
     const target = await this.db.prisma.target.findUnique({
       where: { name: targetName },
@@ -196,7 +197,7 @@ export class PinsService {
         if (claimed.count === 0) return false; // another replica, or the pin was replaced meanwhile
         await this.audit.record(
           {
-            actor: 'system:pin-expiry',
+            actor: systemActor('pin-expiry'),
             action: 'target.pin-expired',
             scope: `target:${pin.target.name}`,
             details: {

@@ -1,4 +1,4 @@
-import type { Report, SyncReport } from '@flotilla/contract';
+import { type Report, type SyncReport, systemActor, type AuditActor } from '@flotilla/contract';
 import type { AuditEntry } from '../../audit/audit.service.js';
 import type { Prisma } from '../../generated/prisma/client.js';
 import { ACTIVE, markFailed } from './rollout-records.js';
@@ -31,7 +31,7 @@ export async function recordAutomaticRollbacks(
   const rollbacks = reports.filter(({ report }) => isAutomaticRollback(report));
   if (rollbacks.length === 0) return entries;
   const cluster = await tx.cluster.findUniqueOrThrow({ where: { id: clusterId }, select: { name: true } });
-  const actor = `agent:${cluster.name}`;
+  const actor: AuditActor = `agent:${cluster.name}`;
   for (const { report: r, targetId } of rollbacks) {
     const from = r.rolledBackFrom;
     if (!from) continue;
@@ -66,7 +66,7 @@ export async function recordAutomaticRollbacks(
         details: { revision: r.revision, bundleDigest: r.bundleDigest, reason, automatic: true },
       },
       ...halted.map((h) => ({
-        actor: 'hub',
+        actor: systemActor('automatic-rollback'),
         action: 'rollout.halted',
         scope: `appset:${target.appSet.name}`,
         details: { revision: h.revision, message: reason },

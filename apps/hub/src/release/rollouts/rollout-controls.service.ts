@@ -1,6 +1,6 @@
 // What people do to a running rollout: pause it, resume it, promote it past a gate or a step.
+import type { AuditActor, RolloutView } from '@flotilla/contract';
 import { Inject, Injectable } from '@nestjs/common';
-import type { RolloutView } from '@flotilla/contract';
 import { HUB_CONFIG, type HubConfig } from '../../config/hub-config.js';
 import { Database } from '../../db/database.js';
 import { HubError } from '../../common/hub-error.js';
@@ -39,7 +39,7 @@ export class RolloutControls {
     @Inject(HUB_CONFIG) private readonly config: HubConfig,
   ) {}
 
-  async pause(appSetName: string, actor: string, reason: string): Promise<RolloutView> {
+  async pause(appSetName: string, actor: AuditActor, reason: string): Promise<RolloutView> {
     return this.transition(appSetName, actor, 'rollout.paused', reason, (r) => {
       if (r.status !== 'Progressing')
         throw new HubError(
@@ -51,7 +51,7 @@ export class RolloutControls {
     });
   }
 
-  async resume(appSetName: string, actor: string, reason: string): Promise<RolloutView> {
+  async resume(appSetName: string, actor: AuditActor, reason: string): Promise<RolloutView> {
     return this.transition(appSetName, actor, 'rollout.resumed', reason, (r) => {
       if (r.status !== 'Paused')
         throw new HubError(
@@ -66,7 +66,7 @@ export class RolloutControls {
   }
 
   /** Opens a manual gate, or stops waiting on the current step (releasing what it holds back). */
-  async promote(appSetName: string, actor: string, reason: string): Promise<RolloutView> {
+  async promote(appSetName: string, actor: AuditActor, reason: string): Promise<RolloutView> {
     let released: TargetRow[] = [];
     const view = await this.transition(
       appSetName,
@@ -99,7 +99,7 @@ export class RolloutControls {
 
   private async transition(
     appSetName: string,
-    actor: string,
+    actor: AuditActor,
     action: string,
     reason: string,
     change: (r: Rollout, targets: TargetRow[], tx: Tx) => RolloutChange | Promise<RolloutChange>,

@@ -1,6 +1,11 @@
+import {
+  type AuditActor,
+  openApiSchemaOf,
+  rolloutDetailViewSchema,
+  rolloutViewSchema,
+} from '@flotilla/contract';
 import { Body, Controller, Get, HttpCode, Param, Post, Query, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiBody, ApiOkResponse, ApiQuery, ApiTags } from '@nestjs/swagger';
-import { openApiSchemaOf, rolloutDetailViewSchema, rolloutViewSchema } from '@flotilla/contract';
 import { z } from 'zod';
 import { Actor } from '../../auth/actor.js';
 import { AdminTokenGuard } from '../../auth/admin-token.guard.js';
@@ -52,7 +57,7 @@ export class RolloutsController {
   @Roles('operator')
   @HttpCode(200)
   @ApiBody({ description: '{"reason": "<why>"}' })
-  pause(@Param('appSet') appSet: string, @Body() body: unknown, @Actor() actor: string) {
+  pause(@Param('appSet') appSet: string, @Body() body: unknown, @Actor() actor: AuditActor) {
     return this.controls.pause(appSet, actor, parseInput(actionBody, body).reason);
   }
 
@@ -60,7 +65,7 @@ export class RolloutsController {
   @Roles('operator')
   @HttpCode(200)
   @ApiBody({ description: '{"reason": "<why>"}' })
-  resume(@Param('appSet') appSet: string, @Body() body: unknown, @Actor() actor: string) {
+  resume(@Param('appSet') appSet: string, @Body() body: unknown, @Actor() actor: AuditActor) {
     return this.controls.resume(appSet, actor, parseInput(actionBody, body).reason);
   }
 
@@ -69,7 +74,7 @@ export class RolloutsController {
   @Roles('operator')
   @HttpCode(200)
   @ApiBody({ description: '{"reason": "<why>"}' })
-  promote(@Param('appSet') appSet: string, @Body() body: unknown, @Actor() actor: string) {
+  promote(@Param('appSet') appSet: string, @Body() body: unknown, @Actor() actor: AuditActor) {
     return this.controls.promote(appSet, actor, parseInput(actionBody, body).reason);
   }
 }

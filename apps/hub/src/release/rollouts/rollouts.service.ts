@@ -1,6 +1,6 @@
 import type { ReleaseAfterExpansion } from '../../desired-state/release-after-expansion.js';
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import type { QueuePayloads } from '@flotilla/contract';
+import { type QueuePayloads, systemActor } from '@flotilla/contract';
 import { HUB_CONFIG, type HubConfig } from '../../config/hub-config.js';
 import { Database } from '../../db/database.js';
 import { HubError } from '../../common/hub-error.js';
@@ -129,13 +129,13 @@ export class RolloutsService implements ReleaseAfterExpansion {
       await this.audit.recordMany(
         [
           ...others.map((o) => ({
-            actor: 'hub',
+            actor: systemActor('rollouts'),
             action: 'rollout.superseded',
             scope: `appset:${appSet.name}`,
             details: { revision: o.revision, by: revision },
           })),
           {
-            actor: 'hub',
+            actor: systemActor('rollouts'),
             action: 'rollout.started',
             scope: `appset:${appSet.name}`,
             details: { revision, steps: strategy.steps.map((s) => s.name), targets: targetCount },
@@ -203,7 +203,7 @@ export class RolloutsService implements ReleaseAfterExpansion {
       await releaseTargets(tx, targets, now);
       await this.audit.record(
         {
-          actor: 'hub',
+          actor: systemActor('rollouts'),
           action: 'rollout.released',
           scope: `appset:${appSetName}`,
           details: { why, targets: targets.map((t) => ({ name: t.name, revision: t.desiredRevision })) },
@@ -253,21 +253,21 @@ async function writeStartedRollout(
 /** What one tick did, for the audit log: the planner's events, the targets released, how it ended. */
 function tickAuditEntries(plan: PlanResult, revision: string, scope: string): AuditEntry[] {
   const entries: AuditEntry[] = plan.events.map((e) => ({
-    actor: 'hub',
+    actor: systemActor('rollouts'),
     action: e.action,
     scope,
     details: { revision, ...e.details },
   }));
   if (plan.release.length > 0)
     entries.push({
-      actor: 'hub',
+      actor: systemActor('rollouts'),
       action: 'rollout.released',
       scope,
       details: { revision, step: plan.state.stepIndex, targets: plan.release },
     });
   if (plan.status !== 'Progressing')
     entries.push({
-      actor: 'hub',
+      actor: systemActor('rollouts'),
       action: `rollout.${plan.status.toLowerCase()}`,
       scope,
       details: { revision, message: plan.message },

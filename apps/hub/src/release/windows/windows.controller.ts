@@ -1,3 +1,4 @@
+import type { AuditActor, SyncWindowCalendarView } from '@flotilla/contract';
 import { ApiPageQuery, isPaged, parsePageQuery } from '../../common/name-page.js';
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiBody, ApiQuery, ApiTags } from '@nestjs/swagger';
@@ -6,7 +7,6 @@ import { AdminTokenGuard } from '../../auth/admin-token.guard.js';
 import { HubError, parseInput } from '../../common/hub-error.js';
 import { createWindowSchema, deleteWindowQuery, parseWindowInput } from './window-input.js';
 import { WindowsService } from './windows.service.js';
-import type { SyncWindowCalendarView } from '@flotilla/contract';
 import { windowIntervals } from '@flotilla/windows';
 import { z } from 'zod';
 import { FleetOwnership } from '../../ownership/fleet-ownership.service.js';
@@ -34,7 +34,7 @@ export class WindowsController {
 
   @Post()
   @ApiBody({ description: WINDOW_BODY })
-  create(@Body() body: unknown, @Actor() actor: string) {
+  create(@Body() body: unknown, @Actor() actor: AuditActor) {
     const { name } = parseInput(createWindowSchema, body);
     return this.windows.create(name, parseWindowInput(body), actor);
   }
@@ -55,7 +55,7 @@ export class WindowsController {
   /** Replaces the window with a new version (the name in the path; a body `name` must match it). */
   @Put(':name')
   @ApiBody({ description: WINDOW_BODY })
-  async update(@Param('name') name: string, @Body() body: unknown, @Actor() actor: string) {
+  async update(@Param('name') name: string, @Body() body: unknown, @Actor() actor: AuditActor) {
     const { name: bodyName, ...rest } = (body ?? {}) as Record<string, unknown>;
     if (bodyName !== undefined && bodyName !== name) {
       throw new HubError(
@@ -74,7 +74,11 @@ export class WindowsController {
   @Delete(':name')
   @HttpCode(204)
   @ApiQuery({ name: 'reason', required: false })
-  async remove(@Param('name') name: string, @Query() query: unknown, @Actor() actor: string): Promise<void> {
+  async remove(
+    @Param('name') name: string,
+    @Query() query: unknown,
+    @Actor() actor: AuditActor,
+  ): Promise<void> {
     const { reason } = parseInput(deleteWindowQuery, query, 'query');
     await this.ownership.checkEdit('SyncWindow', name, actor);
     await this.windows.remove(name, reason, actor);

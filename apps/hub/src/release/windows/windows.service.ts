@@ -1,12 +1,13 @@
-import type { Page } from '@flotilla/contract';
-import { pageArgs, pageOf, type PageQuery } from '../../common/name-page.js';
-import { Injectable } from '@nestjs/common';
 import {
+  type AuditActor,
+  type Page,
   syncWindowSchema,
   type SyncWindow,
   type SyncWindowVersionView,
   type SyncWindowView,
 } from '@flotilla/contract';
+import { pageArgs, pageOf, type PageQuery } from '../../common/name-page.js';
+import { Injectable } from '@nestjs/common';
 import { windowsForTarget, type NamedSyncWindow } from '@flotilla/windows';
 import { Database } from '../../db/database.js';
 import { HubError } from '../../common/hub-error.js';
@@ -31,7 +32,7 @@ export class WindowsService {
     private readonly wakeups: ClusterWakeups,
   ) {}
 
-  async create(name: string, input: WindowInput, actor: string): Promise<SyncWindowView> {
+  async create(name: string, input: WindowInput, actor: AuditActor): Promise<SyncWindowView> {
     const existing = await this.db.prisma.syncWindow.findUnique({ where: { name } });
     if (existing && !existing.deletedAt) {
       throw new HubError(
@@ -48,7 +49,7 @@ export class WindowsService {
     return view(row);
   }
 
-  async update(name: string, input: WindowInput, actor: string): Promise<SyncWindowView> {
+  async update(name: string, input: WindowInput, actor: AuditActor): Promise<SyncWindowView> {
     const existing = await this.live(name);
     await this.checkProjects(input.projects);
     const row = await this.write(existing, name, input, actor, 'updated');
@@ -56,7 +57,7 @@ export class WindowsService {
     return view(row);
   }
 
-  async remove(name: string, reason: string, actor: string): Promise<void> {
+  async remove(name: string, reason: string, actor: AuditActor): Promise<void> {
     const existing = await this.live(name);
     const window = scopedOf(existing);
     await this.db.prisma.$transaction(async (tx) => {
@@ -149,7 +150,7 @@ export class WindowsService {
     existing: SyncWindowRow | null,
     name: string,
     input: WindowInput,
-    actor: string,
+    actor: AuditActor,
     change: 'created' | 'updated',
   ): Promise<SyncWindowRow> {
     return this.db.prisma.$transaction(async (tx) => {

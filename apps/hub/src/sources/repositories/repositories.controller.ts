@@ -1,3 +1,4 @@
+import type { AuditActor } from '@flotilla/contract';
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
 import { Actor } from '../../auth/actor.js';
@@ -20,7 +21,7 @@ export class RepositoriesController {
 
   @Post()
   @Roles('admin') // repositories may carry credentials
-  async register(@Body() body: unknown, @Actor() actor: string) {
+  async register(@Body() body: unknown, @Actor() actor: AuditActor) {
     const { url, credentials } = parseInput(registerRepositorySchema, body);
     const repo = await this.repos.register(url, actor, credentials);
     return this.repos.get(repo.id);
@@ -29,7 +30,7 @@ export class RepositoriesController {
   /** Stores or replaces the repository's credentials (sealed at rest, never returned), then refetches. */
   @Put(':id/credentials')
   @Roles('admin')
-  async setCredentials(@Param('id') id: string, @Body() body: unknown, @Actor() actor: string) {
+  async setCredentials(@Param('id') id: string, @Body() body: unknown, @Actor() actor: AuditActor) {
     const credentials = parseInput(repositoryCredentialsSchema, body);
     const view = await this.repos.setCredentials(id, credentials, actor);
     await this.repos.refresh(id);
@@ -38,7 +39,7 @@ export class RepositoriesController {
 
   @Delete(':id/credentials')
   @Roles('admin')
-  clearCredentials(@Param('id') id: string, @Actor() actor: string) {
+  clearCredentials(@Param('id') id: string, @Actor() actor: AuditActor) {
     return this.repos.clearCredentials(id, actor);
   }
 

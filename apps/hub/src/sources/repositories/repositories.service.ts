@@ -1,3 +1,4 @@
+import { type AuditActor, systemActor } from '@flotilla/contract';
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { z } from 'zod';
@@ -113,7 +114,7 @@ export class RepositoriesService implements OnModuleInit {
   }
 
   /** Stores (replaces) a repository's credentials, sealed; audited without the secret. */
-  async setCredentials(id: string, credentials: RepositoryCredentials, actor: string) {
+  async setCredentials(id: string, credentials: RepositoryCredentials, actor: AuditActor) {
     const repo = await this.db.prisma.repository.findUnique({ where: { id } });
     if (!repo) throw HubError.notFound('repository', id);
     await this.db.prisma.repository.update({ where: { id }, data: this.sealed(id, credentials) });
@@ -129,7 +130,7 @@ export class RepositoriesService implements OnModuleInit {
     return this.get(id);
   }
 
-  async clearCredentials(id: string, actor: string) {
+  async clearCredentials(id: string, actor: AuditActor) {
     const repo = await this.db.prisma.repository.findUnique({ where: { id } });
     if (!repo) throw HubError.notFound('repository', id);
     await this.db.prisma.repository.update({
@@ -147,9 +148,15 @@ export class RepositoriesService implements OnModuleInit {
   /**
    * Registers a URL (idempotent) and, when it is new, schedules its polling and a first fetch.
    * `credentials` are sealed into the new row before that fetch; for a known URL they replace the
-   * stored ones and a fetch is queued.
+   * stored ones and a fetch is queued. `neededBy` says what named the URL (`appset:web`), for the
+   * audit event: the actor is who or what asked, never the thing itself.
    */
-  async register(url: string, actor: string, credentials?: RepositoryCredentials): Promise<Repository> {
+  async register(
+    url: string,
+    actor: AuditActor,
+    credentials?: RepositoryCredentials,
+    neededBy?: string,
+  ): Promise<Repository> {
     this.checkUrl(url);
     const existing = await this.db.prisma.repository.findUnique({ where: { url } });
     if (existing) {
@@ -173,7 +180,7 @@ export class RepositoriesService implements OnModuleInit {
       actor,
       action: 'repository.registered',
       scope: `repository:${url}`,
-      ...(credentials && { details: { credentials: credentials.type } }),
+      details: { ...(credentials && { credentials: credentials.type }), ...(neededBy && { neededBy }) },
     });
     await this.queues.schedulePoll(repo.id, this.config.sources.pollIntervalSeconds);
     await this.queues.enqueue('source-sync', { repositoryId: repo.id, reason: 'manual' });
@@ -248,7 +255,7 @@ export class RepositoriesService implements OnModuleInit {
       });
       if (repo.status !== 'Error' || repo.error !== error) {
         await this.audit.record({
-          actor: 'hub',
+          actor: systemActor('repository-poll'),
           action: 'repository.fetch-failed',
           scope: `repository:${repo.url}`,
           details: { error },
