@@ -33,6 +33,8 @@ export interface FleetError {
   name: string | null;
   path: string;
   message: string;
+  /** A YAML syntax error's offending line with a caret under the column. */
+  excerpt?: string;
 }
 
 /** `file:line: kind/name: path: message`, the form editors and CI logs turn into links. */

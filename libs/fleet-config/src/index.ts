@@ -51,6 +51,7 @@ export {
   type ProjectViolation,
 } from './project-policy.js';
 export { checkAgentNamespaces } from './agent-namespaces.js';
+export { yamlErrorParts } from './yaml-documents.js';
 export {
   NOTIFICATION_TRIGGERS,
   NOTIFICATION_TEMPLATE_SAMPLE,

@@ -95,9 +95,10 @@ export function validateFleetDirectory(files: readonly FleetFile[]): FleetValida
     if (!isFleetFile(file.path)) continue;
     const { documents, problems } = readYamlDocuments(file.content);
     for (const p of problems)
-      errors.push(
-        at(file.path, p.index, p.line, null, null, { code: 'invalid-yaml', path: [], message: p.message }),
-      );
+      errors.push({
+        ...at(file.path, p.index, p.line, null, null, { code: 'invalid-yaml', path: [], message: p.message }),
+        ...(p.excerpt && { excerpt: p.excerpt }),
+      });
     read.push({ file, documents });
   }
   // A policy's paramKind makes objects of that kind (ConfigMaps, usually) welcome beside it.

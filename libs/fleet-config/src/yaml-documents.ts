@@ -1,4 +1,12 @@
-import { isCollection, isNode, isScalar, LineCounter, parseAllDocuments, type Document } from 'yaml';
+import {
+  isCollection,
+  isNode,
+  isScalar,
+  LineCounter,
+  parseAllDocuments,
+  type Document,
+  type YAMLError,
+} from 'yaml';
 import { type FieldPath } from './field-path.js';
 
 /** One YAML document of a file: its value, and where its fields are. */
@@ -15,6 +23,28 @@ export interface YamlProblem {
   index: number;
   line: number;
   message: string;
+  /** The offending line with a caret under the column, for a syntax error (see yamlErrorParts). */
+  excerpt?: string;
+}
+
+/**
+ * A YAML syntax error as one line to log and the excerpt a person reads: the `yaml` library's own
+ * rendering (its `prettyErrors`) of the offending line with a caret under the column, e.g.
+ *
+ * ```
+ *   template: x
+ *   ^
+ * ```
+ */
+export function yamlErrorParts(error: YAMLError): { message: string; line: number | null; excerpt: string } {
+  const [first = error.message, ...rest] = error.message.split('\n');
+  const excerpt = rest.join('\n').replace(/^\n+|\s+$/g, '');
+  return {
+    // The position is said once, as file:line by the caller, not again in the sentence.
+    message: first.replace(/ at line \d+, column \d+:?$/, ''),
+    line: error.linePos?.[0].line ?? null,
+    excerpt,
+  };
 }
 
 // Hostile input is refused before it costs anything: alias expansion is bounded (a "billion
@@ -35,7 +65,7 @@ export function readYamlDocuments(text: string): { documents: YamlDocument[]; pr
       problems: [{ index: 0, line: 1, message: `file is larger than ${MAX_FILE_BYTES / 1024 / 1024} MiB` }],
     };
   const counter = new LineCounter();
-  const parsed = parseAllDocuments(text, { lineCounter: counter, uniqueKeys: true, prettyErrors: false });
+  const parsed = parseAllDocuments(text, { lineCounter: counter, uniqueKeys: true, prettyErrors: true });
   const docs: Document.Parsed[] = Array.isArray(parsed) ? parsed : [];
   const documents: YamlDocument[] = [];
   const problems: YamlProblem[] = [];
@@ -43,7 +73,8 @@ export function readYamlDocuments(text: string): { documents: YamlDocument[]; pr
   docs.forEach((doc, index) => {
     const first = doc.errors[0];
     if (first) {
-      problems.push({ index, line: lineAt(first.pos[0]), message: firstLine(first.message) });
+      const { message, excerpt } = yamlErrorParts(first);
+      problems.push({ index, line: lineAt(first.pos[0]), message, ...(excerpt && { excerpt }) });
       return;
     }
     const start = doc.contents?.range[0] ?? doc.range[0];
@@ -87,10 +118,6 @@ function keyLine(items: unknown[], key: string, lineAt: (offset: number) => numb
     if (isScalar(k) && k.range && k.value === key) return lineAt(k.range[0]);
   }
   return null;
-}
-
-function firstLine(message: string): string {
-  return message.split('\n')[0] ?? message;
 }
 
 /** Nesting depth of a parsed value, without recursion (the value may be deep enough to overflow it). */

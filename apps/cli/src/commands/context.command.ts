@@ -104,7 +104,7 @@ async function guard(command: string, body: () => Promise<number>): Promise<numb
     return await body();
   } catch (err) {
     if (err instanceof UsageError) {
-      console.error(`flotilla ${command}: ${err.message}`);
+      console.error(`flotilla ${command}: ${err.withExcerpt}`);
       return 2;
     }
     if (err instanceof HubApiError) {

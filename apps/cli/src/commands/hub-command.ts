@@ -145,7 +145,7 @@ export async function runHubCommand(
     return await body(args);
   } catch (err) {
     if (err instanceof UsageError) {
-      console.error(`flotilla ${spec.name}: ${err.message}`);
+      console.error(`flotilla ${spec.name}: ${err.withExcerpt}`);
       return 2;
     }
     if (err instanceof HubApiError) {

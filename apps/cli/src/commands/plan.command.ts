@@ -101,7 +101,7 @@ export async function run(argv: string[]): Promise<number> {
     return args.exitCode && (report.changed || !report.policies.allowed) ? 1 : 0;
   } catch (err) {
     if (err instanceof UsageError) {
-      console.error(`flotilla: ${err.message}`);
+      console.error(`flotilla: ${err.withExcerpt}`);
       return 2;
     }
     const message = err instanceof Error ? err.message : String(err);

@@ -101,7 +101,7 @@ export async function run(argv: string[]): Promise<number> {
     return 0;
   } catch (err) {
     if (err instanceof UsageError) {
-      console.error(`flotilla: ${err.message}`);
+      console.error(`flotilla: ${err.withExcerpt}`);
       return 2;
     }
     const message = err instanceof Error ? err.message : String(err);

@@ -36,6 +36,28 @@ spec:
 `;
 
 describe('flotilla validate', () => {
+  it('shows a YAML syntax error as file:line with the offending line and a caret under it', async () => {
+    const fleet = join(dir, 'broken-yaml');
+    mkdirSync(fleet, { recursive: true });
+    writeFileSync(
+      join(fleet, 'window.yaml'),
+      'apiVersion: flotilla.dev/v1alpha1\nkind: SyncWindow\nmetadata:\n  name: [nightly\n',
+    );
+    const table = await flotillaValidate(fleet);
+    expect(table.code).toBe(1);
+    const lines = table.out.split('\n');
+    const at = lines.findIndex((l) => l.startsWith('window.yaml:'));
+    expect(lines[at]).toMatch(/^window\.yaml:\d+: -: \(root\): .+/);
+    // The excerpt: the source line, then a caret in the column the parser stopped at, indented.
+    const caret = lines.slice(at + 1).find((l) => l.trim() === '^');
+    expect(caret).toBeDefined();
+    expect(lines.slice(at + 1).some((l) => l.includes('name: [nightly'))).toBe(true);
+
+    const json = JSON.parse((await flotillaValidate(fleet, '-o', 'json')).out) as ValidateReport;
+    expect(json.errors[0]).toMatchObject({ code: 'invalid-yaml', file: 'window.yaml' });
+    expect(json.errors[0]?.excerpt).toContain('^');
+  });
+
   it('accepts the example fleet repository: exit 0, every object listed with its file', async () => {
     const { code, out, err } = await flotillaValidate(EXAMPLE, '-o', 'json');
     expect(err).toBe('');
@@ -86,6 +108,7 @@ describe('flotilla validate', () => {
         path: e.path,
         message: e.message,
         code: e.code,
+        ...(e.excerpt !== undefined && { excerpt: e.excerpt }),
       })),
     });
   });

@@ -49,6 +49,8 @@ export interface ValidateReport {
     path: string;
     message: string;
     code: string;
+    /** A YAML syntax error's offending line with a caret under the column. */
+    excerpt?: string;
   }[];
 }
 
@@ -57,7 +59,7 @@ export async function run(argv: string[]): Promise<number> {
     return await execute(argv);
   } catch (err) {
     if (err instanceof UsageError) {
-      console.error(`flotilla: ${err.message}`);
+      console.error(`flotilla: ${err.withExcerpt}`);
       return 2;
     }
     throw err instanceof Error ? err : new Error(String(err));
@@ -213,6 +215,7 @@ function toReport(
       path: e.path,
       message: e.message,
       code: e.code,
+      ...(e.excerpt !== undefined && { excerpt: e.excerpt }),
     })),
   };
 }
@@ -224,7 +227,11 @@ function render(report: ValidateReport, output: OutputFormat, fileCount: number)
     case 'yaml':
       return stringify(report);
     case 'table': {
-      const lines = report.errors.map((e) => formatFleetError({ ...e, code: e.code as FleetError['code'] }));
+      // A syntax error shows its line with a caret under it, indented below the error.
+      const lines = report.errors.map((e) => {
+        const line = formatFleetError({ ...e, code: e.code as FleetError['code'] });
+        return e.excerpt ? `${line}\n${e.excerpt.replace(/^/gm, '    ')}` : line;
+      });
       const files = `${fileCount} file${fileCount === 1 ? '' : 's'}`;
       const objects = `${report.objects.length} valid object${report.objects.length === 1 ? '' : 's'}`;
       lines.push(

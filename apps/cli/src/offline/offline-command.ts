@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { yamlErrorParts } from '@flotilla/fleet-config';
 import { parseAllDocuments, stringify } from 'yaml';
 import { parseOptions, type OptionSpecs } from '../options/parse-options.js';
 import { type CommandDescription } from '../command.js';
@@ -75,8 +76,8 @@ export function readDocuments(path: string, options: ReadOptions = {}): unknown[
   for (const doc of Array.isArray(docs) ? docs : [docs]) {
     const first = doc.errors[0];
     if (first) {
-      const line = first.linePos?.[0].line;
-      throw new UsageError(`${path}${line ? `:${line}` : ''}: invalid YAML: ${first.message.split('\n')[0]}`);
+      const { message, line, excerpt } = yamlErrorParts(first);
+      throw new UsageError(`${path}${line ? `:${line}` : ''}: invalid YAML: ${message}`, excerpt);
     }
     const value: unknown = doc.toJS({ maxAliasCount: 100 });
     if (value !== null && value !== undefined) out.push(value);
