@@ -1,6 +1,7 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query, UseGuards } from '@nestjs/common';
-import { ApiBearerAuth, ApiBody, ApiOkResponse, ApiQuery, ApiTags } from '@nestjs/swagger';
-import { openApiSchemaOf, rolloutDetailViewSchema, rolloutViewSchema } from '@flotilla/contract';
+import { ApiBearerAuth, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { ApiAnswer, ApiInput } from '../../common/api-docs.js';
+import { rolloutDetailViewSchema, rolloutListSchema, rolloutViewSchema } from '@flotilla/contract';
 import { z } from 'zod';
 import { Actor } from '../../auth/actor.js';
 import { AdminTokenGuard } from '../../auth/admin-token.guard.js';
@@ -29,7 +30,7 @@ export class RolloutsController {
   /** Newest first (at most 200), optionally of one appset. */
   @Get()
   @ApiQuery({ name: 'appSet', required: false })
-  @ApiOkResponse({ schema: { type: 'array', items: openApiSchemaOf(rolloutViewSchema) } })
+  @ApiAnswer(rolloutListSchema)
   list(@Query() query: unknown) {
     return this.rollouts.list(parseInput(listQuery, query, 'query').appSet);
   }
@@ -42,7 +43,7 @@ export class RolloutsController {
   @Get(':appSet')
   @ApiQuery({ name: 'revision', required: false })
   @ApiPageQuery()
-  @ApiOkResponse({ schema: openApiSchemaOf(rolloutDetailViewSchema) })
+  @ApiAnswer(rolloutDetailViewSchema)
   get(@Param('appSet') appSet: string, @Query() query: unknown) {
     const { revision, ...page } = parseInput(getQuery, query, 'query');
     return this.rollouts.get(appSet, revision, page);
@@ -51,7 +52,8 @@ export class RolloutsController {
   @Post(':appSet/pause')
   @Roles('operator')
   @HttpCode(200)
-  @ApiBody({ description: '{"reason": "<why>"}' })
+  @ApiInput(actionBody, 'RolloutActionRequest')
+  @ApiAnswer(rolloutViewSchema)
   pause(@Param('appSet') appSet: string, @Body() body: unknown, @Actor() actor: string) {
     return this.controls.pause(appSet, actor, parseInput(actionBody, body).reason);
   }
@@ -59,7 +61,8 @@ export class RolloutsController {
   @Post(':appSet/resume')
   @Roles('operator')
   @HttpCode(200)
-  @ApiBody({ description: '{"reason": "<why>"}' })
+  @ApiInput(actionBody, 'RolloutActionRequest')
+  @ApiAnswer(rolloutViewSchema)
   resume(@Param('appSet') appSet: string, @Body() body: unknown, @Actor() actor: string) {
     return this.controls.resume(appSet, actor, parseInput(actionBody, body).reason);
   }
@@ -68,7 +71,8 @@ export class RolloutsController {
   @Post(':appSet/promote')
   @Roles('operator')
   @HttpCode(200)
-  @ApiBody({ description: '{"reason": "<why>"}' })
+  @ApiInput(actionBody, 'RolloutActionRequest')
+  @ApiAnswer(rolloutViewSchema)
   promote(@Param('appSet') appSet: string, @Body() body: unknown, @Actor() actor: string) {
     return this.controls.promote(appSet, actor, parseInput(actionBody, body).reason);
   }
