@@ -12,6 +12,10 @@ import { ApiPageQuery, isPaged, parsePageQuery } from '../common/name-page.js';
 
 import { ClustersService, createClusterSchema } from './clusters.service.js';
 
+import { ApiAnswer, ApiInput } from '../common/api-docs.js';
+
+import { clusterListingSchema, clusterViewSchema, registeredClusterViewSchema } from '@flotilla/contract';
+
 import { ExpansionRequests } from '../wakeups/expansion-requests.service.js';
 
 @ApiTags('clusters')
@@ -26,6 +30,8 @@ export class ClustersController {
 
   /** Adds a cluster and returns its single-use bootstrap token (shown only here). */
   @Post()
+  @ApiInput(createClusterSchema, 'CreateClusterRequest')
+  @ApiAnswer(registeredClusterViewSchema, { status: 201 })
   async create(@Body() body: unknown, @Actor() actor: string) {
     const created = await this.clusters.create(parseInput(createClusterSchema, body), actor);
     // A new cluster can match cluster generators: every appset is looked at again.
@@ -36,22 +42,26 @@ export class ClustersController {
   /** By name; with `limit` or `cursor`, one page `{items, nextCursor}` (see common/name-page.ts). */
   @Get()
   @ApiPageQuery()
+  @ApiAnswer(clusterListingSchema)
   list(@Query() query: unknown) {
     const q = parsePageQuery(query);
     return isPaged(q) ? this.clusters.page(q) : this.clusters.list();
   }
 
   @Get(':name')
+  @ApiAnswer(clusterViewSchema)
   get(@Param('name') name: string) {
     return this.clusters.get(name);
   }
 
   @Post(':name/bootstrap-tokens')
+  @ApiAnswer(registeredClusterViewSchema, { status: 201 })
   issueToken(@Param('name') name: string, @Actor() actor: string) {
     return this.clusters.issueBootstrapToken(name, actor);
   }
 
   @Post(':name/revoke-credential')
+  @ApiAnswer(clusterViewSchema, { status: 201 })
   revoke(@Param('name') name: string, @Actor() actor: string) {
     return this.clusters.revokeCredential(name, actor);
   }

@@ -4,7 +4,12 @@ import { Actor } from '../auth/actor.js';
 import { AdminTokenGuard } from '../auth/admin-token.guard.js';
 import { parseInput } from '../common/hub-error.js';
 import { Roles } from '../auth/roles.decorator.js';
-import { chartRepositoryCredentialsSchema } from '@flotilla/contract';
+import {
+  chartRepositoryCredentialsListSchema,
+  chartRepositoryCredentialsSchema,
+  chartRepositoryCredentialsViewSchema,
+} from '@flotilla/contract';
+import { ApiAnswer, ApiInput } from '../common/api-docs.js';
 import { ChartCredentialsService } from './chart-credentials.service.js';
 
 /** Credentials for Helm repositories and OCI registries. The password is write-only. */
@@ -17,6 +22,7 @@ export class ChartCredentialsController {
 
   @Get()
   @Roles('admin')
+  @ApiAnswer(chartRepositoryCredentialsListSchema)
   list() {
     return this.credentials.list();
   }
@@ -24,6 +30,8 @@ export class ChartCredentialsController {
   /** Stores or replaces the credentials for a URL prefix (sealed at rest, never returned). */
   @Put()
   @Roles('admin')
+  @ApiInput(chartRepositoryCredentialsSchema)
+  @ApiAnswer(chartRepositoryCredentialsViewSchema)
   set(@Body() body: unknown, @Actor() actor: string) {
     return this.credentials.set(parseInput(chartRepositoryCredentialsSchema, body), actor);
   }

@@ -5,6 +5,8 @@ import { AdminTokenGuard } from '../../auth/admin-token.guard.js';
 import { parseInput } from '../../common/hub-error.js';
 import { ApiPageQuery, isPaged, parsePageQuery } from '../../common/name-page.js';
 import { Roles } from '../../auth/roles.decorator.js';
+import { ApiAnswer, ApiInput } from '../../common/api-docs.js';
+import { queuedFetchViewSchema, repositoryListingSchema, repositoryViewSchema } from '@flotilla/contract';
 import {
   registerRepositorySchema,
   RepositoriesService,
@@ -20,6 +22,8 @@ export class RepositoriesController {
 
   @Post()
   @Roles('admin') // repositories may carry credentials
+  @ApiInput(registerRepositorySchema, 'RegisterRepositoryRequest')
+  @ApiAnswer(repositoryViewSchema, { status: 201 })
   async register(@Body() body: unknown, @Actor() actor: string) {
     const { url, credentials } = parseInput(registerRepositorySchema, body);
     const repo = await this.repos.register(url, actor, credentials);
@@ -29,6 +33,8 @@ export class RepositoriesController {
   /** Stores or replaces the repository's credentials (sealed at rest, never returned), then refetches. */
   @Put(':id/credentials')
   @Roles('admin')
+  @ApiInput(repositoryCredentialsSchema, 'RepositoryCredentialsInput')
+  @ApiAnswer(repositoryViewSchema)
   async setCredentials(@Param('id') id: string, @Body() body: unknown, @Actor() actor: string) {
     const credentials = parseInput(repositoryCredentialsSchema, body);
     const view = await this.repos.setCredentials(id, credentials, actor);
@@ -38,6 +44,7 @@ export class RepositoriesController {
 
   @Delete(':id/credentials')
   @Roles('admin')
+  @ApiAnswer(repositoryViewSchema)
   clearCredentials(@Param('id') id: string, @Actor() actor: string) {
     return this.repos.clearCredentials(id, actor);
   }
@@ -45,12 +52,14 @@ export class RepositoriesController {
   /** By URL; with `limit` or `cursor`, one page `{items, nextCursor}` (see common/name-page.ts). */
   @Get()
   @ApiPageQuery()
+  @ApiAnswer(repositoryListingSchema)
   list(@Query() query: unknown) {
     const q = parsePageQuery(query);
     return isPaged(q) ? this.repos.page(q) : this.repos.list();
   }
 
   @Get(':id')
+  @ApiAnswer(repositoryViewSchema)
   get(@Param('id') id: string) {
     return this.repos.get(id);
   }
@@ -59,6 +68,7 @@ export class RepositoriesController {
   @Post(':id/refresh')
   @Roles('operator')
   @HttpCode(202)
+  @ApiAnswer(queuedFetchViewSchema, { status: 202 })
   refresh(@Param('id') id: string) {
     return this.repos.refresh(id);
   }
