@@ -29,6 +29,17 @@ const UNDOCUMENTED: Record<string, string> = {
 /** The Swagger UI's pages and files (served when the document is public). */
 const SWAGGER_UI = /^GET \/api\/docs(-yaml|\/.*)?$/;
 
+/** Writes whose body is not one named schema, and why. */
+const UNNAMED_BODY: Record<string, string> = {
+  'POST /api/agent/v1/rotate': 'no body: the credential presented is the one rotated',
+  'POST /api/v1/clusters/{name}/bootstrap-tokens': 'no body',
+  'POST /api/v1/clusters/{name}/revoke-credential': 'no body',
+  'POST /api/v1/repositories/{id}/refresh': 'no body',
+  'POST /api/v1/webhooks/git': "the Git host's push payload, verified by its signature",
+  'POST /api/v1/appsets': 'an ApplicationSet document, checked by the expansion (described in words)',
+  'POST /api/v1/appsets/preview': 'an ApplicationSet document, as POST /api/v1/appsets',
+};
+
 /** Read answers that cannot be asked of this hub, and why. */
 const NOT_ASKED: Record<string, string> = {
   '/api/v1/auth/oidc': 'OIDC sign-in is off on the test hub (404)',
@@ -153,6 +164,10 @@ describe('the OpenAPI document (real hub, PostgreSQL, Redis, Git)', () => {
         const schema = Object.values(answer.content ?? {})[0]?.schema;
         if (!schema?.$ref) missing.push(`${route}: ${status} has no named schema`);
       }
+      const body = (op as { requestBody?: { content?: Record<string, { schema?: { $ref?: string } }> } })
+        .requestBody?.content?.['application/json']?.schema?.$ref;
+      if ((method === 'POST' || method === 'PUT') && !body && !(route in UNNAMED_BODY))
+        missing.push(`${route}: no named request body`);
       const error = op.responses['4XX']?.content?.['application/json']?.schema?.$ref;
       if (error !== '#/components/schemas/ApiError') missing.push(`${route}: no ApiError`);
     }
