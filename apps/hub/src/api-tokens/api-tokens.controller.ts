@@ -23,7 +23,9 @@ export class ApiTokensController {
 
   /** Creates a token; the answer's `secret` is the only time it is shown. */
   @Post()
-  @ApiInput(createApiTokenSchema)
+  @ApiInput(createApiTokenSchema, undefined, {
+    example: { name: 'ci-deploy', role: 'operator', expiresInDays: 90 },
+  })
   @ApiAnswer(createdApiTokenSchema, { status: 201 })
   create(@Body() body: unknown, @Actor() actor: string) {
     return this.tokens.create(parseInput(createApiTokenSchema, body), actor);

@@ -29,7 +29,15 @@ export class BreakGlassController {
   /** Opens an override on a cluster, an appset or one target, with a reason and an expiry. */
   @Post()
   @Roles('operator')
-  @ApiInput(openBreakGlassSchema, 'OpenBreakGlassRequest')
+  @ApiInput(openBreakGlassSchema, 'OpenBreakGlassRequest', {
+    example: {
+      scope: 'cluster',
+      name: 'prod-eu-1',
+      reason: 'INC-4711: hand-patching the ingress',
+      durationMinutes: 60,
+      pauseSelfHeal: true,
+    },
+  })
   @ApiAnswer(breakGlassViewSchema, { status: 201 })
   open(@Body() body: unknown, @Actor() actor: string) {
     return this.breakGlass.open(parseInput(openBreakGlassSchema, body), actor);

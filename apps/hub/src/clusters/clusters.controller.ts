@@ -30,7 +30,9 @@ export class ClustersController {
 
   /** Adds a cluster and returns its single-use bootstrap token (shown only here). */
   @Post()
-  @ApiInput(createClusterSchema, 'CreateClusterRequest')
+  @ApiInput(createClusterSchema, 'CreateClusterRequest', {
+    example: { name: 'prod-eu-1', labels: { env: 'prod', region: 'eu' } },
+  })
   @ApiAnswer(registeredClusterViewSchema, { status: 201 })
   async create(@Body() body: unknown, @Actor() actor: string) {
     const created = await this.clusters.create(parseInput(createClusterSchema, body), actor);

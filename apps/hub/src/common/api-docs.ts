@@ -36,17 +36,22 @@ export function ApiAnswer(
 
 /**
  * The route's request body: the schema it is parsed with (`parseInput`). A schema of the hub's own
- * (not named in libs/contract) is named here, once, by its route.
+ * (not named in libs/contract) is named here, once, by its route. `example`: a body a person would
+ * send (the OpenAPI spec checks it against the schema).
  */
 export function ApiInput(
   schema: z.ZodType,
   name?: string,
-  options: { required?: boolean } = {},
+  options: { required?: boolean; example?: unknown } = {},
 ): MethodDecorator {
   const known = apiInputs.get(schema)?.id;
   if (known === undefined && name !== undefined) schema.register(apiInputs, { id: name });
   else if (name !== undefined && known !== name) throw new Error(`input ${name} is already named ${known}`);
-  return ApiBody({ schema: apiSchemaRef(schema, 'input'), required: options.required ?? true });
+  return ApiBody({
+    schema: apiSchemaRef(schema, 'input'),
+    required: options.required ?? true,
+    ...(options.example !== undefined && { examples: { example: { value: options.example } } }),
+  });
 }
 
 /** One query parameter per field of the route's query schema, typed and described as it is parsed. */

@@ -132,6 +132,18 @@ function jsonSchemaOf(node: unknown): unknown {
   return nullable === undefined ? out : { ...out, nullable };
 }
 
+type MediaWithExamples = { schema: { $ref: string }; examples?: Record<string, { value: unknown }> };
+
+/** ajv with the document's components under `flotilla-openapi#/components/schemas/…`. */
+function ajvOf(document: OpenAPIObject): Ajv {
+  const ajv = new Ajv({ strict: false, allErrors: true, validateFormats: false });
+  ajv.addSchema(
+    { $id: 'flotilla-openapi', components: jsonSchemaOf(document.components) },
+    'flotilla-openapi',
+  );
+  return ajv;
+}
+
 const answerRef = (path: string) =>
   operationOf(`GET ${path}`)!.responses['200']!.content!['application/json']!.schema!.$ref!;
 
@@ -172,6 +184,23 @@ describe('the OpenAPI document (real hub, PostgreSQL, Redis, Git)', () => {
       if (error !== '#/components/schemas/ApiError') missing.push(`${route}: no ApiError`);
     }
     expect(missing).toEqual([]);
+    // Every example of a request body is a body its schema accepts.
+    const ajv = ajvOf(doc);
+    const wrong: string[] = [];
+    let examples = 0;
+    for (const [path, item] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(item as Record<string, { requestBody?: unknown }>)) {
+        const media = (op.requestBody as { content?: Record<string, MediaWithExamples> } | undefined)
+          ?.content?.['application/json'];
+        for (const { value } of Object.values(media?.examples ?? {})) {
+          examples++;
+          const validate = ajv.compile({ $ref: `flotilla-openapi${media!.schema.$ref}` });
+          if (!validate(value)) wrong.push(`${method} ${path}: ${ajv.errorsText(validate.errors)}`);
+        }
+      }
+    }
+    expect(wrong).toEqual([]);
+    expect(examples).toBeGreaterThanOrEqual(9);
     // Every $ref names a component.
     const refs = JSON.stringify(doc).match(/#\/components\/schemas\/[\w.-]+/g) ?? [];
     const names = Object.keys(doc.components?.schemas ?? {});
@@ -179,8 +208,7 @@ describe('the OpenAPI document (real hub, PostgreSQL, Redis, Git)', () => {
   });
 
   it("validates the hub's real answers of every read (listings as arrays and pages) with ajv", async () => {
-    const ajv = new Ajv({ strict: false, allErrors: true, validateFormats: false });
-    ajv.addSchema({ $id: 'flotilla-openapi', components: jsonSchemaOf(doc.components) }, 'flotilla-openapi');
+    const ajv = ajvOf(doc);
     const failures: string[] = [];
     const check = async (path: string, asked: string) => {
       const answer = await read(asked);

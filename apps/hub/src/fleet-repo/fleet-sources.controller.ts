@@ -22,7 +22,9 @@ export class FleetSourcesController {
 
   /** Follows a fleet repository `{repoUrl, revision?, path?}`: 201 added, 200 already followed. */
   @Post()
-  @ApiInput(sourceBody, 'FleetSourceRequest')
+  @ApiInput(sourceBody, 'FleetSourceRequest', {
+    example: { repoUrl: 'https://git.example.com/platform/fleet.git', revision: 'main', path: 'fleet' },
+  })
   @ApiAnswer(fleetSourceViewSchema, { status: [201, 200] })
   async add(@Body() body: unknown, @Actor() actor: string, @Res({ passthrough: true }) res: Response) {
     const { created, source } = await this.fleet.add(body, actor);

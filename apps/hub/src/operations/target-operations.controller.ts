@@ -50,7 +50,9 @@ export class TargetOperationsController {
   @Post('targets/:name/sync')
   @Roles('operator')
   @HttpCode(202)
-  @ApiInput(singleSyncRequestSchema, 'SyncRequest')
+  @ApiInput(singleSyncRequestSchema, 'SyncRequest', {
+    example: { reason: 'roll out the config fix now', prune: true },
+  })
   @ApiAnswer(targetOperationViewSchema, { status: 202 })
   sync(@Param('name') name: string, @Body() body: unknown, @Actor() actor: string) {
     return this.operations.requestSync(name, body, actor);

@@ -30,7 +30,9 @@ export class ChartCredentialsController {
   /** Stores or replaces the credentials for a URL prefix (sealed at rest, never returned). */
   @Put()
   @Roles('admin')
-  @ApiInput(chartRepositoryCredentialsSchema)
+  @ApiInput(chartRepositoryCredentialsSchema, undefined, {
+    example: { url: 'oci://registry.example.com/charts', username: 'ci', password: '<token>' },
+  })
   @ApiAnswer(chartRepositoryCredentialsViewSchema)
   set(@Body() body: unknown, @Actor() actor: string) {
     return this.credentials.set(parseInput(chartRepositoryCredentialsSchema, body), actor);

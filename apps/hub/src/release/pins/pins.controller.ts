@@ -37,7 +37,9 @@ export class PinsController {
   @Post('targets/:name/pin')
   @Roles('operator')
   @HttpCode(200)
-  @ApiInput(pinRequestSchema, 'PinRequest')
+  @ApiInput(pinRequestSchema, 'PinRequest', {
+    example: { revision: 'v1.4.2', reason: 'v1.5.0 breaks checkout; hold until the fix' },
+  })
   @ApiAnswer(pinViewSchema)
   pin(@Param('name') name: string, @Body() body: unknown, @Actor() actor: string) {
     return this.pins.pin(name, body, actor);

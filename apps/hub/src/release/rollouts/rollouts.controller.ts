@@ -52,7 +52,7 @@ export class RolloutsController {
   @Post(':appSet/pause')
   @Roles('operator')
   @HttpCode(200)
-  @ApiInput(actionBody, 'RolloutActionRequest')
+  @ApiInput(actionBody, 'RolloutActionRequest', { example: { reason: 'canary error rate is up' } })
   @ApiAnswer(rolloutViewSchema)
   pause(@Param('appSet') appSet: string, @Body() body: unknown, @Actor() actor: string) {
     return this.controls.pause(appSet, actor, parseInput(actionBody, body).reason);

@@ -42,7 +42,17 @@ export class WindowsController {
   ) {}
 
   @Post()
-  @ApiInput(windowRequestSchema)
+  @ApiInput(windowRequestSchema, undefined, {
+    example: {
+      name: 'weekend-freeze',
+      kind: 'deny',
+      schedule: '0 18 * * 5',
+      duration: '62h',
+      timeZone: 'Europe/Berlin',
+      clusters: ['prod-*'],
+      reason: 'no production changes over the weekend',
+    },
+  })
   @ApiAnswer(syncWindowViewSchema, { status: 201 })
   create(@Body() body: unknown, @Actor() actor: string) {
     const { name } = parseInput(createWindowSchema, body);
