@@ -5,6 +5,7 @@ import type { HubConfig } from './config/hub-config.js';
 import { AppModule, type AppModuleOptions } from './app.module.js';
 import { WEBHOOK_PATH, webhookBodyParser } from './sources/webhooks/webhook-body.js';
 import { requestOriginMiddleware } from './common/request-origin.js';
+import { completeApiDocument } from './common/api-docs.js';
 import { OpenApiDocument } from './common/openapi.controller.js';
 import { HubLogger } from './common/hub-logger.js';
 import { serveConsole } from './console/serve-console.js';
@@ -36,7 +37,7 @@ export async function createHubApp(
       .setVersion('0.1.0')
       .addBearerAuth()
       .build();
-    const document = SwaggerModule.createDocument(app, doc);
+    const document = completeApiDocument(SwaggerModule.createDocument(app, doc));
     // `authenticated`: the document is a people route like any other (GET /api/docs-json, viewer);
     // the browser UI, which cannot send a bearer token, is only served when the docs are public.
     if (config.openApi === 'public') {

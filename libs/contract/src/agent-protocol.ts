@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { apiAnswers, apiInputs } from './api-schemas.js';
 import { kubeObjectSchema, objectRefSchema } from './kube-object.js';
 import { healthStatusSchema, resourceActionSchema, syncOutcomeSchema, syncTriggerSchema } from './status.js';
 import { syncWindowSchema } from './sync-window.js';
@@ -547,3 +548,15 @@ export const reportBatchResponseSchema = z.object({
     .optional(),
 });
 export type ReportBatchResponse = z.infer<typeof reportBatchResponseSchema>;
+
+// The agent API's named schemas in the hub's OpenAPI document (see api-schemas.ts).
+registerRequestSchema.register(apiInputs, { id: 'AgentRegisterRequest' });
+registerResponseSchema.register(apiAnswers, { id: 'AgentRegisterResponse' });
+clusterCapabilitiesSchema.register(apiInputs, { id: 'ClusterCapabilities' });
+capabilitiesResponseSchema.register(apiAnswers, { id: 'CapabilitiesResponse' });
+assignmentsResponseSchema.register(apiAnswers, { id: 'AssignmentsResponse' });
+bundleSchema.register(apiAnswers, { id: 'Bundle' });
+bundleBatchRequestSchema.register(apiInputs, { id: 'BundleBatchRequest' });
+bundleBatchResponseSchema.register(apiAnswers, { id: 'BundleBatchResponse' });
+reportBatchSchema.register(apiInputs, { id: 'ReportBatch' });
+reportBatchResponseSchema.register(apiAnswers, { id: 'ReportBatchResponse' });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { apiAnswers } from './api-schemas.js';
 
 /** Every error the hub returns: a stable code, a sentence a person can act on, and where in the input. */
 export const apiErrorSchema = z.object({
@@ -9,6 +10,7 @@ export const apiErrorSchema = z.object({
   /** The request's id (its `X-Request-Id`), as in the hub's log: the one string to quote in a report. */
   requestId: z.string().optional(),
 });
+apiErrorSchema.register(apiAnswers, { id: 'ApiError' });
 export type ApiError = z.infer<typeof apiErrorSchema>;
 
 /** `a.b[2].c` from a zod issue path, so errors name the offending field. */

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { apiAnswers, apiInputs, listingSchema } from './api-schemas.js';
 
 /** The people API's roles, each including the one before: read, act on syncs, administer. */
 export const peopleRoleSchema = z.enum(['viewer', 'operator', 'admin']);
@@ -13,6 +14,7 @@ export const createApiTokenSchema = z.object({
   /** Lifetime in days; tokens without one live until revoked. */
   expiresInDays: z.number().int().min(1).max(3650).optional(),
 });
+createApiTokenSchema.register(apiInputs, { id: 'CreateApiTokenInput' });
 export type CreateApiToken = z.infer<typeof createApiTokenSchema>;
 
 /** A token as listed: never the secret, which exists only in the create answer. */
@@ -25,6 +27,8 @@ export const apiTokenViewSchema = z.object({
   lastUsedAt: z.iso.datetime().nullable(),
   revokedAt: z.iso.datetime().nullable(),
 });
+apiTokenViewSchema.register(apiAnswers, { id: 'ApiTokenView' });
+export const apiTokenListingSchema = listingSchema(apiTokenViewSchema, 'ApiToken');
 export type ApiTokenView = z.infer<typeof apiTokenViewSchema>;
 
 export const createdApiTokenSchema = z.object({
@@ -32,4 +36,5 @@ export const createdApiTokenSchema = z.object({
   /** The bearer secret (`flp_…`), shown once: the hub keeps only its sha256. */
   secret: z.string(),
 });
+createdApiTokenSchema.register(apiAnswers, { id: 'CreatedApiTokenView' });
 export type CreatedApiToken = z.infer<typeof createdApiTokenSchema>;

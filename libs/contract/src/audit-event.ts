@@ -1,18 +1,26 @@
+import { z } from 'zod';
+import { apiAnswers } from './api-schemas.js';
+
 /**
  * One audit event as the hub's API returns it (`GET /api/v1/audit`), and its export formats.
  * The hub writes them and the CLI reads or re-exports them, so both use these definitions.
  */
-export interface AuditEventView {
-  id: string;
-  at: string;
-  actor: string;
-  action: string;
-  scope: string;
-  details: unknown;
-  /** The previous event's hash (64 zeros for the first); null for events older than the chain. */
-  prevHash: string | null;
-  hash: string | null;
-}
+export const auditEventViewSchema = z
+  .object({
+    id: z.string(),
+    at: z.string(),
+    actor: z.string(),
+    action: z.string(),
+    scope: z.string(),
+    details: z.unknown(),
+    prevHash: z
+      .string()
+      .nullable()
+      .describe("the previous event's hash (64 zeros for the first); null for events older than the chain"),
+    hash: z.string().nullable(),
+  })
+  .register(apiAnswers, { id: 'AuditEventView' });
+export type AuditEventView = z.infer<typeof auditEventViewSchema>;
 
 export const AUDIT_CSV_COLUMNS = [
   'id',

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { apiAnswers, apiInputs } from './api-schemas.js';
 
 /**
  * `PUT /api/v1/chart-repositories`: credentials for charts under a URL prefix — a Helm repository
@@ -17,6 +18,7 @@ export const chartRepositoryCredentialsSchema = z.strictObject({
   username: z.string().min(1).max(256),
   password: z.string().min(1).max(16_384),
 });
+chartRepositoryCredentialsSchema.register(apiInputs, { id: 'ChartRepositoryCredentialsInput' });
 export type ChartRepositoryCredentials = z.infer<typeof chartRepositoryCredentialsSchema>;
 
 /** Credentials as listed: the URL prefix and the username, never the password. */
@@ -27,4 +29,8 @@ export const chartRepositoryCredentialsViewSchema = z.object({
   createdAt: z.iso.datetime(),
   updatedAt: z.iso.datetime(),
 });
+chartRepositoryCredentialsViewSchema.register(apiAnswers, { id: 'ChartRepositoryCredentialsView' });
+export const chartRepositoryCredentialsListSchema = z
+  .array(chartRepositoryCredentialsViewSchema)
+  .register(apiAnswers, { id: 'ChartRepositoryCredentialsList' });
 export type ChartRepositoryCredentialsView = z.infer<typeof chartRepositoryCredentialsViewSchema>;

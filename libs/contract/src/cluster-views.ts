@@ -1,40 +1,54 @@
+import { z } from 'zod';
+import { apiAnswers } from './api-schemas.js';
+
 /**
  * Clusters as the hub's people API returns them (`/api/v1/clusters`); the CLI reads them, the hub
  * builds them (clusters.service.ts).
  */
 
 /** How a cluster's targets stand, counted. */
-export interface ClusterTargetCountsView {
-  total: number;
-  synced: number;
-  outOfSync: number;
-  unknown: number;
-  healthy: number;
-  degraded: number;
-}
+export const clusterTargetCountsViewSchema = z
+  .object({
+    total: z.number().int(),
+    synced: z.number().int(),
+    outOfSync: z.number().int(),
+    unknown: z.number().int(),
+    healthy: z.number().int(),
+    degraded: z.number().int(),
+  })
+  .register(apiAnswers, { id: 'ClusterTargetCountsView' });
+export type ClusterTargetCountsView = z.infer<typeof clusterTargetCountsViewSchema>;
 
 /** One cluster (`GET /api/v1/clusters`, `GET /api/v1/clusters/:name`). */
-export interface ClusterView {
-  id: string;
-  name: string;
-  server: string;
-  labels: Record<string, string>;
-  annotations: Record<string, string>;
-  registered: boolean;
-  agentVersion: string | null;
-  /** What its agent reported of discovery, which its charts render with; null until it reports. */
-  capabilities: { kubeVersion: string; apiVersions: string[]; reportedAt: string | null } | null;
-  lastSeenAt: string | null;
-  createdAt: string;
-  targets: ClusterTargetCountsView;
-}
+export const clusterViewSchema = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    server: z.string(),
+    labels: z.record(z.string(), z.string()),
+    annotations: z.record(z.string(), z.string()),
+    registered: z.boolean(),
+    agentVersion: z.string().nullable(),
+    capabilities: z
+      .object({
+        kubeVersion: z.string(),
+        apiVersions: z.array(z.string()),
+        reportedAt: z.string().nullable(),
+      })
+      .nullable()
+      .describe('what its agent reported of discovery, which its charts render with; null until it reports'),
+    lastSeenAt: z.string().nullable(),
+    createdAt: z.string(),
+    targets: clusterTargetCountsViewSchema,
+  })
+  .register(apiAnswers, { id: 'ClusterView' });
+export type ClusterView = z.infer<typeof clusterViewSchema>;
 
 /**
  * A cluster just added (`POST /api/v1/clusters`) or given a new bootstrap token
  * (`POST /api/v1/clusters/:name/bootstrap-token`): the token is shown only in this answer.
  */
-export interface RegisteredClusterView {
-  cluster: ClusterView;
-  bootstrapToken: string;
-  expiresAt: string;
-}
+export const registeredClusterViewSchema = z
+  .object({ cluster: clusterViewSchema, bootstrapToken: z.string(), expiresAt: z.string() })
+  .register(apiAnswers, { id: 'RegisteredClusterView' });
+export type RegisteredClusterView = z.infer<typeof registeredClusterViewSchema>;

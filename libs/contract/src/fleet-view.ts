@@ -1,4 +1,5 @@
-import type { z } from 'zod';
+import { z } from 'zod';
+import { apiAnswers } from './api-schemas.js';
 import type { peopleRoleSchema } from './api-token.js';
 import type { HealthStatus, SyncStatus } from './status.js';
 import type { TargetReason } from './target-reason.js';
@@ -93,21 +94,21 @@ export interface FleetEventView {
  * `GET /api/v1/auth/oidc` (public): what the console needs to sign a person in at the hub's OIDC
  * issuer with the authorization code flow and PKCE. 404 `oidc-sign-in-off` when the hub has none.
  */
-export interface OidcSignInView {
-  issuer: string;
-  clientId: string;
-  authorizationEndpoint: string;
-  scopes: string;
-}
+export const oidcSignInViewSchema = z
+  .object({ issuer: z.string(), clientId: z.string(), authorizationEndpoint: z.string(), scopes: z.string() })
+  .register(apiAnswers, { id: 'OidcSignInView' });
+export type OidcSignInView = z.infer<typeof oidcSignInViewSchema>;
 
 /**
  * `POST /api/v1/auth/oidc/token` (public) answers the console's `{code, codeVerifier, redirectUri}`
  * with the issuer's token the hub accepts as a bearer, and who it names.
  */
-export interface OidcTokenView {
-  token: string;
-  subject: string;
-  role: 'viewer' | 'operator' | 'admin';
-  /** When the token stops being accepted (its `exp`), if it says. */
-  expiresAt: string | null;
-}
+export const oidcTokenViewSchema = z
+  .object({
+    token: z.string(),
+    subject: z.string(),
+    role: z.enum(['viewer', 'operator', 'admin']),
+    expiresAt: z.string().nullable().describe('when the token stops being accepted (its `exp`), if it says'),
+  })
+  .register(apiAnswers, { id: 'OidcTokenView' });
+export type OidcTokenView = z.infer<typeof oidcTokenViewSchema>;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { apiAnswers, listingSchema } from './api-schemas.js';
 
 /**
  * A delivery's life: a digest `Collecting` events until its window closes, then `Pending` until a
@@ -24,6 +25,10 @@ export const notificationDeliveryViewSchema = z.object({
   createdAt: z.iso.datetime(),
   events: z.array(z.unknown()),
 });
+notificationDeliveryViewSchema.register(apiAnswers, { id: 'NotificationDeliveryView' });
+export const notificationDeliveryListSchema = z
+  .array(notificationDeliveryViewSchema)
+  .register(apiAnswers, { id: 'NotificationDeliveryList' });
 export type NotificationDeliveryView = z.infer<typeof notificationDeliveryViewSchema>;
 
 /** A destination as listed: its shown settings, never its secret (`hasSecret` says one is sealed). */
@@ -36,6 +41,11 @@ export const notificationDestinationViewSchema = z.object({
   createdAt: z.iso.datetime(),
   updatedAt: z.iso.datetime(),
 });
+notificationDestinationViewSchema.register(apiAnswers, { id: 'NotificationDestinationView' });
+export const notificationDestinationListingSchema = listingSchema(
+  notificationDestinationViewSchema,
+  'NotificationDestination',
+);
 export type NotificationDestinationView = z.infer<typeof notificationDestinationViewSchema>;
 
 /** A NotificationPolicy as listed, with who manages it (the API, or a fleet repository commit). */
@@ -47,4 +57,9 @@ export const notificationPolicyViewSchema = z.object({
   managedBy: z.string(),
   sourceCommit: z.string().nullable(),
 });
+notificationPolicyViewSchema.register(apiAnswers, { id: 'NotificationPolicyView' });
+export const notificationPolicyListingSchema = listingSchema(
+  notificationPolicyViewSchema,
+  'NotificationPolicy',
+);
 export type NotificationPolicyView = z.infer<typeof notificationPolicyViewSchema>;

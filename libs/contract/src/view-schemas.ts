@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { apiAnswers } from './api-schemas.js';
 import { peopleRoleSchema } from './api-token.js';
 import type { RolloutDetailView, RolloutView } from './appset-views.js';
 import type { FleetEventView, FleetView, SessionView } from './fleet-view.js';
@@ -6,7 +7,7 @@ import { healthStatusSchema, syncStatusSchema } from './status.js';
 import { targetReasonSchema } from './target-reason.js';
 
 /**
- * The console's views as zod schemas, for the hub's OpenAPI document (`openApiSchemaOf`): what a
+ * The console's views as zod schemas, for the hub's OpenAPI document (each registered in `apiAnswers`): what a
  * client of `/api/v1/fleet`, `/api/v1/session`, `/api/v1/events` and `/api/v1/rollouts/:appSet`
  * may rely on. Each is checked at compile time to describe exactly its interface (the `Same`
  * lines below), so the published schema cannot drift from what the hub sends.
@@ -102,10 +103,12 @@ export const rolloutDetailViewSchema = rolloutViewSchema.extend({
   ),
 });
 
-/** A schema as the OpenAPI document's response schema (OpenAPI 3.0's dialect of JSON Schema). */
-export function openApiSchemaOf(schema: z.ZodType): Record<string, unknown> {
-  return z.toJSONSchema(schema, { target: 'openapi-3.0', io: 'output', unrepresentable: 'any' });
-}
+fleetViewSchema.register(apiAnswers, { id: 'FleetView' });
+sessionViewSchema.register(apiAnswers, { id: 'SessionView' });
+fleetEventViewSchema.register(apiAnswers, { id: 'FleetEventView' });
+rolloutViewSchema.register(apiAnswers, { id: 'RolloutView' });
+rolloutDetailViewSchema.register(apiAnswers, { id: 'RolloutDetailView' });
+export const rolloutListSchema = z.array(rolloutViewSchema).register(apiAnswers, { id: 'RolloutList' });
 
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 const described: [

@@ -12,9 +12,16 @@ import {
   Res,
   UseGuards,
 } from '@nestjs/common';
-import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiQuery, ApiTags } from '@nestjs/swagger';
 import {
   AGENT_REFUSAL,
+  assignmentsResponseSchema,
+  bundleBatchResponseSchema,
+  bundleSchema,
+  capabilitiesResponseSchema,
+  registerResponseSchema,
+  reportBatchResponseSchema,
+  rotateResponseSchema,
   bundleBatchRequestSchema,
   clusterCapabilitiesSchema,
   registerRequestSchema,
@@ -29,6 +36,7 @@ import {
 import type { Response } from 'express';
 import { z } from 'zod';
 import { HubError, parseInput } from '../common/hub-error.js';
+import { ApiAnswer, ApiInput } from '../common/api-docs.js';
 import { ClusterWakeups } from '../wakeups/cluster-wakeups.service.js';
 import { isAutomaticRollback } from '../release/rollouts/automatic-rollback.js';
 import { Public } from '../auth/roles.decorator.js';
@@ -66,6 +74,8 @@ export class AgentGatewayController {
 
   @Post('register')
   @HttpCode(200)
+  @ApiInput(registerRequestSchema)
+  @ApiAnswer(registerResponseSchema)
   register(@Body() body: unknown): Promise<RegisterResponse> {
     return this.registration.register(parseInput(registerRequestSchema, body));
   }
@@ -73,6 +83,7 @@ export class AgentGatewayController {
   /** A new credential for this agent's cluster; the presented one works for a short grace period more. */
   @Post('rotate')
   @HttpCode(200)
+  @ApiAnswer(rotateResponseSchema)
   @ApiBearerAuth()
   @UseGuards(AgentAuthGuard)
   rotate(@Req() req: AgentRequest): Promise<RotateResponse> {
@@ -85,6 +96,8 @@ export class AgentGatewayController {
    */
   @Put('capabilities')
   @HttpCode(200)
+  @ApiInput(clusterCapabilitiesSchema)
+  @ApiAnswer(capabilitiesResponseSchema)
   @ApiBearerAuth()
   @UseGuards(AgentAuthGuard)
   async reportCapabilities(@Req() req: AgentRequest, @Body() body: unknown): Promise<CapabilitiesResponse> {
@@ -98,6 +111,10 @@ export class AgentGatewayController {
    * still current (nothing woke the cluster since it computed it) waits without reading the database.
    */
   @Get('assignments')
+  @ApiQuery({ name: 'wait', required: false, description: 'seconds to hold the poll (0-60, default 30)' })
+  @ApiAnswer(assignmentsResponseSchema, {
+    description: 'the desired set (304 when If-None-Match is current)',
+  })
   @ApiBearerAuth()
   @UseGuards(AgentAuthGuard)
   async assignments(
@@ -146,6 +163,8 @@ export class AgentGatewayController {
    */
   @Post('bundles/batch')
   @HttpCode(200)
+  @ApiInput(bundleBatchRequestSchema)
+  @ApiAnswer(bundleBatchResponseSchema)
   @ApiBearerAuth()
   @UseGuards(AgentAuthGuard)
   async bundleBatch(@Req() req: AgentRequest, @Body() body: unknown, @Res() res: Response): Promise<void> {
@@ -155,6 +174,7 @@ export class AgentGatewayController {
   }
 
   @Get('bundles/:digest')
+  @ApiAnswer(bundleSchema)
   @ApiBearerAuth()
   @UseGuards(AgentAuthGuard)
   async bundle(
@@ -179,6 +199,8 @@ export class AgentGatewayController {
 
   @Post('reports')
   @HttpCode(200)
+  @ApiInput(reportBatchSchema)
+  @ApiAnswer(reportBatchResponseSchema)
   @ApiBearerAuth()
   @UseGuards(AgentAuthGuard)
   async reportBatch(@Req() req: AgentRequest, @Body() body: unknown): Promise<ReportBatchResponse> {

@@ -1,7 +1,13 @@
-import type { AuditActor } from '@flotilla/contract';
+import {
+  type AuditActor,
+  auditEventViewSchema,
+  auditPageViewSchema,
+  auditPruneViewSchema,
+  auditVerifyViewSchema,
+} from '@flotilla/contract';
 import { Readable } from 'node:stream';
 import { Body, Controller, Get, HttpCode, Post, Query, StreamableFile, UseGuards } from '@nestjs/common';
-import { ApiBearerAuth, ApiBody, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { z } from 'zod';
 import { Roles } from '../auth/roles.decorator.js';
 import { Actor } from '../auth/actor.js';
@@ -11,6 +17,7 @@ import { exportFile } from '../common/record-export.js';
 import { exportLines } from './audit-export.js';
 import { AuditArchive } from './audit-archive.service.js';
 import { AuditLog } from './audit.service.js';
+import { ApiAnswer, ApiInput, ApiQueryOf } from '../common/api-docs.js';
 
 const rfc3339 = z.iso.datetime({ offset: true }).transform((s) => new Date(s));
 
@@ -70,16 +77,10 @@ export class AuditController {
    * streams every match (at most `limit` when given) instead of one page.
    */
   @Get()
-  @ApiQuery({ name: 'from', required: false })
-  @ApiQuery({ name: 'to', required: false })
-  @ApiQuery({ name: 'actor', required: false })
-  @ApiQuery({ name: 'scope', required: false })
-  @ApiQuery({ name: 'scopePrefix', required: false })
-  @ApiQuery({ name: 'action', required: false })
-  @ApiQuery({ name: 'outcome', required: false })
-  @ApiQuery({ name: 'format', required: false, enum: ['json', 'ndjson', 'csv'] })
-  @ApiQuery({ name: 'limit', required: false })
-  @ApiQuery({ name: 'cursor', required: false })
+  @ApiQueryOf(auditQuery)
+  @ApiAnswer(auditPageViewSchema, {
+    description: 'format=json (the default); ndjson and csv stream the events',
+  })
   list(@Query() query: unknown) {
     const { format, limit, ...filter } = parseInput(auditQuery, query, 'query');
     if (format === 'json') return this.audit.list({ ...filter, limit: limit ?? 100 });
@@ -99,6 +100,10 @@ export class AuditController {
   @Get('archive')
   @Roles('admin')
   @ApiQuery({ name: 'before', required: true, description: 'RFC 3339: archive the events written before' })
+  @ApiAnswer(auditEventViewSchema, {
+    type: 'application/x-ndjson',
+    description: 'one event a line, oldest first, then {"checkpoint": {…}} (or {"broken": {…}})',
+  })
   async exportArchive(@Query() query: unknown) {
     const { before } = parseInput(archiveQuery, query, 'query');
     const range = await this.archive.range(before);
@@ -116,13 +121,15 @@ export class AuditController {
   @Post('prune')
   @Roles('admin')
   @HttpCode(200)
-  @ApiBody({ description: 'The archive\'s checkpoint line: {"throughId", "hash", "sha256"}' })
+  @ApiInput(pruneBody, 'AuditPruneRequest')
+  @ApiAnswer(auditPruneViewSchema)
   prune(@Body() body: unknown, @Actor() actor: AuditActor) {
     return this.archive.prune(parseInput(pruneBody, body), actor);
   }
 
   /** Recomputes every hash and link, oldest first (from the archive checkpoint); stops at the first break. */
   @Get('verify')
+  @ApiAnswer(auditVerifyViewSchema)
   verify() {
     return this.audit.verify();
   }

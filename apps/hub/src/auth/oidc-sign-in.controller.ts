@@ -1,8 +1,14 @@
 import { Body, Controller, Get, HttpCode, Post } from '@nestjs/common';
-import { ApiBody, ApiTags } from '@nestjs/swagger';
-import type { OidcSignInView, OidcTokenView } from '@flotilla/contract';
+import { ApiTags } from '@nestjs/swagger';
+import {
+  oidcSignInViewSchema,
+  oidcTokenViewSchema,
+  type OidcSignInView,
+  type OidcTokenView,
+} from '@flotilla/contract';
 import { Public } from './roles.decorator.js';
-import { OidcSignIn } from './oidc-sign-in.service.js';
+import { OidcSignIn, tokenRequest } from './oidc-sign-in.service.js';
+import { ApiAnswer, ApiInput } from '../common/api-docs.js';
 
 /** Public: a person who is not signed in yet has no bearer token to show. */
 @ApiTags('auth')
@@ -13,6 +19,7 @@ export class OidcSignInController {
 
   /** The issuer, the console's client id, the authorization endpoint and scopes; 404 when off. */
   @Get()
+  @ApiAnswer(oidcSignInViewSchema)
   config(): Promise<OidcSignInView> {
     return this.signIn.config();
   }
@@ -20,10 +27,8 @@ export class OidcSignInController {
   /** Trades the issuer's code (with the PKCE verifier) for a token this hub accepts. */
   @Post('token')
   @HttpCode(200)
-  @ApiBody({
-    description:
-      '{"code": "<from the issuer>", "codeVerifier": "<PKCE>", "redirectUri": "<hub>/oidc/callback"}',
-  })
+  @ApiInput(tokenRequest, 'OidcTokenRequest')
+  @ApiAnswer(oidcTokenViewSchema)
   token(@Body() body: unknown): Promise<OidcTokenView> {
     return this.signIn.exchange(body);
   }

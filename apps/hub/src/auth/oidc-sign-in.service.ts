@@ -6,7 +6,7 @@ import { HUB_CONFIG, type HubConfig, type OidcConfig } from '../config/hub-confi
 import { HubError, parseInput } from '../common/hub-error.js';
 import { OidcVerifier } from './oidc-verifier.js';
 
-const tokenRequest = z.strictObject({
+export const tokenRequest = z.strictObject({
   code: z.string().min(1, 'the code the issuer sent back to /oidc/callback').max(4096),
   /** RFC 7636: 43–128 characters of [A-Za-z0-9-._~]. */
   codeVerifier: z

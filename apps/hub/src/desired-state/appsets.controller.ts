@@ -1,4 +1,11 @@
-import type { AuditActor } from '@flotilla/contract';
+import {
+  type AuditActor,
+  appSetListingSchema,
+  appSetRefreshViewSchema,
+  appSetViewSchema,
+  expansionOutcomeViewSchema,
+  expansionPreviewViewSchema,
+} from '@flotilla/contract';
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Res, UseGuards } from '@nestjs/common';
 
 import { ApiBearerAuth, ApiBody, ApiTags } from '@nestjs/swagger';
@@ -12,7 +19,8 @@ import { AdminTokenGuard } from '../auth/admin-token.guard.js';
 
 import { Roles } from '../auth/roles.decorator.js';
 
-import { AppSetsService } from './appsets.service.js';
+import { AppSetsService, confirmExpansionBody, refreshRequestSchema } from './appsets.service.js';
+import { ApiAnswer, ApiInput } from '../common/api-docs.js';
 
 @ApiTags('appsets')
 @ApiBearerAuth()
@@ -25,6 +33,7 @@ export class AppSetsController {
   @Post()
   @Roles('admin')
   @ApiBody({ description: 'An ApplicationSet document (flotilla.dev/v1alpha1 or argoproj.io/v1alpha1)' })
+  @ApiAnswer(appSetViewSchema, { status: [201, 200] })
   async apply(@Body() body: unknown, @Actor() actor: AuditActor, @Res({ passthrough: true }) res: Response) {
     const { created, appSet } = await this.appsets.apply(body, actor);
     res.status(created ? 201 : 200);
@@ -36,11 +45,13 @@ export class AppSetsController {
   @Roles('viewer') // a dry run: stores nothing
   @HttpCode(200)
   @ApiBody({ description: 'An ApplicationSet document; nothing is stored' })
+  @ApiAnswer(expansionPreviewViewSchema)
   preview(@Body() body: unknown) {
     return this.appsets.previewDocument(body);
   }
 
   @Get(':name/preview')
+  @ApiAnswer(expansionPreviewViewSchema)
   previewStored(@Param('name') name: string) {
     return this.appsets.preview(name);
   }
@@ -49,7 +60,8 @@ export class AppSetsController {
   @Post(':name/confirm-expansion')
   @Roles('operator')
   @HttpCode(200)
-  @ApiBody({ description: '{"inputsHash": "<pendingExpansion.inputsHash>", "reason": "<why>"}' })
+  @ApiInput(confirmExpansionBody, 'ConfirmExpansionRequest')
+  @ApiAnswer(expansionOutcomeViewSchema)
   confirmExpansion(@Param('name') name: string, @Body() body: unknown, @Actor() actor: AuditActor) {
     return this.appsets.confirmExpansion(name, body, actor);
   }
@@ -61,7 +73,8 @@ export class AppSetsController {
   @Post(':name/refresh')
   @Roles('operator')
   @HttpCode(202)
-  @ApiBody({ description: '{"hard": true, "reason": "<optional, for the audit log>"}', required: false })
+  @ApiInput(refreshRequestSchema, 'AppSetRefreshRequest', { required: false })
+  @ApiAnswer(appSetRefreshViewSchema, { status: 202 })
   refresh(@Param('name') name: string, @Body() body: unknown, @Actor() actor: AuditActor) {
     return this.appsets.refresh(name, body, actor);
   }
@@ -69,12 +82,14 @@ export class AppSetsController {
   /** By name; with `limit` or `cursor`, one page `{items, nextCursor}` (see common/name-page.ts). */
   @Get()
   @ApiPageQuery()
+  @ApiAnswer(appSetListingSchema)
   list(@Query() query: unknown) {
     const q = parsePageQuery(query);
     return isPaged(q) ? this.appsets.page(q) : this.appsets.list();
   }
 
   @Get(':name')
+  @ApiAnswer(appSetViewSchema)
   get(@Param('name') name: string) {
     return this.appsets.get(name);
   }

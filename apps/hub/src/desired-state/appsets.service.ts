@@ -22,7 +22,7 @@ import { ProjectGate, ProjectPolicy } from '../projects/project-policy.service.j
 import type { ApplicationSet } from '../generated/prisma/client.js';
 
 /** ApplicationSets as people submit them, and the triggers that (re-)expand them. */
-const refreshRequestSchema = z.strictObject({
+export const refreshRequestSchema = z.strictObject({
   /** Fetch the appset's Git repositories first (Argo CD's hard refresh). */
   hard: z.boolean().default(false),
   /** Why, for the audit log (optional: a refresh changes no desired state). */
@@ -278,7 +278,7 @@ export class AppSetsService {
   }
 }
 
-const confirmExpansionBody = z.object({
+export const confirmExpansionBody = z.object({
   inputsHash: z.string().min(1, 'name the held expansion (pendingExpansion.inputsHash of the appset)'),
   reason: z.string().trim().min(1, 'say why these targets may go; it is written to the audit log').max(1000),
 });

@@ -14,7 +14,7 @@ import type { Prisma } from '../generated/prisma/client.js';
 import { ClusterWakeups } from '../wakeups/cluster-wakeups.service.js';
 import { deletesResourcesOnDeletion } from './deletion-guard.js';
 
-const deleteRequestSchema = z.strictObject({
+export const deleteRequestSchema = z.strictObject({
   cascade: z.literal(true, {
     error:
       'cascade must be true: the target is deleted with its objects. To leave them in the cluster, remove the target from its appset (orphaned, as Flotilla does by default)',

@@ -19,13 +19,14 @@ import { FleetReconciler, type FleetOutcome } from './fleet-reconciler.service.j
 import { FleetRejections } from './fleet-rejections.service.js';
 import { normaliseFleetPath, parseFleetRepositories, type FleetSourceSetting } from './fleet-setting.js';
 import { keyPageArgs, keyPageOf, type PageKey, type PageQuery } from '../common/name-page.js';
+import type { FleetSourceView } from '@flotilla/contract';
 
-const sourceBody = z.strictObject({
+export const sourceBody = z.strictObject({
   repoUrl: z.string().trim().min(1, 'the fleet repository URL is required'),
   revision: z.string().trim().min(1).default('HEAD'),
   path: z.string().default(''),
 });
-const confirmBody = z.strictObject({
+export const confirmBody = z.strictObject({
   commit: z.string().regex(/^[0-9a-f]{40}$/, 'the full sha of the held commit (pendingDeletion.commit)'),
   reason: z.string().trim().min(1, 'say why these objects may go; it is written to the audit log').max(1000),
 });
@@ -221,7 +222,7 @@ export class FleetRepoService implements OnApplicationBootstrap {
 }
 
 /** A fleet source as the API shows it. */
-function view(r: FleetSource) {
+function view(r: FleetSource): FleetSourceView {
   return {
     id: r.id,
     repoUrl: r.repoUrl,

@@ -1,10 +1,17 @@
-import type { AuditActor } from '@flotilla/contract';
+import {
+  type AuditActor,
+  fleetOutcomeViewSchema,
+  fleetSourceDetailViewSchema,
+  fleetSourceListingSchema,
+  fleetSourceViewSchema,
+} from '@flotilla/contract';
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Res, UseGuards } from '@nestjs/common';
-import { ApiBearerAuth, ApiBody, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
+import { ApiAnswer, ApiInput } from '../common/api-docs.js';
 import type { Response } from 'express';
 import { Actor } from '../auth/actor.js';
 import { AdminTokenGuard } from '../auth/admin-token.guard.js';
-import { FleetRepoService } from './fleet-repo.service.js';
+import { confirmBody, FleetRepoService, sourceBody } from './fleet-repo.service.js';
 import { ApiPageQuery, isPaged, parsePageQuery } from '../common/name-page.js';
 
 @ApiTags('fleet-sources')
@@ -16,7 +23,10 @@ export class FleetSourcesController {
 
   /** Follows a fleet repository `{repoUrl, revision?, path?}`: 201 added, 200 already followed. */
   @Post()
-  @ApiBody({ description: '{"repoUrl": "...", "revision": "main", "path": "fleet"}' })
+  @ApiInput(sourceBody, 'FleetSourceRequest', {
+    example: { repoUrl: 'https://git.example.com/platform/fleet.git', revision: 'main', path: 'fleet' },
+  })
+  @ApiAnswer(fleetSourceViewSchema, { status: [201, 200] })
   async add(@Body() body: unknown, @Actor() actor: AuditActor, @Res({ passthrough: true }) res: Response) {
     const { created, source } = await this.fleet.add(body, actor);
     res.status(created ? 201 : 200);
@@ -26,6 +36,7 @@ export class FleetSourcesController {
   /** Oldest first; with `limit` or `cursor`, one page `{items, nextCursor}` in id order (see common/name-page.ts). */
   @Get()
   @ApiPageQuery()
+  @ApiAnswer(fleetSourceListingSchema)
   list(@Query() query: unknown) {
     const q = parsePageQuery(query);
     return isPaged(q) ? this.fleet.page(q) : this.fleet.list();
@@ -33,6 +44,7 @@ export class FleetSourcesController {
 
   /** Status (Ready, Error naming file/document/field, Held), the applied commit and author, the objects. */
   @Get(':id')
+  @ApiAnswer(fleetSourceDetailViewSchema)
   get(@Param('id') id: string) {
     return this.fleet.get(id);
   }
@@ -40,6 +52,8 @@ export class FleetSourcesController {
   /** `{commit, reason}`: applies a commit the deletion guard holds. */
   @Post(':id/confirm')
   @HttpCode(200)
+  @ApiInput(confirmBody, 'FleetConfirmRequest')
+  @ApiAnswer(fleetOutcomeViewSchema)
   confirm(@Param('id') id: string, @Body() body: unknown, @Actor() actor: AuditActor) {
     return this.fleet.confirm(id, body, actor);
   }

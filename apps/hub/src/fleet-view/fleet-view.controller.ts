@@ -1,16 +1,16 @@
 import { Controller, Get, Query, Req, Res } from '@nestjs/common';
-import { ApiBearerAuth, ApiOkResponse, ApiProduces, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiProduces, ApiQuery, ApiTags } from '@nestjs/swagger';
 import {
   FLEET_STATUS_FILTERS,
   fleetEventViewSchema,
   fleetViewSchema,
-  openApiSchemaOf,
   sessionViewSchema,
   type FleetView,
   type SessionView,
 } from '@flotilla/contract';
 import type { Response } from 'express';
 import type { PeopleRequest } from '../auth/principal.js';
+import { ApiAnswer } from '../common/api-docs.js';
 import { parseInput } from '../common/hub-error.js';
 import { FleetEvents } from './fleet-events.service.js';
 import { fleetQuery } from './fleet-filter.js';
@@ -44,7 +44,7 @@ export class FleetViewController {
   @ApiQuery({ name: 'q', required: false, description: 'text in a cluster, target or appset name' })
   @ApiQuery({ name: 'limit', required: false, description: 'clusters per page, 1-200 (default 50)' })
   @ApiQuery({ name: 'cursor', required: false })
-  @ApiOkResponse({ schema: openApiSchemaOf(fleetViewSchema) })
+  @ApiAnswer(fleetViewSchema)
   @ApiQuery({
     name: 'offset',
     required: false,
@@ -57,7 +57,7 @@ export class FleetViewController {
 
   /** Who the caller is and what their role allows (a client hides what it may not do; the hub refuses it anyway). */
   @Get('session')
-  @ApiOkResponse({ schema: openApiSchemaOf(sessionViewSchema) })
+  @ApiAnswer(sessionViewSchema)
   session(@Req() req: PeopleRequest): SessionView {
     const p = req.principal;
     return { subject: p?.actor ?? 'user:unknown', role: p?.role ?? 'viewer', open: p?.kind === 'open' };
@@ -70,9 +70,9 @@ export class FleetViewController {
    */
   @Get('events')
   @ApiProduces('text/event-stream')
-  @ApiOkResponse({
+  @ApiAnswer(fleetEventViewSchema, {
+    type: 'text/event-stream',
     description: 'a text/event-stream whose `event: fleet` blocks carry this JSON as `data:`',
-    schema: openApiSchemaOf(fleetEventViewSchema),
   })
   events(@Req() req: PeopleRequest, @Res() res: Response): void {
     res.status(200);

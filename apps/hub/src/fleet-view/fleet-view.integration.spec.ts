@@ -1,10 +1,8 @@
 import 'reflect-metadata';
 import { randomUUID } from 'node:crypto';
 import {
-  fleetEventViewSchema,
   fleetViewSchema,
-  openApiSchemaOf,
-  rolloutDetailViewSchema,
+  apiComponentSchemas,
   sessionViewSchema,
   type AssignmentsResponse,
   type FleetEventView,
@@ -224,16 +222,18 @@ describe('the fleet view', () => {
 
   it('publishes the shapes of its answers in the OpenAPI document, and its answers have them', async () => {
     type Responses = Record<string, { content: Record<string, { schema: unknown }> }>;
-    const docs = await fleet.call<{ paths: Record<string, { get: { responses: Responses } }> }>(
-      'GET',
-      '/api/docs-json',
-    );
+    const docs = await fleet.call<{
+      paths: Record<string, { get: { responses: Responses } }>;
+      components: { schemas: Record<string, unknown> };
+    }>('GET', '/api/docs-json');
     const schemaOf = (path: string, type = 'application/json') =>
       docs.body.paths[path]?.get.responses['200']?.content[type]?.schema;
-    expect(schemaOf('/api/v1/fleet')).toEqual(openApiSchemaOf(fleetViewSchema));
-    expect(schemaOf('/api/v1/session')).toEqual(openApiSchemaOf(sessionViewSchema));
-    expect(schemaOf('/api/v1/events', 'text/event-stream')).toEqual(openApiSchemaOf(fleetEventViewSchema));
-    expect(schemaOf('/api/v1/rollouts/{appSet}')).toEqual(openApiSchemaOf(rolloutDetailViewSchema));
+    const named = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+    expect(schemaOf('/api/v1/fleet')).toEqual(named('FleetView'));
+    expect(schemaOf('/api/v1/session')).toEqual(named('SessionView'));
+    expect(schemaOf('/api/v1/events', 'text/event-stream')).toEqual(named('FleetEventView'));
+    expect(schemaOf('/api/v1/rollouts/{appSet}')).toEqual(named('RolloutDetailView'));
+    expect(docs.body.components.schemas.SessionView).toEqual(apiComponentSchemas().SessionView);
     // Parsing drops what a schema does not name: an answer equal to its parse has nothing unnamed.
     const v = await view('?limit=2');
     expect(fleetViewSchema.parse(v)).toEqual(v);

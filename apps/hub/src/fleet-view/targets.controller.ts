@@ -3,6 +3,9 @@ import { ApiBearerAuth, ApiParam, ApiQuery, ApiTags } from '@nestjs/swagger';
 import {
   syncRunCsvHeader,
   syncRunCsvRow,
+  syncRunPageViewSchema,
+  targetDiffViewSchema,
+  targetListingSchema,
   type HealthStatus,
   type ObjectComparison,
   type Page,
@@ -21,6 +24,7 @@ import { comparisonIsCurrent, syncStatusOf } from '../desired-state/sync-status.
 import { HISTORY_PAGE, SyncHistory, syncHistoryQuery } from '../history/sync-history.service.js';
 import { REASON_INCLUDE, TargetReasons, type ReasonTarget } from './target-reasons.service.js';
 import { ApiPageQuery, isPaged, pageArgs, pageOf, pageQueryFields } from '../common/name-page.js';
+import { ApiAnswer } from '../common/api-docs.js';
 
 /** `format=ndjson|csv` streams every match (at most `limit` when given) instead of one page. */
 const syncRunsQuery = syncHistoryQuery.extend({
@@ -51,6 +55,7 @@ export class TargetsController {
   @ApiQuery({ name: 'cluster', required: false })
   @ApiQuery({ name: 'appSet', required: false })
   @ApiPageQuery()
+  @ApiAnswer(targetListingSchema)
   async targets(@Query() query: unknown): Promise<TargetListItemView[] | Page<TargetListItemView>> {
     const q = parseInput(targetsQuery, query, 'query');
     const paged = isPaged(q);
@@ -116,6 +121,7 @@ export class TargetsController {
    */
   @Get('targets/:name/diff')
   @ApiParam({ name: 'name', description: 'the target' })
+  @ApiAnswer(targetDiffViewSchema)
   async diff(@Param('name') name: string): Promise<TargetDiffView> {
     const t = await this.db.prisma.target.findUnique({
       where: { name },
@@ -162,6 +168,9 @@ export class TargetsController {
   @ApiQuery({ name: 'limit', required: false })
   @ApiQuery({ name: 'cursor', required: false })
   @ApiQuery({ name: 'format', required: false, enum: ['json', 'ndjson', 'csv'] })
+  @ApiAnswer(syncRunPageViewSchema, {
+    description: 'format=json (the default); ndjson and csv stream the runs',
+  })
   syncRuns(@Query() query: unknown): Promise<SyncRunPageView> | StreamableFile {
     const { format, limit, ...filter } = parseInput(syncRunsQuery, query, 'query');
     if (format === 'json') return this.history.list({ ...filter, limit: limit ?? HISTORY_PAGE });

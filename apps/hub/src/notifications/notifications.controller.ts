@@ -1,6 +1,16 @@
-import { type AuditActor, DELIVERY_STATUSES } from '@flotilla/contract';
+import {
+  type AuditActor,
+  DELIVERY_STATUSES,
+  notificationDeliveryListSchema,
+  notificationDestinationListingSchema,
+  notificationDestinationViewSchema,
+  notificationPolicyListingSchema,
+  notificationPolicyViewSchema,
+} from '@flotilla/contract';
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
-import { ApiBearerAuth, ApiBody, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
+import { notificationPolicyObjectSchema } from '@flotilla/fleet-config';
+import { ApiAnswer, ApiInput, ApiQueryOf } from '../common/api-docs.js';
 import type { Response } from 'express';
 import { z } from 'zod';
 import { Actor } from '../auth/actor.js';
@@ -25,10 +35,8 @@ export class NotificationsController {
   constructor(private readonly notifications: NotificationsService) {}
 
   @Post('destinations')
-  @ApiBody({
-    description:
-      '{"name", "type": "webhook", "url", "secret"} | {"name", "type": "slack", "url"} | {"name", "type": "email", "host", "port", "tls", "username", "password", "from", "to"} | {"name", "type": "commit-status", "provider", "apiUrl", "token", "repository", "context"}; the secret part is sealed and never returned',
-  })
+  @ApiInput(destinationInputSchema, 'NotificationDestinationInput')
+  @ApiAnswer(notificationDestinationViewSchema, { status: [201, 200] })
   async putDestination(
     @Body() body: unknown,
     @Actor() actor: AuditActor,
@@ -45,6 +53,7 @@ export class NotificationsController {
   /** By name; with `limit` or `cursor`, one page `{items, nextCursor}` (see common/name-page.ts). */
   @Get('destinations')
   @ApiPageQuery()
+  @ApiAnswer(notificationDestinationListingSchema)
   listDestinations(@Query() query: unknown) {
     const q = parsePageQuery(query);
     return isPaged(q) ? this.notifications.destinationsPage(q) : this.notifications.listDestinations();
@@ -57,7 +66,8 @@ export class NotificationsController {
   }
 
   @Post('policies')
-  @ApiBody({ description: 'a NotificationPolicy document (flotilla.dev/v1alpha1), see docs/fleet-config.md' })
+  @ApiInput(notificationPolicyObjectSchema, 'NotificationPolicyDocument')
+  @ApiAnswer(notificationPolicyViewSchema, { status: [201, 200] })
   async putPolicy(
     @Body() body: unknown,
     @Actor() actor: AuditActor,
@@ -71,12 +81,14 @@ export class NotificationsController {
   /** By name; with `limit` or `cursor`, one page `{items, nextCursor}` (see common/name-page.ts). */
   @Get('policies')
   @ApiPageQuery()
+  @ApiAnswer(notificationPolicyListingSchema)
   listPolicies(@Query() query: unknown) {
     const q = parsePageQuery(query);
     return isPaged(q) ? this.notifications.policiesPage(q) : this.notifications.listPolicies();
   }
 
   @Get('policies/:name')
+  @ApiAnswer(notificationPolicyViewSchema)
   getPolicy(@Param('name') name: string) {
     return this.notifications.getPolicy(name);
   }
@@ -88,11 +100,8 @@ export class NotificationsController {
   }
 
   @Get('deliveries')
-  @ApiQuery({ name: 'status', required: false, enum: DELIVERY_STATUSES })
-  @ApiQuery({ name: 'policy', required: false })
-  @ApiQuery({ name: 'destination', required: false })
-  @ApiQuery({ name: 'trigger', required: false })
-  @ApiQuery({ name: 'limit', required: false })
+  @ApiQueryOf(deliveriesQuery)
+  @ApiAnswer(notificationDeliveryListSchema)
   deliveries(@Query() query: unknown) {
     return this.notifications.listDeliveries(parseInput(deliveriesQuery, query, 'query'));
   }

@@ -1,11 +1,24 @@
-import type { AuditActor } from '@flotilla/contract';
+import {
+  type AuditActor,
+  bulkSyncViewSchema,
+  targetDeletionViewSchema,
+  targetOperationListSchema,
+  targetOperationViewSchema,
+} from '@flotilla/contract';
 import { Body, Controller, Get, HttpCode, Param, Post, Query, UseGuards } from '@nestjs/common';
-import { ApiBearerAuth, ApiBody, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
+import { ApiAnswer, ApiInput, ApiQueryOf } from '../common/api-docs.js';
+import {
+  batchQuerySchema,
+  bulkSyncRequestSchema,
+  cancelRequestSchema,
+  singleSyncRequestSchema,
+} from './sync-request-schemas.js';
 import { Actor } from '../auth/actor.js';
 import { AdminTokenGuard } from '../auth/admin-token.guard.js';
 import { Roles } from '../auth/roles.decorator.js';
 import { TargetOperations } from './target-operations.service.js';
-import { TargetDeletions } from '../desired-state/target-deletions.service.js';
+import { deleteRequestSchema, TargetDeletions } from '../desired-state/target-deletions.service.js';
 
 @ApiTags('targets')
 @ApiBearerAuth()
@@ -25,7 +38,8 @@ export class TargetOperationsController {
   @Post('targets/:name/delete')
   @Roles('admin')
   @HttpCode(202)
-  @ApiBody({ description: '{"cascade": true, "reason": "<why>"}' })
+  @ApiInput(deleteRequestSchema, 'TargetDeletionRequest')
+  @ApiAnswer(targetDeletionViewSchema, { status: 202 })
   delete(@Param('name') name: string, @Body() body: unknown, @Actor() actor: AuditActor) {
     return this.deletions.request(name, body, actor);
   }
@@ -37,7 +51,10 @@ export class TargetOperationsController {
   @Post('targets/:name/sync')
   @Roles('operator')
   @HttpCode(202)
-  @ApiBody({ description: '{"reason": "<why>", "prune": false, "dryRun": false, "expiresInMinutes": 60}' })
+  @ApiInput(singleSyncRequestSchema, 'SyncRequest', {
+    example: { reason: 'roll out the config fix now', prune: true },
+  })
+  @ApiAnswer(targetOperationViewSchema, { status: 202 })
   sync(@Param('name') name: string, @Body() body: unknown, @Actor() actor: AuditActor) {
     return this.operations.requestSync(name, body, actor);
   }
@@ -49,10 +66,8 @@ export class TargetOperationsController {
   @Post('targets/sync')
   @Roles('operator')
   @HttpCode(202)
-  @ApiBody({
-    description:
-      '{"reason": "<why>", "appSet": "web", "clusterSelector": {"matchLabels": {"env": "prod"}}, "prune": false, "dryRun": false, "preview": false, "expiresInMinutes": 60}',
-  })
+  @ApiInput(bulkSyncRequestSchema, 'BulkSyncRequest')
+  @ApiAnswer(bulkSyncViewSchema, { status: 202 })
   bulkSync(@Body() body: unknown, @Actor() actor: AuditActor) {
     return this.operations.requestBulkSync(body, actor);
   }
@@ -61,7 +76,8 @@ export class TargetOperationsController {
   @Post('operations/:id/cancel')
   @Roles('operator')
   @HttpCode(200)
-  @ApiBody({ description: '{"reason": "<why>"}' })
+  @ApiInput(cancelRequestSchema, 'StopOperationRequest')
+  @ApiAnswer(targetOperationViewSchema)
   cancel(@Param('id') id: string, @Body() body: unknown, @Actor() actor: AuditActor) {
     return this.operations.cancel(id, body, actor);
   }
@@ -73,20 +89,23 @@ export class TargetOperationsController {
   @Post('operations/:id/terminate')
   @Roles('operator')
   @HttpCode(200)
-  @ApiBody({ description: '{"reason": "<why>"}' })
+  @ApiInput(cancelRequestSchema, 'StopOperationRequest')
+  @ApiAnswer(targetOperationViewSchema)
   terminate(@Param('id') id: string, @Body() body: unknown, @Actor() actor: AuditActor) {
     return this.operations.terminate(id, body, actor);
   }
 
   /** The operations of one request for many targets (`?batchId=`), by target name. */
   @Get('operations')
-  @ApiQuery({ name: 'batchId', required: true, description: 'the batchId a sync of many targets answered' })
+  @ApiQueryOf(batchQuerySchema)
+  @ApiAnswer(targetOperationListSchema)
   batch(@Query() query: unknown) {
     return this.operations.listBatch(query);
   }
 
   /** The target's operations, newest first (at most 100), with their state. */
   @Get('targets/:name/operations')
+  @ApiAnswer(targetOperationListSchema)
   list(@Param('name') name: string) {
     return this.operations.list(name);
   }

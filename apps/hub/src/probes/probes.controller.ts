@@ -5,6 +5,8 @@ import { Database } from '../db/database.js';
 import { JobQueues } from '../queues/job-queues.service.js';
 import { Public } from '../auth/roles.decorator.js';
 import { devModeWarnings, HUB_CONFIG, type HubConfig } from '../config/hub-config.js';
+import { livenessViewSchema, readinessViewSchema } from '@flotilla/contract';
+import { ApiAnswer } from '../common/api-docs.js';
 
 @ApiTags('health')
 @Public()
@@ -19,12 +21,14 @@ export class ProbesController {
   /** Liveness: the process answers. */
   @Get('healthz')
   @HttpCode(200)
+  @ApiAnswer(livenessViewSchema)
   healthz(): { status: 'ok' } {
     return { status: 'ok' };
   }
 
   /** Readiness: PostgreSQL (or PGlite) and Redis both answer. A development hub says so here too. */
   @Get('readyz')
+  @ApiAnswer(readinessViewSchema, { status: [200, 503] })
   async readyz(@Res({ passthrough: true }) res: Response) {
     const [database, redis] = await Promise.all([
       this.db.ping().then(

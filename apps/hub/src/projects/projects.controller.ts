@@ -1,9 +1,10 @@
-import type { AuditActor } from '@flotilla/contract';
+import { type AuditActor, projectListingSchema, projectViewSchema } from '@flotilla/contract';
 import { ApiPageQuery, isPaged, parsePageQuery } from '../common/name-page.js';
 
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Res, UseGuards } from '@nestjs/common';
 
-import { ApiBearerAuth, ApiBody, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
+import { projectObjectSchema } from '@flotilla/fleet-config';
 
 import type { Response } from 'express';
 import { Actor } from '../auth/actor.js';
@@ -11,6 +12,7 @@ import { Actor } from '../auth/actor.js';
 import { AdminTokenGuard } from '../auth/admin-token.guard.js';
 
 import { ProjectsService } from './projects.service.js';
+import { ApiAnswer, ApiInput } from '../common/api-docs.js';
 
 @ApiTags('projects')
 @ApiBearerAuth()
@@ -21,7 +23,8 @@ export class ProjectsController {
 
   /** Creates or replaces a Project (flotilla.dev/v1alpha1): 201 created, 200 replaced, 409 if Git-managed. */
   @Post()
-  @ApiBody({ description: 'A Project document (kind: Project, apiVersion: flotilla.dev/v1alpha1)' })
+  @ApiInput(projectObjectSchema, 'ProjectDocument')
+  @ApiAnswer(projectViewSchema, { status: [201, 200] })
   async apply(@Body() body: unknown, @Actor() actor: AuditActor, @Res({ passthrough: true }) res: Response) {
     const { created, project } = await this.projects.apply(body, actor);
     res.status(created ? 201 : 200);
@@ -31,12 +34,14 @@ export class ProjectsController {
   /** By name; with `limit` or `cursor`, one page `{items, nextCursor}` (see common/name-page.ts). */
   @Get()
   @ApiPageQuery()
+  @ApiAnswer(projectListingSchema)
   list(@Query() query: unknown) {
     const q = parsePageQuery(query);
     return isPaged(q) ? this.projects.page(q) : this.projects.list();
   }
 
   @Get(':name')
+  @ApiAnswer(projectViewSchema)
   get(@Param('name') name: string) {
     return this.projects.get(name);
   }

@@ -11,6 +11,7 @@ import type { Project } from '../generated/prisma/client.js';
 import { FleetOwnership } from '../ownership/fleet-ownership.service.js';
 import { sourceView } from '../ownership/git-managed.js';
 import { ExpansionRequests } from '../wakeups/expansion-requests.service.js';
+import type { ProjectView } from '@flotilla/contract';
 
 /** Projects created, replaced and deleted through the API (Git-managed ones are refused here). */
 @Injectable()
@@ -108,7 +109,7 @@ export class ProjectsService {
   }
 }
 
-function view(r: Project) {
+function view(r: Project): ProjectView {
   return {
     name: r.name,
     source: sourceView(r),

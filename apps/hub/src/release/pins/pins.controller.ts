@@ -1,10 +1,23 @@
-import type { AuditActor } from '@flotilla/contract';
+import {
+  type AuditActor,
+  pinListingSchema,
+  pinListSchema,
+  pinViewSchema,
+  unpinnedViewSchema,
+} from '@flotilla/contract';
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, UseGuards } from '@nestjs/common';
-import { ApiBearerAuth, ApiBody, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
+import { ApiAnswer, ApiInput } from '../../common/api-docs.js';
 import { Actor } from '../../auth/actor.js';
 import { AdminTokenGuard } from '../../auth/admin-token.guard.js';
 import { Roles } from '../../auth/roles.decorator.js';
-import { PinsService } from './pins.service.js';
+import {
+  appSetPinRequestSchema,
+  appSetUnpinSchema,
+  pinRequestSchema,
+  PinsService,
+  unpinSchema,
+} from './pins.service.js';
 import { ApiPageQuery, isPaged, parsePageQuery } from '../../common/name-page.js';
 
 @ApiTags('pins')
@@ -20,6 +33,7 @@ export class PinsController {
    */
   @Get('pins')
   @ApiPageQuery()
+  @ApiAnswer(pinListingSchema)
   list(@Query() query: unknown) {
     const q = parsePageQuery(query);
     return isPaged(q) ? this.pins.page(q) : this.pins.list();
@@ -29,9 +43,10 @@ export class PinsController {
   @Post('targets/:name/pin')
   @Roles('operator')
   @HttpCode(200)
-  @ApiBody({
-    description: '{"revision": "<sha|branch|tag>", "reason": "<why>", "expiresAt": "<RFC 3339, optional>"}',
+  @ApiInput(pinRequestSchema, 'PinRequest', {
+    example: { revision: 'v1.4.2', reason: 'v1.5.0 breaks checkout; hold until the fix' },
   })
+  @ApiAnswer(pinViewSchema)
   pin(@Param('name') name: string, @Body() body: unknown, @Actor() actor: AuditActor) {
     return this.pins.pin(name, body, actor);
   }
@@ -39,17 +54,16 @@ export class PinsController {
   /** Pins every target of the appset on clusters matching `clusterSelector` (all without one), or none. */
   @Post('appsets/:name/pin')
   @HttpCode(200)
-  @ApiBody({
-    description:
-      '{"revision": "<sha|branch|tag>", "reason": "<why>", "expiresAt": "<optional>", "clusterSelector": {"matchLabels": {...}}}',
-  })
+  @ApiInput(appSetPinRequestSchema, 'AppSetPinRequest')
+  @ApiAnswer(pinListSchema)
   pinAppSet(@Param('name') name: string, @Body() body: unknown, @Actor() actor: AuditActor) {
     return this.pins.pinAppSet(name, body, actor);
   }
 
   @Delete('appsets/:name/pin')
   @HttpCode(200)
-  @ApiBody({ description: '{"reason": "<why>", "clusterSelector": {"matchLabels": {...}}}' })
+  @ApiInput(appSetUnpinSchema, 'AppSetUnpinRequest')
+  @ApiAnswer(unpinnedViewSchema)
   async unpinAppSet(@Param('name') name: string, @Body() body: unknown, @Actor() actor: AuditActor) {
     return { unpinned: await this.pins.unpinAppSet(name, body, actor) };
   }
@@ -57,7 +71,7 @@ export class PinsController {
   @Delete('targets/:name/pin')
   @Roles('operator')
   @HttpCode(204)
-  @ApiBody({ description: '{"reason": "<why>"}' })
+  @ApiInput(unpinSchema, 'UnpinRequest')
   async unpin(@Param('name') name: string, @Body() body: unknown, @Actor() actor: AuditActor): Promise<void> {
     await this.pins.unpin(name, body, actor);
   }

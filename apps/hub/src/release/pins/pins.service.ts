@@ -13,6 +13,7 @@ import type { TargetPin } from '../../generated/prisma/client.js';
 import { labelSelectorSchema } from '@flotilla/labels';
 import { selectTargets } from '../../desired-state/target-selection.js';
 import { keyPageOf, pageArgs, type PageQuery } from '../../common/name-page.js';
+import type { PinView } from '@flotilla/contract';
 
 export const pinRequestSchema = z.object({
   /** A commit, branch or tag of the target's repository; resolved to a commit when the pin is made. */
@@ -30,12 +31,12 @@ export const appSetPinRequestSchema = pinRequestSchema.extend({
   clusterSelector: labelSelectorSchema.optional(),
 });
 
-const appSetUnpinSchema = z.object({
+export const appSetUnpinSchema = z.object({
   reason: z.string().trim().min(1, 'say why (it goes to the audit log)').max(1000),
   clusterSelector: labelSelectorSchema.optional(),
 });
 
-const unpinSchema = z.object({
+export const unpinSchema = z.object({
   reason: z.string().trim().min(1, 'say why (it goes to the audit log)').max(1000),
 });
 
@@ -274,7 +275,7 @@ export class PinsService {
   }
 }
 
-function view(targetName: string, p: TargetPin) {
+function view(targetName: string, p: TargetPin): PinView {
   return {
     target: targetName,
     revision: p.revision,

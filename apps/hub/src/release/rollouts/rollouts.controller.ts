@@ -3,9 +3,11 @@ import {
   openApiSchemaOf,
   rolloutDetailViewSchema,
   rolloutViewSchema,
+  rolloutListSchema,
 } from '@flotilla/contract';
 import { Body, Controller, Get, HttpCode, Param, Post, Query, UseGuards } from '@nestjs/common';
-import { ApiBearerAuth, ApiBody, ApiOkResponse, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { ApiAnswer, ApiInput } from '../../common/api-docs.js';
 import { z } from 'zod';
 import { Actor } from '../../auth/actor.js';
 import { AdminTokenGuard } from '../../auth/admin-token.guard.js';
@@ -34,7 +36,7 @@ export class RolloutsController {
   /** Newest first (at most 200), optionally of one appset. */
   @Get()
   @ApiQuery({ name: 'appSet', required: false })
-  @ApiOkResponse({ schema: { type: 'array', items: openApiSchemaOf(rolloutViewSchema) } })
+  @ApiAnswer(rolloutListSchema)
   list(@Query() query: unknown) {
     return this.rollouts.list(parseInput(listQuery, query, 'query').appSet);
   }
@@ -47,7 +49,7 @@ export class RolloutsController {
   @Get(':appSet')
   @ApiQuery({ name: 'revision', required: false })
   @ApiPageQuery()
-  @ApiOkResponse({ schema: openApiSchemaOf(rolloutDetailViewSchema) })
+  @ApiAnswer(rolloutDetailViewSchema)
   get(@Param('appSet') appSet: string, @Query() query: unknown) {
     const { revision, ...page } = parseInput(getQuery, query, 'query');
     return this.rollouts.get(appSet, revision, page);
@@ -56,7 +58,8 @@ export class RolloutsController {
   @Post(':appSet/pause')
   @Roles('operator')
   @HttpCode(200)
-  @ApiBody({ description: '{"reason": "<why>"}' })
+  @ApiInput(actionBody, 'RolloutActionRequest', { example: { reason: 'canary error rate is up' } })
+  @ApiAnswer(rolloutViewSchema)
   pause(@Param('appSet') appSet: string, @Body() body: unknown, @Actor() actor: AuditActor) {
     return this.controls.pause(appSet, actor, parseInput(actionBody, body).reason);
   }
@@ -64,7 +67,8 @@ export class RolloutsController {
   @Post(':appSet/resume')
   @Roles('operator')
   @HttpCode(200)
-  @ApiBody({ description: '{"reason": "<why>"}' })
+  @ApiInput(actionBody, 'RolloutActionRequest')
+  @ApiAnswer(rolloutViewSchema)
   resume(@Param('appSet') appSet: string, @Body() body: unknown, @Actor() actor: AuditActor) {
     return this.controls.resume(appSet, actor, parseInput(actionBody, body).reason);
   }
@@ -73,7 +77,8 @@ export class RolloutsController {
   @Post(':appSet/promote')
   @Roles('operator')
   @HttpCode(200)
-  @ApiBody({ description: '{"reason": "<why>"}' })
+  @ApiInput(actionBody, 'RolloutActionRequest')
+  @ApiAnswer(rolloutViewSchema)
   promote(@Param('appSet') appSet: string, @Body() body: unknown, @Actor() actor: AuditActor) {
     return this.controls.promote(appSet, actor, parseInput(actionBody, body).reason);
   }

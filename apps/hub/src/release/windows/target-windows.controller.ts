@@ -1,6 +1,7 @@
 import { Controller, Get, Param, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
-import type { TargetWindowsView } from '@flotilla/contract';
+import { targetWindowsViewSchema, type TargetWindowsView } from '@flotilla/contract';
+import { ApiAnswer } from '../../common/api-docs.js';
 import { targetWindowStatus, windowsForTarget, type TargetWindowStatus } from '@flotilla/windows';
 import { AdminTokenGuard } from '../../auth/admin-token.guard.js';
 import { HubError } from '../../common/hub-error.js';
@@ -21,6 +22,7 @@ export class TargetWindowsController {
 
   /** Which windows apply to the target, whether it may sync now, when that changes, what is pending. */
   @Get(':name/windows')
+  @ApiAnswer(targetWindowsViewSchema)
   async windowsOf(@Param('name') name: string): Promise<TargetWindowsView> {
     const target = await this.db.prisma.target.findUnique({
       where: { name },

@@ -1,4 +1,4 @@
-import { syncWindowSchema, type SyncWindow } from '@flotilla/contract';
+import { apiInputs, syncWindowSchema, type SyncWindow } from '@flotilla/contract';
 import { validateWindows, WindowError } from '@flotilla/windows';
 import { z } from 'zod';
 import { HubError, parseInput } from '../../common/hub-error.js';
@@ -32,6 +32,16 @@ export interface WindowInput {
   description: string;
   reason: string;
 }
+
+/**
+ * The whole body as one schema, for the OpenAPI document: a window's fields (checked by
+ * validateWindows), the extras above, and the name (required on create; on update, the path's).
+ */
+export const windowRequestSchema = syncWindowSchema
+  .extend(windowBodySchema.shape)
+  .extend({ name: windowNameSchema.optional() })
+  .strict()
+  .register(apiInputs, { id: 'SyncWindowRequest' });
 
 const windowFields = Object.keys(syncWindowSchema.shape);
 const ALLOWED_FIELDS = new Set(['name', ...windowFields, 'projects', 'description', 'reason']);

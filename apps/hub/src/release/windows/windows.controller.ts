@@ -1,18 +1,28 @@
-import type { AuditActor, SyncWindowCalendarView } from '@flotilla/contract';
+import {
+  type AuditActor,
+  type SyncWindowCalendarView,
+  syncWindowCalendarViewSchema,
+  syncWindowHistorySchema,
+  syncWindowListingSchema,
+  syncWindowViewSchema,
+} from '@flotilla/contract';
 import { ApiPageQuery, isPaged, parsePageQuery } from '../../common/name-page.js';
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, UseGuards } from '@nestjs/common';
-import { ApiBearerAuth, ApiBody, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
+import { ApiAnswer, ApiInput, ApiQueryOf } from '../../common/api-docs.js';
 import { Actor } from '../../auth/actor.js';
 import { AdminTokenGuard } from '../../auth/admin-token.guard.js';
 import { HubError, parseInput } from '../../common/hub-error.js';
-import { createWindowSchema, deleteWindowQuery, parseWindowInput } from './window-input.js';
+import {
+  createWindowSchema,
+  deleteWindowQuery,
+  parseWindowInput,
+  windowRequestSchema,
+} from './window-input.js';
 import { WindowsService } from './windows.service.js';
 import { windowIntervals } from '@flotilla/windows';
 import { z } from 'zod';
 import { FleetOwnership } from '../../ownership/fleet-ownership.service.js';
-
-const WINDOW_BODY =
-  '{"name", "kind": "allow|deny", "schedule", "duration", "timeZone", "applications", "namespaces", "clusters", "manualSync", "andOperator", "description", "reason"}';
 
 const calendarQuery = z.object({
   from: z.iso
@@ -33,7 +43,18 @@ export class WindowsController {
   ) {}
 
   @Post()
-  @ApiBody({ description: WINDOW_BODY })
+  @ApiInput(windowRequestSchema, undefined, {
+    example: {
+      name: 'weekend-freeze',
+      kind: 'deny',
+      schedule: '0 18 * * 5',
+      duration: '62h',
+      timeZone: 'Europe/Berlin',
+      clusters: ['prod-*'],
+      reason: 'no production changes over the weekend',
+    },
+  })
+  @ApiAnswer(syncWindowViewSchema, { status: 201 })
   create(@Body() body: unknown, @Actor() actor: AuditActor) {
     const { name } = parseInput(createWindowSchema, body);
     return this.windows.create(name, parseWindowInput(body), actor);
@@ -42,19 +63,22 @@ export class WindowsController {
   /** By name; with `limit` or `cursor`, one page `{items, nextCursor}` (see common/name-page.ts). */
   @Get()
   @ApiPageQuery()
+  @ApiAnswer(syncWindowListingSchema)
   list(@Query() query: unknown) {
     const q = parsePageQuery(query);
     return isPaged(q) ? this.windows.page(q) : this.windows.list();
   }
 
   @Get(':name')
+  @ApiAnswer(syncWindowViewSchema)
   get(@Param('name') name: string) {
     return this.windows.get(name);
   }
 
   /** Replaces the window with a new version (the name in the path; a body `name` must match it). */
   @Put(':name')
-  @ApiBody({ description: WINDOW_BODY })
+  @ApiInput(windowRequestSchema)
+  @ApiAnswer(syncWindowViewSchema)
   async update(@Param('name') name: string, @Body() body: unknown, @Actor() actor: AuditActor) {
     const { name: bodyName, ...rest } = (body ?? {}) as Record<string, unknown>;
     if (bodyName !== undefined && bodyName !== name) {
@@ -73,7 +97,7 @@ export class WindowsController {
 
   @Delete(':name')
   @HttpCode(204)
-  @ApiQuery({ name: 'reason', required: false })
+  @ApiQueryOf(deleteWindowQuery)
   async remove(
     @Param('name') name: string,
     @Query() query: unknown,
@@ -89,8 +113,8 @@ export class WindowsController {
    * intervals in absolute time, computed by the same evaluation the agents use.
    */
   @Get(':name/calendar')
-  @ApiQuery({ name: 'from', required: false, description: 'RFC 3339; default now' })
-  @ApiQuery({ name: 'days', required: false, description: '1-31, default 7' })
+  @ApiQueryOf(calendarQuery)
+  @ApiAnswer(syncWindowCalendarViewSchema)
   async calendar(@Param('name') name: string, @Query() query: unknown): Promise<SyncWindowCalendarView> {
     const q = parseInput(calendarQuery, query, 'query');
     const window = await this.windows.get(name);
@@ -110,6 +134,7 @@ export class WindowsController {
   }
 
   @Get(':name/history')
+  @ApiAnswer(syncWindowHistorySchema)
   history(@Param('name') name: string) {
     return this.windows.history(name);
   }

@@ -1,4 +1,9 @@
-import type { AuditActor } from '@flotilla/contract';
+import {
+  type AuditActor,
+  queuedFetchViewSchema,
+  repositoryListingSchema,
+  repositoryViewSchema,
+} from '@flotilla/contract';
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
 import { Actor } from '../../auth/actor.js';
@@ -6,6 +11,7 @@ import { AdminTokenGuard } from '../../auth/admin-token.guard.js';
 import { parseInput } from '../../common/hub-error.js';
 import { ApiPageQuery, isPaged, parsePageQuery } from '../../common/name-page.js';
 import { Roles } from '../../auth/roles.decorator.js';
+import { ApiAnswer, ApiInput } from '../../common/api-docs.js';
 import {
   registerRepositorySchema,
   RepositoriesService,
@@ -21,6 +27,8 @@ export class RepositoriesController {
 
   @Post()
   @Roles('admin') // repositories may carry credentials
+  @ApiInput(registerRepositorySchema, 'RegisterRepositoryRequest')
+  @ApiAnswer(repositoryViewSchema, { status: 201 })
   async register(@Body() body: unknown, @Actor() actor: AuditActor) {
     const { url, credentials } = parseInput(registerRepositorySchema, body);
     const repo = await this.repos.register(url, actor, credentials);
@@ -30,6 +38,8 @@ export class RepositoriesController {
   /** Stores or replaces the repository's credentials (sealed at rest, never returned), then refetches. */
   @Put(':id/credentials')
   @Roles('admin')
+  @ApiInput(repositoryCredentialsSchema, 'RepositoryCredentialsInput')
+  @ApiAnswer(repositoryViewSchema)
   async setCredentials(@Param('id') id: string, @Body() body: unknown, @Actor() actor: AuditActor) {
     const credentials = parseInput(repositoryCredentialsSchema, body);
     const view = await this.repos.setCredentials(id, credentials, actor);
@@ -39,6 +49,7 @@ export class RepositoriesController {
 
   @Delete(':id/credentials')
   @Roles('admin')
+  @ApiAnswer(repositoryViewSchema)
   clearCredentials(@Param('id') id: string, @Actor() actor: AuditActor) {
     return this.repos.clearCredentials(id, actor);
   }
@@ -46,12 +57,14 @@ export class RepositoriesController {
   /** By URL; with `limit` or `cursor`, one page `{items, nextCursor}` (see common/name-page.ts). */
   @Get()
   @ApiPageQuery()
+  @ApiAnswer(repositoryListingSchema)
   list(@Query() query: unknown) {
     const q = parsePageQuery(query);
     return isPaged(q) ? this.repos.page(q) : this.repos.list();
   }
 
   @Get(':id')
+  @ApiAnswer(repositoryViewSchema)
   get(@Param('id') id: string) {
     return this.repos.get(id);
   }
@@ -60,6 +73,7 @@ export class RepositoriesController {
   @Post(':id/refresh')
   @Roles('operator')
   @HttpCode(202)
+  @ApiAnswer(queuedFetchViewSchema, { status: 202 })
   refresh(@Param('id') id: string) {
     return this.repos.refresh(id);
   }

@@ -15,6 +15,7 @@ import { JobQueues } from '../../queues/job-queues.service.js';
 import { literalRepoRefs } from '@flotilla/generators';
 import { Prisma, type Repository } from '../../generated/prisma/client.js';
 import { repositoryUrlProblem, type LocalRepositoryPolicy } from './repository-url.js';
+import type { RepositoryView } from '@flotilla/contract';
 
 /** Repository credentials as an admin gives them; stored sealed, never shown again. */
 export const repositoryCredentialsSchema = z.discriminatedUnion('type', [
@@ -360,7 +361,7 @@ export class RepositoriesService implements OnModuleInit {
       : { type: 'https-token', username: r.credentialUsername ?? '', token: secret };
   }
 
-  private view(r: Repository & { refs: { ref: string; sha: string; resolvedAt: Date }[] }) {
+  private view(r: Repository & { refs: { ref: string; sha: string; resolvedAt: Date }[] }): RepositoryView {
     return {
       id: r.id,
       url: r.url,

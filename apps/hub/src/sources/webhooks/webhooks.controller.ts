@@ -13,6 +13,8 @@ import {
   type WebhookDelivery,
 } from './webhook-signature.js';
 import { WebhooksService } from './webhooks.service.js';
+import { webhookAnswerViewSchema } from '@flotilla/contract';
+import { ApiAnswer } from '../../common/api-docs.js';
 
 /**
  * Git push webhooks. Public: each provider authenticates with the shared secret (an HMAC of the body
@@ -26,6 +28,7 @@ export class WebhooksController {
 
   @Post('git')
   @HttpCode(202)
+  @ApiAnswer(webhookAnswerViewSchema, { status: [202, 200] })
   async git(@Req() req: Request, @Res({ passthrough: true }) res: Response) {
     const secret = this.webhooks.secret;
     if (secret === null) {
