@@ -32,14 +32,8 @@ export function readAppSetDocument(body: unknown): AppSetDocument {
   try {
     parsed = parseApplicationSet(doc);
   } catch (e) {
-    if (e instanceof GeneratorError) {
-      throw new HubError(
-        400,
-        e.code === 'UNKNOWN_GENERATOR' ? 'unknown-generator' : 'invalid-appset',
-        e.message,
-        e.path,
-      );
-    }
+    // Parsing refuses with `invalid-appset` or `unknown-generator`, the API's own codes.
+    if (e instanceof GeneratorError) throw new HubError(400, e.code, e.message, e.path);
     throw e;
   }
   const name = parsed.metadata.name ?? '';
