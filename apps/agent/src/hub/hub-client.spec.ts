@@ -74,7 +74,7 @@ describe('HubClient against a stand-in hub', () => {
       '/api/agent/v1/register',
       false,
     ]);
-    expect(refused.message).toContain('BOOTSTRAP_TOKEN_INVALID: unknown or used bootstrap token');
+    expect(refused.message).toContain('bootstrap-token-invalid: unknown or used bootstrap token');
 
     const { credential } = await client.register('east', hub.bootstrapToken);
     const missing = await failure(client.bundle(credential, `sha256:${'a'.repeat(64)}`));
