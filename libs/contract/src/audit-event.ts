@@ -1,18 +1,52 @@
+import { z } from 'zod';
+
 /**
  * One audit event as the hub's API returns it (`GET /api/v1/audit`), and its export formats.
  * The hub writes them and the CLI reads or re-exports them, so both use these definitions.
  */
-export interface AuditEventView {
-  id: string;
-  at: string;
-  actor: string;
-  action: string;
-  scope: string;
-  details: unknown;
-  /** The previous event's hash (64 zeros for the first); null for events older than the chain. */
-  prevHash: string | null;
-  hash: string | null;
-}
+export const auditEventViewSchema = z.object({
+  id: z.string(),
+  at: z.string(),
+  actor: z.string(),
+  action: z.string(),
+  scope: z.string(),
+  details: z.unknown(),
+  prevHash: z
+    .string()
+    .nullable()
+    .describe("the previous event's hash (64 zeros for the first); null for events older than the chain"),
+  hash: z.string().nullable(),
+});
+export type AuditEventView = z.infer<typeof auditEventViewSchema>;
+
+/** One page of the audit log (`GET /api/v1/audit`), newest first. */
+export const auditPageViewSchema = z.object({
+  items: z.array(auditEventViewSchema),
+  nextCursor: z.string().nullable().describe('pass back as cursor for the next page; null on the last'),
+});
+export type AuditPageView = z.infer<typeof auditPageViewSchema>;
+
+/**
+ * Where the hash chain breaks: `hash-mismatch` (the event's content was edited), `broken-link` (a row
+ * was deleted or inserted before it), `genesis` (the chain's start was removed), `unchained` (an
+ * event without a hash, older than the chain: verification stops there).
+ */
+export const auditChainBreakViewSchema = z.object({
+  id: z.string(),
+  at: z.string(),
+  reason: z.enum(['hash-mismatch', 'broken-link', 'genesis', 'unchained']),
+  message: z.string(),
+});
+export type AuditChainBreakView = z.infer<typeof auditChainBreakViewSchema>;
+
+/** The answer of `GET /api/v1/audit/verify`: the whole chain walked, oldest first. */
+export const auditVerifyViewSchema = z.object({
+  valid: z.boolean(),
+  checked: z.number().int(),
+  unchained: z.number().int().describe('events without a hash met: 0, or 1 with reason unchained'),
+  firstBrokenAt: auditChainBreakViewSchema.optional(),
+});
+export type AuditVerifyView = z.infer<typeof auditVerifyViewSchema>;
 
 export const AUDIT_CSV_COLUMNS = [
   'id',

@@ -24,3 +24,5 @@ export * from './sync-options.js';
 export * from './appset-views.js';
 export * from './view-schemas.js';
 export * from './cluster-views.js';
+export * from './pin-views.js';
+export * from './fleet-source-views.js';

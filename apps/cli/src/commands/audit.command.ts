@@ -1,7 +1,14 @@
 import { type CommandDescription } from '../command.js';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { auditCsvHeader, auditCsvRow, auditNdjsonLine, type AuditEventView } from '@flotilla/contract';
+import {
+  auditCsvHeader,
+  auditCsvRow,
+  auditNdjsonLine,
+  type AuditEventView,
+  type AuditPageView,
+  type AuditVerifyView,
+} from '@flotilla/contract';
 import { UsageError, type OutputFormat } from '../offline/offline-command.js';
 import {
   expectPositionals,
@@ -18,19 +25,7 @@ const DEFAULT_LIMIT = 50;
 /** The hub's largest page. */
 const MAX_PAGE = 500;
 
-export type { AuditEventView } from '@flotilla/contract';
-
-interface AuditPage {
-  items: AuditEventView[];
-  nextCursor: string | null;
-}
-
-export interface AuditVerifyResult {
-  valid: boolean;
-  checked: number;
-  unchained?: number;
-  firstBrokenAt?: { id: string; at: string; reason: string; message?: string };
-}
+export type { AuditEventView, AuditVerifyView } from '@flotilla/contract';
 
 const ARCHIVE_USAGE = 'flotilla audit archive --before T --out FILE';
 const PRUNE_USAGE = 'flotilla audit prune FILE';
@@ -109,7 +104,7 @@ export function run(argv: string[]): Promise<number> {
         throw new UsageError(
           `--${listOnly[0]} is an option of 'audit ${LIST_OPTIONS.includes(listOnly[0]!) ? 'list' : 'archive'}', not 'audit verify'`,
         );
-      const result = await client.request<AuditVerifyResult>('GET', '/api/v1/audit/verify');
+      const result = await client.request<AuditVerifyView>('GET', '/api/v1/audit/verify');
       printResult(result, output, () => verifyText(result));
       return result.valid ? 0 : 1;
     }
@@ -163,7 +158,7 @@ export function run(argv: string[]): Promise<number> {
       const query = new URLSearchParams(filter);
       query.set('limit', String(Math.min(remaining, MAX_PAGE)));
       if (cursor) query.set('cursor', cursor);
-      const page = await client.request<AuditPage>('GET', `/api/v1/audit?${query.toString()}`);
+      const page = await client.request<AuditPageView>('GET', `/api/v1/audit?${query.toString()}`);
       const items = page.items.slice(0, remaining);
       remaining -= items.length;
       // Streamed formats: a consumer sees the newest events while older pages are still being fetched.
@@ -212,7 +207,7 @@ function eventTable(events: AuditEventView[]): string {
   );
 }
 
-export function verifyText(r: AuditVerifyResult): string {
+export function verifyText(r: AuditVerifyView): string {
   const legacy = r.unchained ? ` (${r.unchained} older events predate the chain)` : '';
   if (r.valid) return `audit chain intact: ${r.checked} events checked${legacy}`;
   const b = r.firstBrokenAt;

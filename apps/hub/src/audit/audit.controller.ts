@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream';
 import { Body, Controller, Get, HttpCode, Post, Query, StreamableFile, UseGuards } from '@nestjs/common';
-import { ApiBearerAuth, ApiBody, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { auditVerifyViewSchema, openApiSchemaOf, type AuditVerifyView } from '@flotilla/contract';
+import { ApiBearerAuth, ApiBody, ApiOkResponse, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { z } from 'zod';
 import { Roles } from '../auth/roles.decorator.js';
 import { Actor } from '../auth/actor.js';
@@ -122,7 +123,8 @@ export class AuditController {
 
   /** Recomputes every hash and link, oldest first (from the archive checkpoint); stops at the first break. */
   @Get('verify')
-  verify() {
+  @ApiOkResponse({ schema: openApiSchemaOf(auditVerifyViewSchema) })
+  verify(): Promise<AuditVerifyView> {
     return this.audit.verify();
   }
 }

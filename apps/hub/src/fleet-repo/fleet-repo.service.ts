@@ -5,6 +5,7 @@ import { AuditLog } from '../audit/audit.service.js';
 import { HubError, parseInput } from '../common/hub-error.js';
 import { HUB_CONFIG, type HubConfig } from '../config/hub-config.js';
 import { Database } from '../db/database.js';
+import type { FleetSourceDetailView, FleetSourceErrorView, FleetSourceView, Page } from '@flotilla/contract';
 import type { FleetSource } from '../generated/prisma/client.js';
 import { HEALTH_RULE_KIND } from '../health-rules/health-rules.service.js';
 import { JobQueues } from '../queues/job-queues.service.js';
@@ -63,7 +64,10 @@ export class FleetRepoService implements OnApplicationBootstrap {
     return this.addSource({ repoUrl: input.repoUrl, revision: input.revision, path }, actor);
   }
 
-  private async addSource(setting: FleetSourceSetting, actor: string) {
+  private async addSource(
+    setting: FleetSourceSetting,
+    actor: string,
+  ): Promise<{ created: boolean; source: FleetSourceView }> {
     const key = { repoUrl: setting.repoUrl, revision: setting.revision, path: setting.path };
     let row = await this.db.prisma.fleetSource.findUnique({ where: { repoUrl_revision_path: key } });
     const created = !row;
@@ -82,18 +86,18 @@ export class FleetRepoService implements OnApplicationBootstrap {
     return { created, source: view(row) };
   }
 
-  async list() {
+  async list(): Promise<FleetSourceView[]> {
     return (await this.db.prisma.fleetSource.findMany({ orderBy: { createdAt: 'asc' } })).map(view);
   }
 
   /** One page of fleet sources, by id: a source has no name, and ids never change (see common/name-page.ts). */
-  async page(q: PageQuery) {
+  async page(q: PageQuery): Promise<Page<FleetSourceView>> {
     const key: PageKey<{ id: string }> = { field: 'id', order: 'asc', of: (r) => r.id };
     const page = keyPageOf(await this.db.prisma.fleetSource.findMany(keyPageArgs(q, key)), q, key);
     return { items: page.rows.map(view), nextCursor: page.nextCursor };
   }
 
-  async get(id: string) {
+  async get(id: string): Promise<FleetSourceDetailView> {
     const row = await this.db.prisma.fleetSource.findUnique({ where: { id } });
     if (!row) throw HubError.notFound('fleet source', id);
     const managed = await this.db.prisma.fleetManaged.findMany({
@@ -220,15 +224,16 @@ export class FleetRepoService implements OnApplicationBootstrap {
 }
 
 /** A fleet source as the API shows it. */
-function view(r: FleetSource) {
+function view(r: FleetSource): FleetSourceView {
   return {
     id: r.id,
     repoUrl: r.repoUrl,
     revision: r.revision,
     path: r.path,
     status: r.status,
-    error: r.error ?? null,
-    pendingDeletion: r.pendingDeletion ?? null,
+    // Both JSON columns are written only with these shapes (FleetRejections, FleetReconciler).
+    error: (r.error as FleetSourceErrorView | null) ?? null,
+    pendingDeletion: (r.pendingDeletion as PendingDeletion | null) ?? null,
     appliedCommit: r.appliedCommit,
     appliedAuthor: r.appliedAuthor,
     appliedAt: r.appliedAt?.toISOString() ?? null,

@@ -1,5 +1,6 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, UseGuards } from '@nestjs/common';
-import { ApiBearerAuth, ApiBody, ApiTags } from '@nestjs/swagger';
+import { openApiSchemaOf, pinViewSchema, type Page, type PinView } from '@flotilla/contract';
+import { ApiBearerAuth, ApiBody, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { Actor } from '../../auth/actor.js';
 import { AdminTokenGuard } from '../../auth/admin-token.guard.js';
 import { Roles } from '../../auth/roles.decorator.js';
@@ -19,7 +20,8 @@ export class PinsController {
    */
   @Get('pins')
   @ApiPageQuery()
-  list(@Query() query: unknown) {
+  @ApiOkResponse({ schema: openApiSchemaOf(pinViewSchema.array()), description: 'unpaged: every pin' })
+  list(@Query() query: unknown): Promise<PinView[] | Page<PinView>> {
     const q = parsePageQuery(query);
     return isPaged(q) ? this.pins.page(q) : this.pins.list();
   }

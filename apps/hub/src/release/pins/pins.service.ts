@@ -9,6 +9,7 @@ import { ClusterWakeups } from '../../wakeups/cluster-wakeups.service.js';
 import { RenderService } from '../../render/render.service.js';
 import { RenderError } from '../../render/render-error.js';
 import type { TargetPin } from '../../generated/prisma/client.js';
+import type { Page, PinView } from '@flotilla/contract';
 import { labelSelectorSchema } from '@flotilla/labels';
 import { selectTargets } from '../../desired-state/target-selection.js';
 import { keyPageOf, pageArgs, type PageQuery } from '../../common/name-page.js';
@@ -216,7 +217,7 @@ export class PinsService {
     return woken.length;
   }
 
-  async list() {
+  async list(): Promise<PinView[]> {
     const rows = await this.db.prisma.targetPin.findMany({
       orderBy: { createdAt: 'desc' },
       include: { target: { select: { name: true } } },
@@ -225,7 +226,7 @@ export class PinsService {
   }
 
   /** One page of pins by target name (see common/name-page.ts). */
-  async page(q: PageQuery) {
+  async page(q: PageQuery): Promise<Page<PinView>> {
     const after = pageArgs(q);
     const rows = await this.db.prisma.targetPin.findMany({
       where: after.where.name ? { target: { name: after.where.name } } : {},
@@ -273,7 +274,7 @@ export class PinsService {
   }
 }
 
-function view(targetName: string, p: TargetPin) {
+function view(targetName: string, p: TargetPin): PinView {
   return {
     target: targetName,
     revision: p.revision,
