@@ -48,6 +48,23 @@ export const auditVerifyViewSchema = z.object({
 });
 export type AuditVerifyView = z.infer<typeof auditVerifyViewSchema>;
 
+/**
+ * The last line of an audit archive (`GET /api/v1/audit/archive`): what a prune must name, and where
+ * verification starts once the archived events are pruned.
+ */
+export const auditArchiveCheckpointSchema = z.object({
+  throughId: z.string().describe('the last archived event'),
+  hash: z.string().describe("its hash: the next event's prevHash, and where the chain starts once pruned"),
+  events: z.number().int().describe('events in the archive'),
+  sha256: z
+    .string()
+    .describe("sha256 (hex) of the archive's event lines, each with its newline, as exported"),
+  previousHash: z
+    .string()
+    .describe("where the archived stretch starts: the previous checkpoint's hash, or the genesis hash"),
+});
+export type AuditArchiveCheckpoint = z.infer<typeof auditArchiveCheckpointSchema>;
+
 export const AUDIT_CSV_COLUMNS = [
   'id',
   'at',

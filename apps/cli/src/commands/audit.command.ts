@@ -5,6 +5,7 @@ import {
   auditCsvHeader,
   auditCsvRow,
   auditNdjsonLine,
+  type AuditArchiveCheckpoint,
   type AuditEventView,
   type AuditPageView,
   type AuditVerifyView,
@@ -215,15 +216,6 @@ export function verifyText(r: AuditVerifyView): string {
   return `audit chain BROKEN at event ${b.id} (${b.at}): ${b.reason}${b.message ? ` — ${b.message}` : ''}`;
 }
 
-/** The archive's last line, as the hub writes it (GET /api/v1/audit/archive). */
-export interface ArchiveCheckpoint {
-  throughId: string;
-  hash: string;
-  events: number;
-  sha256: string;
-  previousHash: string;
-}
-
 async function archive(
   client: HubClientLike,
   values: Record<string, HubArgValue>,
@@ -290,11 +282,11 @@ type HubClientLike = Parameters<Parameters<typeof runHubCommand>[2]>[0]['client'
 function readArchive(
   text: string,
   file: string,
-): { checkpoint: ArchiveCheckpoint; sha256: string } | { broken: { id: string; reason: string } } {
+): { checkpoint: AuditArchiveCheckpoint; sha256: string } | { broken: { id: string; reason: string } } {
   const lines = text.split('\n');
   if (lines.at(-1) === '') lines.pop();
   const lastLine = lines.pop();
-  let last: { checkpoint?: ArchiveCheckpoint; broken?: { id: string; reason: string } } = {};
+  let last: { checkpoint?: AuditArchiveCheckpoint; broken?: { id: string; reason: string } } = {};
   try {
     last = JSON.parse(lastLine ?? '') as typeof last;
   } catch {
