@@ -195,7 +195,7 @@ describe('hostile input', () => {
       error = e;
     }
     expect(error).toBeInstanceOf(SopsError);
-    expect((error as SopsError).code).toBe('MAC_MISMATCH');
+    expect((error as SopsError).code).toBe('mac-mismatch');
     expect((error as SopsError).message).not.toContain('correct-horse');
     expect(tampered).toEqual(snapshot); // the input is left as it was
     // The untampered file still decrypts with the same key: the refusal is the tampering's.

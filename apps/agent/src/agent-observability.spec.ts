@@ -190,7 +190,7 @@ describe('agent: readiness before it can reconcile, and a status port that is ta
             credential: 'no credential yet (registering with the bootstrap token)',
             assignments: 'waiting for the first assignments from the hub',
           },
-          hub: 'last call failed: HUB_UNREACHABLE',
+          hub: 'last call failed: hub-unreachable',
         },
       });
     await agent.stop();

@@ -22,6 +22,60 @@ export const auditEventViewSchema = z
   .register(apiAnswers, { id: 'AuditEventView' });
 export type AuditEventView = z.infer<typeof auditEventViewSchema>;
 
+/** One page of the audit log (`GET /api/v1/audit`), newest first. */
+export const auditPageViewSchema = z
+  .object({
+    items: z.array(auditEventViewSchema),
+    nextCursor: z.string().nullable().describe('pass back as cursor for the next page; null on the last'),
+  })
+  .register(apiAnswers, { id: 'AuditPageView' });
+export type AuditPageView = z.infer<typeof auditPageViewSchema>;
+
+/**
+ * Where the hash chain breaks: `hash-mismatch` (the event's content was edited), `broken-link` (a row
+ * was deleted or inserted before it), `genesis` (the chain's start was removed), `unchained` (an
+ * event without a hash, older than the chain: verification stops there).
+ */
+export const auditChainBreakViewSchema = z
+  .object({
+    id: z.string(),
+    at: z.string(),
+    reason: z.enum(['hash-mismatch', 'broken-link', 'genesis', 'unchained']),
+    message: z.string(),
+  })
+  .register(apiAnswers, { id: 'AuditChainBreakView' });
+export type AuditChainBreakView = z.infer<typeof auditChainBreakViewSchema>;
+
+/** The answer of `GET /api/v1/audit/verify`: the whole chain walked, oldest first. */
+export const auditVerifyViewSchema = z
+  .object({
+    valid: z.boolean(),
+    checked: z.number().int(),
+    unchained: z.number().int().describe('events without a hash met: 0, or 1 with reason unchained'),
+    firstBrokenAt: auditChainBreakViewSchema.optional(),
+  })
+  .register(apiAnswers, { id: 'AuditVerifyView' });
+export type AuditVerifyView = z.infer<typeof auditVerifyViewSchema>;
+
+/**
+ * The last line of an audit archive (`GET /api/v1/audit/archive`): what a prune must name, and where
+ * verification starts once the archived events are pruned.
+ */
+export const auditArchiveCheckpointSchema = z
+  .object({
+    throughId: z.string().describe('the last archived event'),
+    hash: z.string().describe("its hash: the next event's prevHash, and where the chain starts once pruned"),
+    events: z.number().int().describe('events in the archive'),
+    sha256: z
+      .string()
+      .describe("sha256 (hex) of the archive's event lines, each with its newline, as exported"),
+    previousHash: z
+      .string()
+      .describe("where the archived stretch starts: the previous checkpoint's hash, or the genesis hash"),
+  })
+  .register(apiAnswers, { id: 'AuditArchiveCheckpoint' });
+export type AuditArchiveCheckpoint = z.infer<typeof auditArchiveCheckpointSchema>;
+
 export const AUDIT_CSV_COLUMNS = [
   'id',
   'at',

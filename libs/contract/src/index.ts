@@ -27,3 +27,5 @@ export * from './appset-views.js';
 export * from './view-schemas.js';
 export * from './cluster-views.js';
 export * from './resource-views.js';
+export * from './pin-views.js';
+export * from './fleet-source-views.js';

@@ -1,9 +1,10 @@
 import { z } from 'zod';
 import { apiAnswers, listingSchema } from './api-schemas.js';
 import { appSetViewSchema, gitSourceViewSchema, pendingExpansionViewSchema } from './appset-views.js';
-import { auditEventViewSchema } from './audit-event.js';
 import { breakGlassViewSchema, syncWindowViewSchema } from './change-control.js';
 import { clusterViewSchema } from './cluster-views.js';
+import { fleetSourceViewSchema } from './fleet-source-views.js';
+import { pinViewSchema } from './pin-views.js';
 import { targetListItemViewSchema } from './target-views.js';
 
 /**
@@ -24,21 +25,6 @@ export const projectViewSchema = z
   })
   .register(apiAnswers, { id: 'ProjectView' });
 export type ProjectView = z.infer<typeof projectViewSchema>;
-
-/** A target's pin (`/api/v1/pins`, `POST /api/v1/targets/:name/pin`). */
-export const pinViewSchema = z
-  .object({
-    target: z.string(),
-    revision: z.string(),
-    bundleDigest: z.string(),
-    reason: z.string(),
-    actor: z.string(),
-    createdAt: z.string(),
-    expiresAt: z.string().nullable(),
-    expired: z.boolean().describe('shown, but no longer served'),
-  })
-  .register(apiAnswers, { id: 'PinView' });
-export type PinView = z.infer<typeof pinViewSchema>;
 
 export const pinListSchema = z.array(pinViewSchema).register(apiAnswers, { id: 'PinList' });
 
@@ -70,43 +56,6 @@ export const queuedFetchViewSchema = z
   .object({ repositoryId: z.string(), queued: z.literal(true) })
   .register(apiAnswers, { id: 'QueuedFetchView' });
 
-/** A fleet repository the hub follows (`/api/v1/fleet-sources`). */
-export const fleetSourceViewSchema = z
-  .object({
-    id: z.string(),
-    repoUrl: z.string(),
-    revision: z.string(),
-    path: z.string(),
-    status: z.string().describe('Ready, Error (naming file, document and field) or Held'),
-    error: z.unknown(),
-    pendingDeletion: z.unknown().describe('a commit the deletion guard holds, until confirmed'),
-    appliedCommit: z.string().nullable(),
-    appliedAuthor: z.string().nullable(),
-    appliedAt: z.string().nullable(),
-    seenCommit: z.string().nullable(),
-    createdAt: z.string(),
-  })
-  .register(apiAnswers, { id: 'FleetSourceView' });
-export type FleetSourceView = z.infer<typeof fleetSourceViewSchema>;
-
-/** One fleet source with the objects it manages. */
-export const fleetSourceDetailViewSchema = fleetSourceViewSchema
-  .extend({
-    objects: z.array(
-      z.object({
-        kind: z.string(),
-        name: z.string(),
-        file: z.string(),
-        commit: z.string(),
-        diverged: z
-          .object({ at: z.string(), by: z.string().nullable(), breakGlassId: z.number().int().nullable() })
-          .nullable()
-          .describe('an emergency edit under a break-glass: the hub differs from Git until the next commit'),
-      }),
-    ),
-  })
-  .register(apiAnswers, { id: 'FleetSourceDetailView' });
-
 /** What applying (or confirming) a fleet repository's commit did. */
 export const fleetOutcomeViewSchema = z
   .object({
@@ -130,26 +79,6 @@ export const expansionOutcomeViewSchema = z
     held: pendingExpansionViewSchema.optional(),
   })
   .register(apiAnswers, { id: 'ExpansionOutcomeView' });
-
-/** `GET /api/v1/audit`: one page, newest first. */
-export const auditPageViewSchema = z
-  .object({
-    items: z.array(auditEventViewSchema),
-    nextCursor: z.string().nullable().describe('pass back as cursor for the next page; null on the last'),
-  })
-  .register(apiAnswers, { id: 'AuditPageView' });
-
-/** `GET /api/v1/audit/verify`: the hash chain checked from its start (or the archive checkpoint). */
-export const auditVerifyViewSchema = z
-  .object({
-    valid: z.boolean(),
-    checked: z.number().int(),
-    unchained: z.number().int().describe('events without a hash met'),
-    firstBrokenAt: z
-      .object({ id: z.string(), at: z.string(), reason: z.string(), message: z.string() })
-      .optional(),
-  })
-  .register(apiAnswers, { id: 'AuditVerifyView' });
 
 /** `POST /api/v1/audit/prune`: how many events went, and the checkpoint verification starts at. */
 export const auditPruneViewSchema = z

@@ -50,7 +50,7 @@ describe('clientSideApplyPatch refusals', () => {
       const live = { ...desired, metadata: { name: 'c', annotations: { [LAST_APPLIED_ANNOTATION]: text } } };
       expect(() => clientSideApplyPatch(desired, live)).toThrow(
         expect.objectContaining({
-          code: 'INVALID_OBJECT',
+          code: 'invalid-object',
           path: `live.metadata.annotations["${LAST_APPLIED_ANNOTATION}"]`,
         }) as Error,
       );

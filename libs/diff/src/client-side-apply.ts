@@ -81,7 +81,7 @@ export function withLastApplied<T extends { metadata?: unknown }>(obj: T): T {
  */
 export function clientSideApplyPatch(desired: unknown, live: unknown): ClientSideApplyPatch {
   if (!isPlainObject(desired) || typeof desired['apiVersion'] !== 'string')
-    throw new DiffError('INVALID_OBJECT', 'expected a Kubernetes object with an apiVersion', 'desired');
+    throw new DiffError('invalid-object', 'expected a Kubernetes object with an apiVersion', 'desired');
   const modified = withLastApplied(desired);
   const original = lastAppliedOf(live) ?? {};
   const current = isPlainObject(live) ? live : {};
@@ -117,7 +117,7 @@ function lastAppliedOf(live: unknown): Record<string, unknown> | undefined {
   }
   if (isPlainObject(parsed)) return parsed;
   throw new DiffError(
-    'INVALID_OBJECT',
+    'invalid-object',
     'is not the JSON object kubectl writes there, so what was last applied is unknown; remove the annotation and the next apply writes it anew (fields Git dropped before then stay)',
     `live.metadata.annotations["${LAST_APPLIED_ANNOTATION}"]`,
   );

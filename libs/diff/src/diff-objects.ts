@@ -74,10 +74,10 @@ export const DEFAULT_MANAGER = 'flotilla';
  */
 export function diffObjects(desired: unknown, live: unknown, opts: DiffOptions = {}): DiffResult {
   if (!isPlainObject(desired)) {
-    throw new DiffError('INVALID_OBJECT', 'expected a Kubernetes object (a mapping)', 'desired');
+    throw new DiffError('invalid-object', 'expected a Kubernetes object (a mapping)', 'desired');
   }
   if (live !== null && live !== undefined && !isPlainObject(live)) {
-    throw new DiffError('INVALID_OBJECT', 'expected a Kubernetes object (a mapping) or nothing', 'live');
+    throw new DiffError('invalid-object', 'expected a Kubernetes object (a mapping) or nothing', 'live');
   }
   const rules = compileIgnoreRules(opts.ignoreRules);
   const id = identityOf(desired, live);

@@ -30,13 +30,13 @@ export function compileIgnoreRules(rules: readonly IgnoreRuleInput[] = []): Comp
 
 function compileRule(rule: IgnoreRuleInput, where: string): CompiledIgnoreRule {
   if (typeof rule.kind !== 'string' || rule.kind === '') {
-    throw new DiffError('INVALID_RULE', 'kind is required', `${where}.kind`);
+    throw new DiffError('invalid-ignore-rule', 'kind is required', `${where}.kind`);
   }
   const pointers = (rule.jsonPointers ?? []).map((p, j) => {
     const raw = parsePointer(p);
     if (!raw) {
       throw new DiffError(
-        'INVALID_JSON_POINTER',
+        'invalid-ignore-rule',
         `'${p}' is not a JSON pointer (RFC 6901): it must start with '/'`,
         `${where}.jsonPointers[${j}]`,
       );

@@ -52,7 +52,7 @@ describe('compileJqPaths', () => {
       caught = err;
     }
     expect(caught).toBeInstanceOf(DiffError);
-    expect((caught as DiffError).code).toBe('INVALID_JQ');
+    expect((caught as DiffError).code).toBe('invalid-ignore-rule');
     expect((caught as DiffError).path).toBe('ignoreRules[2].jqPathExpressions[0]');
     expect((caught as DiffError).message).toContain("invalid jq path expression '.spec | select(.name =='");
   });

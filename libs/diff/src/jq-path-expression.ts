@@ -22,7 +22,11 @@ export function compileJqPaths(expression: string, where: string): PathFinder {
     filter = jq.compile(`path(${expression})`);
   } catch (err) {
     // jqjs throws plain strings for syntax errors.
-    throw new DiffError('INVALID_JQ', `invalid jq path expression '${expression}': ${String(err)}`, where);
+    throw new DiffError(
+      'invalid-ignore-rule',
+      `invalid jq path expression '${expression}': ${String(err)}`,
+      where,
+    );
   }
   const finder: PathFinder = (value) => {
     const out: PathSegment[][] = [];

@@ -228,8 +228,7 @@ export function parseApplicationSet(doc: unknown): ApplicationSet {
  * nested matrix/merge level, whose children must be plain generators.
  */
 export function parseGenerator(raw: unknown, path: string, depth: number): GeneratorSpec {
-  if (!isPlainObject(raw))
-    throw new GeneratorError('INVALID_GENERATOR', 'a generator must be an object', path);
+  if (!isPlainObject(raw)) throw new GeneratorError('invalid-appset', 'a generator must be an object', path);
   const kinds = Object.keys(raw).filter((k) => k !== 'selector' && raw[k] != null);
   const unknown = kinds.filter((k) => !(SUPPORTED_GENERATORS as readonly string[]).includes(k));
   if (unknown.length > 0) {
@@ -238,24 +237,20 @@ export function parseGenerator(raw: unknown, path: string, depth: number): Gener
       ? 'is not supported by Flotilla'
       : 'is not a known generator';
     throw new GeneratorError(
-      'UNKNOWN_GENERATOR',
+      'unknown-generator',
       `generator '${name}' ${why} (supported: ${SUPPORTED_GENERATORS.join(', ')})`,
       path,
     );
   }
   if (kinds.length === 0) {
     throw new GeneratorError(
-      'INVALID_GENERATOR',
+      'invalid-appset',
       `no generator given (expected one of: ${SUPPORTED_GENERATORS.join(', ')})`,
       path,
     );
   }
   if (kinds.length > 1) {
-    throw new GeneratorError(
-      'INVALID_GENERATOR',
-      `one generator per entry, found ${kinds.join(' and ')}`,
-      path,
-    );
+    throw new GeneratorError('invalid-appset', `one generator per entry, found ${kinds.join(' and ')}`, path);
   }
   const kind = kinds[0] as GeneratorKind;
   const selector =
@@ -266,7 +261,7 @@ export function parseGenerator(raw: unknown, path: string, depth: number): Gener
   if (kind === 'matrix' || kind === 'merge') {
     if (depth >= 2) {
       throw new GeneratorError(
-        'INVALID_GENERATOR',
+        'invalid-appset',
         `${kind} is nested too deeply: a nested matrix or merge may only hold list, clusters or git generators`,
         path,
       );
@@ -289,5 +284,5 @@ function zodError(error: z.ZodError, base: string): GeneratorError {
   for (const seg of issue?.path ?? []) {
     path += typeof seg === 'number' ? `[${seg}]` : path === '' ? String(seg) : `.${String(seg)}`;
   }
-  return new GeneratorError('INVALID_APPLICATIONSET', issue?.message ?? 'invalid', path || undefined);
+  return new GeneratorError('invalid-appset', issue?.message ?? 'invalid', path || undefined);
 }

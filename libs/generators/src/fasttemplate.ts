@@ -21,7 +21,7 @@ export function renderFastTemplate(template: string, params: Params): string {
     const end = template.indexOf('}}', start + 2);
     if (end < 0) {
       throw new GeneratorError(
-        'TEMPLATE_PARSE',
+        'template-parse',
         `invalid template: cannot find end tag "}}" in ${JSON.stringify(template)} starting from ${JSON.stringify(template.slice(start + 2))}`,
       );
     }

@@ -71,7 +71,7 @@ export function generateStepwise(
   const env = generatorEnv(appSet, ctx);
   const generator = appSet.spec.generators[index];
   if (!generator)
-    throw new GeneratorError('INVALID_GENERATOR', 'no such generator', `spec.generators[${index}]`);
+    throw new GeneratorError('invalid-appset', 'no such generator', `spec.generators[${index}]`);
   const path = `spec.generators[${index}]`;
   const produced = produce(generator, env, path, 0);
   const kept = postSelect(produced, generator.selector, path);
@@ -112,7 +112,7 @@ function runChild(
   try {
     interpolated = parseGenerator(renderDeep(raw, inherited, env), path, depth);
   } catch (err) {
-    throw GeneratorError.wrap(err, 'TEMPLATE_EXECUTE', path);
+    throw GeneratorError.wrap(err, 'template-execute', path);
   }
   return postSelect(produce(interpolated, env, path, depth), written.selector, path);
 }

@@ -1,16 +1,19 @@
-/** What went wrong, as a stable code callers can branch on (never match on the message). */
+/**
+ * What went wrong, as a stable code callers can branch on (never match on the message). The same
+ * strings the hub's API answers with: `invalid-appset` is any ApplicationSet document (a generator's
+ * shape included) that does not parse, `path` saying where; a submission is refused with it as it is.
+ */
 export type GeneratorErrorCode =
-  | 'INVALID_APPLICATIONSET'
-  | 'UNKNOWN_GENERATOR'
-  | 'INVALID_GENERATOR'
-  | 'INVALID_SELECTOR'
-  | 'INVALID_PARAMS'
-  | 'TEMPLATE_PARSE'
-  | 'TEMPLATE_EXECUTE'
-  | 'DUPLICATE_KEY'
-  | 'NON_UNIQUE_MERGE_KEY'
-  | 'REPOSITORY'
-  | 'FILE_PARSE';
+  | 'invalid-appset'
+  | 'unknown-generator'
+  | 'invalid-selector'
+  | 'invalid-params'
+  | 'template-parse'
+  | 'template-execute'
+  | 'duplicate-key'
+  | 'non-unique-merge-key'
+  | 'repository'
+  | 'file-parse';
 
 /**
  * A generator or template failure. `path` locates the offending input: a field path in the

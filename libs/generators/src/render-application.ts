@@ -26,7 +26,7 @@ export function renderApplication(
   try {
     app = renderDeep(template, params, mode) as Record<string, unknown>;
   } catch (err) {
-    throw GeneratorError.wrap(err, 'TEMPLATE_EXECUTE', path);
+    throw GeneratorError.wrap(err, 'template-execute', path);
   }
   const metadata = isPlainObject(app['metadata']) ? app['metadata'] : {};
   app['metadata'] = metadata;
@@ -51,14 +51,14 @@ function applyTemplatePatch(
   try {
     rendered = renderString(source, params, appSet.spec);
   } catch (err) {
-    throw GeneratorError.wrap(err, 'TEMPLATE_EXECUTE', 'spec.templatePatch');
+    throw GeneratorError.wrap(err, 'template-execute', 'spec.templatePatch');
   }
   let patch: unknown;
   try {
     patch = parseYamlData(rendered);
   } catch (err) {
     throw new GeneratorError(
-      'TEMPLATE_EXECUTE',
+      'template-execute',
       `the rendered patch is not YAML/JSON (${(err as Error).message}):\n${rendered}`,
       'spec.templatePatch',
     );
@@ -66,7 +66,7 @@ function applyTemplatePatch(
   if (patch == null) return app;
   if (!isPlainObject(patch)) {
     throw new GeneratorError(
-      'TEMPLATE_EXECUTE',
+      'template-execute',
       'the rendered patch must be an object',
       'spec.templatePatch',
     );

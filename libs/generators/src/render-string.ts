@@ -27,7 +27,7 @@ export function renderString(template: string, params: Params, mode: TemplateMod
     parsed = engine.parse(template);
   } catch (err) {
     if (!(err instanceof TemplateError)) throw err;
-    throw new GeneratorError('TEMPLATE_PARSE', `failed to parse template ${template}: ${messageOf(err)}`);
+    throw new GeneratorError('template-parse', `failed to parse template ${template}: ${messageOf(err)}`);
   }
   try {
     // Sprig's set/unset/merge mutate their dict: give them a copy so one target cannot change the next.
@@ -35,7 +35,7 @@ export function renderString(template: string, params: Params, mode: TemplateMod
     return parsed.execute(data, { missingKey });
   } catch (err) {
     if (!(err instanceof TemplateError)) throw err;
-    throw new GeneratorError('TEMPLATE_EXECUTE', `failed to execute go template ${template}: ${err.message}`);
+    throw new GeneratorError('template-execute', `failed to execute go template ${template}: ${err.message}`);
   }
 }
 
@@ -45,7 +45,7 @@ function missingKeyOption(options: string[]): MissingKey {
     const m = /^missingkey=(default|invalid|zero|error)$/.exec(option);
     if (!m) {
       throw new GeneratorError(
-        'INVALID_APPLICATIONSET',
+        'invalid-appset',
         `unrecognized goTemplateOptions entry '${option}' (expected missingkey=default|invalid|zero|error)`,
         'spec.goTemplateOptions',
       );

@@ -12,7 +12,7 @@ export function selectorMatcher(
   try {
     return compileSelector(selector, path);
   } catch (err) {
-    if (err instanceof LabelSelectorError) throw new GeneratorError('INVALID_SELECTOR', err.detail, err.path);
+    if (err instanceof LabelSelectorError) throw new GeneratorError('invalid-selector', err.detail, err.path);
     throw err;
   }
 }

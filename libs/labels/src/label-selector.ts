@@ -135,7 +135,7 @@ export type LooseLabelSelector = z.infer<typeof looseLabelSelectorSchema>;
  */
 export class LabelSelectorError extends Error {
   override readonly name = 'LabelSelectorError';
-  readonly code = 'INVALID_SELECTOR';
+  readonly code = 'invalid-selector';
   readonly path: string;
   /** The message without the path prefix. */
   readonly detail: string;

@@ -1,20 +1,25 @@
+/**
+ * Why a manifest or source is refused. These are the strings the hub's API and the render records
+ * show as they are: `manifest-…` names a problem this lib found in what the repository holds;
+ * `no-manifests` and `invalid-helm-options` are spelt as the hub's own refusals of the same thing.
+ */
 export type ManifestErrorCode =
-  | 'INVALID_YAML'
-  | 'NOT_AN_OBJECT'
-  | 'MISSING_FIELD'
-  | 'DUPLICATE_OBJECT'
-  | 'TOO_LARGE'
-  | 'TOO_DEEP'
-  | 'NO_MANIFESTS'
-  | 'UNSAFE_PATH'
-  | 'REMOTE_BASE'
-  | 'INVALID_KUSTOMIZATION'
-  | 'INVALID_KUSTOMIZE_OPTIONS'
-  | 'INVALID_HELM_OPTIONS'
-  | 'INVALID_SOURCE'
-  | 'CHART_NOT_FOUND'
-  | 'MISSING_VALUE_FILE'
-  | 'HELM_FAILED';
+  | 'manifest-invalid-yaml'
+  | 'manifest-not-an-object'
+  | 'manifest-missing-field'
+  | 'manifest-duplicate-object'
+  | 'manifest-too-large'
+  | 'manifest-too-deep'
+  | 'no-manifests'
+  | 'manifest-unsafe-path'
+  | 'manifest-remote-base'
+  | 'manifest-invalid-kustomization'
+  | 'manifest-invalid-kustomize-options'
+  | 'invalid-helm-options'
+  | 'manifest-invalid-source'
+  | 'manifest-chart-not-found'
+  | 'manifest-missing-value-file'
+  | 'manifest-helm-failed';
 
 /** A manifest that cannot be used, with the file (and line where known) a person must fix. */
 export class ManifestError extends Error {

@@ -66,7 +66,7 @@ describe('parseManifestFiles', () => {
         { path: 'apps/web/bad.yaml', content: 'kind: ConfigMap\nmetadata:\n  name: [oops\n' },
       ]),
     );
-    expect(err.code).toBe('INVALID_YAML');
+    expect(err.code).toBe('manifest-invalid-yaml');
     expect(err.file).toBe('apps/web/bad.yaml');
     expect(err.line).toBeGreaterThanOrEqual(3);
     expect(err.message).toContain('apps/web/bad.yaml:');
@@ -76,7 +76,7 @@ describe('parseManifestFiles', () => {
     const err = errorOf(() =>
       parseManifestFiles([{ path: 'x.yaml', content: 'apiVersion: v1\nkind: ConfigMap\nmetadata: {}\n' }]),
     );
-    expect(err.code).toBe('MISSING_FIELD');
+    expect(err.code).toBe('manifest-missing-field');
     expect(err.message).toContain('metadata.name');
   });
 
@@ -97,7 +97,7 @@ describe('parseManifestFiles', () => {
         { path: 'c.yaml', content: hook('migrate-') },
       ]),
     );
-    expect(twice.code).toBe('DUPLICATE_OBJECT');
+    expect(twice.code).toBe('manifest-duplicate-object');
     expect(twice.message).toContain('Job migrate- is also declared in a.yaml');
     // An empty generateName beside a name (as a chart may render it) is no name at all.
     const named = parseManifestFiles([
@@ -120,7 +120,7 @@ describe('parseManifestFiles', () => {
         { path: 'b.yaml', content: doc },
       ]),
     );
-    expect(err.code).toBe('DUPLICATE_OBJECT');
+    expect(err.code).toBe('manifest-duplicate-object');
     expect(err.message).toContain('a.yaml');
   });
 
@@ -134,10 +134,12 @@ describe('parseManifestFiles', () => {
       ),
     ].join('\n');
     expect(errorOf(() => parseManifestFiles([{ path: 'bomb.yaml', content: bomb }])).code).toBe(
-      'INVALID_YAML',
+      'manifest-invalid-yaml',
     );
     const deep = `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata: ${'['.repeat(80)}${']'.repeat(80)}\n`;
-    expect(errorOf(() => parseManifestFiles([{ path: 'deep.yaml', content: deep }])).code).toBe('TOO_DEEP');
+    expect(errorOf(() => parseManifestFiles([{ path: 'deep.yaml', content: deep }])).code).toBe(
+      'manifest-too-deep',
+    );
     expect(
       errorOf(() =>
         parseManifestFiles([{ path: 'big.yaml', content: 'x'.repeat(100) }], {
@@ -146,7 +148,7 @@ describe('parseManifestFiles', () => {
           maxAliasCount: 100,
         }),
       ).code,
-    ).toBe('TOO_LARGE');
+    ).toBe('manifest-too-large');
   });
 });
 

@@ -77,7 +77,7 @@ export function parseRenderedManifests(
       const seen = byKey.get(key);
       if (seen) {
         throw new ManifestError(
-          'DUPLICATE_OBJECT',
+          'manifest-duplicate-object',
           file.path,
           `${obj.kind} ${ref.namespace ? `${ref.namespace}/` : ''}${ref.name} is also declared in ${seen.file}`,
           line,
@@ -107,7 +107,11 @@ function parseFile(
   readAs: ReadAs,
 ): { obj: KubeObject; line: number }[] {
   if (Buffer.byteLength(file.content) > limits.maxFileBytes) {
-    throw new ManifestError('TOO_LARGE', file.path, `file is larger than ${limits.maxFileBytes} bytes`);
+    throw new ManifestError(
+      'manifest-too-large',
+      file.path,
+      `file is larger than ${limits.maxFileBytes} bytes`,
+    );
   }
   const lineCounter = new LineCounter();
   const docs = parseAllDocuments(file.content, {
@@ -123,7 +127,7 @@ function parseFile(
     const error = doc.errors[0];
     if (error) {
       throw new ManifestError(
-        'INVALID_YAML',
+        'manifest-invalid-yaml',
         file.path,
         error.message.split('\n')[0] ?? 'invalid YAML',
         lineCounter.linePos(error.pos[0]).line,
@@ -133,12 +137,12 @@ function parseFile(
     try {
       value = doc.toJS({ maxAliasCount: limits.maxAliasCount });
     } catch (err) {
-      throw new ManifestError('INVALID_YAML', file.path, (err as Error).message, line);
+      throw new ManifestError('manifest-invalid-yaml', file.path, (err as Error).message, line);
     }
     if (value === null || value === undefined) continue;
     if (depthOf(value, limits.maxDepth + 1) > limits.maxDepth) {
       throw new ManifestError(
-        'TOO_DEEP',
+        'manifest-too-deep',
         file.path,
         `document nests deeper than ${limits.maxDepth} levels`,
         line,
@@ -155,13 +159,14 @@ function expandList(value: unknown): unknown[] {
 }
 
 function toKubeObject(value: unknown, file: string, line: number): KubeObject {
-  if (!isRecord(value)) throw new ManifestError('NOT_AN_OBJECT', file, 'document is not a mapping', line);
+  if (!isRecord(value))
+    throw new ManifestError('manifest-not-an-object', file, 'document is not a mapping', line);
   const parsed = kubeObjectSchema.safeParse(value);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const path = issue?.path.join('.') || '(document)';
     throw new ManifestError(
-      'MISSING_FIELD',
+      'manifest-missing-field',
       file,
       `${path}: ${issue?.message ?? 'invalid'} (a Kubernetes object needs apiVersion, kind and metadata.name, or metadata.generateName for a hook)`,
       line,

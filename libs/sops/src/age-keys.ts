@@ -17,7 +17,7 @@ export function parseAgeIdentities(text: string): string[] {
     if (line === '' || line.startsWith('#')) return;
     if (!IDENTITY_PREFIX.test(line)) {
       throw new SopsError(
-        'INVALID_IDENTITY',
+        'invalid-identity',
         `line ${i + 1}`,
         'expected an AGE-SECRET-KEY-… line or a # comment',
       );
@@ -27,7 +27,7 @@ export function parseAgeIdentities(text: string): string[] {
   return out;
 }
 
-/** The public recipient (`age1…`) of each identity; fails with INVALID_IDENTITY naming its index. */
+/** The public recipient (`age1…`) of each identity; fails with invalid-identity naming its index. */
 export async function recipientsOf(identities: readonly string[]): Promise<string[]> {
   return Promise.all(
     identities.map(async (identity, i) => {
@@ -35,7 +35,7 @@ export async function recipientsOf(identities: readonly string[]): Promise<strin
         return await identityToRecipient(identity);
       } catch (e) {
         throw new SopsError(
-          'INVALID_IDENTITY',
+          'invalid-identity',
           `ageIdentities[${i}]`,
           `not a valid age identity (${(e as Error).message})`,
         );
@@ -49,7 +49,7 @@ export async function unwrapDataKey(meta: SopsMetadata, identities: readonly str
   if (meta.age.length === 0) {
     const others = meta.otherKeySources.length > 0 ? meta.otherKeySources.join(', ') : 'no key source';
     throw new SopsError(
-      'UNSUPPORTED_KEY_TYPE',
+      'unsupported-key-type',
       'sops',
       `the file is encrypted for ${others} only; the agent decrypts age recipients only — add an age recipient (sops updatekeys)`,
     );
@@ -63,7 +63,7 @@ export async function unwrapDataKey(meta: SopsMetadata, identities: readonly str
       file = armor.decode(entry.enc);
     } catch (e) {
       throw new SopsError(
-        'MALFORMED_CIPHERTEXT',
+        'malformed-ciphertext',
         `sops.age[${i}].enc`,
         `not an armored age file (${(e as Error).message})`,
       );
@@ -76,7 +76,7 @@ export async function unwrapDataKey(meta: SopsMetadata, identities: readonly str
       // a recipient we hold a key for must open; anything else is just "not ours"
       if (own.has(entry.recipient)) {
         throw new SopsError(
-          'MALFORMED_CIPHERTEXT',
+          'malformed-ciphertext',
           `sops.age[${i}].enc`,
           `data key does not decrypt (${(e as Error).message})`,
         );
@@ -85,7 +85,7 @@ export async function unwrapDataKey(meta: SopsMetadata, identities: readonly str
     }
     if (key.length !== DATA_KEY_BYTES) {
       throw new SopsError(
-        'MALFORMED_CIPHERTEXT',
+        'malformed-ciphertext',
         `sops.age[${i}].enc`,
         `data key is ${key.length} bytes, expected 32`,
       );
@@ -98,7 +98,7 @@ export async function unwrapDataKey(meta: SopsMetadata, identities: readonly str
       ? 'no age identity is configured'
       : `the agent holds keys for ${[...own].join(', ')}`;
   throw new SopsError(
-    'NO_MATCHING_KEY',
+    'no-matching-key',
     'sops.age',
     `no configured age identity opens this file: it is encrypted for ${recipients}; ${held}`,
   );
@@ -116,7 +116,7 @@ export async function wrapDataKey(
       encrypter.addRecipient(recipient);
     } catch (e) {
       throw new SopsError(
-        'INVALID_IDENTITY',
+        'invalid-identity',
         `recipients[${i}]`,
         `not a valid age recipient (${(e as Error).message})`,
       );

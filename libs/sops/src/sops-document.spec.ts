@@ -49,12 +49,12 @@ describe('a real SOPS file (Flux test fixture, sops 3.10.2, age)', () => {
     expect(Object.keys(plain)).toEqual(['apiVersion', 'kind', 'metadata', 'type', 'stringData']);
   });
 
-  it('refuses a tampered ciphertext with MAC_MISMATCH at its path', async () => {
+  it('refuses a tampered ciphertext with mac-mismatch at its path', async () => {
     const secret = load('flux-global-secret.sops.yaml');
     const data = secret['stringData'] as Record<string, string>;
     data['key'] = (data['key'] ?? '').replace('data:5d9W', 'data:5d9X');
     const err = await sopsError(decryptSopsObject(secret, { ageIdentities: fluxKeys }));
-    expect(err.code).toBe('MAC_MISMATCH');
+    expect(err.code).toBe('mac-mismatch');
     expect(err.path).toBe('stringData.key');
   });
 
@@ -62,7 +62,7 @@ describe('a real SOPS file (Flux test fixture, sops 3.10.2, age)', () => {
     const secret = load('flux-global-secret.sops.yaml');
     (secret['metadata'] as Record<string, string>)['namespace'] = 'kube-system';
     const err = await sopsError(decryptSopsObject(secret, { ageIdentities: fluxKeys }));
-    expect(err.code).toBe('MAC_MISMATCH');
+    expect(err.code).toBe('mac-mismatch');
     expect(err.path).toBe('sops.mac');
   });
 
@@ -70,7 +70,7 @@ describe('a real SOPS file (Flux test fixture, sops 3.10.2, age)', () => {
     const secret = load('flux-global-secret.sops.yaml');
     (secret['sops'] as Record<string, string>)['lastmodified'] = '2025-07-06T17:19:52Z';
     const err = await sopsError(decryptSopsObject(secret, { ageIdentities: fluxKeys }));
-    expect(err.code).toBe('MAC_MISMATCH');
+    expect(err.code).toBe('mac-mismatch');
     expect(err.path).toBe('sops.mac');
   });
 
@@ -79,7 +79,7 @@ describe('a real SOPS file (Flux test fixture, sops 3.10.2, age)', () => {
     const err = await sopsError(
       decryptSopsObject(load('flux-global-secret.sops.yaml'), { ageIdentities: [other] }),
     );
-    expect(err.code).toBe('NO_MATCHING_KEY');
+    expect(err.code).toBe('no-matching-key');
     expect(err.path).toBe('sops.age');
     expect(err.message).toContain('age1henwn645drkd3fa34t27t2w2x0nsgw3w4h62gmg5x5xflyjpy38s5cncph');
     expect(err.message).toContain(await identityToRecipient(other));
@@ -89,14 +89,14 @@ describe('a real SOPS file (Flux test fixture, sops 3.10.2, age)', () => {
     const err = await sopsError(
       decryptSopsObject(load('flux-global-secret.sops.yaml'), { ageIdentities: [] }),
     );
-    expect(err.code).toBe('NO_MATCHING_KEY');
+    expect(err.code).toBe('no-matching-key');
     expect(err.message).toContain('no age identity is configured');
   });
 
   it('survives a store that reorders keys when the order was recorded at parse time', async () => {
     const reordered = jsonbOrder(load('flux-global-secret.sops.yaml'));
     const lost = await sopsError(decryptSopsObject(reordered, { ageIdentities: fluxKeys }));
-    expect(lost.code).toBe('MAC_MISMATCH');
+    expect(lost.code).toBe('mac-mismatch');
 
     const kept = jsonbOrder(
       JSON.parse(JSON.stringify(preserveSopsKeyOrder(load('flux-global-secret.sops.yaml')))),
@@ -143,7 +143,7 @@ describe('SOPS reference files for each selection rule (rops parity fixtures, ag
     const swapped = load('rops-mac-only-encrypted.sops.yaml');
     [swapped['a_encrypted'], swapped['c_encrypted']] = [swapped['c_encrypted'], swapped['a_encrypted']];
     const err = await sopsError(decryptSopsObject(swapped, { ageIdentities: ropsKeys }));
-    expect(err.code).toBe('MAC_MISMATCH');
+    expect(err.code).toBe('mac-mismatch');
     expect(err.path).toBe('a_encrypted');
   });
 
@@ -155,7 +155,7 @@ describe('SOPS reference files for each selection rule (rops parity fixtures, ag
       457,
     );
     const err = await sopsError(decryptSopsObject(edited, { ageIdentities: ropsKeys }));
-    expect(err.code).toBe('MAC_MISMATCH');
+    expect(err.code).toBe('mac-mismatch');
     expect(err.path).toBe('sops.mac');
   });
 });
@@ -231,7 +231,7 @@ describe('encryptSopsObject → decryptSopsObject', () => {
 
     (enc['config_unencrypted'] as Record<string, unknown>)['level'] = 'trace';
     expect((await sopsError(decryptSopsObject(enc, { ageIdentities: [identity] }))).code).toBe(
-      'MAC_MISMATCH',
+      'mac-mismatch',
     );
   });
 
@@ -254,7 +254,7 @@ describe('encryptSopsObject → decryptSopsObject', () => {
     const enc = await encryptSopsObject({ a: 'one', b: 'two' }, { recipients: [recipient] });
     [enc['a'], enc['b']] = [enc['b'], enc['a']];
     const err = await sopsError(decryptSopsObject(enc, { ageIdentities: [identity] }));
-    expect(err.code).toBe('MAC_MISMATCH');
+    expect(err.code).toBe('mac-mismatch');
     expect(err.path).toBe('a');
   });
 
@@ -274,7 +274,7 @@ describe('encryptSopsObject → decryptSopsObject', () => {
         result = r;
       }),
     );
-    expect(err.code).toBe('MAC_MISMATCH');
+    expect(err.code).toBe('mac-mismatch');
     expect(err.path).toBe('stringData.nested.deeper[1].token');
     expect(err.message).not.toContain('t-2');
     expect(result).toBe('unset');
@@ -285,17 +285,17 @@ describe('encryptSopsObject → decryptSopsObject', () => {
     const enc = await encryptSopsObject({ a: 'one', b: 'two' }, { recipients: [recipient] });
     const plainInstead = { ...enc, a: 'one' };
     const e1 = await sopsError(decryptSopsObject(plainInstead, { ageIdentities: [identity] }));
-    expect(e1.code).toBe('MALFORMED_CIPHERTEXT');
+    expect(e1.code).toBe('malformed-ciphertext');
     expect(e1.path).toBe('a');
 
     const garbled = { ...enc, b: 'ENC[AES256_GCM,data:@@,iv:x,tag:y,type:str]' };
     const e2 = await sopsError(decryptSopsObject(garbled, { ageIdentities: [identity] }));
-    expect(e2.code).toBe('MALFORMED_CIPHERTEXT');
+    expect(e2.code).toBe('malformed-ciphertext');
     expect(e2.path).toBe('b');
 
     const badArmor = { ...enc, sops: { ...(enc['sops'] as object), age: [{ recipient, enc: 'not armor' }] } };
     const e3 = await sopsError(decryptSopsObject(badArmor, { ageIdentities: [identity] }));
-    expect(e3.code).toBe('MALFORMED_CIPHERTEXT');
+    expect(e3.code).toBe('malformed-ciphertext');
     expect(e3.path).toBe('sops.age[0].enc');
   });
 });
@@ -310,7 +310,7 @@ describe('metadata and keys', () => {
       kms: [{ arn: 'arn:aws:kms:eu-west-1:1:key/x', enc: 'x' }],
     };
     const err = await sopsError(decryptSopsObject(secret, { ageIdentities: fluxKeys }));
-    expect(err.code).toBe('UNSUPPORTED_KEY_TYPE');
+    expect(err.code).toBe('unsupported-key-type');
     expect(err.message).toContain('pgp, kms only');
     expect(err.message).toContain('age');
   });
@@ -319,7 +319,7 @@ describe('metadata and keys', () => {
     const secret = load('flux-global-secret.sops.yaml');
     secret['sops'] = { ...(secret['sops'] as object), key_groups: [{ age: [] }], shamir_threshold: 2 };
     const err = await sopsError(decryptSopsObject(secret, { ageIdentities: fluxKeys }));
-    expect(err.code).toBe('UNSUPPORTED_KEY_TYPE');
+    expect(err.code).toBe('unsupported-key-type');
     expect(err.path).toBe('sops.key_groups');
   });
 
@@ -327,14 +327,14 @@ describe('metadata and keys', () => {
     const secret = load('flux-global-secret.sops.yaml');
     delete (secret['sops'] as Record<string, unknown>)['mac'];
     const err = await sopsError(decryptSopsObject(secret, { ageIdentities: fluxKeys }));
-    expect(err.code).toBe('INVALID_METADATA');
+    expect(err.code).toBe('invalid-metadata');
     expect(err.path).toBe('sops.mac');
   });
 
   it('refuses an object that is not encrypted', async () => {
     expect(isSopsEncrypted({ kind: 'Secret', stringData: { a: 'b' } })).toBe(false);
     const err = await sopsError(decryptSopsObject({ kind: 'Secret' }, { ageIdentities: fluxKeys }));
-    expect(err.code).toBe('NOT_ENCRYPTED');
+    expect(err.code).toBe('not-encrypted');
   });
 
   it('reads key files: comments and blank lines skipped, other lines refused with their line number', () => {
@@ -343,7 +343,7 @@ describe('metadata and keys', () => {
       2,
     );
     expect(() => parseAgeIdentities('# c\nage1abc\n')).toThrow(
-      expect.objectContaining({ code: 'INVALID_IDENTITY', path: 'line 2' }),
+      expect.objectContaining({ code: 'invalid-identity', path: 'line 2' }),
     );
   });
 
@@ -351,7 +351,7 @@ describe('metadata and keys', () => {
     const err = await sopsError(
       decryptSopsObject(load('flux-global-secret.sops.yaml'), { ageIdentities: ['AGE-SECRET-KEY-1NOPE'] }),
     );
-    expect(err.code).toBe('INVALID_IDENTITY');
+    expect(err.code).toBe('invalid-identity');
     expect(err.path).toBe('ageIdentities[0]');
   });
 });

@@ -55,7 +55,7 @@ export async function decryptSopsObject(
   options: DecryptOptions,
 ): Promise<Record<string, unknown>> {
   if (!hasSopsBlock(obj))
-    throw new SopsError('NOT_ENCRYPTED', 'sops', 'the object has no sops metadata block');
+    throw new SopsError('not-encrypted', 'sops', 'the object has no sops metadata block');
   const meta = parseSopsMetadata(obj.sops);
   const dataKey = await unwrapDataKey(meta, options.ageIdentities);
 
@@ -68,7 +68,7 @@ export async function decryptSopsObject(
     if (encrypted && value !== null && value !== undefined && value !== '') {
       if (!isEncryptedValue(value)) {
         throw new SopsError(
-          'MALFORMED_CIPHERTEXT',
+          'malformed-ciphertext',
           displayPath(pointer),
           'expected an ENC[…] value here (the encryption rule covers this field) but found plaintext',
         );
@@ -86,9 +86,9 @@ export async function decryptSopsObject(
   try {
     stored = decryptValue(meta.mac, dataKey, meta.lastModified, 'sops.mac');
   } catch (e) {
-    if (e instanceof SopsError && e.code === 'MAC_MISMATCH') {
+    if (e instanceof SopsError && e.code === 'mac-mismatch') {
       throw new SopsError(
-        'MAC_MISMATCH',
+        'mac-mismatch',
         'sops.mac',
         'the MAC does not authenticate: sops.mac or sops.lastmodified was changed',
       );
@@ -97,7 +97,7 @@ export async function decryptSopsObject(
   }
   if (typeof stored !== 'string' || !sameText(stored, expected)) {
     throw new SopsError(
-      'MAC_MISMATCH',
+      'mac-mismatch',
       'sops.mac',
       'the values do not match the MAC: a plaintext field was changed, added, removed or reordered since encryption',
     );
@@ -114,9 +114,9 @@ export async function encryptSopsObject(
   options: EncryptOptions,
 ): Promise<Record<string, unknown>> {
   if (hasSopsBlock(obj))
-    throw new SopsError('INVALID_METADATA', 'sops', 'the object is already SOPS-encrypted');
+    throw new SopsError('invalid-metadata', 'sops', 'the object is already SOPS-encrypted');
   if (options.recipients.length === 0)
-    throw new SopsError('INVALID_METADATA', 'recipients', 'at least one age recipient is needed');
+    throw new SopsError('invalid-metadata', 'recipients', 'at least one age recipient is needed');
   const rule = encryptionRule(options);
   const macOnly = options.macOnlyEncrypted === true;
   const dataKey = randomBytes(32);
@@ -129,7 +129,7 @@ export async function encryptSopsObject(
     if (!selected || value === '') return value;
     if (value instanceof Date) {
       throw new SopsError(
-        'UNSUPPORTED_VALUE',
+        'unsupported-value',
         displayPath(pointer),
         'dates cannot be encrypted; quote the value',
       );
@@ -222,7 +222,7 @@ function isTree(node: unknown): node is Tree {
 function leafBytes(value: Exclude<Node, Node[] | Tree | null | undefined>, pointer: string): Uint8Array {
   if (value instanceof Date) return Buffer.from(renderLastModified(value), 'utf8');
   if (typeof value === 'number' && !Number.isFinite(value)) {
-    throw new SopsError('UNSUPPORTED_VALUE', displayPath(pointer), 'non-finite numbers have no SOPS form');
+    throw new SopsError('unsupported-value', displayPath(pointer), 'non-finite numbers have no SOPS form');
   }
   return macBytes(value);
 }
@@ -238,7 +238,7 @@ function encryptionRule(o: EncryptOptions): SelectionRule {
   ).filter(([, v]) => v !== undefined && v !== '');
   if (set.length > 1) {
     throw new SopsError(
-      'INVALID_METADATA',
+      'invalid-metadata',
       set[1]?.[0] ?? '',
       `only one of ${set.map(([k]) => k).join(', ')} may be set`,
     );
@@ -248,7 +248,7 @@ function encryptionRule(o: EncryptOptions): SelectionRule {
     try {
       return { kind, value: new RegExp(value ?? '') };
     } catch (e) {
-      throw new SopsError('INVALID_METADATA', kind, `invalid regular expression: ${(e as Error).message}`);
+      throw new SopsError('invalid-metadata', kind, `invalid regular expression: ${(e as Error).message}`);
     }
   }
   return { kind, value: value ?? '' };

@@ -1,20 +1,20 @@
 export type SopsErrorCode =
   /** The object carries no usable `sops` metadata block. */
-  | 'NOT_ENCRYPTED'
+  | 'not-encrypted'
   /** The `sops` block is malformed (missing mac/lastmodified, bad field types, two selection rules). */
-  | 'INVALID_METADATA'
+  | 'invalid-metadata'
   /** The file is encrypted only for key types the agent cannot use (PGP, KMS, Vault, Shamir groups). */
-  | 'UNSUPPORTED_KEY_TYPE'
+  | 'unsupported-key-type'
   /** None of the configured age identities can open the file's data key. */
-  | 'NO_MATCHING_KEY'
+  | 'no-matching-key'
   /** An age identity string that cannot be parsed. */
-  | 'INVALID_IDENTITY'
+  | 'invalid-identity'
   /** An `ENC[...]` value (or the armored data key) that cannot be parsed or has the wrong shape. */
-  | 'MALFORMED_CIPHERTEXT'
+  | 'malformed-ciphertext'
   /** A value or the MAC fails authentication: the file was changed without the key. */
-  | 'MAC_MISMATCH'
+  | 'mac-mismatch'
   /** A value that cannot be encrypted (encryption side only). */
-  | 'UNSUPPORTED_VALUE';
+  | 'unsupported-value';
 
 /**
  * Why a SOPS document could not be decrypted (or encrypted). `path` is the field path of the

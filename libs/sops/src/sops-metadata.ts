@@ -66,7 +66,7 @@ export function parseSopsMetadata(block: unknown): SopsMetadata {
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const where = ['sops', ...(issue?.path ?? []).map(String)].join('.');
-    throw new SopsError('INVALID_METADATA', where, issue?.message ?? 'invalid sops metadata');
+    throw new SopsError('invalid-metadata', where, issue?.message ?? 'invalid sops metadata');
   }
   const m = parsed.data;
   const raw = block as Record<string, unknown>;
@@ -75,7 +75,7 @@ export function parseSopsMetadata(block: unknown): SopsMetadata {
   );
   if (m.key_groups && m.key_groups.length > 0) {
     throw new SopsError(
-      'UNSUPPORTED_KEY_TYPE',
+      'unsupported-key-type',
       'sops.key_groups',
       'files split across key groups (Shamir secret sharing) are not supported; re-encrypt with plain age recipients',
     );
@@ -83,7 +83,7 @@ export function parseSopsMetadata(block: unknown): SopsMetadata {
   for (const field of COMMENT_RULES) {
     if (typeof raw[field] === 'string' && raw[field] !== '') {
       throw new SopsError(
-        'INVALID_METADATA',
+        'invalid-metadata',
         `sops.${field}`,
         `${field} selects values by YAML comment, which a parsed manifest no longer has; use encrypted_regex or a suffix`,
       );
@@ -92,7 +92,7 @@ export function parseSopsMetadata(block: unknown): SopsMetadata {
   const present = RULE_FIELDS.filter((f) => typeof m[f] === 'string' && m[f] !== '');
   if (present.length > 1) {
     throw new SopsError(
-      'INVALID_METADATA',
+      'invalid-metadata',
       `sops.${present[1]}`,
       `only one of ${present.join(', ')} may be set`,
     );
@@ -125,7 +125,7 @@ function selectionRule(
         return { kind: field, value: new RegExp(m[field] ?? '') };
       } catch (e) {
         throw new SopsError(
-          'INVALID_METADATA',
+          'invalid-metadata',
           `sops.${field}`,
           `invalid regular expression: ${(e as Error).message}`,
         );
@@ -140,11 +140,11 @@ function selectionRule(
 export function renderLastModified(value: string | Date): string {
   if (value instanceof Date) {
     if (Number.isNaN(value.getTime()))
-      throw new SopsError('INVALID_METADATA', 'sops.lastmodified', 'invalid date');
+      throw new SopsError('invalid-metadata', 'sops.lastmodified', 'invalid date');
     return value.toISOString().replace(/\.\d+Z$/, 'Z');
   }
   const m = /^(\d{4}-\d{2}-\d{2})[Tt](\d{2}:\d{2}:\d{2})(?:\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/.exec(value);
-  if (!m) throw new SopsError('INVALID_METADATA', 'sops.lastmodified', `"${value}" is not an RFC 3339 time`);
+  if (!m) throw new SopsError('invalid-metadata', 'sops.lastmodified', `"${value}" is not an RFC 3339 time`);
   const [, date = '', time = '', zone = ''] = m;
   const offset = /^[Zz]$|^[+-]00:00$/.test(zone) ? 'Z' : zone;
   return `${date}T${time}${offset}`;

@@ -25,20 +25,20 @@ export function decryptValue(encoded: string, dataKey: Uint8Array, aad: string, 
   const match = ENC_VALUE.exec(encoded);
   if (!match) {
     throw new SopsError(
-      'MALFORMED_CIPHERTEXT',
+      'malformed-ciphertext',
       path,
       'value is not of the form ENC[AES256_GCM,data:…,iv:…,tag:…,type:…]',
     );
   }
   const [, data = '', ivText = '', tagText = '', type = ''] = match;
   if (!VALUE_TYPES.has(type)) {
-    throw new SopsError('MALFORMED_CIPHERTEXT', path, `unknown value type "${type}"`);
+    throw new SopsError('malformed-ciphertext', path, `unknown value type "${type}"`);
   }
   const iv = decodeBase64(ivText, path, 'iv');
   const tag = decodeBase64(tagText, path, 'tag');
   if (iv.length !== IV_BYTES || tag.length !== TAG_BYTES) {
     throw new SopsError(
-      'MALFORMED_CIPHERTEXT',
+      'malformed-ciphertext',
       path,
       `iv must be ${IV_BYTES} bytes and tag ${TAG_BYTES} bytes`,
     );
@@ -51,7 +51,7 @@ export function decryptValue(encoded: string, dataKey: Uint8Array, aad: string, 
     plain = Buffer.concat([decipher.update(decodeBase64(data, path, 'data')), decipher.final()]);
   } catch {
     throw new SopsError(
-      'MAC_MISMATCH',
+      'mac-mismatch',
       path,
       'value fails authentication: it was changed, moved from another key, or encrypted with another data key',
     );
@@ -96,13 +96,13 @@ function fromPlaintext(plain: Buffer, type: ValueType, path: string): SopsScalar
       return new Uint8Array(plain);
     case 'int': {
       if (!/^[+-]?\d+$/.test(text))
-        throw new SopsError('MALFORMED_CIPHERTEXT', path, 'decrypted int is not an integer');
+        throw new SopsError('malformed-ciphertext', path, 'decrypted int is not an integer');
       return Number(text);
     }
     case 'float': {
       const n = Number(text);
       if (text.trim() === '' || Number.isNaN(n)) {
-        throw new SopsError('MALFORMED_CIPHERTEXT', path, 'decrypted float is not a number');
+        throw new SopsError('malformed-ciphertext', path, 'decrypted float is not a number');
       }
       return n;
     }
@@ -110,7 +110,7 @@ function fromPlaintext(plain: Buffer, type: ValueType, path: string): SopsScalar
       // Go's strconv.ParseBool, which SOPS uses
       if (['1', 't', 'T', 'TRUE', 'true', 'True'].includes(text)) return true;
       if (['0', 'f', 'F', 'FALSE', 'false', 'False'].includes(text)) return false;
-      throw new SopsError('MALFORMED_CIPHERTEXT', path, 'decrypted bool is neither true nor false');
+      throw new SopsError('malformed-ciphertext', path, 'decrypted bool is neither true nor false');
     }
   }
 }
@@ -120,7 +120,7 @@ function toPlaintext(value: Exclude<SopsScalar, null>, path: string): { type: Va
   if (typeof value === 'boolean') return { type: 'bool', plain: Buffer.from(String(value), 'utf8') };
   if (typeof value === 'number') {
     if (!Number.isFinite(value))
-      throw new SopsError('UNSUPPORTED_VALUE', path, 'cannot encrypt a non-finite number');
+      throw new SopsError('unsupported-value', path, 'cannot encrypt a non-finite number');
     return {
       type: Number.isInteger(value) ? 'int' : 'float',
       plain: Buffer.from(formatGoFloat(value), 'utf8'),
@@ -131,7 +131,7 @@ function toPlaintext(value: Exclude<SopsScalar, null>, path: string): { type: Va
 
 function decodeBase64(text: string, path: string, field: string): Buffer {
   if (!BASE64.test(text) || text.length % 4 !== 0) {
-    throw new SopsError('MALFORMED_CIPHERTEXT', path, `${field} is not valid base64`);
+    throw new SopsError('malformed-ciphertext', path, `${field} is not valid base64`);
   }
   return Buffer.from(text, 'base64');
 }

@@ -113,7 +113,7 @@ export interface AgentConfig {
 }
 
 export class AgentConfigError extends Error {
-  readonly code = 'AGENT_CONFIG_INVALID';
+  readonly code = 'agent-config-invalid';
   constructor(readonly issues: { variable: string; message: string }[]) {
     super(`invalid agent configuration:\n${issues.map((i) => `  ${i.variable}: ${i.message}`).join('\n')}`);
     this.name = 'AgentConfigError';

@@ -1,6 +1,6 @@
 /** A start the agent cannot make (no credential and no token, an unreadable key or kubeconfig, a taken port), naming the variable to fix. */
 export class AgentStartError extends Error {
-  readonly code = 'AGENT_START_FAILED';
+  readonly code = 'agent-start-failed';
   constructor(
     message: string,
     readonly path: string,

@@ -95,7 +95,7 @@ export class AgentCredential {
   }
 
   /**
-   * The hub's typed answer (HUB_CREDENTIAL_GONE) that the credential will never work again: the
+   * The hub's typed answer (hub-credential-gone) that the credential will never work again: the
    * next call registers with the bootstrap token, or the log says to set one.
    */
   markGone(err: HubCallError): void {

@@ -69,20 +69,20 @@ describe('HubClient against a stand-in hub', () => {
   it('says which kind of failure it met, and where', async () => {
     const refused = await failure(client.register('east', 'wrong-token'));
     expect([refused.code, refused.status, refused.path, refused.transient]).toEqual([
-      'HUB_UNAUTHORIZED',
+      'hub-unauthorized',
       401,
       '/api/agent/v1/register',
       false,
     ]);
-    expect(refused.message).toContain('BOOTSTRAP_TOKEN_INVALID: unknown or used bootstrap token');
+    expect(refused.message).toContain('bootstrap-token-invalid: unknown or used bootstrap token');
 
     const { credential } = await client.register('east', hub.bootstrapToken);
     const missing = await failure(client.bundle(credential, `sha256:${'a'.repeat(64)}`));
-    expect([missing.code, missing.status]).toEqual(['HUB_REJECTED', 404]);
+    expect([missing.code, missing.status]).toEqual(['hub-rejected', 404]);
 
     const away = new HubClient('http://127.0.0.1:1', 'test');
     const unreachable = await failure(away.assignments('x', undefined, 0));
-    expect([unreachable.code, unreachable.transient]).toEqual(['HUB_UNREACHABLE', true]);
+    expect([unreachable.code, unreachable.transient]).toEqual(['hub-unreachable', true]);
     expect(unreachable.message).toContain('cannot reach the hub at http://127.0.0.1:1');
   });
 
@@ -91,17 +91,17 @@ describe('HubClient against a stand-in hub', () => {
     hub.proxyAnswers.push({ status: 401 }, { status: 403 });
     for (const status of [401, 403]) {
       const bare = await failure(client.assignments(credential, undefined, 0));
-      expect([bare.code, bare.status, bare.apiCode]).toEqual(['HUB_UNAUTHORIZED', status, undefined]);
+      expect([bare.code, bare.status, bare.apiCode]).toEqual(['hub-unauthorized', status, undefined]);
     }
     hub.refuseCredential(AGENT_REFUSAL.credentialRevoked);
     const gone = await failure(client.assignments(credential, undefined, 0));
     expect([gone.code, gone.status, gone.apiCode]).toEqual([
-      'HUB_CREDENTIAL_GONE',
+      'hub-credential-gone',
       401,
       'credential-revoked',
     ]);
     const unknown = await failure(client.assignments('never-issued', undefined, 0));
-    expect([unknown.code, unknown.apiCode]).toEqual(['HUB_CREDENTIAL_GONE', 'credential-unknown']);
+    expect([unknown.code, unknown.apiCode]).toEqual(['hub-credential-gone', 'credential-unknown']);
     await client.register('east', hub.bootstrapToken);
   });
 });

@@ -23,17 +23,17 @@ import {
 } from '@flotilla/contract';
 
 /**
- * `HUB_CREDENTIAL_GONE` and `HUB_REPORTS_INVALID` are the hub's own final answers (a code from
- * AGENT_REFUSAL); `HUB_UNAUTHORIZED` is any other 401/403, which a proxy in the way can send too.
+ * `hub-credential-gone` and `hub-reports-invalid` are the hub's own final answers (a code from
+ * AGENT_REFUSAL); `hub-unauthorized` is any other 401/403, which a proxy in the way can send too.
  */
 export type HubCallErrorCode =
-  | 'HUB_UNREACHABLE'
-  | 'HUB_UNAUTHORIZED'
-  | 'HUB_CREDENTIAL_GONE'
-  | 'HUB_REJECTED'
-  | 'HUB_REPORTS_INVALID'
-  | 'HUB_BAD_RESPONSE'
-  | 'HUB_SERVER_ERROR';
+  | 'hub-unreachable'
+  | 'hub-unauthorized'
+  | 'hub-credential-gone'
+  | 'hub-rejected'
+  | 'hub-reports-invalid'
+  | 'hub-bad-response'
+  | 'hub-server-error';
 
 /** A failed call to the hub, with the endpoint it concerned. */
 export class HubCallError extends Error {
@@ -51,7 +51,7 @@ export class HubCallError extends Error {
 
   /** Worth retrying later as it is (the hub is away or busy), as opposed to a request the hub refuses. */
   get transient(): boolean {
-    return this.code === 'HUB_UNREACHABLE' || this.code === 'HUB_SERVER_ERROR';
+    return this.code === 'hub-unreachable' || this.code === 'hub-server-error';
   }
 }
 
@@ -230,7 +230,7 @@ export class HubClient {
     } catch (err) {
       const cause = (err as { cause?: { code?: string; message?: string } }).cause;
       throw new HubCallError(
-        'HUB_UNREACHABLE',
+        'hub-unreachable',
         path,
         `cannot reach the hub at ${this.baseUrl}: ${cause?.code ?? cause?.message ?? (err as Error).message}`,
       );
@@ -240,7 +240,7 @@ export class HubClient {
     const { detail, code } = describeApiError(text);
     if (res.status === 401 && code !== undefined && CREDENTIAL_GONE_CODES.includes(code)) {
       throw new HubCallError(
-        'HUB_CREDENTIAL_GONE',
+        'hub-credential-gone',
         path,
         `the hub says the agent's credential will not work again: ${detail}`,
         res.status,
@@ -249,7 +249,7 @@ export class HubClient {
     }
     if (res.status === 401 || res.status === 403) {
       throw new HubCallError(
-        'HUB_UNAUTHORIZED',
+        'hub-unauthorized',
         path,
         `the hub (or a proxy before it) refused the agent's credentials (${res.status}): ${detail}`,
         res.status,
@@ -258,7 +258,7 @@ export class HubClient {
     }
     if (res.status >= 500 || res.status === 429) {
       throw new HubCallError(
-        'HUB_SERVER_ERROR',
+        'hub-server-error',
         path,
         `the hub failed (${res.status}): ${detail}`,
         res.status,
@@ -267,7 +267,7 @@ export class HubClient {
     }
     if (res.status === 400 && code === AGENT_REFUSAL.reportsInvalid) {
       throw new HubCallError(
-        'HUB_REPORTS_INVALID',
+        'hub-reports-invalid',
         path,
         `the hub refused the reports as invalid: ${detail}`,
         res.status,
@@ -275,7 +275,7 @@ export class HubClient {
       );
     }
     throw new HubCallError(
-      'HUB_REJECTED',
+      'hub-rejected',
       path,
       `the hub rejected the request (${res.status}): ${detail}`,
       res.status,
@@ -289,7 +289,7 @@ export class HubClient {
       body = await res.json();
     } catch (err) {
       throw new HubCallError(
-        'HUB_BAD_RESPONSE',
+        'hub-bad-response',
         path,
         `the hub sent invalid JSON: ${(err as Error).message}`,
       );
@@ -297,7 +297,7 @@ export class HubClient {
     const parsed = schema.safeParse(body);
     if (!parsed.success) {
       throw new HubCallError(
-        'HUB_BAD_RESPONSE',
+        'hub-bad-response',
         path,
         `the hub's answer does not match the agent protocol: ${z.prettifyError(parsed.error)}`,
       );

@@ -91,7 +91,7 @@ export interface KubeClient {
 
 /** A Kubernetes API failure with the server's own message (the Status object), ready for a report. */
 export class KubeApiError extends Error {
-  readonly code = 'KUBE_API_ERROR';
+  readonly code = 'kube-api-error';
   constructor(
     readonly status: number | undefined,
     readonly reason: string,

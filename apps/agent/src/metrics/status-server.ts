@@ -15,7 +15,7 @@ export interface StatusSources {
 }
 
 export class StatusServerError extends Error {
-  readonly code = 'AGENT_STATUS_PORT';
+  readonly code = 'agent-status-port';
   constructor(
     message: string,
     readonly path: string,

@@ -82,7 +82,7 @@ export class AssignmentPuller {
         if (signal.aborted) break;
         // Only the hub's typed answer means the credential is gone; a bare 401/403 (a proxy, a
         // hub mid-restart) is retried below with the same credential.
-        if (err instanceof HubCallError && err.code === 'HUB_CREDENTIAL_GONE')
+        if (err instanceof HubCallError && err.code === 'hub-credential-gone')
           this.deps.credential.markGone(err);
         this.problem = err instanceof HubCallError ? err.code : 'error';
         const delay = backoff.next();
@@ -109,7 +109,7 @@ export class AssignmentPuller {
       // What will run is saved first: a restart while the hub is away resumes there.
       await store.saveAssignments(assignmentsThatRun(response, await store.loadAssignments(), bundles));
       await targets.apply(response.assignments, bundles, response.deletions);
-      throw new HubCallError('HUB_BAD_RESPONSE', 'bundles', failures.join('; '));
+      throw new HubCallError('hub-bad-response', 'bundles', failures.join('; '));
     }
     await store.saveAssignments(response);
     await targets.apply(response.assignments, bundles, response.deletions);

@@ -53,7 +53,7 @@ export class ReportDelivery {
       } catch (caught) {
         if (signal.aborted) break;
         let err = caught;
-        if (err instanceof HubCallError && err.code === 'HUB_REPORTS_INVALID') {
+        if (err instanceof HubCallError && err.code === 'hub-reports-invalid') {
           // The hub read the POST and refused it as invalid: find the batch (one file per post),
           // then the report in it (one report per post), and set only that aside.
           if (!isolating) {
@@ -109,7 +109,7 @@ export class ReportDelivery {
 
 /** The hub's typed refusal of a post as invalid, as the queue records it; undefined for any other error. */
 function invalidRefusal(err: unknown): { code: string; message: string } | undefined {
-  return err instanceof HubCallError && err.code === 'HUB_REPORTS_INVALID'
+  return err instanceof HubCallError && err.code === 'hub-reports-invalid'
     ? { code: err.apiCode ?? err.code, message: err.message }
     : undefined;
 }

@@ -14,7 +14,7 @@ export function sopsEncryptedRefs(bundle: Bundle): readonly ObjectRef[] {
 
 /** Why a bundle could not be made plaintext; the target keeps its last good revision. */
 export class BundleDecryptError extends Error {
-  readonly code = 'BUNDLE_DECRYPT_FAILED';
+  readonly code = 'bundle-decrypt-failed';
   constructor(
     readonly object: string,
     readonly reason: SopsError | Error,

@@ -57,7 +57,7 @@ describe('StateStore', () => {
     (tampered.manifests[0] as unknown as { data: Record<string, string> }).data['a'] = '2';
     await writeFile(path, JSON.stringify(tampered));
     expect(await store.loadBundle(bundle.digest)).toBeUndefined();
-    expect(store.corrupt.map((c) => [c.code, c.path])).toEqual([['AGENT_STATE_CORRUPT', path]]);
+    expect(store.corrupt.map((c) => [c.code, c.path])).toEqual([['agent-state-corrupt', path]]);
   });
 
   it('treats an unreadable file as absent and says which file', async () => {

@@ -79,7 +79,7 @@ export const deletionProgressSchema = z.object({
 export type DeletionProgress = z.infer<typeof deletionProgressSchema>;
 
 export class StateCorruptError extends Error {
-  readonly code = 'AGENT_STATE_CORRUPT';
+  readonly code = 'agent-state-corrupt';
   constructor(
     readonly path: string,
     reason: string,

@@ -68,7 +68,7 @@ describe('syncWaveOf', () => {
     }
     expect(caught).toBeInstanceOf(SyncWaveError);
     const e = caught as SyncWaveError;
-    expect(e.code).toBe('AGENT_BAD_SYNC_WAVE');
+    expect(e.code).toBe('agent-bad-sync-wave');
     expect(e.path).toBe('ConfigMap ns/c metadata.annotations["argocd.argoproj.io/sync-wave"]');
     expect(e.value).toBe('soon');
   });

@@ -48,7 +48,7 @@ const KIND_ORDER = [
 const kindRank = new Map(KIND_ORDER.map((k, i) => [k, i]));
 
 export class SyncWaveError extends Error {
-  readonly code = 'AGENT_BAD_SYNC_WAVE';
+  readonly code = 'agent-bad-sync-wave';
   constructor(
     readonly path: string,
     readonly value: string,

@@ -68,7 +68,7 @@ export type SyncRole =
     };
 
 export class HookAnnotationError extends Error {
-  readonly code = 'AGENT_BAD_HOOK';
+  readonly code = 'agent-bad-hook';
   constructor(
     readonly path: string,
     message: string,

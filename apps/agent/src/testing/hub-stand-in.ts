@@ -78,7 +78,7 @@ export class HubStandIn {
   async start(): Promise<void> {
     const server = createServer((req, res) => {
       this.handle(req, res).catch((err: unknown) =>
-        send(res, 500, { code: 'INTERNAL', message: String(err) }),
+        send(res, 500, { code: 'internal', message: String(err) }),
       );
     });
     await new Promise<void>((resolve, reject) => {
@@ -167,7 +167,7 @@ export class HubStandIn {
       }
       if (!body.success || body.data.bootstrapToken !== this.bootstrapToken) {
         return send(res, 401, {
-          code: 'BOOTSTRAP_TOKEN_INVALID',
+          code: 'bootstrap-token-invalid',
           message: 'unknown or used bootstrap token',
         });
       }
@@ -215,7 +215,7 @@ export class HubStandIn {
     }
     if (req.method === 'POST' && url.pathname === AGENT_API.bundleBatch && this.batchBundles) {
       const body = bundleBatchRequestSchema.safeParse(await readJson(req));
-      if (!body.success) return send(res, 400, { code: 'INVALID_REQUEST', message: body.error.message });
+      if (!body.success) return send(res, 400, { code: 'invalid-request', message: body.error.message });
       this.bundleBatches++;
       const bundles: Bundle[] = [];
       const refused: string[] = [];
@@ -240,7 +240,7 @@ export class HubStandIn {
       const digest = decodeURIComponent(bundleMatch[1]);
       this.bundleFetches.set(digest, (this.bundleFetches.get(digest) ?? 0) + 1);
       const bundle = this.bundles.get(digest);
-      if (!bundle) return send(res, 404, { code: 'BUNDLE_NOT_FOUND', message: `no bundle ${digest}` });
+      if (!bundle) return send(res, 404, { code: 'not-found', message: `no bundle ${digest}` });
       if (this.tampered.delete(digest)) {
         return send(res, 200, {
           ...bundle,

@@ -9,7 +9,7 @@ import { freePort } from '../fleet/free-port.js';
 import { LocalFleet } from '../fleet/local-fleet.js';
 import { runInProcess } from '../testing/run-in-process.js';
 import { csvField } from '@flotilla/contract';
-import { run, verifyText, type AuditEventView, type AuditVerifyResult } from './audit.command.js';
+import { run, verifyText, type AuditEventView, type AuditVerifyView } from './audit.command.js';
 
 describe('flotilla audit without a hub', () => {
   it.each([
@@ -68,6 +68,7 @@ describe('flotilla audit without a hub', () => {
       verifyText({
         valid: false,
         checked: 2,
+        unchained: 0,
         firstBrokenAt: { id: '2', at: '2026-01-01T00:00:00.000Z', reason: 'broken-link', message: 'gone' },
       }),
     ).toBe('audit chain BROKEN at event 2 (2026-01-01T00:00:00.000Z): broken-link — gone');
@@ -166,7 +167,7 @@ describe('flotilla audit against a real hub', () => {
     await sql.query(`UPDATE "AuditEvent" SET actor = 'mallory' WHERE id = $1`, [rows[1]!.id]);
     const edited = await cli('verify', '-o', 'json');
     expect(edited.code).toBe(1);
-    const result = JSON.parse(edited.out) as AuditVerifyResult;
+    const result = JSON.parse(edited.out) as AuditVerifyView;
     expect(result).toMatchObject({
       valid: false,
       checked: 2,

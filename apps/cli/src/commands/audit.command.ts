@@ -1,7 +1,15 @@
 import { type CommandDescription } from '../command.js';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { auditCsvHeader, auditCsvRow, auditNdjsonLine, type AuditEventView } from '@flotilla/contract';
+import {
+  auditCsvHeader,
+  auditCsvRow,
+  auditNdjsonLine,
+  type AuditArchiveCheckpoint,
+  type AuditEventView,
+  type AuditPageView,
+  type AuditVerifyView,
+} from '@flotilla/contract';
 import { UsageError, type OutputFormat } from '../offline/offline-command.js';
 import {
   expectPositionals,
@@ -18,19 +26,7 @@ const DEFAULT_LIMIT = 50;
 /** The hub's largest page. */
 const MAX_PAGE = 500;
 
-export type { AuditEventView } from '@flotilla/contract';
-
-interface AuditPage {
-  items: AuditEventView[];
-  nextCursor: string | null;
-}
-
-export interface AuditVerifyResult {
-  valid: boolean;
-  checked: number;
-  unchained?: number;
-  firstBrokenAt?: { id: string; at: string; reason: string; message?: string };
-}
+export type { AuditEventView, AuditVerifyView } from '@flotilla/contract';
 
 const ARCHIVE_USAGE = 'flotilla audit archive --before T --out FILE';
 const PRUNE_USAGE = 'flotilla audit prune FILE';
@@ -109,7 +105,7 @@ export function run(argv: string[]): Promise<number> {
         throw new UsageError(
           `--${listOnly[0]} is an option of 'audit ${LIST_OPTIONS.includes(listOnly[0]!) ? 'list' : 'archive'}', not 'audit verify'`,
         );
-      const result = await client.request<AuditVerifyResult>('GET', '/api/v1/audit/verify');
+      const result = await client.request<AuditVerifyView>('GET', '/api/v1/audit/verify');
       printResult(result, output, () => verifyText(result));
       return result.valid ? 0 : 1;
     }
@@ -163,7 +159,7 @@ export function run(argv: string[]): Promise<number> {
       const query = new URLSearchParams(filter);
       query.set('limit', String(Math.min(remaining, MAX_PAGE)));
       if (cursor) query.set('cursor', cursor);
-      const page = await client.request<AuditPage>('GET', `/api/v1/audit?${query.toString()}`);
+      const page = await client.request<AuditPageView>('GET', `/api/v1/audit?${query.toString()}`);
       const items = page.items.slice(0, remaining);
       remaining -= items.length;
       // Streamed formats: a consumer sees the newest events while older pages are still being fetched.
@@ -212,21 +208,12 @@ function eventTable(events: AuditEventView[]): string {
   );
 }
 
-export function verifyText(r: AuditVerifyResult): string {
+export function verifyText(r: AuditVerifyView): string {
   const legacy = r.unchained ? ` (${r.unchained} older events predate the chain)` : '';
   if (r.valid) return `audit chain intact: ${r.checked} events checked${legacy}`;
   const b = r.firstBrokenAt;
   if (!b) return `audit chain BROKEN after ${r.checked} events`;
   return `audit chain BROKEN at event ${b.id} (${b.at}): ${b.reason}${b.message ? ` — ${b.message}` : ''}`;
-}
-
-/** The archive's last line, as the hub writes it (GET /api/v1/audit/archive). */
-export interface ArchiveCheckpoint {
-  throughId: string;
-  hash: string;
-  events: number;
-  sha256: string;
-  previousHash: string;
 }
 
 async function archive(
@@ -295,11 +282,11 @@ type HubClientLike = Parameters<Parameters<typeof runHubCommand>[2]>[0]['client'
 function readArchive(
   text: string,
   file: string,
-): { checkpoint: ArchiveCheckpoint; sha256: string } | { broken: { id: string; reason: string } } {
+): { checkpoint: AuditArchiveCheckpoint; sha256: string } | { broken: { id: string; reason: string } } {
   const lines = text.split('\n');
   if (lines.at(-1) === '') lines.pop();
   const lastLine = lines.pop();
-  let last: { checkpoint?: ArchiveCheckpoint; broken?: { id: string; reason: string } } = {};
+  let last: { checkpoint?: AuditArchiveCheckpoint; broken?: { id: string; reason: string } } = {};
   try {
     last = JSON.parse(lastLine ?? '') as typeof last;
   } catch {

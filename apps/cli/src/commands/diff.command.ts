@@ -164,7 +164,7 @@ function evaluate(values: Record<string, ArgValue>): {
         differences: result.differences.map(({ path, desired, live }) => ({ path, desired, live })),
       };
     } catch (err) {
-      if (err instanceof DiffError && err.code === 'INVALID_OBJECT') {
+      if (err instanceof DiffError && err.code === 'invalid-object') {
         throw new UsageError(`${err.path === 'desired' ? d : l}: ${err.message}`);
       }
       return errorResult(err);

@@ -1,3 +1,4 @@
+import type { FleetSourceDetailView, FleetSourceView } from '@flotilla/contract';
 import { type CommandDescription } from '../command.js';
 import { UsageError } from '../offline/offline-command.js';
 import {
@@ -37,30 +38,13 @@ const SPEC: HubCommandSpec = {
 
 export const describe: CommandDescription = describeHubCommand(SPEC);
 
-interface SourceView {
-  id: string;
-  repoUrl: string;
-  revision: string;
-  path: string;
-  status: string;
-  error: {
-    code: string;
-    message: string;
-    errors?: { file: string; document: number; path: string; message: string }[];
-  } | null;
-  appliedCommit: string | null;
-  appliedAuthor: string | null;
-  appliedAt: string | null;
-  objects?: { kind: string; name: string; file: string; diverged: { by: string } | null }[];
-}
-
 export function run(argv: string[]): Promise<number> {
   return runHubCommand(argv, SPEC, async ({ values, positionals, output, client }) => {
     const [sub = 'list', ...rest] = positionals;
     switch (sub) {
       case 'list': {
         expectPositionals(rest, [], 'flotilla fleet-sources [list]');
-        const sources = await client.request<SourceView[]>('GET', '/api/v1/fleet-sources');
+        const sources = await client.request<FleetSourceView[]>('GET', '/api/v1/fleet-sources');
         printResult(sources, output, () =>
           formatTable(
             ['ID', 'REPOSITORY', 'REVISION', 'PATH', 'STATUS', 'COMMIT', 'APPLIED'],
@@ -79,7 +63,10 @@ export function run(argv: string[]): Promise<number> {
       }
       case 'show': {
         const id = expectName(rest, 'flotilla fleet-sources show ID');
-        const s = await client.request<SourceView>('GET', `/api/v1/fleet-sources/${encodeURIComponent(id)}`);
+        const s = await client.request<FleetSourceDetailView>(
+          'GET',
+          `/api/v1/fleet-sources/${encodeURIComponent(id)}`,
+        );
         printResult(s, output, () =>
           [
             formatFields([
@@ -94,12 +81,7 @@ export function run(argv: string[]): Promise<number> {
             '',
             formatTable(
               ['KIND', 'NAME', 'FILE', 'DIVERGED'],
-              (s.objects ?? []).map((o) => [
-                o.kind,
-                o.name,
-                o.file,
-                o.diverged ? `by ${o.diverged.by}` : '-',
-              ]),
+              s.objects.map((o) => [o.kind, o.name, o.file, o.diverged ? `by ${o.diverged.by ?? '?'}` : '-']),
             ),
           ].join('\n'),
         );
@@ -109,7 +91,7 @@ export function run(argv: string[]): Promise<number> {
         const url = expectName(rest, 'flotilla fleet-sources add URL');
         const revision = stringValue(values['revision']);
         const path = stringValue(values['path']);
-        const s = await client.request<SourceView>('POST', '/api/v1/fleet-sources', {
+        const s = await client.request<FleetSourceView>('POST', '/api/v1/fleet-sources', {
           repoUrl: url,
           ...(revision !== undefined && { revision }),
           ...(path !== undefined && { path }),

@@ -1,3 +1,4 @@
+import type { PinView } from '@flotilla/contract';
 import { type CommandDescription } from '../command.js';
 import { UsageError } from '../offline/offline-command.js';
 import {
@@ -13,17 +14,7 @@ import {
   type HubCommandSpec,
 } from './hub-command.js';
 
-/** A pin as the hub shows it (GET /api/v1/pins). */
-export interface PinView {
-  target: string;
-  revision: string;
-  bundleDigest: string;
-  reason: string;
-  actor: string;
-  createdAt: string;
-  expiresAt: string | null;
-  expired: boolean;
-}
+export type { PinView } from '@flotilla/contract';
 
 const ADD_USAGE =
   'flotilla pins add TARGET REVISION | --appset A [--selector k=v,...] REVISION  --reason TEXT [--until TIME]';

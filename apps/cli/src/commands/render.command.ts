@@ -92,7 +92,7 @@ export function candidatesOf(
     const name = metadata['name'];
     if (typeof name !== 'string' || name === '') {
       throw new ManifestError(
-        'MISSING_FIELD',
+        'manifest-missing-field',
         'metadata.name',
         'an Application needs a name (Helm release name)',
       );
@@ -132,7 +132,7 @@ export function candidatesOf(
   const picked = all.filter((c) => c.cluster === cluster);
   if (picked.length === 0) {
     throw new ManifestError(
-      'INVALID_SOURCE',
+      'manifest-invalid-source',
       '--cluster',
       `the appset has no target for cluster "${cluster}" (targets for: ${[...new Set(all.map((c) => c.cluster ?? '?'))].join(', ') || 'none'})`,
     );
@@ -178,7 +178,7 @@ export function environment(repos: Map<string, string>): RenderEnvironment {
         const dir = repos.get(normalizeRepoURL(repoURL));
         if (dir === undefined) {
           throw new ManifestError(
-            'INVALID_SOURCE',
+            'manifest-invalid-source',
             at,
             `no --repo ${repoURL}=DIR was given for this Git repository`,
           );

@@ -1,4 +1,4 @@
-import type { AuditEventView } from '@flotilla/contract';
+import type { AuditPageView, AuditVerifyView } from '@flotilla/contract';
 import { keepPreviousData, useMutation, useQuery } from '@tanstack/react-query';
 import { get } from '../api.js';
 import { ExportButtons } from '../export-buttons.js';
@@ -18,27 +18,20 @@ const FIELDS: FilterField<Key>[] = [
   { key: 'to', label: 'To', type: 'datetime-local' },
 ];
 
-interface VerifyView {
-  valid: boolean;
-  checked: number;
-  unchained: number;
-  firstBrokenAt?: unknown;
-}
-
 export function AuditView() {
   const [filters, cursors, setFilters] = useUrlFilters('/audit', KEYS);
   const cursor = cursors.at(-1);
   const events = useQuery({
     queryKey: ['audit', filters, cursor ?? null],
     queryFn: () =>
-      get<{ items: AuditEventView[]; nextCursor: string | null }>('/api/v1/audit', {
+      get<AuditPageView>('/api/v1/audit', {
         ...withIsoTimes(filters),
         cursor,
         limit: 50,
       }),
     placeholderData: keepPreviousData,
   });
-  const verify = useMutation({ mutationFn: () => get<VerifyView>('/api/v1/audit/verify') });
+  const verify = useMutation({ mutationFn: () => get<AuditVerifyView>('/api/v1/audit/verify') });
   return (
     <>
       <h1>Audit log</h1>

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hubCaller, startTestHub, type TestHub } from '../testing/index.js';
 import { ChainVerifier, GENESIS_HASH } from './audit-chain.js';
 import type { ArchiveCheckpoint } from './audit-archive.service.js';
-import type { AuditEventView, VerifyResult } from './audit.service.js';
+import type { AuditEventView, AuditVerifyView } from '@flotilla/contract';
 
 // The real hub on real PostgreSQL: events come from real API calls, archives over HTTP, and
 // tampering is done by hand in SQL.
@@ -32,7 +32,7 @@ async function exportArchive(before: Date) {
   };
 }
 
-const verify = async () => (await call<VerifyResult>('GET', '/api/v1/audit/verify')).body;
+const verify = async () => (await call<AuditVerifyView>('GET', '/api/v1/audit/verify')).body;
 const eventCount = async () =>
   Number((await sql.query<{ n: string }>('SELECT count(*) AS n FROM "AuditEvent"')).rows[0]?.n);
 /** Distinct times: an archive cuts by `at`, in milliseconds. */

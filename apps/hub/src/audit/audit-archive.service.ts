@@ -1,5 +1,6 @@
 import type { AuditActor } from '@flotilla/contract';
 import { createHash } from 'node:crypto';
+import type { AuditArchiveCheckpoint } from '@flotilla/contract';
 import { Injectable } from '@nestjs/common';
 import { Database } from '../db/database.js';
 import { HubError } from '../common/hub-error.js';
@@ -17,18 +18,7 @@ const DELETE_BATCH = 5000;
 const PRUNE_LOCK = 0x7072756e;
 
 /** The archive's last line: what a prune must name, and where verification starts after it. */
-export interface ArchiveCheckpoint {
-  /** The last archived event. */
-  throughId: string;
-  /** Its hash: the next event's prevHash, and where the chain starts once the archive is pruned. */
-  hash: string;
-  /** Events in the archive. */
-  events: number;
-  /** sha256 (hex) of the archive's event lines, each with its newline, as exported. */
-  sha256: string;
-  /** Where the archived stretch starts: the previous checkpoint's hash, or the genesis hash. */
-  previousHash: string;
-}
+export type ArchiveCheckpoint = AuditArchiveCheckpoint;
 
 /** What a prune names: the archive's checkpoint line, less what the hub recomputes. */
 type PrunedCheckpoint = Omit<ArchiveCheckpoint, 'previousHash' | 'events'>;

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { AuditChainBreakView } from '@flotilla/contract';
 import { canonicalJson } from '@flotilla/manifests';
 
 /**
@@ -30,14 +31,9 @@ export function auditHash(prevHash: string, content: AuditContent): string {
   return createHash('sha256').update(`${prevHash}\n${body}`).digest('hex');
 }
 
-export type ChainBreakReason = 'hash-mismatch' | 'broken-link' | 'genesis' | 'unchained';
-
-export interface ChainBreak {
-  id: string;
-  at: string;
-  reason: ChainBreakReason;
-  message: string;
-}
+/** Where the chain breaks, as `GET /api/v1/audit/verify` shows it. */
+export type ChainBreak = AuditChainBreakView;
+export type ChainBreakReason = ChainBreak['reason'];
 
 export interface StoredAuditEvent extends AuditContent {
   id: bigint;

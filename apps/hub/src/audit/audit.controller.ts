@@ -4,6 +4,7 @@ import {
   auditPageViewSchema,
   auditPruneViewSchema,
   auditVerifyViewSchema,
+  type AuditVerifyView,
 } from '@flotilla/contract';
 import { Readable } from 'node:stream';
 import { Body, Controller, Get, HttpCode, Post, Query, StreamableFile, UseGuards } from '@nestjs/common';
@@ -130,7 +131,7 @@ export class AuditController {
   /** Recomputes every hash and link, oldest first (from the archive checkpoint); stops at the first break. */
   @Get('verify')
   @ApiAnswer(auditVerifyViewSchema)
-  verify() {
+  verify(): Promise<AuditVerifyView> {
     return this.audit.verify();
   }
 }

@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestHub, type TestHub } from '../testing/index.js';
-import type { AuditEventView, VerifyResult } from './audit.service.js';
+import type { AuditEventView, AuditVerifyView } from '@flotilla/contract';
 
 // The real hub on real PostgreSQL: events come from real API calls, and tampering is done by hand in SQL.
 
@@ -21,7 +21,7 @@ async function get<T>(path: string): Promise<{ status: number; body: T; text: st
   };
 }
 
-const verify = async () => (await get<VerifyResult>('/api/v1/audit/verify')).body;
+const verify = async () => (await get<AuditVerifyView>('/api/v1/audit/verify')).body;
 type Page = { items: AuditEventView[]; nextCursor: string | null };
 
 describe('audit log (real hub, PostgreSQL)', () => {

@@ -1,11 +1,11 @@
-import type { AuditActor, AuditEventView } from '@flotilla/contract';
+import type { AuditActor, AuditEventView, AuditPageView, AuditVerifyView } from '@flotilla/contract';
 import { Injectable } from '@nestjs/common';
 import { Database } from '../db/database.js';
 import { toJson } from '../common/json.js';
 import { everyItem } from '../common/record-export.js';
 import { currentOrigin, type RequestOrigin } from '../common/request-origin.js';
 import type { Prisma } from '../generated/prisma/client.js';
-import { auditHash, ChainVerifier, GENESIS_HASH, type ChainBreak } from './audit-chain.js';
+import { auditHash, ChainVerifier, GENESIS_HASH } from './audit-chain.js';
 
 export interface AuditEntry {
   /** Named one way: see AuditActor (`user:`, `token:`, `agent:`, `git:`, `manager:`, `system:`). */
@@ -33,14 +33,6 @@ export interface AuditQuery {
 }
 
 export type { AuditEventView } from '@flotilla/contract';
-
-export interface VerifyResult {
-  valid: boolean;
-  checked: number;
-  /** Events without a hash met (0, or 1 with reason `unchained`: verification stops there). */
-  unchained: number;
-  firstBrokenAt?: ChainBreak;
-}
 
 type Tx = Prisma.TransactionClient;
 
@@ -151,9 +143,7 @@ export class AuditLog {
    * lock; they differ only where hub replicas' clocks disagreed, and then a time range is asked in
    * time.
    */
-  async list(
-    q: AuditQuery & { limit: number },
-  ): Promise<{ items: AuditEventView[]; nextCursor: string | null }> {
+  async list(q: AuditQuery & { limit: number }): Promise<AuditPageView> {
     const rows = q.from || q.to ? await this.pageByTime(q) : await this.pageById(q);
     const page = rows.slice(0, q.limit);
     return {
@@ -199,7 +189,7 @@ export class AuditLog {
    * Walks the whole chain oldest first, a page at a time, and stops at the first break. Once events
    * were archived and pruned, the chain starts at the latest checkpoint (the last pruned event's hash).
    */
-  async verify(): Promise<VerifyResult> {
+  async verify(): Promise<AuditVerifyView> {
     const start = await chainStart(this.db.prisma);
     const verifier = new ChainVerifier(start.hash);
     let after: bigint | undefined = start.afterId;

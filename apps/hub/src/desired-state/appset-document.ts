@@ -32,14 +32,8 @@ export function readAppSetDocument(body: unknown): AppSetDocument {
   try {
     parsed = parseApplicationSet(doc);
   } catch (e) {
-    if (e instanceof GeneratorError) {
-      throw new HubError(
-        400,
-        e.code === 'UNKNOWN_GENERATOR' ? 'unknown-generator' : 'invalid-appset',
-        e.message,
-        e.path,
-      );
-    }
+    // Parsing refuses with `invalid-appset` or `unknown-generator`, the API's own codes.
+    if (e instanceof GeneratorError) throw new HubError(400, e.code, e.message, e.path);
     throw e;
   }
   const name = parsed.metadata.name ?? '';
@@ -113,10 +107,12 @@ function checkSources(spec: Record<string, unknown>): void {
   try {
     parseApplicationSources({ sources: list }, 'spec.template.spec');
   } catch (e) {
+    // The submission is refused as a whole (`invalid-appset`); helm options keep their own code,
+    // which the lib and the API share. `path` and the message say which source and file.
     if (e instanceof ManifestError) {
       throw new HubError(
         400,
-        e.code === 'INVALID_HELM_OPTIONS' ? 'invalid-helm-options' : 'invalid-appset',
+        e.code === 'invalid-helm-options' ? e.code : 'invalid-appset',
         e.message.slice(e.file.length + 2),
         e.file,
       );
@@ -199,7 +195,7 @@ function checkHelmOptions(helm: unknown, at: string): void {
       for (const key of Object.keys(helm)) {
         if (!(HELM_OPTION_FIELDS as readonly string[]).includes(key)) {
           throw new ManifestError(
-            'INVALID_HELM_OPTIONS',
+            'invalid-helm-options',
             `${at}.${key}`,
             `is not supported (supported: ${HELM_OPTION_FIELDS.join(', ')})`,
           );

@@ -16,9 +16,8 @@ export class ExpansionError extends Error {
   }
 }
 
-/** A generator's error (`UNKNOWN_GENERATOR`) in the hub's spelling (`unknown-generator`); anything else unchanged. */
+/** A generator's error as the appset stores it, its code unchanged; anything else as it is. */
 export function fromGeneratorError(e: unknown): unknown {
-  if (e instanceof GeneratorError)
-    return new ExpansionError(e.code.toLowerCase().replaceAll('_', '-'), e.message, e.path);
+  if (e instanceof GeneratorError) return new ExpansionError(e.code, e.message, e.path);
   return e;
 }

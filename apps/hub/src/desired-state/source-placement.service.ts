@@ -284,8 +284,9 @@ function parsedSources(t: TargetToPlace): ApplicationSource[] {
     return parseApplicationSources({ sources: spec['sources'] }, 'spec');
   } catch (e) {
     if (!(e instanceof ManifestError)) throw e;
+    // Like a submission's refusal: the target as a whole, except helm options' own code.
     throw new ExpansionError(
-      e.code === 'INVALID_HELM_OPTIONS' ? 'invalid-helm-options' : 'invalid-target',
+      e.code === 'invalid-helm-options' ? e.code : 'invalid-target',
       e.message,
       `${t.at}.${e.file}`,
     );

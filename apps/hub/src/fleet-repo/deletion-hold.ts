@@ -1,19 +1,10 @@
 // The fleet deletion guard: a commit that would delete too much of the fleet waits for a person.
+import type { PendingDeletionView } from '@flotilla/contract';
 import { evaluateDeletionGuard, nextGuardBaseline } from '../desired-state/deletion-guard.js';
 import { keyOf, type FleetPlan, type ManagedEntry } from './fleet-plan.js';
 
-/** What a held commit would delete, as the source's `pendingDeletion` shows it. */
-export interface PendingDeletion {
-  commit: string;
-  delete: string[];
-  /** Objects the source manages, and the share of them the commit deletes. */
-  currentCount: number;
-  deletePercent: number;
-  limit: number;
-  /** The targets of the appsets it deletes, judged against the source's baseline. */
-  targets: { current: number; deleting: number; baseline: number; deletePercent: number };
-  heldAt: string;
-}
+/** What a held commit would delete, as the source's `pendingDeletion` shows it (the contract's view). */
+export type PendingDeletion = PendingDeletionView;
 
 export interface DeletionJudgement {
   /** Set when the commit waits for confirmation: what it would delete, and the error the source shows. */

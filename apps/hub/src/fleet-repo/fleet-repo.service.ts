@@ -1,4 +1,11 @@
-import { systemActor, type AuditActor } from '@flotilla/contract';
+import {
+  systemActor,
+  type AuditActor,
+  type FleetSourceDetailView,
+  type FleetSourceErrorView,
+  type FleetSourceView,
+  type Page,
+} from '@flotilla/contract';
 import { createHash } from 'node:crypto';
 import { Inject, Injectable, type OnApplicationBootstrap } from '@nestjs/common';
 import { z } from 'zod';
@@ -19,7 +26,6 @@ import { FleetReconciler, type FleetOutcome } from './fleet-reconciler.service.j
 import { FleetRejections } from './fleet-rejections.service.js';
 import { normaliseFleetPath, parseFleetRepositories, type FleetSourceSetting } from './fleet-setting.js';
 import { keyPageArgs, keyPageOf, type PageKey, type PageQuery } from '../common/name-page.js';
-import type { FleetSourceView } from '@flotilla/contract';
 
 export const sourceBody = z.strictObject({
   repoUrl: z.string().trim().min(1, 'the fleet repository URL is required'),
@@ -65,7 +71,10 @@ export class FleetRepoService implements OnApplicationBootstrap {
     return this.addSource({ repoUrl: input.repoUrl, revision: input.revision, path }, actor);
   }
 
-  private async addSource(setting: FleetSourceSetting, actor: AuditActor) {
+  private async addSource(
+    setting: FleetSourceSetting,
+    actor: AuditActor,
+  ): Promise<{ created: boolean; source: FleetSourceView }> {
     const key = { repoUrl: setting.repoUrl, revision: setting.revision, path: setting.path };
     let row = await this.db.prisma.fleetSource.findUnique({ where: { repoUrl_revision_path: key } });
     const created = !row;
@@ -84,18 +93,18 @@ export class FleetRepoService implements OnApplicationBootstrap {
     return { created, source: view(row) };
   }
 
-  async list() {
+  async list(): Promise<FleetSourceView[]> {
     return (await this.db.prisma.fleetSource.findMany({ orderBy: { createdAt: 'asc' } })).map(view);
   }
 
   /** One page of fleet sources, by id: a source has no name, and ids never change (see common/name-page.ts). */
-  async page(q: PageQuery) {
+  async page(q: PageQuery): Promise<Page<FleetSourceView>> {
     const key: PageKey<{ id: string }> = { field: 'id', order: 'asc', of: (r) => r.id };
     const page = keyPageOf(await this.db.prisma.fleetSource.findMany(keyPageArgs(q, key)), q, key);
     return { items: page.rows.map(view), nextCursor: page.nextCursor };
   }
 
-  async get(id: string) {
+  async get(id: string): Promise<FleetSourceDetailView> {
     const row = await this.db.prisma.fleetSource.findUnique({ where: { id } });
     if (!row) throw HubError.notFound('fleet source', id);
     const managed = await this.db.prisma.fleetManaged.findMany({
@@ -229,8 +238,9 @@ function view(r: FleetSource): FleetSourceView {
     revision: r.revision,
     path: r.path,
     status: r.status,
-    error: r.error ?? null,
-    pendingDeletion: r.pendingDeletion ?? null,
+    // Both JSON columns are written only with these shapes (FleetRejections, FleetReconciler).
+    error: (r.error as FleetSourceErrorView | null) ?? null,
+    pendingDeletion: (r.pendingDeletion as PendingDeletion | null) ?? null,
     appliedCommit: r.appliedCommit,
     appliedAuthor: r.appliedAuthor,
     appliedAt: r.appliedAt?.toISOString() ?? null,

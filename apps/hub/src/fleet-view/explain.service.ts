@@ -213,7 +213,7 @@ export class ExplainService {
   private files(repositoryId: string | null, repoURL: string, revision: string): RepositoryFiles {
     if (!repositoryId) {
       throw new GeneratorError(
-        'REPOSITORY',
+        'repository',
         `repository ${repoURL} has not been fetched by the hub; explain reads mirrors and fetches nothing`,
       );
     }
@@ -221,7 +221,7 @@ export class ExplainService {
     try {
       sha = this.mirrors.mirrors.resolve(repositoryId, revision);
     } catch (e) {
-      throw new GeneratorError('REPOSITORY', `${repoURL}: ${e instanceof Error ? e.message : String(e)}`);
+      throw new GeneratorError('repository', `${repoURL}: ${e instanceof Error ? e.message : String(e)}`);
     }
     const mirrors = this.mirrors.mirrors;
     return {

@@ -1,4 +1,4 @@
-import { renderString } from '@flotilla/generators';
+import { TemplateEngine } from '@flotilla/gotemplate';
 import type { NotificationPolicySpec } from '@flotilla/fleet-config';
 
 /** One event as a delivery row keeps it and a message tells it. */
@@ -30,6 +30,9 @@ export interface NotificationMessage {
   revision: string | null;
   events: NotifiedEvent[];
 }
+
+// Go's builtins and Sprig, as the policy's templates were checked with (@flotilla/fleet-config).
+const templates = new TemplateEngine();
 
 /** Lines of a message body: the rest is counted, so a digest of 1,000 targets stays readable. */
 const MAX_LINES = 20;
@@ -63,11 +66,12 @@ export function buildMessage(
   };
   if (!template) return base;
   // Templates were checked against a sample when the policy was submitted; missing keys render empty.
-  const data = { ...base } as unknown as Record<string, unknown>;
-  const mode = { goTemplate: true, goTemplateOptions: ['missingkey=zero'] };
+  // A copy: Sprig's set/unset/merge change the dict they are given, and `events` is the message's own.
+  const render = (text: string) =>
+    templates.parse(text).execute(structuredClone(base), { missingKey: 'zero' });
   return {
     ...base,
-    title: template.title !== undefined ? renderString(template.title, data, mode) : title,
-    text: template.body !== undefined ? renderString(template.body, data, mode) : base.text,
+    title: template.title !== undefined ? render(template.title) : title,
+    text: template.body !== undefined ? render(template.body) : base.text,
   };
 }

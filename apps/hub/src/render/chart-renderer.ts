@@ -46,7 +46,11 @@ export class ChartRenderer {
         {
           dirOf: (repoURL, _revision, at) => {
             if (repoURL !== src.repoUrl) {
-              throw new ManifestError('INVALID_SOURCE', at, `${repoURL} is not this source's repository`);
+              throw new ManifestError(
+                'manifest-invalid-source',
+                at,
+                `${repoURL} is not this source's repository`,
+              );
             }
             return root;
           },
@@ -86,7 +90,7 @@ export class ChartRenderer {
       {
         dirOf: (_url, _revision, at) => {
           throw new ManifestError(
-            'INVALID_SOURCE',
+            'manifest-invalid-source',
             at,
             'a chart from a Helm repository reads no Git repository',
           );

@@ -108,7 +108,11 @@ export class MultiSourceRenderer {
           dirOf: (repoURL, targetRevision, at) => {
             const found = byRequest.get(`${repoURL}\0${targetRevision}`);
             if (!found)
-              throw new ManifestError('INVALID_SOURCE', at, `${repoURL} is not a source of this application`);
+              throw new ManifestError(
+                'manifest-invalid-source',
+                at,
+                `${repoURL} is not a source of this application`,
+              );
             return found.dir;
           },
           revisionOf: (repoURL, targetRevision) =>

@@ -14,11 +14,6 @@ export class RenderError extends Error {
   }
 }
 
-/** A ManifestError's code as a render error's: `INVALID_SOURCE` → `manifest-invalid-source`. */
-export function manifestErrorCode(e: ManifestError): string {
-  return `manifest-${e.code.toLowerCase().replaceAll('_', '-')}`;
-}
-
 /**
  * Runs a pure check and turns its ManifestError into a RenderError naming the repository file
  * (`dir`: the directory the check's file paths are relative to).
@@ -31,7 +26,7 @@ export function translateManifestError<T>(where: string, fn: () => T, dir?: stri
     const file = dir === undefined || e.file === '.' ? e.file : dir ? `${dir}/${e.file}` : e.file;
     const at = `${file}${e.line ? `:${e.line}` : ''}`;
     const detail = e.message.replace(`${e.file}${e.line ? `:${e.line}` : ''}: `, '');
-    throw new RenderError(manifestErrorCode(e), `${at}: ${detail}`, at || where);
+    throw new RenderError(e.code, `${at}: ${detail}`, at || where);
   }
 }
 

@@ -20,7 +20,7 @@ import {
 import { preserveSopsKeyOrder } from '@flotilla/sops';
 import { HUB_CONFIG, type HubConfig } from '../config/hub-config.js';
 import { ChartCredentialsService } from './chart-credentials.service.js';
-import { manifestErrorCode, RenderError } from './render-error.js';
+import { RenderError } from './render-error.js';
 import type { RenderApplication, Rendered } from './render-source.js';
 
 /**
@@ -109,7 +109,7 @@ export class RenderTools {
       if (!(e instanceof ManifestError)) throw e;
       let message = e.message;
       for (const dir of checkouts) message = message.replaceAll(`${dir}/`, '');
-      throw new RenderError(manifestErrorCode(e), message, where);
+      throw new RenderError(e.code, message, where);
     }
     if (objects.length === 0) throw new RenderError('no-manifests', empty, where);
     return { digest: bundleDigest(objects), manifests: objects };

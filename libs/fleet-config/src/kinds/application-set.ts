@@ -26,7 +26,7 @@ export function checkApplicationSet(value: unknown): {
     // The envelope already reported problems at the same place in its own words.
     if (!issues.some((i) => samePath(i.path, path))) {
       issues.push({
-        code: err.code === 'INVALID_SELECTOR' ? 'invalid-selector' : 'invalid-field',
+        code: err.code === 'invalid-selector' ? 'invalid-selector' : 'invalid-field',
         path,
         message: err.detail,
       });

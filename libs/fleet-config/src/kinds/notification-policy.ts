@@ -1,4 +1,4 @@
-import { GeneratorError, renderString } from '@flotilla/generators';
+import { TemplateEngine, TemplateError } from '@flotilla/gotemplate';
 import { z } from 'zod';
 import { labelSelectorSchema, metadataSchema, objectNameSchema } from '@flotilla/labels';
 import { FLOTILLA_API_VERSION, goDurationSchema } from './common.js';
@@ -69,7 +69,10 @@ export const NOTIFICATION_TEMPLATE_SAMPLE = {
   ],
 } as const;
 
-/** A Go template (the engine ApplicationSets use, with Sprig), checked by rendering the sample. */
+// Go's builtins and Sprig, the same engine the hub renders messages with (notifications/).
+const engine = new TemplateEngine();
+
+/** A Go template (with Sprig), checked by rendering the sample. */
 const templateStringSchema = z
   .string()
   .max(8192, 'a template must be at most 8192 characters')
@@ -80,14 +83,18 @@ const templateStringSchema = z
 
 /** Why `text` does not render with the sample event (missing keys are errors), or null when it does. */
 export function templateProblem(text: string): string | null {
+  let template;
   try {
-    renderString(text, NOTIFICATION_TEMPLATE_SAMPLE, {
-      goTemplate: true,
-      goTemplateOptions: ['missingkey=error'],
-    });
+    template = engine.parse(text);
+  } catch (err) {
+    if (err instanceof TemplateError) return `failed to parse template ${text}: ${err.message}`;
+    throw err;
+  }
+  try {
+    template.execute(structuredClone(NOTIFICATION_TEMPLATE_SAMPLE), { missingKey: 'error' });
     return null;
   } catch (err) {
-    if (err instanceof GeneratorError) return err.message;
+    if (err instanceof TemplateError) return `failed to execute go template ${text}: ${err.message}`;
     throw err;
   }
 }

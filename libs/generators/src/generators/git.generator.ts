@@ -22,7 +22,7 @@ export function gitGenerator(spec: GitGenerator, env: GeneratorEnv, path: string
     files = repo.listFiles();
   } catch (err) {
     throw new GeneratorError(
-      'REPOSITORY',
+      'repository',
       `cannot read ${spec.repoURL} at revision ${spec.revision}: ${(err as Error).message}`,
       `${path}.repoURL`,
     );
@@ -33,7 +33,7 @@ export function gitGenerator(spec: GitGenerator, env: GeneratorEnv, path: string
       dirs = repo.listDirectories ? visibleDirectories(repo.listDirectories()) : allDirectories(files);
     } catch (err) {
       throw new GeneratorError(
-        'REPOSITORY',
+        'repository',
         `cannot list the directories of ${spec.repoURL}: ${(err as Error).message}`,
         `${path}.repoURL`,
       );
@@ -41,7 +41,7 @@ export function gitGenerator(spec: GitGenerator, env: GeneratorEnv, path: string
     return directories(spec, dirs, env, path);
   }
   if (spec.files && spec.files.length > 0) return fileParams(spec, repo, files, env, path);
-  throw new GeneratorError('INVALID_GENERATOR', 'a git generator needs directories or files', path);
+  throw new GeneratorError('invalid-appset', 'a git generator needs directories or files', path);
 }
 
 /** Compares paths segment by segment: the order filepath.Walk visits them in. */
@@ -134,7 +134,7 @@ function fileParams(
 /** The objects a JSON/YAML file holds: an empty file counts as one empty object, a list as many. */
 function readObjects(repo: RepositoryFiles, file: string, path: string): Record<string, unknown>[] {
   const fail = (why: string): GeneratorError =>
-    new GeneratorError('FILE_PARSE', `unable to process file '${file}': unable to parse file: ${why}`, path);
+    new GeneratorError('file-parse', `unable to process file '${file}': unable to parse file: ${why}`, path);
   let data: unknown;
   try {
     data = parseYamlData(repo.readFile(file));

@@ -15,7 +15,7 @@ export function listGenerator(spec: ListGenerator, env: GeneratorEnv, path: stri
   (spec.elements ?? []).forEach((element, i) => {
     const at = `${path}.elements[${i}]`;
     if (!isPlainObject(element))
-      throw new GeneratorError('INVALID_PARAMS', 'an element must be an object', at);
+      throw new GeneratorError('invalid-params', 'an element must be an object', at);
     out.push(env.goTemplate ? structuredClone(element) : stringParams(element, at));
   });
   if (spec.elementsYaml) {
@@ -24,11 +24,11 @@ export function listGenerator(spec: ListGenerator, env: GeneratorEnv, path: stri
     try {
       parsed = parseYamlData(spec.elementsYaml);
     } catch (err) {
-      throw new GeneratorError('INVALID_PARAMS', `not a YAML list: ${(err as Error).message}`, at);
+      throw new GeneratorError('invalid-params', `not a YAML list: ${(err as Error).message}`, at);
     }
     if (parsed != null) {
       if (!Array.isArray(parsed) || !parsed.every(isPlainObject)) {
-        throw new GeneratorError('INVALID_PARAMS', 'must be a YAML/JSON list of objects', at);
+        throw new GeneratorError('invalid-params', 'must be a YAML/JSON list of objects', at);
       }
       out.push(...parsed);
     }
@@ -41,7 +41,7 @@ function stringParams(element: Record<string, unknown>, path: string): Params {
   for (const [key, value] of Object.entries(element)) {
     if (key === 'values') {
       if (!isPlainObject(value)) {
-        throw new GeneratorError('INVALID_PARAMS', 'values must be a map of strings', `${path}.values`);
+        throw new GeneratorError('invalid-params', 'values must be a map of strings', `${path}.values`);
       }
       for (const [k, v] of Object.entries(value)) {
         if (typeof v !== 'string') throw notString(`${path}.values.${k}`);
@@ -58,7 +58,7 @@ function stringParams(element: Record<string, unknown>, path: string): Params {
 
 function notString(path: string): GeneratorError {
   return new GeneratorError(
-    'INVALID_PARAMS',
+    'invalid-params',
     'error parsing value as string: the default templating only takes string values (quote it, or set goTemplate: true)',
     path,
   );

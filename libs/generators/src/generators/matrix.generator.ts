@@ -19,14 +19,14 @@ export function matrixGenerator(
   const children = spec.generators;
   if (children.length < 2) {
     throw new GeneratorError(
-      'INVALID_GENERATOR',
+      'invalid-appset',
       'found less than two generators, Matrix support only two',
       path,
     );
   }
   if (children.length > 2) {
     throw new GeneratorError(
-      'INVALID_GENERATOR',
+      'invalid-appset',
       'found more than two generators, Matrix support only two',
       path,
     );
@@ -46,7 +46,7 @@ function combine(a: Params, b: Params, path: string): Params {
   for (const [k, v] of Object.entries(toStringMap(b))) {
     if (Object.hasOwn(out, k) && out[k] !== v) {
       throw new GeneratorError(
-        'DUPLICATE_KEY',
+        'duplicate-key',
         `found duplicate key ${k} with different value, a: ${String(out[k])} ,b: ${v}`,
         path,
       );

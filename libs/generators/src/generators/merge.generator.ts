@@ -19,7 +19,7 @@ export function mergeGenerator(
   const children = spec.generators;
   if (children.length < 2) {
     throw new GeneratorError(
-      'INVALID_GENERATOR',
+      'invalid-appset',
       'found less than two generators, Merge requires two or more',
       path,
     );
@@ -27,7 +27,7 @@ export function mergeGenerator(
   const mergeKeys = [...new Set(spec.mergeKeys ?? [])].sort();
   if (mergeKeys.length === 0) {
     throw new GeneratorError(
-      'INVALID_GENERATOR',
+      'invalid-appset',
       'no merge keys were specified, Merge requires at least one',
       `${path}.mergeKeys`,
     );
@@ -56,7 +56,7 @@ function byMergeKey(sets: Params[], mergeKeys: string[], path: string): Map<stri
     const key = stableJson(Object.fromEntries(mergeKeys.map((k) => [k, set[k] ?? null])));
     if (out.has(key)) {
       throw new GeneratorError(
-        'NON_UNIQUE_MERGE_KEY',
+        'non-unique-merge-key',
         `the parameters from a generator were not unique by the given mergeKeys, Merge requires all param sets to be unique. Duplicate key was ${key}`,
         path,
       );

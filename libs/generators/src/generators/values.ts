@@ -19,7 +19,7 @@ export function appendValues(
     try {
       rendered[key] = renderString(values[key] ?? '', params, env);
     } catch (err) {
-      throw GeneratorError.wrap(err, 'TEMPLATE_EXECUTE', `${path}.${key}`);
+      throw GeneratorError.wrap(err, 'template-execute', `${path}.${key}`);
     }
   }
   if (env.goTemplate) {

@@ -59,22 +59,26 @@ export const APPLICATION_SOURCE_FIELDS: readonly string[] = [
  */
 export function parseApplicationSources(spec: unknown, at = 'spec'): ApplicationSource[] {
   if (typeof spec !== 'object' || spec === null || Array.isArray(spec)) {
-    throw new ManifestError('INVALID_SOURCE', at, 'must be a mapping');
+    throw new ManifestError('manifest-invalid-source', at, 'must be a mapping');
   }
   const s = spec as Record<string, unknown>;
   const hasOne = s['source'] !== undefined && s['source'] !== null;
   const hasMany = s['sources'] !== undefined && s['sources'] !== null;
   if (hasOne && hasMany) {
-    throw new ManifestError('INVALID_SOURCE', at, 'has both source and sources; give one of them');
+    throw new ManifestError('manifest-invalid-source', at, 'has both source and sources; give one of them');
   }
-  if (!hasOne && !hasMany) throw new ManifestError('INVALID_SOURCE', `${at}.source`, 'is required');
+  if (!hasOne && !hasMany) throw new ManifestError('manifest-invalid-source', `${at}.source`, 'is required');
   let sources: ApplicationSource[];
   if (hasOne) {
     sources = [parseSource(s['source'], `${at}.source`)];
   } else {
     const list = s['sources'];
     if (!Array.isArray(list) || list.length === 0) {
-      throw new ManifestError('INVALID_SOURCE', `${at}.sources`, 'must be a non-empty list of sources');
+      throw new ManifestError(
+        'manifest-invalid-source',
+        `${at}.sources`,
+        'must be a non-empty list of sources',
+      );
     }
     sources = list.map((item, i) => parseSource(item, `${at}.sources[${i}]`));
   }
@@ -82,7 +86,8 @@ export function parseApplicationSources(spec: unknown, at = 'spec'): Application
   for (const src of sources) {
     if (src.kind !== 'ref' && src.ref === undefined) continue;
     const ref = src.ref as string;
-    if (refs.has(ref)) throw new ManifestError('INVALID_SOURCE', `${src.at}.ref`, `"${ref}" is used twice`);
+    if (refs.has(ref))
+      throw new ManifestError('manifest-invalid-source', `${src.at}.ref`, `"${ref}" is used twice`);
     refs.add(ref);
   }
   for (const src of sources) {
@@ -92,14 +97,14 @@ export function parseApplicationSources(spec: unknown, at = 'spec'): Application
       if (ref === undefined) return;
       if (!hasMany) {
         throw new ManifestError(
-          'INVALID_SOURCE',
+          'manifest-invalid-source',
           `${src.at}.helm.valueFiles[${i}]`,
           `"${file}" refers to a ref source, which only a multi-source Application (spec.sources) has`,
         );
       }
       if (!refs.has(ref)) {
         throw new ManifestError(
-          'INVALID_SOURCE',
+          'manifest-invalid-source',
           `${src.at}.helm.valueFiles[${i}]`,
           `"${file}" names ref "${ref}", which no source declares (declared: ${[...refs].join(', ') || 'none'})`,
         );
@@ -107,7 +112,7 @@ export function parseApplicationSources(spec: unknown, at = 'spec'): Application
     });
   }
   if (sources.every((src) => src.kind === 'ref')) {
-    throw new ManifestError('INVALID_SOURCE', at, 'has only ref sources: nothing to render');
+    throw new ManifestError('manifest-invalid-source', at, 'has only ref sources: nothing to render');
   }
   return sources;
 }
@@ -120,13 +125,13 @@ export function refOfValueFile(file: string): string | undefined {
 
 function parseSource(raw: unknown, at: string): ApplicationSource {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
-    throw new ManifestError('INVALID_SOURCE', at, 'must be a mapping');
+    throw new ManifestError('manifest-invalid-source', at, 'must be a mapping');
   }
   const s = raw as Record<string, unknown>;
   for (const key of Object.keys(s)) {
     if (!APPLICATION_SOURCE_FIELDS.includes(key)) {
       throw new ManifestError(
-        'INVALID_SOURCE',
+        'manifest-invalid-source',
         `${at}.${key}`,
         `is not supported (supported: ${APPLICATION_SOURCE_FIELDS.join(', ')})`,
       );
@@ -135,16 +140,17 @@ function parseSource(raw: unknown, at: string): ApplicationSource {
   const str = (key: string): string | undefined => {
     const v = s[key];
     if (v === undefined || v === null) return undefined;
-    if (typeof v !== 'string') throw new ManifestError('INVALID_SOURCE', `${at}.${key}`, 'must be a string');
+    if (typeof v !== 'string')
+      throw new ManifestError('manifest-invalid-source', `${at}.${key}`, 'must be a string');
     return v;
   };
   const repoURL = str('repoURL');
-  if (!repoURL) throw new ManifestError('INVALID_SOURCE', `${at}.repoURL`, 'is required');
+  if (!repoURL) throw new ManifestError('manifest-invalid-source', `${at}.repoURL`, 'is required');
   const targetRevision = (str('targetRevision') ?? '').trim();
   const ref = str('ref');
   if (ref !== undefined && !/^[A-Za-z0-9_-]+$/.test(ref)) {
     throw new ManifestError(
-      'INVALID_SOURCE',
+      'manifest-invalid-source',
       `${at}.ref`,
       `"${ref}" must be a name of letters, digits, - and _`,
     );
@@ -154,17 +160,25 @@ function parseSource(raw: unknown, at: string): ApplicationSource {
   const hasHelm = s['helm'] !== undefined && s['helm'] !== null;
   const hasKustomize = s['kustomize'] !== undefined && s['kustomize'] !== null;
   if (hasHelm && hasKustomize) {
-    throw new ManifestError('INVALID_SOURCE', at, 'has both helm and kustomize; a source has one renderer');
+    throw new ManifestError(
+      'manifest-invalid-source',
+      at,
+      'has both helm and kustomize; a source has one renderer',
+    );
   }
   if (chart !== undefined && chart !== '') {
     if (path !== undefined && path !== '') {
-      throw new ManifestError('INVALID_SOURCE', `${at}.path`, 'a chart from a Helm repository has no path');
+      throw new ManifestError(
+        'manifest-invalid-source',
+        `${at}.path`,
+        'a chart from a Helm repository has no path',
+      );
     }
     if (hasKustomize)
-      throw new ManifestError('INVALID_SOURCE', `${at}.kustomize`, 'does not apply to a chart');
+      throw new ManifestError('manifest-invalid-source', `${at}.kustomize`, 'does not apply to a chart');
     if (!/^(https?|oci):\/\//.test(repoURL)) {
       throw new ManifestError(
-        'INVALID_SOURCE',
+        'manifest-invalid-source',
         `${at}.repoURL`,
         `"${repoURL}" is not a Helm repository URL (https://, http:// or oci://)`,
       );
@@ -187,7 +201,7 @@ function parseSource(raw: unknown, at: string): ApplicationSource {
   try {
     dir = safeSourcePath(path ?? '');
   } catch (e) {
-    if (e instanceof ManifestError) throw new ManifestError('UNSAFE_PATH', `${at}.path`, e.message);
+    if (e instanceof ManifestError) throw new ManifestError('manifest-unsafe-path', `${at}.path`, e.message);
     throw e;
   }
   const out: GitSource = { kind: 'git', at, repoURL, targetRevision, path: dir };

@@ -48,7 +48,7 @@ export function missingDependencies(
     const field = `${at}/Chart.yaml: dependencies[${i}] (${dep.name})`;
     if (dep.repository === '') {
       throw new ManifestError(
-        'CHART_NOT_FOUND',
+        'manifest-chart-not-found',
         field,
         'has no repository and is not in charts/: vendor it there or name its repository',
       );
@@ -59,14 +59,14 @@ export function missingDependencies(
     }
     if (dep.repository.startsWith('@') || dep.repository.startsWith('alias:')) {
       throw new ManifestError(
-        'CHART_NOT_FOUND',
+        'manifest-chart-not-found',
         field,
         `repository "${dep.repository}" names a repository added with helm repo add; give its URL (https://, http:// or oci://)`,
       );
     }
     if (!/^(https?|oci):\/\//.test(dep.repository)) {
       throw new ManifestError(
-        'CHART_NOT_FOUND',
+        'manifest-chart-not-found',
         field,
         `repository "${dep.repository}" is not a Helm repository URL (https://, http://, oci:// or file://)`,
       );
@@ -74,7 +74,7 @@ export function missingDependencies(
     const lockedVersion = locked?.get(`${dep.name}\0${dep.repository}`);
     if (locked !== undefined && lockedVersion === undefined) {
       throw new ManifestError(
-        'CHART_NOT_FOUND',
+        'manifest-chart-not-found',
         field,
         'is not in Chart.lock: run helm dependency update and commit Chart.lock',
       );
@@ -82,7 +82,7 @@ export function missingDependencies(
     const version = lockedVersion ?? semver.valid(dep.version, { loose: true });
     if (version === null) {
       throw new ManifestError(
-        'CHART_NOT_FOUND',
+        'manifest-chart-not-found',
         field,
         `version "${dep.version}" is a range and the chart has no Chart.lock; a commit must fix what it renders: run helm dependency update and commit Chart.lock`,
       );
@@ -95,12 +95,17 @@ export function missingDependencies(
 function declaredDependencies(text: string, where: string): Declared[] {
   const list = (readYaml(text, where) as { dependencies?: unknown } | null)?.dependencies;
   if (list === undefined || list === null) return [];
-  if (!Array.isArray(list)) throw new ManifestError('CHART_NOT_FOUND', where, '"dependencies" is not a list');
+  if (!Array.isArray(list))
+    throw new ManifestError('manifest-chart-not-found', where, '"dependencies" is not a list');
   return list.map((item, i) => {
     const d = (item ?? {}) as Record<string, unknown>;
     const name = d['name'];
     if (typeof name !== 'string' || name === '') {
-      throw new ManifestError('CHART_NOT_FOUND', where, `dependencies[${i}].name must be a non-empty string`);
+      throw new ManifestError(
+        'manifest-chart-not-found',
+        where,
+        `dependencies[${i}].name must be a non-empty string`,
+      );
     }
     return {
       name,
@@ -145,7 +150,7 @@ function readYaml(text: string, where: string): unknown {
     return parse(text, { maxAliasCount: 100 });
   } catch (e) {
     throw new ManifestError(
-      'CHART_NOT_FOUND',
+      'manifest-chart-not-found',
       where,
       `is not valid YAML: ${(e as Error).message.split('\n')[0]}`,
     );

@@ -26,7 +26,7 @@ export function parseChartIndex(text: string, repoURL: string): ChartIndex {
     doc = parse(text, { maxAliasCount: 100 });
   } catch (e) {
     throw new ManifestError(
-      'CHART_NOT_FOUND',
+      'manifest-chart-not-found',
       where,
       `is not valid YAML: ${(e as Error).message.split('\n')[0]}`,
     );
@@ -34,7 +34,7 @@ export function parseChartIndex(text: string, repoURL: string): ChartIndex {
   const entries = (doc as { entries?: unknown } | null)?.entries;
   if (typeof entries !== 'object' || entries === null || Array.isArray(entries)) {
     throw new ManifestError(
-      'CHART_NOT_FOUND',
+      'manifest-chart-not-found',
       where,
       'is not a Helm repository index (no "entries" mapping)',
     );
@@ -73,7 +73,7 @@ export function resolveChartVersion(
 ): ChartVersion {
   const versions = index.get(chart);
   if (!versions || versions.length === 0) {
-    throw new ManifestError('CHART_NOT_FOUND', repoURL, `the repository has no chart "${chart}"`);
+    throw new ManifestError('manifest-chart-not-found', repoURL, `the repository has no chart "${chart}"`);
   }
   const wanted = targetRevision.trim();
   const exact = semver.valid(wanted, { loose: true });
@@ -83,7 +83,7 @@ export function resolveChartVersion(
     );
     if (!hit) {
       throw new ManifestError(
-        'CHART_NOT_FOUND',
+        'manifest-chart-not-found',
         repoURL,
         `chart "${chart}" has no version ${wanted} (latest: ${latest(versions) ?? 'none'})`,
       );
@@ -94,7 +94,7 @@ export function resolveChartVersion(
   const range = semver.validRange(wanted === '' ? '*' : wanted.replaceAll(',', ' '), { loose: true });
   if (range === null) {
     throw new ManifestError(
-      'CHART_NOT_FOUND',
+      'manifest-chart-not-found',
       repoURL,
       `targetRevision "${wanted}" of chart "${chart}" is neither a version nor a semver range`,
     );
@@ -106,7 +106,7 @@ export function resolveChartVersion(
   }
   if (!best) {
     throw new ManifestError(
-      'CHART_NOT_FOUND',
+      'manifest-chart-not-found',
       repoURL,
       `chart "${chart}" has no version matching "${wanted}" (latest: ${latest(versions) ?? 'none'})`,
     );

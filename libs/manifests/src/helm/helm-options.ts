@@ -55,7 +55,7 @@ export const HELM_OPTION_FIELDS = [
 const FIELDS = HELM_OPTION_FIELDS;
 
 const fail = (at: string, message: string): never => {
-  throw new ManifestError('INVALID_HELM_OPTIONS', at, message);
+  throw new ManifestError('invalid-helm-options', at, message);
 };
 
 /**

@@ -41,7 +41,7 @@ describe('ociChartReference', () => {
     }
     expect(error).toBeInstanceOf(ManifestError);
     const { code, file } = error as ManifestError;
-    expect([code, file]).toEqual(['INVALID_SOURCE', 'spec.source.repoURL']);
+    expect([code, file]).toEqual(['manifest-invalid-source', 'spec.source.repoURL']);
     expect((error as ManifestError).message).toContain(message);
   });
 });

@@ -21,28 +21,32 @@ export const HELM_CHART_LAYER_MEDIA_TYPE = 'application/vnd.cncf.helm.chart.cont
  */
 export function ociChartReference(repoURL: string, chart: string, at: string): OciChartReference {
   if (!repoURL.startsWith('oci://')) {
-    throw new ManifestError('INVALID_SOURCE', at, `"${repoURL}" is not an OCI registry URL (oci://)`);
+    throw new ManifestError(
+      'manifest-invalid-source',
+      at,
+      `"${repoURL}" is not an OCI registry URL (oci://)`,
+    );
   }
   let url: URL;
   try {
     url = new URL(`https://${repoURL.slice('oci://'.length)}`);
   } catch {
     throw new ManifestError(
-      'INVALID_SOURCE',
+      'manifest-invalid-source',
       at,
       `"${repoURL}" is not an OCI registry URL (oci://host/path)`,
     );
   }
   if (url.username || url.password || url.search || url.hash) {
     throw new ManifestError(
-      'INVALID_SOURCE',
+      'manifest-invalid-source',
       at,
       `"${repoURL}" must be oci://host[:port]/path, without credentials, query or fragment`,
     );
   }
   if (!/^[a-z0-9]+(?:[._-][a-z0-9]+)*$/.test(chart)) {
     throw new ManifestError(
-      'INVALID_SOURCE',
+      'manifest-invalid-source',
       at,
       `chart "${chart}" is not a valid repository name in an OCI registry (lower-case letters, digits, . _ -)`,
     );
@@ -66,7 +70,7 @@ export function tagOfVersion(version: string): string {
 export function chartLayerOf(manifest: unknown, where: string): { digest: string; size: number } {
   const layers = (manifest as { layers?: unknown } | null)?.layers;
   if (!Array.isArray(layers)) {
-    throw new ManifestError('CHART_NOT_FOUND', where, 'is not an OCI image manifest (no "layers")');
+    throw new ManifestError('manifest-chart-not-found', where, 'is not an OCI image manifest (no "layers")');
   }
   const chart = layers.find(
     (l): l is { mediaType: string; digest: string; size: number } =>
@@ -76,7 +80,7 @@ export function chartLayerOf(manifest: unknown, where: string): { digest: string
   );
   if (!chart || typeof chart.digest !== 'string' || !/^sha256:[0-9a-f]{64}$/.test(chart.digest)) {
     throw new ManifestError(
-      'CHART_NOT_FOUND',
+      'manifest-chart-not-found',
       where,
       `holds no Helm chart (no layer of media type ${HELM_CHART_LAYER_MEDIA_TYPE} with a sha256 digest)`,
     );

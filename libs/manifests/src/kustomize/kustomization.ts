@@ -58,7 +58,7 @@ export function checkKustomization(check: KustomizationCheck): string[] {
   const error = doc.errors[0];
   if (error) {
     throw new ManifestError(
-      'INVALID_KUSTOMIZATION',
+      'manifest-invalid-kustomization',
       check.file,
       error.message.split('\n')[0] ?? 'invalid YAML',
     );
@@ -67,23 +67,31 @@ export function checkKustomization(check: KustomizationCheck): string[] {
   const local: string[] = [];
   if (value === null || value === undefined) return local;
   if (typeof value !== 'object' || Array.isArray(value)) {
-    throw new ManifestError('INVALID_KUSTOMIZATION', check.file, 'a kustomization must be a mapping');
+    throw new ManifestError(
+      'manifest-invalid-kustomization',
+      check.file,
+      'a kustomization must be a mapping',
+    );
   }
   const dir = posix.dirname(check.file) === '.' ? '' : posix.dirname(check.file);
   for (const field of REFERENCE_FIELDS) {
     const list = (value as Record<string, unknown>)[field];
     if (list === undefined || list === null) continue;
     if (!Array.isArray(list)) {
-      throw new ManifestError('INVALID_KUSTOMIZATION', check.file, `${field}: must be a list`);
+      throw new ManifestError('manifest-invalid-kustomization', check.file, `${field}: must be a list`);
     }
     list.forEach((entry, i) => {
       if (typeof entry !== 'string') {
-        throw new ManifestError('INVALID_KUSTOMIZATION', check.file, `${field}[${i}]: must be a string`);
+        throw new ManifestError(
+          'manifest-invalid-kustomization',
+          check.file,
+          `${field}[${i}]: must be a string`,
+        );
       }
       if (isRemoteReference(entry, check.repoPaths, dir)) {
         if (check.allowRemoteBases) return;
         throw new ManifestError(
-          'REMOTE_BASE',
+          'manifest-remote-base',
           check.file,
           `${field}[${i}]: "${entry}" is a remote base; remote bases are off (set KUSTOMIZE_ALLOW_REMOTE_BASES=true to allow them)`,
         );
@@ -91,7 +99,7 @@ export function checkKustomization(check: KustomizationCheck): string[] {
       const resolved = check.links ? resolveThroughLinks(dir, entry, check.links) : resolveInRepo(dir, entry);
       if (resolved === null) {
         throw new ManifestError(
-          'UNSAFE_PATH',
+          'manifest-unsafe-path',
           check.file,
           `${field}[${i}]: "${entry}" points outside the repository`,
         );

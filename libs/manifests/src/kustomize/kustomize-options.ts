@@ -35,7 +35,7 @@ const MAP_FIELDS = ['commonLabels', 'commonAnnotations'] as const;
 export function parseKustomizeOptions(raw: unknown, at = 'spec.source.kustomize'): KustomizeOptions {
   if (raw === undefined || raw === null) return {};
   if (typeof raw !== 'object' || Array.isArray(raw)) {
-    throw new ManifestError('INVALID_KUSTOMIZE_OPTIONS', at, 'must be a mapping');
+    throw new ManifestError('manifest-invalid-kustomize-options', at, 'must be a mapping');
   }
   const input = raw as Record<string, unknown>;
   const out: KustomizeOptions = {};
@@ -44,7 +44,7 @@ export function parseKustomizeOptions(raw: unknown, at = 'spec.source.kustomize'
     if (IGNORED_FIELDS.has(key) || value === undefined || value === null) continue;
     if ((STRING_FIELDS as readonly string[]).includes(key)) {
       if (typeof value !== 'string') {
-        throw new ManifestError('INVALID_KUSTOMIZE_OPTIONS', `${at}.${key}`, 'must be a string');
+        throw new ManifestError('manifest-invalid-kustomize-options', `${at}.${key}`, 'must be a string');
       }
       if (value !== '') out[key as (typeof STRING_FIELDS)[number]] = value;
     } else if ((MAP_FIELDS as readonly string[]).includes(key)) {
@@ -52,13 +52,17 @@ export function parseKustomizeOptions(raw: unknown, at = 'spec.source.kustomize'
       if (Object.keys(map).length > 0) out[key as (typeof MAP_FIELDS)[number]] = map;
     } else if (key === 'images') {
       if (!Array.isArray(value)) {
-        throw new ManifestError('INVALID_KUSTOMIZE_OPTIONS', `${at}.images`, 'must be a list of strings');
+        throw new ManifestError(
+          'manifest-invalid-kustomize-options',
+          `${at}.images`,
+          'must be a list of strings',
+        );
       }
       const images = value.map((v, i) => parseImageOverride(v, `${at}.images[${i}]`));
       if (images.length > 0) out.images = images;
     } else {
       throw new ManifestError(
-        'INVALID_KUSTOMIZE_OPTIONS',
+        'manifest-invalid-kustomize-options',
         `${at}.${key}`,
         'is not supported (supported: namePrefix, nameSuffix, namespace, commonLabels, commonAnnotations, images)',
       );
@@ -79,7 +83,7 @@ export function hasKustomizeOverrides(options: KustomizeOptions): boolean {
 export function parseImageOverride(raw: unknown, at: string): ImageOverride {
   if (typeof raw !== 'string' || raw.trim() === '') {
     throw new ManifestError(
-      'INVALID_KUSTOMIZE_OPTIONS',
+      'manifest-invalid-kustomize-options',
       at,
       'must be a non-empty image string like "nginx:1.27"',
     );
@@ -87,7 +91,11 @@ export function parseImageOverride(raw: unknown, at: string): ImageOverride {
   const text = raw.trim();
   const eq = text.indexOf('=');
   if (eq === 0)
-    throw new ManifestError('INVALID_KUSTOMIZE_OPTIONS', at, `"${text}" has no image name before "="`);
+    throw new ManifestError(
+      'manifest-invalid-kustomize-options',
+      at,
+      `"${text}" has no image name before "="`,
+    );
   if (eq > 0) {
     const name = text.slice(0, eq);
     const { image, tag, digest } = splitImage(text.slice(eq + 1), at);
@@ -101,7 +109,7 @@ export function parseImageOverride(raw: unknown, at: string): ImageOverride {
   const { image, tag, digest } = splitImage(text, at);
   if (!tag && !digest) {
     throw new ManifestError(
-      'INVALID_KUSTOMIZE_OPTIONS',
+      'manifest-invalid-kustomize-options',
       at,
       `"${text}" sets neither a tag, a digest nor a new name`,
     );
@@ -110,7 +118,8 @@ export function parseImageOverride(raw: unknown, at: string): ImageOverride {
 }
 
 function splitImage(ref: string, at: string): { image: string; tag?: string; digest?: string } {
-  if (ref === '') throw new ManifestError('INVALID_KUSTOMIZE_OPTIONS', at, 'the image after "=" is empty');
+  if (ref === '')
+    throw new ManifestError('manifest-invalid-kustomize-options', at, 'the image after "=" is empty');
   const atSign = ref.indexOf('@');
   if (atSign >= 0) return { image: ref.slice(0, atSign), digest: ref.slice(atSign + 1) };
   // A ':' after the last '/' is a tag; one before it is a registry port.
@@ -121,12 +130,12 @@ function splitImage(ref: string, at: string): { image: string; tag?: string; dig
 
 function stringMap(value: unknown, at: string): Record<string, string> {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new ManifestError('INVALID_KUSTOMIZE_OPTIONS', at, 'must be a mapping of strings');
+    throw new ManifestError('manifest-invalid-kustomize-options', at, 'must be a mapping of strings');
   }
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(value).sort(([a], [b]) => (a < b ? -1 : 1))) {
     if (typeof v !== 'string') {
-      throw new ManifestError('INVALID_KUSTOMIZE_OPTIONS', `${at}.${k}`, 'must be a string');
+      throw new ManifestError('manifest-invalid-kustomize-options', `${at}.${k}`, 'must be a string');
     }
     out[k] = v;
   }

@@ -38,7 +38,7 @@ describe('safeSourcePath', () => {
   ])('accepts %j as %j', (input, want) => expect(safeSourcePath(input)).toBe(want));
 
   it.each(['../other', 'apps/../../x', '/etc', 'apps/..'])('refuses %j', (input) => {
-    expect(codeOf(() => safeSourcePath(input))).toBe(`UNSAFE_PATH ${input}`);
+    expect(codeOf(() => safeSourcePath(input))).toBe(`manifest-unsafe-path ${input}`);
   });
 });
 
@@ -58,13 +58,13 @@ describe('checkTreeEntries', () => {
     [
       'a symlink climbing out',
       [link('apps/web/passwd', '../../../etc/passwd')],
-      'UNSAFE_PATH apps/web/passwd',
+      'manifest-unsafe-path apps/web/passwd',
     ],
-    ['an absolute symlink', [link('x.yaml', '/etc/shadow')], 'UNSAFE_PATH x.yaml'],
-    ['an oversized manifest', [file('big.yaml', 101)], 'TOO_LARGE big.yaml'],
-    ['an oversized Kustomization', [file('k/Kustomization', 101)], 'TOO_LARGE k/Kustomization'],
+    ['an absolute symlink', [link('x.yaml', '/etc/shadow')], 'manifest-unsafe-path x.yaml'],
+    ['an oversized manifest', [file('big.yaml', 101)], 'manifest-too-large big.yaml'],
+    ['an oversized Kustomization', [file('k/Kustomization', 101)], 'manifest-too-large k/Kustomization'],
     ['an oversized image, not a manifest', [file('logo.png', 500)], undefined],
-    ['a tree over the total limit', [file('a.png', 600), file('b.png', 600)], 'TOO_LARGE .'],
+    ['a tree over the total limit', [file('a.png', 600), file('b.png', 600)], 'manifest-too-large .'],
   ])('%s', (_name, entries, want) => {
     expect(codeOf(() => checkTreeEntries(entries, limits))).toBe(want);
   });
@@ -79,22 +79,22 @@ describe('checkKustomization', () => {
 
   it.each<[string, string, string | undefined]>([
     ['a local base', 'resources: [../../base, deploy.yaml]', undefined],
-    ['an https base', 'resources: [https://github.com/org/repo//base?ref=v1]', 'REMOTE_BASE'],
-    ['a github.com shorthand', 'resources: [github.com/org/repo/base]', 'REMOTE_BASE'],
-    ['an ssh base in components', 'components: [git@github.com:org/repo.git]', 'REMOTE_BASE'],
-    ['a legacy bases entry', 'bases: [git::https://example.org/repo.git]', 'REMOTE_BASE'],
+    ['an https base', 'resources: [https://github.com/org/repo//base?ref=v1]', 'manifest-remote-base'],
+    ['a github.com shorthand', 'resources: [github.com/org/repo/base]', 'manifest-remote-base'],
+    ['an ssh base in components', 'components: [git@github.com:org/repo.git]', 'manifest-remote-base'],
+    ['a legacy bases entry', 'bases: [git::https://example.org/repo.git]', 'manifest-remote-base'],
     ['a host-like directory that exists locally', 'resources: [../../example.com/x]', undefined],
-    ['a base climbing out of the repository', 'resources: [../../../outside]', 'UNSAFE_PATH'],
-    ['an absolute base', 'resources: [/etc]', 'UNSAFE_PATH'],
-    ['resources that are not a list', 'resources: base', 'INVALID_KUSTOMIZATION'],
-    ['broken YAML', 'resources: [a\n  b: ]', 'INVALID_KUSTOMIZATION'],
+    ['a base climbing out of the repository', 'resources: [../../../outside]', 'manifest-unsafe-path'],
+    ['an absolute base', 'resources: [/etc]', 'manifest-unsafe-path'],
+    ['resources that are not a list', 'resources: base', 'manifest-invalid-kustomization'],
+    ['broken YAML', 'resources: [a\n  b: ]', 'manifest-invalid-kustomization'],
   ])('%s', (_name, content, want) => {
     expect(check(content)?.split(' ')[0]).toBe(want);
   });
 
   it('allows remote bases when configured, but never a path out of the repository', () => {
     expect(check('resources: [https://github.com/org/repo//base]', true)).toBeUndefined();
-    expect(check('resources: [../../../outside]', true)?.split(' ')[0]).toBe('UNSAFE_PATH');
+    expect(check('resources: [../../../outside]', true)?.split(' ')[0]).toBe('manifest-unsafe-path');
   });
 
   it('names the field and entry in the message', () => {
@@ -140,7 +140,7 @@ describe('checkKustomizationTree', () => {
     expect(() => checkKustomizationTree('apps/web', paths, read, false)).not.toThrow();
     expect(checkKustomizationTree('loop/a', paths, read, false)).toEqual(['loop/a', 'loop/b']);
     expect(codeOf(() => checkKustomizationTree('unrelated', paths, read, false))).toBe(
-      'UNSAFE_PATH unrelated/kustomization.yaml',
+      'manifest-unsafe-path unrelated/kustomization.yaml',
     );
   });
 });
@@ -158,7 +158,9 @@ describe('parseImageOverride', () => {
   ])('%s', (input, want) => expect(parseImageOverride(input, 'images[0]')).toEqual(want));
 
   it.each(['', 'nginx', '=nginx:1', 'nginx=', 7])('refuses %j', (input) => {
-    expect(codeOf(() => parseImageOverride(input, 'images[0]'))).toBe('INVALID_KUSTOMIZE_OPTIONS images[0]');
+    expect(codeOf(() => parseImageOverride(input, 'images[0]'))).toBe(
+      'manifest-invalid-kustomize-options images[0]',
+    );
   });
 });
 
@@ -181,11 +183,11 @@ describe('parseKustomizeOptions', () => {
   });
 
   it.each<[unknown, string]>([
-    ['x', 'INVALID_KUSTOMIZE_OPTIONS k'],
-    [{ namePrefix: 3 }, 'INVALID_KUSTOMIZE_OPTIONS k.namePrefix'],
-    [{ commonLabels: { a: 1 } }, 'INVALID_KUSTOMIZE_OPTIONS k.commonLabels.a'],
-    [{ images: 'nginx:1' }, 'INVALID_KUSTOMIZE_OPTIONS k.images'],
-    [{ patches: [] }, 'INVALID_KUSTOMIZE_OPTIONS k.patches'],
+    ['x', 'manifest-invalid-kustomize-options k'],
+    [{ namePrefix: 3 }, 'manifest-invalid-kustomize-options k.namePrefix'],
+    [{ commonLabels: { a: 1 } }, 'manifest-invalid-kustomize-options k.commonLabels.a'],
+    [{ images: 'nginx:1' }, 'manifest-invalid-kustomize-options k.images'],
+    [{ patches: [] }, 'manifest-invalid-kustomize-options k.patches'],
   ])('refuses %j', (input, want) => expect(codeOf(() => parseKustomizeOptions(input, 'k'))).toBe(want));
 });
 

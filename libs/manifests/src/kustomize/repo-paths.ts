@@ -86,7 +86,7 @@ export function safeSourcePath(path: string): string {
   const trimmed = path.trim();
   if (posix.isAbsolute(trimmed) || trimmed.split('/').includes('..')) {
     throw new ManifestError(
-      'UNSAFE_PATH',
+      'manifest-unsafe-path',
       path,
       'the source path must stay inside the repository (no absolute path, no "..")',
     );
@@ -116,7 +116,7 @@ export function checkTreeEntries(
       const from = posix.dirname(e.path) === '.' ? '' : posix.dirname(e.path);
       if (resolveThroughLinks(from, target, links) === null) {
         throw new ManifestError(
-          'UNSAFE_PATH',
+          'manifest-unsafe-path',
           e.path,
           `symlink to "${target}" points outside the repository`,
         );
@@ -125,13 +125,17 @@ export function checkTreeEntries(
     }
     if (e.kind !== 'file') continue;
     if (e.size > limits.maxFileBytes && KUSTOMIZE_READABLE.test(e.path)) {
-      throw new ManifestError('TOO_LARGE', e.path, `file is larger than ${limits.maxFileBytes} bytes`);
+      throw new ManifestError(
+        'manifest-too-large',
+        e.path,
+        `file is larger than ${limits.maxFileBytes} bytes`,
+      );
     }
     total += e.size;
   }
   if (total > limits.maxTreeBytes) {
     throw new ManifestError(
-      'TOO_LARGE',
+      'manifest-too-large',
       '.',
       `the commit's files add up to ${total} bytes, more than the ${limits.maxTreeBytes} a render may check out`,
     );

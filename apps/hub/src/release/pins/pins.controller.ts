@@ -4,6 +4,8 @@ import {
   pinListSchema,
   pinViewSchema,
   unpinnedViewSchema,
+  type Page,
+  type PinView,
 } from '@flotilla/contract';
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
@@ -34,7 +36,7 @@ export class PinsController {
   @Get('pins')
   @ApiPageQuery()
   @ApiAnswer(pinListingSchema)
-  list(@Query() query: unknown) {
+  list(@Query() query: unknown): Promise<PinView[] | Page<PinView>> {
     const q = parsePageQuery(query);
     return isPaged(q) ? this.pins.page(q) : this.pins.list();
   }

@@ -1,4 +1,4 @@
-import { type AuditActor, systemActor } from '@flotilla/contract';
+import { type AuditActor, systemActor, type Page, type PinView } from '@flotilla/contract';
 import { Injectable } from '@nestjs/common';
 import { z } from 'zod';
 import { Database } from '../../db/database.js';
@@ -13,7 +13,6 @@ import type { TargetPin } from '../../generated/prisma/client.js';
 import { labelSelectorSchema } from '@flotilla/labels';
 import { selectTargets } from '../../desired-state/target-selection.js';
 import { keyPageOf, pageArgs, type PageQuery } from '../../common/name-page.js';
-import type { PinView } from '@flotilla/contract';
 
 export const pinRequestSchema = z.object({
   /** A commit, branch or tag of the target's repository; resolved to a commit when the pin is made. */
@@ -218,7 +217,7 @@ export class PinsService {
     return woken.length;
   }
 
-  async list() {
+  async list(): Promise<PinView[]> {
     const rows = await this.db.prisma.targetPin.findMany({
       orderBy: { createdAt: 'desc' },
       include: { target: { select: { name: true } } },
@@ -227,7 +226,7 @@ export class PinsService {
   }
 
   /** One page of pins by target name (see common/name-page.ts). */
-  async page(q: PageQuery) {
+  async page(q: PageQuery): Promise<Page<PinView>> {
     const after = pageArgs(q);
     const rows = await this.db.prisma.targetPin.findMany({
       where: after.where.name ? { target: { name: after.where.name } } : {},
