@@ -30,7 +30,8 @@ export class FleetFollowUp {
       await this.expansions.requestExpand(id);
     }
     for (const name of applied.projects) await this.projects.reconsider(name);
-    if (applied.labelsChanged) await this.expansions.requestExpandAll();
+    // New cluster labels move targets; new policies judge every bundle again before release.
+    if (applied.labelsChanged || applied.policiesChanged) await this.expansions.requestExpandAll();
     // An appset's rollout strategy and project travel in its assignments even when no target changes.
     const appSetClusters = await this.appsets.clustersOf(applied.appSetIds);
     const everyCluster = applied.healthRulesChanged ? await this.everyClusterId() : [];

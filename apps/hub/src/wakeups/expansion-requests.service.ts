@@ -45,9 +45,22 @@ export class ExpansionRequests {
       where: { name: row.project },
       select: { updatedAt: true },
     });
+    // Admission policies judge the bundles before release: new ones are a new input.
+    const policies = await this.db.prisma.admissionPolicyObject.aggregate({
+      _max: { updatedAt: true },
+      _count: true,
+    });
+    const policyState = [policies._count, policies._max.updatedAt?.toISOString() ?? null];
     const inputsHash = createHash('sha256')
       .update(
-        JSON.stringify([row.updatedAt.toISOString(), row.spec, clusters, refs, project?.updatedAt ?? null]),
+        JSON.stringify([
+          row.updatedAt.toISOString(),
+          row.spec,
+          clusters,
+          refs,
+          project?.updatedAt ?? null,
+          policyState,
+        ]),
       )
       .digest('hex')
       .slice(0, 24);

@@ -41,7 +41,8 @@ export async function releaseNamed(
   const released: TargetRow[] = [];
   for (const name of names) {
     const t = byName.get(name);
-    if (!t) continue;
+    // A bundle the admission policies deny stays unreleased whatever step the rollout is at.
+    if (!t || t.policyDenial !== null) continue;
     await releaseTarget(tx, t, now);
     released.push(t);
   }
