@@ -34,7 +34,9 @@ export class FleetFollowUp {
     if (applied.labelsChanged || applied.policiesChanged) await this.expansions.requestExpandAll();
     // An appset's rollout strategy and project travel in its assignments even when no target changes.
     const appSetClusters = await this.appsets.clustersOf(applied.appSetIds);
-    const everyCluster = applied.healthRulesChanged ? await this.everyClusterId() : [];
+    // Health rules and admission policies travel in every cluster's assignments.
+    const everyCluster =
+      applied.healthRulesChanged || applied.policiesChanged ? await this.everyClusterId() : [];
     await this.wakeups.notify([...applied.clusterIds, ...appSetClusters, ...everyCluster]);
   }
 

@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AssignmentsResponse } from '@flotilla/contract';
 import {
   createTestGitRepo,
   hubCaller,
@@ -119,6 +120,12 @@ describe('admission policies gate releases', () => {
   };
   const audit = async (action: string): Promise<AuditItem[]> =>
     (await call<{ items: AuditItem[] }>('GET', `/api/v1/audit?action=${action}&limit=100`)).body.items;
+  const assignmentsOf = async (cluster: string) =>
+    (
+      await call<AssignmentsResponse>('GET', '/api/agent/v1/assignments?wait=0', undefined, {
+        authorization: `Bearer ${credentials[cluster] ?? ''}`,
+      })
+    ).body.assignments;
   /** The agents are alive: a long-poll answered at once keeps each cluster seen. */
   const heartbeat = async () => {
     for (const name of ['c1', 'c2'])
@@ -199,15 +206,14 @@ describe('admission policies gate releases', () => {
     const denied = await audit('policy.denied');
     expect(denied.map((e) => e.scope).sort()).toEqual(['target:web-c1', 'target:web-c2']);
     expect(denied[0]?.details).toMatchObject({ revision: bad, policy: 'allowed-registry', action: 'Deny' });
-    // The agents are still given the previous bundle.
-    const assigned = await call<{ assignments: { name: string; revision: string }[] }>(
-      'GET',
-      '/api/agent/v1/assignments?wait=0',
-      undefined,
-      { authorization: `Bearer ${credentials['c1'] ?? ''}` },
-    );
-    expect(assigned.body.assignments.map((a) => `${a.name} ${a.revision.slice(0, 7)}`)).toEqual([
-      `web-c1 ${good}`,
+    // The agents are still given the previous bundle, and the policies to check it with again.
+    const assigned = await assignmentsOf('c1');
+    expect(assigned.map((a) => `${a.name} ${a.revision.slice(0, 7)}`)).toEqual([`web-c1 ${good}`]);
+    expect(assigned[0]?.policies?.documents.map((d) => `${d.kind}/${d.metadata.name}`)).toEqual([
+      'ValidatingAdmissionPolicy/allowed-registry',
+      'ValidatingAdmissionPolicy/two-replicas',
+      'ValidatingAdmissionPolicyBinding/allowed-registry',
+      'ValidatingAdmissionPolicyBinding/two-replicas',
     ]);
   }, 120_000);
 
@@ -217,6 +223,10 @@ describe('admission policies gate releases', () => {
     fleetRepo.commit({ 'fleet/policies.yaml': policies('env=prod') }, 'registry rule for prod only');
     await expect.poll(() => stateOf('web-c2'), poll).toBe(`${bad}/${bad} -`);
     expect(await stateOf('web-c1')).toBe(`${good}/${bad} PolicyDenied`);
+    // c2's assignment carries only what applies to it.
+    expect(
+      (await assignmentsOf('c2'))[0]?.policies?.documents.map((d) => `${d.kind}/${d.metadata.name}`),
+    ).toEqual(['ValidatingAdmissionPolicy/two-replicas', 'ValidatingAdmissionPolicyBinding/two-replicas']);
     expect((await audit('admission-policy.updated')).map((e) => e.scope)).toEqual([
       'admission-policy:ValidatingAdmissionPolicyBinding/allowed-registry',
     ]);
