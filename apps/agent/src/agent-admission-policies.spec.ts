@@ -11,11 +11,12 @@ const RULES =
   '{resourceRules: [{apiGroups: [apps], apiVersions: [v1], operations: [CREATE, UPDATE], resources: [deployments]}]}';
 
 /** A policy and its binding (Deny), as the hub sends them. */
-const policy = (name: string, expression: string, message: string): KubeObject[] =>
+const policy = (name: string, expression: string, message: string, breakGlass = false): KubeObject[] =>
   parseAllDocuments(`apiVersion: admissionregistration.k8s.io/v1
 kind: ValidatingAdmissionPolicy
-metadata: {name: ${name}}
-spec:
+metadata:
+  name: ${name}
+${breakGlass ? '  annotations: {flotilla.dev/break-glass: allow}\n' : ''}spec:
   matchConstraints: ${RULES}
   validations: [{expression: ${JSON.stringify(expression)}, message: ${JSON.stringify(message)}}]
 ---
@@ -87,5 +88,44 @@ describe('agent: admission policies in the assignment', () => {
       'policy no-scale-down (binding no-scale-down) denies Deployment shop/web: replicas may not shrink here',
     );
     expect(await h.replicas()).toBe(2);
+  });
+
+  it('lets a Deny through under an active break-glass only when the policy allows it', async () => {
+    const bundle = h.hub.addBundle(
+      manifests.map((m) =>
+        m.kind === 'Deployment' ? { ...m, spec: { ...(m['spec'] as object), replicas: 3 } } : m,
+      ),
+    );
+    const breakGlass = [
+      {
+        id: 'bg-9',
+        reason: 'incident 9',
+        expiresAt: '2030-01-01T00:00:00Z',
+        allowSyncOutsideWindows: true,
+        pauseSelfHeal: false,
+      },
+    ];
+    const expression =
+      "object.spec.template.spec.containers.all(c, c.image.startsWith('registry.example.com/'))";
+    h.hub.setAssignments([
+      h.assignment({
+        bundleDigest: bundle,
+        revision: 'rev-4',
+        breakGlass,
+        policies: { documents: policy('allowed-registry', expression, 'registry.example.com only') },
+      }),
+    ]);
+    const rev = (r: string) => () => h.syncs().find((s) => s.revision === r)?.outcome;
+    await expect.poll(rev('rev-4'), poll).toBe('Failed');
+    h.hub.setAssignments([
+      h.assignment({
+        bundleDigest: bundle,
+        revision: 'rev-5',
+        breakGlass,
+        policies: { documents: policy('allowed-registry', expression, 'registry.example.com only', true) },
+      }),
+    ]);
+    await expect.poll(rev('rev-5'), poll).toBe('Succeeded');
+    expect(await h.replicas()).toBe(3);
   });
 });

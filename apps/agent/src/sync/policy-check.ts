@@ -73,8 +73,13 @@ export async function policyRefusals(
     params: assignment.policies.params,
     oldObjectOf: (o) => (live.get(o as KubeObject) as PolicyObject | undefined) ?? null,
   });
+  // As at the hub: an active break-glass lets through only the Deny of a policy (or binding) that
+  // says `flotilla.dev/break-glass: allow`; the hub audited the bypass when it released the bundle.
+  const now = Date.now();
+  const breakGlass = assignment.breakGlass.some((b) => Date.parse(b.expiresAt) > now);
   const byObject = new Map<string, ResourceResult>();
   for (const d of verdict.denials) {
+    if (breakGlass && d.breakGlassAllowed) continue;
     const key = JSON.stringify(d.object);
     const known = byObject.get(key);
     if (known) {

@@ -57,10 +57,11 @@ spec: {clusters: [c2], labels: {env: staging}}
 const RULES = `resourceRules: [{apiGroups: [apps], apiVersions: [v1], operations: [CREATE, UPDATE], resources: [deployments]}]`;
 
 /** The registry policy (Deny, on `selector` clusters when given) and a Warn about too few replicas. */
-const policies = (selector?: string) => `apiVersion: admissionregistration.k8s.io/v1
+const policies = (selector?: string, breakGlass = false) => `apiVersion: admissionregistration.k8s.io/v1
 kind: ValidatingAdmissionPolicy
-metadata: {name: allowed-registry}
-spec:
+metadata:
+  name: allowed-registry
+${breakGlass ? '  annotations: {flotilla.dev/break-glass: allow}\n' : ''}spec:
   matchConstraints: {${RULES}}
   validations:
     - expression: "object.spec.template.spec.containers.all(c, c.image.startsWith('registry.example.com/'))"
@@ -241,6 +242,49 @@ describe('admission policies gate releases', () => {
     // Two replicas now: no new warning for this revision.
     const warned = await audit('policy.warned');
     expect(warned.filter((e) => String(e.details['revision']).startsWith(fixed))).toEqual([]);
+  }, 120_000);
+
+  it('a break-glass lets a Deny through only when the policy allows it, audited', async () => {
+    const before = (await targets())['web-c1']?.releasedRevision?.slice(0, 7);
+    const opened = await call<{ id: number }>(
+      'POST',
+      '/api/v1/break-glass',
+      {
+        scope: 'target',
+        name: 'web-c1',
+        reason: 'incident 7',
+        durationMinutes: 60,
+        allowSyncOutsideWindows: true,
+      },
+      { 'x-flotilla-actor': 'alice' },
+    );
+    expect(opened.status).toBe(201);
+    const bad = appRepo.commit(
+      { 'app/deploy.yaml': deployment('docker.io/library/nginx:1.28', 2) },
+      'hotfix',
+    );
+    // The policy does not say so: the break-glass changes nothing.
+    await expect.poll(() => stateOf('web-c1'), poll).toBe(`${before}/${bad.slice(0, 7)} PolicyDenied`);
+    expect(await audit('policy.break-glass-bypass')).toEqual([]);
+
+    fleetRepo.commit(
+      { 'fleet/policies.yaml': policies('env=prod', true) },
+      'registry rule yields to break-glass',
+    );
+    await expect
+      .poll(() => stateOf('web-c1'), poll)
+      .toMatch(new RegExp(`^${bad.slice(0, 7)}/${bad.slice(0, 7)} `));
+    const bypass = await audit('policy.break-glass-bypass');
+    expect(bypass).toHaveLength(1);
+    expect(bypass[0]).toMatchObject({
+      scope: 'target:web-c1',
+      details: {
+        policy: 'allowed-registry',
+        breakGlass: String(opened.body.id),
+        reason: 'incident 7',
+        revision: bad,
+      },
+    });
   }, 120_000);
 
   it('refuses a fleet commit whose binding scope does not read, naming the file and the annotation', async () => {
