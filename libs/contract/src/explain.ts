@@ -57,6 +57,13 @@ export interface ExplainTargetView {
 }
 
 export interface ExplainHoldView {
-  kind: 'not-expanded' | 'deletion-guard' | 'appset-error' | 'sync-window' | 'break-glass' | 'render';
+  kind:
+    | 'not-expanded'
+    | 'deletion-guard'
+    | 'appset-error'
+    | 'sync-window'
+    | 'break-glass'
+    | 'render'
+    | 'admission-policy';
   message: string;
 }

@@ -1,4 +1,7 @@
 import 'reflect-metadata';
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AssignmentsResponse } from '@flotilla/contract';
 import {
@@ -15,6 +18,7 @@ import {
 // hold; fixing the commit releases it.
 
 const poll = { timeout: 60_000, interval: 250 };
+const CLI = fileURLToPath(new URL('../../../../cli/dist/main.js', import.meta.url));
 
 const deployment = (image: string, replicas = 1) =>
   [
@@ -145,6 +149,7 @@ describe('admission policies gate releases', () => {
     hub = await startTestHub({
       FLEET_REPOSITORIES: `${fleetRepo.url}#main:fleet`,
       CLUSTER_OFFLINE_SECONDS: '3600',
+      METRICS_REASONS_MAX_AGE_SECONDS: '0',
     });
     for (const name of ['c1', 'c2']) {
       const created = await call<{ bootstrapToken: string }>('POST', '/api/v1/clusters', { name });
@@ -204,6 +209,26 @@ describe('admission policies gate releases', () => {
       'policy allowed-registry (binding allowed-registry) denies Deployment web/web',
     );
     expect(t?.reason?.message).toContain('images must come from registry.example.com');
+    // The same reason in `flotilla targets` (the built CLI), the metric, and explain's holds.
+    const { stdout } = await promisify(execFile)(process.execPath, [CLI, 'targets'], {
+      env: { ...process.env, FLOTILLA_HUB_URL: hub.url, FLOTILLA_CONFIG: '/nonexistent/flotilla.yaml' },
+      timeout: 30_000,
+    });
+    expect(stdout.split('\n').find((r) => r.split(/\s+/).includes('web-c1'))).toContain(
+      'PolicyDenied: policy allowed-registry',
+    );
+    const metrics = await fetch(`${hub.url}/metrics`).then((r) => r.text());
+    expect(metrics).toContain('flotilla_targets_by_reason{reason="PolicyDenied"} 2');
+    const explained = await call<{ targets: { holds: { kind: string; message: string }[] }[] }>(
+      'GET',
+      '/api/v1/explain?cluster=c1&appset=web',
+    );
+    expect(explained.body.targets[0]?.holds).toContainEqual({
+      kind: 'admission-policy',
+      message: expect.stringContaining(
+        'policy allowed-registry (binding allowed-registry) denies Deployment web/web',
+      ) as unknown,
+    });
     const denied = await audit('policy.denied');
     expect(denied.map((e) => e.scope).sort()).toEqual(['target:web-c1', 'target:web-c2']);
     expect(denied[0]?.details).toMatchObject({ revision: bad, policy: 'allowed-registry', action: 'Deny' });
