@@ -1,6 +1,6 @@
 // Writing what agents are given: a target's released revision and bundle become its desired ones.
 import type { Prisma } from '../../generated/prisma/client.js';
-import type { TargetRow } from './rollout-records.js';
+import { policyDeniedBy, type TargetRow } from './rollout-records.js';
 
 type Tx = Prisma.TransactionClient;
 
@@ -42,7 +42,7 @@ export async function releaseNamed(
   for (const name of names) {
     const t = byName.get(name);
     // A bundle the admission policies deny stays unreleased whatever step the rollout is at.
-    if (!t || t.policyDenial !== null) continue;
+    if (!t || policyDeniedBy(t) !== null) continue;
     await releaseTarget(tx, t, now);
     released.push(t);
   }
