@@ -50,7 +50,18 @@ export class ExpansionRequests {
       _max: { updatedAt: true },
       _count: true,
     });
-    const policyState = [policies._count, policies._max.updatedAt?.toISOString() ?? null];
+    // An open break-glass may let a policy's Deny through (flotilla.dev/break-glass: allow): a refresh
+    // after opening one judges the targets again.
+    const breakGlass = await this.db.prisma.breakGlass.findMany({
+      where: { closedAt: null, expiresAt: { gt: new Date() } },
+      select: { id: true },
+      orderBy: { id: 'asc' },
+    });
+    const policyState = [
+      policies._count,
+      policies._max.updatedAt?.toISOString() ?? null,
+      breakGlass.map((b) => b.id),
+    ];
     const inputsHash = createHash('sha256')
       .update(
         JSON.stringify([

@@ -8,6 +8,7 @@ import {
   createTestGitRepo,
   hubCaller,
   startTestHub,
+  waitForIdleQueues,
   type TestGitRepo,
   type TestHub,
 } from '../../testing/index.js';
@@ -271,31 +272,55 @@ describe('admission policies gate releases', () => {
 
   it('a break-glass lets a Deny through only when the policy allows it, audited', async () => {
     const before = (await targets())['web-c1']?.releasedRevision?.slice(0, 7);
-    const opened = await call<{ id: number }>(
-      'POST',
-      '/api/v1/break-glass',
-      {
-        scope: 'target',
-        name: 'web-c1',
-        reason: 'incident 7',
-        durationMinutes: 60,
-        allowSyncOutsideWindows: true,
-      },
-      { 'x-flotilla-actor': 'alice' },
-    );
-    expect(opened.status).toBe(201);
+    const open = async (reason: string) => {
+      const opened = await call<{ id: number }>(
+        'POST',
+        '/api/v1/break-glass',
+        { scope: 'target', name: 'web-c1', reason, durationMinutes: 60, allowSyncOutsideWindows: true },
+        { 'x-flotilla-actor': 'alice' },
+      );
+      expect(opened.status).toBe(201);
+      return opened.body.id;
+    };
+    const first = await open('incident 7');
     const bad = appRepo.commit(
       { 'app/deploy.yaml': deployment('docker.io/library/nginx:1.28', 2) },
       'hotfix',
     );
+    const held = `${before}/${bad.slice(0, 7)} PolicyDenied`;
     // The policy does not say so: the break-glass changes nothing.
-    await expect.poll(() => stateOf('web-c1'), poll).toBe(`${before}/${bad.slice(0, 7)} PolicyDenied`);
+    await expect.poll(() => stateOf('web-c1'), poll).toBe(held);
     expect(await audit('policy.break-glass-bypass')).toEqual([]);
 
-    fleetRepo.commit(
+    // The policy says so, but no break-glass is open: still held.
+    const closed = await call(
+      'POST',
+      `/api/v1/break-glass/${first}/close`,
+      { reason: 'over' },
+      {
+        'x-flotilla-actor': 'alice',
+      },
+    );
+    expect(closed.status).toBeLessThan(300);
+    const allowing = fleetRepo.commit(
       { 'fleet/policies.yaml': policies('env=prod', true) },
       'registry rule yields to break-glass',
     );
+    await expect
+      .poll(
+        async () =>
+          (await call<{ appliedCommit: string }[]>('GET', '/api/v1/fleet-sources')).body[0]?.appliedCommit,
+        poll,
+      )
+      .toBe(allowing);
+    await waitForIdleQueues(hub.app);
+    expect(await stateOf('web-c1')).toBe(held);
+
+    // A break-glass opened, and the appset refreshed: let through, and audited.
+    const second = await open('incident 8');
+    expect(
+      (await call('POST', '/api/v1/appsets/web/refresh', {}, { 'x-flotilla-actor': 'alice' })).status,
+    ).toBeLessThan(300);
     await expect
       .poll(() => stateOf('web-c1'), poll)
       .toMatch(new RegExp(`^${bad.slice(0, 7)}/${bad.slice(0, 7)} `));
@@ -305,8 +330,8 @@ describe('admission policies gate releases', () => {
       scope: 'target:web-c1',
       details: {
         policy: 'allowed-registry',
-        breakGlass: String(opened.body.id),
-        reason: 'incident 7',
+        breakGlass: String(second),
+        reason: 'incident 8',
         revision: bad,
       },
     });
