@@ -40,6 +40,15 @@ export class FleetFollowUp {
     await this.wakeups.notify([...applied.clusterIds, ...appSetClusters, ...everyCluster]);
   }
 
+  /**
+   * A removed source's admission policies no longer hold anything: every target is judged again, and
+   * every assignment stops carrying them.
+   */
+  async policiesRemoved(): Promise<void> {
+    await this.expansions.requestExpandAll();
+    await this.wakeups.notify(await this.everyClusterId());
+  }
+
   /** Health rules are fleet-wide: when they change, every cluster's assignments (and ETag) do. */
   async healthRulesChanged(): Promise<void> {
     await this.wakeups.notify(await this.everyClusterId());

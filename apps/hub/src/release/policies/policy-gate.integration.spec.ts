@@ -358,4 +358,17 @@ describe('admission policies gate releases', () => {
       path: 'metadata.annotations["flotilla.dev/cluster-selector"]',
     });
   }, 120_000);
+
+  it('removing the fleet source removes its policies: assignments stop carrying them', async () => {
+    const list = await call<{ id: string }[]>('GET', '/api/v1/fleet-sources');
+    const id = list.body[0]?.id ?? '';
+    expect((await assignmentsOf('c1'))[0]?.policies).toBeDefined();
+    const removed = await call('DELETE', `/api/v1/fleet-sources/${id}`, undefined, {
+      'x-flotilla-actor': 'alice',
+    });
+    expect(removed.status).toBeLessThan(300);
+    await expect.poll(async () => (await assignmentsOf('c1'))[0]?.policies, poll).toBeUndefined();
+    const deleted = await audit('fleet-source.deleted');
+    expect(deleted[0]?.details).toMatchObject({ admissionPoliciesRemoved: 4 });
+  }, 120_000);
 });
