@@ -64,6 +64,8 @@ import { ExplainService } from './fleet-view/explain.service.js';
 import { ExplainController } from './fleet-view/explain.controller.js';
 import { RolloutProcessor } from './pipeline/rollout.processor.js';
 import { RolloutsService } from './release/rollouts/rollouts.service.js';
+import { AdmissionPolicies } from './release/policies/admission-policies.service.js';
+import { PolicyGate } from './release/policies/policy-gate.service.js';
 import { RolloutControls } from './release/rollouts/rollout-controls.service.js';
 import { RolloutQueries } from './release/rollouts/rollout-queries.service.js';
 import { ReleaseAfterExpansion } from './desired-state/release-after-expansion.js';
@@ -175,6 +177,8 @@ const SERVICES: Provider[] = [
   ChartVersionWatch,
   TargetDeletions,
   // release and operations
+  AdmissionPolicies,
+  PolicyGate,
   RolloutsService,
   { provide: ReleaseAfterExpansion, useExisting: RolloutsService },
   RolloutControls,

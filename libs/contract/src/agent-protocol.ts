@@ -253,6 +253,16 @@ export const syncOperationSchema = z.object({
 });
 export type SyncOperation = z.infer<typeof syncOperationSchema>;
 
+/**
+ * A fleet repository's ValidatingAdmissionPolicy and binding documents as written (scoping
+ * annotations included), and the params objects (ConfigMaps, or a paramKind's kind) they read.
+ */
+export const assignmentPoliciesSchema = z.object({
+  documents: z.array(kubeObjectSchema).min(1),
+  params: z.array(kubeObjectSchema).default([]),
+});
+export type AssignmentPolicies = z.infer<typeof assignmentPoliciesSchema>;
+
 export const assignmentSchema = z.object({
   targetId: z.string(),
   /** Target name, unique in the fleet; also the tracking annotation value. */
@@ -277,6 +287,12 @@ export const assignmentSchema = z.object({
   autoRollback: z.object({ progressDeadlineSeconds: z.number().int().positive() }).optional(),
   /** Syncs people asked for and the agent has not reported yet (oldest first). */
   operations: z.array(syncOperationSchema).default([]),
+  /**
+   * The admission policies that apply to this target (the hub judged the bundle with them before
+   * releasing it): the agent evaluates them again before applying, with the live objects, and applies
+   * nothing on a Deny. Absent from older hubs, and when no binding applies: nothing to check.
+   */
+  policies: assignmentPoliciesSchema.optional(),
 });
 export type Assignment = z.infer<typeof assignmentSchema>;
 

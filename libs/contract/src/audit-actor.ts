@@ -21,6 +21,7 @@ export type SystemJob =
   | 'expansion'
   | 'rollouts'
   | 'automatic-rollback'
+  | 'policy-gate'
   | 'fleet-repo'
   | 'render'
   | 'retention'

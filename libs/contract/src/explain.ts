@@ -8,7 +8,15 @@ import { apiAnswers } from './api-schemas.js';
 
 export const explainHoldViewSchema = z
   .object({
-    kind: z.enum(['not-expanded', 'deletion-guard', 'appset-error', 'sync-window', 'break-glass', 'render']),
+    kind: z.enum([
+      'not-expanded',
+      'deletion-guard',
+      'appset-error',
+      'sync-window',
+      'break-glass',
+      'render',
+      'admission-policy',
+    ]),
     message: z.string(),
   })
   .register(apiAnswers, { id: 'ExplainHoldView' });

@@ -2,6 +2,15 @@ import { describe, expect, it } from 'vitest';
 import { TARGET_REASON_CODES, type TargetFacts, targetReason } from './target-reason.js';
 
 const fine: TargetFacts = { automated: true, syncStatus: 'Synced', health: 'Healthy' };
+const denial = {
+  digest: 'sha256:00',
+  revision: '0123456789abcdef',
+  policy: 'allowed-registry',
+  binding: 'allowed-registry',
+  object: { apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'shop', name: 'web' },
+  message: 'images come from registry.example.com',
+  denials: 1,
+};
 
 describe('targetReason', () => {
   it('gives no reason to a target Synced and Healthy', () => {
@@ -55,6 +64,7 @@ describe('targetReason', () => {
       { ...fine, generatorError: { message: 'bad template' } },
       { ...fine, deletionGuardHeld: { message: 'would delete 5 of 10' } },
       { ...fine, projectDenied: { message: 'namespace kube-system not allowed' } },
+      { ...fine, policyDenied: denial },
       { ...fine, pin: { revision: 'abc', actor: 'token:ci', reason: 'incident' } },
       { ...fine, syncStatus: out, windowClosed: { window: 'w', nextOpen: null } },
       { ...fine, syncStatus: out, rolloutStep: { message: 'step 2 of 3' } },
@@ -64,6 +74,17 @@ describe('targetReason', () => {
       { ...fine, health: 'Degraded' },
     ];
     expect(cases.map((c) => targetReason(c)?.code)).toEqual([...TARGET_REASON_CODES]);
+  });
+
+  it('names the policy, binding and object of a PolicyDenied', () => {
+    expect(targetReason({ ...fine, policyDenied: { ...denial, denials: 3 } })).toEqual({
+      code: 'PolicyDenied',
+      message:
+        'policy allowed-registry (binding allowed-registry) denies Deployment shop/web at 0123456789ab: images come from registry.example.com (and 2 more denials); the previous revision keeps running',
+      policy: 'allowed-registry',
+      binding: 'allowed-registry',
+      object: denial.object,
+    });
   });
 
   it('says who asked for a deletion and why, and what stopped a failed one', () => {

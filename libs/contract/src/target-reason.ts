@@ -13,6 +13,7 @@ export const TARGET_REASON_CODES = [
   'GeneratorError',
   'DeletionGuardHeld',
   'ProjectDenied',
+  'PolicyDenied',
   'Pinned',
   'WindowClosed',
   'WaitingForRolloutStep',
@@ -24,6 +25,32 @@ export const TARGET_REASON_CODES = [
 export const targetReasonCodeSchema = z.enum(TARGET_REASON_CODES);
 export type TargetReasonCode = z.infer<typeof targetReasonCodeSchema>;
 
+/** An object as an admission policy's verdict names it (apiVersion as written, namespace as applied). */
+export const policyObjectRefSchema = z.object({
+  apiVersion: z.string(),
+  kind: z.string(),
+  namespace: z.string().nullable(),
+  name: z.string(),
+});
+export type PolicyObjectRef = z.infer<typeof policyObjectRefSchema>;
+
+/**
+ * Why an admission policy holds a target's new bundle back (its previous released revision keeps
+ * running): the first Deny, as the hub stored it on the target.
+ */
+export const policyDenialSchema = z.object({
+  /** The bundle and commit denied. */
+  digest: z.string(),
+  revision: z.string(),
+  policy: z.string(),
+  binding: z.string(),
+  object: policyObjectRefSchema,
+  message: z.string(),
+  /** How many Deny decisions the bundle got in all (the first is named). */
+  denials: z.number().int().positive(),
+});
+export type PolicyDenial = z.infer<typeof policyDenialSchema>;
+
 /** The short answer (`explain` is the long one): a code, a sentence, and the facts it names. */
 export const targetReasonSchema = z.object({
   code: targetReasonCodeSchema,
@@ -33,6 +60,10 @@ export const targetReasonSchema = z.object({
   /** WindowClosed: the window that holds the target, and when syncs may run again (null: not within a year). */
   window: z.string().optional(),
   nextOpen: z.string().nullable().optional(),
+  /** PolicyDenied: the policy and binding that deny, and the object they deny. */
+  policy: z.string().optional(),
+  binding: z.string().optional(),
+  object: policyObjectRefSchema.optional(),
 });
 export type TargetReason = z.infer<typeof targetReasonSchema>;
 
@@ -44,6 +75,8 @@ export interface TargetFacts {
   generatorError?: { message: string };
   deletionGuardHeld?: { message: string };
   projectDenied?: { message: string };
+  /** An admission policy denies the bundle Git wants (not released; the previous one keeps running). */
+  policyDenied?: PolicyDenial;
   pin?: { revision: string; actor: string; reason: string };
   windowClosed?: { window: string; nextOpen: string | null };
   rolloutStep?: { message: string };
@@ -77,6 +110,18 @@ export function targetReason(f: TargetFacts): TargetReason | null {
     return { code: 'GeneratorError', message: `generator error: ${f.generatorError.message}` };
   if (f.deletionGuardHeld) return { code: 'DeletionGuardHeld', message: f.deletionGuardHeld.message };
   if (f.projectDenied) return { code: 'ProjectDenied', message: f.projectDenied.message };
+  if (f.policyDenied) {
+    const d = f.policyDenied;
+    const object = `${d.object.kind} ${d.object.namespace ? `${d.object.namespace}/` : ''}${d.object.name}`;
+    const more = d.denials > 1 ? ` (and ${d.denials - 1} more denial${d.denials > 2 ? 's' : ''})` : '';
+    return {
+      code: 'PolicyDenied',
+      message: `policy ${d.policy} (binding ${d.binding}) denies ${object} at ${d.revision.slice(0, 12)}: ${d.message}${more}; the previous revision keeps running`,
+      policy: d.policy,
+      binding: d.binding,
+      object: d.object,
+    };
+  }
   if (f.pin)
     return {
       code: 'Pinned',

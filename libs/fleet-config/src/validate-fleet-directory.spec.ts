@@ -18,6 +18,7 @@ const CASE_CODES: Record<string, FleetErrorCode[]> = {
   'bad-selector-operator': ['invalid-selector'],
   'bad-labels': ['invalid-field', 'invalid-selector'],
   'bad-policy': ['invalid-expression', 'invalid-field', 'dangling-reference'],
+  'bad-policy-scope': ['invalid-selector', 'invalid-field'],
   'dangling-reference': ['dangling-reference'],
   'duplicate-names': ['duplicate-name'],
   'repo-outside-project': ['repo-not-permitted', 'destination-not-permitted'],

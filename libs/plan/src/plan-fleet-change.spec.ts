@@ -119,6 +119,33 @@ describe('planFleetChange', () => {
     );
   });
 
+  it('judges each target with the bindings whose flotilla.dev/ scope holds it, as the hub does', () => {
+    const policies = `apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: allowed-registry}
+spec:
+  matchConstraints:
+    resourceRules: [{apiGroups: [apps], apiVersions: [v1], operations: [CREATE, UPDATE], resources: [deployments]}]
+  validations: [{expression: "object.spec.template.spec.containers.all(c, c.image.startsWith('registry.example.com/'))"}]
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata:
+  name: allowed-registry
+  annotations: {flotilla.dev/cluster-selector: env=prod}
+spec: {policyName: allowed-registry, validationActions: [Deny]}
+`;
+    const files = { 'web.yaml': APPSET, 'policies.yaml': policies };
+    const head = side(files, targets(2, 'docker.io/nginx'), 'h');
+    head.clusterLabels = new Map([
+      ['c000', { env: 'prod' }],
+      ['c001', { env: 'staging' }],
+    ]);
+    const r = planFleetChange(side(files, targets(2, 'registry.example.com/web'), 'b'), head, OPTIONS);
+    expect(r.policies.allowed).toBe(false);
+    expect(r.policies.violations.map((v) => `${v.target} ${v.action}`)).toEqual(['web-c000 Deny']);
+  });
+
   it('says so when nothing changes', () => {
     const files = { 'web.yaml': APPSET };
     const r = planFleetChange(side(files, targets(2, 'a'), 'b'), side(files, targets(2, 'a'), 'h'), OPTIONS);

@@ -16,7 +16,7 @@ import {
   type FleetPolicyParam,
 } from '@flotilla/fleet-config';
 import { type LabelSelector } from '@flotilla/labels';
-import { compilePolicySet, evaluatePolicies, policyContext } from '@flotilla/policy';
+import { compilePolicySet, evaluatePolicies, policyContext, scopedPolicySet } from '@flotilla/policy';
 import { targetWindowStatus, type NamedSyncWindow } from '@flotilla/windows';
 import { deletionGuardLimit, evaluateDeletionGuard, type GuardInput } from './deletion-guard.js';
 import {
@@ -446,6 +446,7 @@ function evaluateHeadPolicies(
     appSets.flatMap((a) => a.targets.filter((t) => t.change !== 'removed').map((t) => `${a.name}/${t.name}`)),
   );
   const baseByKey = new Map(base.targets.map((t) => [`${t.appSet}/${t.name}`, t]));
+  const projectOf = new Map(appSets.map((a) => [a.name, a.project]));
   const params = head.params.map((p) => p.object);
   const violations: PolicyViolation[] = [];
   for (const t of [...head.targets].sort((a, b) =>
@@ -456,10 +457,16 @@ function evaluateHeadPolicies(
       (baseByKey.get(`${t.appSet}/${t.name}`)?.objects ?? []).map((o) => [objectKey(o), o]),
     );
     const ctx = policyContext([...t.objects, ...params]);
+    // The bindings the hub would judge this target with (their flotilla.dev/ scope annotations).
+    const scoped = scopedPolicySet(set, {
+      project: projectOf.get(t.appSet) ?? 'default',
+      appSet: t.appSet,
+      clusterLabels: head.clusterLabels.get(t.cluster ?? '') ?? {},
+    });
     for (const object of t.objects) {
       result.evaluated++;
       const verdict = evaluatePolicies(
-        set,
+        scoped,
         {
           object,
           oldObject: old.get(objectKey(object)) ?? null,

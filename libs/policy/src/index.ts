@@ -32,3 +32,20 @@ export {
 } from './policy-schema.js';
 export { ResourceIndex, type KubeObject, type ResourceInfo } from './resource-index.js';
 export { compileExpression } from './cel/kubernetes-cel.js';
+export {
+  SCOPE_ANNOTATIONS,
+  allowsBreakGlass,
+  bindingScope,
+  scopeHolds,
+  scopedPolicySet,
+  type BindingScope,
+  type TargetScope,
+} from './fleet-scope.js';
+export {
+  gateBundle,
+  describeObject,
+  describeViolation,
+  type BundleGateOptions,
+  type BundleVerdict,
+  type PolicyViolation,
+} from './gate-bundle.js';

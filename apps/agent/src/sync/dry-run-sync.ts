@@ -8,6 +8,7 @@ import { type ResourceId } from '../state/state-store.js';
 import { orderForApply } from './apply-order.js';
 import { syncRoleOf } from './hooks.js';
 import { namespaceLimitMessage, namespaceLimitRefusals, projectRefusals } from './project-check.js';
+import { policyRefusals } from './policy-check.js';
 import { appliedNothing, applyAs, wroteNothing } from './apply-as.js';
 import { NAMESPACE_FIELD_MANAGER, namespaceToCreate } from './create-namespace.js';
 import { prepareObject } from './prepare-object.js';
@@ -63,6 +64,7 @@ export async function dryRunSync(input: DryRunInput): Promise<SyncReport> {
   let ordered: KubeObject[];
   let beyondReach: ResourceResult[];
   let refused: ResourceResult[];
+  let denied: ResourceResult[];
   let shared: ResourceResult[] = [];
   try {
     ordered = orderForApply(input.manifests);
@@ -70,6 +72,7 @@ export async function dryRunSync(input: DryRunInput): Promise<SyncReport> {
     for (const m of ordered) syncRoleOf(m);
     beyondReach = await namespaceLimitRefusals(kube, assignment, input.manifests);
     refused = await projectRefusals(kube, assignment, input.manifests);
+    denied = await policyRefusals(kube, assignment, input.manifests);
     if (assignment.syncPolicy.failOnSharedResource)
       shared = await sharedWithOtherTargets(
         kube,
@@ -88,6 +91,12 @@ export async function dryRunSync(input: DryRunInput): Promise<SyncReport> {
         `${refused.length} object(s) outside project '${assignment.project?.name ?? ''}'; a sync would apply nothing`,
       ],
       refused,
+    );
+  if (denied.length > 0)
+    return report(
+      'Failed',
+      [`${denied.length} object(s) denied by admission policies; a sync would apply nothing`],
+      denied,
     );
   if (shared.length > 0)
     return report(

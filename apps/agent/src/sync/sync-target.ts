@@ -11,6 +11,7 @@ import { idOf } from '../kube/kube-client.js';
 import { type ResourceId } from '../state/state-store.js';
 import { isFoundation } from './apply-order.js';
 import { namespaceLimitMessage, namespaceLimitRefusals, projectRefusals } from './project-check.js';
+import { policyRefusals } from './policy-check.js';
 import { addDeclaredKeys } from './prune-plan.js';
 import { describeRef, keyOf, refOfManifest } from './resource-ref.js';
 import { sharedWithOtherTargets } from './shared-resources.js';
@@ -132,6 +133,17 @@ async function refusalBeforeApplying(
     const project = input.assignment.project?.name ?? '';
     return refuse(`${refused.length} object(s) outside project '${project}'; nothing applied`, refused);
   }
+
+  let denied: ResourceResult[];
+  try {
+    denied = await policyRefusals(input.kube, input.assignment, input.manifests);
+  } catch (err) {
+    return refuse(
+      `cannot check the admission policies before applying: ${(err as Error).message}; nothing applied`,
+    );
+  }
+  if (denied.length > 0)
+    return refuse(`${denied.length} object(s) denied by admission policies; nothing applied`, denied);
 
   // A heal only re-applies what this target already owns.
   if (!input.assignment.syncPolicy.failOnSharedResource || input.only) return undefined;

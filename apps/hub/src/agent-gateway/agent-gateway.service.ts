@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type {
   Assignment,
+  AssignmentPolicies,
   AssignmentsResponse,
   HealthRule,
   ProjectRestrictions,
@@ -12,6 +13,7 @@ import { Database } from '../db/database.js';
 import { assignmentSyncSettingsOf } from '../desired-state/sync-policy.js';
 import { specOfRow } from '../projects/project-policy.service.js';
 import { WindowsService } from '../release/windows/windows.service.js';
+import { AdmissionPolicies, type FleetPolicySet } from '../release/policies/admission-policies.service.js';
 import { BreakGlassService } from '../break-glass/break-glass.service.js';
 import { PendingOperations } from '../operations/pending-operations.service.js';
 import { ClusterWakeups } from '../wakeups/cluster-wakeups.service.js';
@@ -54,6 +56,7 @@ interface AssignmentInputs {
   rollbackOf: Map<string, Pick<Assignment, 'autoRollback'>>;
   projectOf: (project: string) => { project?: ProjectRestrictions };
   operations: Map<string, SyncOperation[]>;
+  policiesOf: (project: string, appSet: string) => { policies?: AssignmentPolicies };
 }
 
 /**
@@ -72,8 +75,10 @@ export class AgentGatewayService {
     private readonly operations: PendingOperations,
     private readonly autoRollback: AutoRollbackSettings,
     healthRules: HealthRulesService,
+    admissionPolicies: AdmissionPolicies,
   ) {
     this.namedWindows = new BurstSharedRead(() => this.windows.named(), wakeups);
+    this.fleetPolicies = new BurstSharedRead(() => admissionPolicies.current(), wakeups);
     this.projectSpecs = new BurstSharedRead(() => this.readProjectSpecs(), wakeups);
     this.healthRules = new BurstSharedRead(() => healthRules.forAgents(), wakeups);
   }
@@ -85,6 +90,7 @@ export class AgentGatewayService {
   private readonly namedWindows: BurstSharedRead<NamedSyncWindow[]>;
   private readonly projectSpecs: BurstSharedRead<Map<string, ProjectSpec>>;
   private readonly healthRules: BurstSharedRead<HealthRule[]>;
+  private readonly fleetPolicies: BurstSharedRead<FleetPolicySet>;
 
   /** Every stored project's spec (a handful of rows; the implicit `default` is absent unless stored). */
   private async readProjectSpecs(): Promise<Map<string, ProjectSpec>> {
@@ -140,26 +146,44 @@ export class AgentGatewayService {
     targets: readonly ServedTarget[],
     now: number,
   ): Promise<[AssignmentInputs, HealthRule[], number | undefined]> {
-    const [projectSpecs, namedWindows, overrides, rollbackOf, operations, operationExpiry, healthRules] =
-      await Promise.all([
-        this.projectSpecs.get(clusterId),
-        // Sync windows and break-glass travel in the assignment, so the ETag changes when they do.
-        this.namedWindows.get(clusterId),
-        this.breakGlass.activeFor(
-          targets.map((t) => ({ name: t.name, clusterName: cluster.name, appSetName: t.appSetName })),
-          new Date(now),
-        ),
-        this.autoRollback.byAppSet(
-          targets.map((t) => ({ appSetId: t.appSetId, appSetVersion: t.appSetUpdatedMs })),
-          cluster.labels,
-        ),
-        this.operations.pendingFor(clusterId, new Date(now)),
-        this.operations.nextExpiry(clusterId, new Date(now)),
-        // Fleet-wide: every cluster gets every rule (a rule only judges objects of its kind).
-        this.healthRules.get(clusterId),
-      ]);
+    const [
+      projectSpecs,
+      namedWindows,
+      overrides,
+      rollbackOf,
+      operations,
+      operationExpiry,
+      healthRules,
+      fleetPolicies,
+    ] = await Promise.all([
+      this.projectSpecs.get(clusterId),
+      // Sync windows and break-glass travel in the assignment, so the ETag changes when they do.
+      this.namedWindows.get(clusterId),
+      this.breakGlass.activeFor(
+        targets.map((t) => ({ name: t.name, clusterName: cluster.name, appSetName: t.appSetName })),
+        new Date(now),
+      ),
+      this.autoRollback.byAppSet(
+        targets.map((t) => ({ appSetId: t.appSetId, appSetVersion: t.appSetUpdatedMs })),
+        cluster.labels,
+      ),
+      this.operations.pendingFor(clusterId, new Date(now)),
+      this.operations.nextExpiry(clusterId, new Date(now)),
+      // Fleet-wide: every cluster gets every rule (a rule only judges objects of its kind).
+      this.healthRules.get(clusterId),
+      this.fleetPolicies.get(clusterId),
+    ]);
     const projectOf = projectRestrictions(projectSpecs, cluster);
-    const inputs = { clusterName: cluster.name, namedWindows, overrides, rollbackOf, projectOf, operations };
+    const policiesOf = targetPolicies(fleetPolicies, cluster.labels);
+    const inputs = {
+      clusterName: cluster.name,
+      namedWindows,
+      overrides,
+      rollbackOf,
+      projectOf,
+      operations,
+      policiesOf,
+    };
     return [inputs, healthRules, operationExpiry];
   }
 
@@ -204,6 +228,31 @@ function projectRestrictions(
   };
 }
 
+/**
+ * The admission policies of each (project, appset) on this cluster, scoped once per pair: what the
+ * hub judged the bundle with, for the agent to judge again. None apply: no `policies` key, so an
+ * assignment (and its ETag) is the same as before policies existed.
+ */
+function targetPolicies(
+  fleet: FleetPolicySet,
+  clusterLabels: Record<string, string>,
+): (project: string, appSet: string) => { policies?: AssignmentPolicies } {
+  const scoped = new Map<string, { policies?: AssignmentPolicies }>();
+  return (project, appSet) => {
+    const key = JSON.stringify([project, appSet]);
+    let out = scoped.get(key);
+    if (!out) {
+      const p = AdmissionPolicies.forTarget(fleet, { project, appSet, clusterLabels });
+      out =
+        p.documents.length > 0
+          ? { policies: { documents: p.documents, params: p.params } as AssignmentPolicies }
+          : {};
+      scoped.set(key, out);
+    }
+    return out;
+  };
+}
+
 /** One target's assignment (its keys in this order: the ETag hashes the JSON). */
 function assignmentOf(t: ServedTarget, inputs: AssignmentInputs): Assignment {
   return {
@@ -225,5 +274,6 @@ function assignmentOf(t: ServedTarget, inputs: AssignmentInputs): Assignment {
     }).map((w) => w.window),
     breakGlass: inputs.overrides.get(t.name) ?? [],
     operations: inputs.operations.get(t.id) ?? [],
+    ...inputs.policiesOf(t.project, t.appSetName),
   };
 }

@@ -14,6 +14,7 @@ import { HEALTH_RULE_KIND } from '../health-rules/health-rules.service.js';
 import { checkPolicyDestinations } from '../notifications/notifications.service.js';
 import { WindowsService } from '../release/windows/windows.service.js';
 import { managedGroups, sameLabels, type GroupSpec } from './cluster-groups.js';
+import { applyFleetPolicies, type FleetPolicies } from './fleet-policies.js';
 import { APPLY_ORDER, keyOf, type FleetPlan, type ManagedEntry, type PlannedObject } from './fleet-plan.js';
 
 /** A person's go-ahead for a commit the deletion guard holds. */
@@ -30,6 +31,8 @@ export interface AppliedCommit {
   labelsChanged: boolean;
   clusterIds: string[];
   healthRulesChanged: boolean;
+  /** Admission policies, bindings or params changed: every target's bundle is judged again. */
+  policiesChanged: boolean;
 }
 
 /** One commit's transaction: what it writes with, and what it collects on the way. */
@@ -43,8 +46,8 @@ interface ApplyContext {
 }
 
 /**
- * Projects, ApplicationSets, notification policies and cluster labels (ClusterGroup) are created,
- * updated and deleted in one transaction, each recording its commit, author and file; SyncWindows
+ * Projects, ApplicationSets, notification policies, cluster labels (ClusterGroup) and admission
+ * policies with their params are created, updated and deleted in one transaction, each recording its commit, author and file; SyncWindows
  * go through the windows service afterwards.
  */
 @Injectable()
@@ -62,6 +65,7 @@ export class FleetApply {
     plan: FleetPlan,
     managed: readonly ManagedEntry[],
     guardBaseline: number,
+    policies: FleetPolicies,
     confirmation?: FleetConfirmation,
   ): Promise<AppliedCommit> {
     const order = (o: { kind: string }) => APPLY_ORDER.indexOf(o.kind as (typeof APPLY_ORDER)[number]);
@@ -75,6 +79,7 @@ export class FleetApply {
       healthRulesChanged: [...plan.create, ...plan.update, ...plan.delete].some(
         (o) => o.kind === HEALTH_RULE_KIND,
       ),
+      policiesChanged: false,
     };
     await this.db.prisma.$transaction(
       async (tx) => {
@@ -84,6 +89,8 @@ export class FleetApply {
         }
         for (const m of plan.delete) await deleteObject(ctx, m);
         result.labelsChanged = await applyClusterLabels(tx, managedGroups(plan, managed, source.id));
+        const writer = { sourceId: source.id, repoUrl: source.repoUrl, commit, author };
+        result.policiesChanged = await applyFleetPolicies(tx, writer, policies, ctx.events);
         ctx.events.push(appliedEvent(ctx, plan, confirmation));
         await tx.fleetSource.update({
           where: { id: source.id },

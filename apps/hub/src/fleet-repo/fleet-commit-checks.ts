@@ -15,11 +15,12 @@ import { readAppSetDocument } from '../desired-state/appset-document.js';
 import { checkAppSetDocument } from '../desired-state/appset-checks.js';
 import { HEALTH_RULE_KIND } from '../health-rules/health-rules.service.js';
 import type { GitMirrors } from '../sources/git/git-mirror.js';
+import type { FleetPolicies } from './fleet-policies.js';
 import type { HealthRuleObject, PlannedObject } from './fleet-plan.js';
 
 /** A commit's objects (YAML objects and health rules), or why it is refused. */
 export type FleetCommitCheck =
-  | { ok: true; objects: PlannedObject[] }
+  | { ok: true; objects: PlannedObject[]; policies: FleetPolicies }
   | { ok: false; error: { code: 'invalid-commit'; message: string; errors: FleetError[] } };
 
 /** The fleet files (objects and health rules) of the commit under `path`, read from the mirror. */
@@ -60,7 +61,11 @@ export async function checkFleetCommit(files: FleetFile[], commit: string): Prom
     line: 1,
     object: { script: r.script },
   }));
-  return { ok: true, objects: [...fleetObjects, ...healthRules] };
+  return {
+    ok: true,
+    objects: [...fleetObjects, ...healthRules],
+    policies: { policies: validation.policies, params: validation.params },
+  };
 }
 
 /**

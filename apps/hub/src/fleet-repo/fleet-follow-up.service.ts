@@ -32,11 +32,23 @@ export class FleetFollowUp {
       await this.expansions.requestExpand(id);
     }
     for (const name of applied.projects) await this.projects.reconsider(name);
-    if (applied.labelsChanged) await this.expansions.requestExpandAll();
+    // New cluster labels move targets; new policies judge every bundle again before release.
+    if (applied.labelsChanged || applied.policiesChanged) await this.expansions.requestExpandAll();
     // An appset's rollout strategy and project travel in its assignments even when no target changes.
     const appSetClusters = await this.appsets.clustersOf(applied.appSetIds);
-    const everyCluster = applied.healthRulesChanged ? await this.everyClusterId() : [];
+    // Health rules and admission policies travel in every cluster's assignments.
+    const everyCluster =
+      applied.healthRulesChanged || applied.policiesChanged ? await this.everyClusterId() : [];
     await this.wakeups.notify([...applied.clusterIds, ...appSetClusters, ...everyCluster]);
+  }
+
+  /**
+   * A removed source's admission policies no longer hold anything: every target is judged again, and
+   * every assignment stops carrying them.
+   */
+  async policiesRemoved(): Promise<void> {
+    await this.expansions.requestExpandAll();
+    await this.wakeups.notify(await this.everyClusterId());
   }
 
   /** Health rules are fleet-wide: when they change, every cluster's assignments (and ETag) do. */

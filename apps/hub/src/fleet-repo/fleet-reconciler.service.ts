@@ -97,6 +97,7 @@ export class FleetReconciler {
         plan,
         managed,
         judgement.guardBaseline,
+        check.policies,
         confirmation,
       );
       await this.fleetApply.applyWindows(plan, commit, author);

@@ -128,8 +128,8 @@ export class FleetRepoService implements OnApplicationBootstrap {
 
   /**
    * Stops following a source. Its objects stay and become API-managed (never deleted by a removal:
-   * removing the setting is not saying "delete the fleet"). Its health rules go: the hub keeps no
-   * copy of a rule outside the source that declares it, and there is no API to manage one.
+   * removing the setting is not saying "delete the fleet"). Its health rules and admission policies
+   * go: the hub keeps no copy of them outside the source that declares them, and no API manages them.
    */
   async remove(id: string, actor: AuditActor): Promise<void> {
     const row = await this.db.prisma.fleetSource.findUnique({ where: { id } });
@@ -141,8 +141,10 @@ export class FleetRepoService implements OnApplicationBootstrap {
       sourceAuthor: null,
       sourceFile: null,
     };
-    const hadRules = await this.db.prisma.$transaction(async (tx) => {
+    const { hadRules, hadPolicies } = await this.db.prisma.$transaction(async (tx) => {
       const managed = await tx.fleetManaged.findMany({ where: { fleetSourceId: id } });
+      // Like health rules, admission policies exist only in the source that declares them.
+      const policies = await tx.admissionPolicyObject.deleteMany({ where: { fleetSourceId: id } });
       const names = (kind: string) => managed.filter((m) => m.kind === kind).map((m) => m.name);
       await tx.applicationSet.updateMany({
         where: { name: { in: names('ApplicationSet') } },
@@ -156,14 +158,20 @@ export class FleetRepoService implements OnApplicationBootstrap {
           actor,
           action: 'fleet-source.deleted',
           scope: `fleet-source:${id}`,
-          details: { repoUrl: row.repoUrl, released: managed.map((m) => keyOf(m.kind, m.name)) },
+          details: {
+            repoUrl: row.repoUrl,
+            released: managed.map((m) => keyOf(m.kind, m.name)),
+            admissionPoliciesRemoved: policies.count,
+          },
         },
         tx,
       );
-      return managed.some((m) => m.kind === HEALTH_RULE_KIND);
+      return { hadRules: managed.some((m) => m.kind === HEALTH_RULE_KIND), hadPolicies: policies.count > 0 };
     });
-    // Its health rules go with it (the hub holds no other copy): every cluster's assignments change.
+    // Its health rules and admission policies go with it (the hub holds no other copy): every
+    // cluster's assignments change, and every target is judged again.
     if (hadRules) await this.followUp.healthRulesChanged();
+    if (hadPolicies) await this.followUp.policiesRemoved();
   }
 
   /** After a fetch of `url`: one reconcile job per source of that repository at its current commit. */

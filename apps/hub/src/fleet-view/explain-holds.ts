@@ -1,5 +1,9 @@
-// What holds a target back, as explain tells it: the appset's latest expansion, an unstored target, a non-deterministic render, sync windows, break-glass.
-import type { BreakGlass as BreakGlassOverride, ExplainHoldView } from '@flotilla/contract';
+// What holds a target back, as explain tells it: the appset's latest expansion, an unstored target, a non-deterministic render, an admission policy, sync windows, break-glass.
+import {
+  policyDenialSchema,
+  type BreakGlass as BreakGlassOverride,
+  type ExplainHoldView,
+} from '@flotilla/contract';
 import type { TargetWindowStatus } from '@flotilla/windows';
 import { storedErrorText } from '../common/json.js';
 
@@ -35,6 +39,8 @@ export function targetHolds(t: {
   render: { deterministic: boolean } | null;
   window: TargetWindowStatus;
   breakGlass: BreakGlassOverride[];
+  /** The stored target's bundle and the admission policies' denial of it, if any. */
+  policy?: { bundleDigest: string | null; policyDenial: unknown };
 }): ExplainHoldView[] {
   const holds: ExplainHoldView[] = [];
   if (!t.stored) {
@@ -47,6 +53,15 @@ export function targetHolds(t: {
     holds.push({
       kind: 'render',
       message: `rendering ${typeof t.source['path'] === 'string' ? t.source['path'] || '.' : '.'} at ${t.resolvedRevision?.slice(0, 12)} is not deterministic; the render is refused`,
+    });
+  }
+  const denial = policyDenialSchema.safeParse(t.policy?.policyDenial);
+  // The same rule as the reason PolicyDenied: only a denial of the bundle Git wants now holds it.
+  if (denial.success && denial.data.digest === t.policy?.bundleDigest) {
+    const d = denial.data;
+    holds.push({
+      kind: 'admission-policy',
+      message: `policy ${d.policy} (binding ${d.binding}) denies ${d.object.kind} ${d.object.namespace ? `${d.object.namespace}/` : ''}${d.object.name}: ${d.message}; ${d.revision.slice(0, 12)} is not released (${d.denials} denial${d.denials === 1 ? '' : 's'} in all)`,
     });
   }
   const bypass = t.breakGlass.some((b) => b.allowSyncOutsideWindows);

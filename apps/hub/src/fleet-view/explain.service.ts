@@ -180,7 +180,15 @@ export class ExplainService {
       render,
       holds: [
         ...around.appSetHolds,
-        ...targetHolds({ stored: !!target, source: t.source, resolvedRevision, render, window, breakGlass }),
+        ...targetHolds({
+          stored: !!target,
+          source: t.source,
+          resolvedRevision,
+          render,
+          window,
+          breakGlass,
+          ...(target && { policy: target }),
+        }),
       ],
     };
   }

@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import {
+  policyDenialSchema,
   targetReason,
   type BreakGlass as BreakGlassOverride,
   type SyncOutcome,
@@ -133,6 +134,9 @@ function factsOf(t: ReasonTarget, around: ReasonSurroundings): TargetFacts {
       message: t.deletionMessage,
     };
   addAppSetFacts(facts, t.appSet);
+  // Only while Git still wants the bundle denied: a newer one is judged again before release.
+  const denial = policyDenialSchema.safeParse(t.policyDenial);
+  if (denial.success && denial.data.digest === t.bundleDigest) facts.policyDenied = denial.data;
   if (t.pin) facts.pin = { revision: t.pin.revision, actor: t.pin.actor, reason: t.pin.reason };
   const bypass = (around.overrides.get(t.name) ?? []).some((b) => b.allowSyncOutsideWindows);
   if (!bypass) addWindowFact(facts, t, around);

@@ -45,9 +45,33 @@ export class ExpansionRequests {
       where: { name: row.project },
       select: { updatedAt: true },
     });
+    // Admission policies judge the bundles before release: new ones are a new input.
+    const policies = await this.db.prisma.admissionPolicyObject.aggregate({
+      _max: { updatedAt: true },
+      _count: true,
+    });
+    // An open break-glass may let a policy's Deny through (flotilla.dev/break-glass: allow): a refresh
+    // after opening one judges the targets again.
+    const breakGlass = await this.db.prisma.breakGlass.findMany({
+      where: { closedAt: null, expiresAt: { gt: new Date() } },
+      select: { id: true },
+      orderBy: { id: 'asc' },
+    });
+    const policyState = [
+      policies._count,
+      policies._max.updatedAt?.toISOString() ?? null,
+      breakGlass.map((b) => b.id),
+    ];
     const inputsHash = createHash('sha256')
       .update(
-        JSON.stringify([row.updatedAt.toISOString(), row.spec, clusters, refs, project?.updatedAt ?? null]),
+        JSON.stringify([
+          row.updatedAt.toISOString(),
+          row.spec,
+          clusters,
+          refs,
+          project?.updatedAt ?? null,
+          policyState,
+        ]),
       )
       .digest('hex')
       .slice(0, 24);

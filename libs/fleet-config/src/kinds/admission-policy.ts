@@ -1,6 +1,8 @@
 import {
+  bindingScope,
   compileBinding,
   compilePolicy,
+  SCOPE_ANNOTATIONS,
   type PolicyError,
   type ValidatingAdmissionPolicy,
   type ValidatingAdmissionPolicyBinding,
@@ -35,16 +37,26 @@ export function checkPolicyDocument(value: Record<string, unknown>): {
   parsed: ParsedFleetPolicy | null;
   issues: Issue[];
 } {
+  // Flotilla's annotations (scope, break-glass) are read by the same function the hub gates with.
+  const annotationIssues = bindingScope(value).errors.map((e) => ({
+    ...toIssue(e),
+    ...(e.path.includes(SCOPE_ANNOTATIONS.clusterSelector) && { code: 'invalid-selector' as const }),
+  }));
   if (value['kind'] === 'ValidatingAdmissionPolicy') {
     const r = compilePolicy(value);
+    // A policy carries no scope (bindings do): only its break-glass annotation is read.
+    const issues = annotationIssues.filter((i) => i.path.includes(SCOPE_ANNOTATIONS.breakGlass));
+    const errors = [...r.errors.map(toIssue), ...issues];
     return {
-      parsed: r.ok && { kind: 'ValidatingAdmissionPolicy', object: r.ok.source },
-      issues: r.errors.map(toIssue),
+      parsed: errors.length === 0 && r.ok ? { kind: 'ValidatingAdmissionPolicy', object: r.ok.source } : null,
+      issues: errors,
     };
   }
   const r = compileBinding(value);
+  const errors = [...r.errors.map(toIssue), ...annotationIssues];
   return {
-    parsed: r.ok && { kind: 'ValidatingAdmissionPolicyBinding', object: r.ok.source },
-    issues: r.errors.map(toIssue),
+    parsed:
+      errors.length === 0 && r.ok ? { kind: 'ValidatingAdmissionPolicyBinding', object: r.ok.source } : null,
+    issues: errors,
   };
 }

@@ -161,6 +161,17 @@ describe('planRollout', () => {
     expect(halted.status).toBe('Halted');
   });
 
+  it('leaves targets an admission policy denies alone, as pinned ones', () => {
+    const denied = [target('c0', 'canary', { policyDenied: 'allowed-registry' }), target('m1', 'main')];
+    const r = planRollout(strategy, start(), denied, opts(T0));
+    expect(r.state.progress.skipped['c0-web']).toBe('denied by admission policy allowed-registry');
+    expect(r.release).not.toContain('c0-web');
+    expect(r.events).toContainEqual({
+      action: 'rollout.target-skipped',
+      details: { target: 'c0-web', reason: 'policy-denied' },
+    });
+  });
+
   it('leaves pinned targets alone', () => {
     const pinned = [target('c0', 'canary', { pinnedAt: OLD }), target('m1', 'main')];
     const r = planRollout(strategy, start(), pinned, opts(T0));

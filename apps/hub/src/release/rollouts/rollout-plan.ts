@@ -21,6 +21,8 @@ export interface PlanTarget {
   health: string;
   /** A pin holds the target at another revision: the rollout leaves it alone. */
   pinnedAt: string | null;
+  /** An admission policy denies its bundle (the policy's name): never released, so skipped like a pin. */
+  policyDenied?: string | null;
 }
 
 /** The rollout row's moving parts. */
@@ -215,6 +217,14 @@ function planStep(tick: Tick, step: RolloutStep, members: PlanTarget[]): StepOut
   return bakeOrAdvance(tick, step, done, members.length);
 }
 
+/** What holds a target outside the rollout's reach: a pin, or an admission policy's Deny. */
+function heldOutside(t: PlanTarget): { reason: string; message: string } | null {
+  if (t.pinnedAt !== null) return { reason: 'pinned', message: `pinned at ${t.pinnedAt.slice(0, 12)}` };
+  if (t.policyDenied)
+    return { reason: 'policy-denied', message: `denied by admission policy ${t.policyDenied}` };
+  return null;
+}
+
 /**
  * Sorts the step's members by where they stand. On the way it records what the tick learns: a
  * pinned target is skipped (once), and a released one past the progress deadline has failed.
@@ -226,10 +236,11 @@ function classify(tick: Tick, step: RolloutStep, members: PlanTarget[]): StepMem
   const out: StepMembers = { done: [], inFlight: [], pending: [], offline: [] };
   for (const t of members) {
     if (state.progress.failed[t.name] !== undefined) continue;
-    if (t.pinnedAt !== null) {
+    const held = heldOutside(t);
+    if (held) {
       if (state.progress.skipped[t.name] === undefined) {
-        state.progress.skipped[t.name] = `pinned at ${t.pinnedAt.slice(0, 12)}`;
-        events.push({ action: 'rollout.target-skipped', details: { target: t.name, reason: 'pinned' } });
+        state.progress.skipped[t.name] = held.message;
+        events.push({ action: 'rollout.target-skipped', details: { target: t.name, reason: held.reason } });
       }
       continue;
     }
@@ -330,7 +341,7 @@ export function promoteRollout(
     return { state, release: [], what: 'gate-opened' };
   }
   const release = (group?.targets ?? [])
-    .filter((t) => t.pinnedAt === null && !isReleased(t) && current.progress.failed[t.name] === undefined)
+    .filter((t) => !heldOutside(t) && !isReleased(t) && current.progress.failed[t.name] === undefined)
     .map((t) => t.name);
   for (const name of release) state.progress.released[name] = now.toISOString();
   state.stepIndex += 1;

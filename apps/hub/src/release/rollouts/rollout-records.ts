@@ -1,5 +1,6 @@
 // The Rollout and Target rows a rollout reads and writes, and how they map to the planner's plain data.
 import { createHash } from 'node:crypto';
+import { policyDenialSchema } from '@flotilla/contract';
 import { asRecord, toJson } from '../../common/json.js';
 import type { Prisma, Rollout } from '../../generated/prisma/client.js';
 import { emptyProgress, type PlanState, type PlanTarget, type RolloutProgress } from './rollout-plan.js';
@@ -63,7 +64,14 @@ export function planTarget(t: TargetRow, now: Date): PlanTarget {
     lastSyncedDigest: t.lastSyncedDigest,
     health: t.health,
     pinnedAt: activePin(t, now)?.revision ?? null,
+    policyDenied: policyDeniedBy(t),
   };
+}
+
+/** The policy that denies the target's current bundle, if any (see release/policies/). */
+export function policyDeniedBy(t: Pick<TargetRow, 'policyDenial' | 'bundleDigest'>): string | null {
+  const denial = policyDenialSchema.safeParse(t.policyDenial);
+  return denial.success && denial.data.digest === t.bundleDigest ? denial.data.policy : null;
 }
 
 export function stateOf(r: Rollout): PlanState {

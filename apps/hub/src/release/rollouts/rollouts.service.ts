@@ -24,6 +24,7 @@ import {
   type TargetRow,
 } from './rollout-records.js';
 import { releaseNamed, releaseTargets } from './target-release.js';
+import { PolicyGate } from '../policies/policy-gate.service.js';
 
 type Tx = Prisma.TransactionClient;
 
@@ -43,6 +44,7 @@ export class RolloutsService implements ReleaseAfterExpansion {
     private readonly audit: AuditLog,
     private readonly queues: JobQueues,
     private readonly wakeups: ClusterWakeups,
+    private readonly policyGate: PolicyGate,
     @Inject(HUB_CONFIG) private readonly config: HubConfig,
   ) {}
 
@@ -57,9 +59,12 @@ export class RolloutsService implements ReleaseAfterExpansion {
       where: rolledOut(appSetId),
       orderBy: { name: 'asc' },
     });
-    const behind = targets.filter(
+    const changed = targets.filter(
       (t) => t.releasedDigest !== t.bundleDigest || t.releasedRevision !== t.desiredRevision,
     );
+    // The admission policies judge every new bundle first: a denied one is never released.
+    const held = await this.policyGate.judge(appSet, targets, changed);
+    const behind = changed.filter((t) => !held.has(t.id));
     if (behind.length === 0) return;
     const strategy = this.strategyOf(appSet);
     if (strategy === undefined) return;

@@ -1,6 +1,6 @@
 // Writing what agents are given: a target's released revision and bundle become its desired ones.
 import type { Prisma } from '../../generated/prisma/client.js';
-import type { TargetRow } from './rollout-records.js';
+import { policyDeniedBy, type TargetRow } from './rollout-records.js';
 
 type Tx = Prisma.TransactionClient;
 
@@ -41,7 +41,8 @@ export async function releaseNamed(
   const released: TargetRow[] = [];
   for (const name of names) {
     const t = byName.get(name);
-    if (!t) continue;
+    // A bundle the admission policies deny stays unreleased whatever step the rollout is at.
+    if (!t || policyDeniedBy(t) !== null) continue;
     await releaseTarget(tx, t, now);
     released.push(t);
   }
