@@ -13,6 +13,7 @@ export const TARGET_REASON_CODES = [
   'GeneratorError',
   'DeletionGuardHeld',
   'ProjectDenied',
+  'SourceUnverified',
   'Pinned',
   'WindowClosed',
   'WaitingForRolloutStep',
@@ -44,6 +45,8 @@ export interface TargetFacts {
   generatorError?: { message: string };
   deletionGuardHeld?: { message: string };
   projectDenied?: { message: string };
+  /** The revision Git wants is not signed as its repository requires: the commit and the signer found. */
+  sourceUnverified?: { message: string };
   pin?: { revision: string; actor: string; reason: string };
   windowClosed?: { window: string; nextOpen: string | null };
   rolloutStep?: { message: string };
@@ -77,6 +80,7 @@ export function targetReason(f: TargetFacts): TargetReason | null {
     return { code: 'GeneratorError', message: `generator error: ${f.generatorError.message}` };
   if (f.deletionGuardHeld) return { code: 'DeletionGuardHeld', message: f.deletionGuardHeld.message };
   if (f.projectDenied) return { code: 'ProjectDenied', message: f.projectDenied.message };
+  if (f.sourceUnverified) return { code: 'SourceUnverified', message: f.sourceUnverified.message };
   if (f.pin)
     return {
       code: 'Pinned',
