@@ -366,6 +366,8 @@ export class RepositoriesService implements OnModuleInit {
       lastAttemptAt: r.lastAttemptAt?.toISOString() ?? null,
       refs: Object.fromEntries(r.refs.map((x) => [x.ref, x.sha])),
       lastFetchedCommit: r.refs.find((x) => x.ref === 'HEAD')?.sha ?? null,
+      // The keys themselves: GET /api/v1/repositories/:id/verification.
+      verificationMode: r.verificationMode,
     };
   }
 }

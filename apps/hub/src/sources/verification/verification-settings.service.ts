@@ -1,6 +1,11 @@
 import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import { z } from 'zod';
+import type {
+  RepositoryVerification,
+  RepositoryVerificationChange,
+  RepositoryVerificationView,
+  VerificationMode,
+} from '@flotilla/contract';
 import { AuditLog } from '../../audit/audit.service.js';
 import { HubError } from '../../common/hub-error.js';
 import { Database } from '../../db/database.js';
@@ -8,35 +13,6 @@ import { ExpansionRequests } from '../../wakeups/expansion-requests.service.js';
 import { withoutCredentials } from '../repositories/repository-url.js';
 import { AllowedSignersError, parseAllowedSigners } from './allowed-signers.js';
 import { CommitVerifierError, gpgFingerprints } from './commit-verifier.js';
-
-export const VERIFICATION_MODES = ['none', 'head', 'strict'] as const;
-export type VerificationMode = (typeof VERIFICATION_MODES)[number];
-
-/** What a person (or the fleet repository) sets: the mode and the allowed keys, each list whole. */
-export const verificationSettingsSchema = z
-  .object({
-    mode: z.enum(VERIFICATION_MODES),
-    /** SSH keys, in git's `gpg.ssh.allowedSignersFile` format. */
-    allowedSigners: z
-      .string()
-      .max(256 * 1024)
-      .default(''),
-    /** GPG public keys, one ASCII-armored keyring. */
-    gpgKeys: z
-      .string()
-      .max(1024 * 1024)
-      .default(''),
-  })
-  .strict();
-export type VerificationSettings = z.output<typeof verificationSettingsSchema>;
-
-/** Settings as the API shows them: the keys, their fingerprints, and who set them when. */
-export interface VerificationView extends VerificationSettings {
-  repository: string;
-  fingerprints: string[];
-  setBy: string | null;
-  setAt: string | null;
-}
 
 /**
  * A repository's verification mode and allowed keys. Each change is checked whole before anything is
@@ -53,7 +29,11 @@ export class VerificationSettingsService {
     private readonly expansions: ExpansionRequests,
   ) {}
 
-  async set(repositoryId: string, settings: VerificationSettings, actor: string): Promise<VerificationView> {
+  async set(
+    repositoryId: string,
+    settings: RepositoryVerification,
+    actor: string,
+  ): Promise<RepositoryVerificationView> {
     const repo = await this.db.prisma.repository.findUnique({ where: { id: repositoryId } });
     if (!repo) throw HubError.notFound('repository', repositoryId);
     const fingerprints = await checkedFingerprints(settings);
@@ -90,7 +70,7 @@ export class VerificationSettingsService {
     return this.get(repositoryId);
   }
 
-  async get(repositoryId: string): Promise<VerificationView> {
+  async get(repositoryId: string): Promise<RepositoryVerificationView> {
     const repo = await this.db.prisma.repository.findUnique({ where: { id: repositoryId } });
     if (!repo) throw HubError.notFound('repository', repositoryId);
     const last = await this.latestChange(repositoryId);
@@ -106,7 +86,7 @@ export class VerificationSettingsService {
   }
 
   /** Every version, newest first: what the keys were, who set them, when. */
-  async history(repositoryId: string) {
+  async history(repositoryId: string): Promise<RepositoryVerificationChange[]> {
     const repo = await this.db.prisma.repository.findUnique({ where: { id: repositoryId } });
     if (!repo) throw HubError.notFound('repository', repositoryId);
     const rows = await this.db.prisma.repositoryVerificationChange.findMany({
@@ -114,7 +94,7 @@ export class VerificationSettingsService {
       orderBy: { createdAt: 'desc' },
     });
     return rows.map((r) => ({
-      mode: r.mode,
+      mode: r.mode as VerificationMode,
       allowedSigners: r.allowedSigners,
       gpgKeys: r.gpgKeys,
       fingerprints: r.fingerprints,
@@ -132,7 +112,7 @@ export class VerificationSettingsService {
 }
 
 /** The allowed keys' fingerprints; 400 naming the field and line of the first bad key. */
-async function checkedFingerprints(settings: VerificationSettings): Promise<string[]> {
+async function checkedFingerprints(settings: RepositoryVerification): Promise<string[]> {
   let ssh: string[];
   try {
     ssh = parseAllowedSigners(settings.allowedSigners).map((s) => s.fingerprint);
@@ -167,7 +147,7 @@ async function checkedFingerprints(settings: VerificationSettings): Promise<stri
 }
 
 /** The cache key part of a setting: any change to the mode or either list gives another digest. */
-export function verificationDigest(s: VerificationSettings): string {
+export function verificationDigest(s: RepositoryVerification): string {
   if (s.mode === 'none') return '';
   return createHash('sha256')
     .update(JSON.stringify([s.mode, s.allowedSigners, s.gpgKeys]))

@@ -4,7 +4,8 @@ import { Actor } from '../../auth/actor.js';
 import { AdminTokenGuard } from '../../auth/admin-token.guard.js';
 import { Roles } from '../../auth/roles.decorator.js';
 import { parseInput } from '../../common/hub-error.js';
-import { verificationSettingsSchema, VerificationSettingsService } from './verification-settings.service.js';
+import { repositoryVerificationSchema } from '@flotilla/contract';
+import { VerificationSettingsService } from './verification-settings.service.js';
 
 /** A repository's signed-commit requirement: `none`, `head` or `strict`, and the keys allowed to sign. */
 @ApiTags('repositories')
@@ -23,7 +24,7 @@ export class VerificationController {
   @Put()
   @Roles('admin')
   set(@Param('id') id: string, @Body() body: unknown, @Actor() actor: string) {
-    return this.settings.set(id, parseInput(verificationSettingsSchema, body), actor);
+    return this.settings.set(id, parseInput(repositoryVerificationSchema, body), actor);
   }
 
   @Get('history')

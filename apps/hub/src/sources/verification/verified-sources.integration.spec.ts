@@ -240,6 +240,25 @@ describe('verified sources: a revision is released only when signed as its repos
     expect(history.body.map((h) => h.mode)).toEqual(['head', 'head', 'strict', 'head']);
     expect(history.body[0]!.setBy).toMatch(/alice-admin/);
     expect(history.body[0]!.fingerprints).not.toEqual(history.body[1]!.fingerprints);
+    const cli = async (...args: string[]) =>
+      (
+        await promisify(execFile)(process.execPath, [CLI, ...args], {
+          env: {
+            ...process.env,
+            FLOTILLA_HUB_URL: fleet.hub.url,
+            FLOTILLA_CONFIG: '/nonexistent/flotilla.yaml',
+          },
+        })
+      ).stdout;
+    expect((await cli('repositories')).split('\n').find((l) => l.startsWith(fleet.repo.url))).toMatch(
+      / head$/,
+    );
+    expect(await cli('repositories', 'verification', fleet.repo.url)).toContain(
+      history.body[0]!.fingerprints[0],
+    );
+    expect(
+      (await cli('repositories', 'verification-history', fleet.repo.url)).trim().split('\n'),
+    ).toHaveLength(5);
     const changes = await audited('repository.verification-set');
     expect(changes[0]!.details).toMatchObject({
       mode: 'head',
