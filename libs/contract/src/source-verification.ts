@@ -40,5 +40,7 @@ export type RepositoryVerificationChange = z.infer<typeof repositoryVerification
 /** `GET /api/v1/repositories/:id/verification`: the settings in force, for the repository at `repository`. */
 export const repositoryVerificationViewSchema = repositoryVerificationChangeSchema.extend({
   repository: z.string(),
+  /** 'git': declared by a fleet repository's SourceVerification (the API refuses changes); null: the API's. */
+  managedBy: z.string().nullable(),
 });
 export type RepositoryVerificationView = z.infer<typeof repositoryVerificationViewSchema>;

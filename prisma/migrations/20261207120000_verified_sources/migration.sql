@@ -3,7 +3,8 @@
 ALTER TABLE "Repository" ADD COLUMN "verificationMode" TEXT NOT NULL DEFAULT 'none',
 ADD COLUMN "allowedSigners" TEXT NOT NULL DEFAULT '',
 ADD COLUMN "gpgKeys" TEXT NOT NULL DEFAULT '',
-ADD COLUMN "verificationDigest" TEXT NOT NULL DEFAULT '';
+ADD COLUMN "verificationDigest" TEXT NOT NULL DEFAULT '',
+ADD COLUMN "verificationManagedBy" TEXT;
 
 CREATE TABLE "SourceVerification" (
     "repositoryId" TEXT NOT NULL,

@@ -95,6 +95,10 @@ export function run(argv: string[]): Promise<number> {
             ['repository', view.repository],
             ['mode', view.mode],
             ['allowed keys', view.fingerprints.join(', ') || '-'],
+            [
+              'managed by',
+              view.managedBy === 'git' ? 'git (a fleet repository SourceVerification)' : 'the API',
+            ],
             ['set by', view.setBy ?? '-'],
             ['set', age(view.setAt)],
           ]),

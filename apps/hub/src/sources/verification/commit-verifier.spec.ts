@@ -3,7 +3,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseAllowedSigners } from './allowed-signers.js';
+import { parseAllowedSigners } from '@flotilla/fleet-config';
 import { commitSignatures, CommitVerifierError, gpgFingerprints, isAncestor } from './commit-verifier.js';
 
 // Real git, ssh-keygen and gpg: keys made here sign real commits; nothing is mocked.

@@ -10,8 +10,10 @@ import { AuditLog } from '../../audit/audit.service.js';
 import { HubError } from '../../common/hub-error.js';
 import { Database } from '../../db/database.js';
 import { ExpansionRequests } from '../../wakeups/expansion-requests.service.js';
+import type { Repository } from '../../generated/prisma/client.js';
+import { RepositoriesService } from '../repositories/repositories.service.js';
 import { withoutCredentials } from '../repositories/repository-url.js';
-import { AllowedSignersError, parseAllowedSigners } from './allowed-signers.js';
+import { AllowedSignersError, parseAllowedSigners } from '@flotilla/fleet-config';
 import { CommitVerifierError, gpgFingerprints } from './commit-verifier.js';
 
 /**
@@ -27,8 +29,10 @@ export class VerificationSettingsService {
     private readonly db: Database,
     private readonly audit: AuditLog,
     private readonly expansions: ExpansionRequests,
+    private readonly repos: RepositoriesService,
   ) {}
 
+  /** A person's change through the API; refused (409) while a fleet repository declares the settings. */
   async set(
     repositoryId: string,
     settings: RepositoryVerification,
@@ -36,21 +40,48 @@ export class VerificationSettingsService {
   ): Promise<RepositoryVerificationView> {
     const repo = await this.db.prisma.repository.findUnique({ where: { id: repositoryId } });
     if (!repo) throw HubError.notFound('repository', repositoryId);
+    if (repo.verificationManagedBy === 'git')
+      throw new HubError(
+        409,
+        'managed-by-git',
+        `the verification of ${withoutCredentials(repo.url)} is declared by a fleet repository (a SourceVerification object): change it there`,
+        'mode',
+      );
+    await this.store(repo, settings, actor, null);
+    return this.get(repositoryId);
+  }
+
+  /**
+   * A fleet commit's SourceVerification for `url` (registered if new), or its removal (`null`: back
+   * to `none`, and to the API's hands). Checked like the API's (a bad GPG keyring is a HubError).
+   */
+  async setFromFleet(url: string, settings: RepositoryVerification | null, actor: string): Promise<void> {
+    const repo = await this.repos.register(url, actor);
+    const next = settings ?? { mode: 'none' as const, allowedSigners: '', gpgKeys: '' };
+    await this.store(repo, next, actor, settings ? 'git' : null);
+  }
+
+  private async store(
+    repo: Repository,
+    settings: RepositoryVerification,
+    actor: string,
+    managedBy: 'git' | null,
+  ): Promise<void> {
     const fingerprints = await checkedFingerprints(settings);
-    const previous = await this.latestChange(repositoryId);
-    const digest = verificationDigest(settings);
+    const previous = await this.latestChange(repo.id);
     await this.db.prisma.$transaction(async (tx) => {
       await tx.repository.update({
-        where: { id: repositoryId },
+        where: { id: repo.id },
         data: {
           verificationMode: settings.mode,
           allowedSigners: settings.allowedSigners,
           gpgKeys: settings.gpgKeys,
-          verificationDigest: digest,
+          verificationDigest: verificationDigest(settings),
+          verificationManagedBy: managedBy,
         },
       });
       await tx.repositoryVerificationChange.create({
-        data: { repositoryId, actor, ...settings, fingerprints },
+        data: { repositoryId: repo.id, actor, ...settings, fingerprints },
       });
       await this.audit.record(
         {
@@ -60,6 +91,7 @@ export class VerificationSettingsService {
           details: {
             mode: settings.mode,
             fingerprints,
+            managedBy,
             previous: { mode: repo.verificationMode, fingerprints: previous?.fingerprints ?? [] },
           },
         },
@@ -67,7 +99,6 @@ export class VerificationSettingsService {
       );
     });
     await this.expansions.requestExpandForRepository(repo.url);
-    return this.get(repositoryId);
   }
 
   async get(repositoryId: string): Promise<RepositoryVerificationView> {
@@ -80,6 +111,7 @@ export class VerificationSettingsService {
       allowedSigners: repo.allowedSigners,
       gpgKeys: repo.gpgKeys,
       fingerprints: last?.fingerprints ?? [],
+      managedBy: repo.verificationManagedBy,
       setBy: last?.actor ?? null,
       setAt: last?.createdAt.toISOString() ?? null,
     };
