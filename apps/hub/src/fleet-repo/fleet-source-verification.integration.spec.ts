@@ -113,12 +113,8 @@ describe('SourceVerification declared in the fleet repository', () => {
     });
     await expect.poll(async () => (await fleetStatus()).status, poll).toBe('Error');
     const errors = (await fleetStatus()).error?.errors ?? [];
-    expect(errors).toEqual([
-      expect.objectContaining({
-        file: 'fleet/sources.yaml',
-        path: 'spec.allowedSigners',
-        message: expect.stringMatching(/^line 1: the key is not a base64 ssh-ed25519 public key/),
-      }),
+    expect(errors.map((e) => [e.file, e.path, e.message])).toEqual([
+      ['fleet/sources.yaml', 'spec.allowedSigners', 'line 1: the key is not a base64 ssh-ed25519 public key'],
     ]);
     expect((await fleetStatus()).appliedCommit).not.toBe(bad);
     expect((await verification()).fingerprints).toHaveLength(1);
