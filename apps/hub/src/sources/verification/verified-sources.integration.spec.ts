@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { execFile, execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -27,6 +27,8 @@ describe('verified sources: a revision is released only when signed as its repos
   let keys: string;
   let repoId: string;
   const signers: Record<'alice' | 'bob', string> = { alice: '', bob: '' };
+  let gpgKeyring = '';
+  let gpgFingerprint = '';
 
   const git = (...args: string[]) =>
     execFileSync(
@@ -38,27 +40,36 @@ describe('verified sources: a revision is released only when signed as its repos
     ).trim();
 
   /** A commit changing app/config.yaml, signed with `by`'s SSH key (or unsigned); its sha. */
-  const commit = (note: string, by?: 'alice' | 'bob'): string => {
+  const commit = (note: string, by?: 'alice' | 'bob' | 'carol-gpg'): string => {
     writeFileSync(
       join(fleet.repo.dir, 'app/config.yaml'),
       `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web-config\ndata:\n  note: ${note}\n`,
     );
     git('add', '-A');
-    const sign = by ? ['-c', 'gpg.format=ssh', '-c', `user.signingkey=${join(keys, by)}`] : [];
-    execFileSync('git', [
-      '-C',
-      fleet.repo.dir,
-      '-c',
-      'user.name=Test',
-      '-c',
-      'user.email=t@x.invalid',
-      ...sign,
-      'commit',
-      '-q',
-      ...(by ? ['-S'] : []),
-      '-m',
-      note,
-    ]);
+    const sign =
+      by === 'carol-gpg'
+        ? ['-c', `user.signingkey=${gpgFingerprint}`]
+        : by
+          ? ['-c', 'gpg.format=ssh', '-c', `user.signingkey=${join(keys, by)}`]
+          : [];
+    execFileSync(
+      'git',
+      [
+        '-C',
+        fleet.repo.dir,
+        '-c',
+        'user.name=Test',
+        '-c',
+        'user.email=t@x.invalid',
+        ...sign,
+        'commit',
+        '-q',
+        ...(by ? ['-S'] : []),
+        '-m',
+        note,
+      ],
+      { env: { ...process.env, GNUPGHOME: join(keys, 'gnupg') } },
+    );
     return fleet.repo.head();
   };
 
@@ -117,6 +128,16 @@ describe('verified sources: a revision is released only when signed as its repos
       const [type, key] = readFileSync(join(keys, `${who}.pub`), 'utf8').split(' ');
       signers[who] = `${who}@example.com ${type} ${key}`;
     }
+    // A GPG key (no passphrase) in its own GNUPGHOME, as a release manager's would be.
+    const gpg = (...args: string[]) =>
+      execFileSync('gpg', ['--batch', '--quiet', ...args], {
+        env: { ...process.env, GNUPGHOME: join(keys, 'gnupg') },
+        encoding: 'utf8',
+      });
+    mkdirSync(join(keys, 'gnupg'), { mode: 0o700 });
+    gpg('--passphrase', '', '--quick-gen-key', 'Carol <carol@example.com>', 'ed25519', 'sign', 'never');
+    gpgKeyring = gpg('--armor', '--export');
+    gpgFingerprint = /^fpr:+([0-9A-F]{40}):/m.exec(gpg('--with-colons', '--list-keys'))![1]!;
     const repos = await fleet.call<{ id: string; url: string }[]>('GET', '/api/v1/repositories');
     repoId = repos.body.find((r) => r.url === fleet.repo.url)!.id;
   }, 180_000);
@@ -265,5 +286,16 @@ describe('verified sources: a revision is released only when signed as its repos
       fingerprints: history.body[0]!.fingerprints,
       previous: { mode: 'head', fingerprints: history.body[1]!.fingerprints },
     });
+  });
+
+  it('GPG: a commit signed by a key of the allowed keyring is released; the SSH-signed one before it is not', async () => {
+    const running = (await target('web-eu-1')).releasedRevision!;
+    const set = await setVerification({ mode: 'head', gpgKeys: gpgKeyring });
+    expect(set.status).toBe(200);
+    expect(set.body.fingerprints).toEqual([gpgFingerprint]);
+    await refused(running, /signer: /, running);
+    const byCarol = commit('signed by carol with gpg', 'carol-gpg');
+    await refresh();
+    await released(byCarol);
   });
 });
