@@ -4,6 +4,7 @@ import {
   repositoryVerificationViewSchema,
   VERIFICATION_MODES,
   type RepositoryVerificationChange,
+  type RepositoryVerificationView,
 } from '@flotilla/contract';
 import { z } from 'zod';
 import { type CommandDescription } from '../command.js';
@@ -71,18 +72,7 @@ export function run(argv: string[]): Promise<number> {
       case 'list': {
         expectPositionals(rest, [], 'flotilla repositories [list]');
         const repos = await list();
-        printResult(repos, output, () =>
-          formatTable(
-            ['URL', 'STATUS', 'HEAD', 'FETCHED', 'VERIFICATION'],
-            repos.map((r) => [
-              r.url,
-              r.status,
-              shortSha(r.lastFetchedCommit),
-              age(r.lastFetchedAt),
-              r.verificationMode,
-            ]),
-          ),
-        );
+        printResult(repos, output, () => repositoriesTable(repos));
         return 0;
       }
       case 'verification': {
@@ -90,19 +80,7 @@ export function run(argv: string[]): Promise<number> {
         const view = repositoryVerificationViewSchema.parse(
           await client.request('GET', `/api/v1/repositories/${id}/verification`),
         );
-        printResult(view, output, () =>
-          formatFields([
-            ['repository', view.repository],
-            ['mode', view.mode],
-            ['allowed keys', view.fingerprints.join(', ') || '-'],
-            [
-              'managed by',
-              view.managedBy === 'git' ? 'git (a fleet repository SourceVerification)' : 'the API',
-            ],
-            ['set by', view.setBy ?? '-'],
-            ['set', age(view.setAt)],
-          ]),
-        );
+        printResult(view, output, () => verificationFields(view));
         return 0;
       }
       case 'verify': {
@@ -150,6 +128,30 @@ function readKeys(file: string | undefined, flag: string): string {
   } catch (e) {
     throw new UsageError(`${flag}: cannot read ${file}: ${(e as Error).message}`);
   }
+}
+
+function repositoriesTable(repos: z.infer<typeof repositorySchema>[]): string {
+  return formatTable(
+    ['URL', 'STATUS', 'HEAD', 'FETCHED', 'VERIFICATION'],
+    repos.map((r) => [
+      r.url,
+      r.status,
+      shortSha(r.lastFetchedCommit),
+      age(r.lastFetchedAt),
+      r.verificationMode,
+    ]),
+  );
+}
+
+function verificationFields(view: RepositoryVerificationView): string {
+  return formatFields([
+    ['repository', view.repository],
+    ['mode', view.mode],
+    ['allowed keys', view.fingerprints.join(', ') || '-'],
+    ['managed by', view.managedBy === 'git' ? 'git (a fleet repository SourceVerification)' : 'the API'],
+    ['set by', view.setBy ?? '-'],
+    ['set', age(view.setAt)],
+  ]);
 }
 
 function historyTable(history: RepositoryVerificationChange[]): string {
