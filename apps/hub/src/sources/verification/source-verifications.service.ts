@@ -54,9 +54,18 @@ export class SourceVerifications {
     const key = `${repo.id}\0${commit}\0${repo.verificationDigest}`;
     const known = this.recent.get(key);
     if (known) return known;
-    const judged = this.judgeOnce(repo, commit);
-    // A failure to ask git (not a refusal) is not remembered: the next expansion asks again.
-    judged.catch(() => this.recent.delete(key));
+    const judged = this.judgeOnce(repo, commit).catch((e: unknown) => {
+      // Git could not answer this time (a timeout, a commit gone from the mirror): still refused,
+      // but neither stored nor remembered — the next expansion asks again.
+      this.recent.delete(key);
+      if (!(e instanceof CommitVerifierError)) throw e;
+      return {
+        verified: false,
+        failedCommit: commit,
+        signer: 'unknown',
+        message: `source unverified in ${withoutCredentials(repo.url)}: commit ${commit.slice(0, 12)} cannot be verified now: ${e.message}`,
+      };
+    });
     this.recent.set(key, judged);
     if (this.recent.size > MEMORY_LIMIT) this.recent.delete(this.recent.keys().next().value!);
     return judged;
@@ -97,18 +106,7 @@ export class SourceVerifications {
     const dir = this.mirrors.mirrors.dirOf(repo.id);
     const since = repo.verificationMode === 'strict' ? await this.lastVerified(repo, dir, commit) : undefined;
     const keys = { allowedSigners: repo.allowedSigners, gpgKeyring: repo.gpgKeys };
-    let signatures;
-    try {
-      signatures = await commitSignatures(dir, { commit, since }, keys);
-    } catch (e) {
-      if (!(e instanceof CommitVerifierError)) throw e;
-      return {
-        verified: false,
-        failedCommit: commit,
-        signer: 'unknown',
-        message: `commit ${commit.slice(0, 12)}: cannot be verified: ${e.message}`,
-      };
-    }
+    const signatures = await commitSignatures(dir, { commit, since }, keys);
     const failed = firstUnverified(signatures);
     const mode =
       repo.verificationMode === 'strict'
