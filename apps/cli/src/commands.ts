@@ -27,6 +27,10 @@ export const COMMANDS: Record<string, CommandEntry> = {
     summary: 'credentials for charts from Helm repositories and OCI registries (sealed, never shown)',
     load: () => import('./commands/chart-repositories.command.js'),
   },
+  repositories: {
+    summary: 'Git repositories the hub mirrors, and which commits must be signed (verified sources)',
+    load: () => import('./commands/repositories.command.js'),
+  },
   history: { summary: 'sync runs recorded by the hub', load: () => import('./commands/history.command.js') },
   'fleet-sources': {
     summary: 'fleet repositories the hub reconciles its own objects from: status, errors, confirm',

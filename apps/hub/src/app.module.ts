@@ -39,6 +39,9 @@ import { ClusterCapabilitiesService } from './clusters/cluster-capabilities.serv
 import { ClustersController } from './clusters/clusters.controller.js';
 import { RepositoriesService } from './sources/repositories/repositories.service.js';
 import { RepositoriesController } from './sources/repositories/repositories.controller.js';
+import { SourceVerifications } from './sources/verification/source-verifications.service.js';
+import { VerificationController } from './sources/verification/verification.controller.js';
+import { VerificationSettingsService } from './sources/verification/verification-settings.service.js';
 import { SourceSyncProcessor } from './pipeline/source-sync.processor.js';
 import { AppSetsService } from './desired-state/appsets.service.js';
 import { AppSetsController } from './desired-state/appsets.controller.js';
@@ -156,6 +159,8 @@ const SERVICES: Provider[] = [
   ProjectsService,
   GitMirrorsService,
   RepositoriesService,
+  SourceVerifications,
+  VerificationSettingsService,
   WebhooksService,
   // render
   RenderService,
@@ -223,6 +228,7 @@ const SERVICES: Provider[] = [
 const API_CONTROLLERS: Type[] = [
   ClustersController,
   RepositoriesController,
+  VerificationController,
   ChartCredentialsController,
   AppSetsController,
   TargetsController,

@@ -22,6 +22,7 @@ export type SystemJob =
   | 'rollouts'
   | 'automatic-rollback'
   | 'policy-gate'
+  | 'source-verification'
   | 'fleet-repo'
   | 'render'
   | 'retention'

@@ -5,6 +5,7 @@ import { breakGlassViewSchema, syncWindowViewSchema } from './change-control.js'
 import { clusterViewSchema } from './cluster-views.js';
 import { fleetSourceViewSchema } from './fleet-source-views.js';
 import { pinViewSchema } from './pin-views.js';
+import { verificationModeSchema } from './source-verification.js';
 import { targetListItemViewSchema } from './target-views.js';
 
 /**
@@ -48,6 +49,9 @@ export const repositoryViewSchema = z
     lastAttemptAt: z.string().nullable(),
     refs: z.record(z.string(), z.string()).describe('each tracked ref and the commit it resolved to'),
     lastFetchedCommit: z.string().nullable(),
+    verificationMode: verificationModeSchema.describe(
+      'signed commits it requires (none, head, strict); the keys: GET /api/v1/repositories/:id/verification',
+    ),
   })
   .register(apiAnswers, { id: 'RepositoryView' });
 export type RepositoryView = z.infer<typeof repositoryViewSchema>;

@@ -64,6 +64,7 @@ describe('targetReason', () => {
       { ...fine, generatorError: { message: 'bad template' } },
       { ...fine, deletionGuardHeld: { message: 'would delete 5 of 10' } },
       { ...fine, projectDenied: { message: 'namespace kube-system not allowed' } },
+      { ...fine, sourceUnverified: { message: 'commit 1a2b3c4d5e6f: not signed (signer: unsigned)' } },
       { ...fine, policyDenied: denial },
       { ...fine, pin: { revision: 'abc', actor: 'token:ci', reason: 'incident' } },
       { ...fine, syncStatus: out, windowClosed: { window: 'w', nextOpen: null } },

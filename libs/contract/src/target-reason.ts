@@ -13,6 +13,7 @@ export const TARGET_REASON_CODES = [
   'GeneratorError',
   'DeletionGuardHeld',
   'ProjectDenied',
+  'SourceUnverified',
   'PolicyDenied',
   'Pinned',
   'WindowClosed',
@@ -75,6 +76,8 @@ export interface TargetFacts {
   generatorError?: { message: string };
   deletionGuardHeld?: { message: string };
   projectDenied?: { message: string };
+  /** The revision Git wants is not signed as its repository requires: the commit and the signer found. */
+  sourceUnverified?: { message: string };
   /** An admission policy denies the bundle Git wants (not released; the previous one keeps running). */
   policyDenied?: PolicyDenial;
   pin?: { revision: string; actor: string; reason: string };
@@ -110,6 +113,7 @@ export function targetReason(f: TargetFacts): TargetReason | null {
     return { code: 'GeneratorError', message: `generator error: ${f.generatorError.message}` };
   if (f.deletionGuardHeld) return { code: 'DeletionGuardHeld', message: f.deletionGuardHeld.message };
   if (f.projectDenied) return { code: 'ProjectDenied', message: f.projectDenied.message };
+  if (f.sourceUnverified) return { code: 'SourceUnverified', message: f.sourceUnverified.message };
   if (f.policyDenied) {
     const d = f.policyDenied;
     const object = `${d.object.kind} ${d.object.namespace ? `${d.object.namespace}/` : ''}${d.object.name}`;

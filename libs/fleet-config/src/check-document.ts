@@ -11,6 +11,7 @@ import { FLOTILLA_API_VERSION } from './kinds/common.js';
 import { notificationPolicyObjectSchema } from './kinds/notification-policy.js';
 import { projectObjectSchema } from './kinds/project.js';
 import { rolloutStrategyObjectSchema } from './kinds/rollout-strategy.js';
+import { sourceVerificationObjectSchema } from './kinds/source-verification.js';
 import { syncWindowObjectSchema, type SyncWindowObject } from './kinds/sync-window.js';
 
 type Parsed = ParsedFleetObject;
@@ -71,6 +72,8 @@ export function checkDocument(value: unknown): CheckedDocument {
       return viaSchema(projectObjectSchema, doc, (object) => result({ kind, object }, []), result);
     case 'RolloutStrategy':
       return viaSchema(rolloutStrategyObjectSchema, doc, (object) => result({ kind, object }, []), result);
+    case 'SourceVerification':
+      return viaSchema(sourceVerificationObjectSchema, doc, (object) => result({ kind, object }, []), result);
     case 'NotificationPolicy':
       // Templates are rendered against a sample message here, so a bad one fails `flotilla validate`.
       return viaSchema(notificationPolicyObjectSchema, doc, (object) => result({ kind, object }, []), result);

@@ -3,6 +3,7 @@ import { type FleetKind, type FleetObject } from './fleet-object.js';
 import { type Issue } from './issue.js';
 import { type ClusterGroupObject } from './kinds/cluster-group.js';
 import { type ProjectObject } from './kinds/project.js';
+import { type SourceVerificationObject } from './kinds/source-verification.js';
 
 /** Every object of the set that has a kind and a name, valid or not: what a reference may point at. */
 export type KnownNames = Map<FleetKind, Set<string>>;
@@ -65,6 +66,7 @@ export function checkReferences(
     }
     case 'ClusterGroup':
     case 'RolloutStrategy':
+    case 'SourceVerification':
       break;
     case 'NotificationPolicy':
       // Its destinations hold secrets, so they are made through the API: the hub checks them when
@@ -210,6 +212,33 @@ export function clusterLabelConflicts(
         out.set(g.name, issues);
       }
     });
+  }
+  return out;
+}
+
+/**
+ * Two SourceVerification objects for one repository cannot both hold: the later one (in file order)
+ * is reported, pointing at the first.
+ */
+export function repositoryVerificationConflicts(
+  objects: readonly { name: string; file: string; object: SourceVerificationObject }[],
+): Map<string, Issue[]> {
+  const first = new Map<string, { name: string; file: string }>();
+  const out = new Map<string, Issue[]>();
+  for (const o of objects) {
+    const repo = normalizeRepo(o.object.spec.repoURL);
+    const earlier = first.get(repo);
+    if (!earlier) {
+      first.set(repo, o);
+      continue;
+    }
+    out.set(o.name, [
+      {
+        code: 'duplicate-name',
+        path: ['spec', 'repoURL'],
+        message: `repository ${o.object.spec.repoURL} is already declared by SourceVerification '${earlier.name}' (${earlier.file})`,
+      },
+    ]);
   }
   return out;
 }

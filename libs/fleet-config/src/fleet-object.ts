@@ -3,6 +3,7 @@ import { type ClusterGroupObject } from './kinds/cluster-group.js';
 import { type NotificationPolicyObject } from './kinds/notification-policy.js';
 import { type ProjectObject } from './kinds/project.js';
 import { type RolloutStrategyObject } from './kinds/rollout-strategy.js';
+import { type SourceVerificationObject } from './kinds/source-verification.js';
 import { type SyncWindowObject } from './kinds/sync-window.js';
 
 /** The kinds a fleet repository may hold. */
@@ -13,6 +14,7 @@ export const FLEET_KINDS = [
   'RolloutStrategy',
   'SyncWindow',
   'NotificationPolicy',
+  'SourceVerification',
 ] as const;
 export type FleetKind = (typeof FLEET_KINDS)[number];
 
@@ -33,7 +35,8 @@ export type ParsedFleetObject =
   | { kind: 'Project'; object: ProjectObject }
   | { kind: 'RolloutStrategy'; object: RolloutStrategyObject }
   | { kind: 'SyncWindow'; object: SyncWindowObject }
-  | { kind: 'NotificationPolicy'; object: NotificationPolicyObject };
+  | { kind: 'NotificationPolicy'; object: NotificationPolicyObject }
+  | { kind: 'SourceVerification'; object: SourceVerificationObject };
 
 /** A valid object of a fleet repository, parsed and located. */
 export type FleetObject = FleetObjectSource & ParsedFleetObject;

@@ -34,6 +34,12 @@ export {
   type RolloutStep,
 } from './kinds/rollout-strategy.js';
 export { syncWindowObjectSchema, type SyncWindowObject } from './kinds/sync-window.js';
+export {
+  sourceVerificationObjectSchema,
+  sourceVerificationSpecSchema,
+  type SourceVerificationObject,
+} from './kinds/source-verification.js';
+export { AllowedSignersError, parseAllowedSigners, type AllowedSigner } from './allowed-signers.js';
 export { fleetJsonSchemas, schemaFileName, serializeSchema } from './json-schemas.js';
 export {
   UNRESTRICTED_PROJECT,

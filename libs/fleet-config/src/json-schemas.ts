@@ -5,6 +5,7 @@ import { clusterGroupObjectSchema } from './kinds/cluster-group.js';
 import { notificationPolicyObjectSchema } from './kinds/notification-policy.js';
 import { projectObjectSchema } from './kinds/project.js';
 import { rolloutStrategyObjectSchema } from './kinds/rollout-strategy.js';
+import { sourceVerificationObjectSchema } from './kinds/source-verification.js';
 import { syncWindowObjectSchema } from './kinds/sync-window.js';
 
 const SCHEMAS: Record<FleetKind, z.ZodType> = {
@@ -14,6 +15,7 @@ const SCHEMAS: Record<FleetKind, z.ZodType> = {
   RolloutStrategy: rolloutStrategyObjectSchema,
   SyncWindow: syncWindowObjectSchema,
   NotificationPolicy: notificationPolicyObjectSchema,
+  SourceVerification: sourceVerificationObjectSchema,
 };
 
 const BASE_URL = 'https://flotilla.dev/schemas/v1alpha1';

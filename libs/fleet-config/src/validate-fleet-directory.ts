@@ -1,6 +1,11 @@
 import { checkDocument } from './check-document.js';
 import { isInHealthRulesDir } from './health-rules.js';
-import { checkReferences, clusterLabelConflicts, type KnownNames } from './check-references.js';
+import {
+  checkReferences,
+  clusterLabelConflicts,
+  repositoryVerificationConflicts,
+  type KnownNames,
+} from './check-references.js';
 import { formatPath } from './field-path.js';
 import { compareFleetErrors, type FleetError } from './fleet-error.js';
 import { type FleetFile } from './fleet-file.js';
@@ -179,11 +184,15 @@ export function validateFleetDirectory(files: readonly FleetFile[]): FleetValida
   const conflicts = clusterLabelConflicts(
     entries.flatMap(({ object: o }) => (o.kind === 'ClusterGroup' ? [o] : [])),
   );
+  const verifications = repositoryVerificationConflicts(
+    entries.flatMap(({ object: o }) => (o.kind === 'SourceVerification' ? [o] : [])),
+  );
   const objects: FleetObject[] = [];
   for (const { object, doc } of entries) {
     const issues = [
       ...checkReferences(object, known, projects),
       ...(object.kind === 'ClusterGroup' ? (conflicts.get(object.name) ?? []) : []),
+      ...(object.kind === 'SourceVerification' ? (verifications.get(object.name) ?? []) : []),
     ];
     for (const issue of issues)
       errors.push(at(object.file, object.document, doc.lineOf(issue.path), object.kind, object.name, issue));

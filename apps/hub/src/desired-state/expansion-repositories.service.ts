@@ -8,6 +8,7 @@ import type { Repository } from '../generated/prisma/client.js';
 import { GitMirrorError } from '../sources/git/git-mirror.js';
 import { GitMirrorsService } from '../sources/git/git-mirrors.service.js';
 import { RepositoriesService } from '../sources/repositories/repositories.service.js';
+import { SourceVerifications } from '../sources/verification/source-verifications.service.js';
 import { withoutCredentials } from '../sources/repositories/repository-url.js';
 import { ExpansionError } from './expansion-error.js';
 import { ExpansionGitReads, type SharedRefs } from './expansion-git-reads.js';
@@ -28,7 +29,25 @@ export class ExpansionRepositories {
     private readonly db: Database,
     private readonly mirrors: GitMirrorsService,
     private readonly repos: RepositoriesService,
+    private readonly verifications: SourceVerifications,
   ) {}
+
+  /**
+   * The commit `ref` of `repo` means in this expansion, if the repository's verification mode lets
+   * it be released; else `source-unverified` (the commit, the signer found) and, like every
+   * expansion error, no target changes: each keeps its released revision.
+   */
+  async releasableRevision(
+    scope: RepositoryScope,
+    repo: Repository,
+    ref: string,
+    at: string,
+  ): Promise<string> {
+    const sha = resolveRevision(scope.git, repo, ref, at);
+    const verdict = await this.verifications.verdict(repo, sha);
+    if (!verdict.verified) throw new ExpansionError('source-unverified', verdict.message, at);
+    return sha;
+  }
 
   /** The refs every replica shares, and this replica's mirror brought up to them when it lags. */
   private readonly sharedRefs: SharedRefs = {

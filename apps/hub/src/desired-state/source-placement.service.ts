@@ -22,11 +22,7 @@ import { chartRepositoryRefusal, multiSourceRefusal, unrenderedSourceField } fro
 import { ExpansionError } from './expansion-error.js';
 import type { DesiredTarget } from './expansion-plan.js';
 import { ExpansionRenders, type RenderScope } from './expansion-renders.service.js';
-import {
-  ExpansionRepositories,
-  resolveRevision,
-  type RepositoryScope,
-} from './expansion-repositories.service.js';
+import { ExpansionRepositories, type RepositoryScope } from './expansion-repositories.service.js';
 
 /** Where a target's bundle comes from and at which revision, as its row stores it. */
 export type TargetPlacement = Pick<
@@ -139,7 +135,12 @@ export class SourcePlacement {
   ): Promise<PlacedTarget> {
     const repo = await this.repositories.prepared(source.repoURL, scope);
     const targetRevision = source.targetRevision || 'HEAD';
-    const sha = resolveRevision(scope.git, repo, targetRevision, `${t.at}.spec.source.targetRevision`);
+    const sha = await this.repositories.releasableRevision(
+      scope,
+      repo,
+      targetRevision,
+      `${t.at}.spec.source.targetRevision`,
+    );
     const path = source.path ?? '';
     const kustomize = source['kustomize'];
     const chart = await this.renders.rendersAsChart(scope, {
@@ -227,7 +228,12 @@ export class SourcePlacement {
       }
       // The one repository-URL check of the hub, registration and first fetch: as for one source.
       const repo = await this.repositories.prepared(s.repoURL, scope);
-      const sha = resolveRevision(scope.git, repo, s.targetRevision || 'HEAD', `${field}.targetRevision`);
+      const sha = await this.repositories.releasableRevision(
+        scope,
+        repo,
+        s.targetRevision || 'HEAD',
+        `${field}.targetRevision`,
+      );
       resolved.push({ source: s, repositoryId: repo.id, revision: sha });
     }
     return resolved;

@@ -13,6 +13,7 @@ import { Prisma, type FleetSource } from '../generated/prisma/client.js';
 import { HEALTH_RULE_KIND } from '../health-rules/health-rules.service.js';
 import { checkPolicyDestinations } from '../notifications/notifications.service.js';
 import { WindowsService } from '../release/windows/windows.service.js';
+import { VerificationSettingsService } from '../sources/verification/verification-settings.service.js';
 import { managedGroups, sameLabels, type GroupSpec } from './cluster-groups.js';
 import { applyFleetPolicies, type FleetPolicies } from './fleet-policies.js';
 import { APPLY_ORDER, keyOf, type FleetPlan, type ManagedEntry, type PlannedObject } from './fleet-plan.js';
@@ -56,6 +57,7 @@ export class FleetApply {
     private readonly db: Database,
     private readonly audit: AuditLog,
     private readonly windows: WindowsService,
+    private readonly verifications: VerificationSettingsService,
   ) {}
 
   async apply(
@@ -111,6 +113,26 @@ export class FleetApply {
       { timeout: 60_000 },
     );
     return result;
+  }
+
+  /**
+   * The commit's SourceVerifications, through the verification settings (after the transaction):
+   * each declared repository gets its mode and keys, managed by Git; a removed declaration returns
+   * its repository to `none` and to the API.
+   */
+  async applySourceVerifications(plan: FleetPlan, author: string): Promise<void> {
+    const actor: AuditActor = `git:${author}`;
+    for (const o of [...plan.create, ...plan.update]) {
+      if (o.kind !== 'SourceVerification') continue;
+      const { repoURL, ...settings } = o.object.spec;
+      await this.verifications.setFromFleet(repoURL, settings, actor);
+    }
+    for (const m of plan.delete) {
+      if (m.kind !== 'SourceVerification') continue;
+      const was = m.object as { spec?: { repoURL?: unknown } } | null;
+      const url = was?.spec?.repoURL;
+      if (typeof url === 'string') await this.verifications.setFromFleet(url, null, actor);
+    }
   }
 
   /** The commit's SyncWindows, through the windows service (after the transaction). */
@@ -208,6 +230,13 @@ async function upsertObject(ctx: ApplyContext, o: PlannedObject, verb: 'created'
     case 'RolloutStrategy':
       event(ctx, `rollout-strategy.${verb}`, `rollout-strategy:${o.name}`, o);
       break;
+    case 'SourceVerification':
+      // The settings themselves go through their service, after this transaction.
+      event(ctx, `source-verification.${verb}`, `source-verification:${o.name}`, o, {
+        repoURL: o.object.spec.repoURL,
+        mode: o.object.spec.mode,
+      });
+      break;
     case 'HealthRule':
       event(ctx, `health-rule.${verb}`, `health-rule:${o.name}`, o);
       break;
@@ -278,6 +307,8 @@ async function deleteObject(ctx: ApplyContext, m: ManagedEntry): Promise<void> {
     event(ctx, 'notification-policy.deleted', `notification-policy:${m.name}`, m);
   } else if (m.kind === 'RolloutStrategy') {
     event(ctx, 'rollout-strategy.deleted', `rollout-strategy:${m.name}`, m);
+  } else if (m.kind === 'SourceVerification') {
+    event(ctx, 'source-verification.deleted', `source-verification:${m.name}`, m);
   } else if (m.kind === HEALTH_RULE_KIND) {
     event(ctx, 'health-rule.deleted', `health-rule:${m.name}`, m);
   }

@@ -70,6 +70,7 @@ export const APPLY_ORDER: readonly (FleetKind | 'HealthRule')[] = [
   'Project',
   'SyncWindow',
   'RolloutStrategy',
+  'SourceVerification',
   'ApplicationSet',
   'NotificationPolicy',
 ];

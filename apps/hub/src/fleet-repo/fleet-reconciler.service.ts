@@ -101,6 +101,7 @@ export class FleetReconciler {
         confirmation,
       );
       await this.fleetApply.applyWindows(plan, commit, author);
+      await this.fleetApply.applySourceVerifications(plan, author);
     } catch (e) {
       // A refusal of the hub's own checks (an appset the API would refuse too): recorded, not retried.
       if (!(e instanceof HubError)) throw e;

@@ -35,6 +35,9 @@ const PROJECT_ERROR_CODES = new Set([
   'invalid-project',
 ]);
 
+/** The expansion refused a commit its repository's verification mode does not allow (sources/verification). */
+const SOURCE_UNVERIFIED = 'source-unverified';
+
 const ACTIVE_ROLLOUT = ['Progressing', 'Paused', 'Halted'];
 
 /**
@@ -148,12 +151,13 @@ function factsOf(t: ReasonTarget, around: ReasonSurroundings): TargetFacts {
   return facts;
 }
 
-/** The appset's failed expansion (the project's refusal or a generator's error) or held one. */
+/** The appset's failed expansion (the project's refusal, an unverified source or a generator's error) or held one. */
 function addAppSetFacts(facts: TargetFacts, appSet: ReasonTarget['appSet']): void {
   if (appSet.status === 'Error') {
     const code = (appSet.error as { code?: unknown } | null)?.code;
     const message = storedErrorText(appSet.error);
     if (typeof code === 'string' && PROJECT_ERROR_CODES.has(code)) facts.projectDenied = { message };
+    else if (code === SOURCE_UNVERIFIED) facts.sourceUnverified = { message };
     else facts.generatorError = { message };
   }
   if (appSet.status === 'Held') {

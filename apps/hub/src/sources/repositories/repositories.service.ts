@@ -1,4 +1,9 @@
-import { type AuditActor, systemActor } from '@flotilla/contract';
+import {
+  verificationModeSchema,
+  type AuditActor,
+  systemActor,
+  type RepositoryView,
+} from '@flotilla/contract';
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { z } from 'zod';
@@ -15,7 +20,6 @@ import { JobQueues } from '../../queues/job-queues.service.js';
 import { literalRepoRefs } from '@flotilla/generators';
 import { Prisma, type Repository } from '../../generated/prisma/client.js';
 import { repositoryUrlProblem, type LocalRepositoryPolicy } from './repository-url.js';
-import type { RepositoryView } from '@flotilla/contract';
 
 /** Repository credentials as an admin gives them; stored sealed, never shown again. */
 export const repositoryCredentialsSchema = z.discriminatedUnion('type', [
@@ -374,6 +378,8 @@ export class RepositoriesService implements OnModuleInit {
       lastAttemptAt: r.lastAttemptAt?.toISOString() ?? null,
       refs: Object.fromEntries(r.refs.map((x) => [x.ref, x.sha])),
       lastFetchedCommit: r.refs.find((x) => x.ref === 'HEAD')?.sha ?? null,
+      // The keys themselves: GET /api/v1/repositories/:id/verification.
+      verificationMode: verificationModeSchema.parse(r.verificationMode),
     };
   }
 }
