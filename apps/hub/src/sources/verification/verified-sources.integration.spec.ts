@@ -201,7 +201,12 @@ describe('verified sources: a revision is released only when signed as its repos
 
     // The three places a reason shows besides the API: the CLI, explain, the metric.
     const { stdout } = await promisify(execFile)(process.execPath, [CLI, 'targets'], {
-      env: { ...process.env, FLOTILLA_HUB_URL: fleet.hub.url, FLOTILLA_CONFIG: '/nonexistent/flotilla.yaml' },
+      env: {
+        ...process.env,
+        FLOTILLA_HUB_URL: fleet.hub.url,
+        FLOTILLA_TOKEN: fleet.adminToken,
+        FLOTILLA_CONFIG: '/nonexistent/flotilla.yaml',
+      },
     });
     expect(stdout.split('\n').find((l) => l.includes('web-eu-1'))).toMatch(
       /SourceUnverified: source unverified/,
@@ -267,6 +272,7 @@ describe('verified sources: a revision is released only when signed as its repos
           env: {
             ...process.env,
             FLOTILLA_HUB_URL: fleet.hub.url,
+            FLOTILLA_TOKEN: fleet.adminToken,
             FLOTILLA_CONFIG: '/nonexistent/flotilla.yaml',
           },
         })
