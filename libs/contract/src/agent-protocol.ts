@@ -264,7 +264,8 @@ export const assignmentSchema = z.object({
   bundleDigest: z.string(),
   syncPolicy: syncPolicySchema,
   ignoreDifferences: z.array(ignoreRuleSchema).default([]),
-  windows: z.array(syncWindowSchema).default([]),
+  /** The named windows that pick this target; `name` lets the agent say which one holds a sync. */
+  windows: z.array(syncWindowSchema.extend({ name: z.string().optional() })).default([]),
   breakGlass: z.array(breakGlassSchema).default([]),
   /** The target's project as it applies to this cluster; absent means unrestricted (the default project). */
   project: projectRestrictionsSchema.optional(),

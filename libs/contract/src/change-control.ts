@@ -65,6 +65,12 @@ export interface TargetWindowsView {
   canSyncManually: boolean;
   /** When automatic syncs are next allowed (now when they are); null if not within a year. */
   nextOpen: string | null;
+  /**
+   * The windows holding automatic syncs now, by name: the active deny windows, else the allow
+   * windows it waits for. Empty when it may sync. With `nextOpen` null they are always in force and
+   * end only when changed or deleted.
+   */
+  heldBy: string[];
   /** When automatic syncs next stop being allowed; null when blocked now or nothing closes. */
   nextClose: string | null;
   /** Active break-glass overrides covering the target. */
