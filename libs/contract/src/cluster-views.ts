@@ -22,6 +22,8 @@ export interface ClusterView {
   annotations: Record<string, string>;
   registered: boolean;
   agentVersion: string | null;
+  /** What its agent announces it can do beyond a plain sync (AGENT_FEATURES); empty: none. */
+  agentFeatures: string[];
   /** What its agent reported of discovery, which its charts render with; null until it reports. */
   capabilities: { kubeVersion: string; apiVersions: string[]; reportedAt: string | null } | null;
   lastSeenAt: string | null;

@@ -24,3 +24,4 @@ export * from './sync-options.js';
 export * from './appset-views.js';
 export * from './view-schemas.js';
 export * from './cluster-views.js';
+export * from './agent-features.js';
