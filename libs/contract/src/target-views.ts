@@ -76,6 +76,8 @@ export interface SyncRunView {
   reportId: string;
   /** Only on a dry run: its resources say what a sync would have done; nothing was changed. */
   dryRun?: boolean;
+  /** Only on a run a person asked for: the id of the requested sync it carried out. */
+  operationId?: string;
 }
 
 export interface SyncRunPageView {
