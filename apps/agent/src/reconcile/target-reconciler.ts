@@ -188,6 +188,7 @@ export class TargetReconciler {
       if (dueAt) this.retry.schedule(dueAt);
     }
     await this.view.prepareDesired();
+    await this.view.lookForLeftovers();
     await this.checkDrift([...this.view.desiredByKey.keys()], why === 'resync' || why === 'start');
   }
 
