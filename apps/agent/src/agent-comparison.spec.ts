@@ -116,4 +116,40 @@ describe('agent: the comparison — what a sync would change, told to the hub (#
     await expect.poll(() => comparisons().at(-1)?.revision, poll).toBe('rev-3');
     expect(comparisons().at(-1)).toMatchObject({ bundleDigest: v2Digest, inSync: false });
   });
+
+  it('an object Git no longer declares is shown as a deletion, marked whether a sync would prune it', async () => {
+    // The cluster runs rev-1's three objects; Git drops the ConfigMap.
+    const v3 = h.hub.addBundle(v1.filter((m) => m.kind !== 'ConfigMap'));
+    const manual = (prune: boolean, revision: string) =>
+      h.assignment({ bundleDigest: v3, revision, syncPolicy: { automated: false, selfHeal: false, prune } });
+    h.hub.setAssignments([manual(false, 'rev-4')]);
+    await expect.poll(() => comparisons().at(-1)?.revision, poll).toBe('rev-4');
+    const kept = comparisons().at(-1);
+    // What Git declares matches: in sync; the leftover is listed beside it, not pruned (prune off).
+    expect(kept).toMatchObject({ inSync: true, compared: 2 });
+    expect(kept?.objects.map((o) => [o.kind, o.namespace, o.name, o.action, o.prune])).toEqual([
+      ['ConfigMap', 'shop', 'web-config', 'delete', false],
+    ]);
+    expect(kept?.objects[0]?.diff).toContain(
+      '--- live/v1.ConfigMap.shop.web-config\n+++ desired/v1.ConfigMap.shop.web-config\n',
+    );
+    expect(kept?.objects[0]?.diff).toContain('\n-data:\n-  greeting: hello\n');
+
+    h.hub.setAssignments([manual(true, 'rev-5')]);
+    await expect.poll(() => comparisons().at(-1)?.revision, poll).toBe('rev-5');
+    expect(
+      comparisons()
+        .at(-1)
+        ?.objects.map((o) => [o.name, o.action, o.prune]),
+    ).toEqual([['web-config', 'delete', true]]);
+    expect(await h.read('ConfigMap', 'web-config')).toBeDefined();
+
+    // A sync that prunes it: gone, and no longer listed.
+    h.hub.setAssignments([
+      h.assignment({ bundleDigest: v3, revision: 'rev-6', syncPolicy: { automated: true, prune: true } }),
+    ]);
+    await expect.poll(() => h.read('ConfigMap', 'web-config'), poll).toBeUndefined();
+    await expect.poll(() => comparisons().at(-1)?.objects, poll).toEqual([]);
+    expect(comparisons().at(-1)).toMatchObject({ revision: 'rev-6', inSync: true });
+  });
 });

@@ -87,6 +87,7 @@ import { AgentGatewayService } from './agent-gateway/agent-gateway.service.js';
 import { AgentRegistration } from './agent-gateway/agent-registration.service.js';
 import { AgentBundles } from './agent-gateway/agent-bundles.service.js';
 import { ClusterLastSeen } from './agent-gateway/cluster-last-seen.service.js';
+import { AgentAnnouncement } from './agent-gateway/agent-announcement.service.js';
 import { AutoRollbackSettings } from './agent-gateway/auto-rollback-settings.service.js';
 import { HealthRulesService } from './health-rules/health-rules.service.js';
 import { AgentAuthGuard } from './agent-gateway/agent-auth.guard.js';
@@ -201,6 +202,7 @@ const SERVICES: Provider[] = [
   AgentRegistration,
   AgentBundles,
   ClusterLastSeen,
+  AgentAnnouncement,
   AutoRollbackSettings,
   ReportIngestService,
   AgentAuthGuard,

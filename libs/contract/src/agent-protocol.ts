@@ -275,7 +275,8 @@ export const assignmentSchema = z.object({
   bundleDigest: z.string(),
   syncPolicy: syncPolicySchema,
   ignoreDifferences: z.array(ignoreRuleSchema).default([]),
-  windows: z.array(syncWindowSchema).default([]),
+  /** The named windows that pick this target; `name` lets the agent say which one holds a sync. */
+  windows: z.array(syncWindowSchema.extend({ name: z.string().optional() })).default([]),
   breakGlass: z.array(breakGlassSchema).default([]),
   /** The target's project as it applies to this cluster; absent means unrestricted (the default project). */
   project: projectRestrictionsSchema.optional(),
@@ -459,8 +460,16 @@ const utf8Length = (text: string): number => utf8.encode(text).length;
 /** One object out of sync with what Git wants: what a sync would do to it, and how. */
 export const objectComparisonSchema = objectRefSchema.extend({
   apiVersion: z.string().min(1),
-  /** `create`: the cluster does not have it; `change`: a sync would change these fields. */
-  action: z.enum(['create', 'change']),
+  /**
+   * `create`: the cluster does not have it; `change`: a sync would change these fields; `delete`: the
+   * target applied it and Git no longer declares it, so a prune would delete it (see `prune`).
+   */
+  action: z.enum(['create', 'change', 'delete']),
+  /**
+   * Only on `delete`: whether a sync would delete it now (prune on, no `Prune=false` on the object,
+   * and the revision declares something or allows emptiness); false: it would be left in place.
+   */
+  prune: z.boolean().optional(),
   /** JSON pointers of the fields that differ (live indexes; '' for the whole object). */
   paths: z.array(z.string()).max(200).default([]),
   /** A unified diff, live against what a sync would make it, as `kubectl diff` prints; Secret values masked. */

@@ -98,6 +98,11 @@ export const targetWindowsViewSchema = z
       .string()
       .nullable()
       .describe('when automatic syncs are next allowed (now when they are); null if not within a year'),
+    heldBy: z
+      .array(z.string())
+      .describe(
+        'the windows holding automatic syncs now, by name: the active deny windows, else the allow windows it waits for; empty when it may sync; with nextOpen null they are always in force and end only when changed or deleted',
+      ),
     nextClose: z
       .string()
       .nullable()

@@ -29,6 +29,9 @@ export const clusterViewSchema = z
     annotations: z.record(z.string(), z.string()),
     registered: z.boolean(),
     agentVersion: z.string().nullable(),
+    agentFeatures: z
+      .array(z.string())
+      .describe('what its agent announces it can do beyond a plain sync (AGENT_FEATURES); empty: none'),
     capabilities: z
       .object({
         kubeVersion: z.string(),

@@ -30,3 +30,4 @@ export * from './cluster-views.js';
 export * from './resource-views.js';
 export * from './pin-views.js';
 export * from './fleet-source-views.js';
+export * from './agent-features.js';

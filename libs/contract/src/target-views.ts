@@ -111,6 +111,10 @@ export const syncRunViewSchema = z
       .boolean()
       .optional()
       .describe('only on a dry run: its resources say what a sync would have done; nothing was changed'),
+    operationId: z
+      .string()
+      .optional()
+      .describe('only on a run a person asked for: the id of the requested sync it carried out'),
   })
   .register(apiAnswers, { id: 'SyncRunView' });
 export type SyncRunView = z.infer<typeof syncRunViewSchema>;

@@ -11,6 +11,8 @@ export interface SentReport {
   targetId: string;
   /** Sync reports: the revision synced; drift reports: the drift state. */
   revision?: string;
+  /** Sync reports of a requested sync: the operation it carried out. */
+  operationId?: string;
   state?: string;
   posts: number;
   /** True once a POST carrying it was answered 2xx by a hub. */
@@ -153,6 +155,7 @@ export class AgentProxy {
           type: r.type,
           targetId: r.targetId,
           ...(r.type === 'sync' && { revision: r.revision }),
+          ...(r.type === 'sync' && r.operationId !== undefined && { operationId: r.operationId }),
           ...(r.type === 'drift' && { state: r.state }),
           posts: 1,
           acknowledged: false,

@@ -184,6 +184,78 @@ const hubKill: Scenario = {
   },
 };
 
+/**
+ * Issue #17: a sync request the hub answered 202 is never lost to a crash. The hub is killed the
+ * moment it has accepted the request, before anything else can happen, and restarted; the agent
+ * must carry the request out once, with one run and one "done" event for it.
+ */
+const syncRequestHubKill: Scenario = {
+  name: 'sync-request-hub-kill',
+  fault: 'kill -9 the hub right after it accepted a sync request (202), restart it',
+  async run(ctx) {
+    const { fleet } = ctx;
+    const hub = firstHub(fleet);
+    const [target] = await fleet.liveApi().targets();
+    if (!target) throw new Error('the fleet has no target');
+    const name = encodeURIComponent(target.name);
+    const t0 = performance.now();
+    const asked = await fleet
+      .liveApi()
+      .request<{ id: string; state: string }>('POST', `/api/v1/targets/${name}/sync`, {
+        reason: 'chaos: the hub is killed right after accepting this',
+      });
+    const pid = hub.proc?.pid;
+    await fleet.killHub(hub);
+    ctx.progress(`  sync of ${target.name} accepted as ${asked.id}; killed hub pid ${pid} (-9) at once`);
+    await fleet.startHub(hub);
+    ctx.progress(`  hub restarted as pid ${hub.proc?.pid}`);
+    let state = 'Pending';
+    await waitFor(
+      `operation ${asked.id} carried out`,
+      async () => {
+        const ops = await fleet
+          .liveApi()
+          .request<{ id: string; state: string }[]>('GET', `/api/v1/targets/${name}/operations`);
+        state = ops.find((o) => o.id === asked.id)?.state ?? 'missing';
+        return state === 'Pending' ? undefined : true;
+      },
+      { timeoutMs: ctx.params.convergeTimeoutMs, intervalMs: 200 },
+    ).catch(() => undefined);
+    const ms = performance.now() - t0;
+    check(state === 'Succeeded', `operation ${asked.id} ended ${state}, not Succeeded`, 'work-resumes');
+    const posted = fleet.proxy.sentOfType('sync').filter((r) => r.operationId === asked.id);
+    check(
+      posted.length === 1,
+      `the agent reported ${posted.length} runs of operation ${asked.id} (expected exactly 1)`,
+      'nothing-lost',
+    );
+    const runs = await fleet
+      .liveApi()
+      .request<{ items: unknown[] }>('GET', `/api/v1/sync-runs?operation=${encodeURIComponent(asked.id)}`);
+    check(
+      runs.items.length === 1,
+      `${runs.items.length} history rows for ${asked.id} (expected 1)`,
+      'nothing-lost',
+    );
+    const done = await fleet
+      .liveApi()
+      .request<{ items: { details: { operationId?: string } }[] }>(
+        'GET',
+        `/api/v1/audit?scope=target:${name}&action=target.sync-request-done`,
+      );
+    const doneEvents = done.items.filter((e) => e.details.operationId === asked.id).length;
+    check(
+      doneEvents === 1,
+      `${doneEvents} target.sync-request-done events for ${asked.id} (expected 1)`,
+      'nothing-lost',
+    );
+    return {
+      figures: { 'accepted → carried out': seconds(ms), 'runs of the request': String(posted.length) },
+      ledger: await assertLedger(fleet),
+    };
+  },
+};
+
 const redisRestart: Scenario = {
   name: 'redis-restart',
   fault: 'restart Redis (SIGTERM, AOF kept) right after the webhook',
@@ -991,6 +1063,7 @@ const notifyTwoHubs: Scenario = {
 export const SCENARIOS: Scenario[] = [
   fleetRun,
   hubKill,
+  syncRequestHubKill,
   redisRestart,
   postgresStop,
   agentOffline,

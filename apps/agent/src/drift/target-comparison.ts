@@ -29,6 +29,8 @@ export class TargetComparison {
   private concealed: readonly ObjectRef[] = [];
   /** Something recorded since the last report differs from what was there: worth comparing whole. */
   private dirty = true;
+  /** Objects a prune would delete (the target applied them, Git no longer declares them). */
+  private leftovers: ObjectComparison[] = [];
   /** The revision of the last report made. */
   private revision: string | undefined;
   private sent: string | undefined;
@@ -86,6 +88,40 @@ export class TargetComparison {
     this.entries.set(key, entry);
   }
 
+  /**
+   * The objects the target still owns that Git no longer declares, each with whether a sync would
+   * prune it: shown as deletions, the whole object going, as `kubectl diff` shows a removed one.
+   * Replaced whole at each look. They do not make the target OutOfSync by themselves: `inSync`
+   * speaks of what Git declares, as before.
+   */
+  leftoversFound(found: readonly { live: KubeObject; prune: boolean }[]): void {
+    const entries = found.map(({ live, prune }) => {
+      const ref = {
+        group: groupOf(live.apiVersion),
+        kind: live.kind,
+        name: live.metadata.name,
+        ...(live.metadata.namespace ? { namespace: live.metadata.namespace } : {}),
+      };
+      const diff = renderUnifiedDiff({
+        live,
+        desired: null,
+        label: diffLabel({ apiVersion: live.apiVersion, ...ref }),
+      });
+      const entry: ObjectComparison = {
+        ...ref,
+        apiVersion: live.apiVersion,
+        action: 'delete',
+        prune,
+        paths: [''],
+        diff: diff.text,
+        truncated: diff.truncated,
+      };
+      return entry;
+    });
+    if (JSON.stringify(entries) !== JSON.stringify(this.leftovers)) this.dirty = true;
+    this.leftovers = entries;
+  }
+
   /** A manifest without a namespace is matched by its name: the agent gives it the target's. */
   private isConcealed(ref: ObjectRef): boolean {
     return this.concealed.some(
@@ -106,10 +142,11 @@ export class TargetComparison {
     if (this.keys.some((k) => !this.entries.has(k))) return null;
     this.dirty = false;
     this.revision = assignment.revision;
-    const outOfSync = [...this.entries.values()]
-      .filter((e): e is ObjectComparison => e !== null)
-      .sort((a, b) => (refKey(a) < refKey(b) ? -1 : refKey(a) > refKey(b) ? 1 : 0));
-    const { objects, truncated } = withinLimits(outOfSync);
+    const outOfSync = [...this.entries.values()].filter((e): e is ObjectComparison => e !== null);
+    const listed = [...outOfSync, ...this.leftovers].sort((a, b) =>
+      refKey(a) < refKey(b) ? -1 : refKey(a) > refKey(b) ? 1 : 0,
+    );
+    const { objects, truncated } = withinLimits(listed);
     const content = {
       revision: assignment.revision,
       bundleDigest: assignment.bundleDigest,

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AGENT_REFUSAL, BUNDLE_BATCH_MAX } from '@flotilla/contract';
+import { AGENT_FEATURES, AGENT_REFUSAL, BUNDLE_BATCH_MAX } from '@flotilla/contract';
 import { HubStandIn } from '../testing/hub-stand-in.js';
 import { HubClient, HubCallError } from './hub-client.js';
 
@@ -33,6 +33,8 @@ describe('HubClient against a stand-in hub', () => {
     hub.setAssignments([]);
     const next = await client.assignments(reg.credential, etag, 5);
     expect(next.changed && next.response.etag).not.toBe(etag);
+    // Every call says what the agent can do, so the hub asks it nothing it cannot run.
+    expect(hub.lastAnnouncement).toEqual({ features: AGENT_FEATURES.join(','), version: 'test' });
   });
 
   it('fetches many bundles in batches of at most BUNDLE_BATCH_MAX, listing what the hub refused', async () => {

@@ -1,6 +1,10 @@
 import { z } from 'zod';
 import {
   AGENT_API,
+  AGENT_FEATURES,
+  AGENT_FEATURES_HEADER,
+  AGENT_VERSION_HEADER,
+  type AgentFeature,
   AGENT_REFUSAL,
   BUNDLE_BATCH_MAX,
   CREDENTIAL_GONE_CODES,
@@ -78,6 +82,8 @@ export class HubClient {
     private readonly baseUrl: string,
     private readonly agentVersion: string,
     private readonly observe?: HubCallObserver,
+    /** What this agent announces it can do (all it knows; a test may play an older agent). */
+    private readonly features: readonly AgentFeature[] = AGENT_FEATURES,
   ) {}
 
   async register(
@@ -226,7 +232,13 @@ export class HubClient {
   private async callHub(path: string, init: RequestInit): Promise<Response> {
     let res: Response;
     try {
-      res = await fetch(this.baseUrl + path, init);
+      // Every call announces the agent, so the hub knows what it may ask of it (see agent-features).
+      const headers = {
+        ...(init.headers as Record<string, string> | undefined),
+        [AGENT_FEATURES_HEADER]: this.features.join(','),
+        [AGENT_VERSION_HEADER]: this.agentVersion,
+      };
+      res = await fetch(this.baseUrl + path, { ...init, headers });
     } catch (err) {
       const cause = (err as { cause?: { code?: string; message?: string } }).cause;
       throw new HubCallError(

@@ -84,6 +84,15 @@ export class TargetReconciler {
     this.syncer.terminateIfAsked(assignment.operations);
     // The heals after a break-glass revert the incident's manual changes: a fresh count, not round N.
     if (overrideEnded && !newRevision) this.fights.clear();
+    if (overrideEnded) {
+      // A heal held by a window from here on is a new hold, told again (history, log) even if the
+      // same revision was held before the override.
+      this.blockedReported = undefined;
+      this.deps.log.info(
+        { target: assignment.name },
+        'break-glass ended; drift is healed when windows allow',
+      );
+    }
     if (newRevision) {
       this.fights.clear();
       this.view.state.contested = {};
@@ -179,6 +188,7 @@ export class TargetReconciler {
       if (dueAt) this.retry.schedule(dueAt);
     }
     await this.view.prepareDesired();
+    await this.view.lookForLeftovers();
     await this.checkDrift([...this.view.desiredByKey.keys()], why === 'resync' || why === 'start');
   }
 
@@ -301,6 +311,7 @@ export class TargetReconciler {
     }
     if (toHeal.length === 0) return;
     this.pacing.healing(now);
+    this.blockedReported = undefined;
     const report = await this.syncer.runSync(
       'self-heal',
       new Set(toHeal.map((d) => d.key)),
@@ -337,7 +348,8 @@ export class TargetReconciler {
       this.view.state.pendingIntent = intent;
       await this.deps.store.saveTargetState(a.targetId, this.view.state);
     }
-    const signature = `${intent}:${a.bundleDigest}`;
+    // Told once per hold: a later hold of the same revision (another window, after a heal) is new.
+    const signature = `${intent}:${a.bundleDigest}:${decision.message}`;
     if (this.blockedReported !== signature) {
       this.blockedReported = signature;
       const at = this.deps.now().toISOString();

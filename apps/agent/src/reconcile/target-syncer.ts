@@ -170,6 +170,8 @@ export class TargetSyncer {
     this.view.watched(result.live.keys());
     for (const [key, live] of result.live) this.view.compare(key, live);
     this.view.state.inventory = result.inventory;
+    // What this run pruned is gone, what it left in place (prune off) is still to be shown.
+    await this.view.lookForLeftovers();
     if (result.interrupted) {
       // Stopping is not failing: keep tracking what was applied, and run this revision again
       // after the restart (no report of a failure, no back-off, no rollback bookkeeping). A

@@ -15,7 +15,8 @@ import { type KubeClient, idOf } from '../kube/kube-client.js';
 import { sopsEncryptedRefs } from '../secrets/bundle-decryptor.js';
 import { type ResourceId, type TargetState } from '../state/state-store.js';
 import { prepareObject } from '../sync/prepare-object.js';
-import { keyOf, refOfId } from '../sync/resource-ref.js';
+import { addDeclaredKeys, prunable, pruneHold } from '../sync/prune-plan.js';
+import { keyOf, refOfId, trackedBy } from '../sync/resource-ref.js';
 import { type ReconcilerDeps } from './reconciler-deps.js';
 import { healthReport } from './target-reports.js';
 
@@ -161,6 +162,32 @@ export class TargetView {
     if (!desired) return;
     const diff = this.deps.differ(desired, live, driftOptionsOf(desired, this.assignment));
     this.comparison.record(key, desired, live, diff.differences);
+  }
+
+  /**
+   * Looks for what a prune would delete: objects the target applied (its inventory) that the bundle
+   * no longer declares and that still carry its tracking annotation, each marked with whether a
+   * sync would delete it now. Listed in the comparison as deletions. A read that fails is left out
+   * (and looked at again next time): the comparison never guesses at a deletion.
+   */
+  async lookForLeftovers(): Promise<void> {
+    const a = this.assignment;
+    const declared = new Set<string>();
+    addDeclaredKeys(declared, this.bundle.manifests, a.namespace);
+    const found: { live: KubeObject; prune: boolean }[] = [];
+    for (const id of this.state.inventory) {
+      if (declared.has(keyOf(id))) continue;
+      const live = await this.deps.kube.get(id).catch(() => undefined);
+      if (!live || trackedBy(live) !== a.name) continue;
+      const held = pruneHold({
+        declaredFailures: 0,
+        prune: a.syncPolicy.prune,
+        declaresNothing: this.bundle.manifests.length === 0,
+        allowEmpty: a.syncPolicy.allowEmpty,
+      });
+      found.push({ live, prune: held === null && prunable([live], []).prune.length === 1 });
+    }
+    this.comparison.leftoversFound(found);
   }
 
   /** Whether the object, read afresh from the API server, matches what is desired. */

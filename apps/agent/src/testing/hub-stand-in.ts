@@ -3,6 +3,8 @@ import { type IncomingMessage, type Server, type ServerResponse, createServer } 
 import { type AddressInfo } from 'node:net';
 import {
   AGENT_API,
+  AGENT_FEATURES_HEADER,
+  AGENT_VERSION_HEADER,
   AGENT_REFUSAL,
   type Assignment,
   type Bundle,
@@ -42,6 +44,8 @@ export class HubStandIn {
   registrations = 0;
   /** Every capabilities report the agent sent, in order. */
   readonly capabilityReports: ClusterCapabilities[] = [];
+  /** The agent's features and version headers on its last assignments poll. */
+  lastAnnouncement: { features?: string; version?: string } = {};
   /** Register attempts, answered or refused. */
   registerAttempts = 0;
   /** True: the bootstrap token works once, as the real hub's does. */
@@ -194,6 +198,10 @@ export class HubStandIn {
       const wait = Math.min(Number(url.searchParams.get('wait') ?? '0'), 30);
       const ifNoneMatch = req.headers['if-none-match'];
       if (ifNoneMatch) this.polledEtags.add(ifNoneMatch);
+      this.lastAnnouncement = {
+        features: req.headers[AGENT_FEATURES_HEADER] as string | undefined,
+        version: req.headers[AGENT_VERSION_HEADER] as string | undefined,
+      };
       if (req.headers['if-none-match'] === this.etag && wait > 0) {
         await new Promise<void>((resolve) => {
           const timer = setTimeout(resolve, wait * 1000);

@@ -86,4 +86,35 @@ describe('decideSync', () => {
       message: 'sync windows cannot be evaluated: windows[0].schedule: bad cron "61 * * * *"',
     });
   });
+
+  it('names the windows that hold the sync, when the hub sent their names', () => {
+    const evaluate =
+      (active: number[], nextChange: string | null): WindowEvaluator =>
+      () => ({
+        canSync: false,
+        nextChange,
+        active,
+        matching: [0, 1, 2],
+      });
+    const windows = [
+      { ...denyWindow, name: 'eu-night-freeze' },
+      { ...denyWindow, name: 'black-friday' },
+      { kind: 'allow', schedule: '0 22 * * *', duration: '1h', name: 'nightly' },
+    ];
+    const a = base({ windows });
+    const message = (active: number[], next: string | null = '2026-12-02T11:00:00Z') => {
+      const d = decideSync(a, 'east', 'auto', at, evaluate(active, next));
+      return d.allowed ? '' : d.message;
+    };
+    expect(message([0])).toBe('blocked by window eu-night-freeze until 2026-12-02T11:00:00.000Z');
+    expect(message([0, 1])).toBe(
+      'blocked by windows eu-night-freeze, black-friday until 2026-12-02T11:00:00.000Z',
+    );
+    expect(message([])).toBe('outside allow window nightly until 2026-12-02T11:00:00.000Z');
+    expect(message([0], null)).toBe('blocked by window eu-night-freeze with no opening within a year');
+    // Windows without names (an older hub): the generic text.
+    expect(decideSync(base({ windows: [denyWindow] }), 'east', 'auto', at, closed)).toMatchObject({
+      message: 'blocked by sync windows until 2026-12-02T11:00:00.000Z',
+    });
+  });
 });

@@ -6,7 +6,14 @@ export type WindowEvaluator = (
   subject: { application: string; namespace: string; cluster: string },
   at: Date,
   options: { manual: boolean },
-) => { canSync: boolean; nextChange: string | Date | null };
+) => {
+  canSync: boolean;
+  nextChange: string | Date | null;
+  /** Indexes (into `windows`) of the matching windows active at that time. */
+  active?: readonly number[];
+  /** Indexes of the windows that apply to the subject. */
+  matching?: readonly number[];
+};
 
 /** `manual`: a sync a person asked for, which windows allow only where they set `manualSync`. */
 export type GateAction = 'auto' | 'self-heal' | 'manual';
@@ -67,13 +74,33 @@ export function decideSync(
   if (verdict.canSync) return { allowed: true };
   const override = active.find((b) => b.allowSyncOutsideWindows);
   if (override) return { allowed: true, breakGlassId: override.id };
+  const until = verdict.nextChange
+    ? `until ${new Date(verdict.nextChange).toISOString()}`
+    : 'with no opening within a year';
   const decision: GateDecision = {
     allowed: false,
     reason: 'window',
-    message: verdict.nextChange
-      ? `blocked by sync windows until ${new Date(verdict.nextChange).toISOString()}`
-      : 'blocked by sync windows',
+    message: `${heldBy(assignment.windows, verdict)} ${until}`,
   };
   if (verdict.nextChange) decision.retryAt = new Date(verdict.nextChange);
   return decision;
+}
+
+/**
+ * Which windows hold the sync, by name when the hub sent names: the active deny windows, else (no
+ * allow window active) the allow windows it is waiting for. "blocked by window eu-night-freeze",
+ * not "blocked by sync windows", so history and logs say which one to look at.
+ */
+function heldBy(windows: Assignment['windows'], verdict: ReturnType<WindowEvaluator>): string {
+  const named = (indexes: readonly number[] | undefined, kind: 'allow' | 'deny'): string[] =>
+    (indexes ?? [])
+      .map((i) => windows[i])
+      .filter((w) => w?.kind === kind && w.name !== undefined)
+      .map((w) => w?.name as string);
+  const deny = named(verdict.active, 'deny');
+  if (deny.length > 0) return `blocked by window${deny.length > 1 ? 's' : ''} ${deny.join(', ')}`;
+  const activeAllow = named(verdict.active, 'allow');
+  const allow = activeAllow.length > 0 ? [] : named(verdict.matching, 'allow');
+  if (allow.length > 0) return `outside allow window${allow.length > 1 ? 's' : ''} ${allow.join(', ')}`;
+  return 'blocked by sync windows';
 }

@@ -281,6 +281,7 @@ function clusterFields(c: ClusterView): string {
     ['Annotations', labelText(c.annotations)],
     ['Registered', c.registered ? 'yes' : 'no'],
     ['Agent version', c.agentVersion ?? '-'],
+    ['Agent features', (c.agentFeatures ?? []).join(', ') || 'none announced'],
     ['Last seen', c.lastSeenAt ? `${c.lastSeenAt} (${age(c.lastSeenAt)} ago)` : 'never'],
     ['Created', c.createdAt],
     [

@@ -104,20 +104,43 @@ async function runHubDiff(argv: string[]): Promise<number> {
       console.error(`flotilla diff: ${name}: ${notComparedYet(view)}`);
       return 1;
     }
-    verdict = c.inSync ? 'same' : 'different';
+    // An object a sync would prune is a change too (`kubectl diff --prune`); one left in place is not.
+    const pruned = c.objects.filter((o) => o.action === 'delete' && o.prune === true).length;
+    const leftInPlace = c.objects.filter((o) => o.action === 'delete' && o.prune !== true).length;
+    verdict = c.inSync && pruned === 0 ? 'same' : 'different';
     if (output === 'table') {
-      for (const o of c.objects)
+      for (const o of c.objects) {
+        if (o.action === 'delete') process.stdout.write(`${pruneNote(o)}\n`);
         process.stdout.write(
           o.diff || `(${o.kind} ${o.name}: ${o.action}, diff left out to keep to the size limit)\n`,
         );
+      }
+      const declaredDiffer = c.objects.length - pruned - leftInPlace;
       console.error(
         `# compared by the agent of ${view.cluster} ${age(c.observedAt)} ago at revision ${shortSha(c.revision)}: ` +
-          `${c.objects.length} of ${c.compared} object(s) differ${c.truncated ? ' (cut to the size limits: more not shown)' : ''}`,
+          `${declaredDiffer} of ${c.compared} object(s) differ` +
+          (pruned > 0 ? `, ${pruned} would be pruned` : '') +
+          (leftInPlace > 0 ? `, ${leftInPlace} no longer declared but left in place (prune off)` : '') +
+          (c.truncated ? ' (cut to the size limits: more not shown)' : ''),
       );
     }
     return exitCode && verdict === 'different' ? 1 : 0;
   });
   return exitCode && verdict === undefined && code !== 0 ? 2 : code;
+}
+
+/** The line above a prune candidate's diff: whether a sync deletes it. */
+function pruneNote(o: {
+  group: string;
+  kind: string;
+  namespace?: string;
+  name: string;
+  prune?: boolean;
+}): string {
+  const id = `${o.group ? `${o.group}/` : ''}${o.kind} ${o.namespace ? `${o.namespace}/` : ''}${o.name}`;
+  return o.prune === true
+    ? `# ${id}: no longer in Git; prune is on: a sync deletes it`
+    : `# ${id}: no longer in Git; not pruned (prune is off, or Prune=false on it): a sync leaves it in place`;
 }
 
 /** Why there is no diff to show for the revision Git wants. */

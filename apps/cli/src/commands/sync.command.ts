@@ -50,6 +50,8 @@ type Operation = z.infer<typeof operationSchema>;
 
 const dryRunSchema = z.object({
   dryRun: z.boolean().optional(),
+  /** Absent from hubs before runs carried the operation id. */
+  operationId: z.string().optional(),
   startedAt: z.string(),
   resources: z.array(
     z.object({
@@ -205,13 +207,13 @@ export function run(argv: string[]): Promise<number> {
     );
     if (values['wait'] === true) op = await waitOne(client, op, deadline, output);
     if (op.dryRun && op.state !== 'Pending' && op.state !== 'Expired') {
-      // The dry run's answer is its sync run: the newest dry run of the target since the request.
+      // The dry run's answer is the run that carried out this very request (its operation id), not
+      // whichever dry run of the target came first after it: two people may dry-run one target.
+      const query = `target=${encodeURIComponent(target)}&operation=${encodeURIComponent(op.id)}&limit=1`;
       const runs = z
         .object({ items: z.array(dryRunSchema) })
-        .parse(
-          await client.request('GET', `/api/v1/sync-runs?target=${encodeURIComponent(target)}&limit=20`),
-        );
-      const run = runs.items.find((r) => r.dryRun === true && r.startedAt >= op.createdAt);
+        .parse(await client.request('GET', `/api/v1/sync-runs?${query}`));
+      const run = runs.items.find((r) => r.operationId === op.id);
       const result = { ...op, resources: run?.resources ?? [] };
       printResult(result, output, () => `${text(op)}\n\n${wouldDo(result.resources)}`);
       return op.state === 'Succeeded' ? 0 : 1;

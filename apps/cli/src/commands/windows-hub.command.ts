@@ -119,17 +119,29 @@ function historyTable(versions: SyncWindowVersionView[]): string {
   );
 }
 
+/**
+ * Nothing opens within a year: the windows holding it are always in force (a freeze), so they end
+ * only when a person changes or deletes them. Say which, rather than "no time within a year".
+ */
+function neverOpens(v: TargetWindowsView): string {
+  const held = v.heldBy ?? [];
+  if (held.length === 0) return 'not within a year';
+  const names = held.join(', ');
+  return `when ${held.length > 1 ? 'windows' : 'window'} ${names} ${held.length > 1 ? 'are' : 'is'} changed or deleted (always in force; nothing opens within a year)`;
+}
+
 function nextText(v: TargetWindowsView): string {
   const lines = [
     formatFields([
       ['Target', `${v.target} on ${v.cluster}`],
       ['Can sync now', v.canSync ? 'yes' : v.canSyncManually ? 'manual syncs only' : 'no'],
-      ['Next open', v.canSync ? 'open now' : (v.nextOpen ?? 'not within a year')],
+      ['Held by', v.heldBy.length > 0 ? v.heldBy.join(', ') : '-'],
+      ['Next open', v.canSync ? 'open now' : (v.nextOpen ?? neverOpens(v))],
       ['Next close', v.nextClose ?? '-'],
       [
         'Pending',
         v.pending
-          ? `${v.pending.revision.slice(0, 7)} (${v.pending.trigger}) blocked since ${v.pending.since}, eligible at ${v.pending.eligibleAt ?? 'no time within a year'}`
+          ? `${v.pending.revision.slice(0, 7)} (${v.pending.trigger}) blocked since ${v.pending.since}, eligible ${v.pending.eligibleAt ? `at ${v.pending.eligibleAt}` : neverOpens(v)}`
           : 'nothing',
       ],
       [

@@ -37,7 +37,13 @@ export function LiveDiff({ target }: { target: string }) {
               <details key={id} className="card" open={c.objects.length <= 5}>
                 <summary>
                   {id}:{' '}
-                  {o.action === 'create' ? 'missing from the cluster, would be created' : 'would change'}
+                  {o.action === 'create'
+                    ? 'missing from the cluster, would be created'
+                    : o.action === 'delete'
+                      ? o.prune
+                        ? 'no longer in Git, a sync would delete it (prune on)'
+                        : 'no longer in Git, left in place (prune off)'
+                      : 'would change'}
                   {o.paths.length > 0 && ` (${o.paths.join(', ')})`}
                 </summary>
                 <pre className="diff" aria-label={`Diff of ${id}`} tabIndex={0}>

@@ -273,7 +273,14 @@ export function TargetView({ name }: { name: string }) {
               {!windows.data.canSync && (
                 <>
                   Next open:{' '}
-                  {windows.data.nextOpen ? <When at={windows.data.nextOpen} /> : 'not within a year'}.
+                  {windows.data.nextOpen ? (
+                    <When at={windows.data.nextOpen} />
+                  ) : windows.data.heldBy.length > 0 ? (
+                    `when ${windows.data.heldBy.join(', ')} is changed or deleted (always in force)`
+                  ) : (
+                    'not within a year'
+                  )}
+                  .
                 </>
               )}
             </p>

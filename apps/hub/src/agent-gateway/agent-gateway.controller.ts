@@ -45,6 +45,7 @@ import { AgentGatewayService } from './agent-gateway.service.js';
 import { AgentRegistration } from './agent-registration.service.js';
 import { AgentBundles } from './agent-bundles.service.js';
 import { ClusterLastSeen } from './cluster-last-seen.service.js';
+import { AgentAnnouncement } from './agent-announcement.service.js';
 import { etagMatches } from './etag.js';
 import { AgentCredentials } from './agent-credentials.service.js';
 import { ReportIngestService } from './report-ingest.service.js';
@@ -65,6 +66,7 @@ export class AgentGatewayController {
     private readonly registration: AgentRegistration,
     private readonly bundles: AgentBundles,
     private readonly lastSeen: ClusterLastSeen,
+    private readonly announcement: AgentAnnouncement,
     private readonly reports: ReportIngestService,
     private readonly wakeups: ClusterWakeups,
     private readonly credentials: AgentCredentials,
@@ -126,6 +128,7 @@ export class AgentGatewayController {
     const wait = parseInput(waitSchema, waitRaw, 'query parameter wait (seconds, 0-60)');
     const cluster = req.cluster;
     this.lastSeen.touch(cluster);
+    await this.announcement.note(cluster, req.headers);
     // Listen before reading (or trusting a remembered ETag), so a change landing in between wakes us.
     const listener = this.wakeups.listen(cluster.id);
     const stop = () => listener.close();

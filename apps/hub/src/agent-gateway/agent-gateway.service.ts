@@ -271,7 +271,7 @@ function assignmentOf(t: ServedTarget, inputs: AssignmentInputs): Assignment {
       namespace: t.namespace,
       cluster: inputs.clusterName,
       project: t.project,
-    }).map((w) => w.window),
+    }).map((w) => ({ name: w.name, ...w.window })),
     breakGlass: inputs.overrides.get(t.name) ?? [],
     operations: inputs.operations.get(t.id) ?? [],
     ...inputs.policiesOf(t.project, t.appSetName),

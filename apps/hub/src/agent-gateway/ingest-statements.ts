@@ -85,11 +85,11 @@ async function insertSyncRunChunk(tx: Tx, rows: Prisma.SyncRunCreateManyInput[])
   await tx.$executeRaw`
     INSERT INTO "SyncRun" ("id", "targetId", "clusterId", "appSetId", "targetName", "clusterName",
       "appSetName", "revision", "bundleDigest", "trigger", "outcome", "message", "startedAt",
-      "finishedAt", "resources", "dryRun", "agentReportId")
+      "finishedAt", "resources", "dryRun", "agentReportId", "operationId")
     SELECT v."id", v."targetId", v."clusterId", v."appSetId", v."targetName", v."clusterName",
       v."appSetName", v."revision", v."bundleDigest", v."trigger", v."outcome", v."message",
       v."startedAt"::timestamp, v."finishedAt"::timestamp, v."resources"::jsonb, v."dryRun",
-      v."agentReportId"
+      v."agentReportId", v."operationId"
     FROM unnest(
       ${rows.map(() => randomUUID())}::text[],
       ${col((r) => r.targetId)}::text[],
@@ -107,10 +107,11 @@ async function insertSyncRunChunk(tx: Tx, rows: Prisma.SyncRunCreateManyInput[])
       ${col((r) => time(r.finishedAt))}::text[],
       ${col((r) => JSON.stringify(r.resources ?? []))}::text[],
       ${rows.map((r) => r.dryRun === true)}::boolean[],
-      ${col((r) => r.agentReportId)}::text[]
+      ${col((r) => r.agentReportId)}::text[],
+      ${col((r) => r.operationId)}::text[]
     ) AS v("id", "targetId", "clusterId", "appSetId", "targetName", "clusterName", "appSetName",
            "revision", "bundleDigest", "trigger", "outcome", "message", "startedAt", "finishedAt",
-           "resources", "dryRun", "agentReportId")
+           "resources", "dryRun", "agentReportId", "operationId")
     -- A report whose id retention deleted while its run is still kept, sent again, adds no second run.
     ON CONFLICT ("agentReportId") DO NOTHING`;
 }

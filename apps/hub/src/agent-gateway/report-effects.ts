@@ -71,6 +71,7 @@ export function applySync(
     resources: toJson(r.resources),
     dryRun: r.dryRun === true,
     agentReportId: r.id,
+    operationId: r.operationId ?? null,
   });
   const change = changeOf(effects, target.id);
   touchReport(change, r.at);

@@ -150,6 +150,7 @@ export class ClustersService {
       annotations: asRecord(c.annotations),
       registered: c.credentialHash != null && c.credentialRevokedAt == null,
       agentVersion: c.agentVersion,
+      agentFeatures: c.agentFeatures,
       capabilities: c.kubeVersion
         ? {
             kubeVersion: c.kubeVersion,

@@ -37,7 +37,11 @@ export async function selectTargets(db: Database, selection: TargetSelection) {
       ...(clusterIds !== undefined && { clusterId: { in: clusterIds } }),
     },
     orderBy: { name: 'asc' },
-    include: { pin: { select: { targetId: true } } },
+    include: {
+      pin: { select: { targetId: true } },
+      // What its agent can run, for a sync asked of the whole selection (operations/agent-support.ts).
+      cluster: { select: { name: true, agentVersion: true, agentFeatures: true } },
+    },
   });
   if (chosen.length === 0) {
     const scope = selection.appSet === undefined ? 'no target' : `no target of appset "${selection.appSet}"`;

@@ -163,6 +163,7 @@ export class TargetsController {
   @ApiQuery({ name: 'appSet', required: false })
   @ApiQuery({ name: 'outcome', required: false, description: 'e.g. Failed,Partial' })
   @ApiQuery({ name: 'trigger', required: false, description: 'e.g. rollback' })
+  @ApiQuery({ name: 'operation', required: false, description: 'the run of this requested sync' })
   @ApiQuery({ name: 'from', required: false })
   @ApiQuery({ name: 'to', required: false })
   @ApiQuery({ name: 'limit', required: false })

@@ -30,6 +30,8 @@ export const syncHistoryQuery = z.object({
   appSet: z.string().min(1).optional(),
   outcome: listOf(SYNC_OUTCOMES).optional(),
   trigger: listOf(SYNC_TRIGGERS).optional(),
+  /** The run that carried out this requested sync (its operation id). */
+  operation: z.string().min(1).max(100).optional(),
   from: rfc3339.optional(),
   to: rfc3339.optional(),
   limit: z.coerce.number().int().min(1).max(500).default(HISTORY_PAGE),
@@ -41,7 +43,8 @@ export const syncHistoryQuery = z.object({
 export type SyncHistoryQuery = z.output<typeof syncHistoryQuery>;
 
 /** One row of the history query: the view's fields as the database gives them (dates, the report's own id). */
-type SyncRunRow = Omit<SyncRunView, 'startedAt' | 'finishedAt' | 'reportId' | 'dryRun'> & {
+type SyncRunRow = Omit<SyncRunView, 'startedAt' | 'finishedAt' | 'reportId' | 'dryRun' | 'operationId'> & {
+  operationId: string | null;
   startedAt: Date;
   finishedAt: Date;
   agentReportId: string;
@@ -81,6 +84,7 @@ export class SyncHistory {
     if (q.target) where.push(Prisma.sql`"targetName" = ${q.target}`);
     if (q.outcome) where.push(Prisma.sql`"outcome" = ANY(${q.outcome}::text[])`);
     if (q.trigger) where.push(Prisma.sql`"trigger" = ANY(${q.trigger}::text[])`);
+    if (q.operation) where.push(Prisma.sql`"operationId" = ${q.operation}`);
     // Timestamps travel as ISO text cast to `timestamp`, the column's type (UTC wall time, as Prisma
     // stores it), so no session time zone takes part in the comparison.
     if (q.from) where.push(Prisma.sql`"startedAt" >= ${q.from.toISOString()}::timestamp`);
@@ -100,7 +104,7 @@ export class SyncHistory {
     const rows = await this.db.prisma.$queryRaw<SyncRunRow[]>`
       SELECT "id", "targetName" AS "target", "clusterName" AS "cluster", "appSetName" AS "appSet",
              "revision", "bundleDigest", "trigger", "outcome", "message",
-             "startedAt", "finishedAt", "resources", "agentReportId", "dryRun"
+             "startedAt", "finishedAt", "resources", "agentReportId", "dryRun", "operationId"
         FROM "SyncRun"
        WHERE ${where.length > 0 ? Prisma.join(where, ' AND ') : Prisma.sql`TRUE`}
        ORDER BY "startedAt" DESC, "id" DESC
@@ -124,6 +128,8 @@ export class SyncHistory {
         reportId: r.agentReportId,
         // Only on dry runs: their resources say what a sync would have done; nothing changed.
         ...(r.dryRun && { dryRun: true }),
+        // Only on runs a person asked for: the operation (POST …/sync) it carried out.
+        ...(r.operationId !== null && { operationId: r.operationId }),
       })),
       nextCursor: rows.length > q.limit && last ? encodeCursor(last.startedAt, last.id) : null,
     };

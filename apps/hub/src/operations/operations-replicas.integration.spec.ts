@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { NestExpressApplication } from '@nestjs/platform-express';
+import { AGENT_FEATURES, AGENT_FEATURES_HEADER } from '@flotilla/contract';
 import type { AssignmentsResponse, Report, TargetOperationView } from '@flotilla/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHubApp } from '../hub-app.js';
@@ -22,7 +23,12 @@ describe('operations across hub replicas', () => {
   let dataDirB: string;
   let callB: ReturnType<typeof hubCaller>;
   const agentB = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
-    callB(method, path, body, { authorization: `Bearer ${fleet.credentials['eu-1']}`, ...headers });
+    callB(method, path, body, {
+      authorization: `Bearer ${fleet.credentials['eu-1']}`,
+      // A current agent: it can be asked to terminate (see agent-features).
+      [AGENT_FEATURES_HEADER]: AGENT_FEATURES.join(','),
+      ...headers,
+    });
   /** A people call on B, with the fleet's admin token (B shares A's configuration). */
   const peopleB: typeof callB = (method, path, body, headers = {}) =>
     callB(method, path, body, { authorization: `Bearer ${fleet.adminToken}`, ...headers });

@@ -1,4 +1,7 @@
 import 'reflect-metadata';
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import {
   type Assignment,
   type AssignmentsResponse,
@@ -15,6 +18,21 @@ import { startTwoClusterFleet, type TwoClusterFleet } from '../testing/two-clust
 // target with automated sync off.
 
 let fleet: TwoClusterFleet;
+
+const CLI = fileURLToPath(new URL('../../../cli/dist/main.js', import.meta.url));
+/** The built CLI against the hub: its exit code and what it printed. */
+async function flotilla(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, [CLI, ...args], {
+      env: { ...process.env, FLOTILLA_HUB_URL: fleet.hub.url, FLOTILLA_CONFIG: '/nonexistent/flotilla.yaml' },
+      timeout: 30_000,
+    });
+    return { code: 0, stdout, stderr };
+  } catch (e) {
+    const err = e as { code: number; stdout: string; stderr: string };
+    return { code: err.code, stdout: err.stdout, stderr: err.stderr };
+  }
+}
 let manual: Assignment;
 
 const DIFF = [
@@ -148,5 +166,55 @@ describe('target diff', () => {
       observedAt: '2026-12-07T03:00:03.000Z',
       inSync: true,
     });
+  });
+
+  it('lists what a sync would prune as deletions; the built CLI marks them, and --exit-code counts only a prune', async () => {
+    const removed = (name: string, prune: boolean) => ({
+      group: '',
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      namespace: 'web',
+      name,
+      action: 'delete' as const,
+      prune,
+      paths: [''],
+      diff: [
+        `diff -u -N live/v1.ConfigMap.web.${name} desired/v1.ConfigMap.web.${name}`,
+        `--- live/v1.ConfigMap.web.${name}`,
+        `+++ desired/v1.ConfigMap.web.${name}`,
+        '@@ -1,4 +0,0 @@',
+        '-apiVersion: v1',
+        '-data:',
+        '-  owner: platform',
+        '-kind: ConfigMap',
+        '',
+      ].join('\n'),
+      truncated: false,
+    });
+    const both = { inSync: true, objects: [removed('old-config', true), removed('pinned-config', false)] };
+    expect((await report(comparison('cmp-prune', '2026-12-07T03:00:10.000Z', both))).status).toBe(200);
+    const shown = (await diffOf('manual-eu-1')).body.comparison;
+    expect(shown?.objects.map((o) => [o.name, o.action, o.prune])).toEqual([
+      ['old-config', 'delete', true],
+      ['pinned-config', 'delete', false],
+    ]);
+
+    const cli = await flotilla('diff', 'manual-eu-1', '--exit-code');
+    expect(cli.code).toBe(1);
+    expect(cli.stdout).toContain(
+      '# ConfigMap web/old-config: no longer in Git; prune is on: a sync deletes it\ndiff -u -N live/v1.ConfigMap.web.old-config',
+    );
+    expect(cli.stdout).toContain(
+      '# ConfigMap web/pinned-config: no longer in Git; not pruned (prune is off, or Prune=false on it): a sync leaves it in place\n',
+    );
+    expect(cli.stdout).toContain('\n-  owner: platform\n');
+    expect(cli.stderr).toContain(
+      '0 of 1 object(s) differ, 1 would be pruned, 1 no longer declared but left in place (prune off)',
+    );
+
+    // Only a leftover a sync leaves in place: nothing would change.
+    const kept = { inSync: true, objects: [removed('pinned-config', false)] };
+    expect((await report(comparison('cmp-kept', '2026-12-07T03:00:11.000Z', kept))).status).toBe(200);
+    expect((await flotilla('diff', 'manual-eu-1', '--exit-code')).code).toBe(0);
   });
 });

@@ -23,6 +23,7 @@ import { runOptions, runSettings } from './run-options.js';
 import { operationView as view } from './operation-view.js';
 import { assignedRevision, requestedRevision, unsyncable } from './sync-target-checks.js';
 import { declaredRefs } from './selective-sync.js';
+import { requireSupport, unsupportedBy } from './agent-support.js';
 
 /** At most this many targets per request: a larger selection is refused, never cut silently. */
 export const MAX_BULK_TARGETS = 1000;
@@ -51,10 +52,13 @@ export class TargetOperations {
     const req = parseInput(bulkSyncRequestSchema, body);
     const settings = runSettings(req);
     const chosen = await selectTargets(this.db, req);
-    const ready = chosen.filter((t) => unsyncable(t) === null);
+    // A target whose agent cannot run what is asked is left out, saying so, like one never released.
+    const whyNot = (t: (typeof chosen)[number]) =>
+      unsyncable(t)?.reason ?? unsupportedBy(t.cluster, req)?.message;
+    const ready = chosen.filter((t) => whyNot(t) === undefined);
     const skipped = chosen.flatMap((t) => {
-      const why = unsyncable(t);
-      return why ? [{ target: t.name, reason: why.reason }] : [];
+      const reason = whyNot(t);
+      return reason !== undefined ? [{ target: t.name, reason }] : [];
     });
     if (ready.length > MAX_BULK_TARGETS)
       throw new HubError(
@@ -113,6 +117,8 @@ export class TargetOperations {
     const req = parseInput(singleSyncRequestSchema, body);
     const settings = runSettings(req);
     const target = await this.syncableTarget(targetName);
+    // What the agent cannot run is refused first: no point checking a revision it would ignore.
+    requireSupport(target.cluster, req);
     const assigned = assignedRevision(target);
     const revision = requestedRevision(target, assigned, req.revision);
     const resources = req.resources
@@ -168,6 +174,7 @@ export class TargetOperations {
         desiredRevision: true,
         deletionState: true,
         pin: { select: { targetId: true, revision: true, bundleDigest: true, expiresAt: true } },
+        cluster: { select: { name: true, agentVersion: true, agentFeatures: true } },
       },
     });
     if (!target) throw HubError.notFound('target', targetName);
@@ -211,14 +218,22 @@ export class TargetOperations {
       verb: 'terminate',
       done: 'terminated',
       action: 'target.sync-terminate-requested',
-      refuse: (current) =>
-        current.terminateRequestedBy === null
-          ? undefined
-          : new HubError(
-              409,
-              'operation-terminating',
-              `operation ${operationId} is being terminated already (asked by ${current.terminateRequestedBy})`,
-            ),
+      refuse: async (current, tx) => {
+        if (current.terminateRequestedBy !== null)
+          return new HubError(
+            409,
+            'operation-terminating',
+            `operation ${operationId} is being terminated already (asked by ${current.terminateRequestedBy})`,
+          );
+        const cluster = await tx.cluster.findUniqueOrThrow({
+          where: { id: current.clusterId },
+          select: { name: true, agentVersion: true, agentFeatures: true },
+        });
+        const missing = unsupportedBy(cluster, { terminate: true });
+        return missing
+          ? new HubError(409, 'agent-feature-missing', missing.message, missing.field)
+          : undefined;
+      },
       where: { terminateRequestedBy: null },
       data: { terminateRequestedBy: actor, terminateReason: reason, terminateRequestedAt: new Date() },
     });
@@ -237,7 +252,7 @@ export class TargetOperations {
       verb: string;
       done: string;
       action: string;
-      refuse?: (current: TargetOperation) => HubError | undefined;
+      refuse?: (current: TargetOperation, tx: Prisma.TransactionClient) => Promise<HubError | undefined>;
       where?: Prisma.TargetOperationWhereInput;
       data: Prisma.TargetOperationUpdateManyMutationInput;
     },
@@ -252,7 +267,7 @@ export class TargetOperations {
           'operation-finished',
           `operation ${operationId} is ${state}: only a Pending one can be ${change.done}`,
         );
-      const refused = change.refuse?.(current);
+      const refused = await change.refuse?.(current, tx);
       if (refused) throw refused;
       const updated = await tx.targetOperation.updateMany({
         where: { id: operationId, state: 'Pending', ...change.where },

@@ -1,3 +1,4 @@
+import { AGENT_FEATURES, AGENT_FEATURES_HEADER } from '@flotilla/contract';
 import { createTestGitRepo, type TestGitRepo } from './test-git-repo.js';
 import { hubCaller, startTestHub, type HubAnswer, type TestHub } from './test-hub.js';
 
@@ -80,7 +81,12 @@ export async function startTwoClusterFleet(env: Record<string, string> = {}): Pr
         ...(actor && { 'x-flotilla-actor': actor }),
       }),
     agent: (cluster, method, path, body, headers = {}) =>
-      send(method, path, body, { authorization: `Bearer ${credentials[cluster]}`, ...headers }),
+      send(method, path, body, {
+        authorization: `Bearer ${credentials[cluster]}`,
+        // Spoken as a current agent: it announces every feature (a spec may send the header empty).
+        [AGENT_FEATURES_HEADER]: AGENT_FEATURES.join(','),
+        ...headers,
+      }),
     close: async () => {
       await hub.close();
       repo.remove();

@@ -2,7 +2,12 @@ import { Controller, Get, Param, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
 import { targetWindowsViewSchema, type TargetWindowsView } from '@flotilla/contract';
 import { ApiAnswer } from '../../common/api-docs.js';
-import { targetWindowStatus, windowsForTarget, type TargetWindowStatus } from '@flotilla/windows';
+import {
+  targetWindowStatus,
+  windowsForTarget,
+  type NamedSyncWindow,
+  type TargetWindowStatus,
+} from '@flotilla/windows';
 import { AdminTokenGuard } from '../../auth/admin-token.guard.js';
 import { HubError } from '../../common/hub-error.js';
 import { Database } from '../../db/database.js';
@@ -64,11 +69,12 @@ export class TargetWindowsController {
             eligibleAt: bypass ? now.toISOString() : (status.nextOpen?.toISOString() ?? null),
           }
         : null;
+    const applying = windowsForTarget(named, subject);
     return {
       target: target.name,
       cluster: target.cluster.name,
       at: now.toISOString(),
-      windows: windowsForTarget(named, subject).map((w) => ({
+      windows: applying.map((w) => ({
         name: w.name,
         kind: w.window.kind,
         schedule: w.window.schedule,
@@ -79,9 +85,19 @@ export class TargetWindowsController {
       canSync: status.canSync,
       canSyncManually: status.canSyncManually,
       nextOpen: status.nextOpen?.toISOString() ?? null,
+      heldBy: status.canSync ? [] : holdingWindows(applying, status.active),
       nextClose: status.nextClose?.toISOString() ?? null,
       breakGlass: overrides,
       pending,
     };
   }
+}
+
+/** The active deny windows, else (no allow window active) the allow windows it waits for. */
+function holdingWindows(applying: readonly NamedSyncWindow[], active: readonly string[]): string[] {
+  const of = (kind: 'allow' | 'deny', isActive: boolean) =>
+    applying.filter((w) => w.window.kind === kind && active.includes(w.name) === isActive).map((w) => w.name);
+  const deny = of('deny', true);
+  if (deny.length > 0) return deny;
+  return of('allow', true).length > 0 ? [] : of('allow', false);
 }

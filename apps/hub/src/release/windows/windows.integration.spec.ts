@@ -1,5 +1,8 @@
 import 'reflect-metadata';
+import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import type {
   AssignmentsResponse,
   SyncWindowVersionView as WindowVersionView,
@@ -15,6 +18,16 @@ import { startTwoClusterFleet, type TwoClusterFleet } from '../../testing/two-cl
 // target in its assignment (waking a waiting long-poll), and "pending, eligible at T".
 
 let fleet: TwoClusterFleet;
+
+const CLI = fileURLToPath(new URL('../../../../cli/dist/main.js', import.meta.url));
+/** The built CLI's `flotilla windows next TARGET`, as a person reads it. */
+async function windowsNext(target: string): Promise<string> {
+  const { stdout } = await promisify(execFile)(process.execPath, [CLI, 'windows', 'next', target], {
+    env: { ...process.env, FLOTILLA_HUB_URL: fleet.hub.url, FLOTILLA_CONFIG: '/nonexistent/flotilla.yaml' },
+    timeout: 30_000,
+  });
+  return stdout;
+}
 
 const assignments = (cluster: 'eu-1' | 'us-1', headers: Record<string, string> = {}, wait = 0) =>
   fleet.agent<AssignmentsResponse>(
@@ -92,6 +105,8 @@ describe('sync windows at the hub', () => {
     expect(woken.etag).not.toBe(before.etag);
     expect(woken.body.assignments[0]?.windows).toEqual([
       {
+        // The name travels so the agent's "blocked by window freeze-eu" can say which one holds it.
+        name: 'freeze-eu',
         kind: 'deny',
         schedule: '* * * * *',
         duration: '1h',
@@ -120,6 +135,7 @@ describe('sync windows at the hub', () => {
       // Fires every minute for an hour: always active, so nothing opens within the horizon.
       nextOpen: null,
       nextClose: null,
+      heldBy: ['freeze-eu'],
       pending: null,
     });
 
@@ -143,6 +159,14 @@ describe('sync windows at the hub', () => {
     expect((await fleet.agent('eu-1', 'POST', '/api/agent/v1/reports', { reports: [report] })).status).toBe(
       200,
     );
+    // Issue #17: `windows next` answered "eligible at no time within a year" for a target held by a
+    // window that is always in force; it says which window, and that deleting or changing it ends it.
+    const text = await windowsNext('web-eu-1');
+    expect(text).toMatch(/Held by:\s+freeze-eu\n/);
+    expect(text).toContain(
+      'eligible when window freeze-eu is changed or deleted (always in force; nothing opens within a year)',
+    );
+    expect(text).not.toContain('no time within a year');
 
     // A window that started a minute ago and lasts ten: eligible when it ends.
     const now = new Date();
