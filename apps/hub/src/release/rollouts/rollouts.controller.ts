@@ -1,6 +1,5 @@
 import {
   type AuditActor,
-  openApiSchemaOf,
   rolloutDetailViewSchema,
   rolloutViewSchema,
   rolloutListSchema,
