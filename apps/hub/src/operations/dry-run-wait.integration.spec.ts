@@ -67,6 +67,7 @@ describe('a dry run waited for is answered by the run of its operation', () => {
         env: {
           ...process.env,
           FLOTILLA_HUB_URL: fleet.hub.url,
+          FLOTILLA_TOKEN: fleet.adminToken,
           FLOTILLA_CONFIG: '/nonexistent/flotilla.yaml',
         },
         timeout: 90_000,

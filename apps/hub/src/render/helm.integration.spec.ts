@@ -659,7 +659,12 @@ describe('charts behind credentials', () => {
     const flotilla = (args: string[], input = '') =>
       new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve, reject) => {
         const child = spawn(process.execPath, [CLI, 'chart-repositories', ...args, '--hub', fleet.hub.url], {
-          env: { ...process.env, FLOTILLA_CONTEXT: '', XDG_CONFIG_HOME: tools },
+          env: {
+            ...process.env,
+            FLOTILLA_CONTEXT: '',
+            XDG_CONFIG_HOME: tools,
+            FLOTILLA_TOKEN: fleet.adminToken,
+          },
         });
         let stdout = '';
         let stderr = '';
