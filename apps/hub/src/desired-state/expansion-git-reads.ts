@@ -1,4 +1,4 @@
-import { GitMirrorError, type GitMirrors } from '../sources/git/git-mirror.js';
+import { FULL_SHA, GitMirrorError, type GitMirrors } from '../sources/git/git-mirror.js';
 
 /**
  * The refs every hub replica shares (`RepositoryRef`, written by source-sync) and a way to bring this
@@ -168,8 +168,6 @@ export class ExpansionGitReads {
     return this.mirrors.hasMirror(repositoryId);
   }
 }
-
-const FULL_SHA = /^[0-9a-f]{40}$/;
 
 /** The name a ref's row has: '' means HEAD. */
 function rowName(ref: string): string {

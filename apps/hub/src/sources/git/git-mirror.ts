@@ -7,7 +7,8 @@ import { openGitAuth, type GitAuth } from './git-credentials.js';
 import { GIT_ENV } from './git-environment.js';
 import { DEFAULT_FETCH_TIMEOUTS, remoteGit, type FetchTimeouts } from './remote-git.js';
 
-const FULL_SHA = /^[0-9a-f]{40}$/;
+/** A full commit id: resolved as it is, never a ref to fetch or record. */
+export const FULL_SHA = /^[0-9a-f]{40}$/;
 const MAX_GIT_OUTPUT_BYTES = 64 * 1024 * 1024;
 
 /**
