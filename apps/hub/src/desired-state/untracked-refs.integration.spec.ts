@@ -36,12 +36,12 @@ function commitOn(branch: string, content: string): string {
   return sha;
 }
 
-const appset = (name: string, targetRevision: string) => ({
+const appset = (name: string, targetRevision: string, element: Record<string, string> = {}) => ({
   apiVersion: 'flotilla.dev/v1alpha1',
   kind: 'ApplicationSet',
   metadata: { name },
   spec: {
-    generators: [{ list: { elements: [{ cluster: 'c1' }] } }],
+    generators: [{ list: { elements: [{ cluster: 'c1', ...element }] } }],
     template: {
       metadata: { name: `${name}-{{cluster}}` },
       spec: {
@@ -56,8 +56,8 @@ const configMap = (value: string) =>
   `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: config\ndata:\n  value: "${value}"\n`;
 
 /** Applies the appset and waits until its expansion (and all it queued) ran. */
-async function apply(name: string, targetRevision: string): Promise<void> {
-  const r = await call('POST', '/api/v1/appsets', appset(name, targetRevision));
+async function apply(name: string, targetRevision: string, element?: Record<string, string>): Promise<void> {
+  const r = await call('POST', '/api/v1/appsets', appset(name, targetRevision, element));
   expect([200, 201]).toContain(r.status);
   await waitForIdleQueues(hub.app);
 }
@@ -123,6 +123,14 @@ describe('refs an appset reads again after they were no longer tracked', () => {
     expect(await desiredRevision('tagged-c1')).toBe(moved);
   }, 120_000);
 
+  it('a templated targetRevision naming a branch no poll tracks is fetched before it is resolved', async () => {
+    // Known only once the generator ran: resolved per target, after the repository was prepared.
+    const feature = commitOn('feature', configMap('feature'));
+    await apply('tpl', '{{branch}}', { branch: 'feature' });
+    expect(await desiredRevision('tpl-c1')).toBe(feature);
+    expect(await storedRefs()).toMatchObject({ feature });
+  }, 120_000);
+
   it('a tracked ref costs no fetch when an appset expands again', async () => {
     const mirrors = hub.app.get(GitMirrorsService).mirrors;
     const fetch = vi.spyOn(mirrors, 'fetch');
@@ -167,9 +175,9 @@ describe('refs an appset reads again after they were no longer tracked', () => {
     await apply('hf', 'main');
     await poll();
     const refs = await storedRefs();
-    // What the appsets read: `release` (web, web2), `v1` (tagged), `main` (hf) and HEAD; `relaese`
-    // (typo) names nothing on the remote, so it never had a row.
-    expect(Object.keys(refs).sort()).toEqual(['HEAD', 'main', 'release', 'v1']);
+    // What the appsets and targets read: `release` (web, web2), `v1` (tagged), `feature` (tpl's
+    // target), `main` (hf) and HEAD; `relaese` (typo) names nothing on the remote: it never had a row.
+    expect(Object.keys(refs).sort()).toEqual(['HEAD', 'feature', 'main', 'release', 'v1']);
     expect(refs).toMatchObject({ HEAD: repo.head(), main: repo.head() });
   }, 120_000);
 });
