@@ -121,7 +121,7 @@ export class DesiredTargets {
     if (!(gate instanceof ProjectGate)) throw new ExpansionError(gate.code, gate.message, gate.path);
     const refused = gate.checkLiteralRepositories(spec);
     if (refused) throw new ExpansionError(refused.code, refused.message, refused.path);
-    for (const url of literalRepoRefs(spec).keys()) await this.repositories.prepared(url, scope);
+    for (const [url, refs] of literalRepoRefs(spec)) await this.repositories.prepared(url, scope, refs);
     return gate;
   }
 

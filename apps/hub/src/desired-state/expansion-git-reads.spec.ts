@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,7 +21,23 @@ describe('ExpansionGitReads', () => {
       fetches++;
       await mirrors.fetch(id, repo.url);
     },
+    // As RepositoriesService.recordRefs: fetch, then a row for each ref the mirror now knows.
+    record: async (id, refs) => {
+      if (failRecord) throw new Error('cannot fetch: remote down');
+      await shared.fetchMirror(id);
+      const recorded = new Map<string, string>();
+      for (const ref of refs) {
+        try {
+          recorded.set(ref, mirrors.resolve(id, ref));
+        } catch {
+          continue;
+        }
+        stored.set(ref, recorded.get(ref) ?? '');
+      }
+      return recorded;
+    },
   };
+  let failRecord = false;
 
   beforeAll(async () => {
     repo = createTestGitRepo({ 'app/a.yaml': 'a: 1\n' });
@@ -82,5 +99,75 @@ describe('ExpansionGitReads', () => {
     await third.prepare('r', { fetch: true });
     expect(fetches).toBe(before + 2);
     expect(third.resolve('r', 'main')).toBe(stored.get('main'));
+  });
+
+  it('fetches and records a ref no row tracks before resolving it, and a tracked ref never', async () => {
+    const git = (...args: string[]) => execFileSync('git', ['-C', repo.dir, ...args], { stdio: 'ignore' });
+    git('branch', '-f', 'release');
+    // The mirror saw `release` at this commit; the branch moves on while nothing tracks it.
+    await mirrors.fetch('r', repo.url);
+    const old = mirrors.resolve('r', 'release');
+    git('checkout', '-q', 'release');
+    const newest = repo.commit({ 'app/a.yaml': 'a: release\n' });
+    git('checkout', '-q', 'main');
+    expect(stored.has('release')).toBe(false);
+
+    const before = fetches;
+    const first = new ExpansionGitReads(mirrors, shared);
+    await first.prepare('r', { fetch: true, refs: ['release', 'main'] });
+    expect(fetches).toBe(before + 1);
+    expect(first.resolve('r', 'release')).toBe(newest);
+    expect(newest).not.toBe(old);
+    expect(stored.get('release')).toBe(newest);
+
+    // Recorded now: the next expansion reads the row and fetches nothing; a templated ref (`track`)
+    // that is tracked costs nothing either.
+    const second = new ExpansionGitReads(mirrors, shared);
+    await second.prepare('r', { fetch: true, refs: ['release'] });
+    await second.track('r', 'main');
+    expect(fetches).toBe(before + 1);
+    expect(second.resolve('r', 'release')).toBe(newest);
+  });
+
+  it('a ref the remote lacks fails, fetched once until the mirror is fetched again', async () => {
+    const before = fetches;
+    const first = new ExpansionGitReads(mirrors, shared);
+    await first.prepare('r', { fetch: true });
+    await first.track('r', 'no-such-branch');
+    expect(fetches).toBe(before + 1);
+    expect(() => first.resolve('r', 'no-such-branch')).toThrow(/is not a branch, tag or commit/);
+
+    const second = new ExpansionGitReads(mirrors, shared);
+    await second.prepare('r', { fetch: true, refs: ['no-such-branch'] });
+    expect(fetches).toBe(before + 1);
+    // A poll fetches the mirror: the branch may exist now, so asking is worth a fetch again.
+    await mirrors.fetch('r', repo.url);
+    const third = new ExpansionGitReads(mirrors, shared);
+    await third.prepare('r', { fetch: true, refs: ['no-such-branch'] });
+    expect(fetches).toBe(before + 2);
+  });
+
+  it('a ref no row tracks fails when fetching it fails, rather than resolving a stale mirror', async () => {
+    execFileSync('git', ['-C', repo.dir, 'branch', '-f', 'hotfix']);
+    await mirrors.fetch('r', repo.url);
+    failRecord = true;
+    try {
+      const git = new ExpansionGitReads(mirrors, shared);
+      await git.prepare('r', { fetch: true, refs: ['hotfix'] });
+      expect(() => git.resolve('r', 'hotfix')).toThrow(/fetching its newest commit failed: cannot fetch/);
+      // Tracked refs are unaffected.
+      expect(git.resolve('r', 'main')).toBe(stored.get('main'));
+    } finally {
+      failRecord = false;
+    }
+  });
+
+  it('a preview fetches nothing and reads a ref without a row from the mirror', async () => {
+    const before = fetches;
+    const git = new ExpansionGitReads(mirrors, shared);
+    await git.prepare('r', { fetch: false, refs: ['preview-only'] });
+    await git.track('r', 'HEAD~1');
+    expect(fetches).toBe(before);
+    expect(git.resolve('r', 'HEAD~1')).toBe(mirrors.resolve('r', 'HEAD~1'));
   });
 });

@@ -1,4 +1,4 @@
-import { GitMirrorError, type GitMirrors } from '../sources/git/git-mirror.js';
+import { FULL_SHA, GitMirrorError, type GitMirrors } from '../sources/git/git-mirror.js';
 
 /**
  * The refs every hub replica shares (`RepositoryRef`, written by source-sync) and a way to bring this
@@ -9,6 +9,11 @@ export interface SharedRefs {
   load(repositoryId: string): Promise<Map<string, string>>;
   /** Fetches this replica's mirror of the repository; records nothing. */
   fetchMirror(repositoryId: string): Promise<void>;
+  /**
+   * Fetches this replica's mirror and records the commits `refs` name now; ref → commit recorded,
+   * without the refs the remote lacks.
+   */
+  record(repositoryId: string, refs: string[]): Promise<Map<string, string>>;
 }
 
 /** A ref an expansion resolved, and to what: compared with the stored refs when its result is written. */
@@ -22,8 +27,14 @@ export interface ResolvedRef {
  * The Git reads of one expansion, each done once. A ref means the commit the database records for
  * it (`RepositoryRef`), not what this replica's mirror says: replicas fetch at different moments, and
  * an expansion on a replica whose mirror is behind used to move targets back to an older commit.
- * Only a ref nobody tracks yet (no stored row) is resolved from the mirror. `prepare` makes sure the
- * mirror holds every recorded commit, fetching it first when it does not.
+ * `prepare` makes sure the mirror holds every recorded commit, fetching it first when it does not.
+ *
+ * A ref without a row is one no poll keeps fresh: never asked for, or pruned by a poll once nothing
+ * read it. Its row, had it stayed, would say where the ref was when it was last read, and the mirror
+ * is only as fresh as this replica's last fetch. So such a ref is fetched and recorded before it is
+ * resolved (`prepare` for the refs the document names literally, `track` for templated ones): one
+ * fetch per repository per expansion at most, none for a tracked ref. The preview fetches nothing
+ * and reads such a ref from the mirror.
  *
  * Every mirror read spawns `git` synchronously (~5–10 ms on a busy machine), and an expansion asks
  * the same questions over and over: the template's `targetRevision` is resolved once per target, and
@@ -41,6 +52,12 @@ export class ExpansionGitReads {
   /** repositoryId → recorded commits still missing from the mirror (and the fetch's error, if it failed). */
   private readonly unavailable = new Map<string, { shas: Set<string>; fetchError: string | undefined }>();
   private readonly used = new Map<string, ResolvedRef>();
+  /** repositoryId → whether this expansion may fetch it (not a preview). */
+  private readonly mayFetch = new Map<string, boolean>();
+  /** Repositories this expansion already fetched for refs without a row: the mirror is fresh now. */
+  private readonly fetchedForRefs = new Set<string>();
+  /** repositoryId → why recording its unrecorded refs failed: those refs fail rather than go stale. */
+  private readonly recordErrors = new Map<string, string>();
 
   constructor(
     private readonly mirrors: GitMirrors,
@@ -48,11 +65,12 @@ export class ExpansionGitReads {
   ) {}
 
   /**
-   * Loads the repository's stored refs and fetches the mirror if it lacks any of their commits.
-   * `fetch` false (the preview): never fetch; a missing commit fails the ref that needs it.
+   * Loads the repository's stored refs and fetches the mirror if it lacks any of their commits, then
+   * records `refs` (the ones the document names) that have no row. `fetch` false (the preview):
+   * never fetch; a missing commit fails the ref that needs it.
    */
-  async prepare(repositoryId: string, opts: { fetch: boolean }): Promise<void> {
-    if (this.stored.has(repositoryId)) return;
+  async prepare(repositoryId: string, opts: { fetch: boolean; refs?: Iterable<string> }): Promise<void> {
+    if (this.stored.has(repositoryId)) return this.track(repositoryId, ...(opts.refs ?? []));
     const refs = await this.shared.load(repositoryId);
     let missing = this.mirrors.missingCommits(repositoryId, [...new Set(refs.values())]);
     let fetchError: string | undefined;
@@ -68,12 +86,46 @@ export class ExpansionGitReads {
       }
     }
     this.stored.set(repositoryId, refs);
+    this.mayFetch.set(repositoryId, opts.fetch);
     if (missing.length > 0) this.unavailable.set(repositoryId, { shas: new Set(missing), fetchError });
+    await this.track(repositoryId, ...(opts.refs ?? []));
+  }
+
+  /**
+   * Records `refs` of a prepared repository that have no row yet, fetching first (see the class
+   * comment); a no-op for tracked refs, full commit ids, and in a preview.
+   */
+  async track(repositoryId: string, ...refs: string[]): Promise<void> {
+    const stored = this.stored.get(repositoryId);
+    if (!stored || !this.mayFetch.get(repositoryId) || this.fetchedForRefs.has(repositoryId)) return;
+    const unrecorded = [...new Set(refs.map(rowName))].filter(
+      (r) => !stored.has(r) && !FULL_SHA.test(r) && !this.mirrors.knownRefNotFound(repositoryId, r),
+    );
+    if (unrecorded.length === 0) return;
+    this.fetchedForRefs.add(repositoryId);
+    try {
+      const recorded = await this.shared.record(repositoryId, unrecorded);
+      for (const [ref, sha] of recorded) stored.set(ref, sha);
+      this.mirrors.noteRefsNotFound(
+        repositoryId,
+        unrecorded.filter((r) => !recorded.has(r)),
+      );
+    } catch (e) {
+      this.recordErrors.set(repositoryId, e instanceof Error ? e.message : String(e));
+    }
   }
 
   resolve(repositoryId: string, ref: string): string {
     return memo(this.commits, `${repositoryId}\0${ref}`, () => {
-      const recorded = this.stored.get(repositoryId)?.get(ref.trim() === '' ? 'HEAD' : ref.trim());
+      const recorded = this.stored.get(repositoryId)?.get(rowName(ref));
+      const recordError = this.recordErrors.get(repositoryId);
+      if (recorded === undefined && recordError !== undefined && !FULL_SHA.test(rowName(ref))) {
+        // The mirror may be as old as this replica's last fetch: better no render than a stale one.
+        throw new GitMirrorError(
+          'fetch-failed',
+          `"${ref}" is not tracked yet and fetching its newest commit failed: ${recordError}`,
+        );
+      }
       const sha = recorded ?? this.mirrors.resolve(repositoryId, ref);
       const gone = this.unavailable.get(repositoryId);
       if (gone?.shas.has(sha)) {
@@ -115,6 +167,11 @@ export class ExpansionGitReads {
   hasMirror(repositoryId: string): boolean {
     return this.mirrors.hasMirror(repositoryId);
   }
+}
+
+/** The name a ref's row has: '' means HEAD. */
+function rowName(ref: string): string {
+  return ref.trim() === '' ? 'HEAD' : ref.trim();
 }
 
 function memo<T>(cache: Map<string, T>, key: string, read: () => T): T {

@@ -43,6 +43,8 @@ export class ExpansionRepositories {
     ref: string,
     at: string,
   ): Promise<string> {
+    // A templated ref is known only now: one no poll keeps fresh is fetched before it is resolved.
+    await scope.git.track(repo.id, ref);
     const sha = resolveRevision(scope.git, repo, ref, at);
     const verdict = await this.verifications.verdict(repo, sha);
     if (!verdict.verified) throw new ExpansionError('source-unverified', verdict.message, at);
@@ -56,6 +58,7 @@ export class ExpansionRepositories {
       return new Map(rows.map((r) => [r.ref, r.sha]));
     },
     fetchMirror: (repositoryId) => this.repos.fetchMirror(repositoryId),
+    record: (repositoryId, refs) => this.repos.recordRefs(repositoryId, refs),
   };
 
   /** The Git reads of a new expansion, none asked yet. */
@@ -65,13 +68,14 @@ export class ExpansionRepositories {
 
   /**
    * The repository of `url` ready for this expansion's reads (registered, fetched, prepared), once
-   * per expansion however many sources name it.
+   * per expansion however many sources name it. `refs`: the ones the document names literally for
+   * this URL, recorded up front when no poll tracks them yet (generators read synchronously).
    */
-  async prepared(url: string, scope: RepositoryScope): Promise<Repository> {
+  async prepared(url: string, scope: RepositoryScope, refs: Iterable<string> = []): Promise<Repository> {
     const known = scope.repoByUrl.get(url);
     if (known) return known;
     const repo = await this.readyRepository(url, scope.appSetName, scope.register);
-    await scope.git.prepare(repo.id, { fetch: scope.register });
+    await scope.git.prepare(repo.id, { fetch: scope.register, refs });
     scope.repoByUrl.set(url, repo);
     return repo;
   }

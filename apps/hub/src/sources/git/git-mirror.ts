@@ -7,7 +7,8 @@ import { openGitAuth, type GitAuth } from './git-credentials.js';
 import { GIT_ENV } from './git-environment.js';
 import { DEFAULT_FETCH_TIMEOUTS, remoteGit, type FetchTimeouts } from './remote-git.js';
 
-const FULL_SHA = /^[0-9a-f]{40}$/;
+/** A full commit id: resolved as it is, never a ref to fetch or record. */
+export const FULL_SHA = /^[0-9a-f]{40}$/;
 const MAX_GIT_OUTPUT_BYTES = 64 * 1024 * 1024;
 
 /**
@@ -36,6 +37,8 @@ export class GitMirrors {
   private readonly locks = new Map<string, Promise<unknown>>();
   /** repositoryId → commits a fetch of the mirror did not bring (gone from the remote). */
   private readonly notOnRemote = new Map<string, Set<string>>();
+  /** repositoryId → refs the mirror's latest fetch did not find; forgotten at its next fetch. */
+  private readonly refsNotFound = new Map<string, Set<string>>();
 
   constructor(
     dataDir: string,
@@ -89,6 +92,7 @@ export class GitMirrors {
         await remoteGit(dir, ['ls-remote', '--symref', 'origin', 'HEAD'], this.timeouts, session?.env),
       );
       if (head?.[1]) await this.git(dir).raw(['symbolic-ref', 'HEAD', head[1]]);
+      this.refsNotFound.delete(repositoryId);
     } catch (e) {
       // A mirror that never fetched is not a mirror: leave nothing that looks usable.
       if (fresh) rmSync(dir, { recursive: true, force: true });
@@ -147,6 +151,22 @@ export class GitMirrors {
   /** Whether a fetch of this mirror already failed to bring `sha`. */
   knownNotOnRemote(repositoryId: string, sha: string): boolean {
     return this.notOnRemote.get(repositoryId)?.has(sha) ?? false;
+  }
+
+  /**
+   * Remembers refs the mirror lacks right after a fetch, so an appset naming a branch that does not
+   * exist costs one fetch until the next one (a poll), not one per expansion.
+   */
+  noteRefsNotFound(repositoryId: string, refs: string[]): void {
+    if (refs.length === 0) return;
+    const known = this.refsNotFound.get(repositoryId) ?? new Set<string>();
+    for (const ref of refs) known.add(ref);
+    this.refsNotFound.set(repositoryId, known);
+  }
+
+  /** Whether the mirror's latest fetch already did not find `ref`. */
+  knownRefNotFound(repositoryId: string, ref: string): boolean {
+    return this.refsNotFound.get(repositoryId)?.has(ref) ?? false;
   }
 
   /** Every file path of the commit under `path` ('' = whole tree), '/'-separated. */

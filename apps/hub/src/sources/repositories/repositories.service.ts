@@ -17,8 +17,8 @@ import type { GitAuth } from '../git/git-credentials.js';
 import { GitMirrorError } from '../git/git-mirror.js';
 import { GitMirrorsService } from '../git/git-mirrors.service.js';
 import { JobQueues } from '../../queues/job-queues.service.js';
-import { literalRepoRefs } from '@flotilla/generators';
-import { Prisma, type Repository } from '../../generated/prisma/client.js';
+import type { Repository } from '../../generated/prisma/client.js';
+import { pruneUntrackedRefs, resolveInMirror, storeResolvedRefs, trackedRefs } from './repository-refs.js';
 import { repositoryUrlProblem, type LocalRepositoryPolicy } from './repository-url.js';
 
 /** Repository credentials as an admin gives them; stored sealed, never shown again. */
@@ -239,8 +239,7 @@ export class RepositoriesService implements OnModuleInit {
     // When the fetch asked the remote, on the database's clock (one clock for every replica): two
     // replicas fetching one repository record what they saw in the order they asked, not the order
     // they finished, so a slow fetch of an older commit never moves a ref back.
-    const [{ startedAt } = { startedAt: new Date() }] = await this.db.prisma.$queryRaw<{ startedAt: Date }[]>`
-      SELECT clock_timestamp() AS "startedAt"`;
+    const startedAt = await this.databaseNow();
     try {
       // Again at each fetch: a row stored before the check existed, or a link moved since.
       const problem = repositoryUrlProblem(repo.url, this.localPolicy);
@@ -268,7 +267,8 @@ export class RepositoriesService implements OnModuleInit {
       }
       return { ok: false, changed: false, error };
     }
-    const tracked = await this.trackedRefs(repo.url);
+    const tracked = await trackedRefs(this.db.prisma, repo.url);
+    const resolved = resolveInMirror(this.mirrors.mirrors, repo.id, tracked);
     let changed = false;
     await this.db.prisma.$transaction(async (tx) => {
       // Replicas recording fetches of this repository take turns; a fetch that began before the one
@@ -276,25 +276,9 @@ export class RepositoriesService implements OnModuleInit {
       const [current] = await tx.$queryRaw<{ lastFetchedAt: Date | null }[]>`
         SELECT "lastFetchedAt" FROM "Repository" WHERE "id" = ${repo.id} FOR UPDATE`;
       if (!current || (current.lastFetchedAt !== null && current.lastFetchedAt > startedAt)) return;
-      changed = current.lastFetchedAt === null;
-      const stored = await tx.repositoryRef.findMany({ where: { repositoryId: repo.id } });
-      const before = new Map(stored.map((r) => [r.ref, r.sha]));
-      for (const ref of tracked) {
-        let sha: string;
-        try {
-          sha = this.mirrors.mirrors.resolve(repo.id, ref);
-        } catch {
-          continue; // an unknown ref is reported by the expansion that asked for it
-        }
-        // Polls mostly find nothing new: write only what moved.
-        if (before.get(ref) === sha) continue;
-        changed = true;
-        await tx.repositoryRef.upsert({
-          where: { repositoryId_ref: { repositoryId: repo.id, ref } },
-          create: { repositoryId: repo.id, ref, sha, resolvedAt: startedAt },
-          update: { sha, resolvedAt: startedAt },
-        });
-      }
+      const { moved } = await storeResolvedRefs(tx, repo.id, resolved, startedAt);
+      changed = moved || current.lastFetchedAt === null;
+      await pruneUntrackedRefs(tx, repo.id, tracked, startedAt);
       await tx.repository.update({
         where: { id: repo.id },
         data: { status: 'Ready', error: null, lastFetchedAt: startedAt, lastAttemptAt: new Date() },
@@ -314,28 +298,28 @@ export class RepositoriesService implements OnModuleInit {
     await this.mirrors.mirrors.fetch(repo.id, repo.url, this.authOf(repo));
   }
 
-  /** Refs anyone reads from this repository: appset literals, targets' revisions, and HEAD. */
-  async trackedRefs(url: string): Promise<string[]> {
-    const refs = new Set<string>(['HEAD']);
-    const appsets = await this.db.prisma.applicationSet.findMany({
-      where: { repoUrls: { has: url } },
-      select: { spec: true },
+  /**
+   * Fetches this replica's mirror and records the commits `refs` name now, for an expansion asking
+   * for refs no poll keeps fresh (never tracked, or pruned since nothing read them): their newest
+   * commits, not what a row said when they were last read. Returns ref → the commit now recorded,
+   * without the refs the remote does not have. The repository's own poll state is left alone.
+   */
+  async recordRefs(repositoryId: string, refs: string[]): Promise<Map<string, string>> {
+    const startedAt = await this.databaseNow();
+    await this.fetchMirror(repositoryId);
+    const resolved = resolveInMirror(this.mirrors.mirrors, repositoryId, refs);
+    if (resolved.size === 0) return resolved;
+    return this.db.prisma.$transaction(async (tx) => {
+      // Takes its turn with the polls recording this repository (see syncNow).
+      await tx.$queryRaw`SELECT "id" FROM "Repository" WHERE "id" = ${repositoryId} FOR UPDATE`;
+      return (await storeResolvedRefs(tx, repositoryId, resolved, startedAt)).stored;
     });
-    for (const a of appsets) for (const r of literalRepoRefs(a.spec).get(url) ?? []) refs.add(r);
-    const targets = await this.db.prisma.target.findMany({
-      where: { repoUrl: url, sources: { equals: Prisma.DbNull } },
-      select: { targetRevision: true },
-      distinct: ['targetRevision'],
-    });
-    for (const t of targets) refs.add(t.targetRevision || 'HEAD');
-    // A multi-source target records what each of its sources asks for (a templated repoURL is
-    // known only there).
-    const fromSources = await this.db.prisma.$queryRaw<{ ref: string }[]>`
-      SELECT DISTINCT s->>'targetRevision' AS "ref"
-      FROM "Target" t, jsonb_array_elements(t."sources") s
-      WHERE t."sources" IS NOT NULL AND s->>'repoUrl' = ${url} AND s->>'chart' IS NULL`;
-    for (const r of fromSources) refs.add(r.ref || 'HEAD');
-    return [...refs].sort();
+  }
+
+  /** Now on the database's clock: one clock for every replica. */
+  private async databaseNow(): Promise<Date> {
+    const [row] = await this.db.prisma.$queryRaw<{ now: Date }[]>`SELECT clock_timestamp() AS "now"`;
+    return row?.now ?? new Date();
   }
 
   /** The credential columns for `credentials`, sealed for the row `id`. */
