@@ -68,6 +68,16 @@ spec:
         namespace: web
 `;
 
+const GROUP = `apiVersion: flotilla.dev/v1alpha1
+kind: ClusterGroup
+metadata:
+  name: prod
+spec:
+  clusters: [eu-2]
+  labels:
+    env: prod
+`;
+
 let hub: TestHub;
 let fleetRepo: TestGitRepo;
 let base: string;
@@ -85,6 +95,17 @@ describe('POST /api/v1/plan', () => {
     // The change under review: an image bump on a branch main does not have yet.
     git('checkout', '-q', '-b', 'bump');
     head = fleetRepo.commit({ 'apps/web/deployment.yaml': deployment('web:1.1') }, 'bump web');
+    // The bump with a ClusterGroup that labels eu-2 as prod; a fleet file the hub would refuse; an
+    // application repository the hub never fetched.
+    git('checkout', '-q', '-b', 'regroup');
+    fleetRepo.commit({ 'fleet/groups.yaml': GROUP }, 'eu-2 is prod');
+    git('checkout', '-q', '-b', 'broken', 'main');
+    fleetRepo.commit(
+      { 'fleet/web.yaml': 'apiVersion: flotilla.dev/v1alpha1\nkind: ApplicationSet\n' },
+      'broken',
+    );
+    git('checkout', '-q', '-b', 'foreign', 'main');
+    fleetRepo.commit({ 'fleet/web.yaml': appSet('file:///nowhere/app.git') }, 'another repository');
     git('checkout', '-q', 'main');
 
     hub = await startTestHub({ FLEET_REPOSITORIES: `${fleetRepo.url}#main:fleet` });
@@ -158,7 +179,20 @@ describe('POST /api/v1/plan', () => {
       .toBe(3);
   }, 60_000);
 
-  it('refuses a bad or unknown revision naming base or head, and changes nothing', async () => {
+  it("moves clusters by the head's ClusterGroups, as applying the commit would", async () => {
+    const plan = await call<PlanReport>('POST', '/api/v1/plan', { base: 'main', head: 'regroup' });
+    expect(plan.status).toBe(200);
+    expect(plan.body.fleet.objects.map((o) => `${o.change} ${o.kind}/${o.name} ${o.file}`)).toEqual([
+      'added ClusterGroup/prod groups.yaml',
+    ]);
+    expect(plan.body.appSets[0]?.targets.map((t) => `${t.name} ${t.step?.name ?? '-'}`)).toEqual([
+      'web-eu-1 production',
+      'web-eu-2 production',
+      'web-eu-3 canary',
+    ]);
+  }, 60_000);
+
+  it('refuses a bad or unknown revision, or a side it cannot build, naming the field; changes nothing', async () => {
     const before = await hubState();
     const cases: [unknown, number, string, string][] = [
       [{ base: 'main', head: 'no-such-branch' }, 404, 'unknown-revision', 'head'],
@@ -168,6 +202,8 @@ describe('POST /api/v1/plan', () => {
       [{ base: 'main', head: 'bump', at: 'tomorrow' }, 400, 'invalid-request', 'at'],
       [{ base: 'main', head: 'bump', extra: 1 }, 400, 'invalid-request', ''],
       [{ fleetSource: 'unknown', base: 'main', head: 'bump' }, 404, 'not-found', 'fleetSource'],
+      [{ base: 'main', head: 'broken' }, 422, 'invalid-fleet', 'head'],
+      [{ base: 'foreign', head: 'main' }, 422, 'repository-not-fetched', 'base'],
     ];
     for (const [body, status, code, path] of cases) {
       const r = await call<{ code: string; path?: string; message: string }>('POST', '/api/v1/plan', body);
