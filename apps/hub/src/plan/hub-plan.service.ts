@@ -11,6 +11,7 @@ import {
   type ClusterGroupSpec,
   type FleetSide,
   type PlanCandidate,
+  type PlanOptions,
   type PlanReport,
 } from '@flotilla/plan';
 import { HubError, parseInput } from '../common/hub-error.js';
@@ -24,7 +25,7 @@ import { GitMirrorError } from '../sources/git/git-mirror.js';
 import { GitMirrorsService } from '../sources/git/git-mirrors.service.js';
 import { RepositoriesService } from '../sources/repositories/repositories.service.js';
 import { planBody } from './plan-request.js';
-import { PlanReadError, PlanRepositories, type PlanRepositoryIndex } from './plan-repositories.js';
+import { PlanRepositories, type PlanRepositoryIndex } from './plan-repositories.js';
 
 /** What both sides of one plan share. */
 interface PlanScope {
@@ -79,12 +80,12 @@ export class HubPlanService {
     try {
       const baseSide = await this.side('base', base, scope);
       const headSide = await this.side('head', head, scope);
-      return planFleetChange(baseSide, headSide, {
+      return comparedSides(baseSide, headSide, {
         at: input.at === undefined ? new Date() : new Date(input.at),
         deletionGuardPercent: this.config.appsets.deletionGuardPercent,
       });
     } catch (e) {
-      throw planFailure(e);
+      throw sideFailure(e);
     } finally {
       repositories.remove();
     }
@@ -245,18 +246,25 @@ export class HubPlanService {
 }
 
 /** A side that could not be built, as the API answers it: the lib's own code, the side as the path. */
-function planFailure(e: unknown): unknown {
-  if (e instanceof HubError) return e;
-  if (e instanceof PlanSideError) {
-    const cause = e.cause;
-    const code =
-      typeof cause === 'object' && cause !== null && typeof (cause as { code?: unknown }).code === 'string'
-        ? (cause as { code: string }).code
-        : e.code;
-    return new HubError(422, code, e.message, e.side);
+function sideFailure(e: unknown): unknown {
+  if (!(e instanceof PlanSideError)) return e;
+  const cause: unknown = e.cause;
+  const code =
+    typeof cause === 'object' && cause !== null && typeof (cause as { code?: unknown }).code === 'string'
+      ? (cause as { code: string }).code
+      : e.code;
+  return new HubError(422, code, e.message, e.side);
+}
+
+/**
+ * libs/plan's comparison. It refuses, with a plain Error, what the hub would refuse of the head (a
+ * project or rollout it cannot read): a 422. Anything else (a TypeError, …) is the hub's own failure.
+ */
+function comparedSides(base: FleetSide, head: FleetSide, options: PlanOptions): PlanReport {
+  try {
+    return planFleetChange(base, head, options);
+  } catch (e) {
+    if (e instanceof Error && e.constructor === Error) throw new HubError(422, 'plan-refused', e.message);
+    throw e;
   }
-  if (e instanceof PlanReadError) return new HubError(422, e.code, e.message);
-  // planFleetChange refuses what the hub would refuse (a project or rollout it cannot read).
-  if (e instanceof Error) return new HubError(422, 'plan-failed', e.message);
-  return e;
 }
