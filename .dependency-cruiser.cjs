@@ -31,6 +31,7 @@ const HUB_STAGES = [
   'fleet-view',
   'notifications',
   'fleet-repo',
+  'plan',
   'pipeline',
 ];
 

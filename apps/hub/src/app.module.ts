@@ -111,6 +111,8 @@ import { FleetFollowUp } from './fleet-repo/fleet-follow-up.service.js';
 import { FleetRejections } from './fleet-repo/fleet-rejections.service.js';
 import { FleetReconcileProcessor } from './pipeline/fleet-reconcile.processor.js';
 import { FleetSourcesController } from './fleet-repo/fleet-sources.controller.js';
+import { HubPlanService } from './plan/hub-plan.service.js';
+import { PlanController } from './plan/plan.controller.js';
 import { FleetOwnership } from './ownership/fleet-ownership.service.js';
 import { NotificationsService } from './notifications/notifications.service.js';
 import { NotificationsController } from './notifications/notifications.controller.js';
@@ -224,6 +226,7 @@ const SERVICES: Provider[] = [
   FleetApply,
   FleetFollowUp,
   FleetRejections,
+  HubPlanService,
 ];
 
 /** The people's API (the api role). */
@@ -248,6 +251,7 @@ const API_CONTROLLERS: Type[] = [
   BreakGlassController,
   ProjectsController,
   FleetSourcesController,
+  PlanController,
   NotificationsController,
   FleetViewController,
 ];

@@ -11,6 +11,14 @@ export { assignSteps, stepName, type StepCandidate, type StepSelector } from './
 export { groupPicks, relabelCluster, type ClusterGroupSpec } from './cluster-groups.js';
 export { withRawAppSets, withRolloutStrategy } from './stored-appsets.js';
 export {
+  buildFleetSide,
+  PlanSideError,
+  sharedRenderKey,
+  type PlanCandidate,
+  type SideInput,
+  type SideReader,
+} from './fleet-side.js';
+export {
   planFleetChange,
   type FleetSide,
   type PlannedTarget,

@@ -1,3 +1,4 @@
+import { apiAnswers } from '@flotilla/contract';
 import { z } from 'zod';
 
 /**
@@ -153,6 +154,9 @@ export const planReportSchema = z
     }),
   })
   .meta({ title: 'flotilla plan report', description: 'What merging head over base would do to the fleet' });
+
+// The hub's POST /api/v1/plan answers this very shape (named in its OpenAPI document).
+planReportSchema.register(apiAnswers, { id: 'PlanReport' });
 
 export type PlanReport = z.infer<typeof planReportSchema>;
 export type AppSetPlan = z.infer<typeof appSetPlanSchema>;

@@ -71,6 +71,23 @@ export function parseHubArgs(argv: string[], spec: HubCommandSpec): HubCommandAr
   if (output !== 'json' && output !== 'yaml' && output !== 'table') {
     throw new UsageError(`-o must be table, json or yaml, not '${String(output)}'`);
   }
+  const { client, source } = connectHub(values);
+  return {
+    values,
+    positionals,
+    output,
+    outputGiven: rawOutput !== undefined,
+    client,
+    hubSource: source,
+    help: values['help'] === true,
+  };
+}
+
+/**
+ * A client of the hub the flags (`--hub`, `--token`, `--context`), the environment or the CLI's
+ * config name, and where its URL came from; a URL that is not http(s) is a usage error.
+ */
+export function connectHub(values: Record<string, HubArgValue>): { client: HubClient; source: string } {
   const { hub, token, source } = resolveHub(values);
   let hubUrl: URL;
   try {
@@ -81,15 +98,7 @@ export function parseHubArgs(argv: string[], spec: HubCommandSpec): HubCommandAr
   if (hubUrl.protocol !== 'http:' && hubUrl.protocol !== 'https:') {
     throw new UsageError(`--hub must be an http(s) URL, not '${hub}'`);
   }
-  return {
-    values,
-    positionals,
-    output,
-    outputGiven: rawOutput !== undefined,
-    client: new HubClient(hub.replace(/\/+$/, ''), token || undefined),
-    hubSource: source,
-    help: values['help'] === true,
-  };
+  return { client: new HubClient(hub.replace(/\/+$/, ''), token || undefined), source };
 }
 
 /**

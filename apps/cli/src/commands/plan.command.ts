@@ -8,8 +8,11 @@ import {
   formatPlanMarkdown,
   formatPlanTable,
   planFleetChange,
+  planReportSchema,
   type PlanReport,
 } from '@flotilla/plan';
+import { HubApiError } from '../fleet/hub-client.js';
+import { connectHub, describeApiError } from './hub-command.js';
 import { stringify } from 'yaml';
 import {
   directory,
@@ -27,6 +30,7 @@ const USAGE = `usage: flotilla plan --base REV [--head REV] [--fleet DIR] [--pat
                      --clusters FILE [--at TIME] [--exit-code] [-o table|json|markdown|yaml]
        flotilla plan --base-dir DIR --head-dir DIR [--base-repo URL=DIR]... [--head-repo URL=DIR]...
                      --clusters FILE ...
+       flotilla plan --hub [URL] --base REV --head REV [--fleet-source ID] [--token T] [--context NAME] ...
 
 What merging a change would do to the fleet, computed offline with the hub's own code: targets
 added, removed and changed per appset and cluster, a unified diff per object (like kubectl diff),
@@ -46,6 +50,13 @@ Two checkouts instead:
   --head-dir DIR        ... and after it
   --base-repo URL=DIR   an application repository before the change; repeatable
   --head-repo URL=DIR   ... and after it (a --repo URL=DIR serves both sides)
+At the hub (POST /api/v1/plan): the same plan with the hub's live inventory (cluster labels, its
+ClusterGroups applied), its mirrors of the fleet and application repositories and its settings:
+  --hub [URL]           plan at the hub (URL default $FLOTILLA_HUB_URL, else the context's)
+  --base REV, --head REV  revisions of the fleet repository the hub follows (a branch, tag or commit;
+                        one the hub has not fetched yet is fetched)
+  --fleet-source ID     the fleet source (id or repository URL) when the hub follows several
+  --token T, --context NAME  as for the other hub commands
 Common:
   --path SUBDIR         the fleet files are under SUBDIR of --fleet (as the hub's fleet source path)
   --clusters FILE       the cluster inventory: [{name, server, labels, annotations}] (as generate)
@@ -80,7 +91,26 @@ const OPTIONS = {
   'exit-code': { type: 'boolean' },
   output: { type: 'string', short: 'o', default: 'table' },
   help: { type: 'boolean', short: 'h' },
+  hub: { type: 'string' },
+  token: { type: 'string' },
+  context: { type: 'string' },
+  'fleet-source': { type: 'string' },
 } as const;
+
+/** What only an offline plan reads: at the hub, its own inventory, mirrors and settings stand for them. */
+const OFFLINE_ONLY = [
+  'fleet',
+  'path',
+  'repo',
+  'base-dir',
+  'head-dir',
+  'base-repo',
+  'head-repo',
+  'clusters',
+  'deletion-guard-percent',
+  'kube-version',
+  'api-versions',
+] as const;
 
 export const describe: CommandDescription = { options: OPTIONS };
 
@@ -94,9 +124,11 @@ export async function run(argv: string[]): Promise<number> {
   let output: PlanFormat = 'table';
   const scratch = new Scratch();
   try {
-    const args = parsePlanArgs(argv);
-    output = args.output;
-    const report = await plan(args, scratch);
+    const hub = hubFlag(argv);
+    const values = parsePlanValues(hub.argv);
+    output = formatOf(values.output);
+    const args = hub.given ? parseHubPlanArgs(values) : parsePlanArgs(values);
+    const report = 'body' in args ? await planAtHub(args) : await plan(args, scratch);
     process.stdout.write(formatReport(report, output, args.diff));
     return args.exitCode && (report.changed || !report.policies.allowed) ? 1 : 0;
   } catch (err) {
@@ -140,20 +172,35 @@ interface PlanArgs {
   exitCode: boolean;
 }
 
-function parsePlanArgs(argv: string[]): PlanArgs {
-  let values;
+type PlanValues = ReturnType<typeof parseOptions<typeof OPTIONS>>['values'];
+
+function parsePlanValues(argv: string[]): PlanValues {
   try {
-    values = parseOptions(argv, OPTIONS, { command: 'plan', allowPositionals: false }).values;
+    return parseOptions(argv, OPTIONS, { command: 'plan', allowPositionals: false }).values;
   } catch (err) {
     throw new UsageError((err as Error).message);
   }
-  const output = values.output;
+}
+
+function formatOf(output: string): PlanFormat {
   if (!isPlanFormat(output))
     throw new UsageError(`-o must be table, json, markdown or yaml, not '${output}'`);
+  return output;
+}
+
+function parseAt(text: string | undefined): Date {
+  const at = text === undefined ? new Date() : new Date(text);
+  if (Number.isNaN(at.getTime()) || (text !== undefined && !/^\d{4}-\d\d-\d\dT/.test(text)))
+    throw new UsageError(`--at '${text ?? ''}' is not an RFC 3339 time such as 2026-03-01T09:00:00Z`);
+  return at;
+}
+
+function parsePlanArgs(values: PlanValues): PlanArgs {
+  const output = formatOf(values.output);
+  for (const flag of ['token', 'context', 'fleet-source'] as const)
+    if (values[flag] !== undefined) throw new UsageError(`--${flag} goes with --hub`);
   if (values.clusters === undefined) throw new UsageError(`plan needs --clusters FILE\n${USAGE}`);
-  const at = values.at === undefined ? new Date() : new Date(values.at);
-  if (Number.isNaN(at.getTime()) || (values.at !== undefined && !/^\d{4}-\d\d-\d\dT/.test(values.at)))
-    throw new UsageError(`--at '${values.at ?? ''}' is not an RFC 3339 time such as 2026-03-01T09:00:00Z`);
+  const at = parseAt(values.at);
   const percentText = values['deletion-guard-percent'];
   const deletionGuardPercent =
     percentText === undefined ? DEFAULT_DELETION_GUARD_PERCENT : Number(percentText);
@@ -230,4 +277,81 @@ async function plan(args: PlanArgs, scratch: Scratch): Promise<PlanReport> {
     at: args.at,
     deletionGuardPercent: args.deletionGuardPercent,
   });
+}
+
+/**
+ * `--hub` may stand alone (the hub of $FLOTILLA_HUB_URL or the context): parseArgs wants a value, so
+ * a bare one is taken out and remembered.
+ */
+function hubFlag(argv: string[]): { argv: string[]; given: boolean } {
+  const out: string[] = [];
+  let given = false;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    if (arg === '--') {
+      out.push(...argv.slice(i));
+      break;
+    }
+    if (arg === '--hub') {
+      given = true;
+      const next = argv[i + 1];
+      if (next !== undefined && !next.startsWith('-')) {
+        out.push(arg, next);
+        i++;
+      }
+      continue;
+    }
+    if (arg.startsWith('--hub=')) given = true;
+    out.push(arg);
+  }
+  return { argv: out, given };
+}
+
+interface HubPlanArgs {
+  values: PlanValues;
+  body: { fleetSource?: string; base: string; head: string; at?: string };
+  output: PlanFormat;
+  diff: boolean;
+  exitCode: boolean;
+}
+
+function parseHubPlanArgs(values: PlanValues): HubPlanArgs {
+  const offline = OFFLINE_ONLY.find((flag) => values[flag] !== undefined);
+  if (offline !== undefined)
+    throw new UsageError(
+      `--${offline} is for an offline plan; with --hub the hub plans with its own inventory, mirrors and settings`,
+    );
+  if (values.base === undefined || values.head === undefined)
+    throw new UsageError('--hub needs --base REV and --head REV (revisions of the fleet repository)');
+  if (values.at !== undefined) parseAt(values.at);
+  return {
+    values,
+    body: {
+      ...(values['fleet-source'] !== undefined && { fleetSource: values['fleet-source'] }),
+      base: values.base,
+      head: values.head,
+      ...(values.at !== undefined && { at: values.at }),
+    },
+    output: formatOf(values.output),
+    diff: values.diff === true,
+    exitCode: values['exit-code'] === true,
+  };
+}
+
+/** The hub's plan (POST /api/v1/plan), checked against the report's schema. */
+async function planAtHub(args: HubPlanArgs): Promise<PlanReport> {
+  const { client } = connectHub(args.values);
+  let answer: unknown;
+  try {
+    answer = await client.request<unknown>('POST', '/api/v1/plan', args.body);
+  } catch (err) {
+    if (err instanceof HubApiError) throw new Error(describeApiError(err), { cause: err });
+    throw err;
+  }
+  const report = planReportSchema.safeParse(answer);
+  if (!report.success)
+    throw new Error(
+      `${client.baseUrl} answered something that is not a plan report: ${report.error.message}`,
+    );
+  return report.data;
 }

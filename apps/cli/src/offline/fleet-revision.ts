@@ -2,12 +2,18 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve, sep } from 'node:path';
-import { formatFleetError, validateFleetDirectory, type FleetFile } from '@flotilla/fleet-config';
+import { type FleetFile } from '@flotilla/fleet-config';
 import { type ClusterInfo } from '@flotilla/generators';
-import { canonicalJson, type Capabilities } from '@flotilla/manifests';
-import { relabelCluster, withRawAppSets, type FleetSide, type PlannedTarget } from '@flotilla/plan';
-import { normalizeRepoURL } from '../commands/generate.command.js';
-import { candidatesOf, environment, renderCandidate, type Candidate } from '../commands/render.command.js';
+import { type Capabilities } from '@flotilla/manifests';
+import {
+  buildFleetSide,
+  PlanSideError,
+  sharedRenderKey,
+  type ClusterGroupSpec,
+  type FleetSide,
+} from '@flotilla/plan';
+import { contextFor, normalizeRepoURL } from '../commands/generate.command.js';
+import { environment, renderCandidate } from '../commands/render.command.js';
 import { readFleetDirectory } from '../commands/validate.command.js';
 import { EvaluationError, UsageError } from './offline-command.js';
 
@@ -149,12 +155,11 @@ function resolveExisting(dir: string): string {
   }
 }
 
-export type GroupSpecs = Parameters<typeof relabelCluster>[2];
+export type GroupSpecs = ClusterGroupSpec[];
 
 /**
- * One side as the hub would hold it after applying it: the fleet repository validated (an invalid
- * one is refused as a whole, as the hub refuses it), its appsets stored as written, their targets
- * generated over the inventory (labelled by this side's ClusterGroups) and rendered.
+ * One side as the hub would hold it after applying it (libs/plan's `buildFleetSide`), read from a
+ * checkout: the fleet files of `inputs.fleetDir`, the application repositories of `inputs.repos`.
  */
 export async function readSide(
   inputs: SideInputs,
@@ -167,7 +172,6 @@ export async function readSide(
   },
   baseGroups: GroupSpecs | null,
 ): Promise<{ side: FleetSide; groups: GroupSpecs }> {
-  const at = `${name}${inputs.revision === null ? '' : ` (${inputs.revision.slice(0, 12)})`}`;
   let files: FleetFile[];
   try {
     files = readFleetDirectory(inputs.fleetDir).files;
@@ -176,138 +180,32 @@ export async function readSide(
     if (err instanceof UsageError && inputs.revision !== null) files = [];
     else throw err;
   }
-  const validation = validateFleetDirectory(files);
-  if (validation.errors.length > 0) {
-    const shown = validation.errors.slice(0, 5).map((e) => formatFleetError(e));
-    throw new EvaluationError(
-      `${at}: the fleet repository is invalid (${validation.errors.length} error${validation.errors.length === 1 ? '' : 's'}; the hub would apply nothing): ${shown.join('; ')}`,
-    );
-  }
-  const objects = withRawAppSets(validation.objects, files);
-  const groups = objects.flatMap((o) => (o.kind === 'ClusterGroup' ? [o.object.spec] : []));
-  // The inventory holds the labels the base's groups gave; the head's groups move them.
-  const clusters = args.clusters.map((c) => ({
-    ...c,
-    labels: baseGroups === null ? c.labels : relabelCluster(c.name, c.labels, baseGroups, groups),
-  }));
-  const servers = new Map(clusters.map((c) => [c.name, c.server]));
   const env = environment(inputs.repos);
-  const targets: PlannedTarget[] = [];
-  const renders = new Map<string, ReturnType<typeof renderCandidate>>();
-  const limit = limiter(RENDER_CONCURRENCY);
-  for (const o of objects) {
-    if (o.kind !== 'ApplicationSet' || (args.appSets && !args.appSets.has(o.name))) continue;
-    try {
-      const candidates = candidatesOf(o.object, o.file, clusters, undefined, inputs.repos);
-      const rendered = await Promise.all(
-        candidates.map((c) => {
-          const key = renderKey(c, inputs.repos);
-          let rendering = renders.get(key);
-          if (!rendering) {
-            rendering = limit(() => renderCandidate(c, args.capabilities, env));
-            renders.set(key, rendering);
-          }
-          return rendering;
-        }),
-      );
-      candidates.forEach((c, i) => {
-        const r = rendered[i] as Awaited<ReturnType<typeof renderCandidate>>;
-        const dest = c.spec['destination'] as { namespace?: unknown } | undefined;
-        targets.push({
-          appSet: o.name,
-          name: c.name,
-          cluster: c.cluster,
-          clusterServer: c.cluster === null ? null : (servers.get(c.cluster) ?? null),
-          namespace: typeof dest?.namespace === 'string' ? dest.namespace : '',
-          repoURLs: sourceRepos(c.spec),
-          digest: r.digest,
-          objects: r.objects,
-        });
-      });
-    } catch (err) {
-      if (err instanceof UsageError) throw err;
-      throw new EvaluationError(`${at}: ApplicationSet ${o.name} (${o.file}): ${(err as Error).message}`);
-    }
-  }
-  duplicates(targets, at);
-  return {
-    side: {
-      revision: inputs.revision,
-      objects,
-      policies: validation.policies,
-      params: validation.params,
-      targets,
-      clusterLabels: new Map(clusters.map((c) => [c.name, c.labels])),
-    },
-    groups,
-  };
-}
-
-/**
- * What a render depends on, as the hub shares renders: the sources, so that targets differing only
- * in generator parameters the sources do not use (1,000 clusters, one directory) share one render.
- * A Helm chart also reads the Application (release name, namespace, project): a source that may be
- * a chart, or several sources, key on those too.
- */
-function renderKey(c: Candidate, repos: ReadonlyMap<string, string>): string {
-  const spec = c.spec;
-  const sources = (Array.isArray(spec['sources']) ? spec['sources'] : [spec['source']]) as unknown[];
-  const chart = sources.some((raw) => {
-    if (typeof raw !== 'object' || raw === null) return true;
-    const source = raw as Record<string, unknown>;
-    if (source['chart'] !== undefined || source['helm'] !== undefined) return true;
-    const dir =
-      typeof source['repoURL'] === 'string' ? repos.get(normalizeRepoURL(source['repoURL'])) : undefined;
-    const path = typeof source['path'] === 'string' ? source['path'] : '';
-    return dir === undefined || existsSync(join(dir, ...path.split('/'), 'Chart.yaml'));
-  });
-  const dest = spec['destination'] as { namespace?: unknown } | undefined;
-  return canonicalJson({
-    sources,
-    ...(chart || sources.length > 1
-      ? { name: c.name, namespace: dest?.namespace ?? null, project: spec['project'] ?? null }
-      : {}),
-  });
-}
-
-function sourceRepos(spec: Record<string, unknown>): string[] {
-  const sources = (Array.isArray(spec['sources']) ? spec['sources'] : [spec['source']]) as unknown[];
-  return sources.flatMap((s) => {
-    const url = typeof s === 'object' && s !== null ? (s as { repoURL?: unknown }).repoURL : undefined;
-    return typeof url === 'string' ? [url] : [];
-  });
-}
-
-/** Helm and Kustomize renders are processes: a few at once keep both cores busy without flooding them. */
-const RENDER_CONCURRENCY = 4;
-
-/** Runs at most `n` of the functions given at once, the others waiting their turn in order. */
-function limiter(n: number): <T>(fn: () => Promise<T>) => Promise<T> {
-  let active = 0;
-  const waiting: (() => void)[] = [];
-  return async (fn) => {
-    // A finishing call hands its slot to the next waiter, so a newcomer cannot take it in between.
-    if (active >= n) await new Promise<void>((resolve) => waiting.push(resolve));
-    else active++;
-    try {
-      return await fn();
-    } finally {
-      const next = waiting.shift();
-      if (next) next();
-      else active--;
-    }
-  };
-}
-
-/** The hub refuses an expansion in which two targets share a name; so does the plan. */
-function duplicates(targets: readonly PlannedTarget[], at: string): void {
-  const seen = new Map<string, string>();
-  for (const t of targets) {
-    const other = seen.get(t.name);
-    if (other !== undefined)
-      throw new EvaluationError(
-        `${at}: two targets are named ${t.name} (ApplicationSet ${other} and ${t.appSet}); the hub refuses the expansion`,
-      );
-    seen.set(t.name, t.appSet);
+  const opened = contextFor([], inputs.repos);
+  try {
+    return await buildFleetSide(
+      {
+        name,
+        revision: inputs.revision,
+        files,
+        clusters: args.clusters,
+        // The inventory holds the labels the base's groups gave; the head's groups move them.
+        labelledBy: baseGroups,
+        ...(args.appSets && { appSets: args.appSets }),
+      },
+      {
+        repository: (repoURL, revision) => opened.repository(repoURL, revision),
+        render: (c) => renderCandidate(c, args.capabilities, env),
+        renderKey: (c) =>
+          sharedRenderKey(c, (repoURL, path) => {
+            const dir = inputs.repos.get(normalizeRepoURL(repoURL));
+            return dir === undefined || existsSync(join(dir, ...path.split('/'), 'Chart.yaml'));
+          }),
+      },
+    );
+  } catch (err) {
+    if (!(err instanceof PlanSideError)) throw err;
+    if (err.cause instanceof UsageError) throw err.cause;
+    throw new EvaluationError(err.message);
   }
 }
