@@ -2,6 +2,7 @@ import { type CommandDescription } from '../command.js';
 import type { BreakGlassRecordView, BreakGlassView } from '@flotilla/contract';
 import { UsageError } from '../offline/offline-command.js';
 import {
+  columnsTable,
   expectName,
   expectPositionals,
   formatFields,
@@ -10,6 +11,7 @@ import {
   describeHubCommand,
   runHubCommand,
   stringValue,
+  type Column,
   type HubCommandSpec,
 } from './hub-command.js';
 
@@ -19,6 +21,7 @@ const OPEN_USAGE =
 const SPEC: HubCommandSpec = {
   name: 'break-glass',
   subcommands: ['open', 'close', 'list', 'record'],
+  listings: ['', 'list'],
   usage: [
     `usage: ${OPEN_USAGE}`,
     '       flotilla break-glass close ID [--reason TEXT]',
@@ -29,7 +32,8 @@ const SPEC: HubCommandSpec = {
     '(--allow-sync) and/or stops agents from reverting hand-made changes (--pause-self-heal), until',
     '--for MINUTES from now or --until an RFC 3339 time (at most BREAK_GLASS_MAX_MINUTES, 24 h by',
     'default). `close` ends it early; enforcement resumes at once. `record` lists every manual change',
-    'agents saw under it, for the post-incident review.',
+    'agents saw under it, for the post-incident review. `list -o wide` adds when each was opened, when',
+    'and by whom it was closed, and why.',
   ].join('\n'),
   options: {
     reason: { type: 'string' },
@@ -109,7 +113,7 @@ export function run(argv: string[]): Promise<number> {
         expectPositionals(rest, [], 'flotilla break-glass list [--active]');
         const state = values['active'] === true ? 'active' : 'all';
         const list = await client.request<BreakGlassView[]>('GET', `/api/v1/break-glass?state=${state}`);
-        printResult(list, output, () => listTable(list));
+        printResult(list, output, (wide) => listTable(list, wide));
         return 0;
       }
       case 'record': {
@@ -132,21 +136,27 @@ const what = (b: BreakGlassView) =>
     .filter(Boolean)
     .join(', ');
 
-function listTable(list: BreakGlassView[]): string {
-  return formatTable(
-    ['ID', 'SCOPE', 'NAME', 'STATE', 'OVERRIDES', 'OPENED BY', 'EXPIRES', 'CHANGES', 'REASON'],
-    list.map((b) => [
-      `#${b.id}`,
-      b.scope,
-      b.name,
-      b.state,
-      what(b),
-      b.openedBy,
-      b.expiresAt,
-      String(b.manualChanges),
-      b.reason,
-    ]),
-  );
+/** When and by whom it was closed; `-` while open. */
+const closedCell = (b: BreakGlassView): string =>
+  b.closedAt ? `${b.closedAt} by ${b.closedBy ?? '-'}` : '-';
+
+const BREAK_GLASS_COLUMNS: Column<BreakGlassView>[] = [
+  { header: 'ID', cell: (b) => `#${b.id}` },
+  { header: 'SCOPE', cell: (b) => b.scope },
+  { header: 'NAME', cell: (b) => b.name },
+  { header: 'STATE', cell: (b) => b.state },
+  { header: 'OVERRIDES', cell: what },
+  { header: 'OPENED BY', cell: (b) => b.openedBy },
+  { header: 'OPENED', cell: (b) => b.openedAt, wide: true },
+  { header: 'EXPIRES', cell: (b) => b.expiresAt },
+  { header: 'CLOSED', cell: closedCell, wide: true },
+  { header: 'CHANGES', cell: (b) => String(b.manualChanges) },
+  { header: 'REASON', cell: (b) => b.reason },
+  { header: 'CLOSE REASON', cell: (b) => b.closeReason ?? '-', wide: true },
+];
+
+export function listTable(list: BreakGlassView[], wide = false): string {
+  return columnsTable(BREAK_GLASS_COLUMNS, list, wide);
 }
 
 function recordText(r: BreakGlassRecordView): string {

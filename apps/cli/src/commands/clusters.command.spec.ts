@@ -25,7 +25,13 @@ describe('flotilla clusters without a hub', () => {
     [['get', 'a', 'b'], "unexpected argument 'b'; usage: flotilla clusters get NAME"],
     [['add', 'eu1', '--label', 'novalue'], "--label must be key=value, not 'novalue'"],
     [['list', '--label', 'a=b'], "--label applies to 'clusters add' only"],
-    [['list', '-o', 'xml'], "-o must be table, json or yaml, not 'xml'"],
+    [['list', '-o', 'xml'], "-o must be table, wide, json or yaml, not 'xml'"],
+    [['get', 'eu1', '-o', 'xml'], "-o must be table, json or yaml, not 'xml'"],
+    // Refused before the hub is asked: nothing is registered.
+    [
+      ['add', 'eu1', '-o', 'wide'],
+      '-o wide is for listings (flotilla clusters or flotilla clusters list); flotilla clusters add takes -o table, json or yaml',
+    ],
     [['list', '--hub', 'ftp://hub'], "--hub must be an http(s) URL, not 'ftp://hub'"],
     [['list', '--nope'], "unknown option '--nope'"],
   ])('%j is a usage error (exit 2)', async (argv, message) => {

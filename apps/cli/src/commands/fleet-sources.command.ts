@@ -3,6 +3,7 @@ import { type CommandDescription } from '../command.js';
 import { UsageError } from '../offline/offline-command.js';
 import {
   age,
+  columnsTable,
   expectName,
   expectPositionals,
   formatFields,
@@ -11,12 +12,14 @@ import {
   describeHubCommand,
   runHubCommand,
   stringValue,
+  type Column,
   type HubCommandSpec,
 } from './hub-command.js';
 
 const SPEC: HubCommandSpec = {
   name: 'fleet-sources',
   subcommands: ['list', 'show', 'add', 'confirm', 'remove'],
+  listings: ['', 'list'],
   usage: [
     'usage: flotilla fleet-sources [list]',
     '       flotilla fleet-sources show ID',
@@ -27,6 +30,8 @@ const SPEC: HubCommandSpec = {
     'Fleet repositories the hub reconciles its own objects from (docs/fleet-config.md). `show` prints',
     'the status (an invalid commit lists each error with file, document and field), the applied commit',
     'and author, and the objects with their files; `confirm` applies a commit the deletion guard holds.',
+    '`list -o wide` adds the whole applied commit and its author, the newest commit seen (a held or',
+    'invalid one differs from the applied) and the error.',
   ].join('\n'),
   options: {
     revision: { type: 'string' },
@@ -45,20 +50,7 @@ export function run(argv: string[]): Promise<number> {
       case 'list': {
         expectPositionals(rest, [], 'flotilla fleet-sources [list]');
         const sources = await client.request<FleetSourceView[]>('GET', '/api/v1/fleet-sources');
-        printResult(sources, output, () =>
-          formatTable(
-            ['ID', 'REPOSITORY', 'REVISION', 'PATH', 'STATUS', 'COMMIT', 'APPLIED'],
-            sources.map((s) => [
-              s.id,
-              s.repoUrl,
-              s.revision,
-              s.path || '.',
-              s.status,
-              s.appliedCommit?.slice(0, 12) ?? '-',
-              age(s.appliedAt),
-            ]),
-          ),
-        );
+        printResult(sources, output, (wide) => fleetSourceTable(sources, wide));
         return 0;
       }
       case 'show': {
@@ -134,4 +126,28 @@ export function run(argv: string[]): Promise<number> {
         throw new UsageError(`unknown sub-command '${sub}'; expected list, show, add, confirm or remove`);
     }
   });
+}
+
+/** A commit: its first 12 characters in the table, whole in the wide one. */
+const commit = (sha: string | null, wide: boolean): string => (sha ? (wide ? sha : sha.slice(0, 12)) : '-');
+
+const FLEET_SOURCE_COLUMNS: Column<FleetSourceView>[] = [
+  { header: 'ID', cell: (s) => s.id },
+  { header: 'REPOSITORY', cell: (s) => s.repoUrl },
+  { header: 'REVISION', cell: (s) => s.revision },
+  { header: 'PATH', cell: (s) => s.path || '.' },
+  { header: 'STATUS', cell: (s) => s.status },
+  { header: 'COMMIT', cell: (s, wide) => commit(s.appliedCommit, wide) },
+  { header: 'AUTHOR', cell: (s) => s.appliedAuthor ?? '-', wide: true },
+  { header: 'APPLIED', cell: (s) => age(s.appliedAt) },
+  { header: 'SEEN', cell: (s, wide) => commit(s.seenCommit, wide), wide: true },
+  {
+    header: 'ERROR',
+    cell: (s) => (s.error ? `${s.error.code}: ${s.error.message.replace(/\s*\n\s*/g, ' ')}` : '-'),
+    wide: true,
+  },
+];
+
+export function fleetSourceTable(sources: FleetSourceView[], wide = false): string {
+  return columnsTable(FLEET_SOURCE_COLUMNS, sources, wide);
 }

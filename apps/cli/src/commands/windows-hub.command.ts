@@ -1,17 +1,22 @@
 import type { SyncWindowVersionView, SyncWindowView, TargetWindowsView } from '@flotilla/contract';
 import { UsageError } from '../offline/offline-command.js';
 import {
+  columnsTable,
   expectName,
   expectPositionals,
   formatFields,
   formatTable,
   printResult,
   runHubCommand,
+  type Column,
   type HubCommandSpec,
 } from './hub-command.js';
 
 const SPEC: HubCommandSpec = {
   name: 'windows',
+  subcommands: ['list', 'show', 'history', 'next'],
+  // Not '': `flotilla windows` alone is the offline evaluator of CLI.md.
+  listings: ['list'],
   usage: [
     'usage: flotilla windows list',
     '       flotilla windows show NAME',
@@ -21,6 +26,7 @@ const SPEC: HubCommandSpec = {
     "The hub's sync windows. `history` lists every version of a window with who changed it, when",
     'and why. `next` tells, for one target, which windows apply and which are active, whether it may',
     'sync now, when that next opens and closes, and what a window holds back ("pending, eligible at T").',
+    '`list -o wide` adds the projects, when each window last changed and its description.',
     'The offline evaluator is `flotilla windows -f WINDOWS --at TIME` (see its --help).',
   ].join('\n'),
   options: {},
@@ -33,7 +39,7 @@ export function run(argv: string[]): Promise<number> {
       case 'list': {
         expectPositionals(rest, [], 'flotilla windows list');
         const windows = await client.request<SyncWindowView[]>('GET', '/api/v1/windows');
-        printResult(windows, output, () => windowTable(windows));
+        printResult(windows, output, (wide) => windowTable(windows, wide));
         return 0;
       }
       case 'show': {
@@ -75,20 +81,22 @@ const selectors = (w: SyncWindowView) =>
     .filter(Boolean)
     .join(w.andOperator ? ' AND ' : ' OR ');
 
-function windowTable(windows: SyncWindowView[]): string {
-  return formatTable(
-    ['NAME', 'KIND', 'SCHEDULE', 'DURATION', 'TIME ZONE', 'MANUAL', 'SELECTORS', 'VERSION'],
-    windows.map((w) => [
-      w.name,
-      w.kind,
-      w.schedule,
-      w.duration,
-      w.timeZone,
-      String(w.manualSync),
-      selectors(w),
-      String(w.version),
-    ]),
-  );
+const WINDOW_COLUMNS: Column<SyncWindowView>[] = [
+  { header: 'NAME', cell: (w) => w.name },
+  { header: 'KIND', cell: (w) => w.kind },
+  { header: 'SCHEDULE', cell: (w) => w.schedule },
+  { header: 'DURATION', cell: (w) => w.duration },
+  { header: 'TIME ZONE', cell: (w) => w.timeZone },
+  { header: 'MANUAL', cell: (w) => String(w.manualSync) },
+  { header: 'PROJECTS', cell: (w) => (w.projects.length > 0 ? w.projects.join(',') : '*'), wide: true },
+  { header: 'SELECTORS', cell: selectors },
+  { header: 'VERSION', cell: (w) => String(w.version) },
+  { header: 'UPDATED', cell: (w) => w.updatedAt, wide: true },
+  { header: 'DESCRIPTION', cell: (w) => w.description.replace(/\s*\n\s*/g, ' ') || '-', wide: true },
+];
+
+export function windowTable(windows: SyncWindowView[], wide = false): string {
+  return columnsTable(WINDOW_COLUMNS, windows, wide);
 }
 
 function windowFields(w: SyncWindowView): string {
