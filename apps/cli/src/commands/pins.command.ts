@@ -59,7 +59,9 @@ export function runAdd(argv: string[]): Promise<number> {
 }
 
 function runPins(argv: string[], forced: 'add' | undefined): Promise<number> {
-  return runHubCommand(argv, SPEC, async ({ values, positionals, output, client }) => {
+  // `flotilla rollback` lists nothing, whatever its first argument: it takes no -o wide.
+  const spec = forced ? { ...SPEC, listings: [] } : SPEC;
+  return runHubCommand(argv, spec, async ({ values, positionals, output, client }) => {
     const [sub = 'list', ...rest] = forced ? [forced, ...positionals] : positionals;
     if (sub !== 'add' && values['until'] !== undefined)
       throw new UsageError('--until applies to pins add only');
