@@ -201,6 +201,15 @@ describe('flotilla targets -o wide against a stand-in hub', () => {
     });
   });
 
+  it('watches with the wide table', async () => {
+    const r = await runInProcess(run, ['--watch', '--timeout', '1', '-o', 'wide', '--hub', hub.url]);
+    expect(r.code).toBe(0);
+    // The answer does not change: shown once, wide.
+    expect(r.out.trimEnd().split('\n')).toHaveLength(2);
+    expect(headersOf(r.out)).toContain('NAMESPACE');
+    expect(rowOf(r.out)['REVISION']).toBe(desired);
+  });
+
   it('refuses -o wide for delete before asking the hub (exit 2)', async () => {
     const asked = hub.requests.length;
     const r = await runInProcess(run, [
