@@ -261,7 +261,8 @@ function labelText(labels: Record<string, string>): string {
 
 const CLUSTER_COLUMNS: Column<ClusterView>[] = [
   { header: 'NAME', cell: (c) => c.name },
-  { header: 'SERVER', cell: (c) => c.server ?? '-', wide: true },
+  // A cluster whose agent has not reported its API server yet has '' (the hub's default).
+  { header: 'SERVER', cell: (c) => c.server || '-', wide: true },
   { header: 'REGISTERED', cell: (c) => (c.registered ? 'yes' : 'no') },
   { header: 'AGENT', cell: (c) => c.agentVersion ?? '-' },
   { header: 'FEATURES', cell: (c) => (c.agentFeatures ?? []).join(',') || '-', wide: true },
