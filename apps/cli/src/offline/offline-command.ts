@@ -4,7 +4,7 @@ import { parseAllDocuments } from 'yaml';
 import { parseOptions, type OptionSpecs } from '../options/parse-options.js';
 import { type CommandDescription } from '../command.js';
 import { OFFLINE_COMMON_OPTIONS } from '../options/common-options.js';
-import { formatResult, parseOutputFormat, printResult, type OutputFormat } from '../options/output-format.js';
+import { parseOutputFormat, printResult, type OutputFormat } from '../options/output-format.js';
 import { UsageError } from '../usage-error.js';
 
 /**
@@ -12,7 +12,7 @@ import { UsageError } from '../usage-error.js';
  * output formats and exit codes (0 evaluated, 1 evaluation failed, 2 usage or unreadable input).
  */
 
-export { UsageError, formatResult, printResult, type OutputFormat };
+export { UsageError, type OutputFormat };
 
 /** The input was understood but evaluating it failed: exit 1, `{"error": …}` on stdout. */
 export class EvaluationError extends Error {
