@@ -34,7 +34,10 @@ const OTHER_MEANINGS: Record<string, string[]> = {
 const WITHOUT_OUTPUT_FORMATS = ['completion', 'demo', 'sim'];
 
 /** What a listing needs besides its name to get as far as asking the hub. */
-const LISTING_ARGUMENTS: Record<string, string[]> = { 'rollouts status': ['web'] };
+const LISTING_ARGUMENTS: Record<string, string[]> = {
+  'rollouts status': ['web'],
+  'windows history': ['eu-night-freeze'],
+};
 
 /** The offline commands of CLI.md, whose `-o` is a public contract: table, json and yaml only. */
 const OFFLINE_CONTRACT = ['health', 'generate', 'windows', 'diff', 'render'];
@@ -150,6 +153,7 @@ describe('the flotilla command set', () => {
         'targets',
         'tokens',
         'tokens list',
+        'windows history',
         'windows list',
       ].sort(),
     );

@@ -1,4 +1,4 @@
-import { syncWindowViewSchema } from '@flotilla/contract';
+import { syncWindowVersionViewSchema, syncWindowViewSchema } from '@flotilla/contract';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -231,7 +231,7 @@ describe('parseRfc3339', () => {
   });
 });
 
-describe('flotilla windows list -o wide against a stand-in hub', () => {
+describe('flotilla windows list and history -o wide against a stand-in hub', () => {
   const window = syncWindowViewSchema.parse({
     name: 'eu-night-freeze',
     kind: 'deny',
@@ -251,7 +251,20 @@ describe('flotilla windows list -o wide against a stand-in hub', () => {
   });
   let hub: StandInHub;
   beforeAll(async () => {
-    hub = await startStandInHub({ '/api/v1/windows': [window] });
+    const version = syncWindowVersionViewSchema.parse({
+      version: 3,
+      change: 'updated',
+      window,
+      projects: window.projects,
+      description: window.description,
+      actor: 'user:ana',
+      reason: 'longer freeze',
+      at: '2026-12-02T00:00:00.000Z',
+    });
+    hub = await startStandInHub({
+      '/api/v1/windows': [window],
+      '/api/v1/windows/eu-night-freeze/history': [version],
+    });
   });
   afterAll(() => hub.close());
 
@@ -284,6 +297,39 @@ describe('flotilla windows list -o wide against a stand-in hub', () => {
       VERSION: '3',
       UPDATED: '2026-12-02T00:00:00.000Z',
       DESCRIPTION: 'no deploys at night',
+    });
+  });
+
+  it("history adds each version's time zone, manual sync, projects and selectors", async () => {
+    const table = await runInProcess(run, ['history', 'eu-night-freeze', '--hub', hub.url]);
+    expect(table.code).toBe(0);
+    expect(headersOf(table.out)).toEqual([
+      'VERSION',
+      'AT',
+      'CHANGE',
+      'ACTOR',
+      'KIND',
+      'SCHEDULE',
+      'DURATION',
+      'REASON',
+    ]);
+    const wide = await runInProcess(run, ['history', 'eu-night-freeze', '--hub', hub.url, '-o', 'wide']);
+    expect(wide.err).toBe('');
+    expect(wide.code).toBe(0);
+    expect(headersOf(wide.out)).toEqual(Object.keys(rowOf(wide.out)));
+    expect(rowOf(wide.out)).toEqual({
+      VERSION: '3',
+      AT: '2026-12-02T00:00:00.000Z',
+      CHANGE: 'updated',
+      ACTOR: 'user:ana',
+      KIND: 'deny',
+      SCHEDULE: '0 22 * * *',
+      DURATION: '8h',
+      'TIME ZONE': 'Europe/Paris',
+      MANUAL: 'true',
+      PROJECTS: 'payments',
+      SELECTORS: 'clusters=eu-*',
+      REASON: 'longer freeze',
     });
   });
 });
