@@ -37,6 +37,7 @@ const WITHOUT_OUTPUT_FORMATS = ['completion', 'demo', 'sim'];
 const LISTING_ARGUMENTS: Record<string, string[]> = {
   'rollouts status': ['web'],
   'windows history': ['eu-night-freeze'],
+  'break-glass record': ['4'],
 };
 
 /** The offline commands of CLI.md, whose `-o` is a public contract: table, json and yaml only. */
@@ -133,6 +134,7 @@ describe('the flotilla command set', () => {
         'audit list',
         'break-glass',
         'break-glass list',
+        'break-glass record',
         'chart-repositories',
         'chart-repositories list',
         'clusters',

@@ -1,4 +1,4 @@
-import { breakGlassViewSchema } from '@flotilla/contract';
+import { breakGlassRecordViewSchema, breakGlassViewSchema } from '@flotilla/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../fleet/free-port.js';
 import { runInProcess } from '../testing/run-in-process.js';
@@ -59,7 +59,7 @@ describe('flotilla windows, hub-backed forms', () => {
   });
 });
 
-describe('flotilla break-glass list -o wide against a stand-in hub', () => {
+describe('flotilla break-glass list and record -o wide against a stand-in hub', () => {
   const breakGlass = breakGlassViewSchema.parse({
     id: 4,
     scope: 'cluster',
@@ -78,7 +78,25 @@ describe('flotilla break-glass list -o wide against a stand-in hub', () => {
   });
   let hub: StandInHub;
   beforeAll(async () => {
-    hub = await startStandInHub({ '/api/v1/break-glass': [breakGlass] });
+    const record = breakGlassRecordViewSchema.parse({
+      breakGlass,
+      changes: [
+        {
+          summary: 'replicas changed by kubectl',
+          target: 'web-eu1',
+          cluster: 'eu1',
+          resource: { group: 'apps', kind: 'Deployment', namespace: 'web', name: 'web' },
+          paths: ['spec.replicas'],
+          manager: 'kubectl-edit',
+          state: 'tolerated',
+          at: '2026-12-01T10:30:00.000Z',
+        },
+      ],
+    });
+    hub = await startStandInHub({
+      '/api/v1/break-glass': [breakGlass],
+      '/api/v1/break-glass/4/record': record,
+    });
   });
   afterAll(() => hub.close());
 
@@ -112,6 +130,37 @@ describe('flotilla break-glass list -o wide against a stand-in hub', () => {
       CHANGES: '1',
       REASON: 'incident 12',
       'CLOSE REASON': 'fixed',
+    });
+  });
+
+  it("record adds each changed object's API group and the agent's summary", async () => {
+    const changes = (out: string) => out.slice(out.lastIndexOf('\n\n') + 2);
+    const table = await runInProcess(run, ['record', '4', '--hub', hub.url]);
+    expect(table.code).toBe(0);
+    expect(table.out).toMatch(/^Manual changes: +1$/m);
+    expect(headersOf(changes(table.out))).toEqual([
+      'AT',
+      'CLUSTER',
+      'TARGET',
+      'OBJECT',
+      'PATHS',
+      'MANAGER',
+      'STATE',
+    ]);
+    const wide = await runInProcess(run, ['record', '4', '--hub', hub.url, '-o', 'wide']);
+    expect(wide.err).toBe('');
+    expect(wide.code).toBe(0);
+    expect(headersOf(changes(wide.out))).toEqual(Object.keys(rowOf(changes(wide.out))));
+    expect(rowOf(changes(wide.out))).toEqual({
+      AT: '2026-12-01T10:30:00.000Z',
+      CLUSTER: 'eu1',
+      TARGET: 'web-eu1',
+      GROUP: 'apps',
+      OBJECT: 'Deployment/web/web',
+      PATHS: 'spec.replicas',
+      MANAGER: 'kubectl-edit',
+      STATE: 'tolerated',
+      SUMMARY: 'replicas changed by kubectl',
     });
   });
 });
