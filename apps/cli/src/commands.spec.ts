@@ -38,6 +38,7 @@ const LISTING_ARGUMENTS: Record<string, string[]> = {
   'rollouts status': ['web'],
   'windows history': ['eu-night-freeze'],
   'break-glass record': ['4'],
+  'fleet-sources show': ['fs1'],
 };
 
 /** The offline commands of CLI.md, whose `-o` is a public contract: table, json and yaml only. */
@@ -141,6 +142,7 @@ describe('the flotilla command set', () => {
         'clusters list',
         'fleet-sources',
         'fleet-sources list',
+        'fleet-sources show',
         'history',
         'notifications deliveries',
         'notifications destinations',

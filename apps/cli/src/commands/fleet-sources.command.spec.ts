@@ -1,4 +1,4 @@
-import { fleetSourceViewSchema } from '@flotilla/contract';
+import { fleetSourceDetailViewSchema, fleetSourceViewSchema } from '@flotilla/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runInProcess } from '../testing/run-in-process.js';
 import { headersOf, rowOf, startStandInHub, type StandInHub } from '../testing/stand-in-hub.js';
@@ -23,7 +23,19 @@ describe('flotilla fleet-sources -o wide against a stand-in hub', () => {
   });
   let hub: StandInHub;
   beforeAll(async () => {
-    hub = await startStandInHub({ '/api/v1/fleet-sources': [source] });
+    const detail = fleetSourceDetailViewSchema.parse({
+      ...source,
+      objects: [
+        {
+          kind: 'ApplicationSet',
+          name: 'web',
+          file: 'appsets/web.yaml',
+          commit: applied,
+          diverged: { at: '2026-12-01T10:30:00.000Z', by: 'user:ana', breakGlassId: 4 },
+        },
+      ],
+    });
+    hub = await startStandInHub({ '/api/v1/fleet-sources': [source], '/api/v1/fleet-sources/fs1': detail });
   });
   afterAll(() => hub.close());
 
@@ -58,12 +70,43 @@ describe('flotilla fleet-sources -o wide against a stand-in hub', () => {
     });
   });
 
-  it('refuses -o wide for show before asking the hub (exit 2)', async () => {
+  it("show adds each object's commit, and when and under which break-glass it diverged", async () => {
+    const objects = (out: string) => out.slice(out.lastIndexOf('\n\n') + 2);
+    const table = await runInProcess(run, ['show', 'fs1', '--hub', hub.url]);
+    expect(table.code).toBe(0);
+    expect(headersOf(objects(table.out))).toEqual(['KIND', 'NAME', 'FILE', 'DIVERGED']);
+    const wide = await runInProcess(run, ['show', 'fs1', '--hub', hub.url, '-o', 'wide']);
+    expect(wide.err).toBe('');
+    expect(wide.code).toBe(0);
+    expect(headersOf(objects(wide.out))).toEqual(Object.keys(rowOf(objects(wide.out))));
+    expect(rowOf(objects(wide.out))).toEqual({
+      KIND: 'ApplicationSet',
+      NAME: 'web',
+      FILE: 'appsets/web.yaml',
+      COMMIT: applied,
+      DIVERGED: 'by user:ana',
+      'DIVERGED AT': '2026-12-01T10:30:00.000Z',
+      'BREAK-GLASS': '#4',
+    });
+  });
+
+  it('refuses -o wide for confirm before asking the hub (exit 2)', async () => {
     const asked = hub.requests.length;
-    const r = await runInProcess(run, ['show', 'fs1', '-o', 'wide', '--hub', hub.url]);
+    const r = await runInProcess(run, [
+      'confirm',
+      'fs1',
+      '--commit',
+      applied,
+      '--reason',
+      'r',
+      '-o',
+      'wide',
+      '--hub',
+      hub.url,
+    ]);
     expect(r.code).toBe(2);
     expect(r.err).toBe(
-      'flotilla fleet-sources: -o wide is for listings (flotilla fleet-sources or flotilla fleet-sources list); flotilla fleet-sources show takes -o table, json or yaml\n',
+      'flotilla fleet-sources: -o wide is for listings (flotilla fleet-sources, flotilla fleet-sources list or flotilla fleet-sources show); flotilla fleet-sources confirm takes -o table, json or yaml\n',
     );
     expect(hub.requests.length).toBe(asked);
   });

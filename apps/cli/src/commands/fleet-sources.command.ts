@@ -7,7 +7,6 @@ import {
   expectName,
   expectPositionals,
   formatFields,
-  formatTable,
   printResult,
   describeHubCommand,
   runHubCommand,
@@ -19,7 +18,7 @@ import {
 const SPEC: HubCommandSpec = {
   name: 'fleet-sources',
   subcommands: ['list', 'show', 'add', 'confirm', 'remove'],
-  listings: ['', 'list'],
+  listings: ['', 'list', 'show'],
   usage: [
     'usage: flotilla fleet-sources [list]',
     '       flotilla fleet-sources show ID',
@@ -30,8 +29,8 @@ const SPEC: HubCommandSpec = {
     'Fleet repositories the hub reconciles its own objects from (docs/fleet-config.md). `show` prints',
     'the status (an invalid commit lists each error with file, document and field), the applied commit',
     'and author, and the objects with their files; `confirm` applies a commit the deletion guard holds.',
-    '`list -o wide` adds the whole applied commit and its author, the newest commit seen (a held or',
-    'invalid one differs from the applied) and the error.',
+    '-o wide: `list` adds the whole applied commit and its author, the newest commit seen (a held or',
+    "invalid one differs from the applied) and the error; `show` each object's commit and when it diverged.",
   ].join('\n'),
   options: {
     revision: { type: 'string' },
@@ -59,7 +58,7 @@ export function run(argv: string[]): Promise<number> {
           'GET',
           `/api/v1/fleet-sources/${encodeURIComponent(id)}`,
         );
-        printResult(s, output, () =>
+        printResult(s, output, (wide) =>
           [
             formatFields([
               ['Repository', `${s.repoUrl} ${s.revision} ${s.path || '.'}`],
@@ -71,10 +70,7 @@ export function run(argv: string[]): Promise<number> {
               (e) => `  ${e.file} (document ${e.document}): ${e.path}: ${e.message}`,
             ),
             '',
-            formatTable(
-              ['KIND', 'NAME', 'FILE', 'DIVERGED'],
-              s.objects.map((o) => [o.kind, o.name, o.file, o.diverged ? `by ${o.diverged.by ?? '?'}` : '-']),
-            ),
+            columnsTable(OBJECT_COLUMNS, s.objects, wide),
           ].join('\n'),
         );
         return 0;
@@ -151,3 +147,19 @@ const FLEET_SOURCE_COLUMNS: Column<FleetSourceView>[] = [
 export function fleetSourceTable(sources: FleetSourceView[], wide = false): string {
   return columnsTable(FLEET_SOURCE_COLUMNS, sources, wide);
 }
+
+type FleetObject = FleetSourceDetailView['objects'][number];
+
+const OBJECT_COLUMNS: Column<FleetObject>[] = [
+  { header: 'KIND', cell: (o) => o.kind },
+  { header: 'NAME', cell: (o) => o.name },
+  { header: 'FILE', cell: (o) => o.file },
+  { header: 'COMMIT', cell: (o) => o.commit, wide: true },
+  { header: 'DIVERGED', cell: (o) => (o.diverged ? `by ${o.diverged.by ?? '?'}` : '-') },
+  { header: 'DIVERGED AT', cell: (o) => o.diverged?.at ?? '-', wide: true },
+  {
+    header: 'BREAK-GLASS',
+    cell: (o) => (o.diverged?.breakGlassId != null ? `#${o.diverged.breakGlassId}` : '-'),
+    wide: true,
+  },
+];
