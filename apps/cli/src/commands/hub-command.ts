@@ -114,7 +114,9 @@ function listingOf(
   const known = spec.subcommands?.includes(sub) === true;
   return {
     command: known ? `${spec.name} ${sub}` : spec.name,
-    listing: listings.includes(sub),
+    // A word that is no sub-command goes to the command alone, which says what is wrong with it
+    // (`flotilla targets web-eu1 -o wide`: an unexpected argument, not a wrong -o).
+    listing: listings.includes(known ? sub : ''),
     listings: listings.map((l) => (l ? `${spec.name} ${l}` : spec.name)),
   };
 }

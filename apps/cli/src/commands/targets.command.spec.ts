@@ -20,6 +20,7 @@ describe('flotilla targets without a hub', () => {
   it.each([
     [['eu1'], "unexpected argument 'eu1'"],
     [['--cluster'], "option '--cluster <value>' argument missing"],
+    [['eu1', '-o', 'wide'], "unexpected argument 'eu1'"],
   ])('%j is a usage error (exit 2)', async (argv, message) => {
     const r = await runInProcess(run, argv);
     expect(r.code).toBe(2);
