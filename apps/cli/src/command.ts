@@ -11,6 +11,8 @@ export interface CommandModule {
 export interface CommandDescription {
   options: OptionSpecs;
   subcommands?: readonly string[];
+  /** The sub-commands that list and take `-o wide` (`''`: the command alone). */
+  listings?: readonly string[];
 }
 
 /** A command of `flotilla`: what `flotilla --help` says of it, and its module, loaded when it runs. */

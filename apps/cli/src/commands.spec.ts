@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CommandDescription } from './command.js';
 import { COMMANDS } from './commands.js';
+import { freePort } from './fleet/free-port.js';
 import { runInProcess } from './testing/run-in-process.js';
 
 /**
@@ -31,6 +32,17 @@ const OTHER_MEANINGS: Record<string, string[]> = {
  * services until interrupted and print progress.
  */
 const WITHOUT_OUTPUT_FORMATS = ['completion', 'demo', 'sim'];
+
+/** What a listing needs besides its name to get as far as asking the hub. */
+const LISTING_ARGUMENTS: Record<string, string[]> = {
+  'rollouts status': ['web'],
+  'windows history': ['eu-night-freeze'],
+  'break-glass record': ['4'],
+  'fleet-sources show': ['fs1'],
+};
+
+/** The offline commands of CLI.md, whose `-o` is a public contract: table, json and yaml only. */
+const OFFLINE_CONTRACT = ['health', 'generate', 'windows', 'diff', 'render'];
 
 async function descriptions(): Promise<[string, CommandDescription][]> {
   const out: [string, CommandDescription][] = [];
@@ -94,6 +106,84 @@ describe('the flotilla command set', () => {
       expect(options['help']?.short, `flotilla ${command} -h`).toBe('h');
       if (!WITHOUT_OUTPUT_FORMATS.includes(command))
         expect(options['output']?.short, `flotilla ${command} -o`).toBe('o');
+    }
+  });
+
+  it('lets every listing print -o wide: it goes on to ask the hub', async () => {
+    const hub = `http://127.0.0.1:${await freePort()}`;
+    const asked: string[] = [];
+    for (const [name, description] of all) {
+      // A command with a `list` lists there (and so takes -o wide); contexts are the CLI's own file.
+      if (description.subcommands?.includes('list') && name !== 'context')
+        expect(description.listings, `flotilla ${name} list takes -o wide`).toContain('list');
+      const command = await COMMANDS[name]!.load();
+      const run = (argv: string[]) => command.run(argv);
+      for (const listing of description.listings ?? []) {
+        const argv = [...(listing ? [listing] : []), ...(LISTING_ARGUMENTS[`${name} ${listing}`] ?? [])];
+        const r = await runInProcess(run, [...argv, '-o', 'wide', '--hub', hub]);
+        const shown = `flotilla ${name} ${argv.join(' ')} -o wide`;
+        expect(r.err, shown).toMatch(new RegExp(`^flotilla ${name}: cannot reach the hub at ${hub}`));
+        expect(r.code, shown).toBe(1);
+        asked.push(`${name} ${listing}`.trim());
+      }
+    }
+    expect(asked.sort()).toEqual(
+      [
+        'appsets',
+        'appsets list',
+        'audit',
+        'audit list',
+        'break-glass',
+        'break-glass list',
+        'break-glass record',
+        'chart-repositories',
+        'chart-repositories list',
+        'clusters',
+        'clusters list',
+        'fleet-sources',
+        'fleet-sources list',
+        'fleet-sources show',
+        'history',
+        'notifications deliveries',
+        'notifications destinations',
+        'notifications policies',
+        'pins',
+        'pins list',
+        'repositories',
+        'repositories list',
+        'rollouts',
+        'rollouts list',
+        'rollouts status',
+        'targets',
+        'tokens',
+        'tokens list',
+        'windows history',
+        'windows list',
+      ].sort(),
+    );
+  });
+
+  it('refuses -o wide elsewhere (exit 2) naming the values -o takes, before asking the hub', async () => {
+    const hub = `http://127.0.0.1:${await freePort()}`;
+    for (const [name, description] of all) {
+      if (WITHOUT_OUTPUT_FORMATS.includes(name)) continue;
+      const listings = description.listings ?? [];
+      const others = ['', ...(description.subcommands ?? [])].filter((sub) => !listings.includes(sub));
+      const command = await COMMANDS[name]!.load();
+      const run = (argv: string[]) => command.run(argv);
+      for (const sub of others) {
+        // `diff` and `windows` alone are CLI.md's offline commands, which take no --hub.
+        const offline = OFFLINE_CONTRACT.includes(name) && sub === '';
+        const hubOptions = description.options['hub'] && !offline ? ['--hub', hub] : [];
+        // `policy` alone takes no options: its sub-command comes first.
+        if (name === 'policy' && sub === '') continue;
+        const r = await runInProcess(run, [...(sub ? [sub] : []), '-o', 'wide', ...hubOptions]);
+        const shown = `flotilla ${name} ${sub} -o wide`;
+        expect(r.code, shown).toBe(2);
+        expect(r.out, shown).toBe('');
+        expect(r.err, shown).toMatch(/: -o (wide is for listings|must be)\b.*json/);
+        if (offline) expect(r.err, shown).toBe("flotilla: -o must be json, yaml or table, not 'wide'\n");
+      }
     }
   });
 

@@ -1,9 +1,11 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { appSetViewSchema } from '@flotilla/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../fleet/free-port.js';
 import { runInProcess } from '../testing/run-in-process.js';
+import { headersOf, rowOf, startStandInHub, type StandInHub } from '../testing/stand-in-hub.js';
 import { run } from './appsets.command.js';
 
 let dir: string;
@@ -49,5 +51,58 @@ describe('flotilla appsets without a hub', () => {
     expect(r.code).toBe(2);
     expect(r.out).toBe('');
     expect(r.err).toContain(`flotilla appsets: ${message}`);
+  });
+});
+
+describe('flotilla appsets -o wide against a stand-in hub', () => {
+  const appSet = appSetViewSchema.parse({
+    id: 'a1',
+    name: 'web',
+    apiVersion: 'flotilla.dev/v1alpha1',
+    status: 'Ready',
+    error: null,
+    pendingExpansion: null,
+    repoUrls: ['https://git.example/web.git'],
+    project: 'payments',
+    source: {
+      managedBy: 'git',
+      repo: 'https://git.example/fleet.git',
+      file: 'appsets/web.yaml',
+      commit: '0123456789abcdef0123456789abcdef01234567',
+      author: 'ana',
+    },
+    targetCount: 2,
+    lastExpandedAt: null,
+    createdAt: '2026-12-01T00:00:00.000Z',
+    updatedAt: '2026-12-01T00:00:00.000Z',
+    document: { apiVersion: 'flotilla.dev/v1alpha1', kind: 'ApplicationSet', metadata: { name: 'web' } },
+  });
+  let hub: StandInHub;
+  beforeAll(async () => {
+    hub = await startStandInHub({ '/api/v1/appsets': [appSet] });
+  });
+  afterAll(() => hub.close());
+
+  it('adds the project, the API version, when it changed and where it is managed', async () => {
+    const table = await runInProcess(run, ['--hub', hub.url]);
+    expect(table.code).toBe(0);
+    expect(headersOf(table.out)).toEqual(['NAME', 'STATUS', 'TARGETS', 'EXPANDED', 'REPOSITORIES', 'ERROR']);
+    const wide = await runInProcess(run, ['list', '--hub', hub.url, '-o', 'wide']);
+    expect(wide.err).toBe('');
+    expect(wide.code).toBe(0);
+    const row = rowOf(wide.out);
+    expect(headersOf(wide.out)).toEqual(Object.keys(row));
+    expect(row).toEqual({
+      NAME: 'web',
+      PROJECT: 'payments',
+      'API VERSION': 'flotilla.dev/v1alpha1',
+      STATUS: 'Ready',
+      TARGETS: '2',
+      EXPANDED: '-',
+      UPDATED: expect.stringMatching(/^\d+[smhd]$/) as string,
+      'MANAGED BY': 'git appsets/web.yaml@0123456',
+      REPOSITORIES: 'https://git.example/web.git',
+      ERROR: '',
+    });
   });
 });

@@ -5,20 +5,23 @@ import { type AppSetView, type HubClient } from '../fleet/hub-client.js';
 import { readOneDocument, UsageError } from '../offline/offline-command.js';
 import {
   age,
+  columnsTable,
   expectName,
   expectPositionals,
   formatFields,
-  formatTable,
   printResult,
   describeHubCommand,
   runHubCommand,
+  shortSha,
   stringValue,
+  type Column,
   type HubCommandSpec,
 } from './hub-command.js';
 
 const SPEC: HubCommandSpec = {
   name: 'appsets',
   subcommands: ['list', 'get', 'apply', 'refresh', 'delete'],
+  listings: ['', 'list'],
   usage: [
     'usage: flotilla appsets [list]',
     '       flotilla appsets get NAME',
@@ -31,6 +34,8 @@ const SPEC: HubCommandSpec = {
     'status; with --wait it waits until the hub has expanded it (exit 1 if the expansion failed).',
     '`refresh` evaluates it again now; --hard first fetches every Git repository it reads (as a',
     'push webhook would), for a hub whose webhooks are not set up or a commit it has not seen yet.',
+    '`list -o wide` adds the project, the API version, where it is managed (api, or git with the fleet',
+    "repository's file and commit) and when it last changed.",
   ].join('\n'),
   options: {
     file: { type: 'string', short: 'f' },
@@ -58,7 +63,7 @@ export function run(argv: string[]): Promise<number> {
       case 'list': {
         expectPositionals(rest, [], 'flotilla appsets [list]');
         const appSets = await client.appSets();
-        printResult(appSets, output, () => appSetTable(appSets));
+        printResult(appSets, output, (wide) => appSetTable(appSets, wide));
         return 0;
       }
       case 'get': {
@@ -153,18 +158,28 @@ function errorLines(appSet: AppSetView): string[] {
   return [`error: ${e.code}: ${e.message}${e.path ? ` (at ${e.path})` : ''}`];
 }
 
-function appSetTable(appSets: AppSetView[]): string {
-  return formatTable(
-    ['NAME', 'STATUS', 'TARGETS', 'EXPANDED', 'REPOSITORIES', 'ERROR'],
-    appSets.map((a) => [
-      a.name,
-      a.status,
-      String(a.targetCount),
-      age(a.lastExpandedAt),
-      a.repoUrls.length ? a.repoUrls.join(',') : '-',
-      errorCell(expansionError(a)),
-    ]),
-  );
+/** `api`, or `git fleet/web.yaml@0123456` for one a fleet repository manages. */
+function managedBy(a: AppSetView): string {
+  const { managedBy: by, file, commit } = a.source;
+  if (!file && !commit) return by;
+  return `${by} ${file ?? '?'}${commit ? `@${shortSha(commit)}` : ''}`;
+}
+
+const APPSET_COLUMNS: Column<AppSetView>[] = [
+  { header: 'NAME', cell: (a) => a.name },
+  { header: 'PROJECT', cell: (a) => a.project, wide: true },
+  { header: 'API VERSION', cell: (a) => a.apiVersion, wide: true },
+  { header: 'STATUS', cell: (a) => a.status },
+  { header: 'TARGETS', cell: (a) => String(a.targetCount) },
+  { header: 'EXPANDED', cell: (a) => age(a.lastExpandedAt) },
+  { header: 'UPDATED', cell: (a) => age(a.updatedAt), wide: true },
+  { header: 'MANAGED BY', cell: managedBy, wide: true },
+  { header: 'REPOSITORIES', cell: (a) => (a.repoUrls.length ? a.repoUrls.join(',') : '-') },
+  { header: 'ERROR', cell: (a) => errorCell(expansionError(a)) },
+];
+
+export function appSetTable(appSets: AppSetView[], wide = false): string {
+  return columnsTable(APPSET_COLUMNS, appSets, wide);
 }
 
 function errorCell(e: ApiError | null): string {

@@ -1,3 +1,4 @@
+import { auditEventViewSchema } from '@flotilla/contract';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -8,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../fleet/free-port.js';
 import { LocalFleet } from '../fleet/local-fleet.js';
 import { runInProcess } from '../testing/run-in-process.js';
+import { headersOf, rowOf, startStandInHub, type StandInHub } from '../testing/stand-in-hub.js';
 import { csvField } from '@flotilla/contract';
 import { run, verifyText, type AuditEventView, type AuditVerifyView } from './audit.command.js';
 
@@ -255,5 +257,52 @@ describe('flotilla audit archive and prune against a real hub', () => {
     const twice = await cli('prune', file);
     expect(twice.code).toBe(1);
     expect(twice.err).toContain('already');
+  });
+});
+
+describe('flotilla audit -o wide against a stand-in hub', () => {
+  const event = auditEventViewSchema.parse({
+    id: '42',
+    at: '2026-12-01T10:00:00.123Z',
+    actor: 'user:ana',
+    action: 'pin.add',
+    scope: 'target:web-eu1',
+    details: { revision: 'abc' },
+    prevHash: 'p'.repeat(64),
+    hash: 'h'.repeat(64),
+  });
+  let hub: StandInHub;
+  beforeAll(async () => {
+    hub = await startStandInHub({ '/api/v1/audit': { items: [event], nextCursor: null } });
+  });
+  afterAll(() => hub.close());
+
+  it("adds each event's id and its hash in the chain", async () => {
+    const table = await runInProcess(run, ['--hub', hub.url]);
+    expect(headersOf(table.out)).toEqual(['AT', 'ACTOR', 'ACTION', 'SCOPE', 'DETAILS']);
+    const wide = await runInProcess(run, ['list', '--hub', hub.url, '-o', 'wide']);
+    expect(wide.err).toBe('');
+    expect(wide.code).toBe(0);
+    expect(headersOf(wide.out)).toEqual(Object.keys(rowOf(wide.out)));
+    expect(rowOf(wide.out)).toEqual({
+      ID: '42',
+      AT: '2026-12-01T10:00:00Z',
+      ACTOR: 'user:ana',
+      ACTION: 'pin.add',
+      SCOPE: 'target:web-eu1',
+      HASH: 'h'.repeat(64),
+      DETAILS: '{"revision":"abc"}',
+    });
+  });
+
+  it('refuses -o wide for verify before asking the hub, and --csv with it', async () => {
+    const asked = hub.requests.length;
+    const verify = await runInProcess(run, ['verify', '-o', 'wide', '--hub', hub.url]);
+    expect(verify.code).toBe(2);
+    expect(verify.err).toContain('flotilla audit: -o wide is for listings');
+    const csv = await runInProcess(run, ['--csv', '-o', 'wide', '--hub', hub.url]);
+    expect(csv.code).toBe(2);
+    expect(csv.err).toContain('--csv and -o exclude each other');
+    expect(hub.requests.length).toBe(asked);
   });
 });

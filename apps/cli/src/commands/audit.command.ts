@@ -10,16 +10,18 @@ import {
   type AuditPageView,
   type AuditVerifyView,
 } from '@flotilla/contract';
-import { UsageError, type OutputFormat } from '../offline/offline-command.js';
+import { UsageError } from '../offline/offline-command.js';
 import {
+  columnsTable,
   expectPositionals,
-  formatTable,
   printResult,
   describeHubCommand,
   runHubCommand,
   stringValue,
+  type Column,
   type HubArgValue,
   type HubCommandSpec,
+  type ListingFormat,
 } from './hub-command.js';
 
 const DEFAULT_LIMIT = 50;
@@ -32,11 +34,12 @@ const ARCHIVE_USAGE = 'flotilla audit archive --before T --out FILE';
 const PRUNE_USAGE = 'flotilla audit prune FILE';
 
 const LIST_USAGE =
-  'flotilla audit [list] [--actor A] [--action PREFIX] [--scope S | --scope-prefix P] [--since T] [--until T] [--outcome O] [--limit N | --all] [-o table|json|yaml | --ndjson | --csv]';
+  'flotilla audit [list] [--actor A] [--action PREFIX] [--scope S | --scope-prefix P] [--since T] [--until T] [--outcome O] [--limit N | --all] [-o table|wide|json|yaml | --ndjson | --csv]';
 
 const SPEC: HubCommandSpec = {
   name: 'audit',
   subcommands: ['list', 'verify', 'archive', 'prune'],
+  listings: ['', 'list'],
   usage: [
     `usage: ${LIST_USAGE}`,
     '       flotilla audit verify',
@@ -48,6 +51,7 @@ const SPEC: HubCommandSpec = {
     '--since (inclusive) and --until (exclusive) are RFC 3339 times.',
     `--limit N shows at most N events (default ${DEFAULT_LIMIT}); --all follows the hub's pages to the end.`,
     '--ndjson prints one JSON object per line, --csv a header row and one row per event, as pages arrive.',
+    "-o wide adds each event's id and its hash in the chain.",
     '',
     'verify walks the whole hash chain on the hub: exit 0 when intact, 1 naming the first broken event',
     'and why (hash-mismatch: its content was edited; broken-link: a row was deleted or inserted before it;',
@@ -169,7 +173,7 @@ export function run(argv: string[]): Promise<number> {
       if (!page.nextCursor || items.length === 0) break;
       cursor = page.nextCursor;
     }
-    if (!ndjson && !csv) printResult(events, output, () => eventTable(events));
+    if (!ndjson && !csv) printResult(events, output, (wide) => eventTable(events, wide));
     return 0;
   });
 }
@@ -193,19 +197,25 @@ function time(flag: string, value: HubArgValue): string | undefined {
   return v;
 }
 
-function eventTable(events: AuditEventView[]): string {
-  return formatTable(
-    ['AT', 'ACTOR', 'ACTION', 'SCOPE', 'DETAILS'],
-    events.map((e) => [
-      e.at.replace(/\.\d+Z$/, 'Z'),
-      e.actor,
-      e.action,
-      e.scope,
+const EVENT_COLUMNS: Column<AuditEventView>[] = [
+  { header: 'ID', cell: (e) => e.id, wide: true },
+  { header: 'AT', cell: (e) => e.at.replace(/\.\d+Z$/, 'Z') },
+  { header: 'ACTOR', cell: (e) => e.actor },
+  { header: 'ACTION', cell: (e) => e.action },
+  { header: 'SCOPE', cell: (e) => e.scope },
+  // The chain link: what `audit verify` and an archive's checkpoint name.
+  { header: 'HASH', cell: (e) => e.hash ?? '-', wide: true },
+  {
+    header: 'DETAILS',
+    cell: (e) =>
       e.details && typeof e.details === 'object' && Object.keys(e.details).length === 0
         ? ''
         : JSON.stringify(e.details),
-    ]),
-  );
+  },
+];
+
+export function eventTable(events: AuditEventView[], wide = false): string {
+  return columnsTable(EVENT_COLUMNS, events, wide);
 }
 
 export function verifyText(r: AuditVerifyView): string {
@@ -219,7 +229,7 @@ export function verifyText(r: AuditVerifyView): string {
 async function archive(
   client: HubClientLike,
   values: Record<string, HubArgValue>,
-  output: OutputFormat,
+  output: ListingFormat,
 ): Promise<number> {
   const before = time('--before', values['before']);
   const out = stringValue(values['out']);
@@ -246,7 +256,7 @@ async function archive(
   return 0;
 }
 
-async function prune(client: HubClientLike, file: string, output: OutputFormat): Promise<number> {
+async function prune(client: HubClientLike, file: string, output: ListingFormat): Promise<number> {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');

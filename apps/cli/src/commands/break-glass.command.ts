@@ -1,15 +1,16 @@
 import { type CommandDescription } from '../command.js';
-import type { BreakGlassRecordView, BreakGlassView } from '@flotilla/contract';
+import type { BreakGlassRecordView, BreakGlassView, ManualChangeView } from '@flotilla/contract';
 import { UsageError } from '../offline/offline-command.js';
 import {
+  columnsTable,
   expectName,
   expectPositionals,
   formatFields,
-  formatTable,
   printResult,
   describeHubCommand,
   runHubCommand,
   stringValue,
+  type Column,
   type HubCommandSpec,
 } from './hub-command.js';
 
@@ -19,6 +20,7 @@ const OPEN_USAGE =
 const SPEC: HubCommandSpec = {
   name: 'break-glass',
   subcommands: ['open', 'close', 'list', 'record'],
+  listings: ['', 'list', 'record'],
   usage: [
     `usage: ${OPEN_USAGE}`,
     '       flotilla break-glass close ID [--reason TEXT]',
@@ -29,7 +31,8 @@ const SPEC: HubCommandSpec = {
     '(--allow-sync) and/or stops agents from reverting hand-made changes (--pause-self-heal), until',
     '--for MINUTES from now or --until an RFC 3339 time (at most BREAK_GLASS_MAX_MINUTES, 24 h by',
     'default). `close` ends it early; enforcement resumes at once. `record` lists every manual change',
-    'agents saw under it, for the post-incident review.',
+    'agents saw under it, for the post-incident review. -o wide: `list` adds when each was opened, when',
+    "and by whom it was closed, and why; `record` each object's API group and the agent's summary.",
   ].join('\n'),
   options: {
     reason: { type: 'string' },
@@ -109,7 +112,7 @@ export function run(argv: string[]): Promise<number> {
         expectPositionals(rest, [], 'flotilla break-glass list [--active]');
         const state = values['active'] === true ? 'active' : 'all';
         const list = await client.request<BreakGlassView[]>('GET', `/api/v1/break-glass?state=${state}`);
-        printResult(list, output, () => listTable(list));
+        printResult(list, output, (wide) => listTable(list, wide));
         return 0;
       }
       case 'record': {
@@ -118,7 +121,7 @@ export function run(argv: string[]): Promise<number> {
           'GET',
           `/api/v1/break-glass/${encodeURIComponent(id)}/record`,
         );
-        printResult(record, output, () => recordText(record));
+        printResult(record, output, (wide) => recordText(record, wide));
         return 0;
       }
       default:
@@ -132,24 +135,46 @@ const what = (b: BreakGlassView) =>
     .filter(Boolean)
     .join(', ');
 
-function listTable(list: BreakGlassView[]): string {
-  return formatTable(
-    ['ID', 'SCOPE', 'NAME', 'STATE', 'OVERRIDES', 'OPENED BY', 'EXPIRES', 'CHANGES', 'REASON'],
-    list.map((b) => [
-      `#${b.id}`,
-      b.scope,
-      b.name,
-      b.state,
-      what(b),
-      b.openedBy,
-      b.expiresAt,
-      String(b.manualChanges),
-      b.reason,
-    ]),
-  );
+/** When and by whom it was closed; `-` while open. */
+const closedCell = (b: BreakGlassView): string =>
+  b.closedAt ? `${b.closedAt} by ${b.closedBy ?? '-'}` : '-';
+
+const BREAK_GLASS_COLUMNS: Column<BreakGlassView>[] = [
+  { header: 'ID', cell: (b) => `#${b.id}` },
+  { header: 'SCOPE', cell: (b) => b.scope },
+  { header: 'NAME', cell: (b) => b.name },
+  { header: 'STATE', cell: (b) => b.state },
+  { header: 'OVERRIDES', cell: what },
+  { header: 'OPENED BY', cell: (b) => b.openedBy },
+  { header: 'OPENED', cell: (b) => b.openedAt, wide: true },
+  { header: 'EXPIRES', cell: (b) => b.expiresAt },
+  { header: 'CLOSED', cell: closedCell, wide: true },
+  { header: 'CHANGES', cell: (b) => String(b.manualChanges) },
+  { header: 'REASON', cell: (b) => b.reason },
+  { header: 'CLOSE REASON', cell: (b) => b.closeReason ?? '-', wide: true },
+];
+
+export function listTable(list: BreakGlassView[], wide = false): string {
+  return columnsTable(BREAK_GLASS_COLUMNS, list, wide);
 }
 
-function recordText(r: BreakGlassRecordView): string {
+const CHANGE_COLUMNS: Column<ManualChangeView>[] = [
+  { header: 'AT', cell: (c) => c.at },
+  { header: 'CLUSTER', cell: (c) => c.cluster },
+  { header: 'TARGET', cell: (c) => c.target },
+  { header: 'GROUP', cell: (c) => c.resource.group || 'core', wide: true },
+  {
+    header: 'OBJECT',
+    cell: (c) =>
+      `${c.resource.kind}/${c.resource.namespace ? `${c.resource.namespace}/` : ''}${c.resource.name}`,
+  },
+  { header: 'PATHS', cell: (c) => c.paths.join(',') },
+  { header: 'MANAGER', cell: (c) => c.manager ?? '-' },
+  { header: 'STATE', cell: (c) => c.state },
+  { header: 'SUMMARY', cell: (c) => c.summary.replace(/\s*\n\s*/g, ' '), wide: true },
+];
+
+export function recordText(r: BreakGlassRecordView, wide = false): string {
   const b = r.breakGlass;
   const head = formatFields([
     ['Break-glass', `#${b.id} on ${b.scope} ${b.name} (${b.state})`],
@@ -165,14 +190,5 @@ function recordText(r: BreakGlassRecordView): string {
     ['Manual changes', String(r.changes.length)],
   ]);
   if (r.changes.length === 0) return head;
-  const rows = r.changes.map((c) => [
-    c.at,
-    c.cluster,
-    c.target,
-    `${c.resource.kind}/${c.resource.namespace ? `${c.resource.namespace}/` : ''}${c.resource.name}`,
-    c.paths.join(','),
-    c.manager ?? '-',
-    c.state,
-  ]);
-  return `${head}\n\n${formatTable(['AT', 'CLUSTER', 'TARGET', 'OBJECT', 'PATHS', 'MANAGER', 'STATE'], rows)}`;
+  return `${head}\n\n${columnsTable(CHANGE_COLUMNS, r.changes, wide)}`;
 }

@@ -7,19 +7,21 @@ import { z } from 'zod';
 import { UsageError } from '../offline/offline-command.js';
 import {
   age,
+  columnsTable,
   expectPositionals,
   firstLineOfStdin,
-  formatTable,
   printResult,
   describeHubCommand,
   runHubCommand,
   stringValue,
+  type Column,
   type HubCommandSpec,
 } from './hub-command.js';
 
 const SPEC: HubCommandSpec = {
   name: 'chart-repositories',
   subcommands: ['list', 'add', 'remove'],
+  listings: ['', 'list'],
   usage: [
     'usage: flotilla chart-repositories [list]',
     '       flotilla chart-repositories add URL --username USER --password-stdin',
@@ -28,6 +30,7 @@ const SPEC: HubCommandSpec = {
     'Credentials for charts from Helm repositories (https://…) and OCI registries (oci://host/path),',
     'admins only. They apply to every chart under URL (the longest match wins). The hub seals the',
     'password at rest and never shows it; it is read from the first line of standard input.',
+    '`list -o wide` adds the id and when the credentials were first stored.',
   ].join('\n'),
   options: {
     username: { type: 'string' },
@@ -49,7 +52,7 @@ export function run(argv: string[]): Promise<number> {
       case 'list': {
         expectPositionals(rest, [], 'flotilla chart-repositories [list]');
         const list = listSchema.parse(await client.request('GET', '/api/v1/chart-repositories'));
-        printResult(list, output, () => table(list));
+        printResult(list, output, (wide) => chartRepositoryTable(list, wide));
         return 0;
       }
       case 'add': {
@@ -88,11 +91,16 @@ export function run(argv: string[]): Promise<number> {
   });
 }
 
-function table(list: ChartRepositoryCredentialsView[]): string {
-  return formatTable(
-    ['URL', 'USERNAME', 'UPDATED'],
-    list.map((c) => [c.url, c.username, age(c.updatedAt)]),
-  );
+const CHART_REPOSITORY_COLUMNS: Column<ChartRepositoryCredentialsView>[] = [
+  { header: 'ID', cell: (c) => c.id, wide: true },
+  { header: 'URL', cell: (c) => c.url },
+  { header: 'USERNAME', cell: (c) => c.username },
+  { header: 'CREATED', cell: (c) => c.createdAt, wide: true },
+  { header: 'UPDATED', cell: (c) => age(c.updatedAt) },
+];
+
+export function chartRepositoryTable(list: ChartRepositoryCredentialsView[], wide = false): string {
+  return columnsTable(CHART_REPOSITORY_COLUMNS, list, wide);
 }
 
 function expectUrl(positionals: string[], usage: string): string {

@@ -1,6 +1,8 @@
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { clusterViewSchema } from '@flotilla/contract';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { freePort } from '../fleet/free-port.js';
 import { runInProcess } from '../testing/run-in-process.js';
+import { headersOf, rowOf, startStandInHub, type StandInHub } from '../testing/stand-in-hub.js';
 import { UsageError } from '../offline/offline-command.js';
 import { parseLabels, run } from './clusters.command.js';
 
@@ -25,7 +27,13 @@ describe('flotilla clusters without a hub', () => {
     [['get', 'a', 'b'], "unexpected argument 'b'; usage: flotilla clusters get NAME"],
     [['add', 'eu1', '--label', 'novalue'], "--label must be key=value, not 'novalue'"],
     [['list', '--label', 'a=b'], "--label applies to 'clusters add' only"],
-    [['list', '-o', 'xml'], "-o must be table, json or yaml, not 'xml'"],
+    [['list', '-o', 'xml'], "-o must be table, wide, json or yaml, not 'xml'"],
+    [['get', 'eu1', '-o', 'xml'], "-o must be table, json or yaml, not 'xml'"],
+    // Refused before the hub is asked: nothing is registered.
+    [
+      ['add', 'eu1', '-o', 'wide'],
+      '-o wide is for listings (flotilla clusters or flotilla clusters list); flotilla clusters add takes -o table, json or yaml',
+    ],
     [['list', '--hub', 'ftp://hub'], "--hub must be an http(s) URL, not 'ftp://hub'"],
     [['list', '--nope'], "unknown option '--nope'"],
   ])('%j is a usage error (exit 2)', async (argv, message) => {
@@ -52,5 +60,61 @@ describe('parseLabels', () => {
   it('refuses an empty key and a repeated key', () => {
     expect(() => parseLabels(['=x'])).toThrow(new UsageError("--label must be key=value, not '=x'"));
     expect(() => parseLabels(['a=1', 'a=2'])).toThrow(new UsageError('--label a is given twice'));
+  });
+});
+
+describe('flotilla clusters list -o wide against a stand-in hub', () => {
+  const cluster = clusterViewSchema.parse({
+    id: 'c1',
+    name: 'eu1',
+    server: 'https://eu1.k8s.example:6443',
+    labels: { env: 'prod' },
+    annotations: {},
+    registered: true,
+    agentVersion: '1.4.0',
+    agentFeatures: ['prune-candidates', 'dry-run'],
+    capabilities: { kubeVersion: 'v1.33.1', apiVersions: ['v1'], reportedAt: null },
+    lastSeenAt: null,
+    createdAt: '2026-12-01T00:00:00.000Z',
+    targets: { total: 3, synced: 1, outOfSync: 2, unknown: 0, healthy: 2, degraded: 1 },
+  });
+  let hub: StandInHub;
+  beforeAll(async () => {
+    hub = await startStandInHub({ '/api/v1/clusters': [cluster] });
+  });
+  afterAll(() => hub.close());
+
+  it('adds the API server, the agent features, the Kubernetes version and the failing targets', async () => {
+    const table = await runInProcess(run, ['list', '--hub', hub.url]);
+    expect(table.code).toBe(0);
+    expect(headersOf(table.out)).toEqual([
+      'NAME',
+      'REGISTERED',
+      'AGENT',
+      'LAST SEEN',
+      'TARGETS',
+      'SYNCED',
+      'HEALTHY',
+      'LABELS',
+    ]);
+    const wide = await runInProcess(run, ['--hub', hub.url, '-o', 'wide']);
+    expect(wide.err).toBe('');
+    expect(wide.code).toBe(0);
+    expect(rowOf(wide.out)).toEqual({
+      NAME: 'eu1',
+      SERVER: 'https://eu1.k8s.example:6443',
+      REGISTERED: 'yes',
+      AGENT: '1.4.0',
+      FEATURES: 'prune-candidates,dry-run',
+      'KUBE VERSION': 'v1.33.1',
+      'LAST SEEN': '-',
+      TARGETS: '3',
+      SYNCED: '1',
+      'OUT OF SYNC': '2',
+      HEALTHY: '2',
+      DEGRADED: '1',
+      LABELS: 'env=prod',
+    });
+    expect(headersOf(wide.out)).toEqual(Object.keys(rowOf(wide.out)));
   });
 });

@@ -5,21 +5,23 @@ import { agentManifests, agentManifestsYaml, type AgentInstall } from './agent-m
 import { UsageError } from '../offline/offline-command.js';
 import {
   age,
+  columnsTable,
   expectName,
   expectPositionals,
   formatFields,
-  formatTable,
   printResult,
   describeHubCommand,
   runHubCommand,
   stringValue,
   stringValues,
+  type Column,
   type HubCommandSpec,
 } from './hub-command.js';
 
 const SPEC: HubCommandSpec = {
   name: 'clusters',
   subcommands: ['list', 'get', 'add', 'token', 'revoke'],
+  listings: ['', 'list'],
   usage: [
     'usage: flotilla clusters [list]',
     '       flotilla clusters get NAME',
@@ -29,7 +31,8 @@ const SPEC: HubCommandSpec = {
     '       flotilla clusters token NAME',
     '       flotilla clusters revoke NAME',
     '',
-    "The hub's cluster inventory. `add` prints the cluster's single-use bootstrap token (shown only",
+    "The hub's cluster inventory; `list -o wide` adds the API server, the agent's features, the",
+    "cluster's Kubernetes version and the targets out of sync and degraded. `add` prints the cluster's single-use bootstrap token (shown only",
     'then) and how to start its agent; `token` issues a new one to re-register an existing cluster;',
     "`revoke` stops the agent's credential from working at once.",
     '',
@@ -78,7 +81,7 @@ export function run(argv: string[]): Promise<number> {
       case 'list': {
         expectPositionals(rest, [], 'flotilla clusters [list]');
         const clusters = await client.clusters();
-        printResult(clusters, output, () => clusterTable(clusters));
+        printResult(clusters, output, (wide) => clusterTable(clusters, wide));
         return 0;
       }
       case 'get': {
@@ -256,20 +259,25 @@ function labelText(labels: Record<string, string>): string {
   return pairs.length ? pairs.join(',') : '-';
 }
 
-function clusterTable(clusters: ClusterView[]): string {
-  return formatTable(
-    ['NAME', 'REGISTERED', 'AGENT', 'LAST SEEN', 'TARGETS', 'SYNCED', 'HEALTHY', 'LABELS'],
-    clusters.map((c) => [
-      c.name,
-      c.registered ? 'yes' : 'no',
-      c.agentVersion ?? '-',
-      age(c.lastSeenAt),
-      String(c.targets.total),
-      String(c.targets.synced),
-      String(c.targets.healthy),
-      labelText(c.labels),
-    ]),
-  );
+const CLUSTER_COLUMNS: Column<ClusterView>[] = [
+  { header: 'NAME', cell: (c) => c.name },
+  // A cluster whose agent has not reported its API server yet has '' (the hub's default).
+  { header: 'SERVER', cell: (c) => c.server || '-', wide: true },
+  { header: 'REGISTERED', cell: (c) => (c.registered ? 'yes' : 'no') },
+  { header: 'AGENT', cell: (c) => c.agentVersion ?? '-' },
+  { header: 'FEATURES', cell: (c) => (c.agentFeatures ?? []).join(',') || '-', wide: true },
+  { header: 'KUBE VERSION', cell: (c) => c.capabilities?.kubeVersion ?? '-', wide: true },
+  { header: 'LAST SEEN', cell: (c) => age(c.lastSeenAt) },
+  { header: 'TARGETS', cell: (c) => String(c.targets.total) },
+  { header: 'SYNCED', cell: (c) => String(c.targets.synced) },
+  { header: 'OUT OF SYNC', cell: (c) => String(c.targets.outOfSync), wide: true },
+  { header: 'HEALTHY', cell: (c) => String(c.targets.healthy) },
+  { header: 'DEGRADED', cell: (c) => String(c.targets.degraded), wide: true },
+  { header: 'LABELS', cell: (c) => labelText(c.labels) },
+];
+
+export function clusterTable(clusters: ClusterView[], wide = false): string {
+  return columnsTable(CLUSTER_COLUMNS, clusters, wide);
 }
 
 function clusterFields(c: ClusterView): string {

@@ -1,5 +1,6 @@
 import { type CommandDescription } from '../command.js';
 import { parseOptions, type OptionSpecs } from '../options/parse-options.js';
+import { HUB_OUTPUT_FORMATS, parseOutputFormat, type OutputFormat } from '../options/output-format.js';
 import { HubApiError, HubClient, HubUnreachableError } from '../fleet/hub-client.js';
 import {
   cliConfigPath,
@@ -71,11 +72,9 @@ function parse(
   return { values: values as Record<string, string | boolean | undefined>, positionals };
 }
 
-function outputOf(v: string | boolean | undefined): 'table' | 'json' | 'yaml' {
-  const o = v ?? 'table';
-  if (o !== 'table' && o !== 'json' && o !== 'yaml')
-    throw new UsageError(`-o must be table, json or yaml, not '${String(o)}'`);
-  return o;
+/** Contexts are the CLI's own file, not a hub listing: no wide table, nothing more to show. */
+function outputOf(v: string | boolean | undefined): OutputFormat {
+  return parseOutputFormat(v, HUB_OUTPUT_FORMATS);
 }
 
 function name(raw: string, what = 'NAME'): string {

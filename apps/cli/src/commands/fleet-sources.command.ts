@@ -3,20 +3,22 @@ import { type CommandDescription } from '../command.js';
 import { UsageError } from '../offline/offline-command.js';
 import {
   age,
+  columnsTable,
   expectName,
   expectPositionals,
   formatFields,
-  formatTable,
   printResult,
   describeHubCommand,
   runHubCommand,
   stringValue,
+  type Column,
   type HubCommandSpec,
 } from './hub-command.js';
 
 const SPEC: HubCommandSpec = {
   name: 'fleet-sources',
   subcommands: ['list', 'show', 'add', 'confirm', 'remove'],
+  listings: ['', 'list', 'show'],
   usage: [
     'usage: flotilla fleet-sources [list]',
     '       flotilla fleet-sources show ID',
@@ -27,6 +29,8 @@ const SPEC: HubCommandSpec = {
     'Fleet repositories the hub reconciles its own objects from (docs/fleet-config.md). `show` prints',
     'the status (an invalid commit lists each error with file, document and field), the applied commit',
     'and author, and the objects with their files; `confirm` applies a commit the deletion guard holds.',
+    '-o wide: `list` adds the whole applied commit and its author, the newest commit seen (a held or',
+    "invalid one differs from the applied) and the error; `show` each object's commit and when it diverged.",
   ].join('\n'),
   options: {
     revision: { type: 'string' },
@@ -45,20 +49,7 @@ export function run(argv: string[]): Promise<number> {
       case 'list': {
         expectPositionals(rest, [], 'flotilla fleet-sources [list]');
         const sources = await client.request<FleetSourceView[]>('GET', '/api/v1/fleet-sources');
-        printResult(sources, output, () =>
-          formatTable(
-            ['ID', 'REPOSITORY', 'REVISION', 'PATH', 'STATUS', 'COMMIT', 'APPLIED'],
-            sources.map((s) => [
-              s.id,
-              s.repoUrl,
-              s.revision,
-              s.path || '.',
-              s.status,
-              s.appliedCommit?.slice(0, 12) ?? '-',
-              age(s.appliedAt),
-            ]),
-          ),
-        );
+        printResult(sources, output, (wide) => fleetSourceTable(sources, wide));
         return 0;
       }
       case 'show': {
@@ -67,7 +58,7 @@ export function run(argv: string[]): Promise<number> {
           'GET',
           `/api/v1/fleet-sources/${encodeURIComponent(id)}`,
         );
-        printResult(s, output, () =>
+        printResult(s, output, (wide) =>
           [
             formatFields([
               ['Repository', `${s.repoUrl} ${s.revision} ${s.path || '.'}`],
@@ -79,10 +70,7 @@ export function run(argv: string[]): Promise<number> {
               (e) => `  ${e.file} (document ${e.document}): ${e.path}: ${e.message}`,
             ),
             '',
-            formatTable(
-              ['KIND', 'NAME', 'FILE', 'DIVERGED'],
-              s.objects.map((o) => [o.kind, o.name, o.file, o.diverged ? `by ${o.diverged.by ?? '?'}` : '-']),
-            ),
+            columnsTable(OBJECT_COLUMNS, s.objects, wide),
           ].join('\n'),
         );
         return 0;
@@ -135,3 +123,43 @@ export function run(argv: string[]): Promise<number> {
     }
   });
 }
+
+/** A commit: its first 12 characters in the table, whole in the wide one. */
+const commit = (sha: string | null, wide: boolean): string => (sha ? (wide ? sha : sha.slice(0, 12)) : '-');
+
+const FLEET_SOURCE_COLUMNS: Column<FleetSourceView>[] = [
+  { header: 'ID', cell: (s) => s.id },
+  { header: 'REPOSITORY', cell: (s) => s.repoUrl },
+  { header: 'REVISION', cell: (s) => s.revision },
+  { header: 'PATH', cell: (s) => s.path || '.' },
+  { header: 'STATUS', cell: (s) => s.status },
+  { header: 'COMMIT', cell: (s, wide) => commit(s.appliedCommit, wide) },
+  { header: 'AUTHOR', cell: (s) => s.appliedAuthor ?? '-', wide: true },
+  { header: 'APPLIED', cell: (s) => age(s.appliedAt) },
+  { header: 'SEEN', cell: (s, wide) => commit(s.seenCommit, wide), wide: true },
+  {
+    header: 'ERROR',
+    cell: (s) => (s.error ? `${s.error.code}: ${s.error.message.replace(/\s*\n\s*/g, ' ')}` : '-'),
+    wide: true,
+  },
+];
+
+export function fleetSourceTable(sources: FleetSourceView[], wide = false): string {
+  return columnsTable(FLEET_SOURCE_COLUMNS, sources, wide);
+}
+
+type FleetObject = FleetSourceDetailView['objects'][number];
+
+const OBJECT_COLUMNS: Column<FleetObject>[] = [
+  { header: 'KIND', cell: (o) => o.kind },
+  { header: 'NAME', cell: (o) => o.name },
+  { header: 'FILE', cell: (o) => o.file },
+  { header: 'COMMIT', cell: (o) => o.commit, wide: true },
+  { header: 'DIVERGED', cell: (o) => (o.diverged ? `by ${o.diverged.by ?? '?'}` : '-') },
+  { header: 'DIVERGED AT', cell: (o) => o.diverged?.at ?? '-', wide: true },
+  {
+    header: 'BREAK-GLASS',
+    cell: (o) => (o.diverged?.breakGlassId != null ? `#${o.diverged.breakGlassId}` : '-'),
+    wide: true,
+  },
+];

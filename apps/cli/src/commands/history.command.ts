@@ -2,8 +2,8 @@ import { type CommandDescription } from '../command.js';
 import { type SyncRunQuery, type SyncRunView } from '../fleet/hub-client.js';
 import { UsageError } from '../offline/offline-command.js';
 import {
+  columnsTable,
   expectPositionals,
-  formatTable,
   printResult,
   describeHubCommand,
   runHubCommand,
@@ -12,6 +12,7 @@ import {
   WATCH_USAGE,
   shortSha,
   stringValue,
+  type Column,
   type HubCommandSpec,
 } from './hub-command.js';
 
@@ -21,6 +22,7 @@ const MAX_PAGE = 500;
 
 const SPEC: HubCommandSpec = {
   name: 'history',
+  listings: [''],
   usage: [
     'usage: flotilla history [--target T] [--cluster C] [--appset A] [--outcome O,…] [--trigger T,…]',
     '                        [--since TIME] [--until TIME] [--limit N | --all] [--ndjson] [--watch [--timeout S]]',
@@ -29,7 +31,8 @@ const SPEC: HubCommandSpec = {
     'Filters combine: --outcome Succeeded|Failed|Partial|Blocked and --trigger auto|manual|self-heal|rollback',
     'take comma-separated lists; --since (inclusive) and --until (exclusive) are RFC 3339 times.',
     `--limit N shows at most N runs (default ${DEFAULT_LIMIT}); --all follows the hub's pages to the end.`,
-    '-o json prints one array; --ndjson prints one JSON object per line as pages arrive.',
+    '-o json prints one array; --ndjson prints one JSON object per line as pages arrive; -o wide adds',
+    "the appset, the whole commit, the requested sync's operation id and the bundle digest.",
     '',
     WATCH_USAGE,
     '                (--watch shows the newest --limit runs; not with --all or --ndjson)',
@@ -94,7 +97,7 @@ export function run(argv: string[]): Promise<number> {
       if (!page.nextCursor || items.length === 0) break;
       cursor = page.nextCursor;
     }
-    if (!ndjson) printResult(runs, output, () => runTable(runs));
+    if (!ndjson) printResult(runs, output, (wide) => runTable(runs, wide));
     return 0;
   });
 }
@@ -111,18 +114,23 @@ function duration(run: SyncRunView): string {
   return ms < 10_000 ? `${(ms / 1000).toFixed(1)}s` : `${Math.round(ms / 1000)}s`;
 }
 
-function runTable(runs: SyncRunView[]): string {
-  return formatTable(
-    ['STARTED', 'CLUSTER', 'TARGET', 'REVISION', 'TRIGGER', 'OUTCOME', 'DURATION', 'MESSAGE'],
-    runs.map((r) => [
-      r.startedAt.replace(/\.\d+Z$/, 'Z'),
-      r.cluster,
-      r.target,
-      shortSha(r.revision),
-      r.trigger,
-      r.outcome,
-      duration(r),
-      (r.message ?? '').replace(/\s*\n\s*/g, ' '),
-    ]),
-  );
+/** A revision: shortened in the table, whole (every source's) in the wide one. */
+const revision = (sha: string, wide: boolean): string => (wide ? sha : shortSha(sha));
+
+const RUN_COLUMNS: Column<SyncRunView>[] = [
+  { header: 'STARTED', cell: (r) => r.startedAt.replace(/\.\d+Z$/, 'Z') },
+  { header: 'CLUSTER', cell: (r) => r.cluster },
+  { header: 'TARGET', cell: (r) => r.target },
+  { header: 'APPSET', cell: (r) => r.appSet, wide: true },
+  { header: 'REVISION', cell: (r, wide) => revision(r.revision, wide) },
+  { header: 'TRIGGER', cell: (r) => r.trigger },
+  { header: 'OUTCOME', cell: (r) => r.outcome },
+  { header: 'DURATION', cell: duration },
+  { header: 'OPERATION', cell: (r) => r.operationId ?? '-', wide: true },
+  { header: 'BUNDLE', cell: (r) => r.bundleDigest, wide: true },
+  { header: 'MESSAGE', cell: (r) => (r.message ?? '').replace(/\s*\n\s*/g, ' ') },
+];
+
+export function runTable(runs: SyncRunView[], wide = false): string {
+  return columnsTable(RUN_COLUMNS, runs, wide);
 }

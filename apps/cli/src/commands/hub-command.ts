@@ -1,16 +1,24 @@
 import { type CommandDescription } from '../command.js';
 import { HubApiError, HubClient, HubUnreachableError } from '../fleet/hub-client.js';
-import { UsageError, type OutputFormat } from '../offline/offline-command.js';
+import { UsageError } from '../offline/offline-command.js';
 import { cliConfigPath, loadCliConfig, selectContext, type CliContext } from '../fleet/cli-config.js';
 import { HUB_COMMON_OPTIONS } from '../options/common-options.js';
 import { parseOptions, type OptionSpecs, type OptionValue } from '../options/parse-options.js';
 
 export { HUB_COMMON_OPTIONS };
 
-import { formatResult, printResult } from '../offline/offline-command.js';
+import {
+  columnsTable,
+  formatResult,
+  formatTable,
+  parseHubOutputFormat,
+  printResult,
+  type Column,
+  type ListingFormat,
+} from '../options/output-format.js';
 import { WATCH_INTERVAL_MS, watch } from '../watch/watch.js';
 
-export { printResult };
+export { columnsTable, formatTable, printResult, type Column, type ListingFormat };
 
 /**
  * Shared plumbing for the hub-backed commands (`clusters`, `appsets`, `targets`, `history`): the
@@ -25,7 +33,8 @@ export type HubArgValue = OptionValue;
 export interface HubCommandArgs {
   values: Record<string, HubArgValue>;
   positionals: string[];
-  output: OutputFormat;
+  /** `wide` only when what is asked is one of the spec's listings. */
+  output: ListingFormat;
   /** True when `-o` was given, so a command can refuse a conflicting flag such as `--ndjson`. */
   outputGiven: boolean;
   client: HubClient;
@@ -41,6 +50,11 @@ export interface HubCommandSpec {
   options: OptionSpecs;
   /** The words that may follow the command's name (`list`, `get`, …), for completion. */
   subcommands?: readonly string[];
+  /**
+   * The sub-commands that list, and so take `-o wide` (more columns); `''` is the command alone
+   * (`flotilla targets`). The others refuse `-o wide` before they ask the hub anything.
+   */
+  listings?: readonly string[];
 }
 
 /** A hub-backed command's options with the common ones, for completion and the option-spelling check. */
@@ -48,6 +62,7 @@ export function describeHubCommand(spec: HubCommandSpec): CommandDescription {
   return {
     options: { ...spec.options, ...HUB_COMMON_OPTIONS },
     ...(spec.subcommands && { subcommands: spec.subcommands }),
+    ...(spec.listings && { listings: spec.listings }),
   };
 }
 
@@ -58,7 +73,7 @@ const COMMON_USAGE = [
   '  --token T      API token (or the admin token) sent as a Bearer token (default $FLOTILLA_TOKEN,',
   "                 else the context's when the hub is the context's)",
   "  --context NAME a context of 'flotilla context list' (default $FLOTILLA_CONTEXT, else the current)",
-  '  -o FORMAT      table (default), json or yaml',
+  '  -o FORMAT      table (default), json or yaml; a listing also wide: its table with more columns',
 ].join('\n');
 
 export function parseHubArgs(argv: string[], spec: HubCommandSpec): HubCommandArgs & { help: boolean } {
@@ -67,10 +82,7 @@ export function parseHubArgs(argv: string[], spec: HubCommandSpec): HubCommandAr
   const values: Record<string, HubArgValue> = parsed.values;
   const positionals = parsed.positionals;
   const rawOutput = values['output'];
-  const output = rawOutput ?? 'table';
-  if (output !== 'json' && output !== 'yaml' && output !== 'table') {
-    throw new UsageError(`-o must be table, json or yaml, not '${String(output)}'`);
-  }
+  const output = parseHubOutputFormat(rawOutput, listingOf(spec, positionals));
   const { client, source } = connectHub(values);
   return {
     values,
@@ -99,6 +111,23 @@ export function connectHub(values: Record<string, HubArgValue>): { client: HubCl
     throw new UsageError(`--hub must be an http(s) URL, not '${hub}'`);
   }
   return { client: new HubClient(hub.replace(/\/+$/, ''), token || undefined), source };
+}
+
+/** Whether `positionals` ask for one of the spec's listings, and how its listings are spelled. */
+function listingOf(
+  spec: HubCommandSpec,
+  positionals: string[],
+): { command: string; listing: boolean; listings: string[] } {
+  const listings = spec.listings ?? [];
+  const sub = positionals[0] ?? '';
+  const known = spec.subcommands?.includes(sub) === true;
+  return {
+    command: known ? `${spec.name} ${sub}` : spec.name,
+    // A word that is no sub-command goes to the command alone, which says what is wrong with it
+    // (`flotilla targets web-eu1 -o wide`: an unexpected argument, not a wrong -o).
+    listing: listings.includes(known ? sub : ''),
+    listings: listings.map((l) => (l ? `${spec.name} ${l}` : spec.name)),
+  };
 }
 
 /**
@@ -184,17 +213,6 @@ export function describeApiError(err: HubApiError): string {
   const message = err.hubMessage.replace(/\s*\n\s*/g, ' ');
   const request = err.status >= 500 && err.requestId ? ` [request ${err.requestId}]` : '';
   return `${err.method} ${err.url} → ${err.status}${code}: ${message}${at}${request}`;
-}
-
-/** Aligned columns separated by three spaces, like kubectl; the last column is not padded. */
-export function formatTable(headers: string[], rows: string[][]): string {
-  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: string[]): string =>
-    cells
-      .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i] ?? 0)))
-      .join('   ')
-      .trimEnd();
-  return [line(headers), ...rows.map(line)].join('\n');
 }
 
 /** `key: value` lines for one object, keys aligned, for `get` commands. */
@@ -291,22 +309,22 @@ export const WATCH_USAGE = [
 export async function showOrWatch<T>(
   args: Pick<HubCommandArgs, 'values' | 'output'>,
   read: () => Promise<T>,
-  table: (value: T) => string,
+  table: (value: T, wide: boolean) => string,
 ): Promise<number> {
   const timeout = stringValue(args.values['timeout']);
   if (args.values['watch'] !== true) {
     if (timeout !== undefined) throw new UsageError('--timeout applies with --watch');
     const value = await read();
-    printResult(value, args.output, () => table(value));
+    printResult(value, args.output, (wide) => table(value, wide));
     return 0;
   }
   if (timeout !== undefined && !/^[1-9]\d*$/.test(timeout))
     throw new UsageError(`--timeout must be a whole number of seconds, not '${timeout}'`);
   await watch(
-    args.output,
+    args.output === 'wide' ? 'table' : args.output,
     async () => {
       const value = await read();
-      return formatResult(value, args.output, () => table(value));
+      return formatResult(value, args.output, (wide) => table(value, wide));
     },
     {
       intervalMs: WATCH_INTERVAL_MS,

@@ -11,6 +11,7 @@ import { parse as parseYaml } from 'yaml';
 import { LocalFleet } from '../fleet/local-fleet.js';
 import { type AppSetView, type ClusterView, type SyncRunView, type TargetView } from '../fleet/hub-client.js';
 import { runInProcess, type CommandOutcome } from '../testing/run-in-process.js';
+import { rowOf } from '../testing/stand-in-hub.js';
 import { run as appsets } from './appsets.command.js';
 import { run as clusters } from './clusters.command.js';
 import { run as history } from './history.command.js';
@@ -117,6 +118,29 @@ describe('hub-backed commands against a real hub', () => {
     const edge = lines.find((l) => l.startsWith('edge-1'))?.split(/\s+/);
     expect(edge).toEqual(['edge-1', 'no', '-', '-', '0', '0', '0', 'env=prod,tier=edge']);
 
+    // -o wide: the real hub's answer with the columns to debug by; the edge cluster is the second row.
+    const wide = await cli(clusters, 'list', '-o', 'wide');
+    expect(wide.code).toBe(0);
+    const edgeRow = wide.out
+      .trimEnd()
+      .split('\n')
+      .findIndex((l) => l.startsWith('edge-1'));
+    expect(rowOf(wide.out, edgeRow)).toEqual({
+      NAME: 'edge-1',
+      SERVER: '-',
+      REGISTERED: 'no',
+      AGENT: '-',
+      FEATURES: '-',
+      'KUBE VERSION': '-',
+      'LAST SEEN': '-',
+      TARGETS: '0',
+      SYNCED: '0',
+      'OUT OF SYNC': '0',
+      HEALTHY: '0',
+      DEGRADED: '0',
+      LABELS: 'env=prod,tier=edge',
+    });
+
     const again = await cli(clusters, 'add', 'edge-1');
     expect(again.code).toBe(1);
     expect(again.out).toBe('');
@@ -168,6 +192,23 @@ describe('hub-backed commands against a real hub', () => {
     expect(cells?.at(-1)).toBe('-');
     expect(rest).toEqual([]);
     expect(await json<TargetView[]>(targets, '--cluster', 'edge-1')).toEqual([]);
+
+    const wide = await cli(targets, '--cluster', cluster, '-o', 'wide');
+    expect(wide.code).toBe(0);
+    expect(rowOf(wide.out)).toMatchObject({
+      CLUSTER: cluster,
+      TARGET: `web-${cluster}`,
+      APPSET: 'web',
+      NAMESPACE: 'web',
+      REVISION: head,
+      RELEASED: head,
+      SYNCED: head,
+      PIN: '-',
+      SYNC: 'Synced',
+      HEALTH: 'Healthy',
+      STALE: '-',
+      REASON: '-',
+    });
 
     const runs = await json<SyncRunView[]>(history, '--target', `web-${cluster}`);
     expect(runs.length).toBeGreaterThan(0);

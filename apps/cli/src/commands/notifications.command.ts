@@ -5,18 +5,21 @@ import {
   notificationDestinationViewSchema,
   notificationPolicyViewSchema,
   type NotificationDeliveryView,
+  type NotificationDestinationView,
+  type NotificationPolicyView,
 } from '@flotilla/contract';
 import { z } from 'zod';
 import { UsageError } from '../offline/offline-command.js';
 import {
   age,
+  columnsTable,
   expectName,
   expectPositionals,
-  formatTable,
   printResult,
   describeHubCommand,
   runHubCommand,
   stringValue,
+  type Column,
   type HubCommandSpec,
 } from './hub-command.js';
 
@@ -25,6 +28,7 @@ const FILTERS = ['status', 'policy', 'destination', 'trigger', 'limit'] as const
 const SPEC: HubCommandSpec = {
   name: 'notifications',
   subcommands: ['deliveries', 'destinations', 'policies', 'delete-destination', 'delete-policy'],
+  listings: ['deliveries', 'destinations', 'policies'],
   usage: [
     'usage: flotilla notifications deliveries [--status Collecting|Pending|Sent|Failed] [--policy P]',
     '                                         [--destination D] [--trigger T] [--limit N]',
@@ -35,6 +39,9 @@ const SPEC: HubCommandSpec = {
     'What the hub told whom: each delivery once (however many hub replicas run), its attempts and the',
     'last error. Destinations show their settings, never their secrets. Policies are created with',
     'the API or from a fleet repository (kind NotificationPolicy).',
+    '-o wide adds: to deliveries their id, when they may be sent and when they were; to destinations',
+    'when they were created and updated; to policies the appsets, projects and digest window they',
+    'apply and the fleet repository commit that manages them.',
   ].join('\n'),
   options: Object.fromEntries(FILTERS.map((f) => [f, { type: 'string' as const }])),
 };
@@ -65,7 +72,7 @@ export function run(argv: string[]): Promise<number> {
         const deliveries = z
           .array(notificationDeliveryViewSchema)
           .parse(await client.request('GET', `/api/v1/notifications/deliveries${qs}`));
-        printResult(deliveries, output, () => deliveryTable(deliveries));
+        printResult(deliveries, output, (wide) => deliveryTable(deliveries, wide));
         return 0;
       }
       case 'destinations': {
@@ -73,12 +80,7 @@ export function run(argv: string[]): Promise<number> {
         const list = z
           .array(notificationDestinationViewSchema)
           .parse(await client.request('GET', '/api/v1/notifications/destinations'));
-        printResult(list, output, () =>
-          formatTable(
-            ['NAME', 'TYPE', 'WHERE', 'SECRET', 'CREATED BY'],
-            list.map((d) => [d.name, d.type, where(d.config), d.hasSecret ? 'sealed' : '-', d.createdBy]),
-          ),
-        );
+        printResult(list, output, (wide) => columnsTable(DESTINATION_COLUMNS, list, wide));
         return 0;
       }
       case 'policies': {
@@ -86,17 +88,7 @@ export function run(argv: string[]): Promise<number> {
         const list = z
           .array(notificationPolicyViewSchema)
           .parse(await client.request('GET', '/api/v1/notifications/policies'));
-        printResult(list, output, () =>
-          formatTable(
-            ['NAME', 'TRIGGERS', 'DESTINATIONS', 'MANAGED BY'],
-            list.map((p) => [
-              p.metadata.name,
-              p.spec.triggers.join(','),
-              p.spec.destinations.join(','),
-              p.managedBy,
-            ]),
-          ),
-        );
+        printResult(list, output, (wide) => columnsTable(POLICY_COLUMNS, list, wide));
         return 0;
       }
       case 'delete-destination':
@@ -132,18 +124,54 @@ function where(config: Record<string, unknown>): string {
   return c.url ?? c.host ?? '';
 }
 
-function deliveryTable(deliveries: NotificationDeliveryView[]): string {
-  return formatTable(
-    ['CREATED', 'POLICY', 'TRIGGER', 'DESTINATION', 'STATUS', 'EVENTS', 'ATTEMPTS', 'LAST ERROR'],
-    deliveries.map((d) => [
-      `${age(d.createdAt)} ago`,
-      d.policy,
-      d.trigger,
-      d.destination ?? '(deleted)',
-      d.status,
-      String(d.eventCount),
-      String(d.attempts),
-      d.lastError ?? '',
-    ]),
-  );
+const DELIVERY_COLUMNS: Column<NotificationDeliveryView>[] = [
+  { header: 'ID', cell: (d) => d.id, wide: true },
+  { header: 'CREATED', cell: (d) => `${age(d.createdAt)} ago` },
+  { header: 'POLICY', cell: (d) => d.policy },
+  { header: 'TRIGGER', cell: (d) => d.trigger },
+  { header: 'DESTINATION', cell: (d) => d.destination ?? '(deleted)' },
+  { header: 'STATUS', cell: (d) => d.status },
+  { header: 'EVENTS', cell: (d) => String(d.eventCount) },
+  { header: 'ATTEMPTS', cell: (d) => String(d.attempts) },
+  { header: 'SEND AFTER', cell: (d) => d.sendAfter, wide: true },
+  { header: 'SENT', cell: (d) => d.sentAt ?? '-', wide: true },
+  { header: 'LAST ERROR', cell: (d) => d.lastError ?? '' },
+];
+
+export function deliveryTable(deliveries: NotificationDeliveryView[], wide = false): string {
+  return columnsTable(DELIVERY_COLUMNS, deliveries, wide);
 }
+
+const DESTINATION_COLUMNS: Column<NotificationDestinationView>[] = [
+  { header: 'NAME', cell: (d) => d.name },
+  { header: 'TYPE', cell: (d) => d.type },
+  { header: 'WHERE', cell: (d) => where(d.config) },
+  { header: 'SECRET', cell: (d) => (d.hasSecret ? 'sealed' : '-') },
+  { header: 'CREATED', cell: (d) => d.createdAt, wide: true },
+  { header: 'UPDATED', cell: (d) => d.updatedAt, wide: true },
+  { header: 'CREATED BY', cell: (d) => d.createdBy },
+];
+
+/** A list of the policy's spec (loose in the view), `*` when empty: the policy then takes every one. */
+function specList(p: NotificationPolicyView, key: string): string {
+  const value = (p.spec as Record<string, unknown>)[key];
+  return Array.isArray(value) && value.length > 0 ? value.map(String).join(',') : '*';
+}
+
+const POLICY_COLUMNS: Column<NotificationPolicyView>[] = [
+  { header: 'NAME', cell: (p) => p.metadata.name },
+  { header: 'TRIGGERS', cell: (p) => p.spec.triggers.join(',') },
+  { header: 'DESTINATIONS', cell: (p) => p.spec.destinations.join(',') },
+  { header: 'APPSETS', cell: (p) => specList(p, 'appSets'), wide: true },
+  { header: 'PROJECTS', cell: (p) => specList(p, 'projects'), wide: true },
+  {
+    header: 'DIGEST WINDOW',
+    cell: (p) => {
+      const window = (p.spec as Record<string, unknown>)['digestWindow'];
+      return typeof window === 'string' ? window : '-';
+    },
+    wide: true,
+  },
+  { header: 'MANAGED BY', cell: (p) => p.managedBy },
+  { header: 'SOURCE COMMIT', cell: (p) => p.sourceCommit ?? '-', wide: true },
+];

@@ -3,14 +3,15 @@ import { type CommandDescription } from '../command.js';
 import { UsageError } from '../offline/offline-command.js';
 import {
   expectName,
+  columnsTable,
   expectPositionals,
-  formatTable,
   parseSelector,
   printResult,
   describeHubCommand,
   runHubCommand,
   shortSha,
   stringValue,
+  type Column,
   type HubCommandSpec,
 } from './hub-command.js';
 
@@ -23,6 +24,7 @@ const REMOVE_USAGE = 'flotilla pins remove TARGET | --appset A [--selector k=v,.
 const SPEC: HubCommandSpec = {
   name: 'pins',
   subcommands: ['list', 'add', 'remove'],
+  listings: ['', 'list'],
   usage: [
     'usage: flotilla pins [list]',
     `       ${ADD_USAGE}`,
@@ -33,6 +35,7 @@ const SPEC: HubCommandSpec = {
     'back on their own leave a pin by agent:<cluster>. `flotilla rollback` is `pins add`. With',
     '--appset, every target of the appset is pinned (or unpinned) at once, or those on clusters whose',
     'labels match --selector (k=v pairs, all must hold); a bad request pins nothing.',
+    '`list -o wide` shows whole commits and the bundle each pin gives its target.',
   ].join('\n'),
   options: {
     reason: { type: 'string' },
@@ -56,7 +59,9 @@ export function runAdd(argv: string[]): Promise<number> {
 }
 
 function runPins(argv: string[], forced: 'add' | undefined): Promise<number> {
-  return runHubCommand(argv, SPEC, async ({ values, positionals, output, client }) => {
+  // `flotilla rollback` lists nothing, whatever its first argument: it takes no -o wide.
+  const spec = forced ? { ...SPEC, listings: [] } : SPEC;
+  return runHubCommand(argv, spec, async ({ values, positionals, output, client }) => {
     const [sub = 'list', ...rest] = forced ? [forced, ...positionals] : positionals;
     if (sub !== 'add' && values['until'] !== undefined)
       throw new UsageError('--until applies to pins add only');
@@ -67,7 +72,7 @@ function runPins(argv: string[], forced: 'add' | undefined): Promise<number> {
       case 'list': {
         expectPositionals(rest, [], 'flotilla pins list');
         const pins = await client.request<PinView[]>('GET', '/api/v1/pins');
-        printResult(pins, output, () => table(pins));
+        printResult(pins, output, (wide) => pinTable(pins, wide));
         return 0;
       }
       case 'add': {
@@ -87,7 +92,7 @@ function runPins(argv: string[], forced: 'add' | undefined): Promise<number> {
               ...(selector && { clusterSelector: selector }),
             },
           );
-          printResult(pinned, output, () => table(pinned));
+          printResult(pinned, output, () => pinTable(pinned));
           return 0;
         }
         const [target = '', revision = ''] = expectPositionals(rest, ['TARGET', 'REVISION'], ADD_USAGE);
@@ -141,16 +146,19 @@ function runPins(argv: string[], forced: 'add' | undefined): Promise<number> {
   });
 }
 
-function table(pins: PinView[]): string {
-  return formatTable(
-    ['TARGET', 'REVISION', 'BY', 'SINCE', 'EXPIRES', 'REASON'],
-    pins.map((p) => [
-      p.target,
-      shortSha(p.revision),
-      p.actor,
-      p.createdAt,
-      p.expiresAt ? `${p.expiresAt}${p.expired ? ' (expired)' : ''}` : 'never',
-      p.reason,
-    ]),
-  );
+const PIN_COLUMNS: Column<PinView>[] = [
+  { header: 'TARGET', cell: (p) => p.target },
+  { header: 'REVISION', cell: (p, wide) => (wide ? p.revision : shortSha(p.revision)) },
+  { header: 'BUNDLE', cell: (p) => p.bundleDigest, wide: true },
+  { header: 'BY', cell: (p) => p.actor },
+  { header: 'SINCE', cell: (p) => p.createdAt },
+  {
+    header: 'EXPIRES',
+    cell: (p) => (p.expiresAt ? `${p.expiresAt}${p.expired ? ' (expired)' : ''}` : 'never'),
+  },
+  { header: 'REASON', cell: (p) => p.reason },
+];
+
+export function pinTable(pins: PinView[], wide = false): string {
+  return columnsTable(PIN_COLUMNS, pins, wide);
 }

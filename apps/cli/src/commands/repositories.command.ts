@@ -11,6 +11,7 @@ import { type CommandDescription } from '../command.js';
 import { UsageError } from '../offline/offline-command.js';
 import {
   age,
+  columnsTable,
   describeHubCommand,
   expectPositionals,
   formatFields,
@@ -19,12 +20,14 @@ import {
   runHubCommand,
   shortSha,
   stringValue,
+  type Column,
   type HubCommandSpec,
 } from './hub-command.js';
 
 const SPEC: HubCommandSpec = {
   name: 'repositories',
   subcommands: ['list', 'verification', 'verify', 'verification-history'],
+  listings: ['', 'list'],
   usage: [
     'usage: flotilla repositories [list]',
     '       flotilla repositories verification URL',
@@ -35,7 +38,8 @@ const SPEC: HubCommandSpec = {
     'revision is released — head: the commit to deploy; strict: every commit since the last verified',
     "one — and the keys allowed to sign: FILE in git's allowed-signers format (SSH keys) and/or an",
     'armored GPG keyring. Both lists are replaced whole; the previous version is kept (history).',
-    'docs/verified-sources.md.',
+    'docs/verified-sources.md. `list -o wide` adds the whole commit, the last fetch attempt, the kind of',
+    'credentials (never the secret) and the last fetch error.',
   ].join('\n'),
   options: {
     mode: { type: 'string' },
@@ -53,6 +57,10 @@ const repositorySchema = z.object({
   lastFetchedCommit: z.string().nullable(),
   lastFetchedAt: z.string().nullable(),
   verificationMode: z.string(),
+  // Shown by -o wide; optional, so that an older hub's answer still reads.
+  lastAttemptAt: z.string().nullable().optional(),
+  error: z.string().nullable().optional(),
+  credentials: z.object({ type: z.string(), username: z.string().nullable() }).nullable().optional(),
 });
 
 export function run(argv: string[]): Promise<number> {
@@ -72,7 +80,7 @@ export function run(argv: string[]): Promise<number> {
       case 'list': {
         expectPositionals(rest, [], 'flotilla repositories [list]');
         const repos = await list();
-        printResult(repos, output, () => repositoriesTable(repos));
+        printResult(repos, output, (wide) => repositoriesTable(repos, wide));
         return 0;
       }
       case 'verification': {
@@ -130,17 +138,31 @@ function readKeys(file: string | undefined, flag: string): string {
   }
 }
 
-function repositoriesTable(repos: z.infer<typeof repositorySchema>[]): string {
-  return formatTable(
-    ['URL', 'STATUS', 'HEAD', 'FETCHED', 'VERIFICATION'],
-    repos.map((r) => [
-      r.url,
-      r.status,
-      shortSha(r.lastFetchedCommit),
-      age(r.lastFetchedAt),
-      r.verificationMode,
-    ]),
-  );
+type Repository = z.infer<typeof repositorySchema>;
+
+const REPOSITORY_COLUMNS: Column<Repository>[] = [
+  { header: 'URL', cell: (r) => r.url },
+  { header: 'STATUS', cell: (r) => r.status },
+  {
+    header: 'HEAD',
+    cell: (r, wide) => (wide ? (r.lastFetchedCommit ?? '-') : shortSha(r.lastFetchedCommit)),
+  },
+  { header: 'FETCHED', cell: (r) => age(r.lastFetchedAt) },
+  { header: 'LAST ATTEMPT', cell: (r) => age(r.lastAttemptAt), wide: true },
+  {
+    header: 'CREDENTIALS',
+    cell: (r) =>
+      r.credentials
+        ? `${r.credentials.type}${r.credentials.username ? ` ${r.credentials.username}` : ''}`
+        : '-',
+    wide: true,
+  },
+  { header: 'VERIFICATION', cell: (r) => r.verificationMode },
+  { header: 'ERROR', cell: (r) => (r.error ?? '-').replace(/\s*\n\s*/g, ' '), wide: true },
+];
+
+export function repositoriesTable(repos: Repository[], wide = false): string {
+  return columnsTable(REPOSITORY_COLUMNS, repos, wide);
 }
 
 function verificationFields(view: RepositoryVerificationView): string {

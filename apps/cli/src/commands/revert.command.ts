@@ -1,6 +1,7 @@
 import { type CommandDescription } from '../command.js';
 import { join } from 'node:path';
 import { parseOptions, type OptionValues } from '../options/parse-options.js';
+import { HUB_OUTPUT_FORMATS, parseOutputFormat } from '../options/output-format.js';
 import { type PlannedTarget } from '@flotilla/plan';
 import { stringify } from 'yaml';
 import {
@@ -78,7 +79,7 @@ export async function run(argv: string[]): Promise<number> {
     process.stdout.write(`${USAGE}\n`);
     return 0;
   }
-  let output = 'table';
+  let output: string = 'table';
   const scratch = new Scratch();
   try {
     let values;
@@ -87,9 +88,7 @@ export async function run(argv: string[]): Promise<number> {
     } catch (err) {
       throw new UsageError((err as Error).message);
     }
-    output = values.output;
-    if (output !== 'table' && output !== 'json' && output !== 'yaml')
-      throw new UsageError(`-o must be table, json or yaml, not '${output}'`);
+    output = parseOutputFormat(values.output, HUB_OUTPUT_FORMATS);
     const report = await revert(values, scratch);
     process.stdout.write(
       output === 'json'

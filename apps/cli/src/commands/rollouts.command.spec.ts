@@ -1,3 +1,4 @@
+import { pinViewSchema, rolloutDetailViewSchema, rolloutViewSchema } from '@flotilla/contract';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,6 +10,7 @@ import { freePort } from '../fleet/free-port.js';
 import { LocalFleet } from '../fleet/local-fleet.js';
 import { deleteRedisKeys } from '../fleet/redis-server.js';
 import { runInProcess } from '../testing/run-in-process.js';
+import { headersOf, rowOf, startStandInHub, type StandInHub } from '../testing/stand-in-hub.js';
 import { run as history } from './history.command.js';
 import { run as pins, runAdd as rollback, type PinView } from './pins.command.js';
 import { run as rollouts, type RolloutView } from './rollouts.command.js';
@@ -188,4 +190,136 @@ describe('flotilla rollouts / pins / history against a real hub', () => {
     expect(bad.code).toBe(1);
     expect(bad.err).toContain('trigger');
   }, 60_000);
+});
+
+describe('flotilla rollouts and pins -o wide against a stand-in hub', () => {
+  const sha = '0123456789abcdef0123456789abcdef01234567';
+  const old = 'fedcba9876543210fedcba9876543210fedcba98';
+  const rollout = rolloutViewSchema.parse({
+    appSet: 'web',
+    revision: sha,
+    status: 'Progressing',
+    step: 'canary',
+    stepIndex: 0,
+    steps: ['canary', 'rest'],
+    message: 'baking',
+    stepStartedAt: '2026-12-01T10:05:00.000Z',
+    bakeStartedAt: null,
+    progress: {
+      released: { 'web-eu1': '2026-12-01T10:05:00.000Z' },
+      failed: {},
+      skipped: { 'web-us1': 'pinned' },
+    },
+    createdAt: '2026-12-01T10:00:00.000Z',
+    finishedAt: null,
+  });
+  const detail = rolloutDetailViewSchema.parse({
+    ...rollout,
+    targetCount: 1,
+    nextCursor: null,
+    targets: [
+      {
+        name: 'web-eu1',
+        cluster: 'eu1',
+        desiredRevision: sha,
+        releasedRevision: sha,
+        lastSyncedRevision: old,
+        health: 'Healthy',
+        pinnedAt: null,
+        releasedAt: '2026-12-01T10:05:00.000Z',
+        failed: null,
+        skipped: null,
+      },
+    ],
+  });
+  const pin = pinViewSchema.parse({
+    target: 'web-eu1',
+    revision: old,
+    bundleDigest: 'sha256:p1',
+    reason: 'hold',
+    actor: 'user:ana',
+    createdAt: '2026-12-01T09:00:00.000Z',
+    expiresAt: null,
+    expired: false,
+  });
+  let hub: StandInHub;
+  beforeAll(async () => {
+    hub = await startStandInHub({
+      '/api/v1/rollouts': [rollout],
+      '/api/v1/rollouts/web': detail,
+      '/api/v1/pins': [pin],
+    });
+  });
+  afterAll(() => hub.close());
+
+  const wideRow = async (command: (argv: string[]) => Promise<number>, argv: string[]) => {
+    const r = await runInProcess(command, [...argv, '--hub', hub.url, '-o', 'wide']);
+    expect(r.err).toBe('');
+    expect(r.code).toBe(0);
+    const table = r.out.slice(r.out.lastIndexOf('\n\n') + 1).trimStart();
+    expect(headersOf(table)).toEqual(Object.keys(rowOf(table)));
+    return rowOf(table);
+  };
+
+  it('rollouts list adds when the step started, the released, failed and skipped counts', async () => {
+    const table = await runInProcess(rollouts, ['--hub', hub.url]);
+    expect(headersOf(table.out)).toEqual(['APPSET', 'REVISION', 'STATUS', 'STEP', 'STARTED', 'MESSAGE']);
+    expect(await wideRow(rollouts, ['list'])).toEqual({
+      APPSET: 'web',
+      REVISION: sha,
+      STATUS: 'Progressing',
+      STEP: 'canary (1/2)',
+      STARTED: '2026-12-01T10:00:00.000Z',
+      'STEP STARTED': '2026-12-01T10:05:00.000Z',
+      RELEASED: '1',
+      FAILED: '0',
+      SKIPPED: '1',
+      FINISHED: '-',
+      MESSAGE: 'baking',
+    });
+  });
+
+  it("rollouts status adds each target's desired revision and when it was released", async () => {
+    const table = await runInProcess(rollouts, ['status', 'web', '--hub', hub.url]);
+    const targets = table.out.slice(table.out.lastIndexOf('\n\n') + 2);
+    expect(headersOf(targets)).toEqual(['TARGET', 'CLUSTER', 'RELEASED', 'SYNCED', 'HEALTH', 'NOTE']);
+    expect(await wideRow(rollouts, ['status', 'web'])).toEqual({
+      TARGET: 'web-eu1',
+      CLUSTER: 'eu1',
+      DESIRED: sha,
+      RELEASED: sha,
+      'RELEASED AT': '2026-12-01T10:05:00.000Z',
+      SYNCED: old,
+      HEALTH: 'Healthy',
+      NOTE: '',
+    });
+  });
+
+  it('pins list adds the whole commit and the bundle; pins add refuses -o wide', async () => {
+    const table = await runInProcess(pins, ['--hub', hub.url]);
+    expect(headersOf(table.out)).toEqual(['TARGET', 'REVISION', 'BY', 'SINCE', 'EXPIRES', 'REASON']);
+    expect(await wideRow(pins, [])).toEqual({
+      TARGET: 'web-eu1',
+      REVISION: old,
+      BUNDLE: 'sha256:p1',
+      BY: 'user:ana',
+      SINCE: '2026-12-01T09:00:00.000Z',
+      EXPIRES: 'never',
+      REASON: 'hold',
+    });
+    const asked = hub.requests.length;
+    const add = await runInProcess(rollback, [
+      'web-eu1',
+      'main',
+      '--reason',
+      'r',
+      '-o',
+      'wide',
+      '--hub',
+      hub.url,
+    ]);
+    expect(add.code).toBe(2);
+    expect(add.err).toContain('-o wide is for listings');
+    expect(hub.requests.length).toBe(asked);
+  });
 });

@@ -3,9 +3,9 @@ import type { RolloutDetailView, RolloutView } from '@flotilla/contract';
 import { UsageError } from '../offline/offline-command.js';
 import {
   expectName,
+  columnsTable,
   expectPositionals,
   formatFields,
-  formatTable,
   printResult,
   describeHubCommand,
   runHubCommand,
@@ -14,6 +14,7 @@ import {
   WATCH_USAGE,
   shortSha,
   stringValue,
+  type Column,
   type HubCommandSpec,
 } from './hub-command.js';
 
@@ -25,6 +26,7 @@ const ACTION_USAGE = 'flotilla rollouts pause|resume|promote APPSET --reason TEX
 const SPEC: HubCommandSpec = {
   name: 'rollouts',
   subcommands: ['list', 'status', 'pause', 'resume', 'promote'],
+  listings: ['', 'list', 'status'],
   usage: [
     'usage: flotilla rollouts [list] [--appset A] [--watch [--timeout S]]',
     '       flotilla rollouts status APPSET [--revision SHA] [--watch [--timeout S]]',
@@ -34,6 +36,9 @@ const SPEC: HubCommandSpec = {
     'waits, and every target: released, synced, health, pinned, failed or skipped (with the reason).',
     '`pause` stops releasing; `resume` continues; `promote` opens a manual gate (maxUnavailable 0) or',
     'moves past the current step without waiting. Every action needs --reason and is audited.',
+    '-o wide: `list` adds when the step started, how many targets were released, failed or skipped and',
+    "when it finished; `status` adds each target's desired revision and when it was released; both",
+    'show whole commits.',
     '',
     WATCH_USAGE,
   ].join('\n'),
@@ -106,14 +111,46 @@ function stepLabel(r: RolloutView): string {
   return r.step ? `${r.step} (${r.stepIndex + 1}/${r.steps.length})` : '-';
 }
 
-function listTable(list: RolloutView[]): string {
-  return formatTable(
-    ['APPSET', 'REVISION', 'STATUS', 'STEP', 'STARTED', 'MESSAGE'],
-    list.map((r) => [r.appSet, shortSha(r.revision), r.status, stepLabel(r), r.createdAt, r.message]),
-  );
+/** A revision: shortened in the table, whole in the wide one. */
+const revision = (sha: string | null, wide: boolean): string => (wide ? (sha ?? '-') : shortSha(sha));
+
+const count = (map: Record<string, string>): string => String(Object.keys(map).length);
+
+const ROLLOUT_COLUMNS: Column<RolloutView>[] = [
+  { header: 'APPSET', cell: (r) => r.appSet },
+  { header: 'REVISION', cell: (r, wide) => revision(r.revision, wide) },
+  { header: 'STATUS', cell: (r) => r.status },
+  { header: 'STEP', cell: stepLabel },
+  { header: 'STARTED', cell: (r) => r.createdAt },
+  { header: 'STEP STARTED', cell: (r) => r.stepStartedAt, wide: true },
+  { header: 'RELEASED', cell: (r) => count(r.progress.released), wide: true },
+  { header: 'FAILED', cell: (r) => count(r.progress.failed), wide: true },
+  { header: 'SKIPPED', cell: (r) => count(r.progress.skipped), wide: true },
+  { header: 'FINISHED', cell: (r) => r.finishedAt ?? '-', wide: true },
+  { header: 'MESSAGE', cell: (r) => r.message },
+];
+
+export function listTable(list: RolloutView[], wide = false): string {
+  return columnsTable(ROLLOUT_COLUMNS, list, wide);
 }
 
-function statusText(r: RolloutDetailView): string {
+type RolloutTarget = RolloutDetailView['targets'][number];
+
+const TARGET_COLUMNS: Column<RolloutTarget>[] = [
+  { header: 'TARGET', cell: (t) => t.name },
+  { header: 'CLUSTER', cell: (t) => t.cluster },
+  { header: 'DESIRED', cell: (t, wide) => revision(t.desiredRevision, wide), wide: true },
+  { header: 'RELEASED', cell: (t, wide) => revision(t.releasedRevision, wide) },
+  { header: 'RELEASED AT', cell: (t) => t.releasedAt ?? '-', wide: true },
+  { header: 'SYNCED', cell: (t, wide) => revision(t.lastSyncedRevision, wide) },
+  { header: 'HEALTH', cell: (t) => t.health },
+  {
+    header: 'NOTE',
+    cell: (t, wide) => (t.pinnedAt ? `pinned ${revision(t.pinnedAt, wide)}` : (t.failed ?? t.skipped ?? '')),
+  },
+];
+
+export function statusText(r: RolloutDetailView, wide = false): string {
   const head = formatFields([
     ['Appset', r.appSet],
     ['Revision', r.revision],
@@ -123,15 +160,6 @@ function statusText(r: RolloutDetailView): string {
     ['Started', r.createdAt],
     ['Finished', r.finishedAt ?? '-'],
   ]);
-  const targets = r.targets;
-  if (targets.length === 0) return head;
-  const rows = targets.map((t) => [
-    t.name,
-    t.cluster,
-    shortSha(t.releasedRevision),
-    shortSha(t.lastSyncedRevision),
-    t.health,
-    t.pinnedAt ? `pinned ${shortSha(t.pinnedAt)}` : (t.failed ?? t.skipped ?? ''),
-  ]);
-  return `${head}\n\n${formatTable(['TARGET', 'CLUSTER', 'RELEASED', 'SYNCED', 'HEALTH', 'NOTE'], rows)}`;
+  if (r.targets.length === 0) return head;
+  return `${head}\n\n${columnsTable(TARGET_COLUMNS, r.targets, wide)}`;
 }

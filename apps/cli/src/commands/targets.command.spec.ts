@@ -1,6 +1,8 @@
-import { describe, expect, it } from 'vitest';
+import { targetListItemViewSchema } from '@flotilla/contract';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../fleet/free-port.js';
 import { runInProcess } from '../testing/run-in-process.js';
+import { headersOf, rowOf, startStandInHub, type StandInHub } from '../testing/stand-in-hub.js';
 import { type TargetView } from '../fleet/hub-client.js';
 import { reasonCell, run, targetTable } from './targets.command.js';
 
@@ -18,6 +20,7 @@ describe('flotilla targets without a hub', () => {
   it.each([
     [['eu1'], "unexpected argument 'eu1'"],
     [['--cluster'], "option '--cluster <value>' argument missing"],
+    [['eu1', '-o', 'wide'], "unexpected argument 'eu1'"],
   ])('%j is a usage error (exit 2)', async (argv, message) => {
     const r = await runInProcess(run, argv);
     expect(r.code).toBe(2);
@@ -112,5 +115,119 @@ describe('the REASON column of flotilla targets', () => {
   it('shows the code alone when the message is empty, and `-` for a hub that sends no reason', () => {
     expect(reasonCell({ code: 'Progressing', message: '' })).toBe('Progressing');
     expect(reasonCell(undefined)).toBe('-');
+  });
+});
+
+describe('flotilla targets -o wide against a stand-in hub', () => {
+  const desired = '0123456789abcdef0123456789abcdef01234567';
+  const released = 'fedcba9876543210fedcba9876543210fedcba98';
+  const target: TargetView = targetListItemViewSchema.parse({
+    id: 't1',
+    name: 'web-eu1',
+    cluster: 'eu1',
+    appSet: 'web',
+    namespace: 'web-prod',
+    repoUrl: 'https://git.example/web.git',
+    path: 'apps/web',
+    targetRevision: 'main',
+    desiredRevision: desired,
+    sources: null,
+    bundleDigest: 'sha256:abc',
+    releasedRevision: released,
+    pin: { revision: released, reason: 'hold', actor: 'user:ana', expiresAt: null },
+    syncPolicy: null,
+    syncStatus: 'Synced',
+    health: 'Healthy',
+    healthMessage: null,
+    lastSyncedRevision: released,
+    lastSyncedAt: null,
+    lastReportAt: null,
+    reason: null,
+    stale: { lastSeenAt: null },
+  });
+  let hub: StandInHub;
+  beforeAll(async () => {
+    hub = await startStandInHub({ '/api/v1/targets': [target] });
+  });
+  afterAll(() => hub.close());
+
+  it('keeps the table as it was and adds the columns to debug by, with whole commits', async () => {
+    const table = await runInProcess(run, ['--hub', hub.url]);
+    expect(table.code).toBe(0);
+    expect(headersOf(table.out)).toEqual([
+      'CLUSTER',
+      'TARGET',
+      'REVISION',
+      'SYNC',
+      'HEALTH',
+      'LAST SYNC',
+      'REASON',
+    ]);
+    expect(rowOf(table.out)['REVISION']).toBe('0123456');
+
+    const wide = await runInProcess(run, ['--hub', hub.url, '-o', 'wide']);
+    expect(wide.err).toBe('');
+    expect(wide.code).toBe(0);
+    expect(headersOf(wide.out)).toEqual([
+      'CLUSTER',
+      'TARGET',
+      'APPSET',
+      'NAMESPACE',
+      'REVISION',
+      'RELEASED',
+      'SYNCED',
+      'PIN',
+      'SYNC',
+      'HEALTH',
+      'LAST SYNC',
+      'LAST REPORT',
+      'STALE',
+      'REASON',
+    ]);
+    expect(rowOf(wide.out)).toEqual({
+      CLUSTER: 'eu1',
+      TARGET: 'web-eu1',
+      APPSET: 'web',
+      NAMESPACE: 'web-prod',
+      REVISION: desired,
+      RELEASED: released,
+      SYNCED: released,
+      PIN: `${released} by user:ana`,
+      SYNC: 'Synced (stale)',
+      HEALTH: 'Healthy (stale)',
+      'LAST SYNC': '-',
+      'LAST REPORT': '-',
+      STALE: 'never seen',
+      REASON: '-',
+    });
+  });
+
+  it('watches with the wide table', async () => {
+    const r = await runInProcess(run, ['--watch', '--timeout', '1', '-o', 'wide', '--hub', hub.url]);
+    expect(r.code).toBe(0);
+    // The answer does not change: shown once, wide.
+    expect(r.out.trimEnd().split('\n')).toHaveLength(2);
+    expect(headersOf(r.out)).toContain('NAMESPACE');
+    expect(rowOf(r.out)['REVISION']).toBe(desired);
+  });
+
+  it('refuses -o wide for delete before asking the hub (exit 2)', async () => {
+    const asked = hub.requests.length;
+    const r = await runInProcess(run, [
+      'delete',
+      'web-eu1',
+      '--cascade',
+      '--reason',
+      'r',
+      '-o',
+      'wide',
+      '--hub',
+      hub.url,
+    ]);
+    expect(r.code).toBe(2);
+    expect(r.err).toBe(
+      'flotilla targets: -o wide is for listings (flotilla targets); flotilla targets delete takes -o table, json or yaml\n',
+    );
+    expect(hub.requests.length).toBe(asked);
   });
 });

@@ -4,9 +4,9 @@ import { type TargetView } from '../fleet/hub-client.js';
 import { UsageError } from '../offline/offline-command.js';
 import {
   age,
+  columnsTable,
   expectName,
   expectPositionals,
-  formatTable,
   printResult,
   describeHubCommand,
   runHubCommand,
@@ -15,6 +15,7 @@ import {
   WATCH_USAGE,
   shortSha,
   stringValue,
+  type Column,
   type HubCommandSpec,
 } from './hub-command.js';
 
@@ -23,6 +24,7 @@ const DELETE_USAGE = 'flotilla targets delete TARGET --cascade --reason TEXT';
 const SPEC: HubCommandSpec = {
   name: 'targets',
   subcommands: ['delete'],
+  listings: [''],
   usage: [
     'usage: flotilla targets [--cluster C] [--appset A] [--watch [--timeout S]]',
     `       ${DELETE_USAGE}`,
@@ -30,6 +32,8 @@ const SPEC: HubCommandSpec = {
     'What each cluster should run (one target per ApplicationSet and cluster) and what its agent last',
     'reported: desired revision, sync status, health, when it last synced, and the one current reason it is',
     'not Synced and Healthy at the revision Git wants (`flotilla explain` gives the long answer).',
+    '-o wide adds the appset, namespace, whole commits (desired, released, last synced), the pin, when',
+    'the agent last reported and since when it is offline (stale).',
     '',
     'delete: the target is deleted with its objects (admin). Its agent runs the PreDelete hooks, deletes',
     'what the target tracks (Delete=false and helm.sh/resource-policy: keep stay), runs PostDelete hooks',
@@ -97,19 +101,41 @@ export function reasonCell(reason: TargetView['reason'] | undefined): string {
   return `${reason.code}: ${short}`;
 }
 
-export function targetTable(targets: TargetView[]): string {
-  const rows = [...targets]
-    .sort((a, b) => a.cluster.localeCompare(b.cluster) || a.name.localeCompare(b.name))
-    .map((t) => [
-      t.cluster,
-      t.name,
-      shortSha(t.desiredRevision),
-      // An offline agent's last word is not what runs now: never shown as if it were.
-      t.stale ? `${t.syncStatus} (stale)` : t.syncStatus,
-      t.stale ? `${t.health ?? '-'} (stale)` : (t.health ?? '-'),
-      age(t.lastSyncedAt),
-      // Last: the only cell of free text, so the columns before it stay aligned.
-      reasonCell(t.reason),
-    ]);
-  return formatTable(['CLUSTER', 'TARGET', 'REVISION', 'SYNC', 'HEALTH', 'LAST SYNC', 'REASON'], rows);
+/** A revision: shortened in the table, whole (every source's) in the wide one. */
+const revision = (sha: string | null, wide: boolean): string => (wide ? (sha ?? '-') : shortSha(sha));
+
+/** Since when the cluster's agent is offline, when it is: its sync and health are its last word. */
+function staleCell(stale: TargetView['stale']): string {
+  if (!stale) return '-';
+  return stale.lastSeenAt ? `offline ${age(stale.lastSeenAt)}` : 'never seen';
+}
+
+const TARGET_COLUMNS: Column<TargetView>[] = [
+  { header: 'CLUSTER', cell: (t) => t.cluster },
+  { header: 'TARGET', cell: (t) => t.name },
+  { header: 'APPSET', cell: (t) => t.appSet, wide: true },
+  { header: 'NAMESPACE', cell: (t) => t.namespace, wide: true },
+  { header: 'REVISION', cell: (t, wide) => revision(t.desiredRevision, wide) },
+  { header: 'RELEASED', cell: (t, wide) => revision(t.releasedRevision, wide), wide: true },
+  { header: 'SYNCED', cell: (t, wide) => revision(t.lastSyncedRevision, wide), wide: true },
+  {
+    header: 'PIN',
+    cell: (t) => (t.pin ? `${t.pin.revision} by ${t.pin.actor}` : '-'),
+    wide: true,
+  },
+  // An offline agent's last word is not what runs now: never shown as if it were.
+  { header: 'SYNC', cell: (t) => (t.stale ? `${t.syncStatus} (stale)` : t.syncStatus) },
+  { header: 'HEALTH', cell: (t) => (t.stale ? `${t.health ?? '-'} (stale)` : (t.health ?? '-')) },
+  { header: 'LAST SYNC', cell: (t) => age(t.lastSyncedAt) },
+  { header: 'LAST REPORT', cell: (t) => age(t.lastReportAt), wide: true },
+  { header: 'STALE', cell: (t) => staleCell(t.stale), wide: true },
+  // Last: the only cell of free text, so the columns before it stay aligned.
+  { header: 'REASON', cell: (t) => reasonCell(t.reason) },
+];
+
+export function targetTable(targets: TargetView[], wide = false): string {
+  const sorted = [...targets].sort(
+    (a, b) => a.cluster.localeCompare(b.cluster) || a.name.localeCompare(b.name),
+  );
+  return columnsTable(TARGET_COLUMNS, sorted, wide);
 }

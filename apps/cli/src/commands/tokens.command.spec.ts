@@ -1,5 +1,7 @@
-import { describe, expect, it } from 'vitest';
+import { apiTokenViewSchema } from '@flotilla/contract';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runInProcess } from '../testing/run-in-process.js';
+import { headersOf, rowOf, startStandInHub, type StandInHub } from '../testing/stand-in-hub.js';
 import { run } from './tokens.command.js';
 
 // Against a real hub: test/security/tokens-cli.spec.ts (apps do not import each other).
@@ -20,5 +22,41 @@ describe('flotilla tokens usage', () => {
     expect(r.code).toBe(2);
     expect(r.out).toBe('');
     expect(r.err).toContain(`flotilla tokens: ${message}`);
+  });
+});
+
+describe('flotilla tokens -o wide against a stand-in hub', () => {
+  const token = apiTokenViewSchema.parse({
+    name: 'ci',
+    role: 'operator',
+    createdBy: 'user:ana',
+    createdAt: '2026-12-01T00:00:00.000Z',
+    expiresAt: null,
+    lastUsedAt: null,
+    revokedAt: '2026-12-02T00:00:00.000Z',
+  });
+  let hub: StandInHub;
+  beforeAll(async () => {
+    hub = await startStandInHub({ '/api/v1/tokens': [token] });
+  });
+  afterAll(() => hub.close());
+
+  it('adds when each token was created and revoked', async () => {
+    const table = await runInProcess(run, ['--hub', hub.url]);
+    expect(headersOf(table.out)).toEqual(['NAME', 'ROLE', 'STATE', 'EXPIRES', 'LAST USED', 'CREATED BY']);
+    const wide = await runInProcess(run, ['list', '--hub', hub.url, '-o', 'wide']);
+    expect(wide.err).toBe('');
+    expect(wide.code).toBe(0);
+    expect(headersOf(wide.out)).toEqual(Object.keys(rowOf(wide.out)));
+    expect(rowOf(wide.out)).toEqual({
+      NAME: 'ci',
+      ROLE: 'operator',
+      STATE: 'revoked',
+      EXPIRES: 'never',
+      'LAST USED': 'never',
+      CREATED: '2026-12-01T00:00:00.000Z',
+      REVOKED: '2026-12-02T00:00:00.000Z',
+      'CREATED BY': 'user:ana',
+    });
   });
 });

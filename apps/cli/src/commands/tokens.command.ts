@@ -10,19 +10,21 @@ import { z } from 'zod';
 import { UsageError } from '../offline/offline-command.js';
 import {
   age,
+  columnsTable,
   expectName,
   expectPositionals,
-  formatTable,
   printResult,
   describeHubCommand,
   runHubCommand,
   stringValue,
+  type Column,
   type HubCommandSpec,
 } from './hub-command.js';
 
 const SPEC: HubCommandSpec = {
   name: 'tokens',
   subcommands: ['list', 'create', 'revoke'],
+  listings: ['', 'list'],
   usage: [
     'usage: flotilla tokens [list]',
     '       flotilla tokens create NAME --role viewer|operator|admin [--expires-in-days N]',
@@ -31,6 +33,7 @@ const SPEC: HubCommandSpec = {
     "People's API tokens (admins only). `create` prints the token once: the hub keeps only its hash.",
     'viewer reads; operator also syncs, pins, opens break-glass and drives rollouts; admin does',
     'everything, including clusters, repositories and tokens. `revoke` refuses the token at once.',
+    '`list -o wide` adds when each token was created and revoked.',
   ].join('\n'),
   options: {
     role: { type: 'string' },
@@ -50,7 +53,7 @@ export function run(argv: string[]): Promise<number> {
       case 'list': {
         expectPositionals(rest, [], 'flotilla tokens [list]');
         const tokens = z.array(apiTokenViewSchema).parse(await client.request('GET', '/api/v1/tokens'));
-        printResult(tokens, output, () => tokenTable(tokens));
+        printResult(tokens, output, (wide) => tokenTable(tokens, wide));
         return 0;
       }
       case 'create': {
@@ -85,18 +88,24 @@ export function run(argv: string[]): Promise<number> {
   });
 }
 
-function tokenTable(tokens: ApiTokenView[]): string {
-  return formatTable(
-    ['NAME', 'ROLE', 'STATE', 'EXPIRES', 'LAST USED', 'CREATED BY'],
-    tokens.map((t) => [
-      t.name,
-      t.role,
-      t.revokedAt ? 'revoked' : t.expiresAt && Date.parse(t.expiresAt) <= Date.now() ? 'expired' : 'active',
-      t.expiresAt ?? 'never',
-      t.lastUsedAt ? `${age(t.lastUsedAt)} ago` : 'never',
-      t.createdBy,
-    ]),
-  );
+function tokenState(t: ApiTokenView): string {
+  if (t.revokedAt) return 'revoked';
+  return t.expiresAt && Date.parse(t.expiresAt) <= Date.now() ? 'expired' : 'active';
+}
+
+const TOKEN_COLUMNS: Column<ApiTokenView>[] = [
+  { header: 'NAME', cell: (t) => t.name },
+  { header: 'ROLE', cell: (t) => t.role },
+  { header: 'STATE', cell: tokenState },
+  { header: 'EXPIRES', cell: (t) => t.expiresAt ?? 'never' },
+  { header: 'LAST USED', cell: (t) => (t.lastUsedAt ? `${age(t.lastUsedAt)} ago` : 'never') },
+  { header: 'CREATED', cell: (t) => t.createdAt, wide: true },
+  { header: 'REVOKED', cell: (t) => t.revokedAt ?? '-', wide: true },
+  { header: 'CREATED BY', cell: (t) => t.createdBy },
+];
+
+export function tokenTable(tokens: ApiTokenView[], wide = false): string {
+  return columnsTable(TOKEN_COLUMNS, tokens, wide);
 }
 
 function createdText(created: CreatedApiToken): string {

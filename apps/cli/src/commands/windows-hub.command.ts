@@ -1,17 +1,27 @@
-import type { SyncWindowVersionView, SyncWindowView, TargetWindowsView } from '@flotilla/contract';
+import type {
+  SyncWindow,
+  SyncWindowVersionView,
+  SyncWindowView,
+  TargetWindowsView,
+} from '@flotilla/contract';
 import { UsageError } from '../offline/offline-command.js';
 import {
+  columnsTable,
   expectName,
   expectPositionals,
   formatFields,
   formatTable,
   printResult,
   runHubCommand,
+  type Column,
   type HubCommandSpec,
 } from './hub-command.js';
 
 const SPEC: HubCommandSpec = {
   name: 'windows',
+  subcommands: ['list', 'show', 'history', 'next'],
+  // Not '': `flotilla windows` alone is the offline evaluator of CLI.md.
+  listings: ['list', 'history'],
   usage: [
     'usage: flotilla windows list',
     '       flotilla windows show NAME',
@@ -21,6 +31,8 @@ const SPEC: HubCommandSpec = {
     "The hub's sync windows. `history` lists every version of a window with who changed it, when",
     'and why. `next` tells, for one target, which windows apply and which are active, whether it may',
     'sync now, when that next opens and closes, and what a window holds back ("pending, eligible at T").',
+    '-o wide: `list` adds the projects, when each window last changed and its description; `history`',
+    "each version's time zone, manual sync, projects and selectors.",
     'The offline evaluator is `flotilla windows -f WINDOWS --at TIME` (see its --help).',
   ].join('\n'),
   options: {},
@@ -33,7 +45,7 @@ export function run(argv: string[]): Promise<number> {
       case 'list': {
         expectPositionals(rest, [], 'flotilla windows list');
         const windows = await client.request<SyncWindowView[]>('GET', '/api/v1/windows');
-        printResult(windows, output, () => windowTable(windows));
+        printResult(windows, output, (wide) => windowTable(windows, wide));
         return 0;
       }
       case 'show': {
@@ -48,7 +60,7 @@ export function run(argv: string[]): Promise<number> {
           'GET',
           `/api/v1/windows/${encodeURIComponent(name)}/history`,
         );
-        printResult(versions, output, () => historyTable(versions));
+        printResult(versions, output, (wide) => historyTable(versions, wide));
         return 0;
       }
       case 'next': {
@@ -66,7 +78,7 @@ export function run(argv: string[]): Promise<number> {
   });
 }
 
-const selectors = (w: SyncWindowView) =>
+const selectors = (w: SyncWindow) =>
   [
     w.applications.length > 0 ? `apps=${w.applications.join(',')}` : '',
     w.namespaces.length > 0 ? `ns=${w.namespaces.join(',')}` : '',
@@ -75,20 +87,22 @@ const selectors = (w: SyncWindowView) =>
     .filter(Boolean)
     .join(w.andOperator ? ' AND ' : ' OR ');
 
-function windowTable(windows: SyncWindowView[]): string {
-  return formatTable(
-    ['NAME', 'KIND', 'SCHEDULE', 'DURATION', 'TIME ZONE', 'MANUAL', 'SELECTORS', 'VERSION'],
-    windows.map((w) => [
-      w.name,
-      w.kind,
-      w.schedule,
-      w.duration,
-      w.timeZone,
-      String(w.manualSync),
-      selectors(w),
-      String(w.version),
-    ]),
-  );
+const WINDOW_COLUMNS: Column<SyncWindowView>[] = [
+  { header: 'NAME', cell: (w) => w.name },
+  { header: 'KIND', cell: (w) => w.kind },
+  { header: 'SCHEDULE', cell: (w) => w.schedule },
+  { header: 'DURATION', cell: (w) => w.duration },
+  { header: 'TIME ZONE', cell: (w) => w.timeZone },
+  { header: 'MANUAL', cell: (w) => String(w.manualSync) },
+  { header: 'PROJECTS', cell: (w) => (w.projects.length > 0 ? w.projects.join(',') : '*'), wide: true },
+  { header: 'SELECTORS', cell: selectors },
+  { header: 'VERSION', cell: (w) => String(w.version) },
+  { header: 'UPDATED', cell: (w) => w.updatedAt, wide: true },
+  { header: 'DESCRIPTION', cell: (w) => w.description.replace(/\s*\n\s*/g, ' ') || '-', wide: true },
+];
+
+export function windowTable(windows: SyncWindowView[], wide = false): string {
+  return columnsTable(WINDOW_COLUMNS, windows, wide);
 }
 
 function windowFields(w: SyncWindowView): string {
@@ -103,20 +117,23 @@ function windowFields(w: SyncWindowView): string {
   ]);
 }
 
-function historyTable(versions: SyncWindowVersionView[]): string {
-  return formatTable(
-    ['VERSION', 'AT', 'CHANGE', 'ACTOR', 'KIND', 'SCHEDULE', 'DURATION', 'REASON'],
-    versions.map((v) => [
-      String(v.version),
-      v.at,
-      v.change,
-      v.actor,
-      v.window.kind,
-      v.window.schedule,
-      v.window.duration,
-      v.reason || '-',
-    ]),
-  );
+const VERSION_COLUMNS: Column<SyncWindowVersionView>[] = [
+  { header: 'VERSION', cell: (v) => String(v.version) },
+  { header: 'AT', cell: (v) => v.at },
+  { header: 'CHANGE', cell: (v) => v.change },
+  { header: 'ACTOR', cell: (v) => v.actor },
+  { header: 'KIND', cell: (v) => v.window.kind },
+  { header: 'SCHEDULE', cell: (v) => v.window.schedule },
+  { header: 'DURATION', cell: (v) => v.window.duration },
+  { header: 'TIME ZONE', cell: (v) => v.window.timeZone, wide: true },
+  { header: 'MANUAL', cell: (v) => String(v.window.manualSync), wide: true },
+  { header: 'PROJECTS', cell: (v) => (v.projects.length > 0 ? v.projects.join(',') : '*'), wide: true },
+  { header: 'SELECTORS', cell: (v) => selectors(v.window) || '-', wide: true },
+  { header: 'REASON', cell: (v) => v.reason || '-' },
+];
+
+export function historyTable(versions: SyncWindowVersionView[], wide = false): string {
+  return columnsTable(VERSION_COLUMNS, versions, wide);
 }
 
 /**

@@ -1,9 +1,11 @@
+import { syncWindowVersionViewSchema, syncWindowViewSchema } from '@flotilla/contract';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { parseRfc3339, run } from './windows.command.js';
 import { runInProcess, type CommandOutcome } from '../testing/run-in-process.js';
+import { headersOf, rowOf, startStandInHub, type StandInHub } from '../testing/stand-in-hub.js';
 
 let dir: string;
 const file = (name: string, text: string): string => {
@@ -226,5 +228,108 @@ describe('parseRfc3339', () => {
     expect(parseRfc3339('2026-11-01T01:30:00-05:00')).toBe(Date.UTC(2026, 10, 1, 6, 30));
     // Finer than a double can hold at this magnitude: still strictly after the whole second.
     expect(parseRfc3339('2026-01-05T10:00:00.000000001Z')).toBeGreaterThan(Date.UTC(2026, 0, 5, 10));
+  });
+});
+
+describe('flotilla windows list and history -o wide against a stand-in hub', () => {
+  const window = syncWindowViewSchema.parse({
+    name: 'eu-night-freeze',
+    kind: 'deny',
+    schedule: '0 22 * * *',
+    duration: '8h',
+    timeZone: 'Europe/Paris',
+    applications: [],
+    namespaces: [],
+    clusters: ['eu-*'],
+    manualSync: true,
+    andOperator: false,
+    projects: ['payments'],
+    version: 3,
+    description: 'no deploys\nat night',
+    createdAt: '2026-12-01T00:00:00.000Z',
+    updatedAt: '2026-12-02T00:00:00.000Z',
+  });
+  let hub: StandInHub;
+  beforeAll(async () => {
+    const version = syncWindowVersionViewSchema.parse({
+      version: 3,
+      change: 'updated',
+      window,
+      projects: window.projects,
+      description: window.description,
+      actor: 'user:ana',
+      reason: 'longer freeze',
+      at: '2026-12-02T00:00:00.000Z',
+    });
+    hub = await startStandInHub({
+      '/api/v1/windows': [window],
+      '/api/v1/windows/eu-night-freeze/history': [version],
+    });
+  });
+  afterAll(() => hub.close());
+
+  it('adds the projects, when the window last changed and its description', async () => {
+    const table = await runInProcess(run, ['list', '--hub', hub.url]);
+    expect(table.code).toBe(0);
+    expect(headersOf(table.out)).toEqual([
+      'NAME',
+      'KIND',
+      'SCHEDULE',
+      'DURATION',
+      'TIME ZONE',
+      'MANUAL',
+      'SELECTORS',
+      'VERSION',
+    ]);
+    const wide = await runInProcess(run, ['list', '--hub', hub.url, '-o', 'wide']);
+    expect(wide.err).toBe('');
+    expect(wide.code).toBe(0);
+    expect(headersOf(wide.out)).toEqual(Object.keys(rowOf(wide.out)));
+    expect(rowOf(wide.out)).toEqual({
+      NAME: 'eu-night-freeze',
+      KIND: 'deny',
+      SCHEDULE: '0 22 * * *',
+      DURATION: '8h',
+      'TIME ZONE': 'Europe/Paris',
+      MANUAL: 'true',
+      PROJECTS: 'payments',
+      SELECTORS: 'clusters=eu-*',
+      VERSION: '3',
+      UPDATED: '2026-12-02T00:00:00.000Z',
+      DESCRIPTION: 'no deploys at night',
+    });
+  });
+
+  it("history adds each version's time zone, manual sync, projects and selectors", async () => {
+    const table = await runInProcess(run, ['history', 'eu-night-freeze', '--hub', hub.url]);
+    expect(table.code).toBe(0);
+    expect(headersOf(table.out)).toEqual([
+      'VERSION',
+      'AT',
+      'CHANGE',
+      'ACTOR',
+      'KIND',
+      'SCHEDULE',
+      'DURATION',
+      'REASON',
+    ]);
+    const wide = await runInProcess(run, ['history', 'eu-night-freeze', '--hub', hub.url, '-o', 'wide']);
+    expect(wide.err).toBe('');
+    expect(wide.code).toBe(0);
+    expect(headersOf(wide.out)).toEqual(Object.keys(rowOf(wide.out)));
+    expect(rowOf(wide.out)).toEqual({
+      VERSION: '3',
+      AT: '2026-12-02T00:00:00.000Z',
+      CHANGE: 'updated',
+      ACTOR: 'user:ana',
+      KIND: 'deny',
+      SCHEDULE: '0 22 * * *',
+      DURATION: '8h',
+      'TIME ZONE': 'Europe/Paris',
+      MANUAL: 'true',
+      PROJECTS: 'payments',
+      SELECTORS: 'clusters=eu-*',
+      REASON: 'longer freeze',
+    });
   });
 });

@@ -159,4 +159,5 @@ export async function run(argv: string[]): Promise<number> {
 export const describe: CommandDescription = {
   options: { ...describeOffline(OPTIONS).options, ...HUB_COMMON_OPTIONS },
   subcommands: ['list', 'show', 'history', 'next'],
+  listings: ['list', 'history'],
 };

@@ -1,9 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { yamlErrorParts } from '@flotilla/fleet-config';
-import { parseAllDocuments, stringify } from 'yaml';
+import { parseAllDocuments } from 'yaml';
 import { parseOptions, type OptionSpecs } from '../options/parse-options.js';
 import { type CommandDescription } from '../command.js';
 import { OFFLINE_COMMON_OPTIONS } from '../options/common-options.js';
+import { parseOutputFormat, printResult, type OutputFormat } from '../options/output-format.js';
 import { UsageError } from '../usage-error.js';
 
 /**
@@ -11,14 +12,15 @@ import { UsageError } from '../usage-error.js';
  * output formats and exit codes (0 evaluated, 1 evaluation failed, 2 usage or unreadable input).
  */
 
-export { UsageError };
+export { UsageError, type OutputFormat };
 
 /** The input was understood but evaluating it failed: exit 1, `{"error": …}` on stdout. */
 export class EvaluationError extends Error {
   override readonly name = 'EvaluationError';
 }
 
-export type OutputFormat = 'json' | 'yaml' | 'table';
+/** The offline commands' formats in the order their usage error names them (CLI.md: unchanged). */
+const OFFLINE_FORMATS: readonly OutputFormat[] = ['json', 'yaml', 'table'];
 
 type Options = OptionSpecs;
 
@@ -35,11 +37,7 @@ export function parseCommandArgs(command: string, argv: string[], options: Optio
     { ...options, ...OFFLINE_COMMON_OPTIONS },
     { command, allowPositionals: false },
   );
-  const output = values['output'];
-  if (output !== 'json' && output !== 'yaml' && output !== 'table') {
-    throw new UsageError(`-o must be json, yaml or table, not '${String(output)}'`);
-  }
-  return { values, output };
+  return { values, output: parseOutputFormat(values['output'], OFFLINE_FORMATS) };
 }
 
 /** How input YAML is read; the defaults are strict. */
@@ -173,26 +171,6 @@ function print(value: unknown, fmt: OutputFormat, table?: (r: unknown) => string
       .map((item) => (isErrorResult(item) || !table ? JSON.stringify(item, null, 2) : table(item)))
       .join('\n');
   });
-}
-
-/** Prints `value` as one JSON or YAML document, or as the table the command builds for people. */
-export function printResult(value: unknown, output: OutputFormat, table: () => string): void {
-  process.stdout.write(formatResult(value, output, table));
-}
-
-/** What printResult prints: one line of JSON, a YAML document, or the table (ending with a newline). */
-export function formatResult(value: unknown, output: OutputFormat, table: () => string): string {
-  switch (output) {
-    case 'json':
-      return `${JSON.stringify(value)}\n`;
-    case 'yaml':
-      return stringify(value);
-    case 'table': {
-      const text = table();
-      if (!text) return '';
-      return text.endsWith('\n') ? text : `${text}\n`;
-    }
-  }
 }
 
 /** An offline command's options with the common ones, for completion and the option-spelling check. */
