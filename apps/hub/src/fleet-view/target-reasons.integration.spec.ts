@@ -30,12 +30,7 @@ describe('target reasons in the API, the CLI column and the metric', () => {
   /** The REASON cell of a target's row in `flotilla targets` (table output). */
   const cliReason = async (name: string): Promise<string | undefined> => {
     const { stdout } = await promisify(execFile)(process.execPath, [CLI, 'targets'], {
-      env: {
-        ...process.env,
-        FLOTILLA_HUB_URL: fleet.hub.url,
-        FLOTILLA_TOKEN: fleet.adminToken,
-        FLOTILLA_CONFIG: '/nonexistent/flotilla.yaml',
-      },
+      env: { ...process.env, ...fleet.cliEnv },
       timeout: 30_000,
     });
     const [header, ...rows] = stdout.split('\n');

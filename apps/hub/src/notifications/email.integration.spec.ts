@@ -127,7 +127,7 @@ describe('notifications by e-mail (PostgreSQL, Redis, SMTP)', () => {
     const cli = async (...args: string[]) =>
       (
         await promisify(execFile)(process.execPath, [CLI, 'notifications', ...args], {
-          env: { ...process.env, FLOTILLA_HUB_URL: fleet.hub.url, FLOTILLA_TOKEN: fleet.adminToken },
+          env: { ...process.env, ...fleet.cliEnv },
           timeout: 30_000,
         })
       ).stdout;

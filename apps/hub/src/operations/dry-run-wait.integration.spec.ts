@@ -64,12 +64,7 @@ describe('a dry run waited for is answered by the run of its operation', () => {
       process.execPath,
       [CLI, 'sync', 'web-eu-1', '--reason', 'mine', '--dry-run', '--wait', '--timeout', '60', '-o', 'json'],
       {
-        env: {
-          ...process.env,
-          FLOTILLA_HUB_URL: fleet.hub.url,
-          FLOTILLA_TOKEN: fleet.adminToken,
-          FLOTILLA_CONFIG: '/nonexistent/flotilla.yaml',
-        },
+        env: { ...process.env, ...fleet.cliEnv },
         timeout: 90_000,
       },
     );

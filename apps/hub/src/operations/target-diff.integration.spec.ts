@@ -24,12 +24,7 @@ const CLI = fileURLToPath(new URL('../../../cli/dist/main.js', import.meta.url))
 async function flotilla(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
     const { stdout, stderr } = await promisify(execFile)(process.execPath, [CLI, ...args], {
-      env: {
-        ...process.env,
-        FLOTILLA_HUB_URL: fleet.hub.url,
-        FLOTILLA_TOKEN: fleet.adminToken,
-        FLOTILLA_CONFIG: '/nonexistent/flotilla.yaml',
-      },
+      env: { ...process.env, ...fleet.cliEnv },
       timeout: 30_000,
     });
     return { code: 0, stdout, stderr };

@@ -7,6 +7,11 @@ export interface TwoClusterFleet {
   repo: TestGitRepo;
   /** The hub's shared admin token, for people-API calls made without `call`. */
   adminToken: string;
+  /**
+   * Environment for the built CLI run against this hub: its URL and admin token, and no config file
+   * of whoever runs the tests.
+   */
+  cliEnv: Record<string, string>;
   /** Agent credentials by cluster name (each cluster registered as its agent would). */
   credentials: Record<'eu-1' | 'us-1', string>;
   /**
@@ -75,6 +80,11 @@ export async function startTwoClusterFleet(env: Record<string, string> = {}): Pr
     repo,
     credentials,
     adminToken: FLEET_ADMIN_TOKEN,
+    cliEnv: {
+      FLOTILLA_HUB_URL: hub.url,
+      FLOTILLA_TOKEN: FLEET_ADMIN_TOKEN,
+      FLOTILLA_CONFIG: '/nonexistent/flotilla.yaml',
+    },
     call: (method, path, body, actor) =>
       send(method, path, body, {
         authorization: `Bearer ${FLEET_ADMIN_TOKEN}`,

@@ -23,12 +23,7 @@ const CLI = fileURLToPath(new URL('../../../../cli/dist/main.js', import.meta.ur
 /** The built CLI's `flotilla windows next TARGET`, as a person reads it. */
 async function windowsNext(target: string): Promise<string> {
   const { stdout } = await promisify(execFile)(process.execPath, [CLI, 'windows', 'next', target], {
-    env: {
-      ...process.env,
-      FLOTILLA_HUB_URL: fleet.hub.url,
-      FLOTILLA_TOKEN: fleet.adminToken,
-      FLOTILLA_CONFIG: '/nonexistent/flotilla.yaml',
-    },
+    env: { ...process.env, ...fleet.cliEnv },
     timeout: 30_000,
   });
   return stdout;

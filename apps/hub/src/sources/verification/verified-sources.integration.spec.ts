@@ -201,12 +201,7 @@ describe('verified sources: a revision is released only when signed as its repos
 
     // The three places a reason shows besides the API: the CLI, explain, the metric.
     const { stdout } = await promisify(execFile)(process.execPath, [CLI, 'targets'], {
-      env: {
-        ...process.env,
-        FLOTILLA_HUB_URL: fleet.hub.url,
-        FLOTILLA_TOKEN: fleet.adminToken,
-        FLOTILLA_CONFIG: '/nonexistent/flotilla.yaml',
-      },
+      env: { ...process.env, ...fleet.cliEnv },
     });
     expect(stdout.split('\n').find((l) => l.includes('web-eu-1'))).toMatch(
       /SourceUnverified: source unverified/,
@@ -269,12 +264,7 @@ describe('verified sources: a revision is released only when signed as its repos
     const cli = async (...args: string[]) =>
       (
         await promisify(execFile)(process.execPath, [CLI, ...args], {
-          env: {
-            ...process.env,
-            FLOTILLA_HUB_URL: fleet.hub.url,
-            FLOTILLA_TOKEN: fleet.adminToken,
-            FLOTILLA_CONFIG: '/nonexistent/flotilla.yaml',
-          },
+          env: { ...process.env, ...fleet.cliEnv },
         })
       ).stdout;
     expect((await cli('repositories')).split('\n').find((l) => l.startsWith(fleet.repo.url))).toMatch(
