@@ -1,14 +1,14 @@
-import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { planReportSchema } from '@flotilla/plan';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalFleet } from '../fleet/local-fleet.js';
 import { deleteRedisKeys } from '../fleet/redis-server.js';
 import { runInProcess } from '../testing/run-in-process.js';
+import { gitIn, writeFiles } from '../testing/test-git.js';
 import { run } from './plan.command.js';
 
 /**
@@ -83,25 +83,9 @@ describe('flotilla plan --hub', () => {
   let fleet: LocalFleet;
   let hub: string[];
 
-  const git = (...args: string[]): string => {
-    const r = spawnSync('git', ['-C', repo, ...args], {
-      encoding: 'utf8',
-      env: {
-        ...process.env,
-        GIT_AUTHOR_NAME: 'Plan Test',
-        GIT_AUTHOR_EMAIL: 'plan@example.com',
-        GIT_COMMITTER_NAME: 'Plan Test',
-        GIT_COMMITTER_EMAIL: 'plan@example.com',
-      },
-    });
-    if (r.status !== 0) throw new Error(`git ${args.join(' ')}: ${r.stderr}`);
-    return r.stdout.trim();
-  };
+  const git = (...args: string[]): string => gitIn(repo, ...args);
   const commit = (files: Record<string, string>, message: string): void => {
-    for (const [path, text] of Object.entries(files)) {
-      mkdirSync(dirname(join(repo, path)), { recursive: true });
-      writeFileSync(join(repo, path), text);
-    }
+    writeFiles(repo, files);
     git('add', '-A');
     git('commit', '-q', '-m', message);
   };

@@ -1,10 +1,11 @@
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { planReportSchema, type PlanReport, type TargetPlan } from '@flotilla/plan';
 import { runInProcess } from '../testing/run-in-process.js';
+import { gitIn, writeFiles } from '../testing/test-git.js';
 import { run } from './plan.command.js';
 
 // Real Git repositories built here (a fleet and its applications in one repository, as a pull
@@ -19,24 +20,11 @@ let repo: string;
 let clustersFile: string;
 
 function git(...args: string[]): string {
-  const r = spawnSync('git', ['-C', repo, ...args], {
-    encoding: 'utf8',
-    env: {
-      ...process.env,
-      GIT_AUTHOR_NAME: 'Plan Test',
-      GIT_AUTHOR_EMAIL: 'plan@example.com',
-      GIT_COMMITTER_NAME: 'Plan Test',
-      GIT_COMMITTER_EMAIL: 'plan@example.com',
-    },
-  });
-  if (r.status !== 0) throw new Error(`git ${args.join(' ')}: ${r.stderr}`);
-  return r.stdout.trim();
+  return gitIn(repo, ...args);
 }
 
 function write(path: string, text: string): void {
-  const full = join(repo, path);
-  mkdirSync(dirname(full), { recursive: true });
-  writeFileSync(full, text);
+  writeFiles(repo, { [path]: text });
 }
 
 const WEB_APPSET = (envs: string[]) => `apiVersion: argoproj.io/v1alpha1
