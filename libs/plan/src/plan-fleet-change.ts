@@ -66,6 +66,11 @@ export interface PlanOptions {
   at: Date;
   /** The hub's DELETION_GUARD_PERCENT. */
   deletionGuardPercent: number;
+  /**
+   * Windows that live outside the fleet repository being planned (created through the hub's API, or
+   * declared by another fleet source): the same on both sides, they hold targets as the repository's do.
+   */
+  otherWindows?: readonly NamedSyncWindow[];
 }
 
 const SIDES = { old: 'base', new: 'head' } as const;
@@ -78,7 +83,7 @@ const SIDES = { old: 'base', new: 'head' } as const;
  */
 export function planFleetChange(base: FleetSide, head: FleetSide, options: PlanOptions): PlanReport {
   const fleetObjects = diffFleetObjects(base, head);
-  const windows = namedWindows(head.objects);
+  const windows = [...namedWindows(head.objects), ...(options.otherWindows ?? [])];
   const baseAppSets = appSetsOf(base.objects);
   const headAppSets = appSetsOf(head.objects);
   const baseTargets = byAppSet(base.targets);

@@ -21,6 +21,7 @@ import { clusterInfo } from '../desired-state/target-clusters.js';
 import type { FleetSource, Repository } from '../generated/prisma/client.js';
 import { readFleetFiles } from '../fleet-repo/fleet-commit-checks.js';
 import { RenderTools } from '../render/render-tools.service.js';
+import { WindowsService } from '../release/windows/windows.service.js';
 import { GitMirrorError } from '../sources/git/git-mirror.js';
 import { GitMirrorsService } from '../sources/git/git-mirrors.service.js';
 import { RepositoriesService } from '../sources/repositories/repositories.service.js';
@@ -52,6 +53,7 @@ export class HubPlanService {
     private readonly mirrors: GitMirrorsService,
     private readonly repos: RepositoriesService,
     private readonly tools: RenderTools,
+    private readonly windows: WindowsService,
     @Inject(HUB_CONFIG) private readonly config: HubConfig,
   ) {}
 
@@ -83,6 +85,7 @@ export class HubPlanService {
       return comparedSides(baseSide, headSide, {
         at: input.at === undefined ? new Date() : new Date(input.at),
         deletionGuardPercent: this.config.appsets.deletionGuardPercent,
+        otherWindows: await this.otherWindows(source.id),
       });
     } catch (e) {
       throw sideFailure(e);
@@ -180,6 +183,20 @@ export class HubPlanService {
         labels: spec.labels ?? {},
       };
     });
+  }
+
+  /**
+   * The live windows this fleet source does not declare (made through the API, or by another fleet
+   * source): they hold targets on both sides alike. The source's own come from each side's files, so
+   * a window the change adds, edits or deletes is planned as it would be after the merge.
+   */
+  private async otherWindows(sourceId: string) {
+    const declared = await this.db.prisma.fleetManaged.findMany({
+      where: { fleetSourceId: sourceId, kind: 'SyncWindow' },
+      select: { name: true },
+    });
+    const own = new Set(declared.map((m) => m.name));
+    return (await this.windows.named()).filter((w) => !own.has(w.name));
   }
 
   /** One side: the fleet files at `commit` (paths relative to the source's path, as offline), built by libs/plan. */

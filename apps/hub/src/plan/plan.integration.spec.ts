@@ -214,6 +214,38 @@ describe('POST /api/v1/plan', () => {
     expect(await hubState()).toEqual(before);
   }, 60_000);
 
+  it('holds targets by the windows made through the API too, not only those in the fleet repository', async () => {
+    const window = await call('POST', '/api/v1/windows', {
+      name: 'freeze-eu-1',
+      kind: 'deny',
+      schedule: '* * * * *',
+      duration: '1h',
+      clusters: ['eu-1'],
+      reason: 'INC-12 stabilising',
+    });
+    expect(window.status).toBe(201);
+    try {
+      const plan = await call<PlanReport>('POST', '/api/v1/plan', { base: 'main', head: 'bump' });
+      expect(plan.status).toBe(200);
+      const held = plan.body.appSets[0]?.targets.map((t) => [t.name, t.windows.canSync, t.windows.matching]);
+      expect(held).toEqual([
+        ['web-eu-1', false, ['freeze-eu-1']],
+        ['web-eu-2', true, []],
+        ['web-eu-3', true, []],
+      ]);
+      // Every minute for an hour: always in force, so no time it would open is named.
+      expect(plan.body.appSets[0]?.targets[0]?.windows).toMatchObject({
+        active: ['freeze-eu-1'],
+        heldUntil: null,
+      });
+      expect(plan.body.summary.heldByWindows).toBe(1);
+    } finally {
+      expect((await call('DELETE', '/api/v1/windows/freeze-eu-1?reason=lifted')).status).toBeLessThan(300);
+    }
+    const after = await call<PlanReport>('POST', '/api/v1/plan', { base: 'main', head: 'bump' });
+    expect(after.body.appSets[0]?.targets.every((t) => t.windows.canSync)).toBe(true);
+  }, 60_000);
+
   it('names the fleet source by id or repository URL', async () => {
     const sources = await call<{ id: string }[]>('GET', '/api/v1/fleet-sources');
     const id = sources.body[0]?.id ?? '';
