@@ -7,14 +7,11 @@ import {
 } from '@nestjs/common';
 import { HUB_CONFIG, type HubConfig } from '../config/hub-config.js';
 import { Database } from '../db/database.js';
-import { chainLanes } from '../audit/audit-lanes.js';
 import { JobQueues } from '../queues/job-queues.service.js';
+import { unreadAuditEvents } from './audit-cursor.js';
 import { dedupeHash, type NewDelivery } from './notification-deliveries.js';
 import { fanOutToPolicies } from './notification-fan-out.js';
 import { triggersOf, type AuditRecord } from './notification-triggers.js';
-import type { AuditEvent, Prisma } from '../generated/prisma/client.js';
-
-type Tx = Prisma.TransactionClient;
 
 /** How often the audit log is read for new events; a notification is queued at most this late. */
 export const DISPATCH_INTERVAL_MS = 1_000;
@@ -24,14 +21,6 @@ const BATCH = 500;
 const DISPATCH_LOCK = 0x6e746679;
 /** A queued delivery not sent this long after it was due is queued again (a crash lost its job). */
 const REQUEUE_AFTER_MS = 30_000;
-
-/**
- * The cursor of an audit chain lane. Lane 0 keeps the name of the one cursor there was before lanes,
- * so an upgraded hub goes on where it stopped.
- */
-function cursorId(lane: number): string {
-  return lane === 0 ? 'audit' : `audit:lane:${lane}`;
-}
 
 /**
  * Turns audit events into delivery rows. It reads each audit chain lane after that lane's cursor, in
@@ -89,7 +78,7 @@ export class NotificationDispatcher implements OnApplicationBootstrap, OnApplica
         const [lock] = await tx.$queryRaw<{ locked: boolean }[]>`
           SELECT pg_try_advisory_xact_lock(${DISPATCH_LOCK}::bigint) AS locked`;
         if (!lock?.locked) return;
-        const rows = await this.unreadEvents(tx);
+        const rows = await unreadAuditEvents(tx, BATCH);
         read = rows.length;
         if (rows.length === 0) return;
         const events: AuditRecord[] = rows.map((r) => ({
@@ -107,35 +96,6 @@ export class NotificationDispatcher implements OnApplicationBootstrap, OnApplica
     );
     for (const d of created) await this.enqueue(d);
     return read;
-  }
-
-  /**
-   * Up to a batch of events after their lanes' cursors, lane by lane, in id order; the cursors move
-   * past them (in the caller's transaction, so only if the deliveries are written too).
-   */
-  private async unreadEvents(tx: Tx) {
-    const lanes = await chainLanes(tx);
-    const cursors = await tx.notificationCursor.findMany({ where: { id: { in: lanes.map(cursorId) } } });
-    const after = new Map(cursors.map((c) => [c.id, c.lastAuditId]));
-    const rows: AuditEvent[] = [];
-    for (const lane of lanes) {
-      if (rows.length >= BATCH) break;
-      const id = cursorId(lane);
-      const laneRows = await tx.auditEvent.findMany({
-        where: { lane, id: { gt: after.get(id) ?? 0n } },
-        orderBy: { id: 'asc' },
-        take: BATCH - rows.length,
-      });
-      const last = laneRows.at(-1)?.id;
-      if (last === undefined) continue;
-      rows.push(...laneRows);
-      await tx.notificationCursor.upsert({
-        where: { id },
-        create: { id, lastAuditId: last },
-        update: { lastAuditId: last },
-      });
-    }
-    return rows.sort((a, b) => (a.id < b.id ? -1 : 1));
   }
 
   private async enqueue(d: NewDelivery): Promise<void> {
