@@ -18,6 +18,13 @@ export const auditEventViewSchema = z
       .nullable()
       .describe("the previous event's hash (64 zeros for the first); null for events older than the chain"),
     hash: z.string().nullable(),
+    lane: z
+      .number()
+      .int()
+      .optional()
+      .describe(
+        "the hash chain (lane) the event belongs to: prevHash is the hash of the lane's event before it",
+      ),
   })
   .register(apiAnswers, { id: 'AuditEventView' });
 export type AuditEventView = z.infer<typeof auditEventViewSchema>;
@@ -42,24 +49,59 @@ export const auditChainBreakViewSchema = z
     at: z.string(),
     reason: z.enum(['hash-mismatch', 'broken-link', 'genesis', 'unchained']),
     message: z.string(),
+    lane: z.number().int().optional().describe('the chain (lane) that breaks there'),
   })
   .register(apiAnswers, { id: 'AuditChainBreakView' });
 export type AuditChainBreakView = z.infer<typeof auditChainBreakViewSchema>;
 
-/** The answer of `GET /api/v1/audit/verify`: the whole chain walked, oldest first. */
+/** One lane's chain as `GET /api/v1/audit/verify` walked it. */
+export const auditLaneVerifyViewSchema = z.object({
+  lane: z.number().int(),
+  valid: z.boolean(),
+  checked: z.number().int(),
+  unchained: z.number().int(),
+  firstBrokenAt: auditChainBreakViewSchema.optional(),
+});
+
+/**
+ * The answer of `GET /api/v1/audit/verify`: every lane's chain walked, oldest first; the totals and
+ * the earliest break over all lanes, then each lane.
+ */
 export const auditVerifyViewSchema = z
   .object({
     valid: z.boolean(),
     checked: z.number().int(),
-    unchained: z.number().int().describe('events without a hash met: 0, or 1 with reason unchained'),
+    unchained: z
+      .number()
+      .int()
+      .describe('events without a hash met: 0, or 1 in each lane that breaks with reason unchained'),
     firstBrokenAt: auditChainBreakViewSchema.optional(),
+    lanes: z.array(auditLaneVerifyViewSchema).optional(),
   })
   .register(apiAnswers, { id: 'AuditVerifyView' });
 export type AuditVerifyView = z.infer<typeof auditVerifyViewSchema>;
 
+/** One lane's stretch of an archive: where it starts and ends, and where that lane's chain goes on. */
+export const auditArchiveLaneSchema = z.object({
+  lane: z.number().int(),
+  throughId: z.string().describe("the lane's last archived event"),
+  hash: z
+    .string()
+    .describe("its hash: the lane's next event's prevHash, and where the lane starts once pruned"),
+  events: z.number().int().describe("the lane's events in the archive"),
+  previousHash: z
+    .string()
+    .describe(
+      "where the lane's archived stretch starts: its previous checkpoint's hash, or the genesis hash",
+    ),
+});
+export type AuditArchiveLane = z.infer<typeof auditArchiveLaneSchema>;
+
 /**
  * The last line of an audit archive (`GET /api/v1/audit/archive`): what a prune must name, and where
- * verification starts once the archived events are pruned.
+ * verification starts once the archived events are pruned. `lanes` names each chain's stretch; the
+ * top-level `throughId`, `hash` and `previousHash` are those of the lane holding the last archived
+ * event (with one lane, the whole archive's, as before lanes).
  */
 export const auditArchiveCheckpointSchema = z
   .object({
@@ -72,6 +114,7 @@ export const auditArchiveCheckpointSchema = z
     previousHash: z
       .string()
       .describe("where the archived stretch starts: the previous checkpoint's hash, or the genesis hash"),
+    lanes: z.array(auditArchiveLaneSchema).optional().describe('each lane in the archive, in lane order'),
   })
   .register(apiAnswers, { id: 'AuditArchiveCheckpoint' });
 export type AuditArchiveCheckpoint = z.infer<typeof auditArchiveCheckpointSchema>;

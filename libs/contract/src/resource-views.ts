@@ -95,6 +95,17 @@ export const auditPruneViewSchema = z
       sha256: z.string(),
       prunedBy: z.string(),
       prunedAt: z.string(),
+      lanes: z
+        .array(
+          z.object({
+            lane: z.number().int(),
+            throughId: z.string(),
+            hash: z.string(),
+            events: z.number().int(),
+          }),
+        )
+        .optional()
+        .describe("each lane's checkpoint: where its chain now starts"),
     }),
   })
   .register(apiAnswers, { id: 'AuditPruneView' });

@@ -10,7 +10,7 @@ import { flatness, targetValue } from './stats.js';
 import { type BenchOutput } from './types.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-// `plan` and `console` (each under two minutes) run before the long fleet and history jobs, which trim
+// `plan`, `console` and `audit-writes` (each under two minutes) run before the long fleet and history jobs, which trim
 // themselves to the budget.
 const ALL = [
   'sim',
@@ -21,6 +21,7 @@ const ALL = [
   'ingest',
   'plan',
   'console',
+  'audit-writes',
   'fleet',
   'history',
 ] as const;
@@ -44,7 +45,7 @@ interface Job {
 function usage(): never {
   console.error(
     [
-      'usage: npm run bench -- [--only sim,sim-apply,agent,diff,desired,ingest,plan,console,fleet,history] [--quick] [--fleet-sizes 10,100] [--history-runs N] [--out DIR] [--render-only]',
+      'usage: npm run bench -- [--only sim,sim-apply,agent,diff,desired,ingest,plan,console,audit-writes,fleet,history] [--quick] [--fleet-sizes 10,100] [--history-runs N] [--out DIR] [--render-only]',
       '  --quick        reduced sizes (CI); writes to test/perf/dist/quick unless --out is given',
       '  --fleet-sizes  fleet run sizes (default 10,100,1000)',
       '  --history-runs sync runs the history bench loads, and a fifth as many audit events (default 10000000)',
@@ -126,6 +127,8 @@ function jobsFor(
       return [{ bench, params: {}, timeoutMs: 4 * min }];
     case 'console':
       return [{ bench, params: {}, timeoutMs: 4 * min }];
+    case 'audit-writes':
+      return [{ bench, params: {}, timeoutMs: 3 * min }];
     case 'fleet':
       // The child is told its limit (limitSeconds, set when the job starts) and fits its waits in it.
       return fleetSizes.map((clusters) => ({

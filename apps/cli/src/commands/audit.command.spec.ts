@@ -74,6 +74,14 @@ describe('flotilla audit without a hub', () => {
         firstBrokenAt: { id: '2', at: '2026-01-01T00:00:00.000Z', reason: 'broken-link', message: 'gone' },
       }),
     ).toBe('audit chain BROKEN at event 2 (2026-01-01T00:00:00.000Z): broken-link — gone');
+    expect(
+      verifyText({
+        valid: false,
+        checked: 9,
+        unchained: 1,
+        firstBrokenAt: { id: '7', at: '2026-01-01T00:00:00.000Z', reason: 'unchained', message: '', lane: 3 },
+      }),
+    ).toBe('audit chain BROKEN at event 7 in lane 3 (2026-01-01T00:00:00.000Z): unchained');
     expect(csvField('a "b", c')).toBe('"a ""b"", c"');
   });
 });
@@ -107,6 +115,9 @@ describe('flotilla audit against a real hub', () => {
       databaseUrl: dbUrl.toString(),
       redisUrl: REDIS_URL,
       redisPrefix,
+      // One chain lane: the events form one sequence, so "the event after the edited one" is one row
+      // (the hub's lanes are tested in apps/hub/src/audit/audit-lanes.integration.spec.ts).
+      hubEnv: { FLOTILLA_AUDIT_CHAIN_LANES: '1' },
     });
     hub = ['--hub', fleet.hubUrl];
     sql = new pg.Client({ connectionString: dbUrl.toString() });
@@ -180,7 +191,7 @@ describe('flotilla audit against a real hub', () => {
     const deleted = await cli('verify');
     expect(deleted.code).toBe(1);
     expect(deleted.out).toMatch(
-      new RegExp(`^audit chain BROKEN at event ${rows[2]!.id} \\(.+\\): broken-link — `),
+      new RegExp(`^audit chain BROKEN at event ${rows[2]!.id} in lane 0 \\(.+\\): broken-link — `),
     );
   });
 });
@@ -206,6 +217,9 @@ describe('flotilla audit archive and prune against a real hub', () => {
       databaseUrl: dbUrl.toString(),
       redisUrl: REDIS_URL,
       redisPrefix,
+      // One chain lane: the events form one sequence, so "the event after the edited one" is one row
+      // (the hub's lanes are tested in apps/hub/src/audit/audit-lanes.integration.spec.ts).
+      hubEnv: { FLOTILLA_AUDIT_CHAIN_LANES: '1' },
     });
     hub = ['--hub', fleet.hubUrl];
     for (const name of ['eu1', 'us1', 'ap1']) await fleet.api.registerCluster(name);

@@ -223,7 +223,8 @@ export function verifyText(r: AuditVerifyView): string {
   if (r.valid) return `audit chain intact: ${r.checked} events checked${legacy}`;
   const b = r.firstBrokenAt;
   if (!b) return `audit chain BROKEN after ${r.checked} events`;
-  return `audit chain BROKEN at event ${b.id} (${b.at}): ${b.reason}${b.message ? ` — ${b.message}` : ''}`;
+  const lane = b.lane !== undefined ? ` in lane ${b.lane}` : '';
+  return `audit chain BROKEN at event ${b.id}${lane} (${b.at}): ${b.reason}${b.message ? ` — ${b.message}` : ''}`;
 }
 
 async function archive(
@@ -265,7 +266,7 @@ async function prune(client: HubClientLike, file: string, output: ListingFormat)
   }
   const parsed = readArchive(text, file);
   if ('broken' in parsed) throw new UsageError(`${file} ends in a broken chain: it cannot be pruned`);
-  const { throughId, hash, sha256 } = parsed.checkpoint;
+  const { throughId, hash, sha256, lanes } = parsed.checkpoint;
   // The file must be what the hub exported, or the hub would delete events no intact copy holds.
   if (parsed.sha256 !== sha256) {
     throw new UsageError(
@@ -275,7 +276,13 @@ async function prune(client: HubClientLike, file: string, output: ListingFormat)
   const result = await client.request<{ pruned: number; checkpoint: { throughId: string; hash: string } }>(
     'POST',
     '/api/v1/audit/prune',
-    { throughId, hash, sha256 },
+    // Each lane's cut, as exported (an archive from before lanes has none: the hub reads it as lane 0's).
+    {
+      throughId,
+      hash,
+      sha256,
+      ...(lanes && { lanes: lanes.map((l) => ({ lane: l.lane, throughId: l.throughId, hash: l.hash })) }),
+    },
   );
   printResult(
     result,

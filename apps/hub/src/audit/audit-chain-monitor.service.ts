@@ -10,7 +10,7 @@ import { HUB_CONFIG, type HubConfig } from '../config/hub-config.js';
 import { Database } from '../db/database.js';
 import { HubMetrics } from '../metrics/hub-metrics.service.js';
 import { ChainVerifier } from './audit-chain.js';
-import { chainStart } from './audit.service.js';
+import { chainLanes, chainStart } from './audit-lanes.js';
 
 const TICK_MS = 60_000;
 /** Events read per tick at most, so a first pass over millions of rows spreads over many ticks. */
@@ -19,16 +19,23 @@ const PAGE = 1_000;
 /** A full pass again from the start this often: an edit to an already verified row shows up too. */
 const FULL_PASS_MS = 60 * 60_000;
 
+/** Where a lane's verification stands: its verifier (whose last hash is the checkpoint) and last id. */
+interface LanePosition {
+  verifier: ChainVerifier;
+  after: bigint | undefined;
+}
+
 /**
- * Watches the audit chain for alerting (`flotilla_audit_chain_valid`): each tick verifies the events
- * written since the last one, resuming the same verifier (its last hash is the checkpoint), and an
- * hourly pass starts over. `GET /api/v1/audit/verify` stays the on-demand full check. Workers only.
+ * Watches the audit chain for alerting (`flotilla_audit_chain_valid`): each tick verifies, lane by
+ * lane, the events written since the last one, resuming each lane's verifier, and an hourly pass
+ * starts over. The position is per lane, never one id for all: a lower id in another lane may commit
+ * after a higher one was verified, and a single position would skip it for good; within a lane, ids
+ * commit in order. `GET /api/v1/audit/verify` stays the on-demand full check. Workers only.
  */
 @Injectable()
 export class AuditChainMonitor implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(AuditChainMonitor.name);
-  private verifier = new ChainVerifier();
-  private after: bigint | undefined;
+  private lanes = new Map<number, LanePosition>();
   private passStartedAt = Date.now();
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<boolean> | undefined;
@@ -67,41 +74,62 @@ export class AuditChainMonitor implements OnApplicationBootstrap, OnApplicationS
     await this.running;
   }
 
-  /** Verifies what was written since the last call (bounded); returns whether the chain holds. */
+  /** Verifies what was written since the last call (bounded); returns whether every lane holds. */
   async verifyNew(): Promise<boolean> {
     try {
-      const fullPass = Date.now() - this.passStartedAt > FULL_PASS_MS && !this.verifier.broken;
+      const fullPass = Date.now() - this.passStartedAt > FULL_PASS_MS && !this.broken();
       if (fullPass || !this.started) {
-        // From the archive checkpoint, when events were pruned (and again at each full pass: a
-        // prune moves it).
-        const start = await chainStart(this.db.prisma);
-        this.verifier = new ChainVerifier(start.hash);
-        this.after = start.afterId;
+        // Each lane again from its archive checkpoint (a prune moves it).
+        this.lanes = new Map();
         this.passStartedAt = Date.now();
         this.started = true;
       }
-      for (let read = 0; read < PER_TICK && !this.verifier.broken;) {
-        const rows = await this.db.prisma.auditEvent.findMany({
-          ...(this.after !== undefined && { where: { id: { gt: this.after } } }),
-          orderBy: { id: 'asc' },
-          take: PAGE,
-        });
-        for (const row of rows) if (!this.verifier.next(row)) break;
-        read += rows.length;
-        if (rows.length === 0 || this.verifier.broken) break;
-        this.after = rows[rows.length - 1]!.id;
-        if (rows.length < PAGE) break;
+      let read = 0;
+      for (const lane of await chainLanes(this.db.prisma)) {
+        if (read >= PER_TICK || this.broken()) break;
+        read += await this.verifyLane(lane, PER_TICK - read);
       }
     } catch (e) {
       this.logger.warn(`audit chain check failed (tried again next minute): ${String(e)}`);
     }
-    const broken = this.verifier.broken;
+    const broken = this.broken();
     if (broken && !this.reported) {
       this.reported = true;
-      this.logger.error(`audit chain broken at event ${broken.id}: ${broken.message}`);
+      this.logger.error(`audit chain broken at event ${broken.id} (lane ${broken.lane}): ${broken.message}`);
     }
     this.valid.set(broken ? 0 : 1);
-    this.verified.set(this.verifier.checked);
+    this.verified.set([...this.lanes.values()].reduce((n, p) => n + p.verifier.checked, 0));
     return !broken;
+  }
+
+  /** A lane's new events, at most `budget` (in pages); returns how many were read. */
+  private async verifyLane(lane: number, budget: number): Promise<number> {
+    let position = this.lanes.get(lane);
+    if (!position) {
+      // A lane first met (at a pass's start, or since the lane count grew) starts at its checkpoint.
+      const start = await chainStart(this.db.prisma, lane);
+      position = { verifier: new ChainVerifier(start.hash), after: start.afterId };
+      this.lanes.set(lane, position);
+    }
+    let read = 0;
+    while (read < budget && !position.verifier.broken) {
+      const rows = await this.db.prisma.auditEvent.findMany({
+        where: { lane, ...(position.after !== undefined && { id: { gt: position.after } }) },
+        orderBy: { id: 'asc' },
+        take: PAGE,
+      });
+      for (const row of rows) if (!position.verifier.next(row)) break;
+      read += rows.length;
+      if (rows.length === 0 || position.verifier.broken) break;
+      position.after = rows[rows.length - 1]!.id;
+      if (rows.length < PAGE) break;
+    }
+    return read;
+  }
+
+  /** The first break found in any lane, with its lane. */
+  private broken() {
+    for (const [lane, p] of this.lanes) if (p.verifier.broken) return { ...p.verifier.broken, lane };
+    return undefined;
   }
 }

@@ -18,6 +18,7 @@ import { exportFile } from '../common/record-export.js';
 import { exportLines } from './audit-export.js';
 import { AuditArchive } from './audit-archive.service.js';
 import { AuditLog } from './audit.service.js';
+import { MAX_AUDIT_CHAIN_LANES } from '../config/audit-env.js';
 import { ApiAnswer, ApiInput, ApiQueryOf } from '../common/api-docs.js';
 
 const rfc3339 = z.iso.datetime({ offset: true }).transform((s) => new Date(s));
@@ -53,13 +54,22 @@ const archiveQuery = z.object({ before: rfc3339 });
 const hex64 = z
   .string()
   .regex(/^[0-9a-f]{64}$/, 'expected 64 lowercase hex digits, as in the checkpoint line');
+const eventId = z
+  .string()
+  .regex(/^\d+$/, "expected the checkpoint line's throughId (digits)")
+  .refine(isEventId, "expected the checkpoint line's throughId");
 const pruneBody = z.object({
-  throughId: z
-    .string()
-    .regex(/^\d+$/, "expected the checkpoint line's throughId (digits)")
-    .refine(isEventId, "expected the checkpoint line's throughId"),
+  throughId: eventId,
   hash: hex64,
   sha256: hex64,
+  /** The checkpoint line's `lanes`, as exported; left out, the cut is lane 0's (an archive from before lanes). */
+  lanes: z
+    .array(
+      z.object({ lane: z.number().int().min(0).max(MAX_AUDIT_CHAIN_LANES), throughId: eventId, hash: hex64 }),
+    )
+    .min(1)
+    .refine((lanes) => new Set(lanes.map((l) => l.lane)).size === lanes.length, 'each lane at most once')
+    .optional(),
 });
 
 @ApiTags('audit')
@@ -94,8 +104,8 @@ export class AuditController {
 
   /**
    * The archive of every event written before `before` not archived yet: NDJSON, oldest first, one
-   * event a line (as the ndjson export), then `{"checkpoint": {throughId, hash, events, sha256,
-   * previousHash}}` — or `{"broken": {...}}` when the chain does not verify. Changes nothing: keep
+   * event a line (as the ndjson export) lane by lane, then `{"checkpoint": {throughId, hash, events,
+   * sha256, previousHash, lanes}}` — or `{"broken": {...}}` when the chain does not verify. Changes nothing: keep
    * the file, then POST /api/v1/audit/prune with its checkpoint.
    */
   @Get('archive')
@@ -128,7 +138,10 @@ export class AuditController {
     return this.archive.prune(parseInput(pruneBody, body), actor);
   }
 
-  /** Recomputes every hash and link, oldest first (from the archive checkpoint); stops at the first break. */
+  /**
+   * Recomputes every hash and link of every lane's chain, oldest first (from the lane's archive
+   * checkpoint); stops each lane at its first break.
+   */
   @Get('verify')
   @ApiAnswer(auditVerifyViewSchema)
   verify(): Promise<AuditVerifyView> {

@@ -24,6 +24,13 @@ async function get<T>(path: string): Promise<{ status: number; body: T; text: st
 const verify = async () => (await get<AuditVerifyView>('/api/v1/audit/verify')).body;
 type Page = { items: AuditEventView[]; nextCursor: string | null };
 
+/** Rows (in id order) grouped by chain lane. */
+function byLane<T extends { lane: number }>(rows: T[]): Map<number, T[]> {
+  const lanes = new Map<number, T[]>();
+  for (const row of rows) lanes.set(row.lane, [...(lanes.get(row.lane) ?? []), row]);
+  return lanes;
+}
+
 describe('audit log (real hub, PostgreSQL)', () => {
   beforeAll(async () => {
     hub = await startTestHub();
@@ -36,7 +43,7 @@ describe('audit log (real hub, PostgreSQL)', () => {
     await hub?.close();
   }, 60_000);
 
-  it('20 parallel cluster registrations, then an agent registration, a token and a revocation, form one valid, unforked chain', async () => {
+  it('20 parallel cluster registrations, then an agent registration, a token and a revocation, form valid, unforked chains (one per lane)', async () => {
     const answers = await Promise.all(
       Array.from({ length: 20 }, (_, i) =>
         fetch(`${hub.url}/api/v1/clusters`, {
@@ -59,13 +66,17 @@ describe('audit log (real hub, PostgreSQL)', () => {
     const revoke = await fetch(`${hub.url}/api/v1/clusters/c3/revoke-credential`, { method: 'POST' });
     expect(revoke.status).toBeLessThan(300);
 
-    const { rows } = await sql.query<{ prevHash: string; hash: string }>(
-      'SELECT "prevHash", "hash" FROM "AuditEvent" ORDER BY id',
+    const { rows } = await sql.query<{ prevHash: string; hash: string; lane: number }>(
+      'SELECT "prevHash", "hash", "lane" FROM "AuditEvent" ORDER BY id',
     );
     expect(rows).toHaveLength(23);
-    expect(new Set(rows.map((r) => r.prevHash)).size).toBe(23);
-    for (let i = 1; i < rows.length; i++) expect(rows[i]?.prevHash).toBe(rows[i - 1]?.hash);
-    expect(await verify()).toEqual({ valid: true, checked: 23, unchained: 0 });
+    const lanes = byLane(rows);
+    // No fork: within a lane no two events link to the same predecessor, and each links to the one before.
+    for (const chain of lanes.values()) {
+      expect(new Set(chain.map((r) => r.prevHash)).size).toBe(chain.length);
+      for (let i = 1; i < chain.length; i++) expect(chain[i]?.prevHash).toBe(chain[i - 1]?.hash);
+    }
+    expect(await verify()).toMatchObject({ valid: true, checked: 23, unchained: 0 });
   });
 
   it('filters by actor, scope, scope prefix, action prefix and time, with cursor pages', async () => {
@@ -135,18 +146,25 @@ describe('audit log (real hub, PostgreSQL)', () => {
   });
 
   it('catches a hand-edited row (hash-mismatch) and a deleted middle row (broken-link)', async () => {
-    const { rows } = await sql.query<{ id: string; details: unknown }>(
+    const { rows } = await sql.query<{ id: string; details: unknown; lane: number }>(
       // pg returns a bigint as a string.
-      'SELECT id, details FROM "AuditEvent" ORDER BY id',
+      'SELECT id, details, lane FROM "AuditEvent" ORDER BY id',
     );
-    const edited = rows[7]!;
+    // The longest lane's chain, so that its middle has rows on both sides.
+    const chain = [...byLane(rows).values()].sort((a, b) => b.length - a.length)[0]!;
+    expect(chain.length).toBeGreaterThanOrEqual(3);
+    const edited = chain[1]!;
     await sql.query(`UPDATE "AuditEvent" SET details = '{"labels":{"note":"forged"}}' WHERE id = $1`, [
       edited.id,
     ]);
     const mismatch = await verify();
     expect(mismatch.valid).toBe(false);
-    expect(mismatch.checked).toBe(8);
-    expect(mismatch.firstBrokenAt).toMatchObject({ id: edited.id, reason: 'hash-mismatch' });
+    expect(mismatch.lanes?.find((l) => l.lane === edited.lane)?.checked).toBe(2);
+    expect(mismatch.firstBrokenAt).toMatchObject({
+      id: edited.id,
+      reason: 'hash-mismatch',
+      lane: edited.lane,
+    });
 
     // Putting the content back restores the chain: verification is about content, not about the row.
     await sql.query('UPDATE "AuditEvent" SET details = $1 WHERE id = $2', [
@@ -155,10 +173,10 @@ describe('audit log (real hub, PostgreSQL)', () => {
     ]);
     expect((await verify()).valid).toBe(true);
 
-    await sql.query('DELETE FROM "AuditEvent" WHERE id = $1', [rows[12]!.id]);
+    await sql.query('DELETE FROM "AuditEvent" WHERE id = $1', [chain[1]!.id]);
     const gap = await verify();
     expect(gap.valid).toBe(false);
-    expect(gap.firstBrokenAt).toMatchObject({ id: rows[13]!.id, reason: 'broken-link' });
+    expect(gap.firstBrokenAt).toMatchObject({ id: chain[2]!.id, reason: 'broken-link' });
   });
 
   it('fails when the hashes were nulled by hand, however many rows: an unchained row is a break', async () => {

@@ -4,7 +4,22 @@ import { createMigratedPglite } from '../testing/test-database.js';
 import { GENESIS_HASH } from './audit-chain.js';
 import { AuditLog } from './audit.service.js';
 
-// On PGlite (the embedded database): the advisory lock statement runs there too, and the chain holds.
+type Row = { id: bigint; lane: number; prevHash: string | null; hash: string | null };
+
+/** Each lane's events, in id order, start at genesis and link one to the next. */
+function expectLanesChained(rows: Row[]): Map<number, Row[]> {
+  const lanes = new Map<number, Row[]>();
+  for (const row of [...rows].sort((a, b) => (a.id < b.id ? -1 : 1))) {
+    lanes.set(row.lane, [...(lanes.get(row.lane) ?? []), row]);
+  }
+  for (const chain of lanes.values()) {
+    expect(chain[0]?.prevHash).toBe(GENESIS_HASH);
+    for (let i = 1; i < chain.length; i++) expect(chain[i]?.prevHash).toBe(chain[i - 1]?.hash);
+  }
+  return lanes;
+}
+
+// On PGlite (the embedded database): the advisory lock statements run there too, and the chains hold.
 describe('AuditLog (in-memory PGlite)', () => {
   let db: Database;
   let audit: AuditLog;
@@ -35,9 +50,9 @@ describe('AuditLog (in-memory PGlite)', () => {
     );
     const rows = await db.prisma.auditEvent.findMany({ orderBy: { id: 'asc' } });
     expect(rows).toHaveLength(7);
-    expect(rows[0]?.prevHash).toBe(GENESIS_HASH);
-    for (let i = 1; i < rows.length; i++) expect(rows[i]?.prevHash).toBe(rows[i - 1]?.hash);
-    expect(await audit.verify()).toEqual({ valid: true, checked: 7, unchained: 0 });
+    const lanes = expectLanesChained(rows);
+    for (const lane of lanes.keys()) expect(lane).toBeLessThan(8);
+    expect(await audit.verify()).toMatchObject({ valid: true, checked: 7, unchained: 0 });
   });
 
   it('a rolled-back transaction leaves no event and no gap in the chain', async () => {
@@ -48,7 +63,7 @@ describe('AuditLog (in-memory PGlite)', () => {
       }),
     ).rejects.toThrow('the mutation failed');
     await audit.record({ actor: 'user:erin', action: 'cluster.created', scope: 'cluster:y' });
-    expect(await audit.verify()).toEqual({ valid: true, checked: 8, unchained: 0 });
+    expect(await audit.verify()).toMatchObject({ valid: true, checked: 8, unchained: 0 });
   });
 
   it('filters by time, actor, scope, scope prefix, action prefix and outcome', async () => {
@@ -72,6 +87,54 @@ describe('AuditLog (in-memory PGlite)', () => {
     const first = all.items.at(-1)!;
     expect((await audit.list({ limit: 100, to: new Date(first.at) })).items).toHaveLength(0);
     expect((await audit.list({ limit: 100, from: new Date(first.at) })).items).toHaveLength(10);
-    expect(await audit.verify()).toEqual({ valid: true, checked: 10, unchained: 0 });
+    expect(await audit.verify()).toMatchObject({ valid: true, checked: 10, unchained: 0 });
+  });
+
+  it('a transaction that records several times writes every event to one lane, in order', async () => {
+    const before = await db.prisma.auditEvent.count();
+    await db.prisma.$transaction(async (tx) => {
+      for (let i = 0; i < 6; i++)
+        await audit.record({ actor: 'user:fay', action: 'step', scope: `s:${i}` }, tx);
+      await audit.recordMany(
+        [0, 1].map((i) => ({ actor: 'user:fay', action: 'many', scope: `m:${i}` })),
+        tx,
+      );
+    });
+    const mine = await db.prisma.auditEvent.findMany({
+      where: { actor: 'user:fay' },
+      orderBy: { id: 'asc' },
+    });
+    expect(mine).toHaveLength(8);
+    expect(new Set(mine.map((r) => r.lane)).size).toBe(1);
+    for (let i = 1; i < mine.length; i++) expect(mine[i]?.prevHash).toBe(mine[i - 1]?.hash);
+    expect(await db.prisma.auditEvent.count()).toBe(before + 8);
+    expect(await audit.verify()).toMatchObject({ valid: true });
+  });
+});
+
+describe('AuditLog with one lane (FLOTILLA_AUDIT_CHAIN_LANES=1)', () => {
+  let db: Database;
+
+  beforeAll(async () => {
+    db = await createMigratedPglite();
+  });
+
+  afterAll(async () => {
+    await db.close();
+  });
+
+  it('writes one chain in lane 0, as before lanes', async () => {
+    const audit = new AuditLog(db, { audit: { chainLanes: 1 } });
+    await Promise.all(
+      Array.from({ length: 6 }, (_, i) => audit.record({ actor: 'user:gus', action: 'x', scope: `s:${i}` })),
+    );
+    const rows = await db.prisma.auditEvent.findMany({ orderBy: { id: 'asc' } });
+    expect([...expectLanesChained(rows).keys()]).toEqual([0]);
+    expect(await audit.verify()).toEqual({
+      valid: true,
+      checked: 6,
+      unchained: 0,
+      lanes: [{ lane: 0, valid: true, checked: 6, unchained: 0 }],
+    });
   });
 });

@@ -1,11 +1,13 @@
 import type { AuditActor, AuditEventView, AuditPageView, AuditVerifyView } from '@flotilla/contract';
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
+import { HUB_CONFIG, type HubConfig } from '../config/hub-config.js';
 import { Database } from '../db/database.js';
 import { toJson } from '../common/json.js';
 import { everyItem } from '../common/record-export.js';
 import { currentOrigin, type RequestOrigin } from '../common/request-origin.js';
 import type { Prisma } from '../generated/prisma/client.js';
-import { auditHash, ChainVerifier, GENESIS_HASH } from './audit-chain.js';
+import { auditHash, ChainVerifier } from './audit-chain.js';
+import { ChainLanes, chainLanes, chainStart } from './audit-lanes.js';
 
 export interface AuditEntry {
   /** Named one way: see AuditActor (`user:`, `token:`, `agent:`, `git:`, `manager:`, `system:`). */
@@ -36,8 +38,6 @@ export type { AuditEventView } from '@flotilla/contract';
 
 type Tx = Prisma.TransactionClient;
 
-/** Any constant works as long as every appender uses the same one; this is "audit" in ASCII. */
-const AUDIT_CHAIN_LOCK = 0x61756469;
 const VERIFY_PAGE = 1000;
 /** Audit rows per INSERT (7 columns each, far below PostgreSQL's bind-parameter limit). */
 const INSERT_CHUNK = 1000;
@@ -48,14 +48,22 @@ const INSERT_CHUNK = 1000;
  */
 @Injectable()
 export class AuditLog {
-  constructor(private readonly db: Database) {}
+  private readonly lanes: ChainLanes;
+
+  constructor(
+    private readonly db: Database,
+    // Optional for specs that build an AuditLog by hand; the hub always injects its configuration.
+    @Inject(HUB_CONFIG) config: Pick<HubConfig, 'audit'> = { audit: { chainLanes: 8 } },
+  ) {
+    this.lanes = new ChainLanes(config.audit.chainLanes);
+  }
 
   /**
    * Inside the caller's transaction when given one, so the record and the change land together;
-   * else in a transaction of its own. The advisory lock serialises appenders across connections
-   * and hub replicas until commit, so two events never link to the same predecessor. Record last in
-   * a transaction: a transaction that holds the lock and then waits for a row another appender has
-   * locked is a deadlock, which PostgreSQL breaks by aborting one of the two.
+   * else in a transaction of its own. The transaction takes one lane's lock (ChainLanes) until
+   * commit, so two events never link to the same predecessor in a lane, while other transactions
+   * append to other lanes. Record last in a transaction: one that holds a lane and then waits for a
+   * row another appender has locked can be a deadlock, which PostgreSQL breaks by aborting one.
    */
   async record(entry: AuditEntry, tx?: Tx): Promise<void> {
     return this.recordMany([entry], tx);
@@ -73,11 +81,15 @@ export class AuditLog {
   }
 
   private async append(tx: Tx, entries: AuditEntry[]): Promise<void> {
-    // PGlite has one connection, so it is serial anyway; the function exists there too.
-    await tx.$executeRaw`SELECT pg_advisory_xact_lock(${AUDIT_CHAIN_LOCK}::bigint)`;
-    const tail = await tx.auditEvent.findFirst({ orderBy: { id: 'desc' }, select: { hash: true } });
-    // Every event pruned (archived through the last one): the chain goes on from the checkpoint.
-    let prevHash = tail?.hash ?? (await chainStart(tx)).hash;
+    // PGlite has one connection, so it is serial anyway; the functions exist there too.
+    const lane = await this.lanes.acquire(tx);
+    const tail = await tx.auditEvent.findFirst({
+      where: { lane },
+      orderBy: { id: 'desc' },
+      select: { hash: true },
+    });
+    // Every event of the lane pruned (archived through its last one): it goes on from the checkpoint.
+    let prevHash = tail?.hash ?? (await chainStart(tx, lane)).hash;
     // Stored as read back (JSON round trip) and at millisecond precision, so the hash recomputes.
     const at = new Date();
     const requestOrigin = currentOrigin();
@@ -90,14 +102,17 @@ export class AuditLog {
       return row;
     });
     // The INSERT takes ids from the sequence in the order the SELECT yields rows (ORDER BY the
-    // ordinality), and the lock keeps every other appender out until commit, so id order is chain
-    // order, as `verify` walks it. Raw SQL: Prisma's createMany costs ~1.5 ms a row, and this runs
+    // ordinality), and the lane lock keeps the lane's other appenders out until commit: they take
+    // their ids after this commit, so larger ones. Within a lane, id order is chain order (and
+    // commit order), as `verify` walks it; across lanes ids interleave, and a lower id in one lane
+    // may commit after a higher one in another. Raw SQL: Prisma's createMany costs ~1.5 ms a row, and this runs
     // while holding the chain lock.
     for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
       const chunk = rows.slice(i, i + INSERT_CHUNK);
       await tx.$executeRaw`
-        INSERT INTO "AuditEvent" ("at", "actor", "action", "scope", "details", "prevHash", "hash")
-        SELECT v."at"::timestamp, v."actor", v."action", v."scope", v."details"::jsonb, v."prevHash", v."hash"
+        INSERT INTO "AuditEvent" ("at", "actor", "action", "scope", "details", "prevHash", "hash", "lane")
+        SELECT v."at"::timestamp, v."actor", v."action", v."scope", v."details"::jsonb, v."prevHash", v."hash",
+               ${lane}::smallint
         FROM unnest(
           ${chunk.map((r) => r.at.toISOString())}::text[],
           ${chunk.map((r) => r.actor)}::text[],
@@ -139,9 +154,9 @@ export class AuditLog {
    * keyset: PostgreSQL then walks the `at` index backwards inside the range and the filters discard
    * at most the range's own events. Ordered by id, it would walk the primary key down from the
    * newest event and discard everything newer than the range first (1.8 M rows for a month in the
-   * middle of a 2 M-event year). The two orders agree, because `append` stamps `at` under the chain
-   * lock; they differ only where hub replicas' clocks disagreed, and then a time range is asked in
-   * time.
+   * middle of a 2 M-event year). The two orders agree closely: `append` stamps `at` under the lane
+   * lock, just before taking ids; they differ where concurrent transactions (in different chain lanes)
+   * interleave or hub replicas' clocks disagreed, and then a time range is asked in time.
    */
   async list(q: AuditQuery & { limit: number }): Promise<AuditPageView> {
     const rows = q.from || q.to ? await this.pageByTime(q) : await this.pageById(q);
@@ -186,16 +201,31 @@ export class AuditLog {
   }
 
   /**
-   * Walks the whole chain oldest first, a page at a time, and stops at the first break. Once events
-   * were archived and pruned, the chain starts at the latest checkpoint (the last pruned event's hash).
+   * Walks every lane's chain oldest first, a page at a time, each from its latest archive checkpoint
+   * (or genesis), and stops a lane at its first break. Valid when every lane is; the break shown is
+   * the earliest (lowest id) of those found.
    */
   async verify(): Promise<AuditVerifyView> {
-    const start = await chainStart(this.db.prisma);
+    const lanes: NonNullable<AuditVerifyView['lanes']> = [];
+    for (const lane of await chainLanes(this.db.prisma)) lanes.push(await this.verifyLane(lane));
+    const breaks = lanes.flatMap((l) => (l.firstBrokenAt ? [l.firstBrokenAt] : []));
+    const firstBrokenAt = breaks.sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : 1))[0];
+    return {
+      valid: firstBrokenAt === undefined,
+      checked: lanes.reduce((n, l) => n + l.checked, 0),
+      unchained: lanes.reduce((n, l) => n + l.unchained, 0),
+      ...(firstBrokenAt && { firstBrokenAt }),
+      lanes,
+    };
+  }
+
+  private async verifyLane(lane: number): Promise<NonNullable<AuditVerifyView['lanes']>[number]> {
+    const start = await chainStart(this.db.prisma, lane);
     const verifier = new ChainVerifier(start.hash);
     let after: bigint | undefined = start.afterId;
     for (;;) {
       const rows = await this.db.prisma.auditEvent.findMany({
-        ...(after !== undefined && { where: { id: { gt: after } } }),
+        where: { lane, ...(after !== undefined && { id: { gt: after } }) },
         orderBy: { id: 'asc' },
         take: VERIFY_PAGE,
       });
@@ -205,10 +235,11 @@ export class AuditLog {
       after = last.id;
     }
     return {
+      lane,
       valid: verifier.broken === undefined,
       checked: verifier.checked,
       unchained: verifier.unchained,
-      ...(verifier.broken && { firstBrokenAt: verifier.broken }),
+      ...(verifier.broken && { firstBrokenAt: { ...verifier.broken, lane } }),
     };
   }
 }
@@ -231,6 +262,7 @@ function view(r: {
   details: unknown;
   prevHash: string | null;
   hash: string | null;
+  lane: number;
 }): AuditEventView {
   return {
     id: r.id.toString(),
@@ -241,19 +273,6 @@ function view(r: {
     details: r.details,
     prevHash: r.prevHash,
     hash: r.hash,
+    lane: r.lane,
   };
-}
-
-/**
- * Where the chain starts: after the latest archive checkpoint (events up to `afterId` were pruned,
- * `hash` is the last one's), or at genesis.
- */
-export async function chainStart(
-  client: Pick<Tx, 'auditCheckpoint'>,
-): Promise<{ hash: string; afterId: bigint | undefined }> {
-  const cp = await client.auditCheckpoint.findFirst({
-    orderBy: { throughId: 'desc' },
-    select: { throughId: true, hash: true },
-  });
-  return cp ? { hash: cp.hash, afterId: cp.throughId } : { hash: GENESIS_HASH, afterId: undefined };
 }

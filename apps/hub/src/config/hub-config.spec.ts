@@ -63,6 +63,7 @@ describe('loadHubConfig', () => {
         intervalMinutes: 60,
         batchSize: 1000,
       },
+      audit: { chainLanes: 8 },
     });
   });
 
@@ -105,6 +106,16 @@ describe('loadHubConfig', () => {
         .reportPayloadDays,
     ).toBe(0);
     expect(() => loadHubConfig({ ...DEV, RETENTION_BATCH_SIZE: '0' })).toThrow(/RETENTION_BATCH_SIZE/);
+  });
+
+  it('reads the audit chain lane count (default 8), and refuses none or more than a smallint needs', () => {
+    expect(loadHubConfig(DEV).audit).toEqual({ chainLanes: 8 });
+    expect(loadHubConfig({ ...DEV, FLOTILLA_AUDIT_CHAIN_LANES: '1' }).audit).toEqual({ chainLanes: 1 });
+    for (const lanes of ['0', '257', '2.5', 'many']) {
+      expect(() => loadHubConfig({ ...DEV, FLOTILLA_AUDIT_CHAIN_LANES: lanes })).toThrow(
+        /FLOTILLA_AUDIT_CHAIN_LANES/,
+      );
+    }
   });
 
   it('reads PostgreSQL, roles and numbers from the environment; an empty variable counts as unset', () => {

@@ -1,5 +1,6 @@
 // The hub's configuration: the environment validated once into one nested object, from each concern's schema and mapping.
 import { accessConfig, checkOidcComplete, type AccessConfig } from './access-env.js';
+import { auditConfig, type AuditConfig } from './audit-env.js';
 import { HubConfigError } from './config-error.js';
 import { consoleConfig, type ConsoleConfig } from './console-env.js';
 import { refuseUnsafeProduction } from './dev-mode.js';
@@ -23,7 +24,15 @@ export type { DatabaseConfig, HubRole } from './server-env.js';
 
 /** The hub's configuration, validated once at start; nothing else reads process.env. */
 export interface HubConfig
-  extends ServerConfig, AccessConfig, ConsoleConfig, FleetConfig, SecretsConfig, GitConfig, ReportingConfig {
+  extends
+    ServerConfig,
+    AccessConfig,
+    ConsoleConfig,
+    FleetConfig,
+    SecretsConfig,
+    GitConfig,
+    ReportingConfig,
+    AuditConfig {
   render: RenderConfig;
   /** FLOTILLA_DEV_MODE=1: the hub may run open and without a secrets key (see devModeWarnings). */
   devMode: boolean;
@@ -57,5 +66,6 @@ export function loadHubConfig(env: Record<string, string | undefined>): HubConfi
     ...gitConfig(e),
     ...reportingConfig(e),
     ...retentionConfig(e),
+    ...auditConfig(e),
   };
 }

@@ -1,6 +1,7 @@
 // Every environment variable the hub reads, composed from each concern's schema in the order `.env.example` lists them.
 import { z } from 'zod';
 import { accessEnv } from './access-env.js';
+import { auditEnv } from './audit-env.js';
 import { consoleEnv } from './console-env.js';
 import { devModeEnv } from './dev-mode.js';
 import { fleetEnv } from './fleet-env.js';
@@ -27,6 +28,7 @@ export const hubEnvSchema = z.object({
   ...gitEnv.shape,
   ...consoleEnv.shape,
   ...retentionEnv.shape,
+  ...auditEnv.shape,
   ...logEnv.shape,
 });
 export type HubEnv = z.output<typeof hubEnvSchema>;

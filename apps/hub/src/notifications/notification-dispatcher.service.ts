@@ -8,6 +8,7 @@ import {
 import { HUB_CONFIG, type HubConfig } from '../config/hub-config.js';
 import { Database } from '../db/database.js';
 import { JobQueues } from '../queues/job-queues.service.js';
+import { unreadAuditEvents } from './audit-cursor.js';
 import { dedupeHash, type NewDelivery } from './notification-deliveries.js';
 import { fanOutToPolicies } from './notification-fan-out.js';
 import { triggersOf, type AuditRecord } from './notification-triggers.js';
@@ -22,8 +23,9 @@ const DISPATCH_LOCK = 0x6e746679;
 const REQUEUE_AFTER_MS = 30_000;
 
 /**
- * Turns audit events into delivery rows. It reads the audit log after its cursor, in id order
- * (commit order, since appenders hold the chain lock until commit), matches each event's triggers
+ * Turns audit events into delivery rows. It reads each audit chain lane after that lane's cursor, in
+ * id order — commit order within a lane, since its appenders hold the lane lock until commit; across
+ * lanes a lower id may commit later, so one cursor for all would skip it — matches each event's triggers
  * against the policies, and in the same transaction writes the deliveries and moves the cursor: a
  * crash replays a batch whole or not at all, and the transaction-scoped advisory lock lets one
  * replica dispatch at a time. So each notification exists once however many hubs run. Sending is
@@ -76,13 +78,7 @@ export class NotificationDispatcher implements OnApplicationBootstrap, OnApplica
         const [lock] = await tx.$queryRaw<{ locked: boolean }[]>`
           SELECT pg_try_advisory_xact_lock(${DISPATCH_LOCK}::bigint) AS locked`;
         if (!lock?.locked) return;
-        const cursor = await tx.notificationCursor.findUnique({ where: { id: 'audit' } });
-        const after = cursor?.lastAuditId ?? 0n;
-        const rows = await tx.auditEvent.findMany({
-          where: { id: { gt: after } },
-          orderBy: { id: 'asc' },
-          take: BATCH,
-        });
+        const rows = await unreadAuditEvents(tx, BATCH);
         read = rows.length;
         if (rows.length === 0) return;
         const events: AuditRecord[] = rows.map((r) => ({
@@ -95,12 +91,6 @@ export class NotificationDispatcher implements OnApplicationBootstrap, OnApplica
         }));
         const hits = events.map((e) => ({ event: e, hits: triggersOf(e) })).filter((x) => x.hits.length > 0);
         if (hits.length > 0) created.push(...(await fanOutToPolicies(tx, hits)));
-        const last = rows[rows.length - 1]!.id;
-        await tx.notificationCursor.upsert({
-          where: { id: 'audit' },
-          create: { id: 'audit', lastAuditId: last },
-          update: { lastAuditId: last },
-        });
       },
       { timeout: 60_000 },
     );

@@ -1,0 +1,58 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AuditLog } from '../audit/audit.service.js';
+import type { Database } from '../db/database.js';
+import { createTestPostgres, openTestDatabase, type TestPostgres } from '../testing/test-database.js';
+import { unreadAuditEvents } from './audit-cursor.js';
+
+// Two connection pools on one PostgreSQL database: a transaction that took its id first commits
+// after another one, in another chain lane, was already read.
+describe('the notification cursor over audit chain lanes (PostgreSQL)', () => {
+  let pg: TestPostgres;
+  let one: Database;
+  let two: Database;
+
+  beforeAll(async () => {
+    pg = await createTestPostgres();
+    one = await openTestDatabase(pg.url);
+    two = await openTestDatabase(pg.url);
+  }, 120_000);
+
+  afterAll(async () => {
+    await one?.close();
+    await two?.close();
+    await pg?.drop();
+  });
+
+  const read = () => one.prisma.$transaction((tx) => unreadAuditEvents(tx, 500));
+
+  it('reads an event that commits after a higher id in another lane was read, and each event once', async () => {
+    const audit = new AuditLog(one, { audit: { chainLanes: 4 } });
+    await audit.record({ actor: 'user:a', action: 'first', scope: 'x' });
+    expect((await read()).map((e) => e.action)).toEqual(['first']);
+
+    let commit!: () => void;
+    const held = new Promise<void>((resolve) => (commit = resolve));
+    let recorded!: () => void;
+    const inserted = new Promise<void>((resolve) => (recorded = resolve));
+    const slow = one.prisma.$transaction(async (tx) => {
+      await audit.record({ actor: 'user:a', action: 'late', scope: 'x' }, tx);
+      recorded();
+      await held;
+    });
+    await inserted;
+    await new AuditLog(two, { audit: { chainLanes: 4 } }).record({
+      actor: 'user:b',
+      action: 'early',
+      scope: 'y',
+    });
+    expect((await read()).map((e) => e.action)).toEqual(['early']);
+    commit();
+    await slow;
+
+    const late = await read();
+    expect(late.map((e) => e.action)).toEqual(['late']);
+    const early = await one.prisma.auditEvent.findFirstOrThrow({ where: { action: 'early' } });
+    expect(late[0]!.id).toBeLessThan(early.id);
+    expect(await read()).toEqual([]);
+  });
+});
