@@ -14,6 +14,8 @@ export class HubMetrics {
   readonly jobs: Counter<'queue' | 'outcome'>;
   readonly reports: Counter<'type' | 'result'>;
   readonly renders: Counter;
+  readonly policyCompilations: Counter;
+  readonly policyEvaluations: Counter;
   readonly notifications: Counter<'type' | 'outcome'>;
   readonly retentionPruned: Counter<'kind'>;
   readonly retentionLastRun: Gauge;
@@ -48,6 +50,16 @@ export class HubMetrics {
     this.renders = new Counter({
       name: 'flotilla_expansion_renders_total',
       help: 'Renders expansions started: one per distinct repository, commit, path and source options, however many targets share it',
+      registers: [this.registry],
+    });
+    this.policyCompilations = new Counter({
+      name: 'flotilla_policy_set_compilations_total',
+      help: "Compilations of the fleet's admission policies by this process: one per fleet revision of them",
+      registers: [this.registry],
+    });
+    this.policyEvaluations = new Counter({
+      name: 'flotilla_policy_evaluations_total',
+      help: 'Bundles evaluated against admission policies by this process: one per distinct bundle, namespace and set of bindings, however many targets share it',
       registers: [this.registry],
     });
     this.notifications = new Counter({
