@@ -70,7 +70,7 @@ export class HubMetrics {
     });
     this.retentionPruned = new Counter({
       name: 'flotilla_retention_pruned_total',
-      help: 'Rows retention removed, by kind (reportPayloadsTrimmed, reportIdsDeleted, syncRunsDeleted, bundlesDeleted)',
+      help: 'Rows retention removed, by kind (reportPayloadsTrimmed, reportIdsDeleted, syncRunsDeleted, bundlesDeleted, sourceVerificationsDeleted)',
       labelNames: ['kind'],
       registers: [this.registry],
     });

@@ -28,8 +28,11 @@ const VERIFIED_WITHOUT_REQUIREMENT: SourceVerdict = {
 
 /** Verdicts kept in memory per replica; past this, the oldest are dropped (the table still has them). */
 const MEMORY_LIMIT = 10_000;
-/** Strict: how many of the repository's latest verified commits are tried as the last verified one. */
-const BASELINE_CANDIDATES = 20;
+/**
+ * Strict: how many of the repository's latest verified commits are tried as the last verified one
+ * (retention keeps at least these).
+ */
+export const STRICT_BASELINE_CANDIDATES = 20;
 
 /**
  * Whether a commit may be released under its repository's verification mode. Each (repository,
@@ -138,7 +141,7 @@ export class SourceVerifications {
     const rows = await this.db.prisma.sourceVerification.findMany({
       where: { repositoryId: repo.id, verified: true },
       orderBy: { createdAt: 'desc' },
-      take: BASELINE_CANDIDATES,
+      take: STRICT_BASELINE_CANDIDATES,
       select: { commit: true },
     });
     for (const { commit: candidate } of rows)
