@@ -17,6 +17,7 @@ const BENCHES: Record<string, () => Promise<BenchFn>> = {
   history: async () => (await import('./benches/history.bench.js')).historyBench,
   console: async () => (await import('./benches/console.bench.js')).consoleBench,
   plan: async () => (await import('./benches/plan.bench.js')).planBench,
+  policy: async () => (await import('./benches/policy.bench.js')).policyBench,
 };
 
 // One benchmark per process, so that its RSS and CPU are its own and a crash stays contained.

@@ -21,6 +21,7 @@ const ALL = [
   'ingest',
   'plan',
   'console',
+  'policy',
   'fleet',
   'history',
 ] as const;
@@ -44,7 +45,7 @@ interface Job {
 function usage(): never {
   console.error(
     [
-      'usage: npm run bench -- [--only sim,sim-apply,agent,diff,desired,ingest,plan,console,fleet,history] [--quick] [--fleet-sizes 10,100] [--history-runs N] [--out DIR] [--render-only]',
+      'usage: npm run bench -- [--only sim,sim-apply,agent,diff,desired,ingest,plan,console,policy,fleet,history] [--quick] [--fleet-sizes 10,100] [--history-runs N] [--out DIR] [--render-only]',
       '  --quick        reduced sizes (CI); writes to test/perf/dist/quick unless --out is given',
       '  --fleet-sizes  fleet run sizes (default 10,100,1000)',
       '  --history-runs sync runs the history bench loads, and a fifth as many audit events (default 10000000)',
@@ -126,6 +127,9 @@ function jobsFor(
       return [{ bench, params: {}, timeoutMs: 4 * min }];
     case 'console':
       return [{ bench, params: {}, timeoutMs: 4 * min }];
+    case 'policy':
+      // In process, no services: well under a minute.
+      return [{ bench, params: {}, timeoutMs: 2 * min }];
     case 'fleet':
       // The child is told its limit (limitSeconds, set when the job starts) and fits its waits in it.
       return fleetSizes.map((clusters) => ({
