@@ -18,6 +18,7 @@ const BENCHES: Record<string, () => Promise<BenchFn>> = {
   console: async () => (await import('./benches/console.bench.js')).consoleBench,
   plan: async () => (await import('./benches/plan.bench.js')).planBench,
   'audit-writes': async () => (await import('./benches/audit-writes.bench.js')).auditWritesBench,
+  policy: async () => (await import('./benches/policy.bench.js')).policyBench,
 };
 
 // One benchmark per process, so that its RSS and CPU are its own and a crash stays contained.

@@ -22,6 +22,7 @@ const ALL = [
   'plan',
   'console',
   'audit-writes',
+  'policy',
   'fleet',
   'history',
 ] as const;
@@ -45,7 +46,7 @@ interface Job {
 function usage(): never {
   console.error(
     [
-      'usage: npm run bench -- [--only sim,sim-apply,agent,diff,desired,ingest,plan,console,audit-writes,fleet,history] [--quick] [--fleet-sizes 10,100] [--history-runs N] [--out DIR] [--render-only]',
+      'usage: npm run bench -- [--only sim,sim-apply,agent,diff,desired,ingest,plan,console,audit-writes,policy,fleet,history] [--quick] [--fleet-sizes 10,100] [--history-runs N] [--out DIR] [--render-only]',
       '  --quick        reduced sizes (CI); writes to test/perf/dist/quick unless --out is given',
       '  --fleet-sizes  fleet run sizes (default 10,100,1000)',
       '  --history-runs sync runs the history bench loads, and a fifth as many audit events (default 10000000)',
@@ -129,6 +130,9 @@ function jobsFor(
       return [{ bench, params: {}, timeoutMs: 4 * min }];
     case 'audit-writes':
       return [{ bench, params: {}, timeoutMs: 3 * min }];
+    case 'policy':
+      // In process, no services: well under a minute.
+      return [{ bench, params: {}, timeoutMs: 2 * min }];
     case 'fleet':
       // The child is told its limit (limitSeconds, set when the job starts) and fits its waits in it.
       return fleetSizes.map((clusters) => ({

@@ -60,6 +60,7 @@ describe('loadHubConfig', () => {
         reportIdDays: 90,
         syncRunDays: 365,
         bundleDays: 30,
+        sourceVerificationDays: 90,
         intervalMinutes: 60,
         batchSize: 1000,
       },
@@ -74,6 +75,7 @@ describe('loadHubConfig', () => {
       RETENTION_REPORT_ID_DAYS: '30',
       RETENTION_SYNC_RUN_DAYS: '0',
       RETENTION_BUNDLE_DAYS: '14',
+      RETENTION_SOURCE_VERIFICATION_DAYS: '0',
       RETENTION_INTERVAL_MINUTES: '15',
       RETENTION_BATCH_SIZE: '500',
     });
@@ -82,6 +84,7 @@ describe('loadHubConfig', () => {
       reportIdDays: 30,
       syncRunDays: 0,
       bundleDays: 14,
+      sourceVerificationDays: 0,
       intervalMinutes: 15,
       batchSize: 500,
     });

@@ -33,6 +33,14 @@ export const retentionEnv = z.object({
     .describe(
       'Days a rendered bundle no target needs is kept (desired, released, last synced, pinned and the last good one for rollback are always kept). 0 = keep every bundle.',
     ),
+  RETENTION_SOURCE_VERIFICATION_DAYS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(90)
+    .describe(
+      "Days a signed-commit verdict (SourceVerification) is kept. Always kept, whatever their age: the verdicts of any revision a target wants, runs, last synced or is pinned to, and each repository's 20 newest verified commits (strict mode's baselines). 0 = keep every verdict.",
+    ),
   RETENTION_INTERVAL_MINUTES: z.coerce
     .number()
     .int()
@@ -55,6 +63,7 @@ export interface RetentionConfig {
   reportIdDays: number;
   syncRunDays: number;
   bundleDays: number;
+  sourceVerificationDays: number;
   intervalMinutes: number;
   batchSize: number;
 }
@@ -81,6 +90,7 @@ export function retentionConfig(e: RetentionEnv): { retention: RetentionConfig }
       reportIdDays: e.RETENTION_REPORT_ID_DAYS,
       syncRunDays: e.RETENTION_SYNC_RUN_DAYS,
       bundleDays: e.RETENTION_BUNDLE_DAYS,
+      sourceVerificationDays: e.RETENTION_SOURCE_VERIFICATION_DAYS,
       intervalMinutes: e.RETENTION_INTERVAL_MINUTES,
       batchSize: e.RETENTION_BATCH_SIZE,
     },

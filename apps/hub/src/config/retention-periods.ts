@@ -31,6 +31,8 @@ export interface RetentionCutoffs {
   syncRuns: Date | null;
   /** Bundles stored (or last rendered) before this are deleted unless something still needs them. */
   bundles: Date | null;
+  /** Signed-commit verdicts judged before this are deleted unless a target or strict mode needs them. */
+  sourceVerifications: Date | null;
 }
 
 export function retentionCutoffs(config: RetentionConfig, now: Date): RetentionCutoffs {
@@ -39,5 +41,6 @@ export function retentionCutoffs(config: RetentionConfig, now: Date): RetentionC
     reportIds: before(now, config.reportIdDays),
     syncRuns: before(now, config.syncRunDays),
     bundles: before(now, config.bundleDays),
+    sourceVerifications: before(now, config.sourceVerificationDays),
   };
 }

@@ -16,7 +16,10 @@ import { ExpansionGitReads, type SharedRefs } from './expansion-git-reads.js';
 /** What the repository reads of one expansion share: each repository prepared once, each Git question asked once. */
 export interface RepositoryScope {
   appSetName: string;
-  /** False for the preview: use only repositories already fetched, register and fetch nothing. */
+  /**
+   * False for the preview: use only repositories already fetched, register and fetch nothing, and
+   * judge signed commits without recording a verdict or auditing a refusal.
+   */
   register: boolean;
   git: ExpansionGitReads;
   /** The repositories prepared so far, by the URL the appset wrote. */
@@ -46,7 +49,8 @@ export class ExpansionRepositories {
     // A templated ref is known only now: one no poll keeps fresh is fetched before it is resolved.
     await scope.git.track(repo.id, ref);
     const sha = resolveRevision(scope.git, repo, ref, at);
-    const verdict = await this.verifications.verdict(repo, sha);
+    // A preview (it registers nothing) records no verdict and audits nothing either.
+    const verdict = await this.verifications.verdict(repo, sha, { record: scope.register });
     if (!verdict.verified) throw new ExpansionError('source-unverified', verdict.message, at);
     return sha;
   }

@@ -105,6 +105,7 @@ describe('retention on PostgreSQL', () => {
       reportIdsDeleted: 1,
       syncRunsDeleted: 0,
       bundlesDeleted: 0,
+      sourceVerificationsDeleted: 0,
     });
     const rows = await db.prisma.processedReport.findMany({ orderBy: { id: 'asc' } });
     expect(rows.map((r) => [r.id, r.payload === null])).toEqual([
@@ -122,6 +123,7 @@ describe('retention on PostgreSQL', () => {
       reportIdsDeleted: 0,
       syncRunsDeleted: 0,
       bundlesDeleted: 0,
+      sourceVerificationsDeleted: 0,
     });
   });
 

@@ -5,6 +5,7 @@ import { Database } from '../db/database.js';
 import { HubMetrics } from '../metrics/hub-metrics.service.js';
 import { retentionCutoffs, type RetentionCutoffs } from '../config/retention-periods.js';
 import { systemActor } from '@flotilla/contract';
+import { STRICT_BASELINE_CANDIDATES } from '../sources/verification/source-verifications.service.js';
 
 /** What one retention run removed, by kind (also the `retention.pruned` audit event's details). */
 export interface RetentionCounts {
@@ -12,6 +13,7 @@ export interface RetentionCounts {
   reportIdsDeleted: number;
   syncRunsDeleted: number;
   bundlesDeleted: number;
+  sourceVerificationsDeleted: number;
 }
 
 export const RETENTION_KINDS = [
@@ -19,6 +21,7 @@ export const RETENTION_KINDS = [
   'reportIdsDeleted',
   'syncRunsDeleted',
   'bundlesDeleted',
+  'sourceVerificationsDeleted',
 ] as const satisfies readonly (keyof RetentionCounts)[];
 
 /**
@@ -48,6 +51,9 @@ export class RetentionService {
       reportIdsDeleted: await this.deleteReportIdsAll(cutoffs.reportIds),
       syncRunsDeleted: await this.batched((n) => this.deleteSyncRuns(cutoffs.syncRuns, n)),
       bundlesDeleted: await this.batched((n) => this.deleteBundles(cutoffs.bundles, n)),
+      sourceVerificationsDeleted: await this.batched((n) =>
+        this.deleteSourceVerifications(cutoffs.sourceVerifications, n),
+      ),
     };
     for (const kind of RETENTION_KINDS) this.metrics.retentionPruned.inc({ kind }, counts[kind]);
     this.metrics.retentionLastRun.set(now.getTime() / 1000);
@@ -146,6 +152,43 @@ export class RetentionService {
                            ORDER BY b."createdAt" LIMIT ${limit}
                            FOR UPDATE OF b SKIP LOCKED)`;
   }
+
+  /**
+   * Signed-commit verdicts judged before the cutoff that nothing asks for again. Kept whatever their
+   * age: the verdict of every revision a target wants, was released, last synced or is pinned to
+   * (a multi-source target's sources too), under any key list — matched by commit alone, which can
+   * only keep more — and each repository's newest verified commits (ties included), the baselines strict mode
+   * judges new commits from: deleting those would shrink the range strict checks. A verdict pruned
+   * and asked for again is judged again by git.
+   */
+  private async deleteSourceVerifications(cutoff: Date | null, limit: number): Promise<number> {
+    if (cutoff === null) return 0;
+    return this.db.prisma.$executeRaw`
+      WITH "live" AS (
+        SELECT "desiredRevision" AS "commit" FROM "Target"
+        UNION SELECT "releasedRevision" FROM "Target" WHERE "releasedRevision" IS NOT NULL
+        UNION SELECT "lastSyncedRevision" FROM "Target" WHERE "lastSyncedRevision" IS NOT NULL
+        UNION SELECT "revision" FROM "TargetPin"
+        UNION SELECT s ->> 'revision' FROM "Target" t
+          CROSS JOIN LATERAL jsonb_array_elements(
+            CASE WHEN jsonb_typeof(t."sources") = 'array' THEN t."sources" ELSE '[]'::jsonb END) AS s
+      ), "baselines" AS (
+        SELECT "repositoryId", "commit", "digest" FROM (
+          SELECT "repositoryId", "commit", "digest",
+                 RANK() OVER (PARTITION BY "repositoryId" ORDER BY "createdAt" DESC) AS "rank"
+            FROM "SourceVerification" WHERE "verified") AS "ranked"
+         WHERE "rank" <= ${STRICT_BASELINE_CANDIDATES}
+      )
+      DELETE FROM "SourceVerification"
+       WHERE ("repositoryId", "commit", "digest") IN (
+         SELECT v."repositoryId", v."commit", v."digest" FROM "SourceVerification" v
+          WHERE v."createdAt" < ${cutoff}
+            AND NOT EXISTS (SELECT 1 FROM "live" l WHERE l."commit" = v."commit")
+            AND NOT EXISTS (SELECT 1 FROM "baselines" b
+                             WHERE (b."repositoryId", b."commit", b."digest") = (v."repositoryId", v."commit", v."digest"))
+          ORDER BY v."createdAt" LIMIT ${limit}
+          FOR UPDATE OF v SKIP LOCKED)`;
+  }
 }
 
 function cutoffsDetail(c: RetentionCutoffs): Record<keyof RetentionCutoffs, string | null> {
@@ -155,5 +198,6 @@ function cutoffsDetail(c: RetentionCutoffs): Record<keyof RetentionCutoffs, stri
     reportIds: iso(c.reportIds),
     syncRuns: iso(c.syncRuns),
     bundles: iso(c.bundles),
+    sourceVerifications: iso(c.sourceVerifications),
   };
 }

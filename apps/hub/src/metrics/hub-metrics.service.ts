@@ -14,6 +14,8 @@ export class HubMetrics {
   readonly jobs: Counter<'queue' | 'outcome'>;
   readonly reports: Counter<'type' | 'result'>;
   readonly renders: Counter;
+  readonly policyCompilations: Counter;
+  readonly policyEvaluations: Counter;
   readonly notifications: Counter<'type' | 'outcome'>;
   readonly retentionPruned: Counter<'kind'>;
   readonly retentionLastRun: Gauge;
@@ -50,6 +52,16 @@ export class HubMetrics {
       help: 'Renders expansions started: one per distinct repository, commit, path and source options, however many targets share it',
       registers: [this.registry],
     });
+    this.policyCompilations = new Counter({
+      name: 'flotilla_policy_set_compilations_total',
+      help: "Compilations of the fleet's admission policies by this process: one per fleet revision of them",
+      registers: [this.registry],
+    });
+    this.policyEvaluations = new Counter({
+      name: 'flotilla_policy_evaluations_total',
+      help: 'Bundles evaluated against admission policies by this process: one per distinct bundle, namespace and set of bindings, however many targets share it',
+      registers: [this.registry],
+    });
     this.notifications = new Counter({
       name: 'flotilla_notification_deliveries_total',
       help: 'Notification sends by destination type and outcome (sent, retried: an attempt failed, failed: gave up)',
@@ -58,7 +70,7 @@ export class HubMetrics {
     });
     this.retentionPruned = new Counter({
       name: 'flotilla_retention_pruned_total',
-      help: 'Rows retention removed, by kind (reportPayloadsTrimmed, reportIdsDeleted, syncRunsDeleted, bundlesDeleted)',
+      help: 'Rows retention removed, by kind (reportPayloadsTrimmed, reportIdsDeleted, syncRunsDeleted, bundlesDeleted, sourceVerificationsDeleted)',
       labelNames: ['kind'],
       registers: [this.registry],
     });

@@ -5,3 +5,4 @@ export * from './helm-template-args.js';
 export * from './build-env.js';
 export * from './oci-reference.js';
 export * from './chart-dependencies.js';
+export * from './armored-keyring.js';

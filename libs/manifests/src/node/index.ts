@@ -4,3 +4,4 @@ export * from './render-application.js';
 export * from './tool-process.js';
 export * from './kustomize-process.js';
 export * from './oci-registry.js';
+export * from './chart-provenance.js';

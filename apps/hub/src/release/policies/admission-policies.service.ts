@@ -10,9 +10,12 @@ import {
 } from '@flotilla/policy';
 import { HubError } from '../../common/hub-error.js';
 import { Database } from '../../db/database.js';
+import { HubMetrics } from '../../metrics/hub-metrics.service.js';
 
 /** The compiled set and what it was compiled from. */
 export interface FleetPolicySet {
+  /** Which stored rows it was compiled from: a verdict judged under one revision holds for it alone. */
+  revision: string;
   set: PolicySet;
   /** Params objects (ConfigMaps, or the kinds a paramKind names). */
   params: unknown[];
@@ -29,6 +32,7 @@ export interface TargetPolicies {
 }
 
 const EMPTY: FleetPolicySet = {
+  revision: '',
   set: { policies: new Map(), bindings: [] },
   params: [],
   policyDocuments: new Map(),
@@ -38,14 +42,18 @@ const EMPTY: FleetPolicySet = {
 /**
  * Reads the AdmissionPolicyObject rows (written by fleet-repo/ with each fleet commit) and compiles
  * them once: the compiled set is kept until a row changes, so judging a thousand targets parses no
- * expression twice. Every fleet commit was validated, so a set that no longer compiles (a hub upgrade
+ * expression twice (counted by `flotilla_policy_set_compilations_total`). Callers asking while it
+ * compiles share that compilation. Every fleet commit was validated, so a set that no longer compiles (a hub upgrade
  * that reads CEL differently) fails the caller loudly instead of gating with fewer policies.
  */
 @Injectable()
 export class AdmissionPolicies {
-  private cached: { key: string; value: FleetPolicySet } | null = null;
+  private cached: { key: string; value: Promise<FleetPolicySet> } | null = null;
 
-  constructor(private readonly db: Database) {}
+  constructor(
+    private readonly db: Database,
+    private readonly metrics: HubMetrics,
+  ) {}
 
   async current(): Promise<FleetPolicySet> {
     const stamps = await this.db.prisma.admissionPolicyObject.findMany({
@@ -55,6 +63,17 @@ export class AdmissionPolicies {
     if (stamps.length === 0) return EMPTY;
     const key = stamps.map((s) => `${s.id}@${s.updatedAt.getTime()}`).join(',');
     if (this.cached?.key === key) return this.cached.value;
+    const value = this.compile(key);
+    this.cached = { key, value };
+    // A failed compilation is not kept: the next caller tries again (and fails loudly again).
+    value.catch(() => {
+      if (this.cached?.value === value) this.cached = null;
+    });
+    return value;
+  }
+
+  private async compile(revision: string): Promise<FleetPolicySet> {
+    this.metrics.policyCompilations.inc();
     const rows = await this.db.prisma.admissionPolicyObject.findMany({ orderBy: { id: 'asc' } });
     const documents = rows.map((r) => r.document as unknown);
     const { set, errors } = compilePolicySet(documents);
@@ -73,14 +92,13 @@ export class AdmissionPolicies {
           .filter((r) => r.kind === kind && isPolicyDocument(r.document))
           .map((r) => [r.name, r.document as unknown]),
       );
-    const value: FleetPolicySet = {
+    return {
+      revision,
       set,
       params: rows.filter((r) => !isPolicyDocument(r.document)).map((r) => r.document as unknown),
       policyDocuments: byName('ValidatingAdmissionPolicy'),
       bindingDocuments: byName('ValidatingAdmissionPolicyBinding'),
     };
-    this.cached = { key, value };
-    return value;
   }
 
   /** The part of the fleet's set that applies to one target, and the documents it is made of. */

@@ -8,6 +8,7 @@ import { BreakGlassService } from '../../break-glass/break-glass.service.js';
 import { asRecord, toJson } from '../../common/json.js';
 import { Database } from '../../db/database.js';
 import { Prisma } from '../../generated/prisma/client.js';
+import { HubMetrics } from '../../metrics/hub-metrics.service.js';
 import { AdmissionPolicies } from './admission-policies.service.js';
 
 /** What the gate reads of a target. */
@@ -27,6 +28,12 @@ export interface GatedAppSet {
   project: string;
 }
 
+/**
+ * Verdicts kept across expansions: a bundle shared by several appsets, or expanded again before it is
+ * released, is not evaluated again. Past this many, the oldest are dropped (judged again if asked).
+ */
+const VERDICTS_KEPT = 2_000;
+
 interface Judged {
   target: GatedTarget;
   clusterName: string;
@@ -42,11 +49,15 @@ interface Judged {
  */
 @Injectable()
 export class PolicyGate {
+  /** (fleet policy revision, bundle, namespace, bindings) → the verdict, whatever target asked. */
+  private readonly verdicts = new Map<string, BundleVerdict>();
+
   constructor(
     private readonly db: Database,
     private readonly audit: AuditLog,
     private readonly policies: AdmissionPolicies,
     private readonly breakGlass: BreakGlassService,
+    private readonly metrics: HubMetrics,
   ) {}
 
   /**
@@ -117,7 +128,12 @@ export class PolicyGate {
     return held;
   }
 
-  /** Every target's verdict, evaluated once per distinct (bundle, namespace, bindings that apply). */
+  /**
+   * Every target's verdict, evaluated once per distinct (fleet policy revision, bundle, namespace,
+   * bindings that apply), however many targets, clusters or expansions share it — counted by
+   * `flotilla_policy_evaluations_total`. Break-glass is applied after, per target, so it is no part
+   * of the key.
+   */
   private async evaluate(appSet: GatedAppSet, targets: readonly GatedTarget[]): Promise<Judged[]> {
     const rendered = targets.filter((t) => t.bundleDigest !== null);
     if (rendered.length === 0) return [];
@@ -127,7 +143,6 @@ export class PolicyGate {
       select: { id: true, name: true, labels: true },
     });
     const clusterOf = new Map(clusters.map((c) => [c.id, c]));
-    const verdicts = new Map<string, BundleVerdict>();
     const bundles = new Map<string, unknown[]>();
     const judged: Judged[] = [];
     for (const target of rendered) {
@@ -138,18 +153,25 @@ export class PolicyGate {
         clusterLabels: asRecord(cluster?.labels),
       });
       const digest = target.bundleDigest ?? '';
-      const key = JSON.stringify([digest, target.namespace, scoped.set.bindings.map((b) => b.name)]);
-      let verdict = verdicts.get(key);
+      const bindings = scoped.set.bindings.map((b) => b.name);
+      const key = JSON.stringify([fleet.revision, digest, target.namespace, bindings]);
+      let verdict = bindings.length === 0 ? ALLOWED : this.verdicts.get(key);
       if (!verdict) {
+        this.metrics.policyEvaluations.inc();
         verdict = gateBundle(scoped.set, await this.manifestsOf(digest, bundles), {
           namespace: target.namespace,
           params: scoped.params,
         });
-        verdicts.set(key, verdict);
+        this.remember(key, verdict);
       }
       judged.push({ target, clusterName: cluster?.name ?? '', verdict });
     }
     return judged;
+  }
+
+  private remember(key: string, verdict: BundleVerdict): void {
+    this.verdicts.set(key, verdict);
+    if (this.verdicts.size > VERDICTS_KEPT) this.verdicts.delete(this.verdicts.keys().next().value!);
   }
 
   private async manifestsOf(digest: string, cache: Map<string, unknown[]>): Promise<unknown[]> {
@@ -161,6 +183,9 @@ export class PolicyGate {
     return manifests;
   }
 }
+
+/** What no binding applies to: nothing to evaluate. */
+const ALLOWED: BundleVerdict = Object.freeze({ allowed: true, denials: [], warnings: [], audits: [] });
 
 function denialFrom(t: GatedTarget, d: PolicyViolation, count: number): PolicyDenial {
   return {

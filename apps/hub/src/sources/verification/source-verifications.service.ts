@@ -28,8 +28,11 @@ const VERIFIED_WITHOUT_REQUIREMENT: SourceVerdict = {
 
 /** Verdicts kept in memory per replica; past this, the oldest are dropped (the table still has them). */
 const MEMORY_LIMIT = 10_000;
-/** Strict: how many of the repository's latest verified commits are tried as the last verified one. */
-const BASELINE_CANDIDATES = 20;
+/**
+ * Strict: how many of the repository's latest verified commits are tried as the last verified one
+ * (retention keeps at least these).
+ */
+export const STRICT_BASELINE_CANDIDATES = 20;
 
 /**
  * Whether a commit may be released under its repository's verification mode. Each (repository,
@@ -49,27 +52,41 @@ export class SourceVerifications {
     private readonly audit: AuditLog,
   ) {}
 
-  /** The verdict on `commit` of `repo` (its mirror must hold the commit). */
-  verdict(repo: Repository, commit: string): Promise<SourceVerdict> {
+  /**
+   * The verdict on `commit` of `repo` (its mirror must hold the commit). `record: false` (a preview,
+   * which a viewer may ask for) reads a known verdict or asks git, and writes nothing: no verdict
+   * row, no `source.unverified` event, nothing remembered — the expansion that releases the commit
+   * judges and records it as if no preview had asked.
+   */
+  verdict(
+    repo: Repository,
+    commit: string,
+    options: { record: boolean } = { record: true },
+  ): Promise<SourceVerdict> {
     if (repo.verificationMode === 'none') return Promise.resolve(VERIFIED_WITHOUT_REQUIREMENT);
     const key = `${repo.id}\0${commit}\0${repo.verificationDigest}`;
     const known = this.recent.get(key);
     if (known) return known;
+    if (!options.record) return this.judgeWithoutRecording(repo, commit);
     const judged = this.judgeOnce(repo, commit).catch((e: unknown) => {
       // Git could not answer this time (a timeout, a commit gone from the mirror): still refused,
       // but neither stored nor remembered — the next expansion asks again.
       this.recent.delete(key);
-      if (!(e instanceof CommitVerifierError)) throw e;
-      return {
-        verified: false,
-        failedCommit: commit,
-        signer: 'unknown',
-        message: `source unverified in ${withoutCredentials(repo.url)}: commit ${commit.slice(0, 12)} cannot be verified now: ${e.message}`,
-      };
+      return cannotVerifyNow(repo, commit, e);
     });
     this.recent.set(key, judged);
     if (this.recent.size > MEMORY_LIMIT) this.recent.delete(this.recent.keys().next().value!);
     return judged;
+  }
+
+  private async judgeWithoutRecording(repo: Repository, commit: string): Promise<SourceVerdict> {
+    const stored = await this.db.prisma.sourceVerification.findUnique({
+      where: {
+        repositoryId_commit_digest: { repositoryId: repo.id, commit, digest: repo.verificationDigest },
+      },
+    });
+    if (stored) return stored;
+    return this.judge(repo, commit).catch((e: unknown) => cannotVerifyNow(repo, commit, e));
   }
 
   private async judgeOnce(repo: Repository, commit: string): Promise<SourceVerdict> {
@@ -138,11 +155,22 @@ export class SourceVerifications {
     const rows = await this.db.prisma.sourceVerification.findMany({
       where: { repositoryId: repo.id, verified: true },
       orderBy: { createdAt: 'desc' },
-      take: BASELINE_CANDIDATES,
+      take: STRICT_BASELINE_CANDIDATES,
       select: { commit: true },
     });
     for (const { commit: candidate } of rows)
       if (candidate !== commit && (await isAncestor(dir, candidate, commit))) return candidate;
     return undefined;
   }
+}
+
+/** Git could not answer (a timeout, a commit gone from the mirror): refused for now. */
+function cannotVerifyNow(repo: Repository, commit: string, e: unknown): SourceVerdict {
+  if (!(e instanceof CommitVerifierError)) throw e;
+  return {
+    verified: false,
+    failedCommit: commit,
+    signer: 'unknown',
+    message: `source unverified in ${withoutCredentials(repo.url)}: commit ${commit.slice(0, 12)} cannot be verified now: ${e.message}`,
+  };
 }

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Database } from '../../db/database.js';
 import { startTwoClusterFleet, type TwoClusterFleet } from '../../testing/two-cluster-fleet.js';
 
 const CLI = fileURLToPath(new URL('../../../../cli/dist/main.js', import.meta.url));
@@ -181,7 +182,7 @@ describe('verified sources: a revision is released only when signed as its repos
     expect(
       (await fleet.call<unknown[]>('GET', `/api/v1/repositories/${repoId}/verification/history`)).body,
     ).toEqual([]);
-  });
+  }, 120_000);
 
   it('head: the unsigned revision running now is refused, a signed one released, an unsigned one after it not', async () => {
     const unsignedStart = fleet.repo.head();
@@ -223,7 +224,7 @@ describe('verified sources: a revision is released only when signed as its repos
       signer: 'unsigned',
       mode: 'head',
     });
-  });
+  }, 120_000);
 
   it('strict: a signed head over an unsigned middle commit is refused, naming the middle one', async () => {
     const lastReleased = (await target('web-eu-1')).releasedRevision!;
@@ -239,7 +240,7 @@ describe('verified sources: a revision is released only when signed as its repos
     // Under head, the same signed head is released.
     expect((await setVerification({ mode: 'head', allowedSigners: signers.alice })).status).toBe(200);
     await released(signedHead);
-  });
+  }, 120_000);
 
   it('a key removed from the allowed signers stops the next release; the history keeps every version', async () => {
     const running = (await target('web-eu-1')).releasedRevision!;
@@ -282,7 +283,7 @@ describe('verified sources: a revision is released only when signed as its repos
       fingerprints: history.body[0]!.fingerprints,
       previous: { mode: 'head', fingerprints: history.body[1]!.fingerprints },
     });
-  });
+  }, 120_000);
 
   it('GPG: a commit signed by a key of the allowed keyring is released; the SSH-signed one before it is not', async () => {
     const running = (await target('web-eu-1')).releasedRevision!;
@@ -293,5 +294,54 @@ describe('verified sources: a revision is released only when signed as its repos
     const byCarol = commit('signed by carol with gpg', 'carol-gpg');
     await refresh();
     await released(byCarol);
-  });
+  }, 120_000);
+
+  it("a viewer's preview of an unsigned commit says it would be refused and records nothing; the expansion records it", async () => {
+    const unsigned = commit('unsigned, never released');
+    const byCarol = commit('signed by carol on top', 'carol-gpg');
+    await refresh();
+    await released(byCarol);
+    // `unsigned` is in the mirror, and no expansion judged it: only the head is checked.
+    const created = await fleet.call<{ secret: string }>('POST', '/api/v1/tokens', {
+      name: 'preview-viewer',
+      role: 'viewer',
+    });
+    expect(created.status).toBe(201);
+    const doc = {
+      apiVersion: 'flotilla.dev/v1alpha1',
+      kind: 'ApplicationSet',
+      metadata: { name: 'web-at-sha' },
+      spec: {
+        generators: [{ list: { elements: [{ cluster: 'eu-1' }] } }],
+        template: {
+          metadata: { name: 'web-at-sha-{{cluster}}' },
+          spec: {
+            source: { repoURL: fleet.repo.url, targetRevision: unsigned, path: 'app' },
+            destination: { name: '{{cluster}}', namespace: 'web' },
+          },
+        },
+      },
+    };
+    const preview = await fetch(`${fleet.hub.url}/api/v1/appsets/preview`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${created.body.secret}`, 'content-type': 'application/json' },
+      body: JSON.stringify(doc),
+    });
+    expect(preview.status).toBe(422);
+    const answer = (await preview.json()) as { code: string; message: string };
+    expect(answer.code).toBe('source-unverified');
+    expect(answer.message).toContain(`commit ${unsigned.slice(0, 12)}: not signed`);
+    const verdictsOf = (sha: string) =>
+      fleet.hub.app.get(Database).prisma.sourceVerification.count({ where: { commit: sha } });
+    const eventsOf = async (sha: string) =>
+      (await audited('source.unverified')).filter((e) => e.details['commit'] === sha);
+    expect(await verdictsOf(unsigned)).toBe(0);
+    expect(await eventsOf(unsigned)).toEqual([]);
+
+    // The same document applied: its expansion judges the commit and records it, once.
+    const applied = await fleet.call('POST', '/api/v1/appsets', doc, 'alice-admin');
+    expect(applied.status).toBeLessThan(300);
+    await expect.poll(() => verdictsOf(unsigned), poll).toBe(1);
+    await expect.poll(async () => (await eventsOf(unsigned)).length, poll).toBe(1);
+  }, 120_000);
 });
