@@ -84,6 +84,8 @@ describe('retention on PostgreSQL', () => {
     startedAt,
     finishedAt: startedAt,
     agentReportId: `report-${id}`,
+    // Stored when it ran: retention counts from when the hub stored a run.
+    createdAt: startedAt,
   });
 
   it('trims report payloads after their period, keeps ids for replays, then deletes the ids after theirs', async () => {
@@ -105,6 +107,7 @@ describe('retention on PostgreSQL', () => {
       reportIdsDeleted: 1,
       syncRunsDeleted: 0,
       bundlesDeleted: 0,
+      syncRunPartitionsDropped: 0,
     });
     const rows = await db.prisma.processedReport.findMany({ orderBy: { id: 'asc' } });
     expect(rows.map((r) => [r.id, r.payload === null])).toEqual([
@@ -122,6 +125,7 @@ describe('retention on PostgreSQL', () => {
       reportIdsDeleted: 0,
       syncRunsDeleted: 0,
       bundlesDeleted: 0,
+      syncRunPartitionsDropped: 0,
     });
   });
 
