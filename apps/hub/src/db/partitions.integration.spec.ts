@@ -1,5 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createTestPostgres, openTestDatabase, type TestPostgres } from '../testing/test-database.js';
+import {
+  createMigratedPglite,
+  createTestPostgres,
+  openTestDatabase,
+  type TestPostgres,
+} from '../testing/test-database.js';
 import type { Database } from './database.js';
 import {
   dropMonthPartitionsBefore,
@@ -156,5 +161,29 @@ describe('monthly partitions of sync runs and audit events (PostgreSQL)', () => 
     const left = (await listMonthPartitions(db.prisma, 'AuditEvent')).map((p) => p.name);
     expect(left).toContain('AuditEvent_p2020_02');
     expect(left).not.toContain('AuditEvent_p2020_01');
+  });
+});
+
+describe('monthly partitions on PGlite (the embedded database of development mode)', () => {
+  it('keeps months ahead, stores rows in them, and drops them the same way', async () => {
+    const db = await createMigratedPglite();
+    try {
+      const created = await keepPartitionsAhead(db.prisma, month(2040, 1));
+      expect(created).toContain('SyncRun_p2040_04');
+      expect(await keepPartitionsAhead(db.prisma, month(2040, 1))).toEqual([]);
+      await db.prisma.auditEvent.create({
+        data: { at: new Date('2040-02-02T00:00:00Z'), actor: 'alice', action: 'x.y', scope: 'hub' },
+      });
+      const dropped = await dropMonthPartitionsBefore(db.prisma, 'AuditEvent', month(2040, 3));
+      // Every month before March 2040 goes (those the migration made for today's months too).
+      expect(dropped.rows).toBe(1);
+      expect(dropped.partitions).toEqual(
+        expect.arrayContaining(['AuditEvent_p2040_01', 'AuditEvent_p2040_02']),
+      );
+      expect(dropped.partitions).not.toContain('AuditEvent_p2040_03');
+      expect(await db.prisma.auditEvent.count()).toBe(0);
+    } finally {
+      await db.close();
+    }
   });
 });
