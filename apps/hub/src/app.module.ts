@@ -124,6 +124,7 @@ import { FleetViewService } from './fleet-view/fleet-view.service.js';
 import { FleetEvents } from './fleet-view/fleet-events.service.js';
 import { FleetViewController } from './fleet-view/fleet-view.controller.js';
 import { RetentionService } from './history/retention.service.js';
+import { PartitionKeeper } from './db/partition-keeper.service.js';
 import { AuditArchive } from './audit/audit-archive.service.js';
 import { RetentionProcessor } from './pipeline/retention.processor.js';
 
@@ -140,7 +141,8 @@ const HANDLERS = [
 
 /** The hub's services, stage by stage in the order of docs/architecture.md. */
 const SERVICES: Provider[] = [
-  // foundation: tokens, metrics, audit, queues, wake-ups
+  // foundation: partitions, tokens, metrics, audit, queues, wake-ups
+  PartitionKeeper,
   ApiTokensService,
   ApiTokenAuthenticator,
   OidcSignIn,

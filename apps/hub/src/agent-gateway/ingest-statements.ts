@@ -113,7 +113,8 @@ async function insertSyncRunChunk(tx: Tx, rows: Prisma.SyncRunCreateManyInput[])
            "revision", "bundleDigest", "trigger", "outcome", "message", "startedAt", "finishedAt",
            "resources", "dryRun", "agentReportId", "operationId")
     -- A report whose id retention deleted while its run is still kept, sent again, adds no second run.
-    ON CONFLICT ("agentReportId") DO NOTHING`;
+    -- (No unique index can span the monthly partitions; storeIds already made each id fresh here.)
+    WHERE NOT EXISTS (SELECT 1 FROM "SyncRun" s WHERE s."agentReportId" = v."agentReportId")`;
 }
 
 /**

@@ -3,6 +3,7 @@ import { createHash, type Hash } from 'node:crypto';
 import type { AuditArchiveCheckpoint } from '@flotilla/contract';
 import { Injectable } from '@nestjs/common';
 import { Database } from '../db/database.js';
+import { dropMonthPartitionsBefore } from '../db/partitions.js';
 import { HubError } from '../common/hub-error.js';
 import type { Prisma } from '../generated/prisma/client.js';
 import { ChainVerifier } from './audit-chain.js';
@@ -196,7 +197,14 @@ export class AuditArchive {
     );
     // After the checkpoints: verification already ignores these rows, so deleting them in batches,
     // each committed alone, never shows a half-pruned chain (and an interrupted prune just leaves rows).
-    let deleted = 0;
+    // Past months holding no event after its lane's cut go whole; then the rest, row by row.
+    const months = await dropMonthPartitionsBefore(
+      this.db.prisma,
+      'AuditEvent',
+      new Date(),
+      stored.map((c) => ({ lane: c.lane, throughId: c.throughId })),
+    );
+    let deleted = months.rows;
     for (const cut of stored) {
       for (;;) {
         const n = await this.db.prisma.$executeRaw`

@@ -168,11 +168,12 @@ export class AuditLog {
   }
 
   private pageById(q: AuditQuery & { limit: number }) {
+    // Ids are unique but not a key of their own (the partitioned table's key is (id, at)): the page
+    // after a cursor is the ids below it.
     return this.db.prisma.auditEvent.findMany({
-      where: this.where(q),
+      where: q.cursor ? { AND: [this.where(q), { id: { lt: BigInt(q.cursor) } }] } : this.where(q),
       orderBy: { id: 'desc' },
       take: q.limit + 1,
-      ...(q.cursor ? { cursor: { id: BigInt(q.cursor) }, skip: 1 } : {}),
     });
   }
 
@@ -180,8 +181,8 @@ export class AuditLog {
     const where: Prisma.AuditEventWhereInput[] = [this.where(q)];
     if (q.cursor) {
       const id = BigInt(q.cursor);
-      // The cursor stays the plain id the API has always handed out; its `at` is one primary-key read.
-      const after = await this.db.prisma.auditEvent.findUnique({ where: { id }, select: { at: true } });
+      // The cursor stays the plain id the API has always handed out; its `at` is one primary-key read (the key is (id, at)).
+      const after = await this.db.prisma.auditEvent.findFirst({ where: { id }, select: { at: true } });
       if (!after) return [];
       // (at, id) < the cursor's. The plain `lte` is redundant but is where the index range scan can
       // start; the OR alone is only a filter, applied from the end of the range down.

@@ -24,7 +24,9 @@ export const retentionEnv = z.object({
     .int()
     .min(0)
     .default(365)
-    .describe('Days sync history is kept (by when the run started). 0 = keep it forever.'),
+    .describe(
+      "Days sync history is kept, counted from when the hub stored each run (not the agent's clock). Whole months past it are dropped at once. 0 = keep it forever.",
+    ),
   RETENTION_BUNDLE_DAYS: z.coerce
     .number()
     .int()

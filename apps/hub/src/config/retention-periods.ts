@@ -27,7 +27,7 @@ export interface RetentionCutoffs {
   reportPayloads: Date | null;
   /** Report ids received before this are deleted. */
   reportIds: Date | null;
-  /** Sync runs started before this are deleted. */
+  /** Sync runs the hub stored before this are deleted (whole months dropped, the rest in batches). */
   syncRuns: Date | null;
   /** Bundles stored (or last rendered) before this are deleted unless something still needs them. */
   bundles: Date | null;

@@ -6,6 +6,7 @@ import type { Database } from '../db/database.js';
 import { HubMetrics } from '../metrics/hub-metrics.service.js';
 import { ReportIngestService } from '../agent-gateway/report-ingest.service.js';
 import { createTestPostgres, openTestDatabase, type TestPostgres } from '../testing/test-database.js';
+import { ensureMonthPartitions, listMonthPartitions } from '../db/partitions.js';
 import { RetentionService } from './retention.service.js';
 
 const DAY = 24 * 60 * 60 * 1000;
@@ -84,6 +85,8 @@ describe('retention on PostgreSQL', () => {
     startedAt,
     finishedAt: startedAt,
     agentReportId: `report-${id}`,
+    // Stored when it ran: retention counts from when the hub stored a run.
+    createdAt: startedAt,
   });
 
   it('trims report payloads after their period, keeps ids for replays, then deletes the ids after theirs', async () => {
@@ -106,6 +109,7 @@ describe('retention on PostgreSQL', () => {
       syncRunsDeleted: 0,
       bundlesDeleted: 0,
       sourceVerificationsDeleted: 0,
+      syncRunPartitionsDropped: 0,
     });
     const rows = await db.prisma.processedReport.findMany({ orderBy: { id: 'asc' } });
     expect(rows.map((r) => [r.id, r.payload === null])).toEqual([
@@ -124,6 +128,7 @@ describe('retention on PostgreSQL', () => {
       syncRunsDeleted: 0,
       bundlesDeleted: 0,
       sourceVerificationsDeleted: 0,
+      syncRunPartitionsDropped: 0,
     });
   });
 
@@ -173,6 +178,43 @@ describe('retention on PostgreSQL', () => {
 
     expect((await retention.run(now)).syncRunsDeleted).toBe(5);
     expect((await db.prisma.syncRun.findMany({ select: { id: true } })).map((r) => r.id)).toEqual(['recent']);
+  });
+
+  it('drops each month of sync runs stored wholly before the cutoff, and deletes only the cutoff month by row', async () => {
+    const now = new Date('2026-11-20T12:00:00Z');
+    await ensureMonthPartitions(db.prisma, 'SyncRun', new Date('2026-05-01T00:00:00Z'), 7);
+    const at = (iso: string) => run(`run-${iso}`, new Date(iso));
+    await db.prisma.syncRun.createMany({
+      data: [
+        at('2026-06-15T00:00:00.000Z'),
+        at('2026-07-31T23:59:59.999Z'),
+        // The month the cutoff (60 days: 2026-09-21T12:00Z) falls in: deleted by row up to the cutoff.
+        at('2026-09-21T11:59:00.000Z'),
+        at('2026-09-21T12:01:00.000Z'),
+        at('2026-11-19T00:00:00.000Z'),
+      ],
+    });
+    const months = async () => (await listMonthPartitions(db.prisma, 'SyncRun')).map((p) => p.name);
+
+    const counts = await retention.run(now);
+
+    expect(counts).toMatchObject({ syncRunsDeleted: 3, syncRunPartitionsDropped: 4 });
+    const left = await months();
+    for (const gone of ['SyncRun_p2026_05', 'SyncRun_p2026_06', 'SyncRun_p2026_07', 'SyncRun_p2026_08']) {
+      expect(left).not.toContain(gone);
+    }
+    expect(left).toEqual(
+      expect.arrayContaining(['SyncRun_p2026_09', 'SyncRun_p2026_10', 'SyncRun_p2026_11']),
+    );
+    const kept = await db.prisma.syncRun.findMany({ select: { id: true }, orderBy: { createdAt: 'asc' } });
+    expect(kept.map((r) => r.id)).toEqual(['run-2026-09-21T12:01:00.000Z', 'run-2026-11-19T00:00:00.000Z']);
+    const [event] = await db.prisma.auditEvent.findMany({ where: { action: 'retention.pruned' } });
+    expect(event?.details).toMatchObject({ syncRunsDeleted: 3, syncRunPartitionsDropped: 4 });
+    expect(await metrics.registry.metrics()).toContain(
+      'flotilla_retention_partitions_dropped_total{table="SyncRun"} 4',
+    );
+    // The next run finds no month to drop and nothing before the cutoff.
+    expect(await retention.run(now)).toMatchObject({ syncRunsDeleted: 0, syncRunPartitionsDropped: 0 });
   });
 
   it('keeps every bundle a target needs, however old, and prunes the rest once past their period', async () => {
@@ -306,6 +348,27 @@ describe('retention on PostgreSQL', () => {
         accepted: 1,
         duplicates: 0,
       });
+    });
+
+    it('stores a run whose agent clock is decades off, in the month the hub stored it', async () => {
+      const ingest = new ReportIngestService(db, new AuditLog(db), metrics);
+      const past = { ...sync('clock-1970', new Date()), startedAt: '1970-01-01T00:00:00.000Z' };
+      const future = { ...sync('clock-2999', new Date()), startedAt: '2999-12-31T00:00:00.000Z' };
+
+      expect(await ingest.ingestBatch(target.clusterId, [past, future])).toEqual({
+        accepted: 2,
+        duplicates: 0,
+      });
+
+      const rows = await db.sql.query<{ agentReportId: string; startedAt: Date; part: string }>(
+        `SELECT "agentReportId", "startedAt", tableoid::regclass::text AS part FROM "SyncRun" ORDER BY "startedAt"`,
+      );
+      const now = new Date();
+      const month = `"SyncRun_p${now.getUTCFullYear()}_${String(now.getUTCMonth() + 1).padStart(2, '0')}"`;
+      expect(rows.map((r) => [r.agentReportId, r.part])).toEqual([
+        ['clock-1970', month],
+        ['clock-2999', month],
+      ]);
     });
 
     it('adds no second sync run when a report whose id was deleted is sent again', async () => {

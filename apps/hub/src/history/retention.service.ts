@@ -2,6 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { AuditLog } from '../audit/audit.service.js';
 import { HUB_CONFIG, type HubConfig } from '../config/hub-config.js';
 import { Database } from '../db/database.js';
+import { dropMonthPartitionsBefore, keepPartitionsAhead } from '../db/partitions.js';
 import { HubMetrics } from '../metrics/hub-metrics.service.js';
 import { retentionCutoffs, type RetentionCutoffs } from '../config/retention-periods.js';
 import { systemActor } from '@flotilla/contract';
@@ -14,6 +15,8 @@ export interface RetentionCounts {
   syncRunsDeleted: number;
   bundlesDeleted: number;
   sourceVerificationsDeleted: number;
+  /** Whole months of sync runs dropped (their rows are counted in syncRunsDeleted too). */
+  syncRunPartitionsDropped: number;
 }
 
 export const RETENTION_KINDS = [
@@ -31,6 +34,8 @@ export const RETENTION_KINDS = [
  * Every statement touches at most `batchSize` rows, picked with FOR UPDATE SKIP LOCKED, and commits
  * on its own: no statement holds locks for long, ingest and renders never wait on it, and two runs
  * at once (two replicas, a manual run beside the scheduled one) split the work instead of colliding.
+ * Sync runs are kept in monthly partitions: a month wholly past the cutoff is dropped in one
+ * statement, and only the month the cutoff falls in is deleted in batches.
  */
 @Injectable()
 export class RetentionService {
@@ -46,16 +51,25 @@ export class RetentionService {
   /** One pass over every kind, then one `retention.pruned` audit event with the counts. */
   async run(now: Date = new Date()): Promise<RetentionCounts> {
     const cutoffs = retentionCutoffs(this.config.retention, now);
+    // The keeper's scheduled pass: the coming months exist before anything is written to them.
+    await keepPartitionsAhead(this.db.prisma, now);
+    const reportPayloadsTrimmed = await this.batched((n) =>
+      this.trimReportPayloads(cutoffs.reportPayloads, n),
+    );
+    const reportIdsDeleted = await this.deleteReportIdsAll(cutoffs.reportIds);
+    const months = await this.dropSyncRunMonths(cutoffs.syncRuns);
     const counts: RetentionCounts = {
-      reportPayloadsTrimmed: await this.batched((n) => this.trimReportPayloads(cutoffs.reportPayloads, n)),
-      reportIdsDeleted: await this.deleteReportIdsAll(cutoffs.reportIds),
-      syncRunsDeleted: await this.batched((n) => this.deleteSyncRuns(cutoffs.syncRuns, n)),
+      reportPayloadsTrimmed,
+      reportIdsDeleted,
+      syncRunsDeleted: months.rows + (await this.batched((n) => this.deleteSyncRuns(cutoffs.syncRuns, n))),
       bundlesDeleted: await this.batched((n) => this.deleteBundles(cutoffs.bundles, n)),
       sourceVerificationsDeleted: await this.batched((n) =>
         this.deleteSourceVerifications(cutoffs.sourceVerifications, n),
       ),
+      syncRunPartitionsDropped: months.partitions.length,
     };
     for (const kind of RETENTION_KINDS) this.metrics.retentionPruned.inc({ kind }, counts[kind]);
+    this.metrics.retentionPartitionsDropped.inc({ table: 'SyncRun' }, counts.syncRunPartitionsDropped);
     this.metrics.retentionLastRun.set(now.getTime() / 1000);
     await this.audit.record({
       actor: systemActor('retention'),
@@ -66,7 +80,7 @@ export class RetentionService {
     });
     this.logger.log(
       `retention: ${counts.reportPayloadsTrimmed} report payloads trimmed, ${counts.reportIdsDeleted} report ids, ` +
-        `${counts.syncRunsDeleted} sync runs and ${counts.bundlesDeleted} bundles deleted`,
+        `${counts.syncRunsDeleted} sync runs (${counts.syncRunPartitionsDropped} whole months) and ${counts.bundlesDeleted} bundles deleted`,
     );
     return counts;
   }
@@ -114,12 +128,23 @@ export class RetentionService {
                        FOR UPDATE SKIP LOCKED)`;
   }
 
+  /** Every month of sync runs stored wholly before the cutoff, dropped whole. */
+  private async dropSyncRunMonths(cutoff: Date | null) {
+    if (cutoff === null) return { partitions: [], rows: 0 };
+    return dropMonthPartitionsBefore(this.db.prisma, 'SyncRun', cutoff);
+  }
+
+  /**
+   * Runs stored before the cutoff that no dropped month held: the cutoff's own month (and any row in
+   * the DEFAULT partition). By `createdAt`, the hub's clock, like the partitions: an agent whose
+   * clock is off keeps its runs for the period all the same.
+   */
   private async deleteSyncRuns(cutoff: Date | null, limit: number): Promise<number> {
     if (cutoff === null) return 0;
     return this.db.prisma.$executeRaw`
       DELETE FROM "SyncRun"
-       WHERE "id" IN (SELECT "id" FROM "SyncRun" WHERE "startedAt" < ${cutoff}
-                       ORDER BY "startedAt" LIMIT ${limit}
+       WHERE ("id", "createdAt") IN (SELECT "id", "createdAt" FROM "SyncRun" WHERE "createdAt" < ${cutoff}
+                       ORDER BY "createdAt" LIMIT ${limit}
                        FOR UPDATE SKIP LOCKED)`;
   }
 

@@ -19,6 +19,7 @@ export class HubMetrics {
   readonly notifications: Counter<'type' | 'outcome'>;
   readonly retentionPruned: Counter<'kind'>;
   readonly retentionLastRun: Gauge;
+  readonly retentionPartitionsDropped: Counter<'table'>;
 
   constructor(db: Database) {
     collectDefaultMetrics({ register: this.registry });
@@ -72,6 +73,12 @@ export class HubMetrics {
       name: 'flotilla_retention_pruned_total',
       help: 'Rows retention removed, by kind (reportPayloadsTrimmed, reportIdsDeleted, syncRunsDeleted, bundlesDeleted, sourceVerificationsDeleted)',
       labelNames: ['kind'],
+      registers: [this.registry],
+    });
+    this.retentionPartitionsDropped = new Counter({
+      name: 'flotilla_retention_partitions_dropped_total',
+      help: 'Whole monthly partitions retention dropped, by table',
+      labelNames: ['table'],
       registers: [this.registry],
     });
     this.retentionLastRun = new Gauge({

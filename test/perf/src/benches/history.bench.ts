@@ -28,6 +28,7 @@ const DAY_MS = 24 * 3600_000;
  * with the controller's own query schema for sync history. Typed here by what the bench uses.
  */
 interface HubDatabase {
+  prisma: unknown;
   close(): Promise<void>;
 }
 interface Page {
@@ -39,18 +40,44 @@ interface HubModules {
   SyncHistory: new (db: HubDatabase) => { list(q: unknown): Promise<Page> };
   syncHistoryQuery: { parse(input: unknown): unknown };
   AuditLog: new (db: HubDatabase) => { list(q: Record<string, unknown>): Promise<Page> };
+  ensureMonthPartitions(
+    prisma: unknown,
+    table: PartitionedTable,
+    now: Date,
+    monthsAhead: number,
+  ): Promise<string[]>;
+  dropMonthPartitionsBefore(
+    prisma: unknown,
+    table: PartitionedTable,
+    endsBy: Date,
+  ): Promise<{ partitions: string[]; rows: number }>;
+  loadHubConfig(env: Record<string, string>): unknown;
+  HubMetrics: new (db: HubDatabase) => unknown;
+  RetentionService: new (
+    db: HubDatabase,
+    audit: unknown,
+    metrics: unknown,
+    config: unknown,
+  ) => { run(now: Date): Promise<{ syncRunsDeleted: number; syncRunPartitionsDropped: number }> };
 }
+type PartitionedTable = 'SyncRun' | 'AuditEvent';
 
 async function loadHub(): Promise<HubModules> {
   const dist = (path: string) => pathToFileURL(join(REPO_ROOT, 'apps/hub/dist', path)).href;
-  const [db, history, audit] = await Promise.all([
+  const [db, history, audit, partitions, config, metrics, retention] = await Promise.all([
     import(dist('db/database.js')) as Promise<Pick<HubModules, 'Database'>>,
     import(dist('history/sync-history.service.js')) as Promise<
       Pick<HubModules, 'SyncHistory' | 'syncHistoryQuery'>
     >,
     import(dist('audit/audit.service.js')) as Promise<Pick<HubModules, 'AuditLog'>>,
+    import(dist('db/partitions.js')) as Promise<
+      Pick<HubModules, 'ensureMonthPartitions' | 'dropMonthPartitionsBefore'>
+    >,
+    import(dist('config/hub-config.js')) as Promise<Pick<HubModules, 'loadHubConfig'>>,
+    import(dist('metrics/hub-metrics.service.js')) as Promise<Pick<HubModules, 'HubMetrics'>>,
+    import(dist('history/retention.service.js')) as Promise<Pick<HubModules, 'RetentionService'>>,
   ]);
-  return { ...db, ...history, ...audit };
+  return { ...db, ...history, ...audit, ...partitions, ...config, ...metrics, ...retention };
 }
 
 /** A statement as the hub's Prisma client sent it to PostgreSQL. */
@@ -98,10 +125,13 @@ interface Fixture {
   appSets: string[];
   people: string[];
   agentActors: string[];
-  /** Real runs from the older half of the year, for deep cursors. */
+  /** Real runs from the older half of what is kept, for deep cursors. */
   oldRuns: { startedAt: Date; id: string }[];
+  minAuditId: number;
   maxAuditId: number;
-  yearStart: number;
+  /** The stretch of time the history covers: the year loaded, then what retention kept of it. */
+  spanStart: number;
+  spanMs: number;
 }
 
 interface QueryCase {
@@ -145,8 +175,14 @@ export const historyBench: BenchFn = async (ctx) => {
     db = await hub.Database.open({ kind: 'postgres', url: url.toString() });
     await sql.connect();
 
+    const yearStart = Date.now() - YEAR_MS;
+    // A month partition for each month loaded (the hub itself keeps only this month and the next ones
+    // ready), so retention has whole months to drop.
+    for (const table of ['SyncRun', 'AuditEvent'] as const) {
+      await hub.ensureMonthPartitions(db.prisma, table, new Date(yearStart), 13);
+    }
     const t0 = performance.now();
-    const fixture = await load(sql, runs, auditEvents, ctx.progress);
+    const fixture = await load(sql, runs, auditEvents, yearStart, ctx.progress);
     const loadSeconds = (performance.now() - t0) / 1000;
     const size = await sql.query<{ runs: string; audit: string }>(
       `SELECT pg_size_pretty(pg_total_relation_size('"SyncRun"')) AS runs,
@@ -171,7 +207,7 @@ export const historyBench: BenchFn = async (ctx) => {
     const pick = <T>(list: readonly T[]): T => list[Math.floor(Math.random() * list.length)] as T;
     // A random week of the year (the cluster question: "what ran on this cluster that week").
     const week = () => {
-      const from = fixture.yearStart + Math.random() * (YEAR_MS - 7 * DAY_MS);
+      const from = fixture.spanStart + Math.random() * (fixture.spanMs - 7 * DAY_MS);
       return { from: new Date(from).toISOString(), to: new Date(from + 7 * DAY_MS).toISOString() };
     };
     const syncRuns = (query: Record<string, string>) => history.list(hub.syncHistoryQuery.parse(query));
@@ -236,7 +272,7 @@ export const historyBench: BenchFn = async (ctx) => {
         title: 'Audit: action prefix + 30 days (breakglass., rollout., pin., sync.failed)',
         table: 'AuditEvent',
         run: () => {
-          const from = fixture.yearStart + Math.random() * (YEAR_MS - 30 * DAY_MS);
+          const from = fixture.spanStart + Math.random() * (fixture.spanMs - 30 * DAY_MS);
           return audit.list({
             action: pick(['breakglass.', 'rollout.', 'pin.', 'sync.failed']),
             from: new Date(from),
@@ -257,13 +293,64 @@ export const historyBench: BenchFn = async (ctx) => {
         table: 'AuditEvent',
         run: () =>
           audit.list({
-            cursor: String(1 + Math.floor((Math.random() * fixture.maxAuditId) / 2)),
+            cursor: String(
+              fixture.minAuditId +
+                Math.floor((Math.random() * (fixture.maxAuditId - fixture.minAuditId)) / 2),
+            ),
             limit: 100,
           }),
       },
     ];
 
-    recorder.install();
+    const measure = { sql, recorder, samples, progress: ctx.progress };
+    const before = await measureCases(cases, measure, { id: '', title: '' });
+    figures.push(...before.figures);
+    remarks.push(...before.remarks);
+
+    // Retention as the hub runs it, then every query again on what is left.
+    const retained = await runRetention(hub, db, sql, fixture, ctx.progress);
+    figures.push(retained.figure);
+    const after = await measureCases(cases, measure, {
+      id: '.after-retention',
+      title: ` — after retention dropped the older half year`,
+    });
+    figures.push(...after.figures);
+    remarks.push(...after.remarks);
+    remarks.unshift(
+      `${runs.toLocaleString('en-US')} sync runs over ${CLUSTERS} clusters and ${APPSETS} appsets (${FLEET_WIDE_APPSETS} on every cluster, the others on ${CLUSTERS / APPSET_SPREAD} clusters each), ` +
+        `a year of start times in insertion order, in monthly partitions (the hub's: by when the hub stored each run, and each event's time); outcomes 94 % Succeeded, 3 % Failed, 1 % Partial, 2 % Blocked; triggers 85 % auto, 8 % self-heal, 5 % manual, 2 % rollback. ` +
+        `${auditEvents.toLocaleString('en-US')} audit events over the same year: 63 % sync results by the cluster agents, 34 % health changes, 3 % actions by ${PEOPLE} people; hash columns filled but not a valid chain (verify is not timed). ` +
+        `Each query: ${samples} calls of the hub's own query code (\`SyncHistory.list\` with the controller's query schema, \`AuditLog.list\`) after 3 warm-up calls, with fresh random parameters each call; tables in the OS cache, not PostgreSQL's 128 MB shared buffers. ` +
+        `Then the hub's RetentionService keeps the newest half year of sync runs (${retained.notes}), and every query is timed again (\`.after-retention\` figures).`,
+    );
+    return { figures, series: [], remarks };
+  } finally {
+    recorder.uninstall();
+    await sql.end().catch(() => undefined);
+    await db?.close().catch(() => undefined);
+    await dropDatabase().catch(() => undefined);
+    forget();
+  }
+};
+
+interface Measure {
+  sql: pg.Client;
+  recorder: QueryRecorder;
+  samples: number;
+  progress: (line: string) => void;
+}
+
+/** Times each case through the hub's code, with the floor and plan of its main statement. */
+async function measureCases(
+  cases: QueryCase[],
+  measure: Measure,
+  suffix: { id: string; title: string },
+): Promise<{ figures: Figure[]; remarks: string[] }> {
+  const { sql, recorder, samples, progress } = measure;
+  const figures: Figure[] = [];
+  const remarks: string[] = [];
+  recorder.install();
+  try {
     for (const c of cases) {
       // Warm-up: the plan cache of the connection and the pages of the indexes the query walks.
       for (let i = 0; i < 3; i++) await c.run();
@@ -295,9 +382,9 @@ export const historyBench: BenchFn = async (ctx) => {
       const plan = slowest ? await explain(sql, slowest) : ['(no statement recorded)'];
       const s = summarize(ms);
       const f = figure({
-        id: c.id,
+        id: `${c.id}${suffix.id}`,
         bench: BENCH,
-        title: c.title,
+        title: `${c.title}${suffix.title}`,
         unit: 'ms',
         fleetSize: CLUSTERS,
         samples: ms,
@@ -307,10 +394,10 @@ export const historyBench: BenchFn = async (ctx) => {
         command: COMMAND,
       });
       figures.push(f);
-      ctx.progress(`${c.id}: ${f.notes ?? ''} → ${f.verdict}`);
+      progress(`${c.id}${suffix.id}: ${f.notes ?? ''} → ${f.verdict}`);
       remarks.push(
         [
-          `Plan of “${c.title}”: EXPLAIN (ANALYZE, BUFFERS) of the statement the hub sent in the call whose statement ran slowest alone, with its parameters:`,
+          `Plan of “${c.title}${suffix.title}”: EXPLAIN (ANALYZE, BUFFERS) of the statement the hub sent in the call whose statement ran slowest alone, with its parameters:`,
           '',
           '  ```text',
           ...plan.map((line) => `  ${line}`),
@@ -318,22 +405,87 @@ export const historyBench: BenchFn = async (ctx) => {
         ].join('\n'),
       );
     }
-    recorder.uninstall();
-    remarks.unshift(
-      `${runs.toLocaleString('en-US')} sync runs over ${CLUSTERS} clusters and ${APPSETS} appsets (${FLEET_WIDE_APPSETS} on every cluster, the others on ${CLUSTERS / APPSET_SPREAD} clusters each), ` +
-        `a year of start times in insertion order; outcomes 94 % Succeeded, 3 % Failed, 1 % Partial, 2 % Blocked; triggers 85 % auto, 8 % self-heal, 5 % manual, 2 % rollback. ` +
-        `${auditEvents.toLocaleString('en-US')} audit events over the same year: 63 % sync results by the cluster agents, 34 % health changes, 3 % actions by ${PEOPLE} people; hash columns filled but not a valid chain (verify is not timed). ` +
-        `Each query: ${samples} calls of the hub's own query code (\`SyncHistory.list\` with the controller's query schema, \`AuditLog.list\`) after 3 warm-up calls, with fresh random parameters each call; tables in the OS cache, not PostgreSQL's 128 MB shared buffers.`,
-    );
-    return { figures, series: [], remarks };
   } finally {
     recorder.uninstall();
-    await sql.end().catch(() => undefined);
-    await db?.close().catch(() => undefined);
-    await dropDatabase().catch(() => undefined);
-    forget();
   }
-};
+  return { figures, remarks };
+}
+
+function monthStartUtc(ms: number): Date {
+  const d = new Date(ms);
+  return new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1));
+}
+
+/**
+ * The hub's RetentionService keeping the newest half year of sync runs, with the cutoff on a month's
+ * first day: in steady state hourly runs leave at most an hour of rows in the cutoff's month to delete
+ * by row, and a first run's catch-up is not what is measured here. The audit months before the same
+ * cutoff go as an archive prune through them drops them (the bench's hash columns are filler, not a
+ * chain an archive would verify, so the partitions are dropped by the prune's own function).
+ */
+async function runRetention(
+  hub: HubModules,
+  db: HubDatabase,
+  sql: pg.Client,
+  fixture: Fixture,
+  progress: (line: string) => void,
+): Promise<{ figure: Figure; notes: string }> {
+  const days = 183;
+  const cutoff = monthStartUtc(fixture.spanStart + fixture.spanMs / 2);
+  const now = new Date(cutoff.getTime() + days * DAY_MS);
+  const config = hub.loadHubConfig({
+    FLOTILLA_DEV_MODE: '1',
+    RETENTION_SYNC_RUN_DAYS: String(days),
+    RETENTION_BATCH_SIZE: '100000',
+  });
+  const retention = new hub.RetentionService(db, new hub.AuditLog(db), new hub.HubMetrics(db), config);
+  const t = performance.now();
+  const counts = await retention.run(now);
+  const audit = await hub.dropMonthPartitionsBefore(db.prisma, 'AuditEvent', cutoff);
+  const seconds = (performance.now() - t) / 1000;
+  const notes =
+    `${counts.syncRunPartitionsDropped} months of sync runs dropped (${counts.syncRunsDeleted.toLocaleString('en-US')} runs), ` +
+    `${audit.partitions.length} months of audit events (${audit.rows.toLocaleString('en-US')} events), cutoff ${cutoff.toISOString().slice(0, 10)}`;
+  progress(`retention: ${notes} in ${seconds.toFixed(1)} s`);
+  fixture.spanStart = cutoff.getTime();
+  fixture.spanMs = Date.now() - cutoff.getTime();
+  fixture.oldRuns = await sampleOldRuns(
+    sql,
+    fixture.spanStart,
+    fixture.spanMs,
+    fixture.oldRuns.length || 200,
+  );
+  const ids = await sql.query<{ min: string | null; max: string | null }>(
+    'SELECT min(id)::text AS min, max(id)::text AS max FROM "AuditEvent"',
+  );
+  fixture.minAuditId = Number(ids.rows[0]?.min ?? 1);
+  fixture.maxAuditId = Number(ids.rows[0]?.max ?? 1);
+  const figure_ = figure({
+    id: 'history.retention-seconds',
+    bench: BENCH,
+    title: 'Retention: drop the months of sync runs and audit events older than half a year',
+    unit: 's',
+    fleetSize: CLUSTERS,
+    samples: [seconds],
+    notes,
+    command: COMMAND,
+  });
+  return { figure: figure_, notes };
+}
+
+/** Up to `limit` real runs that started in the older half of the span, for deep cursors. */
+async function sampleOldRuns(sql: pg.Client, spanStart: number, spanMs: number, limit: number) {
+  const total = Number(
+    (await sql.query<{ n: string }>('SELECT count(*)::text AS n FROM "SyncRun"')).rows[0]?.n ?? 1,
+  );
+  return (
+    await sql.query<{ startedAt: Date; id: string }>(
+      `SELECT "startedAt", "id" FROM "SyncRun" TABLESAMPLE SYSTEM (${Math.min(100, 4e5 / Math.max(total, 1))}) REPEATABLE (7)
+        WHERE "startedAt" >= $1 AND "startedAt" < $2 LIMIT ${limit}`,
+      [new Date(spanStart), new Date(spanStart + spanMs / 2)],
+    )
+  ).rows;
+}
 
 /** The hub's sync-history cursor: base64url of `startedAt|id` (sync-history.service.ts). */
 function historyCursor(startedAt: Date, id: string): string {
@@ -367,7 +519,8 @@ async function dropIndexes(sql: pg.Client, table: string): Promise<string[]> {
       rebuild.push(`ALTER TABLE "${table}" ADD CONSTRAINT "${r.con}" ${r.condef ?? ''}`);
     } else {
       await sql.query(`DROP INDEX "${r.name}"`);
-      rebuild.push(r.def);
+      // A partitioned table's index prints as ON ONLY (the parent alone); rebuilt, it spans every month.
+      rebuild.push(r.def.replace(' ON ONLY ', ' ON '));
     }
   }
   return rebuild;
@@ -378,6 +531,7 @@ async function load(
   sql: pg.Client,
   runs: number,
   auditEvents: number,
+  yearStart: number,
   progress: (line: string) => void,
 ): Promise<Fixture> {
   const step = async (what: string, text: string) => {
@@ -390,7 +544,6 @@ async function load(
   // Enough for the ten-million-row index sorts to stay in memory rather than spill to disk.
   await sql.query(`SET maintenance_work_mem = '1GB'`);
   await sql.query(`SELECT setseed(0.42)`);
-  const yearStart = Date.now() - YEAR_MS;
   const start = `'${new Date(yearStart).toISOString()}'::timestamptz`;
 
   await step(
@@ -486,22 +639,19 @@ async function load(
   );
 
   const names = async (q: string) => (await sql.query<{ v: string }>(q)).rows.map((r) => r.v);
-  const oldRuns = (
-    await sql.query<{ startedAt: Date; id: string }>(
-      `SELECT "startedAt", "id" FROM "SyncRun" TABLESAMPLE SYSTEM (${Math.min(100, 4e5 / runs)}) REPEATABLE (7)
-        WHERE "startedAt" < ${start} + interval '182 days' LIMIT 200`,
-    )
-  ).rows;
+  const oldRuns = await sampleOldRuns(sql, yearStart, YEAR_MS, 200);
   return {
     clusters: await names('SELECT name AS v FROM bench_cluster'),
     appSets: await names('SELECT name AS v FROM bench_appset ORDER BY n'),
     people: Array.from({ length: PEOPLE }, (_, i) => `person-${String(i).padStart(2, '0')}@example.com`),
     agentActors: await names(`SELECT 'agent:' || id AS v FROM bench_cluster`),
     oldRuns,
+    minAuditId: 1,
     maxAuditId: Number(
       (await sql.query<{ n: string | null }>('SELECT max(id)::text AS n FROM "AuditEvent"')).rows[0]?.n ?? 0,
     ),
-    yearStart,
+    spanStart: yearStart,
+    spanMs: YEAR_MS,
   };
 }
 
