@@ -240,7 +240,7 @@ describe('a failing rollout: messages and commit statuses (PostgreSQL, Redis, Gi
     for (const [destination, received] of [
       ['gitlab', gitlab],
       ['gitea', gitea],
-      ['oncall', relay.accepted],
+      ['oncall', () => relay.accepted()],
     ] as const)
       await expect
         .poll(
