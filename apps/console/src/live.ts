@@ -31,21 +31,27 @@ export type LiveState = 'connecting' | 'live' | 'reconnecting';
 export function followFleetEvents(client: QueryClient, onState: (s: LiveState) => void): () => void {
   const abort = new AbortController();
   let pending = false;
-  /** Appsets the stream named: their generators' output (costly to compute) is asked again only then. */
-  const appSets = new Set<string>();
+  /**
+   * Appsets the stream named: their generators' output (costly to compute) is asked again only
+   * then. `every`: after a (re)connect nothing says which appsets were expanded meanwhile, so the
+   * output on screen is asked again whatever its appset.
+   */
+  let appSets: Set<string> | 'every' = new Set<string>();
   let timer: ReturnType<typeof setTimeout> | undefined;
   const flush = () => {
     timer = undefined;
     if (!pending) return;
     pending = false;
     for (const key of LIVE_KEYS) void client.invalidateQueries({ queryKey: [key], refetchType: 'active' });
-    for (const name of appSets)
-      void client.invalidateQueries({ queryKey: ['appset-preview', name], refetchType: 'active' });
-    appSets.clear();
+    const previews =
+      appSets === 'every' ? [['appset-preview']] : [...appSets].map((n) => ['appset-preview', n]);
+    for (const queryKey of previews) void client.invalidateQueries({ queryKey, refetchType: 'active' });
+    appSets = new Set<string>();
   };
-  const changed = (named: string[] = []) => {
+  const changed = (named: string[] | 'every') => {
     pending = true;
-    for (const name of named) appSets.add(name);
+    if (named === 'every') appSets = 'every';
+    else if (appSets !== 'every') for (const name of named) appSets.add(name);
     timer ??= setTimeout(flush, THROTTLE_MS);
   };
 
@@ -62,7 +68,7 @@ export function followFleetEvents(client: QueryClient, onState: (s: LiveState) =
         onState('live');
         delay = 1000;
         // Whatever happened while disconnected is caught up by one refetch.
-        changed();
+        changed('every');
         await readEvents(res.body, (event, data) => {
           if (event !== 'fleet') return;
           const e = JSON.parse(data) as FleetEventView;

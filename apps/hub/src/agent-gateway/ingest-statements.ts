@@ -57,7 +57,8 @@ export async function lockTargets(tx: Tx, reports: Report[]): Promise<Map<string
   const ids = [...new Set(reports.map((r) => r.targetId))];
   if (ids.length === 0) return new Map();
   const rows = await tx.$queryRaw<TargetState[]>`
-    SELECT t."id", t."name", t."health", t."healthObservedAt", t."lastSyncedAt", t."appSetId", t."clusterId",
+    SELECT t."id", t."name", t."health", t."healthObservedAt", t."lastSyncedAt", t."lastSyncedRevision",
+           t."appSetId", t."clusterId",
            c."name" AS "clusterName", a."name" AS "appSetName"
     FROM "Target" t
     JOIN "Cluster" c ON c."id" = t."clusterId"

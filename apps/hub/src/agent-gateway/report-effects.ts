@@ -25,6 +25,8 @@ export interface TargetState {
   health: string;
   healthObservedAt: Date | null;
   lastSyncedAt: Date | null;
+  /** The revision it last synced: what a change of its health is about. */
+  lastSyncedRevision: string | null;
   appSetId: string;
   clusterId: string;
   /** Copied onto the target's sync runs: history keeps them after the target, cluster or appset goes. */
@@ -99,6 +101,7 @@ export function applySync(
     change.lastSyncedDigest = r.bundleDigest;
     change.lastSyncedAt = finished.toISOString();
     target.lastSyncedAt = finished;
+    target.lastSyncedRevision = r.revision;
   }
   effects.audit.push({
     actor,
@@ -135,7 +138,14 @@ export function applyHealth(
       actor,
       action: 'health.changed',
       scope: `target:${target.name}`,
-      details: { from: target.health, to: r.status, message: r.message, reportId: r.id },
+      // The revision it runs: a target degraded in a rollout is told with the revision that broke it.
+      details: {
+        from: target.health,
+        to: r.status,
+        message: r.message,
+        revision: target.lastSyncedRevision,
+        reportId: r.id,
+      },
     });
   }
   // The next health report of this batch compares with this one, as if ingested one by one.

@@ -108,7 +108,7 @@ describe('ReportIngestService (in-memory PGlite)', () => {
     expect(await db.prisma.syncRun.count({ where: { targetId: theirs.targetId } })).toBe(0);
   });
 
-  it('records health on the target and drift in the audit log', async () => {
+  it('records health on the target (its change naming the revision synced) and drift in the audit log', async () => {
     await ingest.ingestBatch(mine.clusterId, [
       {
         id: 'h1',
@@ -143,6 +143,8 @@ describe('ReportIngestService (in-memory PGlite)', () => {
       ['drift.healed', 'manager:kubectl-edit'],
     ]);
     expect(events.at(-1)?.details).toMatchObject({ paths: ['/spec/replicas'] });
+    // A change of health names the revision the target runs (its last successful sync, above).
+    expect(events[2]?.details).toMatchObject({ to: 'Degraded', message: 'crash loop', revision: 'c2' });
   });
 
   const health = (id: string, targetId: string, status: 'Healthy' | 'Degraded', at: string): Report => ({

@@ -7,6 +7,7 @@ import {
   type TestNotificationReceiver,
 } from '../testing/test-notification-receiver.js';
 import { startTestGitHostApi, type TestGitHostApi } from '../testing/test-git-host-api.js';
+import { startTestSmtpServer, type TestSmtpServer } from '../testing/test-smtp-server.js';
 
 const SECRET = 'a-shared-hmac-secret-of-the-team';
 const configMap = (owner: string) =>
@@ -14,14 +15,15 @@ const configMap = (owner: string) =>
 
 /**
  * A failing rollout told end to end: the hub on PostgreSQL, Redis and Git, the agents' reports
- * spoken by hand, an HMAC-verifying receiver and the commit-status APIs of GitHub, GitLab and Gitea
- * on 127.0.0.1. The commit goes pending while it rolls out; an agent's automatic rollback fails it,
+ * spoken by hand, an HMAC-verifying receiver, an SMTP server and the commit-status APIs of GitHub,
+ * GitLab and Gitea on 127.0.0.1. The commit goes pending while it rolls out; an agent's automatic rollback fails it,
  * halts the rollout, and the commit's status turns to failure, in each host's own words.
  */
 describe('a failing rollout: messages and commit statuses (PostgreSQL, Redis, Git, receivers)', () => {
   let fleet: TwoClusterFleet;
   let receiver: TestNotificationReceiver;
   let github: TestGitHostApi;
+  let relay: TestSmtpServer;
   const assignment = async (cluster: 'eu-1' | 'us-1') =>
     (await fleet.agent<AssignmentsResponse>(cluster, 'GET', '/api/agent/v1/assignments')).body.assignments[0];
   const report = async (cluster: 'eu-1' | 'us-1', fields: Record<string, unknown>) => {
@@ -47,9 +49,10 @@ describe('a failing rollout: messages and commit statuses (PostgreSQL, Redis, Gi
   };
 
   beforeAll(async () => {
-    [receiver, github] = await Promise.all([
+    [receiver, github, relay] = await Promise.all([
       startTestNotificationReceiver(SECRET, 'ok'),
       startTestGitHostApi(),
+      startTestSmtpServer(),
     ]);
     fleet = await startTwoClusterFleet({
       FLOTILLA_SECRETS_KEY: 'ab'.repeat(32),
@@ -58,7 +61,7 @@ describe('a failing rollout: messages and commit statuses (PostgreSQL, Redis, Gi
   }, 120_000);
   afterAll(async () => {
     await fleet?.close();
-    await Promise.all([receiver?.close(), github?.close()]);
+    await Promise.all([receiver?.close(), github?.close(), relay?.close()]);
   });
 
   it('goes pending, then failure on an automatic rollback, with the halt told once', async () => {
@@ -71,6 +74,15 @@ describe('a failing rollout: messages and commit statuses (PostgreSQL, Redis, Gi
 
     for (const d of [
       { name: 'team', type: 'webhook', url: receiver.url, secret: SECRET },
+      {
+        name: 'oncall',
+        type: 'email',
+        host: relay.host,
+        port: relay.port,
+        tls: 'none',
+        from: 'flotilla@example.com',
+        to: ['oncall@example.com'],
+      },
       {
         name: 'github',
         type: 'commit-status',
@@ -106,7 +118,7 @@ describe('a failing rollout: messages and commit statuses (PostgreSQL, Redis, Gi
       'automatic-rollback',
     ];
     for (const [name, destinations] of [
-      ['team-rollouts', ['team']],
+      ['team-rollouts', ['team', 'oncall']],
       ['web-statuses', ['github', 'gitlab', 'gitea']],
     ] as const)
       expect(
@@ -176,6 +188,13 @@ describe('a failing rollout: messages and commit statuses (PostgreSQL, Redis, Gi
     expect(receiver.messages().every((m) => m.signatureValid && m.accepted === 1)).toBe(true);
     // What the rollout told before it halted was its start, never its completion.
     expect(receiver.messages().some((m) => m.event === 'rollout-completed')).toBe(false);
+    // The same by e-mail: the halt and the rollback once each, every mail a delivery that was Sent.
+    const mailed = (trigger: string) => relay.accepted().filter((m) => m.event === trigger);
+    await expect.poll(() => mailed('rollout-halted').length, { timeout: 30_000 }).toBe(1);
+    await expect.poll(() => mailed('automatic-rollback').length, { timeout: 30_000 }).toBe(1);
+    expect(mailed('automatic-rollback')[0]?.body).toContain('web-eu-1 rolled back from');
+    expect(mailed('rollout-halted')[0]?.body).toContain('automatic rollback on eu-1');
+    expect(mailed('rollout-completed')).toEqual([]);
 
     // The commit ends failed; every status set on it is one GitHub documents.
     await expect.poll(() => statusesOf().at(-1)?.body['state'], { timeout: 30_000 }).toBe('failure');
@@ -221,6 +240,7 @@ describe('a failing rollout: messages and commit statuses (PostgreSQL, Redis, Gi
     for (const [destination, received] of [
       ['gitlab', gitlab],
       ['gitea', gitea],
+      ['oncall', () => relay.accepted()],
     ] as const)
       await expect
         .poll(

@@ -57,6 +57,18 @@ const CASES: [AuditRecord, string[]][] = [
     event('fleet.rejected', 'fleet-source:f1', { commit: rev, code: 'invalid', message: 'bad' }),
     ['policy-refused'],
   ],
+  [
+    event('policy.denied', 'target:web-eu-1', { revision: rev, policy: 'allowed-registry', message: 'no' }),
+    ['policy-refused'],
+  ],
+  [
+    event('source.unverified', 'repository:https://git.example/web.git', {
+      commit: rev,
+      message: 'unsigned',
+    }),
+    ['policy-refused'],
+  ],
+  [event('policy.warned', 'target:web-eu-1', { revision: rev, policy: 'two-replicas' }), []],
   [event('token.created', 'token:ci'), []],
 ];
 
@@ -73,6 +85,32 @@ describe('the trigger catalogue', () => {
   it('counts the manual changes made under a break-glass, as the hub records them', () => {
     const closed = triggersOf(event('break-glass.closed', 'cluster:eu-1', { manualChanges: 2 }));
     expect(closed[0]?.message).toBe('break-glass on cluster eu-1 closed; 2 manual change(s) recorded');
+  });
+
+  it('tells a refusal by an admission policy per target (digested per appset), a signature per commit', () => {
+    const [denied] = triggersOf(
+      event('policy.denied', 'target:web-eu-1', {
+        revision: rev,
+        policy: 'allowed-registry',
+        message: 'images must come from registry.example.com',
+      }),
+    );
+    expect(denied).toMatchObject({
+      perTarget: true,
+      message:
+        'aaaaaaaaaaaa denied by admission policy allowed-registry: images must come from registry.example.com',
+    });
+    const [unsigned] = triggersOf(
+      event('source.unverified', 'repository:https://git.example/web.git', {
+        repository: 'https://git.example/web.git',
+        commit: rev,
+        message: 'commit is not signed',
+      }),
+    );
+    expect(unsigned).toMatchObject({
+      perTarget: false,
+      message: 'commit aaaaaaaaaaaa of https://git.example/web.git refused: commit is not signed',
+    });
   });
 
   it('deploys once per target and revision; a step starts once however many batches release it', () => {

@@ -112,6 +112,16 @@ const TARGET_RULES: Record<string, TriggerRule> = {
   'drift.contested': (_e, { d }) => [
     { trigger: 'contested', perTarget: true, message: driftMessage('contested', d) },
   ],
+  // An admission policy denies the revision's bundle here: the rollout holds the target at what it
+  // ran. Recorded once per new denial (policy-gate.service), so a re-judged bundle is not news.
+  'policy.denied': (_e, { d, revision }) => [
+    {
+      trigger: 'policy-refused',
+      perTarget: true,
+      message:
+        `${short(revision)} denied by admission policy ${str(d['policy']) ?? ''}: ${str(d['message']) ?? ''}`.trim(),
+    },
+  ],
 };
 
 /** A rollout's progress and its end, and the automatic rollback of a failed revision. */
@@ -200,7 +210,7 @@ const breakGlass: TriggerRule = (e, { d, kind, name }) => {
   ];
 };
 
-/** The fleet's guards speaking: the deletion guard, break-glass, an agent gone quiet, a refused fleet commit. */
+/** The fleet's guards speaking: the deletion guard, break-glass, an agent gone quiet, a refused fleet commit or signature. */
 const FLEET_RULES: Record<string, TriggerRule> = {
   'fleet.deletion-held': deletionHeld,
   'appset.expansion-held': deletionHeld,
@@ -220,6 +230,15 @@ const FLEET_RULES: Record<string, TriggerRule> = {
       perTarget: false,
       message:
         `fleet commit ${short(str(d['commit']))} refused: ${str(d['message']) ?? str(d['code']) ?? ''}`.trim(),
+    },
+  ],
+  // A commit whose signature does not verify: nothing of it is expanded (recorded once per commit).
+  'source.unverified': (_e, { d }) => [
+    {
+      trigger: 'policy-refused',
+      perTarget: false,
+      message:
+        `commit ${short(str(d['commit']))} of ${str(d['repository']) ?? 'a repository'} refused: ${str(d['message']) ?? ''}`.trim(),
     },
   ],
 };

@@ -8,15 +8,18 @@ import {
   createTestGitRepo,
   hubCaller,
   startTestHub,
+  startTestNotificationReceiver,
   waitForIdleQueues,
   type TestGitRepo,
   type TestHub,
+  type TestNotificationReceiver,
 } from '../../testing/index.js';
 
 // The release gate on the real hub (PostgreSQL, Redis, Git): the fleet repository's admission
 // policies judge each target's new bundle before release. A Deny holds the target at its previous
 // revision with the reason PolicyDenied; a binding scoped to env=prod holds only prod; Warn does not
-// hold; fixing the commit releases it.
+// hold; fixing the commit releases it. A denial is told to the team (policy-refused, one message
+// per appset however many targets it holds) through an HMAC-verifying receiver on 127.0.0.1.
 
 const poll = { timeout: 60_000, interval: 250 };
 const CLI = fileURLToPath(new URL('../../../../cli/dist/main.js', import.meta.url));
@@ -110,8 +113,10 @@ describe('admission policies gate releases', () => {
   let hub: TestHub;
   let fleetRepo: TestGitRepo;
   let appRepo: TestGitRepo;
+  let receiver: TestNotificationReceiver;
   const call = hubCaller(() => hub);
   const credentials: Record<string, string> = {};
+  const HMAC_SECRET = 'a-shared-hmac-secret-of-the-team';
 
   const targets = async (): Promise<Record<string, TargetView>> => {
     const list = await call<TargetView[]>('GET', '/api/v1/targets?appSet=web');
@@ -147,11 +152,27 @@ describe('admission policies gate releases', () => {
       'fleet/web.yaml': APPSET(appRepo.url),
       'fleet/policies.yaml': policies(),
     });
+    receiver = await startTestNotificationReceiver(HMAC_SECRET, 'ok');
     hub = await startTestHub({
       FLEET_REPOSITORIES: `${fleetRepo.url}#main:fleet`,
       CLUSTER_OFFLINE_SECONDS: '3600',
       METRICS_REASONS_MAX_AGE_SECONDS: '0',
+      FLOTILLA_SECRETS_KEY: 'ab'.repeat(32),
     });
+    const destination = await call('POST', '/api/v1/notifications/destinations', {
+      name: 'team',
+      type: 'webhook',
+      url: receiver.url,
+      secret: HMAC_SECRET,
+    });
+    expect(destination.status).toBe(201);
+    const refusals = await call('POST', '/api/v1/notifications/policies', {
+      apiVersion: 'flotilla.dev/v1alpha1',
+      kind: 'NotificationPolicy',
+      metadata: { name: 'web-refusals' },
+      spec: { triggers: ['policy-refused'], appSets: ['web'], destinations: ['team'], digestWindow: '2s' },
+    });
+    expect(refusals.status).toBe(201);
     for (const name of ['c1', 'c2']) {
       const created = await call<{ bootstrapToken: string }>('POST', '/api/v1/clusters', { name });
       expect(created.status).toBe(201);
@@ -167,6 +188,7 @@ describe('admission policies gate releases', () => {
 
   afterAll(async () => {
     await hub?.close();
+    await receiver?.close();
     fleetRepo?.remove();
     appRepo?.remove();
   }, 120_000);
@@ -233,6 +255,15 @@ describe('admission policies gate releases', () => {
     const denied = await audit('policy.denied');
     expect(denied.map((e) => e.scope).sort()).toEqual(['target:web-c1', 'target:web-c2']);
     expect(denied[0]?.details).toMatchObject({ revision: bad, policy: 'allowed-registry', action: 'Deny' });
+    // Told once for the appset, naming each target held and why.
+    await expect.poll(() => receiver.messages().length, poll).toBe(1);
+    const [told] = receiver.messages();
+    expect(told).toMatchObject({ event: 'policy-refused', signatureValid: true, accepted: 1 });
+    expect(told?.body).toMatchObject({ appSet: 'web', revision: bad, count: 2 });
+    const lines = String(told?.body['text']).split('\n').sort();
+    expect(lines.map((l) => l.split(':')[0])).toEqual(['web-c1', 'web-c2']);
+    expect(lines[0]).toContain(`${bad.slice(0, 12)} denied by admission policy allowed-registry: `);
+    expect(lines[0]).toContain('images must come from registry.example.com');
     // The agents are still given the previous bundle, and the policies to check it with again.
     const assigned = await assignmentsOf('c1');
     expect(assigned.map((a) => `${a.name} ${a.revision.slice(0, 7)}`)).toEqual([`web-c1 ${good}`]);
