@@ -3,6 +3,7 @@ import { type CommandDescription } from '../command.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type AppSetView, type HubClient } from '../fleet/hub-client.js';
 import { readOneDocument, UsageError } from '../offline/offline-command.js';
+import { startProgress } from '../progress/progress.js';
 import {
   age,
   columnsTable,
@@ -80,7 +81,7 @@ export function run(argv: string[]): Promise<number> {
         const applied = await client.applyAppSet(doc);
         const appSet =
           values['wait'] === true
-            ? await waitForExpansion(client, applied.appSet.name, timeoutSeconds)
+            ? await waitForExpansion(client, applied.appSet.name, timeoutSeconds, output)
             : applied.appSet;
         const result = { result: applied.created ? 'created' : 'updated', appSet };
         printResult(result, output, () =>
@@ -137,11 +138,17 @@ async function waitForExpansion(
   client: HubClient,
   name: string,
   timeoutSeconds: number,
+  output: string,
 ): Promise<AppSetView> {
   const deadline = Date.now() + timeoutSeconds * 1000;
+  const progress = startProgress(`waiting for the hub to expand ApplicationSet ${name}`, output);
   for (;;) {
     const appSet = await client.appSet(name);
-    if (appSet.status !== 'Pending' || Date.now() >= deadline) return appSet;
+    if (appSet.status !== 'Pending' || Date.now() >= deadline) {
+      const ended = appSet.status === 'Pending' ? 'still Pending: --timeout reached' : appSet.status;
+      progress.done(`ApplicationSet ${name}: ${ended}`, appSet.status === 'Ready');
+      return appSet;
+    }
     await sleep(250);
   }
 }
