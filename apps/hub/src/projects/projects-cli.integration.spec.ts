@@ -129,6 +129,16 @@ describe('flotilla projects, windows and operations against the hub', () => {
     expect(tooLong.code).toBe(1);
     expect(tooLong.stderr).toContain('(--expires-in-minutes; API field expiresInMinutes)');
 
+    const notAKey = join(dir, 'id_ed25519');
+    writeFileSync(notAKey, 'not a key\n');
+    const badKey = await flotilla('repositories', 'credentials', fleet.repo.url, '--ssh-key', notAKey);
+    expect(badKey.code).toBe(1);
+    expect(badKey.stderr).toContain('--ssh-key: must be a PEM/OpenSSH private key');
+    expect(badKey.stderr).toContain('(--ssh-key; API field privateKey)');
+    const repo = await flotilla('repositories', 'get', fleet.repo.url);
+    expect(repo.code).toBe(0);
+    expect(repo.stdout).toMatch(/^Credentials: +none$/m);
+
     const badBatch = await flotilla('operations', 'list', '--batch', 'not-a-batch');
     expect(badBatch.code).toBe(1);
     expect(badBatch.stderr).toContain('(--batch; API field batchId)');
