@@ -139,6 +139,14 @@ describe('flotilla projects, windows and operations against the hub', () => {
     expect(repo.code).toBe(0);
     expect(repo.stdout).toMatch(/^Credentials: +none$/m);
 
+    // A missing field of a request built from flags is named by the flag that gives it.
+    const unnamed = await flotilla('appsets', 'confirm-expansion', 'web', '--reason', 'the clusters went');
+    expect(unnamed.code).toBe(1);
+    expect(unnamed.stderr).toContain('(--inputs-hash; API field inputsHash)');
+    const preview = await flotilla('appsets', 'preview', 'web', '-o', 'json');
+    expect(preview.stderr).toBe('');
+    expect(JSON.parse(preview.stdout)).toMatchObject({ create: [], delete: [], guard: { wouldHold: false } });
+
     const badBatch = await flotilla('operations', 'list', '--batch', 'not-a-batch');
     expect(badBatch.code).toBe(1);
     expect(badBatch.stderr).toContain('(--batch; API field batchId)');
