@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -39,7 +40,8 @@ describe('flotilla projects, windows and operations against the hub', () => {
     });
 
   beforeAll(async () => {
-    fleet = await startTwoClusterFleet();
+    // Destinations and repository credentials are sealed under the hub's secrets key.
+    fleet = await startTwoClusterFleet({ FLOTILLA_SECRETS_KEY: randomBytes(32).toString('hex') });
   }, 180_000);
   afterAll(async () => {
     await fleet?.close();
@@ -210,6 +212,23 @@ describe('flotilla projects, windows and operations against the hub', () => {
     const deleted = await flotilla('windows', 'delete', 'night-freeze', '--reason', 'not needed');
     expect(deleted.code).toBe(0);
     expect((await fleet.call('GET', '/api/v1/windows/night-freeze')).status).toBe(404);
+  }, 60_000);
+
+  it("creates and replaces a notification destination from a file; a bad one keeps the file's field", async () => {
+    const file = join(dir, 'chat.yaml');
+    writeFileSync(file, 'name: chat\ntype: slack\nurl: https://hooks.example.com/services/T0/B0/x\n');
+    const created = await flotilla('notifications', 'apply-destination', '-f', file);
+    expect(created.stderr).toBe('');
+    expect(created.stdout).toBe('Notification destination chat created.\n');
+    const replaced = await flotilla('notifications', 'apply-destination', '-f', file);
+    expect(replaced.stdout).toBe('Notification destination chat updated.\n');
+    const bad = join(dir, 'bad.yaml');
+    writeFileSync(bad, 'name: other\ntype: slack\nurl: not a url\n');
+    const refused = await flotilla('notifications', 'apply-destination', '-f', bad);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('(at url)');
+    const listed = await flotilla('notifications', 'destinations', '-o', 'json');
+    expect((JSON.parse(listed.stdout) as { name: string }[]).map((d) => d.name)).toEqual(['chat']);
   }, 60_000);
 
   it('lists the syncs asked of a target; --wait without a terminal prints the result alone', async () => {
