@@ -39,6 +39,7 @@ const LISTING_ARGUMENTS: Record<string, string[]> = {
   'windows history': ['eu-night-freeze'],
   'break-glass record': ['4'],
   'fleet-sources show': ['fs1'],
+  'operations list': ['web-eu1'],
 };
 
 /** The offline commands of CLI.md, whose `-o` is a public contract: table, json and yaml only. */
@@ -147,8 +148,11 @@ describe('the flotilla command set', () => {
         'notifications deliveries',
         'notifications destinations',
         'notifications policies',
+        'operations list',
         'pins',
         'pins list',
+        'projects',
+        'projects list',
         'repositories',
         'repositories list',
         'rollouts',

@@ -32,6 +32,14 @@ export const COMMANDS: Record<string, CommandEntry> = {
     load: () => import('./commands/repositories.command.js'),
   },
   history: { summary: 'sync runs recorded by the hub', load: () => import('./commands/history.command.js') },
+  operations: {
+    summary: "a target's requested syncs (or one request's, --batch) with their state; cancel, terminate",
+    load: () => import('./commands/operations.command.js'),
+  },
+  projects: {
+    summary: 'projects on the hub: which repositories, destinations and sync windows their appsets get',
+    load: () => import('./commands/projects.command.js'),
+  },
   'fleet-sources': {
     summary: 'fleet repositories the hub reconciles its own objects from: status, errors, confirm',
     load: () => import('./commands/fleet-sources.command.js'),

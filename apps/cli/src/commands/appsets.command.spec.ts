@@ -42,10 +42,24 @@ describe('flotilla appsets without a hub', () => {
     [['apply', '-f', 'x.yaml', '--timeout', '0'], "--timeout must be a positive number of seconds, not '0'"],
     [['apply', 'extra', '-f', 'x.yaml'], "unexpected argument 'extra'"],
     [['delete'], 'missing NAME; usage: flotilla appsets delete NAME'],
-    [['list', '-f', 'x.yaml'], "-f, --wait and --timeout apply to 'appsets apply' only"],
-    [['get', 'web', '--hard'], "--hard and --reason apply to 'appsets refresh' only"],
+    [['list', '-f', 'x.yaml'], "-f applies to 'appsets apply' and 'appsets preview' only"],
+    [['preview', 'web', '--wait'], "--wait and --timeout apply to 'appsets apply' only"],
+    [['get', 'web', '--hard'], "--hard applies to 'appsets refresh' only"],
+    [
+      ['get', 'web', '--reason', 'x'],
+      "--reason applies to 'appsets refresh' and 'appsets confirm-expansion' only",
+    ],
+    [['refresh', 'web', '--inputs-hash', 'h'], "--inputs-hash applies to 'appsets confirm-expansion' only"],
     [['refresh'], 'missing NAME; usage: flotilla appsets refresh NAME [--hard]'],
-    [['sync'], "unknown sub-command 'sync'; expected list, get, apply, delete or refresh"],
+    [['preview'], 'missing NAME; usage: flotilla appsets preview NAME | -f FILE'],
+    [
+      ['preview', 'web', '-f', 'x.yaml'],
+      "unexpected argument 'web'; usage: flotilla appsets preview -f FILE",
+    ],
+    [
+      ['sync'],
+      "unknown sub-command 'sync'; expected list, get, apply, delete, refresh, preview or confirm-expansion",
+    ],
   ])('%j is a usage error (exit 2)', async (argv, message) => {
     const r = await runInProcess(run, argv);
     expect(r.code).toBe(2);

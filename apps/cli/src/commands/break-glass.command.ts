@@ -42,6 +42,7 @@ const SPEC: HubCommandSpec = {
     'pause-self-heal': { type: 'boolean' },
     active: { type: 'boolean' },
   },
+  apiFields: { reason: 'reason', durationMinutes: 'for', expiresAt: 'until' },
 };
 
 export const describe: CommandDescription = describeHubCommand(SPEC);

@@ -87,6 +87,23 @@ describe('describeApiError', () => {
     );
     expect(describeApiError(refused)).toBe(`GET ${url} → 400 invalid-request: bad limit (at limit)`);
   });
+
+  it('names the flag that filled the refused field, when the command gives it', () => {
+    const refused = new HubApiError(
+      400,
+      {
+        code: 'invalid-request',
+        message: 'invalid request body: expiresInMinutes: Too big: expected number to be <=10080',
+        path: 'expiresInMinutes',
+      },
+      'POST',
+      '/api/v1/targets/web/sync',
+      url,
+    );
+    expect(describeApiError(refused, 'expires-in-minutes')).toBe(
+      `POST ${url} → 400 invalid-request: invalid request body: --expires-in-minutes: Too big: expected number to be <=10080 (--expires-in-minutes; API field expiresInMinutes)`,
+    );
+  });
 });
 
 /**

@@ -4,6 +4,7 @@ import { UsageError } from '../offline/offline-command.js';
 import { cliConfigPath, loadCliConfig, selectContext, type CliContext } from '../fleet/cli-config.js';
 import { HUB_COMMON_OPTIONS } from '../options/common-options.js';
 import { parseOptions, type OptionSpecs, type OptionValue } from '../options/parse-options.js';
+import { flagOfPath, inFlagWords, type ApiFieldFlags } from '../options/api-fields.js';
 
 export { HUB_COMMON_OPTIONS };
 
@@ -55,6 +56,11 @@ export interface HubCommandSpec {
    * (`flotilla targets`). The others refuse `-o wide` before they ask the hub anything.
    */
   listings?: readonly string[];
+  /**
+   * Which flag fills which field of the requests it sends (`{ appSet: 'appset' }`), so that a
+   * refusal naming the field names the flag the person typed instead (options/api-fields.ts).
+   */
+  apiFields?: ApiFieldFlags;
 }
 
 /** A hub-backed command's options with the common ones, for completion and the option-spelling check. */
@@ -173,9 +179,11 @@ export async function runHubCommand(
   body: (args: HubCommandArgs) => Promise<number>,
 ): Promise<number> {
   let hubSource: string | undefined;
+  let values: Record<string, HubArgValue> = {};
   try {
     const args = parseHubArgs(argv, spec);
     hubSource = args.hubSource;
+    values = args.values;
     if (args.help) {
       process.stdout.write(`${spec.usage}\n\n${COMMON_USAGE}\n`);
       return 0;
@@ -187,7 +195,13 @@ export async function runHubCommand(
       return 2;
     }
     if (err instanceof HubApiError) {
-      console.error(`flotilla ${spec.name}: ${describeApiError(err)}`);
+      // A field read from a file (-f) keeps its path: no flag was typed for it.
+      const flag = flagOfPath(
+        err.inputPath,
+        spec.apiFields,
+        (f) => values[f] !== undefined || values['file'] === undefined,
+      );
+      console.error(`flotilla ${spec.name}: ${describeApiError(err, flag)}`);
       return 1;
     }
     if (err instanceof HubUnreachableError) {
@@ -204,13 +218,17 @@ export async function runHubCommand(
 }
 
 /**
- * One line: what was asked of which URL, and the hub's `code`, message and input path; for a hub
- * failure (5xx) also the request's id, which is what its operators search the hub's log for.
+ * One line: what was asked of which URL, and the hub's `code`, message and input path — in the words
+ * of `flag` when a flag the person gave filled that field; for a hub failure (5xx) also the
+ * request's id, which is what its operators search the hub's log for.
  */
-export function describeApiError(err: HubApiError): string {
+export function describeApiError(err: HubApiError, flag?: string): string {
   const code = err.code ? ` ${err.code}` : '';
-  const at = err.inputPath ? ` (at ${err.inputPath})` : '';
-  const message = err.hubMessage.replace(/\s*\n\s*/g, ' ');
+  const oneLine = err.hubMessage.replace(/\s*\n\s*/g, ' ');
+  const path = err.inputPath;
+  const inFlag = path !== undefined && flag !== undefined;
+  const at = path && !inFlag ? ` (at ${path})` : '';
+  const message = inFlag ? inFlagWords(oneLine, path, flag) : oneLine;
   const request = err.status >= 500 && err.requestId ? ` [request ${err.requestId}]` : '';
   return `${err.method} ${err.url} → ${err.status}${code}: ${message}${at}${request}`;
 }

@@ -21,6 +21,9 @@ describe('flotilla notifications usage', () => {
     [['deliveries', '--limit', '0'], "--limit must be a whole number, not '0'"],
     [['destinations', '--status', 'Sent'], "--status applies to 'notifications deliveries' only"],
     [['delete-policy'], 'missing NAME; usage: flotilla notifications delete-policy NAME'],
+    [['apply-policy'], 'apply-policy needs -f FILE (YAML or JSON)'],
+    [['apply-destination', '-f', '/nonexistent/slack.yaml'], 'cannot read /nonexistent/slack.yaml: ENOENT'],
+    [['policies', '-f', 'p.yaml'], "-f applies to 'notifications apply-destination' and 'apply-policy' only"],
   ])('%j is a usage error (exit 2)', async (argv, message) => {
     const r = await runInProcess(run, argv);
     expect(r.code).toBe(2);

@@ -9,7 +9,7 @@ import {
   type NotificationPolicyView,
 } from '@flotilla/contract';
 import { z } from 'zod';
-import { UsageError } from '../offline/offline-command.js';
+import { readOneDocument, UsageError } from '../offline/offline-command.js';
 import {
   age,
   columnsTable,
@@ -27,23 +27,36 @@ const FILTERS = ['status', 'policy', 'destination', 'trigger', 'limit'] as const
 
 const SPEC: HubCommandSpec = {
   name: 'notifications',
-  subcommands: ['deliveries', 'destinations', 'policies', 'delete-destination', 'delete-policy'],
+  subcommands: [
+    'deliveries',
+    'destinations',
+    'policies',
+    'apply-destination',
+    'apply-policy',
+    'delete-destination',
+    'delete-policy',
+  ],
   listings: ['deliveries', 'destinations', 'policies'],
   usage: [
     'usage: flotilla notifications deliveries [--status Collecting|Pending|Sent|Failed] [--policy P]',
     '                                         [--destination D] [--trigger T] [--limit N]',
     '       flotilla notifications destinations',
     '       flotilla notifications policies',
+    '       flotilla notifications apply-destination -f FILE | apply-policy -f FILE',
     '       flotilla notifications delete-destination NAME | delete-policy NAME',
     '',
     'What the hub told whom: each delivery once (however many hub replicas run), its attempts and the',
-    'last error. Destinations show their settings, never their secrets. Policies are created with',
-    'the API or from a fleet repository (kind NotificationPolicy).',
+    'last error. Destinations show their settings, never their secrets. `apply-destination` creates or',
+    'replaces a destination from a YAML or JSON file (the API body: apps/hub/README.md), and',
+    '`apply-policy` a NotificationPolicy document (also kept in a fleet repository).',
     '-o wide adds: to deliveries their id, when they may be sent and when they were; to destinations',
     'when they were created and updated; to policies the appsets, projects and digest window they',
     'apply and the fleet repository commit that manages them.',
   ].join('\n'),
-  options: Object.fromEntries(FILTERS.map((f) => [f, { type: 'string' as const }])),
+  options: {
+    ...Object.fromEntries(FILTERS.map((f) => [f, { type: 'string' as const }])),
+    file: { type: 'string', short: 'f' },
+  },
 };
 
 export const describe: CommandDescription = describeHubCommand(SPEC);
@@ -54,6 +67,9 @@ export function run(argv: string[]): Promise<number> {
     const filters = FILTERS.filter((f) => values[f] !== undefined);
     if (sub !== 'deliveries' && filters.length > 0)
       throw new UsageError(`--${filters[0]} applies to 'notifications deliveries' only`);
+    const applies = sub === 'apply-destination' || sub === 'apply-policy';
+    if (!applies && values['file'] !== undefined)
+      throw new UsageError(`-f applies to 'notifications apply-destination' and 'apply-policy' only`);
     switch (sub) {
       case 'deliveries': {
         expectPositionals(rest, [], 'flotilla notifications deliveries [filters]');
@@ -91,6 +107,32 @@ export function run(argv: string[]): Promise<number> {
         printResult(list, output, (wide) => columnsTable(POLICY_COLUMNS, list, wide));
         return 0;
       }
+      case 'apply-destination':
+      case 'apply-policy': {
+        expectPositionals(rest, [], `flotilla notifications ${sub} -f FILE`);
+        const file = stringValue(values['file']);
+        if (file === undefined) throw new UsageError(`${sub} needs -f FILE (YAML or JSON)`);
+        const doc = readOneDocument(file);
+        const verbOf = (status: number) => (status === 201 ? 'created' : 'updated');
+        if (sub === 'apply-destination') {
+          const answer = await client.send('POST', '/api/v1/notifications/destinations', doc);
+          const saved = notificationDestinationViewSchema.parse(answer.body);
+          printResult(
+            saved,
+            output,
+            () => `Notification destination ${saved.name} ${verbOf(answer.status)}.`,
+          );
+        } else {
+          const answer = await client.send('POST', '/api/v1/notifications/policies', doc);
+          const saved = notificationPolicyViewSchema.parse(answer.body);
+          printResult(
+            saved,
+            output,
+            () => `Notification policy ${saved.metadata.name} ${verbOf(answer.status)}.`,
+          );
+        }
+        return 0;
+      }
       case 'delete-destination':
       case 'delete-policy': {
         const kind = sub === 'delete-destination' ? 'destinations' : 'policies';
@@ -102,9 +144,7 @@ export function run(argv: string[]): Promise<number> {
       case undefined:
         throw new UsageError('missing sub-command; expected deliveries, destinations or policies');
       default:
-        throw new UsageError(
-          `unknown sub-command '${sub}'; expected deliveries, destinations, policies, delete-destination or delete-policy`,
-        );
+        throw new UsageError(`unknown sub-command '${sub}'; expected ${SPEC.subcommands?.join(', ')}`);
     }
   });
 }

@@ -9,7 +9,24 @@ import { run } from './repositories.command.js';
 
 describe('flotilla repositories usage', () => {
   it.each([
-    [['frob'], "unknown sub-command 'frob'; expected list, verification, verify or verification-history"],
+    [
+      ['frob'],
+      "unknown sub-command 'frob'; expected list, get, add, refresh, credentials, remove-credentials, verification, verify, verification-history",
+    ],
+    [
+      ['refresh', 'file:///r', '--username', 'ci'],
+      "--username, --password-stdin and --ssh-key apply to 'repositories add' and 'repositories credentials' only",
+    ],
+    [['add', 'https://git.example.com/a.git', '--username', 'ci'], '--password-stdin is required'],
+    [['add', 'https://git.example.com/a.git', '--password-stdin'], '--username is required with a token'],
+    [
+      ['add', 'https://git.example.com/a.git', '--ssh-key', '/nonexistent/id_ed25519', '--username', 'ci'],
+      'give an HTTPS token or an SSH key, not both',
+    ],
+    [
+      ['add', 'https://git.example.com/a.git', '--ssh-key', '/nonexistent/id_ed25519'],
+      '--ssh-key: cannot read',
+    ],
     [
       ['list', '--mode', 'head'],
       "--mode, --allowed-signers and --gpg-keys apply to 'repositories verify' only",

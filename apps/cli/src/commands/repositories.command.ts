@@ -15,26 +15,51 @@ import {
   describeHubCommand,
   expectPositionals,
   formatFields,
+  firstLineOfStdin,
   formatTable,
   printResult,
   runHubCommand,
   shortSha,
   stringValue,
   type Column,
+  type HubArgValue,
   type HubCommandSpec,
 } from './hub-command.js';
 
+const CREDENTIALS_USAGE = '--username USER --password-stdin | --ssh-key FILE';
+const VERIFY_OPTIONS = ['mode', 'allowed-signers', 'gpg-keys'];
+const CREDENTIAL_OPTIONS = ['username', 'password-stdin', 'ssh-key'];
+
 const SPEC: HubCommandSpec = {
   name: 'repositories',
-  subcommands: ['list', 'verification', 'verify', 'verification-history'],
+  subcommands: [
+    'list',
+    'get',
+    'add',
+    'refresh',
+    'credentials',
+    'remove-credentials',
+    'verification',
+    'verify',
+    'verification-history',
+  ],
   listings: ['', 'list'],
   usage: [
     'usage: flotilla repositories [list]',
+    '       flotilla repositories get URL',
+    `       flotilla repositories add URL [${CREDENTIALS_USAGE}]`,
+    '       flotilla repositories refresh URL',
+    `       flotilla repositories credentials URL ${CREDENTIALS_USAGE}`,
+    '       flotilla repositories remove-credentials URL',
     '       flotilla repositories verification URL',
     '       flotilla repositories verify URL --mode none|head|strict [--allowed-signers FILE] [--gpg-keys FILE]',
     '       flotilla repositories verification-history URL',
     '',
-    'Git repositories the hub mirrors. `verify` (admins) sets which commits must be signed before a',
+    'Git repositories the hub mirrors. `add` (admins) registers one, with credentials or without;',
+    '`credentials` stores or replaces them (then fetches again) and `remove-credentials` drops them:',
+    'an HTTPS token (user, and the token on the first line of standard input) or an SSH private key',
+    'file. The hub seals them at rest and never shows them. `refresh` fetches now.',
+    '`verify` (admins) sets which commits must be signed before a',
     'revision is released — head: the commit to deploy; strict: every commit since the last verified',
     "one — and the keys allowed to sign: FILE in git's allowed-signers format (SSH keys) and/or an",
     'armored GPG keyring. Both lists are replaced whole; the previous version is kept (history).',
@@ -45,6 +70,20 @@ const SPEC: HubCommandSpec = {
     mode: { type: 'string' },
     'allowed-signers': { type: 'string' },
     'gpg-keys': { type: 'string' },
+    username: { type: 'string' },
+    'password-stdin': { type: 'boolean' },
+    'ssh-key': { type: 'string' },
+  },
+  apiFields: {
+    mode: 'mode',
+    allowedSigners: 'allowed-signers',
+    gpgKeys: 'gpg-keys',
+    'credentials.username': 'username',
+    'credentials.token': 'password-stdin',
+    'credentials.privateKey': 'ssh-key',
+    username: 'username',
+    token: 'password-stdin',
+    privateKey: 'ssh-key',
   },
 };
 
@@ -66,8 +105,12 @@ const repositorySchema = z.object({
 export function run(argv: string[]): Promise<number> {
   return runHubCommand(argv, SPEC, async ({ values, positionals, output, client }) => {
     const [sub = 'list', ...rest] = positionals;
-    if (sub !== 'verify' && Object.keys(SPEC.options).some((o) => values[o] !== undefined))
+    if (sub !== 'verify' && VERIFY_OPTIONS.some((o) => values[o] !== undefined))
       throw new UsageError("--mode, --allowed-signers and --gpg-keys apply to 'repositories verify' only");
+    if (sub !== 'add' && sub !== 'credentials' && CREDENTIAL_OPTIONS.some((o) => values[o] !== undefined))
+      throw new UsageError(
+        "--username, --password-stdin and --ssh-key apply to 'repositories add' and 'repositories credentials' only",
+      );
     const list = async () =>
       z.array(repositorySchema).parse(await client.request('GET', '/api/v1/repositories'));
     const idOf = async (usage: string) => {
@@ -81,6 +124,53 @@ export function run(argv: string[]): Promise<number> {
         expectPositionals(rest, [], 'flotilla repositories [list]');
         const repos = await list();
         printResult(repos, output, (wide) => repositoriesTable(repos, wide));
+        return 0;
+      }
+      case 'get': {
+        const id = await idOf('flotilla repositories get URL');
+        const repo = repositorySchema.parse(await client.request('GET', `/api/v1/repositories/${id}`));
+        printResult(repo, output, () => repositoryFields(repo));
+        return 0;
+      }
+      case 'add': {
+        const [url = ''] = expectPositionals(
+          rest,
+          ['URL'],
+          `flotilla repositories add URL [${CREDENTIALS_USAGE}]`,
+        );
+        const given = CREDENTIAL_OPTIONS.some((o) => values[o] !== undefined);
+        const credentials = given ? await credentialsOf(values) : undefined;
+        const repo = repositorySchema.parse(
+          await client.request('POST', '/api/v1/repositories', { url, ...(credentials && { credentials }) }),
+        );
+        printResult(
+          repo,
+          output,
+          () => `Repository ${repo.url} registered (${repo.status}).\n${repositoryFields(repo)}`,
+        );
+        return 0;
+      }
+      case 'refresh': {
+        const id = await idOf('flotilla repositories refresh URL');
+        const queued = await client.request<unknown>('POST', `/api/v1/repositories/${id}/refresh`);
+        printResult(queued, output, () => `Fetch of ${rest[0] ?? ''} queued.`);
+        return 0;
+      }
+      case 'credentials': {
+        const id = await idOf(`flotilla repositories credentials URL ${CREDENTIALS_USAGE}`);
+        const credentials = await credentialsOf(values);
+        const repo = repositorySchema.parse(
+          await client.request('PUT', `/api/v1/repositories/${id}/credentials`, credentials),
+        );
+        printResult(repo, output, () => `Credentials of ${repo.url} stored, sealed; fetching again.`);
+        return 0;
+      }
+      case 'remove-credentials': {
+        const id = await idOf('flotilla repositories remove-credentials URL');
+        const repo = repositorySchema.parse(
+          await client.request('DELETE', `/api/v1/repositories/${id}/credentials`),
+        );
+        printResult(repo, output, () => `Credentials of ${repo.url} removed.`);
         return 0;
       }
       case 'verification': {
@@ -122,11 +212,46 @@ export function run(argv: string[]): Promise<number> {
         return 0;
       }
       default:
-        throw new UsageError(
-          `unknown sub-command '${sub}'; expected list, verification, verify or verification-history`,
-        );
+        throw new UsageError(`unknown sub-command '${sub}'; expected ${SPEC.subcommands?.join(', ')}`);
     }
   });
+}
+
+/**
+ * What `--username USER --password-stdin` or `--ssh-key FILE` give, as the hub takes it. A secret
+ * never comes as a flag's value: it would stay in the shell's history and the process list.
+ */
+async function credentialsOf(values: Record<string, HubArgValue>): Promise<Record<string, string>> {
+  const sshKey = stringValue(values['ssh-key']);
+  const username = stringValue(values['username']);
+  if (sshKey !== undefined) {
+    if (username !== undefined || values['password-stdin'] !== undefined)
+      throw new UsageError(`give an HTTPS token or an SSH key, not both: ${CREDENTIALS_USAGE}`);
+    return { type: 'ssh-key', privateKey: readKeys(sshKey, '--ssh-key') };
+  }
+  if (!username) throw new UsageError(`--username is required with a token: ${CREDENTIALS_USAGE}`);
+  if (values['password-stdin'] !== true)
+    throw new UsageError('--password-stdin is required: the token is read from standard input, never a flag');
+  const token = await firstLineOfStdin();
+  if (!token) throw new UsageError('--password-stdin: standard input held no token');
+  return { type: 'https-token', username, token };
+}
+
+function repositoryFields(r: Repository): string {
+  return formatFields([
+    ['URL', r.url],
+    ['Status', r.status],
+    ['Head', r.lastFetchedCommit ?? '-'],
+    ['Fetched', r.lastFetchedAt ?? 'never'],
+    [
+      'Credentials',
+      r.credentials
+        ? `${r.credentials.type}${r.credentials.username ? ` (user ${r.credentials.username})` : ''}`
+        : 'none',
+    ],
+    ['Verification', r.verificationMode],
+    ...(r.error ? ([['Error', r.error]] as [string, string][]) : []),
+  ]);
 }
 
 function readKeys(file: string | undefined, flag: string): string {

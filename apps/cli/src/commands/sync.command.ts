@@ -2,6 +2,7 @@ import { type CommandDescription } from '../command.js';
 import { z } from 'zod';
 import { UsageError } from '../offline/offline-command.js';
 import type { HubClient } from '../fleet/hub-client.js';
+import { startProgress } from '../progress/progress.js';
 import {
   expectName,
   formatFields,
@@ -123,6 +124,15 @@ const SPEC: HubCommandSpec = {
     'sync-option': { type: 'string', multiple: true },
     revision: { type: 'string' },
     resource: { type: 'string', multiple: true },
+  },
+  apiFields: {
+    reason: 'reason',
+    appSet: 'appset',
+    clusterSelector: 'selector',
+    expiresInMinutes: 'expires-in-minutes',
+    syncOptions: 'sync-option',
+    revision: 'revision',
+    resources: 'resource',
   },
 };
 
@@ -253,14 +263,16 @@ async function waitOne(
   output: string,
 ): Promise<Operation> {
   const path = `/api/v1/targets/${encodeURIComponent(op.target)}/operations`;
+  const asked = op.terminate ? 'to stop' : op.dryRun ? 'to dry-run' : 'to sync';
+  const progress = startProgress(`waiting for the agent of ${op.target} ${asked} it (${op.id})`, output);
   let current = op;
   while (current.state === 'Pending' && Date.now() < deadline) {
-    if (output === 'table') process.stderr.write('.');
     await new Promise((r) => setTimeout(r, 1000));
     const list = z.array(operationSchema).parse(await client.request('GET', path));
     current = list.find((o) => o.id === op.id) ?? current;
   }
-  if (output === 'table') process.stderr.write('\n');
+  const ended = current.state === 'Pending' ? 'still Pending: --timeout reached' : current.state;
+  progress.done(`${op.target}: ${ended}`, current.state === (op.terminate ? 'Terminated' : 'Succeeded'));
   return current;
 }
 
@@ -273,15 +285,17 @@ async function waitAll(
 ): Promise<Operation[]> {
   let ops = bulk.operations;
   const batch = `/api/v1/operations?batchId=${encodeURIComponent(bulk.batchId ?? '')}`;
+  const reported = () => `${ops.filter((o) => o.state !== 'Pending').length}/${ops.length} targets reported`;
+  const progress = startProgress(`waiting for the agents: ${reported()}`, output);
   while (ops.some((o) => o.state === 'Pending') && Date.now() < deadline) {
     await new Promise((r) => setTimeout(r, 1000));
     ops = z.array(operationSchema).parse(await client.request('GET', batch));
-    if (output === 'table') {
-      const done = ops.filter((o) => o.state !== 'Pending').length;
-      process.stderr.write(`\r${done}/${ops.length} reported`);
-    }
+    progress.update(`waiting for the agents: ${reported()}`);
   }
-  if (output === 'table') process.stderr.write('\n');
+  progress.done(
+    reported(),
+    ops.every((o) => o.state === 'Succeeded'),
+  );
   return ops;
 }
 

@@ -39,6 +39,7 @@ const SPEC: HubCommandSpec = {
     role: { type: 'string' },
     'expires-in-days': { type: 'string' },
   },
+  apiFields: { role: 'role', expiresInDays: 'expires-in-days' },
 };
 
 export const describe: CommandDescription = describeHubCommand(SPEC);

@@ -1,6 +1,7 @@
 import { type CommandDescription } from '../command.js';
 import { describeOffline } from '../offline/offline-command.js';
 import { HUB_COMMON_OPTIONS } from '../options/common-options.js';
+import { HUB_SUBCOMMANDS, WINDOW_EDIT_OPTIONS } from './window-request.js';
 import { evaluateWindows, validateWindows, type WindowEvaluation } from '@flotilla/windows';
 import { type SyncWindow } from '@flotilla/contract';
 import { errorResult, many, readDocuments, offlineCommand, UsageError } from '../offline/offline-command.js';
@@ -23,8 +24,8 @@ With more than one file or time the output is a JSON array: every file with ever
 time, file-major (file 1 at each --at in order, then file 2 ...). nextChange is the
 next instant after TIME at which canSync flips, or null if it does not within a year.
 
-The hub's windows: flotilla windows list | show NAME | history NAME | next TARGET
-(flotilla windows list --help).`;
+The hub's windows: flotilla windows list | show NAME | history NAME | next TARGET |
+calendar NAME | create NAME | update NAME | delete NAME (flotilla windows list --help).`;
 
 const OPTIONS = {
   file: { type: 'string', short: 'f', multiple: true },
@@ -149,15 +150,19 @@ const runOffline = offlineCommand('windows', USAGE, OPTIONS, (values) => {
  */
 export async function run(argv: string[]): Promise<number> {
   const [first] = argv;
-  if (first !== undefined && ['list', 'show', 'history', 'next'].includes(first)) {
+  if (first !== undefined && (HUB_SUBCOMMANDS as readonly string[]).includes(first)) {
     return (await import('./windows-hub.command.js')).run(argv);
   }
   return runOffline(argv);
 }
 
-/** Both forms: the offline evaluator's options, and the hub-backed sub-commands with the hub's options. */
+/** Both forms: the offline evaluator's options, and the hub-backed sub-commands with their options. */
 export const describe: CommandDescription = {
-  options: { ...describeOffline(OPTIONS).options, ...HUB_COMMON_OPTIONS },
-  subcommands: ['list', 'show', 'history', 'next'],
+  options: {
+    ...WINDOW_EDIT_OPTIONS,
+    ...describeOffline(OPTIONS).options,
+    ...HUB_COMMON_OPTIONS,
+  },
+  subcommands: HUB_SUBCOMMANDS,
   listings: ['list', 'history'],
 };
