@@ -127,6 +127,37 @@ describe('rollback by revert: from a bad commit on the canary to a merged revert
     ]);
     expect((await e2e.repo.raw(['log', '-1', '--format=%an', branch])).trim()).toBe('Flotilla Hub');
 
+    // Asked from the CLI after the rollback: the same pull request, nothing new written.
+    const asked = await e2e.flotilla(
+      'revert',
+      '--hub',
+      '--target',
+      `${canary}-guestbook`,
+      '--token',
+      ADMIN,
+      '-o',
+      'json',
+    );
+    expect(asked.code).toBe(0);
+    expect(JSON.parse(asked.stdout)).toMatchObject({
+      alreadyOpen: true,
+      pullRequest: { url: `${hostApi.url}/acme/guestbook/pull/1` },
+    });
+    // The offline flags are refused with --hub (usage, exit 2), asking nothing.
+    const mixed = await e2e.flotilla(
+      'revert',
+      '--hub',
+      '--target',
+      `${canary}-guestbook`,
+      '--clusters',
+      'c.yaml',
+    );
+    expect([mixed.code, mixed.stderr]).toEqual([
+      2,
+      expect.stringContaining('--clusters is for an offline revert'),
+    ]);
+    expect(hostApi.pullRequests()).toHaveLength(1);
+
     // A person merges the pull request (git, as they would); the hub follows main.
     await e2e.repo.raw(['merge', '--no-ff', '--no-edit', branch]);
     const merged = await e2e.head();
