@@ -174,63 +174,72 @@ export class RevertsService {
       });
     } catch (e) {
       // Whatever went wrong, nothing stays half done: no branch, no claim, the failure audited.
-      const failure = failureOf(e);
       if (revert !== null) await this.deleteBranch(row.branch, remote);
-      await this.db.prisma.revertRequest.delete({ where: { id: row.id } });
-      await this.audit.record({
-        actor,
-        action: 'revert.failed',
-        scope: scopeOf(range),
-        details: {
-          repository: range.repository.url,
-          branch: row.branch,
-          to: range.to,
-          head: range.head,
-          error: failure?.message ?? String(e),
-        },
-      });
-      throw failure ?? e;
+      throw await this.recordFailure(range, row, actor, e);
     }
+    const opened = { ...row, revertCommit: revert, url: pullRequest.url, number: pullRequest.number };
     const restores = await this.restores(range, revert);
+    await this.recordOpened(range, opened, { base, restores, reason, actor });
+    return viewOf(range, opened, restores, false);
+  }
+
+  /** The claim becomes an open revert, its pins wait for it, and `revert.opened` says it all. */
+  private async recordOpened(
+    range: RevertRange,
+    opened: RevertRequest & { revertCommit: string; url: string; number: number },
+    how: { base: string; restores: boolean | null; reason: string; actor: AuditActor },
+  ): Promise<void> {
     const pins = pinsReplaced(range);
     await this.db.prisma.$transaction(async (tx) => {
       await tx.revertRequest.update({
-        where: { id: row.id },
-        data: { status: 'Open', revertCommit: revert, url: pullRequest.url, number: pullRequest.number },
+        where: { id: opened.id },
+        data: { status: 'Open', revertCommit: opened.revertCommit, url: opened.url, number: opened.number },
       });
       await tx.targetPin.updateMany({
         where: { targetId: { in: pins.map((p) => p.targetId) } },
-        data: { revertUrl: pullRequest.url },
+        data: { revertUrl: opened.url },
       });
       await this.audit.record(
         {
-          actor,
+          actor: how.actor,
           action: 'revert.opened',
           scope: scopeOf(range),
           details: {
             repository: range.repository.url,
-            pullRequest: pullRequest.url,
-            number: pullRequest.number,
-            branch: row.branch,
-            base,
-            revert,
+            pullRequest: opened.url,
+            number: opened.number,
+            branch: opened.branch,
+            base: how.base,
+            revert: opened.revertCommit,
             to: range.to,
             head: range.head,
             commits: range.commits,
-            restores,
+            restores: how.restores,
             pins: pins.map(({ targetId: _, ...p }) => p),
-            ...(reason && { reason }),
+            ...(how.reason && { reason: how.reason }),
           },
         },
         tx,
       );
     });
-    return viewOf(
-      range,
-      { ...row, revertCommit: revert, url: pullRequest.url, number: pullRequest.number },
-      restores,
-      false,
-    );
+  }
+
+  private async recordFailure(range: RevertRange, row: RevertRequest, actor: AuditActor, e: unknown) {
+    const failure = failureOf(e);
+    await this.db.prisma.revertRequest.delete({ where: { id: row.id } });
+    await this.audit.record({
+      actor,
+      action: 'revert.failed',
+      scope: scopeOf(range),
+      details: {
+        repository: range.repository.url,
+        branch: row.branch,
+        to: range.to,
+        head: range.head,
+        error: failure?.message ?? String(e),
+      },
+    });
+    return failure ?? e;
   }
 
   /** The same revert asked again (or a second rollback of the appset's revision): its pins wait for it too. */
