@@ -20,6 +20,8 @@ export interface GuestbookFleetOptions {
   labels?: (index: number) => Record<string, string>;
   /** The Kubernetes version each cluster reports, by index (`v1.30.4`). */
   kubernetesVersion?: (index: number) => string | undefined;
+  /** The git daemon accepts pushes (the hub writing a revert branch, as to a Git host). */
+  pushable?: boolean;
 }
 
 /**
@@ -57,7 +59,7 @@ export class GuestbookFleet {
       await repo.init(['--initial-branch=main']);
       await repo.addConfig('user.name', 'E2E').addConfig('user.email', 'e2e@flotilla.local');
       await repo.add('.').commit('initial');
-      const daemon = await startGitDaemon(join(work, 'git'), gitHost);
+      const daemon = await startGitDaemon(join(work, 'git'), gitHost, { push: opts.pushable === true });
       fleet = await LocalFleet.start({
         workDir: join(work, 'fleet'),
         clusters: opts.clusters,

@@ -76,6 +76,12 @@ import { RolloutsController } from './release/rollouts/rollouts.controller.js';
 import { PinsService } from './release/pins/pins.service.js';
 import { PinExpiry } from './release/pins/pin-expiry.service.js';
 import { PinsController } from './release/pins/pins.controller.js';
+import { RestoredPins } from './release/pins/restored-pins.service.js';
+import { RevertRangeService } from './release/reverts/revert-range.service.js';
+import { RevertsService } from './release/reverts/reverts.service.js';
+import { RevertsController } from './release/reverts/reverts.controller.js';
+import { RevertProcessor } from './pipeline/revert.processor.js';
+import { WriteAccessService } from './sources/repositories/write-access.service.js';
 import { TargetsController } from './fleet-view/targets.controller.js';
 import { SyncHistory } from './history/sync-history.service.js';
 import { TargetOperations } from './operations/target-operations.service.js';
@@ -137,6 +143,7 @@ const HANDLERS = [
   NotifyProcessor,
   RetentionProcessor,
   ChartVersionsProcessor,
+  RevertProcessor,
 ];
 
 /** The hub's services, stage by stage in the order of docs/architecture.md. */
@@ -164,6 +171,7 @@ const SERVICES: Provider[] = [
   ProjectsService,
   GitMirrorsService,
   RepositoriesService,
+  WriteAccessService,
   SourceVerifications,
   VerificationSettingsService,
   WebhooksService,
@@ -195,6 +203,9 @@ const SERVICES: Provider[] = [
   RolloutQueries,
   PinsService,
   PinExpiry,
+  RestoredPins,
+  RevertRangeService,
+  RevertsService,
   WindowsService,
   TargetOperations,
   PendingOperations,
@@ -243,6 +254,7 @@ const API_CONTROLLERS: Type[] = [
   ExplainController,
   RolloutsController,
   PinsController,
+  RevertsController,
   AuditController,
   ApiTokensController,
   OidcSignInController,

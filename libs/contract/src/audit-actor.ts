@@ -29,6 +29,7 @@ export type SystemJob =
   | 'repository-poll'
   | 'agent-offline-sweep'
   | 'pin-expiry'
+  | 'pin-lifting'
   | 'break-glass-expiry';
 
 export function systemActor(job: SystemJob): AuditActor {

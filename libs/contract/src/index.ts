@@ -29,5 +29,6 @@ export * from './view-schemas.js';
 export * from './cluster-views.js';
 export * from './resource-views.js';
 export * from './pin-views.js';
+export * from './revert-views.js';
 export * from './fleet-source-views.js';
 export * from './agent-features.js';

@@ -19,6 +19,8 @@ export interface QueuePayloads {
   retention: { trigger: 'schedule' | 'manual' };
   /** Resolve every chart's version range again; re-expand the appsets whose resolution moved. */
   'chart-versions': { trigger: 'schedule' | 'manual' };
+  /** Open a revert pull request for a target an automatic rollback pinned, away from revision `from`. */
+  revert: { targetId: string; from: string };
 }
 export type QueueName = keyof QueuePayloads;
 
@@ -30,6 +32,7 @@ export const QUEUE_NAMES = [
   'notify',
   'retention',
   'chart-versions',
+  'revert',
 ] as const satisfies readonly QueueName[];
 
 interface JobOptions {
@@ -50,6 +53,8 @@ export const JOB_OPTIONS: Record<QueueName, JobOptions> = {
   retention: { attempts: 1, backoffMs: 60_000, removeOnComplete: 10, removeOnFail: 50 },
   // A failed check (a repository down) is done again at the next interval.
   'chart-versions': { attempts: 1, backoffMs: 60_000, removeOnComplete: 10, removeOnFail: 50 },
+  // A host down is tried again; a failed attempt leaves nothing behind (its branch is deleted).
+  revert: { attempts: 3, backoffMs: 5_000, removeOnComplete: 100, removeOnFail: 500 },
 };
 
 /**
@@ -81,6 +86,10 @@ export function jobId<Q extends QueueName>(queue: Q, payload: QueuePayloads[Q]):
       return `retention.${(payload as QueuePayloads['retention']).trigger}`;
     case 'chart-versions':
       return `chart-versions.${(payload as QueuePayloads['chart-versions']).trigger}`;
+    case 'revert': {
+      const p = payload as QueuePayloads['revert'];
+      return `revert.${p.targetId}.${p.from}`;
+    }
   }
   throw new Error(`unknown queue ${String(queue)}`);
 }

@@ -37,3 +37,4 @@ export {
   type TargetPlan,
 } from './plan-report.js';
 export { formatPlanMarkdown, formatPlanTable, planHeadline, MAX_MARKDOWN_CHARS } from './format-plan.js';
+export { commitsToRevert, type RevertRange } from './revert-commits.js';

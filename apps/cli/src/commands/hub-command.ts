@@ -351,3 +351,31 @@ export async function showOrWatch<T>(
   );
   return 0;
 }
+
+/**
+ * `--hub` may stand alone (the hub of $FLOTILLA_HUB_URL or the context): parseArgs wants a value, so
+ * a bare one is taken out and remembered.
+ */
+export function hubFlag(argv: string[]): { argv: string[]; given: boolean } {
+  const out: string[] = [];
+  let given = false;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    if (arg === '--') {
+      out.push(...argv.slice(i));
+      break;
+    }
+    if (arg === '--hub') {
+      given = true;
+      const next = argv[i + 1];
+      if (next !== undefined && !next.startsWith('-')) {
+        out.push(arg, next);
+        i++;
+      }
+      continue;
+    }
+    if (arg.startsWith('--hub=')) given = true;
+    out.push(arg);
+  }
+  return { argv: out, given };
+}

@@ -2,7 +2,7 @@ import { type CommandDescription } from '../command.js';
 import { join } from 'node:path';
 import { parseOptions, type OptionValues } from '../options/parse-options.js';
 import { HUB_OUTPUT_FORMATS, parseOutputFormat } from '../options/output-format.js';
-import { type PlannedTarget } from '@flotilla/plan';
+import { commitsToRevert, type PlannedTarget } from '@flotilla/plan';
 import { stringify } from 'yaml';
 import {
   commitOf,
@@ -18,9 +18,13 @@ import {
 import { EvaluationError, UsageError } from '../offline/offline-command.js';
 import { readClusters } from './generate.command.js';
 import { capabilitiesFrom } from './render.command.js';
+import { hubFlag } from './hub-command.js';
+import { revertAtHub } from './revert-hub.js';
 
 const USAGE = `usage: flotilla revert (--appset A | --target T) --to REV [--fleet DIR] [--path SUBDIR]
                        [--repo URL=DIR]... --clusters FILE [--dry-run] [-o table|json|yaml]
+       flotilla revert --hub [URL] (--appset A | --target T) [--to REV] [--reason TEXT]
+                       [--token T] [--context NAME] [-o table|json|yaml]
 
 Rollback by revert, in a local checkout: finds the commits since REV (the last revision that was
 healthy) that changed what the appset A (or the one target T) renders, and writes one commit on
@@ -41,7 +45,16 @@ unrelated files is left alone and a values change that reaches A through its cha
 
 The working tree must be clean. A revert that does not apply cleanly is aborted (nothing written)
 and exits 1 naming the files. Exit 0 when it reverted (or found nothing to revert), 1 when it could
-not, 2 on usage.`;
+not, 2 on usage.
+
+At the hub (POST /api/v1/targets/T/revert or /appsets/A/revert): the hub finds the commits in the
+target's repository, writes the revert on a new branch, pushes it with the write access it was given
+and opens a pull request through the Git host's API; the pin is lifted once the merge makes Git
+render the pinned content again.
+  --hub [URL]           at the hub (URL default $FLOTILLA_HUB_URL, else the context's)
+  --to REV              default: the revision the target (or the appset's targets) is pinned to
+  --reason TEXT         said in the pull request and the audit log
+  --token T, --context NAME  as for the other hub commands`;
 
 const OPTIONS = {
   appset: { type: 'string' },
@@ -56,6 +69,10 @@ const OPTIONS = {
   'dry-run': { type: 'boolean' },
   output: { type: 'string', short: 'o', default: 'table' },
   help: { type: 'boolean', short: 'h' },
+  hub: { type: 'string' },
+  token: { type: 'string' },
+  context: { type: 'string' },
+  reason: { type: 'string' },
 } as const;
 
 export const describe: CommandDescription = { options: OPTIONS };
@@ -82,13 +99,20 @@ export async function run(argv: string[]): Promise<number> {
   let output: string = 'table';
   const scratch = new Scratch();
   try {
+    const hub = hubFlag(argv);
     let values;
     try {
-      values = parseOptions(argv, OPTIONS, { command: 'revert', allowPositionals: false }).values;
+      values = parseOptions(hub.argv, OPTIONS, { command: 'revert', allowPositionals: false }).values;
     } catch (err) {
       throw new UsageError((err as Error).message);
     }
     output = parseOutputFormat(values.output, HUB_OUTPUT_FORMATS);
+    if (hub.given) {
+      process.stdout.write(await revertAtHub(values, output));
+      return 0;
+    }
+    for (const flag of ['token', 'context', 'reason'] as const)
+      if (values[flag] !== undefined) throw new UsageError(`--${flag} goes with --hub`);
     const report = await revert(values, scratch);
     process.stdout.write(
       output === 'json'
@@ -177,15 +201,14 @@ async function revert(values: Values, scratch: Scratch): Promise<RevertReport> {
   if (!exists(atTo) && !exists(atHead))
     throw new EvaluationError(`there is no ApplicationSet ${appSet} at ${values.to} nor at HEAD`);
   const wanted = key(atTo);
-  // Already restored (a revert merged, or changes that cancel out): nothing to write.
-  const restored = key(atHead) === wanted;
-  let previous = wanted;
-  for (const commit of restored ? [] : range) {
-    const current = key(await fingerprint(commit, appSet));
-    if (current !== previous)
-      commits.push({ commit, subject: git(top, ['log', '-1', '--format=%s', commit]) });
-    previous = current;
-  }
+  const changed = await commitsToRevert({
+    commits: range,
+    wanted,
+    atHead: key(atHead),
+    fingerprintAt: async (commit) => key(await fingerprint(commit, appSet)),
+  });
+  for (const commit of changed)
+    commits.push({ commit, subject: git(top, ['log', '-1', '--format=%s', commit]) });
   const report: RevertReport = {
     appSet,
     target: targetName ?? null,

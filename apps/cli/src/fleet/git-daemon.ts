@@ -10,12 +10,15 @@ import { connect } from 'node:net';
 export async function startGitDaemon(
   baseDir: string,
   supervisor: ProcessSupervisor,
+  /** `push`: accept pushes (`--enable=receive-pack`), as a Git host would from a writer. */
+  opts: { push?: boolean } = {},
 ): Promise<{ url: (repo: string) => string; proc: SupervisedProcess }> {
   const port = await freePort();
   const proc = supervisor.spawn('git-daemon', 'git', [
     'daemon',
     '--reuseaddr',
     '--export-all',
+    ...(opts.push === true ? ['--enable=receive-pack'] : []),
     '--listen=127.0.0.1',
     `--port=${port}`,
     `--base-path=${baseDir}`,

@@ -3,7 +3,7 @@ import type { AuditActor, Report, SyncReport } from '@flotilla/contract';
 import type { AuditEntry } from '../audit/audit.service.js';
 import { applyDeletionReports } from '../desired-state/target-deletions.service.js';
 import { recordBreakGlassChanges } from '../break-glass/break-glass.service.js';
-import { recordAutomaticRollbacks } from '../release/rollouts/automatic-rollback.js';
+import { isAutomaticRollback, recordAutomaticRollbacks } from '../release/rollouts/automatic-rollback.js';
 import type { Prisma } from '../generated/prisma/client.js';
 import { refuseUnassignedBundles } from './assigned-bundles.js';
 import {
@@ -105,6 +105,9 @@ async function applyHooks(
       syncs.map(({ report, target }) => ({ report, targetId: target.id })),
     )),
   );
+  for (const { report, target } of syncs)
+    if (isAutomaticRollback(report) && report.rolledBackFrom)
+      effects.reverts.push({ targetId: target.id, from: report.rolledBackFrom.revision });
   effects.audit.push(
     ...(await closeOperations(
       tx,

@@ -43,10 +43,12 @@ export interface BatchEffects {
   comparisons: Map<string, ComparisonReport>;
   /** Appsets to expand once the transaction commits: a target deleted here that Git may still want. */
   expand: { appSetId: string; deletionId: string }[];
+  /** Targets an automatic rollback pinned, away from revision `from`: a revert may be opened for each. */
+  reverts: { targetId: string; from: string }[];
 }
 
 export function noEffects(): BatchEffects {
-  return { syncRuns: [], status: new Map(), audit: [], comparisons: new Map(), expand: [] };
+  return { syncRuns: [], status: new Map(), audit: [], comparisons: new Map(), expand: [], reverts: [] };
 }
 
 export function applySync(

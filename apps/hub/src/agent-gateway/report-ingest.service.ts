@@ -103,7 +103,7 @@ export class ReportIngestService {
    * INSERT of sync runs, one UPDATE of target status and one chain append for all of them.
    */
   private async ingestGroup(group: PendingBatch[]): Promise<Set<string>[]> {
-    const { fresh, expand } = await this.db.prisma.$transaction(async (tx) => {
+    const { fresh, expand, reverts } = await this.db.prisma.$transaction(async (tx) => {
       const applied = await storeNewReports(tx, group);
       const targets = await lockTargets(tx, applied.flat());
       const actors = await agentActors(tx, group);
@@ -119,9 +119,15 @@ export class ReportIngestService {
       await writeComparisons(tx, effects.comparisons);
       // Last: the chain lock is held from here to commit, so nothing slow comes after it.
       await this.audit.recordMany(effects.audit, tx);
-      return { fresh: applied.map((reports) => new Set(reports.map((r) => r.id))), expand: effects.expand };
+      return {
+        fresh: applied.map((reports) => new Set(reports.map((r) => r.id))),
+        expand: effects.expand,
+        reverts: effects.reverts,
+      };
     }, INGEST_TX);
     await this.expandAfterDeletions(expand);
+    // After the commit: the revert job reads the pin the rollback made (release/reverts).
+    for (const r of reverts) await this.queues?.enqueue('revert', r);
     return fresh;
   }
 

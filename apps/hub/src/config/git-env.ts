@@ -41,6 +41,25 @@ export const gitEnv = z.object({
     .positive()
     .default(3600)
     .describe('Longest one Git fetch may run in all, progress or not.'),
+  REVERT_AUTHOR_NAME: z
+    .string()
+    .trim()
+    .min(1)
+    .default('Flotilla')
+    .describe('The author (and committer) name of the revert commits the hub writes.'),
+  REVERT_AUTHOR_EMAIL: z
+    .string()
+    .trim()
+    .min(1)
+    .default('flotilla@localhost')
+    .describe('The author (and committer) e-mail of the revert commits the hub writes.'),
+  REVERT_AFTER_ROLLBACK: z
+    .enum(['0', '1', 'false', 'true'], 'expected 1 or true, 0 or false')
+    .default('1')
+    .transform((v) => v === '1' || v === 'true')
+    .describe(
+      '1 = after an automatic rollback, open a revert pull request for the pinned target when its repository has write access; 0 = only on request.',
+    ),
 });
 
 export interface GitConfig {
@@ -52,6 +71,8 @@ export interface GitConfig {
     idleTimeoutSeconds: number;
     fetchMaxSeconds: number;
   };
+  /** Rollback by revert: who the hub's revert commits are by, and whether a rollback opens one. */
+  reverts: { author: { name: string; email: string }; afterRollback: boolean };
 }
 
 export function gitConfig(
@@ -71,6 +92,10 @@ export function gitConfig(
       connectTimeoutSeconds: e.GIT_CONNECT_TIMEOUT_SECONDS,
       idleTimeoutSeconds: e.GIT_IDLE_TIMEOUT_SECONDS,
       fetchMaxSeconds: e.GIT_FETCH_MAX_SECONDS,
+    },
+    reverts: {
+      author: { name: e.REVERT_AUTHOR_NAME, email: e.REVERT_AUTHOR_EMAIL },
+      afterRollback: e.REVERT_AFTER_ROLLBACK,
     },
   };
 }

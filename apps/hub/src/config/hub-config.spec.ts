@@ -53,6 +53,7 @@ describe('loadHubConfig', () => {
         idleTimeoutSeconds: 60,
         fetchMaxSeconds: 3600,
       },
+      reverts: { author: { name: 'Flotilla', email: 'flotilla@localhost' }, afterRollback: true },
       notifications: { timeoutSeconds: 10 },
       metrics: { reasonsMaxAgeSeconds: 30 },
       retention: {

@@ -19,6 +19,7 @@ export class JobQueues {
     @InjectQueue('notify') notify: Queue,
     @InjectQueue('retention') retention: Queue,
     @InjectQueue('chart-versions') chartVersions: Queue,
+    @InjectQueue('revert') revert: Queue,
   ) {
     this.queues = {
       'source-sync': sourceSync,
@@ -28,6 +29,7 @@ export class JobQueues {
       notify,
       retention,
       'chart-versions': chartVersions,
+      revert,
     };
   }
 

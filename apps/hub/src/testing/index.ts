@@ -10,3 +10,4 @@ export * from './test-git-host-api.js';
 export * from './test-helm-repository.js';
 // How the hub reads FLOTILLA_HEALTH_LUA_DIR at start, for tests of what the chart mounts there.
 export { loadHubHealthRules } from '../health-rules/hub-health-rules.js';
+export * from './test-git-daemon.js';

@@ -1,5 +1,8 @@
 import type { NotificationMessage } from '../notification-message.js';
+import { repositoryPathOf } from '../../sources/repositories/repository-url.js';
 import { DeliveryError, postJson } from './http-post.js';
+
+export { repositoryPathOf };
 
 export const GIT_HOST_PROVIDERS = ['github', 'gitlab', 'gitea'] as const;
 export type GitHostProvider = (typeof GIT_HOST_PROVIDERS)[number];
@@ -32,31 +35,6 @@ export interface CommitStatusConfig {
   repository?: string;
   /** The status's name on the commit; unset = `flotilla/<appset>`. */
   context?: string;
-}
-
-/**
- * `owner/name` from a Git URL (`https://host/owner/name.git`, `ssh://git@host/owner/name`,
- * `git@host:owner/name.git`), or null when it has no such path.
- */
-export function repositoryPathOf(url: string): string | null {
-  const scp = /^[^/@]+@[^:/]+:(.+)$/.exec(url);
-  let path: string;
-  if (scp?.[1]) path = scp[1];
-  else {
-    try {
-      const parsed = new URL(url);
-      // A local path (file://) names no repository on a Git host.
-      if (!['http:', 'https:', 'ssh:', 'git:'].includes(parsed.protocol)) return null;
-      path = parsed.pathname;
-    } catch {
-      return null;
-    }
-  }
-  const clean = path
-    .replace(/^\/+/, '')
-    .replace(/\/+$/, '')
-    .replace(/\.git$/, '');
-  return clean.split('/').length >= 2 ? clean : null;
 }
 
 /** Posts the commit status the message's trigger stands for, in the provider's API. */

@@ -25,6 +25,7 @@ import {
 } from './rollout-records.js';
 import { releaseNamed, releaseTargets } from './target-release.js';
 import { PolicyGate } from '../policies/policy-gate.service.js';
+import { RestoredPins } from '../pins/restored-pins.service.js';
 
 type Tx = Prisma.TransactionClient;
 
@@ -45,6 +46,7 @@ export class RolloutsService implements ReleaseAfterExpansion {
     private readonly queues: JobQueues,
     private readonly wakeups: ClusterWakeups,
     private readonly policyGate: PolicyGate,
+    private readonly restoredPins: RestoredPins,
     @Inject(HUB_CONFIG) private readonly config: HubConfig,
   ) {}
 
@@ -55,6 +57,8 @@ export class RolloutsService implements ReleaseAfterExpansion {
   async afterExpansion(appSetId: string): Promise<void> {
     const appSet = await this.db.prisma.applicationSet.findUnique({ where: { id: appSetId } });
     if (!appSet) return;
+    // Git renders what a rollback pinned again (its revert merged): the pin has done its job.
+    await this.restoredPins.liftRestored(appSetId);
     const targets = await this.db.prisma.target.findMany({
       where: rolledOut(appSetId),
       orderBy: { name: 'asc' },

@@ -3,6 +3,7 @@ import {
   queuedFetchViewSchema,
   repositoryListingSchema,
   repositoryViewSchema,
+  writeAccessViewSchema,
 } from '@flotilla/contract';
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
@@ -17,13 +18,17 @@ import {
   RepositoriesService,
   repositoryCredentialsSchema,
 } from './repositories.service.js';
+import { writeAccessSchema, WriteAccessService } from './write-access.service.js';
 
 @ApiTags('repositories')
 @ApiBearerAuth()
 @UseGuards(AdminTokenGuard)
 @Controller('api/v1/repositories')
 export class RepositoriesController {
-  constructor(private readonly repos: RepositoriesService) {}
+  constructor(
+    private readonly repos: RepositoriesService,
+    private readonly writeAccess: WriteAccessService,
+  ) {}
 
   @Post()
   @Roles('admin') // repositories may carry credentials
@@ -52,6 +57,31 @@ export class RepositoriesController {
   @ApiAnswer(repositoryViewSchema)
   clearCredentials(@Param('id') id: string, @Actor() actor: AuditActor) {
     return this.repos.clearCredentials(id, actor);
+  }
+
+  /**
+   * Gives the hub write access, for rollback by revert: a token or deploy key that pushes a branch,
+   * and the Git host whose API opens the pull request (sealed at rest, never returned).
+   */
+  @Put(':id/write-access')
+  @Roles('admin')
+  @ApiInput(writeAccessSchema, 'WriteAccessInput')
+  @ApiAnswer(writeAccessViewSchema)
+  setWriteAccess(@Param('id') id: string, @Body() body: unknown, @Actor() actor: AuditActor) {
+    return this.writeAccess.set(id, parseInput(writeAccessSchema, body), actor);
+  }
+
+  @Get(':id/write-access')
+  @ApiAnswer(writeAccessViewSchema)
+  getWriteAccess(@Param('id') id: string) {
+    return this.writeAccess.get(id);
+  }
+
+  @Delete(':id/write-access')
+  @Roles('admin')
+  @HttpCode(204)
+  async clearWriteAccess(@Param('id') id: string, @Actor() actor: AuditActor): Promise<void> {
+    await this.writeAccess.clear(id, actor);
   }
 
   /** By URL; with `limit` or `cursor`, one page `{items, nextCursor}` (see common/name-page.ts). */

@@ -106,3 +106,28 @@ export function withoutCredentials(url: string): string {
 function within(path: string, dir: string): boolean {
   return path === dir || path.startsWith(dir.endsWith(sep) ? dir : `${dir}${sep}`);
 }
+
+/**
+ * `owner/name` from a Git URL (`https://host/owner/name.git`, `ssh://git@host/owner/name`,
+ * `git@host:owner/name.git`), or null when it has no such path.
+ */
+export function repositoryPathOf(url: string): string | null {
+  const scp = /^[^/@]+@[^:/]+:(.+)$/.exec(url);
+  let path: string;
+  if (scp?.[1]) path = scp[1];
+  else {
+    try {
+      const parsed = new URL(url);
+      // A local path (file://) names no repository on a Git host.
+      if (!['http:', 'https:', 'ssh:', 'git:'].includes(parsed.protocol)) return null;
+      path = parsed.pathname;
+    } catch {
+      return null;
+    }
+  }
+  const clean = path
+    .replace(/^\/+/, '')
+    .replace(/\/+$/, '')
+    .replace(/\.git$/, '');
+  return clean.split('/').length >= 2 ? clean : null;
+}
