@@ -191,10 +191,14 @@ export class SwarmClient {
       const next = this.queue[0];
       if (!next) {
         await new Promise<void>((resolve) => {
-          this.wakeDelivery = resolve;
-          this.signal.addEventListener('abort', () => resolve(), { once: true });
+          const done = (): void => {
+            this.signal.removeEventListener('abort', done);
+            this.wakeDelivery = undefined;
+            resolve();
+          };
+          this.wakeDelivery = done;
+          this.signal.addEventListener('abort', done, { once: true });
         });
-        this.wakeDelivery = undefined;
         continue;
       }
       try {
@@ -278,14 +282,12 @@ class SwarmCallError extends Error {
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    signal.addEventListener(
-      'abort',
-      () => {
-        clearTimeout(timer);
-        resolve();
-      },
-      { once: true },
-    );
+    const done = (): void => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
   });
 }

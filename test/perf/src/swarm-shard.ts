@@ -1,6 +1,8 @@
 import { fork, type ChildProcess } from 'node:child_process';
+import { setMaxListeners } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { cpuProfileArgs } from './cpu-profile.js';
+import { type Report } from '@flotilla/contract';
 import { SwarmClient, type RevisionTimes } from './swarm-client.js';
 
 /**
@@ -27,9 +29,18 @@ type ToShard =
   | { type: 'stop' };
 export interface BurstResult {
   /** Per round: reports sent, accepted, duplicates, and the wall-clock span of the round (ms). */
-  rounds: { sent: number; accepted: number; duplicates: number; startedAt: number; endedAt: number }[];
+  rounds: {
+    sent: number;
+    accepted: number;
+    duplicates: number;
+    storedBeforeRetry: number;
+    startedAt: number;
+    endedAt: number;
+  }[];
   /** The first round posted again with the same ids. */
   replay: { sent: number; accepted: number; duplicates: number };
+  /** POSTs the hub failed (5xx, no answer), each sent again. */
+  failedPosts: number;
 }
 type FromShard =
   | { type: 'ready' }
@@ -134,6 +145,8 @@ export class SwarmShard {
 /** The shard side: a process forked by `SwarmShard.start`. */
 function runShard(): void {
   const abort = new AbortController();
+  // Every client's calls listen on the one signal that stops the shard: thousands at once, by design.
+  setMaxListeners(0, abort.signal);
   const clients: SwarmClient[] = [];
   const loops: Promise<void>[] = [];
   const post = (m: FromShard): void => void process.send?.(m);
@@ -204,15 +217,32 @@ async function burst(clients: SwarmClient[], rounds: number): Promise<BurstResul
       const at = new Date().toISOString();
       return c.assignments.flatMap((a) => c.reportsFor(a, at, 'self-heal'));
     });
+  // A failed POST is sent again unchanged, as the agent's queue does: the same ids, so a batch the
+  // hub stored before failing comes back as duplicates, never twice.
+  let failures = 0;
+  const postUntilAnswered = async (c: SwarmClient, reports: Report[]) => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const a = await c.postReports(reports);
+        return { ...a, retried: attempt > 1 };
+      } catch (err) {
+        failures++;
+        if (attempt >= 5) throw err;
+        await new Promise((resolve) => setTimeout(resolve, 1_000 * attempt));
+      }
+    }
+  };
   const post = async (all: ReturnType<typeof batches>) => {
-    const answers = await Promise.all(clients.map((c, i) => c.postReports(all[i] ?? [])));
+    const answers = await Promise.all(clients.map((c, i) => postUntilAnswered(c, all[i] ?? [])));
     return {
       sent: all.reduce((n, b) => n + b.length, 0),
       accepted: answers.reduce((n, a) => n + a.accepted, 0),
       duplicates: answers.reduce((n, a) => n + a.duplicates, 0),
+      // Duplicates in an answer to a resent batch are its first attempt, stored before it failed.
+      storedBeforeRetry: answers.reduce((n, a) => n + (a.retried ? a.duplicates : 0), 0),
     };
   };
-  const out: BurstResult = { rounds: [], replay: { sent: 0, accepted: 0, duplicates: 0 } };
+  const out: BurstResult = { rounds: [], replay: { sent: 0, accepted: 0, duplicates: 0 }, failedPosts: 0 };
   let first: ReturnType<typeof batches> = [];
   for (let r = 0; r < rounds; r++) {
     const all = batches();
@@ -221,7 +251,9 @@ async function burst(clients: SwarmClient[], rounds: number): Promise<BurstResul
     const counts = await post(all);
     out.rounds.push({ ...counts, startedAt, endedAt: Date.now() });
   }
-  out.replay = await post(first);
+  const replay = await post(first);
+  out.replay = { sent: replay.sent, accepted: replay.accepted, duplicates: replay.duplicates };
+  out.failedPosts = failures;
   return out;
 }
 

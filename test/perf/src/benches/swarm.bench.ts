@@ -75,6 +75,8 @@ export const swarmBench: BenchFn = async (ctx) => {
   });
   const shards: SwarmShard[] = [];
   const db = new pg.Client({ connectionString: stack.databaseUrl });
+  // Dropping the database (stop, or the runner's clean-up past the limit) ends this connection.
+  db.on('error', () => undefined);
   const swarmCpu = (): number => shards.reduce((n, s) => n + procCpuSeconds(s.pid), 0);
   const hubCpu = (): number => procCpuSeconds(stack.hub.pid);
   try {
@@ -161,7 +163,12 @@ export const swarmBench: BenchFn = async (ctx) => {
     let revision = (await stack.repo.git.revparse(['HEAD'])).trim();
     const coldWall = Date.now();
     await stack.api.createAppSet(fleetAppSet('swarm', stack.repoUrl));
-    const cold = await rollout(revision, coldWall, Math.min(300_000, left() / 3));
+    // The cold fleet may take what the idle window, the commits and the floors leave (about 150 s).
+    const cold = await rollout(
+      revision,
+      coldWall,
+      Math.round(Math.max(30_000, Math.min(300_000, left() - 150_000))),
+    );
     ctx.progress(
       `cold: every client reported after ${Math.max(...cold.reported)} ms, hub Synced after ${cold.synced} ms`,
     );
@@ -200,7 +207,7 @@ export const swarmBench: BenchFn = async (ctx) => {
       revision = await stack.repo.commitRelease(`r${k}`);
       const [h0, s0, w0] = [hubCpu(), swarmCpu(), Date.now()];
       await stack.pushWebhook(revision);
-      const r = await rollout(revision, w0, Math.min(180_000, left() - 120_000));
+      const r = await rollout(revision, w0, Math.round(Math.max(10_000, Math.min(180_000, left() - 90_000))));
       const seconds = (Date.now() - w0) / 1000;
       hubRollout.push(((hubCpu() - h0) / seconds) * 100);
       swarmRollout.push(((swarmCpu() - s0) / seconds) * 100);
@@ -308,7 +315,7 @@ export const swarmBench: BenchFn = async (ctx) => {
           what: 'a bare batched INSERT of the same report, sync run and audit rows (up to 20,000 each)',
           samples: [insertFloor],
         },
-        notes: `one sample per round of ${ingest.perRound} reports; the first round sent again: ${ingest.replay.duplicates} of ${ingest.replay.sent} counted as duplicates, ${ingest.replay.accepted} accepted; hub ${(((hubCpu() - hb0) / burstSeconds) * 100).toFixed(0)} %, swarm ${(((swarmCpu() - sb0) / burstSeconds) * 100).toFixed(0)} % of a core; ${pinNote}`,
+        notes: `one sample per round of ${ingest.perRound} reports; ${ingest.failedPosts} POSTs failed and were sent again unchanged; the first round sent again: ${ingest.replay.duplicates} of ${ingest.replay.sent} counted as duplicates, ${ingest.replay.accepted} accepted; hub ${(((hubCpu() - hb0) / burstSeconds) * 100).toFixed(0)} %, swarm ${(((swarmCpu() - sb0) / burstSeconds) * 100).toFixed(0)} % of a core; ${pinNote}`,
         command: COMMAND,
       }),
       figure({
@@ -374,6 +381,8 @@ export const swarmBench: BenchFn = async (ctx) => {
   } finally {
     await Promise.all(shards.map((s) => s.stop()));
     await db.end().catch(() => undefined);
+    // A profiled hub writes its profile on exit: give it the time to (past the usual 5 s grace).
+    if (process.env['FLOTILLA_BENCH_CPU_PROFILE']) await stack.supervisor.stop(stack.hub, 60_000);
     await stack.stop();
   }
 };
@@ -388,7 +397,7 @@ function ingestRates(bursts: BurstResult[]) {
   for (let r = 0; r < rounds; r++) {
     const all = bursts.map((b) => b.rounds[r]).filter((x) => x !== undefined);
     const sent = all.reduce((n, x) => n + x.sent, 0);
-    lost += sent - all.reduce((n, x) => n + x.accepted, 0);
+    lost += sent - all.reduce((n, x) => n + x.accepted + x.storedBeforeRetry, 0);
     perRound = sent;
     const ms = Math.max(...all.map((x) => x.endedAt)) - Math.min(...all.map((x) => x.startedAt));
     span += ms;
@@ -402,7 +411,8 @@ function ingestRates(bursts: BurstResult[]) {
     }),
     { sent: 0, accepted: 0, duplicates: 0 },
   );
-  return { rates, lost, perRound, replay, spanMs: span };
+  const failedPosts = bursts.reduce((n, b) => n + b.failedPosts, 0);
+  return { rates, lost, perRound, replay, spanMs: span, failedPosts };
 }
 
 /**
