@@ -77,6 +77,9 @@ export const swarmBench: BenchFn = async (ctx) => {
   const db = new pg.Client({ connectionString: stack.databaseUrl });
   // Dropping the database (stop, or the runner's clean-up past the limit) ends this connection.
   db.on('error', () => undefined);
+  /** The bench's own queries on `db`, left out of the hub's transaction count. */
+  let benchQueries = 0;
+  const hubTransactions = async (): Promise<number> => (await stack.pgTransactions()) - benchQueries;
   const swarmCpu = (): number => shards.reduce((n, s) => n + procCpuSeconds(s.pid), 0);
   const hubCpu = (): number => procCpuSeconds(stack.hub.pid);
   try {
@@ -120,6 +123,7 @@ export const swarmBench: BenchFn = async (ctx) => {
     const progressOf = async (revision: string) =>
       (await Promise.all(shards.map((s) => s.progress([revision])))).flatMap((p) => p[revision] ?? []);
     const hubAllSynced = async (revision: string): Promise<boolean> => {
+      benchQueries++;
       const r = await db.query<{ total: number; synced: number }>(
         `SELECT count(*)::int AS total,
                 count(*) FILTER (WHERE "lastSyncedAt" IS NOT NULL AND "desiredRevision" = $1
@@ -199,17 +203,22 @@ export const swarmBench: BenchFn = async (ctx) => {
     const hubRollout: number[] = [];
     const swarmRollout: number[] = [];
     const hubRss: number[] = [];
+    const hubCpuSeconds: number[] = [];
+    const pgPerCommit: number[] = [];
     for (let k = 1; k <= commits; k++) {
       if (k > 1 && left() < 120_000 + (synced.at(-1) ?? 0)) {
         capped.push(`only ${k - 1} of ${commits} commits fitted the job's time limit`);
         break;
       }
       revision = await stack.repo.commitRelease(`r${k}`);
+      const pg0 = await hubTransactions();
       const [h0, s0, w0] = [hubCpu(), swarmCpu(), Date.now()];
       await stack.pushWebhook(revision);
       const r = await rollout(revision, w0, Math.round(Math.max(10_000, Math.min(180_000, left() - 90_000))));
       const seconds = (Date.now() - w0) / 1000;
       hubRollout.push(((hubCpu() - h0) / seconds) * 100);
+      hubCpuSeconds.push(hubCpu() - h0);
+      pgPerCommit.push((await hubTransactions()) - pg0);
       swarmRollout.push(((swarmCpu() - s0) / seconds) * 100);
       hubRss.push(procMemory(stack.hub.pid).rssMB);
       answered.push(...r.answered);
@@ -218,7 +227,7 @@ export const swarmBench: BenchFn = async (ctx) => {
       synced.push(r.synced);
       ctx.progress(
         `commit ${k}: every long-poll answered ${Math.max(...r.answered)} ms, bundles held ${Math.max(...r.bundles)} ms, ` +
-          `reports acknowledged ${Math.max(...r.reported)} ms, hub Synced ${r.synced} ms; hub ${hubRollout.at(-1)?.toFixed(0)} % swarm ${swarmRollout.at(-1)?.toFixed(0)} %`,
+          `reports acknowledged ${Math.max(...r.reported)} ms, hub Synced ${r.synced} ms; hub ${hubRollout.at(-1)?.toFixed(0)} % swarm ${swarmRollout.at(-1)?.toFixed(0)} %; hub ${hubCpuSeconds.at(-1)?.toFixed(1)} CPU s, ${pgPerCommit.at(-1)} PostgreSQL transactions`,
       );
       await sleep(1_000);
     }
@@ -366,7 +375,7 @@ export const swarmBench: BenchFn = async (ctx) => {
         unit: '% of a core',
         fleetSize: count,
         samples: hubRollout,
-        notes: `hub per commit ${hubRollout.map((x) => x.toFixed(0)).join(', ')} %; swarm ${swarmRollout.map((x) => x.toFixed(0)).join(', ')} % of its core; hub RSS ${hubRss.map((x) => x.toFixed(0)).join(', ')} MB; bundle JSON ${sizes.rows[0]?.n ?? '?'} bytes`,
+        notes: `hub per commit ${hubRollout.map((x) => x.toFixed(0)).join(', ')} % (${hubCpuSeconds.map((x) => x.toFixed(1)).join(', ')} CPU s; PostgreSQL transactions ${pgPerCommit.join(', ')}, the bench's own left out); swarm ${swarmRollout.map((x) => x.toFixed(0)).join(', ')} % of its core; hub RSS ${hubRss.map((x) => x.toFixed(0)).join(', ')} MB; bundle JSON ${sizes.rows[0]?.n ?? '?'} bytes`,
         command: COMMAND,
       }),
     ];
