@@ -54,11 +54,17 @@ export class AgentBundles {
    * the single endpoint's rule), as the response body (JSON text). Each bundle's JSON is read from
    * PostgreSQL (printed by it, never parsed and printed again here) once per hub process and then
    * served from `BundleBodyCache`. Digests not served are listed in `refused`; a foreign one is
-   * audited as the single endpoint does.
+   * audited as the single endpoint does. `served`: the digests this replica knows the cluster's
+   * current assignments serve (AgentGatewayService.knownDigests); when they cover every digest
+   * asked, which ones the cluster may read is not asked of the database.
    */
-  async bundleBatch(cluster: { id: string; name: string }, digests: readonly string[]): Promise<string> {
+  async bundleBatch(
+    cluster: { id: string; name: string },
+    digests: readonly string[],
+    served?: ReadonlySet<string>,
+  ): Promise<string> {
     const asked = [...new Set(digests)];
-    const wanted = await this.wantedBy(cluster.id, asked);
+    const wanted = asked.every((d) => served?.has(d)) ? asked : await this.wantedBy(cluster.id, asked);
     const bodies = new Map<string, string>();
     const uncached: string[] = [];
     for (const digest of wanted) {

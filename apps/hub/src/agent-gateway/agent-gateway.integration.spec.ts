@@ -113,6 +113,32 @@ describe('agent gateway', () => {
     ]);
   });
 
+  it('lets an agent fetch the bundles of the answer it just got without asking the database, until a wake-up', async () => {
+    const gateway = fleet.hub.app.get(AgentGatewayService);
+    const first = await assignments();
+    const digest = first.body.assignments[0]?.bundleDigest ?? '';
+    const cluster = await clusterRow('eu-1');
+    expect([...(gateway.knownDigests(cluster) ?? [])]).toEqual([digest]);
+    const sql = vi.spyOn(fleet.hub.app.get(Database).sql, 'query');
+    try {
+      const batch = await fleet.agent<BundleBatchResponse>('eu-1', 'POST', '/api/agent/v1/bundles/batch', {
+        digests: [digest],
+      });
+      expect(batch.body.bundles.map((b) => b.digest)).toEqual([digest]);
+      // Neither which bundles the cluster may read nor the (cached) bundle itself was read.
+      expect(
+        sql.mock.calls
+          .map(([text]) => text)
+          .filter((t) => t.includes('"Bundle"') || t.includes('"TargetPin"')),
+      ).toEqual([]);
+    } finally {
+      sql.mockRestore();
+    }
+    // A wake-up for the cluster (a release, on any replica) makes what this replica knows stale.
+    await fleet.hub.app.get(ClusterWakeups).notify([cluster.id]);
+    await expect.poll(() => gateway.knownDigests(cluster)).toBeUndefined();
+  });
+
   it('answers a re-poll with a current ETag without computing the assignments until a wake-up', async () => {
     const gateway = fleet.hub.app.get(AgentGatewayService);
     const computed = vi.spyOn(gateway, 'assignments');
