@@ -153,7 +153,10 @@ export const swarmBench: BenchFn = async (ctx) => {
         );
       const times = await progressOf(revision);
       const after = (key: 'answeredAt' | 'bundlesAt' | 'reportedAt'): number[] =>
-        times.map((t) => (t[key] === undefined ? capMs : (t[key] as number) - t0Wall));
+        times.map((t) => {
+          const at = t[key];
+          return at === undefined ? capMs : at - t0Wall;
+        });
       return {
         answered: after('answeredAt'),
         bundles: after('bundlesAt'),
@@ -442,7 +445,10 @@ async function bareFanOut(
     core === undefined
       ? spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] })
       : spawn('taskset', ['-c', core, process.execPath, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const forget = onStop(async () => void child.kill('SIGKILL'));
+  const forget = onStop(() => {
+    child.kill('SIGKILL');
+    return Promise.resolve();
+  });
   try {
     const port = await new Promise<number>((resolve, reject) => {
       child.stdout?.once('data', (d: Buffer) => resolve(Number(d.toString().trim())));
