@@ -14,6 +14,7 @@ const BENCHES: Record<string, () => Promise<BenchFn>> = {
   desired: async () => (await import('./benches/desired-state.bench.js')).desiredStateBench,
   ingest: async () => (await import('./benches/ingest.bench.js')).ingestBench,
   fleet: async () => (await import('./benches/fleet.bench.js')).fleetBench,
+  swarm: async () => (await import('./benches/swarm.bench.js')).swarmBench,
   history: async () => (await import('./benches/history.bench.js')).historyBench,
   console: async () => (await import('./benches/console.bench.js')).consoleBench,
   plan: async () => (await import('./benches/plan.bench.js')).planBench,

@@ -51,17 +51,18 @@ export class HubStack {
 
   /**
    * `privateRedis`: run on a redis-server of its own instead of the shared one, so that Redis load
-   * (`INFO commandstats`) counts this hub's commands only.
+   * (`INFO commandstats`) counts this hub's commands only. `cpuList` (e.g. `0`): the hub process
+   * runs confined to these cores (`taskset -c`), apart from the load the bench puts on it.
    */
   static async start(
     shape: AppShape,
     progress: (line: string) => void,
-    opts: { privateRedis?: boolean } = {},
+    opts: { privateRedis?: boolean; cpuList?: string } = {},
   ): Promise<HubStack> {
     const stack = new HubStack(await mkdtemp(join(tmpdir(), 'flotilla-bench-')));
     stack.forget = onStop(() => stack.stop());
     try {
-      await stack.boot(shape, progress, opts.privateRedis ?? false);
+      await stack.boot(shape, progress, opts.privateRedis ?? false, opts.cpuList);
     } catch (err) {
       await stack.stop();
       throw err;
@@ -73,6 +74,7 @@ export class HubStack {
     shape: AppShape,
     progress: (line: string) => void,
     privateRedis: boolean,
+    cpuList: string | undefined,
   ): Promise<void> {
     this.dbName = `flotilla_bench_${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`;
     await withAdmin((c) => c.query(`CREATE DATABASE "${this.dbName}"`));
@@ -94,10 +96,12 @@ export class HubStack {
     const port = await freePort();
     this.hubUrl = `http://127.0.0.1:${port}`;
     this.api = new HubClient(this.hubUrl);
+    const hubArgs = [...cpuProfileArgs(), join(REPO_ROOT, 'apps/hub/dist/main.js')];
+    // `taskset` execs the hub in its own place (same PID), confined to the cores listed.
     this.hub = this.supervisor.spawn(
       'hub',
-      process.execPath,
-      [...cpuProfileArgs(), join(REPO_ROOT, 'apps/hub/dist/main.js')],
+      cpuList === undefined ? process.execPath : 'taskset',
+      cpuList === undefined ? hubArgs : ['-c', cpuList, process.execPath, ...hubArgs],
       {
         env: {
           HOST: '127.0.0.1',

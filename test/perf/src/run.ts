@@ -23,6 +23,7 @@ const ALL = [
   'console',
   'audit-writes',
   'policy',
+  'swarm',
   'fleet',
   'history',
 ] as const;
@@ -34,6 +35,8 @@ type BenchName = (typeof ALL)[number];
 const BUDGET_MS = 29 * 60_000;
 /** The 1,000-cluster fleet run's limit: what the other jobs leave of the budget (see jobsFor). */
 const FLEET_1000_MINUTES = 9;
+/** The swarm's limits: 1,000 clusters always runs (5 of its 7 minutes reserved); 10,000 only when its 14 fit. */
+const SWARM_MINUTES = { small: 7, large: 14 };
 
 interface Job {
   bench: BenchName;
@@ -41,14 +44,17 @@ interface Job {
   timeoutMs: number;
   /** Kept back from the jobs before this one, so that they cannot leave it too little time. */
   reserveMs?: number;
+  /** Run only when its whole limit is left (else skipped, and said so), never cut short. */
+  wholeLimit?: boolean;
 }
 
 function usage(): never {
   console.error(
     [
-      'usage: npm run bench -- [--only sim,sim-apply,agent,diff,desired,ingest,plan,console,audit-writes,policy,fleet,history] [--quick] [--fleet-sizes 10,100] [--history-runs N] [--out DIR] [--render-only]',
+      'usage: npm run bench -- [--only sim,sim-apply,agent,diff,desired,ingest,plan,console,audit-writes,policy,swarm,fleet,history] [--quick] [--fleet-sizes 10,100] [--swarm-sizes 1000,10000] [--history-runs N] [--out DIR] [--render-only]',
       '  --quick        reduced sizes (CI); writes to test/perf/dist/quick unless --out is given',
       '  --fleet-sizes  fleet run sizes (default 10,100,1000)',
+      '  --swarm-sizes  swarm run sizes (default 1000,10000; 10,000 runs only when its 14 minutes fit the budget)',
       '  --history-runs sync runs the history bench loads, and a fifth as many audit events (default 10000000)',
       '  --render-only  rewrite benchmarks.md from benchmarks.json without running anything',
     ].join('\n'),
@@ -60,6 +66,7 @@ function parseArgs(argv: string[]): {
   only: BenchName[];
   quick: boolean;
   fleetSizes: number[];
+  swarmSizes: number[];
   historyRuns: number | undefined;
   out: string;
   renderOnly: boolean;
@@ -68,6 +75,7 @@ function parseArgs(argv: string[]): {
   let only: BenchName[] = [...ALL];
   let quick = false;
   let fleetSizes: number[] | undefined;
+  let swarmSizes: number[] | undefined;
   let historyRuns: number | undefined;
   let out: string | undefined;
   for (let i = 0; i < argv.length; i++) {
@@ -86,6 +94,9 @@ function parseArgs(argv: string[]): {
     } else if (a === '--fleet-sizes') {
       fleetSizes = value().split(',').map(Number);
       if (fleetSizes.some((n) => !Number.isInteger(n) || n < 1)) usage();
+    } else if (a === '--swarm-sizes') {
+      swarmSizes = value().split(',').map(Number);
+      if (swarmSizes.some((n) => !Number.isInteger(n) || n < 1)) usage();
     } else if (a === '--history-runs') {
       historyRuns = Number(value());
       if (!Number.isInteger(historyRuns) || historyRuns < 1000) usage();
@@ -96,6 +107,7 @@ function parseArgs(argv: string[]): {
     only,
     quick,
     fleetSizes: fleetSizes ?? (quick ? [5] : [10, 100, 1000]),
+    swarmSizes: swarmSizes ?? (quick ? [20] : [1000, 10_000]),
     historyRuns,
     out: out ?? (quick ? join(ROOT, 'test/perf/dist/quick') : join(ROOT, 'docs')),
     renderOnly,
@@ -106,6 +118,7 @@ function jobsFor(
   bench: BenchName,
   quick: boolean,
   fleetSizes: number[],
+  swarmSizes: number[],
   historyRuns: number | undefined,
 ): Job[] {
   const min = 60_000;
@@ -141,6 +154,15 @@ function jobsFor(
         timeoutMs: (clusters >= 1000 ? FLEET_1000_MINUTES : clusters >= 100 ? 8 : 5) * min,
         // The 1,000-cluster run is never dropped for time: earlier jobs leave it at least this.
         ...(clusters >= 1000 && !quick ? { reserveMs: 7 * min } : {}),
+      }));
+    case 'swarm':
+      // Told its limit like fleet; the 1,000 run is kept time for, a larger one runs only whole.
+      return swarmSizes.map((clusters) => ({
+        bench,
+        params: { clusters },
+        timeoutMs: (clusters > 1000 ? SWARM_MINUTES.large : SWARM_MINUTES.small) * min,
+        ...(clusters === 1000 && !quick ? { reserveMs: 5 * min } : {}),
+        ...(clusters > 1000 ? { wholeLimit: true } : {}),
       }));
     case 'plan':
       // 100 and 1,000 clusters × 10 apps; the 1,000 run reads and renders 20,000 targets.
@@ -217,7 +239,7 @@ async function main(): Promise<void> {
   const durations: string[] = [];
   const plan = args.only.map((bench) => ({
     bench,
-    jobs: jobsFor(bench, args.quick, args.fleetSizes, args.historyRuns),
+    jobs: jobsFor(bench, args.quick, args.fleetSizes, args.swarmSizes, args.historyRuns),
   }));
   const allJobs = plan.flatMap((p) => p.jobs);
   /** What the jobs after `job` have reserved. */
@@ -248,8 +270,16 @@ async function main(): Promise<void> {
             incomplete.push(`trimmed: ${why}`);
           }
         }
+        if (job.wholeLimit && left < job.timeoutMs) {
+          const why = `${label} skipped: its ${job.timeoutMs / 60_000} min did not fit the ${(left / 60_000).toFixed(0)} min left of the budget (run it with --only ${bench})`;
+          run.remarks.push(why);
+          console.log(`- ${why}`);
+          incomplete.push(why);
+          continue;
+        }
         job.timeoutMs = Math.min(job.timeoutMs, left);
-        if (bench === 'fleet') job.params['limitSeconds'] = Math.floor(job.timeoutMs / 1000);
+        if (bench === 'fleet' || bench === 'swarm')
+          job.params['limitSeconds'] = Math.floor(job.timeoutMs / 1000);
         if (left < 2 * 60_000) {
           run.remarks.push(`${label} skipped: the run had used its ${BUDGET_MS / 60_000} min budget`);
           console.log(`- ${label}: skipped (budget)`);

@@ -4,9 +4,12 @@ import type { Bundle } from '@flotilla/contract';
 import { Database } from '../db/database.js';
 import { HubError } from '../common/hub-error.js';
 import { AuditLog } from '../audit/audit.service.js';
+import { BundleBodyCache } from './bundle-body-cache.js';
 
 @Injectable()
 export class AgentBundles {
+  private readonly cache = new BundleBodyCache();
+
   constructor(
     private readonly db: Database,
     private readonly audit: AuditLog,
@@ -48,31 +51,62 @@ export class AgentBundles {
 
   /**
    * `POST bundles/batch`: the bundles of `digests` this cluster's targets want (released or pinned,
-   * the single endpoint's rule), read with one statement, as the response body (JSON text: the stored
-   * manifests are spliced in as PostgreSQL prints them, never parsed and printed again here). Digests
-   * not served are listed in `refused`; a foreign one is audited as the single endpoint does.
+   * the single endpoint's rule), as the response body (JSON text). Each bundle's JSON is read from
+   * PostgreSQL (printed by it, never parsed and printed again here) once per hub process and then
+   * served from `BundleBodyCache`. Digests not served are listed in `refused`; a foreign one is
+   * audited as the single endpoint does. `served`: the digests this replica knows the cluster's
+   * current assignments serve (AgentGatewayService.knownDigests); when they cover every digest
+   * asked, which ones the cluster may read is not asked of the database.
    */
-  async bundleBatch(cluster: { id: string; name: string }, digests: readonly string[]): Promise<string> {
+  async bundleBatch(
+    cluster: { id: string; name: string },
+    digests: readonly string[],
+    served?: ReadonlySet<string>,
+  ): Promise<string> {
     const asked = [...new Set(digests)];
-    const rows = await this.db.sql.query<{ digest: string; head: string; manifests: string }>(
-      `SELECT b.digest,
-              json_build_object('digest', b.digest,
-                                'source', json_build_object('repoUrl', b."repoUrl", 'revision', b.revision,
-                                                            'path', b.path))::text AS head,
-              b.manifests::text AS manifests
-         FROM "Bundle" b
-        WHERE b.digest = ANY($2::text[])
-          AND EXISTS (SELECT 1 FROM "Target" t LEFT JOIN "TargetPin" p ON p."targetId" = t.id
-                       WHERE t."clusterId" = $1
-                         AND (t."releasedDigest" = b.digest OR p."bundleDigest" = b.digest))`,
-      [cluster.id, asked],
-    );
-    const served = new Set(rows.map((r) => r.digest));
-    const refused = asked.filter((d) => !served.has(d));
+    const wanted = asked.every((d) => served?.has(d)) ? asked : await this.wantedBy(cluster.id, asked);
+    const bodies = new Map<string, string>();
+    const uncached: string[] = [];
+    for (const digest of wanted) {
+      const body = this.cache.get(digest);
+      if (body === undefined) uncached.push(digest);
+      else bodies.set(digest, body);
+    }
+    if (uncached.length > 0) {
+      const rows = await this.db.sql.query<{ digest: string; head: string; manifests: string }>(
+        `SELECT b.digest,
+                json_build_object('digest', b.digest,
+                                  'source', json_build_object('repoUrl', b."repoUrl", 'revision', b.revision,
+                                                              'path', b.path))::text AS head,
+                b.manifests::text AS manifests
+           FROM "Bundle" b
+          WHERE b.digest = ANY($1::text[])`,
+        [uncached],
+      );
+      for (const r of rows) {
+        // head is `{"digest":…,"source":{…}}`: the manifests go in before its closing brace.
+        const body = `${r.head.slice(0, -1)},"manifests":${r.manifests}}`;
+        this.cache.set(r.digest, body);
+        bodies.set(r.digest, body);
+      }
+    }
+    // Wanted but not stored (yet) is refused too, as before; only the foreign ones are audited.
+    const refused = asked.filter((d) => !bodies.has(d));
     if (refused.length > 0) await this.auditRefusedBundles(cluster, refused);
-    // head is `{"digest":…,"source":{…}}`: the manifests go in before its closing brace.
-    const bundles = rows.map((r) => `${r.head.slice(0, -1)},"manifests":${r.manifests}}`);
-    return `{"bundles":[${bundles.join(',')}],"refused":${JSON.stringify(refused)}}`;
+    return `{"bundles":[${[...bodies.values()].join(',')}],"refused":${JSON.stringify(refused)}}`;
+  }
+
+  /** Which of `digests` one of the cluster's targets wants (released or pinned). */
+  private async wantedBy(clusterId: string, digests: string[]): Promise<string[]> {
+    const rows = await this.db.sql.query<{ digest: string }>(
+      `SELECT d.digest
+         FROM unnest($2::text[]) AS d(digest)
+        WHERE EXISTS (SELECT 1 FROM "Target" t LEFT JOIN "TargetPin" p ON p."targetId" = t.id
+                       WHERE t."clusterId" = $1
+                         AND (t."releasedDigest" = d.digest OR p."bundleDigest" = d.digest))`,
+      [clusterId, digests],
+    );
+    return rows.map((r) => r.digest);
   }
 
   /** Audits the refused digests no target of the cluster wants (a wanted one is only not stored yet). */

@@ -172,7 +172,8 @@ export class AgentGatewayController {
   @UseGuards(AgentAuthGuard)
   async bundleBatch(@Req() req: AgentRequest, @Body() body: unknown, @Res() res: Response): Promise<void> {
     const { digests } = parseInput(bundleBatchRequestSchema, body);
-    const json = await this.bundles.bundleBatch(req.cluster, digests);
+    // Right after a long-poll answer this replica knows which bundles the cluster is served.
+    const json = await this.bundles.bundleBatch(req.cluster, digests, this.gateway.knownDigests(req.cluster));
     res.status(200).type('application/json').send(json);
   }
 

@@ -79,6 +79,66 @@ describe('agent gateway', () => {
     expect([malformed.status, malformed.body.path]).toEqual([400, 'digests[0]']);
   });
 
+  it('serves a bundle read once to every cluster that wants it, and still refuses it to one that does not', async () => {
+    const digest = (await assignments()).body.assignments[0]?.bundleDigest ?? '';
+    const ask = (cluster: 'eu-1' | 'us-1', headers: Record<string, string> = {}) =>
+      fleet.agent<BundleBatchResponse>(
+        cluster,
+        'POST',
+        '/api/agent/v1/bundles/batch',
+        { digests: [digest] },
+        headers,
+      );
+    const eu = await ask('eu-1');
+    const us = await ask('us-1');
+    expect(eu.body.bundles.map((b) => b.digest)).toEqual([digest]);
+    expect(us.body).toEqual(eu.body);
+
+    // A cluster none of whose targets wants the bundle: the copy in memory changes nothing.
+    const created = await fleet.call<{ bootstrapToken: string }>('POST', '/api/v1/clusters', {
+      name: 'ap-1',
+    });
+    const registered = await fleet.call<{ credential: string }>('POST', '/api/agent/v1/register', {
+      clusterName: 'ap-1',
+      bootstrapToken: created.body.bootstrapToken,
+    });
+    const stranger = await ask('eu-1', { authorization: `Bearer ${registered.body.credential}` });
+    expect([stranger.status, stranger.body]).toEqual([200, { bundles: [], refused: [digest] }]);
+    const audit = await fleet.call<{ items: { actor: string; details: Record<string, unknown> }[] }>(
+      'GET',
+      '/api/v1/audit?action=agent.access-denied',
+    );
+    expect(audit.body.items.filter((e) => e.actor === 'agent:ap-1').map((e) => e.details['digest'])).toEqual([
+      digest,
+    ]);
+  });
+
+  it('lets an agent fetch the bundles of the answer it just got without asking the database, until a wake-up', async () => {
+    const gateway = fleet.hub.app.get(AgentGatewayService);
+    const first = await assignments();
+    const digest = first.body.assignments[0]?.bundleDigest ?? '';
+    const cluster = await clusterRow('eu-1');
+    expect([...(gateway.knownDigests(cluster) ?? [])]).toEqual([digest]);
+    const sql = vi.spyOn(fleet.hub.app.get(Database).sql, 'query');
+    try {
+      const batch = await fleet.agent<BundleBatchResponse>('eu-1', 'POST', '/api/agent/v1/bundles/batch', {
+        digests: [digest],
+      });
+      expect(batch.body.bundles.map((b) => b.digest)).toEqual([digest]);
+      // Neither which bundles the cluster may read nor the (cached) bundle itself was read.
+      expect(
+        sql.mock.calls
+          .map(([text]) => text)
+          .filter((t) => t.includes('"Bundle"') || t.includes('"TargetPin"')),
+      ).toEqual([]);
+    } finally {
+      sql.mockRestore();
+    }
+    // A wake-up for the cluster (a release, on any replica) makes what this replica knows stale.
+    await fleet.hub.app.get(ClusterWakeups).notify([cluster.id]);
+    await expect.poll(() => gateway.knownDigests(cluster)).toBeUndefined();
+  });
+
   it('answers a re-poll with a current ETag without computing the assignments until a wake-up', async () => {
     const gateway = fleet.hub.app.get(AgentGatewayService);
     const computed = vi.spyOn(gateway, 'assignments');

@@ -43,6 +43,8 @@ interface KnownEtag {
   stamp: number;
   clusterUpdatedMs: number;
   validUntil: number;
+  /** The bundle digests that answer serves (targets and tombstones): the bundles the agent fetches next. */
+  digests: ReadonlySet<string>;
 }
 
 /** A break-glass override as an assignment carries it. */
@@ -131,7 +133,8 @@ export class AgentGatewayService {
     const etag = etagOf(
       deletions.length > 0 ? { assignments, healthRules, deletions } : { assignments, healthRules },
     );
-    this.known.set(clusterId, { etag, stamp, clusterUpdatedMs: cluster.updatedMs, validUntil });
+    const digests = new Set(served.map((t) => t.served.bundleDigest));
+    this.known.set(clusterId, { etag, stamp, clusterUpdatedMs: cluster.updatedMs, validUntil, digests });
     return { clusterName, etag, assignments, healthRules, ...(deletions.length > 0 && { deletions }) };
   }
 
@@ -205,6 +208,15 @@ export class AgentGatewayService {
       return undefined;
     }
     return k.etag;
+  }
+
+  /**
+   * The bundle digests the cluster's assignments serve, when this replica knows them to be current
+   * (as `knownEtag` judges it); undefined otherwise. An agent fetches its bundles right after its
+   * long-poll is answered: these are exactly the ones it may read, without asking the database.
+   */
+  knownDigests(cluster: { id: string; updatedAt: Date }, now = Date.now()): ReadonlySet<string> | undefined {
+    return this.knownEtag(cluster, now) === undefined ? undefined : this.known.get(cluster.id)?.digests;
   }
 }
 

@@ -207,15 +207,20 @@ async function postAll(
 }
 
 /**
- * The floor: every stored report, sync run and audit event, read back and inserted into copies of
- * their tables with multi-row INSERTs in one transaction. Reports per second of that.
+ * The floor: every stored report, sync run and audit event (at most `limit` rows of each), read
+ * back and inserted into copies of their tables with multi-row INSERTs in one transaction. Reports
+ * per second of that.
  */
-async function bareInsert(stack: HubStack): Promise<number> {
+export async function bareInsert(stack: HubStack, limit?: number): Promise<number> {
   return stack.sql(async (c) => {
     const tables = ['ProcessedReport', 'SyncRun', 'AuditEvent'];
     const data = new Map<string, Record<string, unknown>[]>();
     for (const t of tables)
-      data.set(t, (await c.query<Record<string, unknown>>(`SELECT * FROM "${t}"`)).rows);
+      data.set(
+        t,
+        (await c.query<Record<string, unknown>>(`SELECT * FROM "${t}"${limit ? ` LIMIT ${limit}` : ''}`))
+          .rows,
+      );
     const reports = data.get('ProcessedReport')?.length ?? 0;
     for (const t of tables) {
       await c.query(`DROP TABLE IF EXISTS "bench_${t}"`);
