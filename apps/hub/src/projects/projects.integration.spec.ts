@@ -123,6 +123,12 @@ describe('projects', () => {
     const gateway = hub.app.get(AgentGatewayService);
     const clusters = (await call<{ id: string; name: string }[]>('GET', '/api/v1/clusters')).body;
     const c2 = clusters.find((c) => c.name === 'c2');
+    // Released after the expansion reports Ready (the rollout's release is its own step).
+    await expect
+      .poll(async () => (await gateway.assignments(c2?.id ?? '', 'c2')).assignments.length, {
+        timeout: 30_000,
+      })
+      .toBe(1);
     const assigned = await gateway.assignments(c2?.id ?? '', 'c2');
     expect(assigned.assignments[0]?.project).toEqual({
       name: 'team-a',
