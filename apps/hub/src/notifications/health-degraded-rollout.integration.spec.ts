@@ -1,6 +1,6 @@
-import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AssignmentsResponse } from '@flotilla/contract';
+import { registerHandAgents, ringAppSet, syncedReports } from '../testing/hand-agents.js';
 import { createTestGitRepo, type TestGitRepo } from '../testing/test-git-repo.js';
 import { hubCaller, startTestHub, type TestHub } from '../testing/test-hub.js';
 import {
@@ -40,7 +40,7 @@ describe('health degraded during a rollout (PostgreSQL, Redis, Git, HTTP receive
   let hub: TestHub;
   let receiver: TestNotificationReceiver;
   const call = hubCaller(() => hub);
-  const credentials = new Map<string, string>();
+  let credentials = new Map<string, string>();
   const agent = <T>(cluster: string, method: string, path: string, body?: unknown) =>
     call<T>(method, path, body, { authorization: `Bearer ${credentials.get(cluster) ?? ''}` });
   /** Revision and health each cluster last reported. */
@@ -58,28 +58,7 @@ describe('health degraded during a rollout (PostgreSQL, Redis, Git, HTTP receive
         const [a] = polled.body.assignments;
         const state = `${a?.revision ?? ''} ${health(cluster)}`;
         if (!a || a.revision !== revision || reported.get(cluster) === state) return;
-        const at = new Date().toISOString();
-        const base = { targetId: a.targetId, at };
-        const reports = [
-          {
-            ...base,
-            type: 'sync',
-            id: randomUUID(),
-            revision: a.revision,
-            bundleDigest: a.bundleDigest,
-            trigger: 'auto',
-            outcome: 'Succeeded',
-            startedAt: at,
-            finishedAt: at,
-          },
-          {
-            ...base,
-            type: 'health',
-            id: randomUUID(),
-            status: health(cluster),
-            message: health(cluster) === 'Degraded' ? CRASH : '',
-          },
-        ];
+        const reports = syncedReports(a, health(cluster), health(cluster) === 'Degraded' ? CRASH : '');
         const sent = await agent(cluster, 'POST', '/api/agent/v1/reports', { reports });
         expect(sent.status).toBe(200);
         reported.set(cluster, state);
@@ -115,43 +94,12 @@ describe('health degraded during a rollout (PostgreSQL, Redis, Git, HTTP receive
       // Clusters poll only when the test moves them: none may count as offline meanwhile.
       CLUSTER_OFFLINE_SECONDS: '3600',
     });
-    await Promise.all(
-      all.map(async (name, i) => {
-        const created = await call<{ bootstrapToken: string }>('POST', '/api/v1/clusters', {
-          name,
-          labels: { fleet: 'web', ring: ringOf(i) },
-        });
-        expect(created.status).toBe(201);
-        const registered = await call<{ credential: string }>('POST', '/api/agent/v1/register', {
-          clusterName: name,
-          bootstrapToken: created.body.bootstrapToken,
-        });
-        expect(registered.status).toBe(200);
-        credentials.set(name, registered.body.credential);
-      }),
+    credentials = await registerHandAgents(
+      call,
+      all.map((name, i) => ({ name, labels: { fleet: 'web', ring: ringOf(i) } })),
+      CLUSTERS,
     );
-    const step = (ring: string) => ({
-      name: ring,
-      selector: { matchLabels: { ring } },
-      maxUnavailable: '100%',
-      progressDeadline: '10m',
-    });
-    const applied = await call('POST', '/api/v1/appsets', {
-      apiVersion: 'flotilla.dev/v1alpha1',
-      kind: 'ApplicationSet',
-      metadata: { name: 'web' },
-      spec: {
-        generators: [{ clusters: { selector: { matchLabels: { fleet: 'web' } } } }],
-        template: {
-          metadata: { name: 'web-{{name}}' },
-          spec: {
-            source: { repoURL: repo.url, targetRevision: 'main', path: 'app' },
-            destination: { name: '{{name}}', namespace: 'web' },
-          },
-        },
-        rollout: { steps: [step('canary'), step('main')] },
-      },
-    });
+    const applied = await call('POST', '/api/v1/appsets', ringAppSet(repo.url, ['canary', 'main']));
     expect(applied.status).toBe(201);
   }, 300_000);
   afterAll(async () => {

@@ -1,6 +1,6 @@
-import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AssignmentsResponse } from '@flotilla/contract';
+import { registerHandAgents, ringAppSet, syncedReports } from '../testing/hand-agents.js';
 import { createTestGitRepo, type TestGitRepo } from '../testing/test-git-repo.js';
 import { hubCaller, startTestHub, type TestHub } from '../testing/test-hub.js';
 import {
@@ -35,7 +35,7 @@ describe('a rollout to 100 clusters in 3 steps (PostgreSQL, Redis, Git, HTTP rec
   let hub: TestHub;
   let receiver: TestNotificationReceiver;
   const call = hubCaller(() => hub);
-  const credentials = new Map<string, string>();
+  let credentials = new Map<string, string>();
   const agent = <T>(cluster: string, method: string, path: string, body?: unknown) =>
     call<T>(method, path, body, { authorization: `Bearer ${credentials.get(cluster) ?? ''}` });
   /** Revision each cluster last reported synced and Healthy. */
@@ -53,22 +53,7 @@ describe('a rollout to 100 clusters in 3 steps (PostgreSQL, Redis, Git, HTTP rec
           const polled = await agent<AssignmentsResponse>(cluster, 'GET', '/api/agent/v1/assignments');
           const [a] = polled.body.assignments;
           if (!a?.revision || reported.get(cluster) === a.revision) return;
-          const at = new Date().toISOString();
-          const base = { targetId: a.targetId, at };
-          const reports = [
-            {
-              ...base,
-              type: 'sync',
-              id: randomUUID(),
-              revision: a.revision,
-              bundleDigest: a.bundleDigest,
-              trigger: 'auto',
-              outcome: 'Succeeded',
-              startedAt: at,
-              finishedAt: at,
-            },
-            { ...base, type: 'health', id: randomUUID(), status: 'Healthy' },
-          ];
+          const reports = syncedReports(a, 'Healthy');
           const sent = await agent(cluster, 'POST', '/api/agent/v1/reports', { reports });
           expect(sent.status).toBe(200);
           reported.set(cluster, a.revision);
@@ -88,45 +73,14 @@ describe('a rollout to 100 clusters in 3 steps (PostgreSQL, Redis, Git, HTTP rec
       // Clusters poll only when the test moves them: none may count as offline meanwhile.
       CLUSTER_OFFLINE_SECONDS: '3600',
     });
-    for (let i = 0; i < CLUSTERS; i += 10)
-      await Promise.all(
-        Array.from({ length: Math.min(10, CLUSTERS - i) }, async (_, k) => {
-          const name = clusterName(i + k);
-          const created = await call<{ bootstrapToken: string }>('POST', '/api/v1/clusters', {
-            name,
-            labels: { fleet: 'web', ring: ringOf(i + k) },
-          });
-          expect(created.status).toBe(201);
-          const registered = await call<{ credential: string }>('POST', '/api/agent/v1/register', {
-            clusterName: name,
-            bootstrapToken: created.body.bootstrapToken,
-          });
-          expect(registered.status).toBe(200);
-          credentials.set(name, registered.body.credential);
-        }),
-      );
-    const step = (ring: string) => ({
-      name: ring,
-      selector: { matchLabels: { ring } },
-      maxUnavailable: '100%',
-      progressDeadline: '10m',
-    });
-    const applied = await call('POST', '/api/v1/appsets', {
-      apiVersion: 'flotilla.dev/v1alpha1',
-      kind: 'ApplicationSet',
-      metadata: { name: 'web' },
-      spec: {
-        generators: [{ clusters: { selector: { matchLabels: { fleet: 'web' } } } }],
-        template: {
-          metadata: { name: 'web-{{name}}' },
-          spec: {
-            source: { repoURL: repo.url, targetRevision: 'main', path: 'app' },
-            destination: { name: '{{name}}', namespace: 'web' },
-          },
-        },
-        rollout: { steps: [step('canary'), step('early'), step('main')] },
-      },
-    });
+    credentials = await registerHandAgents(
+      call,
+      Array.from({ length: CLUSTERS }, (_, i) => ({
+        name: clusterName(i),
+        labels: { fleet: 'web', ring: ringOf(i) },
+      })),
+    );
+    const applied = await call('POST', '/api/v1/appsets', ringAppSet(repo.url, ['canary', 'early', 'main']));
     expect(applied.status).toBe(201);
   }, 300_000);
   afterAll(async () => {
