@@ -58,25 +58,68 @@ export type AuditChainBreakView = z.infer<typeof auditChainBreakViewSchema>;
 export const auditLaneVerifyViewSchema = z.object({
   lane: z.number().int(),
   valid: z.boolean(),
-  checked: z.number().int(),
+  checked: z.number().int().describe('events this call recomputed in the lane'),
   unchained: z.number().int(),
   firstBrokenAt: auditChainBreakViewSchema.optional(),
+  // Optional: a hub from before incremental verification leaves them out.
+  fromId: z
+    .string()
+    .nullable()
+    .optional()
+    .describe(
+      'this call started after this event (the stored verified position, or the archive checkpoint); null = at genesis',
+    ),
+  throughId: z
+    .string()
+    .nullable()
+    .optional()
+    .describe("the lane's verified position after this call; null when nothing in it is verified yet"),
+  caughtUp: z
+    .boolean()
+    .optional()
+    .describe('false when this call stopped at its row budget: the next one goes on from throughId'),
 });
 
+/** The last full verification (every lane from its start), by the chain monitor or `full=true`. */
+export const auditFullPassViewSchema = z.object({
+  finishedAt: z.string(),
+  valid: z.boolean(),
+  checked: z.number().int(),
+  firstBrokenAt: auditChainBreakViewSchema.optional(),
+});
+export type AuditFullPassView = z.infer<typeof auditFullPassViewSchema>;
+
 /**
- * The answer of `GET /api/v1/audit/verify`: every lane's chain walked, oldest first; the totals and
- * the earliest break over all lanes, then each lane.
+ * The answer of `GET /api/v1/audit/verify`: every lane's chain walked, oldest first — from each lane's
+ * verified position (incremental, the default) or from its start (`full=true`); the totals and the
+ * earliest break over all lanes, then each lane.
  */
 export const auditVerifyViewSchema = z
   .object({
-    valid: z.boolean(),
-    checked: z.number().int(),
+    valid: z
+      .boolean()
+      .describe('false when this call found a break, or (incremental) when the last full pass did'),
+    checked: z.number().int().describe('events this call recomputed, over all lanes'),
     unchained: z
       .number()
       .int()
       .describe('events without a hash met: 0, or 1 in each lane that breaks with reason unchained'),
     firstBrokenAt: auditChainBreakViewSchema.optional(),
     lanes: z.array(auditLaneVerifyViewSchema).optional(),
+    mode: z
+      .enum(['incremental', 'full'])
+      .optional()
+      .describe(
+        "incremental: only events after each lane's verified position; full: every lane from its start",
+      ),
+    complete: z
+      .boolean()
+      .optional()
+      .describe('false when some lane stopped at the row budget (caughtUp false): ask again to go on'),
+    lastFullPass: auditFullPassViewSchema
+      .nullable()
+      .optional()
+      .describe('the last full pass (the monitor runs one hourly); null when none ran yet'),
   })
   .register(apiAnswers, { id: 'AuditVerifyView' });
 export type AuditVerifyView = z.infer<typeof auditVerifyViewSchema>;

@@ -35,6 +35,8 @@ describe('flotilla audit without a hub', () => {
     ],
     [['verify', '--actor', 'x'], "--actor is an option of 'audit list', not 'audit verify'"],
     [['verify', 'extra'], "unexpected argument 'extra'"],
+    [['list', '--full'], "--full is an option of 'audit verify', not 'audit list'"],
+    [['archive', '--full'], "--full is an option of 'audit verify', not 'audit archive'"],
     [['purge'], "unknown sub-command 'purge'"],
     [['archive', '--out', 'a.ndjson'], '--before and --out are required'],
     [['archive', '--before', 'yesterday', '--out', 'a.ndjson'], '--before must be an RFC 3339 time'],
@@ -65,6 +67,9 @@ describe('flotilla audit without a hub', () => {
   it('words the verification result for people', () => {
     expect(verifyText({ valid: true, checked: 3, unchained: 0 })).toBe(
       'audit chain intact: 3 events checked',
+    );
+    expect(verifyText({ valid: true, checked: 100000, unchained: 0, complete: false })).toBe(
+      'audit chain intact: 100000 events checked (more to check: run verify again)',
     );
     expect(
       verifyText({
@@ -171,24 +176,30 @@ describe('flotilla audit against a real hub', () => {
   });
 
   it('verify exits 0 on an intact chain, and 1 naming the event after a hand edit or delete', async () => {
-    const ok = await cli('verify');
+    const ok = await cli('verify', '--full');
     expect(ok).toEqual({ code: 0, out: 'audit chain intact: 4 events checked\n', err: '' });
+    // Without --full the hub checks only what is new since the last verified position.
+    const incremental = await cli('verify', '-o', 'json');
+    expect(incremental.code).toBe(0);
+    expect(JSON.parse(incremental.out)).toMatchObject({ valid: true, checked: 0, mode: 'incremental' });
 
     const { rows } = await sql.query<{ id: string; details: unknown }>(
       'SELECT id, details FROM "AuditEvent" ORDER BY id',
     );
     await sql.query(`UPDATE "AuditEvent" SET actor = 'mallory' WHERE id = $1`, [rows[1]!.id]);
-    const edited = await cli('verify', '-o', 'json');
+    // Already verified: only a full pass rereads it.
+    const edited = await cli('verify', '--full', '-o', 'json');
     expect(edited.code).toBe(1);
     const result = JSON.parse(edited.out) as AuditVerifyView;
     expect(result).toMatchObject({
       valid: false,
       checked: 2,
+      mode: 'full',
       firstBrokenAt: { id: rows[1]!.id, reason: 'hash-mismatch' },
     });
 
     await sql.query(`DELETE FROM "AuditEvent" WHERE id = $1`, [rows[1]!.id]);
-    const deleted = await cli('verify');
+    const deleted = await cli('verify', '--full');
     expect(deleted.code).toBe(1);
     expect(deleted.out).toMatch(
       new RegExp(`^audit chain BROKEN at event ${rows[2]!.id} in lane 0 \\(.+\\): broken-link — `),
@@ -259,7 +270,7 @@ describe('flotilla audit archive and prune against a real hub', () => {
     const refused = await cli('prune', changed);
     expect(refused.code).toBe(2);
     expect(refused.err).toContain('does not match its checkpoint');
-    expect((await cli('verify')).out).toBe('audit chain intact: 3 events checked\n');
+    expect((await cli('verify', '--full')).out).toBe('audit chain intact: 3 events checked\n');
 
     const pruned = await cli('prune', file);
     expect(pruned).toMatchObject({ code: 0, err: '' });
@@ -267,7 +278,11 @@ describe('flotilla audit archive and prune against a real hub', () => {
       /^pruned 3 audit events through event \d+; verification now starts at checkpoint [0-9a-f]{64}/,
     );
     // Left: the prune's own event, chained to the checkpoint.
-    expect(await cli('verify')).toEqual({ code: 0, out: 'audit chain intact: 1 events checked\n', err: '' });
+    expect(await cli('verify', '--full')).toEqual({
+      code: 0,
+      out: 'audit chain intact: 1 events checked\n',
+      err: '',
+    });
     const twice = await cli('prune', file);
     expect(twice.code).toBe(1);
     expect(twice.err).toContain('already');

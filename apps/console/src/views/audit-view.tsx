@@ -51,7 +51,7 @@ export function AuditView() {
       {verify.data && (
         <p role="status" className={verify.data.valid ? 'ok-note' : 'error'}>
           {verify.data.valid
-            ? `Chain verified: ${verify.data.checked} events, none altered.`
+            ? `Chain verified: ${verify.data.checked} events checked since the last verification, none altered${fullPassNote(verify.data)}.`
             : `Chain broken: ${verify.data.checked} events checked, ${verify.data.unchained} unchained; first break at ${JSON.stringify(verify.data.firstBrokenAt)}.`}
         </p>
       )}
@@ -91,4 +91,10 @@ export function AuditView() {
       )}
     </>
   );
+}
+
+/** Incremental checks read only new events: when the whole chain was last reread says how far that goes. */
+function fullPassNote(r: AuditVerifyView): string {
+  const pass = r.lastFullPass;
+  return pass ? `; last full check ${pass.finishedAt} (${pass.checked} events)` : '';
 }

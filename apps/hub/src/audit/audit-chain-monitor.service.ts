@@ -9,34 +9,32 @@ import { Gauge } from 'prom-client';
 import { HUB_CONFIG, type HubConfig } from '../config/hub-config.js';
 import { Database } from '../db/database.js';
 import { HubMetrics } from '../metrics/hub-metrics.service.js';
-import { ChainVerifier } from './audit-chain.js';
-import { chainLanes, chainStart } from './audit-lanes.js';
+import { chainLanes } from './audit-lanes.js';
+import { LaneWalk, recordFullPass, saveProgress, startLane } from './audit-verification.js';
 
 const TICK_MS = 60_000;
 /** Events read per tick at most, so a first pass over millions of rows spreads over many ticks. */
 const PER_TICK = 20_000;
-const PAGE = 1_000;
 /** A full pass again from the start this often: an edit to an already verified row shows up too. */
 const FULL_PASS_MS = 60 * 60_000;
 
-/** Where a lane's verification stands: its verifier (whose last hash is the checkpoint) and last id. */
-interface LanePosition {
-  verifier: ChainVerifier;
-  after: bigint | undefined;
-}
-
 /**
  * Watches the audit chain for alerting (`flotilla_audit_chain_valid`): each tick verifies, lane by
- * lane, the events written since the last one, resuming each lane's verifier, and an hourly pass
- * starts over. The position is per lane, never one id for all: a lower id in another lane may commit
- * after a higher one was verified, and a single position would skip it for good; within a lane, ids
- * commit in order. `GET /api/v1/audit/verify` stays the on-demand full check. Workers only.
+ * lane, the events written since the last one, resuming each lane's walk, and an hourly pass starts
+ * over from each lane's start (so an edit to an old row shows), spread over ticks. The position is
+ * per lane, never one id for all: a lower id in another lane may commit after a higher one was
+ * verified, and a single position would skip it for good; within a lane, ids commit in order. As it
+ * advances it stores each lane's verified position (AuditChainVerified), where `GET
+ * /api/v1/audit/verify` goes on from, and a pass that reaches every lane's end (or a break) becomes
+ * the last full pass (AuditFullPass). Workers only.
  */
 @Injectable()
 export class AuditChainMonitor implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(AuditChainMonitor.name);
-  private lanes = new Map<number, LanePosition>();
+  private lanes = new Map<number, LaneWalk>();
   private passStartedAt = Date.now();
+  /** Whether this pass's result is stored (once it reached every lane's end, or a break). */
+  private passRecorded = false;
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<boolean> | undefined;
   private reported = false;
@@ -83,12 +81,22 @@ export class AuditChainMonitor implements OnApplicationBootstrap, OnApplicationS
         this.lanes = new Map();
         this.passStartedAt = Date.now();
         this.started = true;
+        this.passRecorded = false;
       }
       let read = 0;
+      let caughtUp = true;
       for (const lane of await chainLanes(this.db.prisma)) {
-        if (read >= PER_TICK || this.broken()) break;
-        read += await this.verifyLane(lane, PER_TICK - read);
+        if (read >= PER_TICK || this.broken()) {
+          caughtUp = false;
+          break;
+        }
+        const walk = await this.walk(lane);
+        const before = walk.after;
+        read += await walk.step(this.db.prisma, PER_TICK - read);
+        await saveProgress(this.db.prisma, walk, before);
+        caughtUp &&= walk.caughtUp;
       }
+      if (!this.passRecorded && (caughtUp || this.broken())) await this.recordPass();
     } catch (e) {
       this.logger.warn(`audit chain check failed (tried again next minute): ${String(e)}`);
     }
@@ -102,34 +110,30 @@ export class AuditChainMonitor implements OnApplicationBootstrap, OnApplicationS
     return !broken;
   }
 
-  /** A lane's new events, at most `budget` (in pages); returns how many were read. */
-  private async verifyLane(lane: number, budget: number): Promise<number> {
-    let position = this.lanes.get(lane);
-    if (!position) {
-      // A lane first met (at a pass's start, or since the lane count grew) starts at its checkpoint.
-      const start = await chainStart(this.db.prisma, lane);
-      position = { verifier: new ChainVerifier(start.hash), after: start.afterId };
-      this.lanes.set(lane, position);
+  /** A lane's walk in this pass; a lane first met (at a pass's start, or since the lane count grew) starts at its checkpoint. */
+  private async walk(lane: number): Promise<LaneWalk> {
+    let walk = this.lanes.get(lane);
+    if (!walk) {
+      walk = await startLane(this.db.prisma, lane, true);
+      this.lanes.set(lane, walk);
     }
-    let read = 0;
-    while (read < budget && !position.verifier.broken) {
-      const rows = await this.db.prisma.auditEvent.findMany({
-        where: { lane, ...(position.after !== undefined && { id: { gt: position.after } }) },
-        orderBy: { id: 'asc' },
-        take: PAGE,
-      });
-      for (const row of rows) if (!position.verifier.next(row)) break;
-      read += rows.length;
-      if (rows.length === 0 || position.verifier.broken) break;
-      position.after = rows[rows.length - 1]!.id;
-      if (rows.length < PAGE) break;
-    }
-    return read;
+    return walk;
+  }
+
+  private async recordPass(): Promise<void> {
+    const broken = this.broken();
+    await recordFullPass(this.db.prisma, {
+      finishedAt: new Date().toISOString(),
+      valid: !broken,
+      checked: [...this.lanes.values()].reduce((n, w) => n + w.verifier.checked, 0),
+      ...(broken && { firstBrokenAt: broken }),
+    });
+    this.passRecorded = true;
   }
 
   /** The first break found in any lane, with its lane. */
   private broken() {
-    for (const [lane, p] of this.lanes) if (p.verifier.broken) return { ...p.verifier.broken, lane };
+    for (const [lane, w] of this.lanes) if (w.verifier.broken) return { ...w.verifier.broken, lane };
     return undefined;
   }
 }

@@ -63,13 +63,21 @@ export class ChainVerifier {
   unchained = 0;
   broken: ChainBreak | undefined;
 
+  /** The hash of the last event verified (or the checkpoint): what the next event must link to. */
+  get last(): string | undefined {
+    return this.previous;
+  }
+
+  /** Marks the chain broken at `event` for a reason found outside the chain itself (a verified position). */
+  breakAt(event: Pick<StoredAuditEvent, 'id' | 'at'>, reason: ChainBreakReason, message: string): false {
+    this.broken ??= { id: event.id.toString(), at: event.at.toISOString(), reason, message };
+    return false;
+  }
+
   /** Returns false once the chain is broken; later events are not looked at. */
   next(event: StoredAuditEvent): boolean {
     if (this.broken) return false;
-    const fail = (reason: ChainBreakReason, message: string): false => {
-      this.broken = { id: event.id.toString(), at: event.at.toISOString(), reason, message };
-      return false;
-    };
+    const fail = (reason: ChainBreakReason, message: string): false => this.breakAt(event, reason, message);
     this.checked++;
     if (event.hash === null || event.prevHash === null) {
       this.unchained++;

@@ -7,13 +7,15 @@ import {
   type AuditVerifyView,
 } from '@flotilla/contract';
 import { Readable } from 'node:stream';
-import { Body, Controller, Get, HttpCode, Post, Query, StreamableFile, UseGuards } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Post, Query, Req, StreamableFile, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { z } from 'zod';
 import { Roles } from '../auth/roles.decorator.js';
 import { Actor } from '../auth/actor.js';
 import { AdminTokenGuard } from '../auth/admin-token.guard.js';
-import { parseInput } from '../common/hub-error.js';
+import { HubError, parseInput } from '../common/hub-error.js';
+import type { PeopleRequest } from '../auth/principal.js';
+import { roleAllows } from '../auth/role-policy.js';
 import { exportFile } from '../common/record-export.js';
 import { exportLines } from './audit-export.js';
 import { AuditArchive } from './audit-archive.service.js';
@@ -50,6 +52,13 @@ const auditQuery = z.object({
 });
 
 const archiveQuery = z.object({ before: rfc3339 });
+
+const verifyQuery = z.object({
+  full: z
+    .enum(['true', 'false'], "expected 'true' or 'false'")
+    .optional()
+    .transform((v) => v === 'true'),
+});
 
 const hex64 = z
   .string()
@@ -139,12 +148,24 @@ export class AuditController {
   }
 
   /**
-   * Recomputes every hash and link of every lane's chain, oldest first (from the lane's archive
-   * checkpoint); stops each lane at its first break.
+   * Recomputes the hashes and links of the events after each lane's verified position (bounded,
+   * any viewer), or with `full=true` every lane from its archive checkpoint — admin only, as it
+   * rereads the whole log. Stops each lane at its first break.
    */
   @Get('verify')
+  @ApiQueryOf(verifyQuery)
   @ApiAnswer(auditVerifyViewSchema)
-  verify(): Promise<AuditVerifyView> {
-    return this.audit.verify();
+  verify(@Query() query: unknown, @Req() req: PeopleRequest): Promise<AuditVerifyView> {
+    const { full } = parseInput(verifyQuery, query, 'query');
+    const principal = req.principal;
+    if (full && (!principal || !roleAllows(principal.role, 'admin'))) {
+      throw new HubError(
+        403,
+        'forbidden',
+        `full=true rereads every audit event and needs the admin role; ${principal?.actor ?? 'the caller'} has ${principal?.role ?? 'none'} (without it, verify checks the events since the last verified position)`,
+        'full',
+      );
+    }
+    return this.audit.verify({ full });
   }
 }

@@ -21,7 +21,8 @@ async function get<T>(path: string): Promise<{ status: number; body: T; text: st
   };
 }
 
-const verify = async () => (await get<AuditVerifyView>('/api/v1/audit/verify')).body;
+// Full: these tests count every event and edit rows an earlier call (or the monitor) already verified.
+const verify = async () => (await get<AuditVerifyView>('/api/v1/audit/verify?full=true')).body;
 type Page = { items: AuditEventView[]; nextCursor: string | null };
 
 /** Rows (in id order) grouped by chain lane. */
@@ -186,5 +187,37 @@ describe('audit log (real hub, PostgreSQL)', () => {
     const nulled = await verify();
     expect(nulled.valid).toBe(false);
     expect(nulled.firstBrokenAt).toMatchObject({ id: rows[0]!.id, reason: 'unchained' });
+  });
+
+  it("a viewer verifies incrementally (and sees the last full pass's break); full=true needs an admin (403 naming full), and a bad value is a 400", async () => {
+    const created = await fetch(`${hub.url}/api/v1/tokens`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'audit-viewer', role: 'viewer' }),
+    });
+    expect(created.status).toBe(201);
+    const { secret } = (await created.json()) as { secret: string };
+    const asViewer = (path: string) =>
+      fetch(`${hub.url}${path}`, { headers: { authorization: `Bearer ${secret}` } });
+
+    const full = await asViewer('/api/v1/audit/verify?full=true');
+    expect(full.status).toBe(403);
+    const refused = (await full.json()) as { code: string; path: string; message: string };
+    expect(refused).toMatchObject({ code: 'forbidden', path: 'full' });
+    expect(refused.message).toContain('admin');
+
+    const incremental = await asViewer('/api/v1/audit/verify');
+    expect(incremental.status).toBe(200);
+    const answer = (await incremental.json()) as AuditVerifyView;
+    // Last here, after the nulled hashes: the break the last full pass found stays in every answer.
+    expect(answer).toMatchObject({
+      valid: false,
+      mode: 'incremental',
+      lastFullPass: { valid: false, firstBrokenAt: { reason: 'unchained' } },
+    });
+    expect(answer.lanes?.every((l) => l.throughId !== undefined)).toBe(true);
+
+    const bad = await get<{ code: string; path: string }>('/api/v1/audit/verify?full=yes');
+    expect([bad.status, bad.body.code, bad.body.path]).toEqual([400, 'invalid-request', 'full']);
   });
 });

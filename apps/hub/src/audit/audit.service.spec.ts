@@ -52,7 +52,7 @@ describe('AuditLog (in-memory PGlite)', () => {
     expect(rows).toHaveLength(7);
     const lanes = expectLanesChained(rows);
     for (const lane of lanes.keys()) expect(lane).toBeLessThan(8);
-    expect(await audit.verify()).toMatchObject({ valid: true, checked: 7, unchained: 0 });
+    expect(await audit.verify({ full: true })).toMatchObject({ valid: true, checked: 7, unchained: 0 });
   });
 
   it('a rolled-back transaction leaves no event and no gap in the chain', async () => {
@@ -63,7 +63,7 @@ describe('AuditLog (in-memory PGlite)', () => {
       }),
     ).rejects.toThrow('the mutation failed');
     await audit.record({ actor: 'user:erin', action: 'cluster.created', scope: 'cluster:y' });
-    expect(await audit.verify()).toMatchObject({ valid: true, checked: 8, unchained: 0 });
+    expect(await audit.verify({ full: true })).toMatchObject({ valid: true, checked: 8, unchained: 0 });
   });
 
   it('filters by time, actor, scope, scope prefix, action prefix and outcome', async () => {
@@ -87,7 +87,7 @@ describe('AuditLog (in-memory PGlite)', () => {
     const first = all.items.at(-1)!;
     expect((await audit.list({ limit: 100, to: new Date(first.at) })).items).toHaveLength(0);
     expect((await audit.list({ limit: 100, from: new Date(first.at) })).items).toHaveLength(10);
-    expect(await audit.verify()).toMatchObject({ valid: true, checked: 10, unchained: 0 });
+    expect(await audit.verify({ full: true })).toMatchObject({ valid: true, checked: 10, unchained: 0 });
   });
 
   it('a transaction that records several times writes every event to one lane, in order', async () => {
@@ -108,7 +108,7 @@ describe('AuditLog (in-memory PGlite)', () => {
     expect(new Set(mine.map((r) => r.lane)).size).toBe(1);
     for (let i = 1; i < mine.length; i++) expect(mine[i]?.prevHash).toBe(mine[i - 1]?.hash);
     expect(await db.prisma.auditEvent.count()).toBe(before + 8);
-    expect(await audit.verify()).toMatchObject({ valid: true });
+    expect(await audit.verify({ full: true })).toMatchObject({ valid: true });
   });
 });
 
@@ -130,11 +130,30 @@ describe('AuditLog with one lane (FLOTILLA_AUDIT_CHAIN_LANES=1)', () => {
     );
     const rows = await db.prisma.auditEvent.findMany({ orderBy: { id: 'asc' } });
     expect([...expectLanesChained(rows).keys()]).toEqual([0]);
-    expect(await audit.verify()).toEqual({
+    const ids = rows.map((r) => r.id.toString());
+    expect(await audit.verify({ full: true })).toMatchObject({
       valid: true,
       checked: 6,
       unchained: 0,
-      lanes: [{ lane: 0, valid: true, checked: 6, unchained: 0 }],
+      mode: 'full',
+      complete: true,
+      lanes: [
+        {
+          lane: 0,
+          valid: true,
+          checked: 6,
+          unchained: 0,
+          fromId: null,
+          throughId: ids.at(-1),
+          caughtUp: true,
+        },
+      ],
+    });
+    // Stored as verified: an incremental call then has nothing new to check.
+    expect(await audit.verify()).toMatchObject({
+      valid: true,
+      checked: 0,
+      lastFullPass: { valid: true, checked: 6 },
     });
   });
 });

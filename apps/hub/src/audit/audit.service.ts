@@ -6,8 +6,9 @@ import { toJson } from '../common/json.js';
 import { everyItem } from '../common/record-export.js';
 import { currentOrigin, type RequestOrigin } from '../common/request-origin.js';
 import type { Prisma } from '../generated/prisma/client.js';
-import { auditHash, ChainVerifier } from './audit-chain.js';
-import { ChainLanes, chainLanes, chainStart } from './audit-lanes.js';
+import { auditHash } from './audit-chain.js';
+import { ChainLanes, chainStart } from './audit-lanes.js';
+import { verifyChain } from './audit-verification.js';
 
 export interface AuditEntry {
   /** Named one way: see AuditActor (`user:`, `token:`, `agent:`, `git:`, `manager:`, `system:`). */
@@ -38,7 +39,6 @@ export type { AuditEventView } from '@flotilla/contract';
 
 type Tx = Prisma.TransactionClient;
 
-const VERIFY_PAGE = 1000;
 /** Audit rows per INSERT (7 columns each, far below PostgreSQL's bind-parameter limit). */
 const INSERT_CHUNK = 1000;
 
@@ -202,46 +202,13 @@ export class AuditLog {
   }
 
   /**
-   * Walks every lane's chain oldest first, a page at a time, each from its latest archive checkpoint
-   * (or genesis), and stops a lane at its first break. Valid when every lane is; the break shown is
-   * the earliest (lowest id) of those found.
+   * Walks every lane's chain oldest first, a page at a time, and stops a lane at its first break.
+   * Incremental (the default): only the events after each lane's stored verified position, at most
+   * VERIFY_BUDGET of them. `full`: every lane from its archive checkpoint (or genesis). Valid when every
+   * lane is; the break shown is the earliest (lowest id) of those found. See audit-verification.ts.
    */
-  async verify(): Promise<AuditVerifyView> {
-    const lanes: NonNullable<AuditVerifyView['lanes']> = [];
-    for (const lane of await chainLanes(this.db.prisma)) lanes.push(await this.verifyLane(lane));
-    const breaks = lanes.flatMap((l) => (l.firstBrokenAt ? [l.firstBrokenAt] : []));
-    const firstBrokenAt = breaks.sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : 1))[0];
-    return {
-      valid: firstBrokenAt === undefined,
-      checked: lanes.reduce((n, l) => n + l.checked, 0),
-      unchained: lanes.reduce((n, l) => n + l.unchained, 0),
-      ...(firstBrokenAt && { firstBrokenAt }),
-      lanes,
-    };
-  }
-
-  private async verifyLane(lane: number): Promise<NonNullable<AuditVerifyView['lanes']>[number]> {
-    const start = await chainStart(this.db.prisma, lane);
-    const verifier = new ChainVerifier(start.hash);
-    let after: bigint | undefined = start.afterId;
-    for (;;) {
-      const rows = await this.db.prisma.auditEvent.findMany({
-        where: { lane, ...(after !== undefined && { id: { gt: after } }) },
-        orderBy: { id: 'asc' },
-        take: VERIFY_PAGE,
-      });
-      for (const row of rows) if (!verifier.next(row)) break;
-      const last = rows.at(-1);
-      if (verifier.broken || !last || rows.length < VERIFY_PAGE) break;
-      after = last.id;
-    }
-    return {
-      lane,
-      valid: verifier.broken === undefined,
-      checked: verifier.checked,
-      unchained: verifier.unchained,
-      ...(verifier.broken && { firstBrokenAt: { ...verifier.broken, lane } }),
-    };
+  verify(options: { full?: boolean } = {}): Promise<AuditVerifyView> {
+    return verifyChain(this.db.prisma, { full: options.full ?? false });
   }
 }
 
