@@ -95,7 +95,7 @@ export function RefreshForm({ appSet }: { appSet: string }) {
   });
   const submit = (e: FormEvent) => {
     e.preventDefault();
-    refresh.mutate();
+    if (!refresh.isPending) refresh.mutate();
   };
   return (
     <form className="inline-form" aria-label={`Refresh ApplicationSet ${appSet}`} onSubmit={submit}>
@@ -103,7 +103,7 @@ export function RefreshForm({ appSet }: { appSet: string }) {
         <input type="checkbox" checked={hard} onChange={(e) => setHard(e.target.checked)} /> Fetch its Git
         repositories first (hard refresh)
       </label>
-      <button type="submit" disabled={refresh.isPending}>
+      <button type="submit" aria-disabled={refresh.isPending}>
         Refresh {appSet}
       </button>
       {refresh.isSuccess && (
