@@ -225,6 +225,48 @@ describe.skipIf(!hasChromium)('the web console from the keyboard', () => {
       .toMatch(/^Chain verified/);
   }, 120_000);
 
+  it('pauses and resumes a rollout held at a gate; the reason field keeps focus', async () => {
+    await e2e.createAppSet(
+      {},
+      {
+        spec: {
+          rollout: { steps: [{ name: 'gate', selector: {}, maxUnavailable: 0, progressDeadline: '10m' }] },
+        },
+      },
+    );
+    await e2e.commitImageTag('v2-keyboard');
+    await goTo('ApplicationSets', 'ApplicationSets');
+    await tabTo(page, page.getByRole('link', { name: 'guestbook', exact: true }));
+    await page.keyboard.press('Enter');
+    await expect.poll(() => heading('guestbook').isVisible()).toBe(true);
+    const status = page.getByTestId('rollout-status');
+    await expect
+      .poll(() => page.getByTestId('rollout-message').textContent(), { timeout: 60_000 })
+      .toContain('step gate is a manual gate');
+
+    await typeInto(page, page.getByLabel('Reason to pause'), 'watching the dashboards');
+    await page.keyboard.press('Enter');
+    await expect.poll(() => status.textContent()).toContain('Paused');
+    // The form turned into Resume around the focused field: type on, no Tab needed.
+    expect(await isFocused(page.getByLabel('Reason to resume'))).toBe(true);
+    await page.keyboard.type('dashboards are fine');
+    await page.keyboard.press('Enter');
+    await expect.poll(() => status.textContent()).toContain('Progressing');
+    expect(await isFocused(page.getByLabel('Reason to pause'))).toBe(true);
+    const audit = await e2e.fleet.api.request<{ items: { action: string; details: { reason?: string } }[] }>(
+      'GET',
+      '/api/v1/audit?scope=appset:guestbook&action=rollout.',
+    );
+    expect(
+      audit.items
+        .filter((e) => ['rollout.paused', 'rollout.resumed'].includes(e.action))
+        .map((e) => [e.action, e.details.reason]),
+    ).toEqual([
+      ['rollout.resumed', 'dashboards are fine'],
+      ['rollout.paused', 'watching the dashboards'],
+    ]);
+  }, 120_000);
+
   it('opened no script dialog and threw no error', () => {
     expect(dialogs).toEqual([]);
     expect(pageErrors).toEqual([]);

@@ -32,6 +32,8 @@ export function ReasonForm({
   const run = useMutation({
     mutationFn: () => action(reason.trim()),
     onSuccess: () => {
+      // A form that stays (pause turning into resume) starts the next action with an empty reason.
+      setReason('');
       for (const queryKey of changes) void client.invalidateQueries({ queryKey });
       onDone?.();
     },

@@ -125,23 +125,16 @@ function RolloutControls({ rollout }: { rollout: RolloutView }) {
   const path = (action: string) => `/api/v1/rollouts/${encodeURIComponent(rollout.appSet)}/${action}`;
   const changes = [['rollout', rollout.appSet], ['appset', rollout.appSet], ['fleet']];
   const finished = rollout.status === 'Completed' || rollout.status === 'Superseded';
+  const pausing = rollout.status === 'Progressing';
   return (
     <div className="rollout-controls">
-      {rollout.status === 'Progressing' && (
+      {/* One form that turns from Pause into Resume and back: the field keeps keyboard focus. */}
+      {(pausing || rollout.status === 'Paused') && (
         <ReasonForm
-          label="Pause the rollout"
-          fieldLabel="Reason to pause"
-          button="Pause"
-          action={(reason) => api('POST', path('pause'), { reason })}
-          changes={changes}
-        />
-      )}
-      {rollout.status === 'Paused' && (
-        <ReasonForm
-          label="Resume the rollout"
-          fieldLabel="Reason to resume"
-          button="Resume"
-          action={(reason) => api('POST', path('resume'), { reason })}
+          label={pausing ? 'Pause the rollout' : 'Resume the rollout'}
+          fieldLabel={pausing ? 'Reason to pause' : 'Reason to resume'}
+          button={pausing ? 'Pause' : 'Resume'}
+          action={(reason) => api('POST', path(pausing ? 'pause' : 'resume'), { reason })}
           changes={changes}
         />
       )}
