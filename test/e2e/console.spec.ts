@@ -3,7 +3,12 @@ import type { AppSetView } from '@flotilla/contract';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { GuestbookFleet } from '../support/guestbook-fleet.js';
-import { hasChromium, launchChromium, seriousAccessibilityViolations } from '../support/browser.js';
+import {
+  hasChromium,
+  launchChromium,
+  newWatchedPage,
+  seriousAccessibilityViolations,
+} from '../support/browser.js';
 
 const ADMIN_TOKEN = 'console-e2e-admin-token-0123456789abcdef';
 const HOSTILE = '<img src=x onerror=alert(1)>';
@@ -18,8 +23,8 @@ describe.skipIf(!hasChromium)('the web console in Chromium', () => {
   let e2e: GuestbookFleet;
   let browser: Browser;
   let page: Page;
-  const dialogs: string[] = [];
-  const pageErrors: string[] = [];
+  let dialogs: string[];
+  let pageErrors: string[];
   const cluster = (i: number) => e2e.fleet.clusters[i]!.name;
   const targetOf = (i: number) => `${cluster(i)}-guestbook`;
   const row = (i: number) =>
@@ -42,13 +47,7 @@ describe.skipIf(!hasChromium)('the web console in Chromium', () => {
     await e2e.createAppSet({});
     browser = await launchChromium();
     // The viewer's zone differs from the window's, as it does for a team across continents.
-    const context = await browser.newContext({ acceptDownloads: true, timezoneId: 'America/New_York' });
-    page = await context.newPage();
-    page.on('dialog', (d) => {
-      dialogs.push(d.message());
-      void d.dismiss();
-    });
-    page.on('pageerror', (e) => pageErrors.push(e.message));
+    ({ page, dialogs, pageErrors } = await newWatchedPage(browser, { timezoneId: 'America/New_York' }));
   }, 180_000);
   afterAll(async () => {
     await browser?.close();
@@ -106,6 +105,10 @@ describe.skipIf(!hasChromium)('the web console in Chromium', () => {
     await expectAccessible();
     await page.getByLabel('Reason for the sync').fill('reviewed v2 in the console');
     await page.getByRole('button', { name: 'Sync now' }).click();
+    await page
+      .getByRole('dialog', { name: `Sync ${targetOf(0)}?` })
+      .getByRole('button', { name: 'Confirm sync' })
+      .click();
     await expect.poll(() => page.getByRole('status').filter({ hasText: 'Sync requested' }).count()).toBe(1);
     const head = await e2e.head();
     await expect
@@ -208,6 +211,7 @@ describe.skipIf(!hasChromium)('the web console in Chromium', () => {
     await row(0).getByRole('link').first().click();
     await page.getByLabel('Reason for the sync').fill('ship v3');
     await page.getByRole('button', { name: 'Sync now' }).click();
+    await page.getByRole('button', { name: 'Confirm sync' }).click();
     await expect
       .poll(() => page.getByTestId('synced-revision').textContent(), { timeout: 90_000 })
       .toBe(short(v3));

@@ -10,12 +10,14 @@ export function ExportButtons({ path, params, name }: { path: string; params: Qu
   const run = useMutation({
     mutationFn: (format: 'csv' | 'ndjson') => download(path, { ...params, format }, `${name}.${format}`),
   });
+  const exportAs = (format: 'csv' | 'ndjson') => !run.isPending && run.mutate(format);
+  // aria-disabled, not disabled, while a download runs: a disabled button would drop keyboard focus.
   return (
     <>
-      <button type="button" disabled={run.isPending} onClick={() => run.mutate('csv')}>
+      <button type="button" aria-disabled={run.isPending} onClick={() => exportAs('csv')}>
         Export CSV
       </button>
-      <button type="button" disabled={run.isPending} onClick={() => run.mutate('ndjson')}>
+      <button type="button" aria-disabled={run.isPending} onClick={() => exportAs('ndjson')}>
         Export NDJSON
       </button>
       <ErrorNote error={run.error} />

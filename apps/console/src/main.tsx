@@ -1,8 +1,8 @@
 import type { SessionView } from '@flotilla/contract';
 import { QueryClient, QueryClientProvider, useQuery, useQueryClient } from '@tanstack/react-query';
-import { StrictMode, useEffect, useState } from 'react';
+import { StrictMode, useEffect, useRef, useState } from 'react';
 import { createRoot } from 'react-dom/client';
-import { Link, Route, Switch, useRoute } from 'wouter';
+import { Link, Route, Switch, useLocation, useRoute } from 'wouter';
 import { ApiError, get, storeToken } from './api.js';
 import { followFleetEvents, type LiveState } from './live.js';
 import { CALLBACK_PATH, finishOidcSignIn } from './oidc.js';
@@ -39,10 +39,27 @@ function NavLink({ href, children }: { href: string; children: string }) {
   );
 }
 
+/**
+ * On a change of view, focus goes to the new view's content: the link that was followed may be gone
+ * (a fleet cell), and keyboard and screen-reader users start reading where the view starts.
+ */
+function useFocusOnViewChange() {
+  const mainRef = useRef<HTMLElement>(null);
+  const [path] = useLocation();
+  const shown = useRef(path);
+  useEffect(() => {
+    if (shown.current === path) return;
+    shown.current = path;
+    mainRef.current?.focus();
+  }, [path]);
+  return mainRef;
+}
+
 function Shell({ session, onSignOut }: { session: SessionView; onSignOut: () => void }) {
   const client = useQueryClient();
   const [live, setLive] = useState<LiveState>('connecting');
   useEffect(() => followFleetEvents(client, setLive), [client]);
+  const mainRef = useFocusOnViewChange();
   return (
     <SessionContext.Provider value={session}>
       <a className="skip" href="#main">
@@ -70,7 +87,7 @@ function Shell({ session, onSignOut }: { session: SessionView; onSignOut: () => 
           </button>
         )}
       </header>
-      <main id="main" tabIndex={-1}>
+      <main id="main" tabIndex={-1} ref={mainRef}>
         <Switch>
           <Route path="/" component={FleetMatrix} />
           <Route path="/targets/:name">{(p) => <TargetView name={decodeURIComponent(p.name)} />}</Route>

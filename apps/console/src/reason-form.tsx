@@ -13,6 +13,7 @@ export function ReasonForm({
   optional = false,
   action,
   changes,
+  onDone,
 }: {
   /** The form's accessible name. */
   label: string;
@@ -23,13 +24,18 @@ export function ReasonForm({
   action: (reason: string) => Promise<unknown>;
   /** Query keys whose data the action changes. */
   changes: string[][];
+  /** After the hub accepted it; where the form goes away with what it acted on, move focus here. */
+  onDone?: () => void;
 }) {
   const client = useQueryClient();
   const [reason, setReason] = useState('');
   const run = useMutation({
     mutationFn: () => action(reason.trim()),
     onSuccess: () => {
+      // A form that stays (pause turning into resume) starts the next action with an empty reason.
+      setReason('');
       for (const queryKey of changes) void client.invalidateQueries({ queryKey });
+      onDone?.();
     },
   });
   const submit = (e: FormEvent) => {

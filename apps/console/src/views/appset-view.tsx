@@ -95,7 +95,7 @@ export function RefreshForm({ appSet }: { appSet: string }) {
   });
   const submit = (e: FormEvent) => {
     e.preventDefault();
-    refresh.mutate();
+    if (!refresh.isPending) refresh.mutate();
   };
   return (
     <form className="inline-form" aria-label={`Refresh ApplicationSet ${appSet}`} onSubmit={submit}>
@@ -103,7 +103,7 @@ export function RefreshForm({ appSet }: { appSet: string }) {
         <input type="checkbox" checked={hard} onChange={(e) => setHard(e.target.checked)} /> Fetch its Git
         repositories first (hard refresh)
       </label>
-      <button type="submit" disabled={refresh.isPending}>
+      <button type="submit" aria-disabled={refresh.isPending}>
         Refresh {appSet}
       </button>
       {refresh.isSuccess && (
@@ -125,23 +125,16 @@ function RolloutControls({ rollout }: { rollout: RolloutView }) {
   const path = (action: string) => `/api/v1/rollouts/${encodeURIComponent(rollout.appSet)}/${action}`;
   const changes = [['rollout', rollout.appSet], ['appset', rollout.appSet], ['fleet']];
   const finished = rollout.status === 'Completed' || rollout.status === 'Superseded';
+  const pausing = rollout.status === 'Progressing';
   return (
     <div className="rollout-controls">
-      {rollout.status === 'Progressing' && (
+      {/* One form that turns from Pause into Resume and back: the field keeps keyboard focus. */}
+      {(pausing || rollout.status === 'Paused') && (
         <ReasonForm
-          label="Pause the rollout"
-          fieldLabel="Reason to pause"
-          button="Pause"
-          action={(reason) => api('POST', path('pause'), { reason })}
-          changes={changes}
-        />
-      )}
-      {rollout.status === 'Paused' && (
-        <ReasonForm
-          label="Resume the rollout"
-          fieldLabel="Reason to resume"
-          button="Resume"
-          action={(reason) => api('POST', path('resume'), { reason })}
+          label={pausing ? 'Pause the rollout' : 'Resume the rollout'}
+          fieldLabel={pausing ? 'Reason to pause' : 'Reason to resume'}
+          button={pausing ? 'Pause' : 'Resume'}
+          action={(reason) => api('POST', path(pausing ? 'pause' : 'resume'), { reason })}
           changes={changes}
         />
       )}

@@ -43,7 +43,11 @@ export function AuditView() {
       />
       <div className="actions">
         <ExportButtons path="/api/v1/audit" params={withIsoTimes(filters)} name="audit" />
-        <button type="button" onClick={() => verify.mutate()} disabled={verify.isPending}>
+        <button
+          type="button"
+          onClick={() => !verify.isPending && verify.mutate()}
+          aria-disabled={verify.isPending}
+        >
           Verify the chain
         </button>
       </div>

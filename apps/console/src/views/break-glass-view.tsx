@@ -37,7 +37,7 @@ function OpenBreakGlass() {
   });
   const submit = (e: FormEvent) => {
     e.preventDefault();
-    open.mutate();
+    if (!open.isPending) open.mutate();
   };
   return (
     <form className="filters" onSubmit={submit} aria-label="Open a break-glass">
@@ -87,7 +87,7 @@ function OpenBreakGlass() {
         self-heal (manual changes are recorded, not reverted)
       </label>
       <div className="actions">
-        <button type="submit" disabled={open.isPending}>
+        <button type="submit" aria-disabled={open.isPending}>
           Open break-glass
         </button>
       </div>
@@ -145,7 +145,8 @@ export function BreakGlassView() {
           aria-labelledby={`bg-${b.id}`}
           data-testid={`break-glass-${b.id}`}
         >
-          <h3 id={`bg-${b.id}`}>
+          {/* Focusable from script only: closing the override removes its form, and focus lands here. */}
+          <h3 id={`bg-${b.id}`} tabIndex={-1}>
             #{b.id} {b.scope} {b.name} <Status value={b.state} />
           </h3>
           <p>
@@ -171,6 +172,7 @@ export function BreakGlassView() {
                 api<BreakGlassView>('POST', `/api/v1/break-glass/${b.id}/close`, reason ? { reason } : {})
               }
               changes={[['break-glass'], ['fleet']]}
+              onDone={() => document.getElementById(`bg-${b.id}`)?.focus()}
             />
           )}
         </article>

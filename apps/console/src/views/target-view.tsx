@@ -14,64 +14,8 @@ import { ErrorNote, Field, Reason, Status, When } from '../parts.js';
 import { RunsTable, runResources } from '../runs-table.js';
 import { useCan } from '../session.js';
 import { RefreshForm } from './appset-view.js';
+import { SyncForm } from './sync-form.js';
 import { LiveDiff, TargetEvents } from './target-diff.js';
-
-function SyncForm({ target }: { target: string }) {
-  const client = useQueryClient();
-  const [reason, setReason] = useState('');
-  const [prune, setPrune] = useState(false);
-  const [dryRun, setDryRun] = useState(false);
-  const sync = useMutation({
-    mutationFn: () =>
-      api<TargetOperationView>('POST', `/api/v1/targets/${encodeURIComponent(target)}/sync`, {
-        reason,
-        prune,
-        dryRun,
-      }),
-    onSuccess: () => {
-      setReason('');
-      void client.invalidateQueries({ queryKey: ['operations', target] });
-    },
-  });
-  const submit = (e: FormEvent) => {
-    e.preventDefault();
-    sync.mutate();
-  };
-  return (
-    <form className="inline-form" onSubmit={submit} aria-label="Sync this target">
-      <Field label="Reason for the sync" hint="Goes to the audit log and the sync history.">
-        {(id, hint) => (
-          <input
-            id={id}
-            aria-describedby={hint}
-            required
-            value={reason}
-            onChange={(e) => setReason(e.target.value)}
-          />
-        )}
-      </Field>
-      <label className="check">
-        <input type="checkbox" checked={prune} onChange={(e) => setPrune(e.target.checked)} /> Prune what Git
-        no longer declares
-      </label>
-      <label className="check">
-        <input type="checkbox" checked={dryRun} onChange={(e) => setDryRun(e.target.checked)} /> Dry run (say
-        what would change, change nothing)
-      </label>
-      <button type="submit" disabled={sync.isPending || reason.trim() === ''}>
-        {dryRun ? 'Dry run now' : 'Sync now'}
-      </button>
-      {sync.isSuccess && (
-        <p role="status">
-          {sync.data.dryRun
-            ? `Dry run requested (${sync.data.id}): its answer appears in the history below, marked dry run.`
-            : `Sync requested (${sync.data.id}): the agent runs it once, when its windows allow.`}
-        </p>
-      )}
-      <ErrorNote error={sync.error} />
-    </form>
-  );
-}
 
 /**
  * Rollback is a pin: the target is served that revision whatever Git and auto-sync say, until the

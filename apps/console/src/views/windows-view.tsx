@@ -1,6 +1,6 @@
 import type { SyncWindowView } from '@flotilla/contract';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useState, type FormEvent } from 'react';
+import { useEffect, useRef, useState, type FormEvent, type KeyboardEvent } from 'react';
 import { api, get } from '../api.js';
 import { ErrorNote, Field } from '../parts.js';
 import { ReasonForm } from '../reason-form.js';
@@ -51,6 +51,15 @@ function draftOf(w: SyncWindowView): WindowDraft {
 function WindowForm({ editing, onDone }: { editing?: SyncWindowView; onDone?: () => void }) {
   const client = useQueryClient();
   const [w, setW] = useState<WindowDraft>(editing ? draftOf(editing) : BLANK);
+  const form = useRef<HTMLFormElement>(null);
+  // The edit form opens below the table, away from its Edit button: focus goes to its first field.
+  useEffect(() => {
+    if (editing) form.current?.querySelector<HTMLElement>('input, select')?.focus();
+    // Once, as the form opens; a refetch of the same window must not pull focus back.
+  }, []);
+  const escape = (e: KeyboardEvent) => {
+    if (e.key === 'Escape' && editing) onDone?.();
+  };
   const save = useMutation({
     mutationFn: () => {
       const fields = {
@@ -94,12 +103,14 @@ function WindowForm({ editing, onDone }: { editing?: SyncWindowView; onDone?: ()
   );
   const submit = (e: FormEvent) => {
     e.preventDefault();
-    save.mutate();
+    if (!save.isPending) save.mutate();
   };
   return (
     <form
+      ref={form}
       className="filters"
       onSubmit={submit}
+      onKeyDown={escape}
       aria-label={editing ? `Edit sync window ${editing.name}` : 'Add a sync window'}
     >
       {!editing && text('name', 'Name', 'lower-case letters, digits and -')}
@@ -131,7 +142,7 @@ function WindowForm({ editing, onDone }: { editing?: SyncWindowView; onDone?: ()
       </label>
       {text('reason', 'Reason', 'kept in the window history and audit log')}
       <div className="actions">
-        <button type="submit" disabled={save.isPending}>
+        <button type="submit" aria-disabled={save.isPending}>
           {editing ? 'Save window' : 'Add window'}
         </button>
         {editing && (
@@ -148,13 +159,22 @@ function WindowForm({ editing, onDone }: { editing?: SyncWindowView; onDone?: ()
 export function WindowsView() {
   const canEdit = useCan('admin');
   const [editing, setEditing] = useState<string | null>(null);
+  const editButtons = useRef(new Map<string, HTMLButtonElement>());
+  const heading = useRef<HTMLHeadingElement>(null);
+  // Saved, cancelled or escaped, the edit form goes away: focus goes back to the button that opened it.
+  const stopEditing = (name: string) => {
+    setEditing(null);
+    editButtons.current.get(name)?.focus();
+  };
   const windows = useQuery({
     queryKey: ['windows'],
     queryFn: () => get<SyncWindowView[]>('/api/v1/windows'),
   });
   return (
     <>
-      <h1>Sync windows</h1>
+      <h1 ref={heading} tabIndex={-1}>
+        Sync windows
+      </h1>
       <p>
         Schedules are read in each window&apos;s own time zone (your browser is in{' '}
         {Intl.DateTimeFormat().resolvedOptions().timeZone}). Windows from a fleet repository change in Git;
@@ -206,7 +226,11 @@ export function WindowsView() {
                         type="button"
                         aria-label={`Edit ${w.name}`}
                         aria-expanded={editing === w.name}
-                        onClick={() => setEditing(editing === w.name ? null : w.name)}
+                        ref={(el) => {
+                          if (el) editButtons.current.set(w.name, el);
+                          else editButtons.current.delete(w.name);
+                        }}
+                        onClick={() => (editing === w.name ? stopEditing(w.name) : setEditing(w.name))}
                       >
                         Edit
                       </button>
@@ -221,6 +245,8 @@ export function WindowsView() {
                           )
                         }
                         changes={[['windows'], ['fleet']]}
+                        // The row goes away with the window: focus goes to the view's heading.
+                        onDone={() => heading.current?.focus()}
                       />
                     </td>
                   )}
@@ -236,7 +262,7 @@ export function WindowsView() {
           .map((w) => (
             <section aria-labelledby="edit-window" key={`${w.name}@${w.version}`}>
               <h2 id="edit-window">Edit {w.name}</h2>
-              <WindowForm editing={w} onDone={() => setEditing(null)} />
+              <WindowForm editing={w} onDone={() => stopEditing(w.name)} />
             </section>
           ))}
       {windows.data && windows.data.length > 0 && (
