@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadHubConfig } from '../config/hub-config.js';
 import type { Database } from '../db/database.js';
 import { HubMetrics } from '../metrics/hub-metrics.service.js';
-import { createTestPostgres, openTestDatabase, type TestPostgres } from '../testing/test-database.js';
+import { openTwoReplicas, type TwoReplicas } from '../testing/test-database.js';
 import { GENESIS_HASH } from './audit-chain.js';
 import { AuditArchive, type ArchiveCheckpoint } from './audit-archive.service.js';
 import { AuditChainMonitor } from './audit-chain-monitor.service.js';
@@ -14,20 +14,17 @@ import { AuditLog } from './audit.service.js';
 const lanes = (n: number) => ({ audit: { chainLanes: n } });
 
 describe('audit chain lanes on PostgreSQL (two connection pools)', () => {
-  let pg: TestPostgres;
+  let replicas: TwoReplicas | undefined;
   let one: Database;
   let two: Database;
 
   beforeAll(async () => {
-    pg = await createTestPostgres();
-    one = await openTestDatabase(pg.url);
-    two = await openTestDatabase(pg.url);
+    replicas = await openTwoReplicas();
+    ({ one, two } = replicas);
   }, 120_000);
 
   afterAll(async () => {
-    await one?.close();
-    await two?.close();
-    await pg?.drop();
+    await replicas?.close();
   });
 
   const rowsByLane = async () => {

@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { loadHubConfig } from '../config/hub-config.js';
 import type { Database } from '../db/database.js';
 import { HubMetrics } from '../metrics/hub-metrics.service.js';
-import { createTestPostgres, openTestDatabase, type TestPostgres } from '../testing/test-database.js';
+import { openTwoReplicas, type TwoReplicas } from '../testing/test-database.js';
 import { auditHash } from './audit-chain.js';
 import { AuditChainMonitor } from './audit-chain-monitor.service.js';
 import { verifyChain } from './audit-verification.js';
@@ -14,22 +14,19 @@ import { AuditLog } from './audit.service.js';
 const lanes = (n: number) => ({ audit: { chainLanes: n } });
 
 describe('incremental audit verification (PostgreSQL)', () => {
-  let pg: TestPostgres;
+  let replicas: TwoReplicas | undefined;
   let one: Database;
   let two: Database;
   let audit: AuditLog;
 
   beforeAll(async () => {
-    pg = await createTestPostgres();
-    one = await openTestDatabase(pg.url);
-    two = await openTestDatabase(pg.url);
+    replicas = await openTwoReplicas();
+    ({ one, two } = replicas);
     audit = new AuditLog(one, lanes(3));
   }, 120_000);
 
   afterAll(async () => {
-    await one?.close();
-    await two?.close();
-    await pg?.drop();
+    await replicas?.close();
   });
 
   afterEach(() => vi.restoreAllMocks());

@@ -1,26 +1,23 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AuditLog } from '../audit/audit.service.js';
 import type { Database } from '../db/database.js';
-import { createTestPostgres, openTestDatabase, type TestPostgres } from '../testing/test-database.js';
+import { openTwoReplicas, type TwoReplicas } from '../testing/test-database.js';
 import { unreadAuditEvents } from './audit-cursor.js';
 
 // Two connection pools on one PostgreSQL database: a transaction that took its id first commits
 // after another one, in another chain lane, was already read.
 describe('the notification cursor over audit chain lanes (PostgreSQL)', () => {
-  let pg: TestPostgres;
+  let replicas: TwoReplicas | undefined;
   let one: Database;
   let two: Database;
 
   beforeAll(async () => {
-    pg = await createTestPostgres();
-    one = await openTestDatabase(pg.url);
-    two = await openTestDatabase(pg.url);
+    replicas = await openTwoReplicas();
+    ({ one, two } = replicas);
   }, 120_000);
 
   afterAll(async () => {
-    await one?.close();
-    await two?.close();
-    await pg?.drop();
+    await replicas?.close();
   });
 
   const read = () => one.prisma.$transaction((tx) => unreadAuditEvents(tx, 500));

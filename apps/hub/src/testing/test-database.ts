@@ -56,3 +56,26 @@ export async function createMigratedPglite(): Promise<Database> {
   await lite.waitReady;
   return Database.fromPglite(lite, async () => lite.close());
 }
+
+/** One throwaway database opened twice: two connection pools that stand for two hub replicas. */
+export interface TwoReplicas {
+  one: Database;
+  two: Database;
+  /** Closes both pools, then drops the database. */
+  close(): Promise<void>;
+}
+
+export async function openTwoReplicas(): Promise<TwoReplicas> {
+  const pg = await createTestPostgres();
+  const one = await openTestDatabase(pg.url);
+  const two = await openTestDatabase(pg.url);
+  return {
+    one,
+    two,
+    close: async () => {
+      await one.close();
+      await two.close();
+      await pg.drop();
+    },
+  };
+}
