@@ -6,6 +6,7 @@ import { pino } from 'pino';
 import { startAgent, type Agent } from '@flotilla/agent';
 import { startSimCluster, type SimClusterHandle } from '@flotilla/kube-sim';
 import { cpuProfileArgs } from './cpu-profile.js';
+import { shardReply } from './shard-process.js';
 import { AgentCallTrace, type AgentCall } from './fleet-trace.js';
 
 /**
@@ -106,23 +107,7 @@ export class FleetShard {
   }
 
   private static reply(child: ChildProcess, wanted: (m: FromShard) => boolean): Promise<FromShard> {
-    return new Promise((resolve, reject) => {
-      const onMessage = (m: FromShard): void => {
-        if (!wanted(m)) return;
-        off();
-        resolve(m);
-      };
-      const onExit = (code: number | null, signal: string | null): void => {
-        off();
-        reject(new Error(`fleet shard exited (${code ?? signal})`));
-      };
-      const off = (): void => {
-        child.off('message', onMessage);
-        child.off('exit', onExit);
-      };
-      child.on('message', onMessage);
-      child.on('exit', onExit);
-    });
+    return shardReply(child, 'fleet', wanted);
   }
 }
 

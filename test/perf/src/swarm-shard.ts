@@ -2,6 +2,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { setMaxListeners } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { cpuProfileArgs } from './cpu-profile.js';
+import { shardReply } from './shard-process.js';
 import { type Report } from '@flotilla/contract';
 import { SwarmClient, type RevisionTimes } from './swarm-client.js';
 
@@ -121,24 +122,9 @@ export class SwarmShard {
     message: ToShard,
     wanted: (m: FromShard) => boolean,
   ): Promise<FromShard> {
-    return new Promise((resolve, reject) => {
-      const onMessage = (m: FromShard): void => {
-        if (!wanted(m)) return;
-        off();
-        resolve(m);
-      };
-      const onExit = (code: number | null, signal: string | null): void => {
-        off();
-        reject(new Error(`swarm shard exited (${code ?? signal})`));
-      };
-      const off = (): void => {
-        child.off('message', onMessage);
-        child.off('exit', onExit);
-      };
-      child.on('message', onMessage);
-      child.on('exit', onExit);
-      child.send(message);
-    });
+    const reply = shardReply(child, 'swarm', wanted);
+    child.send(message);
+    return reply;
   }
 }
 

@@ -8,6 +8,7 @@ import { commitPath, type PathStage } from '../fleet-trace.js';
 import { FleetShard } from '../fleet-shard.js';
 import { appName, fleetAppSet, type AppShape } from '../app-repo.js';
 import { HubStack } from '../hub-stack.js';
+import { inBatches } from '../shard-process.js';
 import { procCpuSeconds, procMemory, sampleIdle } from '../proc-stats.js';
 import { figure, summarize } from '../stats.js';
 import { type BenchFn, type Figure } from '../types.js';
@@ -28,25 +29,6 @@ const MAX_SHARDS = 4;
 /** What "one hub holds the fleet" asks at idle (the judgement figure `fleet.hub-holds`). */
 const HOLDS_IDLE_CPU = 25;
 const HOLDS_LONG_POLLS = 99;
-
-/** Runs `fn` over `items` with at most `limit` calls in flight; results in input order. */
-async function inBatches<T, R>(
-  items: readonly T[],
-  limit: number,
-  fn: (item: T) => Promise<R>,
-): Promise<R[]> {
-  const out = new Array<R>(items.length);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(limit, items.length) }, async () => {
-      while (next < items.length) {
-        const i = next++;
-        out[i] = await fn(items[i] as T);
-      }
-    }),
-  );
-  return out;
-}
 
 /**
  * A whole fleet on one machine: the real hub process on PostgreSQL and Redis, N simulated

@@ -9,6 +9,7 @@ import { onStop } from '../cleanup.js';
 import { procCpuSeconds, procMemory, sampleIdle } from '../proc-stats.js';
 import { figure, summarize } from '../stats.js';
 import { SwarmShard, type BurstResult } from '../swarm-shard.js';
+import { inBatches } from '../shard-process.js';
 import { type BenchFn, type Figure, type Target } from '../types.js';
 import { bareInsert } from './ingest.bench.js';
 
@@ -17,25 +18,6 @@ const REGISTER_IN_FLIGHT = 16;
 const MAX_SHARDS = 4;
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 const median = (xs: number[]): number => (xs.length ? summarize(xs).median : NaN);
-
-/** Runs `fn` over `items` with at most `limit` calls in flight; results in input order. */
-async function inBatches<T, R>(
-  items: readonly T[],
-  limit: number,
-  fn: (item: T) => Promise<R>,
-): Promise<R[]> {
-  const out = new Array<R>(items.length);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(limit, items.length) }, async () => {
-      while (next < items.length) {
-        const i = next++;
-        out[i] = await fn(items[i] as T);
-      }
-    }),
-  );
-  return out;
-}
 
 /** The issue's targets (#23), judged at 1,000 clusters and above only. */
 const TARGETS = {
