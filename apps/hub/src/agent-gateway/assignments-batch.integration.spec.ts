@@ -205,4 +205,17 @@ describe('assignments computed for a burst of clusters', () => {
     expect([revisionOf(fresh), fresh.etag === stale.etag]).toEqual(['pinned-mid-read', false]);
     expect(gateway().knownEtag(row)).toBe(fresh.etag);
   });
+
+  it('refuses a revoked agent at once, even among a burst of accepted ones', async () => {
+    const poll = (name: 'eu-1' | 'us-1') => fleet.agent(name, 'GET', '/api/agent/v1/assignments?wait=0');
+    expect((await Promise.all([poll('eu-1'), poll('us-1')])).map((r) => r.status)).toEqual([200, 200]);
+    expect((await fleet.call('POST', '/api/v1/clusters/us-1/revoke-credential')).status).toBe(201);
+    const burst = await Promise.all([poll('eu-1'), poll('us-1'), poll('eu-1'), poll('us-1')]);
+    expect(burst.map((r) => [r.status, (r.body as { code?: string }).code])).toEqual([
+      [200, undefined],
+      [401, 'credential-revoked'],
+      [200, undefined],
+      [401, 'credential-revoked'],
+    ]);
+  });
 });
