@@ -6,6 +6,7 @@ import { AGENT_REFUSAL } from '@flotilla/contract';
 import { HubError } from '../common/hub-error.js';
 import { bearerToken, hashSecret } from '../common/secrets.js';
 import { RateLimiter } from '../auth/rate-limiter.service.js';
+import { TickBatcher } from '../common/tick-batcher.js';
 import type { Cluster } from '../generated/prisma/client.js';
 
 export type AgentRequest = Request & {
@@ -14,6 +15,20 @@ export type AgentRequest = Request & {
   credentialGeneration: 'current' | 'previous';
 };
 
+/** The cluster a credential hash picks, and which of its credentials it is. */
+interface CredentialMatch {
+  cluster: Cluster;
+  generation: AgentRequest['credentialGeneration'];
+}
+
+/**
+ * Credential look-ups asked for within this many ms share one statement: after a release a burst of
+ * agents re-polls, fetches bundles and reports at once. Nothing is cached, so a revocation, rotation
+ * or expiry is seen by the next request on every replica.
+ */
+const CREDENTIAL_BATCH_TICK_MS = 2;
+const CREDENTIAL_BATCH_MAX = 500;
+
 /**
  * An agent is its cluster: the bearer credential's hash picks the one cluster it may read and report
  * for. After a rotation the replaced credential works until its grace period ends; a revoked cluster
@@ -21,11 +36,40 @@ export type AgentRequest = Request & {
  */
 @Injectable()
 export class AgentAuthGuard implements CanActivate {
+  private readonly lookups: TickBatcher<string, CredentialMatch | undefined>;
+
   constructor(
     private readonly db: Database,
     private readonly limiter: RateLimiter,
     @Inject(HUB_CONFIG) private readonly config: HubConfig,
-  ) {}
+  ) {
+    this.lookups = new TickBatcher((hashes) => this.clustersOf(hashes), {
+      tickMs: CREDENTIAL_BATCH_TICK_MS,
+      maxBatchSize: CREDENTIAL_BATCH_MAX,
+    });
+  }
+
+  /**
+   * The clusters these hashes pick, in one statement: a hash that is a cluster's current credential
+   * wins over one that is some cluster's replaced credential, as two look-ups in that order would.
+   * Each caller gets its own copy of the row (a request updates its copy as the agent announces).
+   */
+  private async clustersOf(hashes: readonly string[]): Promise<(CredentialMatch | undefined)[]> {
+    const wanted = [...new Set(hashes)];
+    const rows = await this.db.prisma.cluster.findMany({
+      where: { OR: [{ credentialHash: { in: wanted } }, { previousCredentialHash: { in: wanted } }] },
+    });
+    const current = new Map(rows.flatMap((r) => (r.credentialHash ? [[r.credentialHash, r] as const] : [])));
+    const previous = new Map(
+      rows.flatMap((r) => (r.previousCredentialHash ? [[r.previousCredentialHash, r] as const] : [])),
+    );
+    return hashes.map((hash) => {
+      const now = current.get(hash);
+      if (now) return { cluster: { ...now }, generation: 'current' };
+      const replaced = previous.get(hash);
+      return replaced && { cluster: { ...replaced }, generation: 'previous' };
+    });
+  }
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const req = context.switchToHttp().getRequest<AgentRequest>();
@@ -36,14 +80,12 @@ export class AgentAuthGuard implements CanActivate {
         'unauthorized',
         'send the agent credential as "Authorization: Bearer <credential>"',
       );
-    const hash = hashSecret(token);
-    let cluster = await this.db.prisma.cluster.findUnique({ where: { credentialHash: hash } });
-    let generation: AgentRequest['credentialGeneration'] = 'current';
-    if (!cluster) {
-      cluster = await this.db.prisma.cluster.findUnique({ where: { previousCredentialHash: hash } });
-      generation = 'previous';
-      const until = cluster?.previousCredentialValidUntil;
-      if (cluster && (!until || until.getTime() <= Date.now())) {
+    const match = await this.lookups.load(hashSecret(token));
+    const cluster = match?.cluster;
+    const generation = match?.generation ?? 'current';
+    if (cluster && generation === 'previous') {
+      const until = cluster.previousCredentialValidUntil;
+      if (!until || until.getTime() <= Date.now()) {
         throw new HubError(
           401,
           AGENT_REFUSAL.credentialRotated,

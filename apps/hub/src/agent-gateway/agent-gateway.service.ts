@@ -15,17 +15,19 @@ import { specOfRow } from '../projects/project-policy.service.js';
 import { WindowsService } from '../release/windows/windows.service.js';
 import { AdmissionPolicies, type FleetPolicySet } from '../release/policies/admission-policies.service.js';
 import { BreakGlassService } from '../break-glass/break-glass.service.js';
-import { PendingOperations } from '../operations/pending-operations.service.js';
+import { PendingOperations, type ClusterOperations } from '../operations/pending-operations.service.js';
 import { ClusterWakeups } from '../wakeups/cluster-wakeups.service.js';
 import { HealthRulesService } from '../health-rules/health-rules.service.js';
 import { BurstSharedRead } from './burst-shared-read.js';
 import { AutoRollbackSettings } from './auto-rollback-settings.service.js';
 import { etagOf } from './etag.js';
+import { TickBatcher } from '../common/tick-batcher.js';
 import {
   nextPinExpiry,
-  readAssignedCluster,
+  readAssignedClusters,
   servedTargets,
   tombstonesOf,
+  type AssignedCluster,
   type ServedTarget,
 } from './assigned-targets.js';
 
@@ -61,6 +63,28 @@ interface AssignmentInputs {
   policiesOf: (project: string, appSet: string) => { policies?: AssignmentPolicies };
 }
 
+/** Whose assignments a long-poll asks for. */
+interface AssignmentsKey {
+  clusterId: string;
+  clusterName: string;
+}
+
+/** What every cluster's assignments draw from, whoever it is. */
+interface FleetWideInputs {
+  projectSpecs: Map<string, ProjectSpec>;
+  namedWindows: NamedSyncWindow[];
+  healthRules: HealthRule[];
+  fleetPolicies: FleetPolicySet;
+}
+
+/**
+ * Computations asked for within this many ms share their statements: the wake-ups of one release
+ * reach a replica over a few ms, each waking its long-polls; a lone poll waits this much longer.
+ */
+export const ASSIGNMENTS_BATCH_TICK_MS = 5;
+/** Clusters computed together at most (their targets are read in one statement). */
+export const ASSIGNMENTS_BATCH_MAX = 250;
+
 /**
  * The desired set of one cluster, as its agent pulls it (registration: AgentRegistration; bundles:
  * AgentBundles; last seen: ClusterLastSeen), and the ETag this replica remembers of it.
@@ -83,7 +107,14 @@ export class AgentGatewayService {
     this.fleetPolicies = new BurstSharedRead(() => admissionPolicies.current(), wakeups);
     this.projectSpecs = new BurstSharedRead(() => this.readProjectSpecs(), wakeups);
     this.healthRules = new BurstSharedRead(() => healthRules.forAgents(), wakeups);
+    this.batch = new TickBatcher((keys) => this.computeBatch(keys), {
+      tickMs: ASSIGNMENTS_BATCH_TICK_MS,
+      maxBatchSize: ASSIGNMENTS_BATCH_MAX,
+    });
   }
+
+  /** The computations asked for within one tick, computed together. */
+  private readonly batch: TickBatcher<AssignmentsKey, AssignmentsResponse>;
 
   /**
    * Named sync windows, stored projects and health rules, read once per burst of computations (see
@@ -103,91 +134,125 @@ export class AgentGatewayService {
   }
 
   /**
-   * The cluster's complete desired set and its ETag. Two statements read the cluster and its served
-   * targets (only the columns the answer needs); per-appset work (the rollout strategy, parsed once
-   * per appset version and kept) is shared by the appset's targets.
+   * The cluster's complete desired set and its ETag. Computations asked for within one short tick
+   * (the long-polls a release woke) are computed together: a few set-based statements for all of
+   * them, then each cluster's answer in memory (see computeBatch).
    */
-  async assignments(clusterId: string, clusterName: string): Promise<AssignmentsResponse> {
-    // Taken before reading: a wake-up landing while this runs makes the remembered ETag stale.
+  assignments(clusterId: string, clusterName: string): Promise<AssignmentsResponse> {
+    return this.batch.load({ clusterId, clusterName });
+  }
+
+  /**
+   * The assignments of a burst of clusters, each exactly what a computation of that cluster alone
+   * gives. Two rounds of statements for all of them: the cluster rows and their served targets
+   * (only the columns the answer needs) with their pending operations; then break-glass and the
+   * automatic-rollback strategies their targets need. A failed statement fails every caller.
+   */
+  private async computeBatch(keys: readonly AssignmentsKey[]): Promise<(AssignmentsResponse | Error)[]> {
+    // Taken before reading: a wake-up landing while this runs makes the remembered ETags stale.
     const stamp = this.wakeups.stamp();
     const now = Date.now();
-    const cluster = await readAssignedCluster(this.db, clusterId);
+    const ids = keys.map((k) => k.clusterId);
+    const [clusters, operations] = await Promise.all([
+      readAssignedClusters(this.db, ids),
+      this.operations.pendingForClusters(ids, new Date(now)),
+    ]);
+    const served = new Map([...clusters].map(([id, c]) => [id, servedTargets(c.targets, now)]));
+    const nameOf = new Map(keys.map((k) => [k.clusterId, k.clusterName]));
+    const everyTarget = [...served].flatMap(([id, ts]) =>
+      ts.filter((t) => t.deletionId === null).map((t) => ({ ...t, clusterName: nameOf.get(id) ?? '' })),
+    );
+    const [overrides, shared] = await Promise.all([
+      // Sync windows and break-glass travel in the assignment, so the ETag changes when they do.
+      this.breakGlass.activeFor(
+        everyTarget.map((t) => ({ name: t.name, clusterName: t.clusterName, appSetName: t.appSetName })),
+        new Date(now),
+      ),
+      Promise.all(keys.map((k) => this.fleetWide(k.clusterId))),
+      this.autoRollback.refresh(
+        everyTarget.map((t) => ({ appSetId: t.appSetId, appSetVersion: t.appSetUpdatedMs })),
+      ),
+    ]);
+    return Promise.all(
+      keys.map(async (key, i) => {
+        try {
+          const cluster = clusters.get(key.clusterId) as AssignedCluster;
+          const inputs = { overrides, shared: shared[i] as FleetWideInputs, operations };
+          return await this.answer(key, cluster, served.get(key.clusterId) ?? [], inputs, { stamp, now });
+        } catch (e) {
+          return e instanceof Error ? e : new Error(String(e));
+        }
+      }),
+    );
+  }
+
+  /**
+   * One cluster's answer from what its burst read, remembered with its ETag under the burst's
+   * stamp (a wake-up after it makes the ETag stale).
+   */
+  private async answer(
+    key: AssignmentsKey,
+    cluster: AssignedCluster,
+    served: ServedTarget[],
+    read: {
+      overrides: Map<string, BreakGlassOverride[]>;
+      shared: FleetWideInputs;
+      operations: Map<string, ClusterOperations>;
+    },
+    at: { stamp: number; now: number },
+  ): Promise<AssignmentsResponse> {
+    const { clusterId, clusterName } = key;
+    const { now } = at;
     // A pin's expiry changes the answer without a wake-up until the sweep runs: remember until then.
     let validUntil = Math.min(now + KNOWN_ETAG_MAX_AGE_MS, nextPinExpiry(cluster.targets, now));
-    const served = servedTargets(cluster.targets, now);
     const targets = served.filter((t) => t.deletionId === null);
     const deletions = tombstonesOf(served);
-    const [inputs, healthRules, operationExpiry] = await this.readInputs(
-      clusterId,
-      { name: clusterName, labels: cluster.labels },
-      targets,
-      now,
-    );
+    const operations = read.operations.get(clusterId);
     // An operation that expires unrun leaves the answer then, without a wake-up.
-    if (operationExpiry !== undefined) validUntil = Math.min(validUntil, operationExpiry);
+    if (operations?.nextExpiry !== undefined) validUntil = Math.min(validUntil, operations.nextExpiry);
+    const labels = cluster.labels;
+    const inputs: AssignmentInputs = {
+      clusterName,
+      namedWindows: read.shared.namedWindows,
+      overrides: read.overrides,
+      rollbackOf: await this.autoRollback.byAppSet(
+        targets.map((t) => ({ appSetId: t.appSetId, appSetVersion: t.appSetUpdatedMs })),
+        labels,
+      ),
+      projectOf: projectRestrictions(read.shared.projectSpecs, { name: clusterName, labels }),
+      operations: operations?.byTarget ?? new Map<string, SyncOperation[]>(),
+      policiesOf: targetPolicies(read.shared.fleetPolicies, labels),
+    };
     const assignments = targets.map((t) => assignmentOf(t, inputs));
     for (const a of assignments)
       for (const b of a.breakGlass) validUntil = Math.min(validUntil, Date.parse(b.expiresAt));
+    const healthRules = read.shared.healthRules;
     // Health rules are in the ETag: a changed rule reaches agents as a new revision does. Tombstones
     // count only when there are some, so every other cluster's ETag stays as it was.
     const etag = etagOf(
       deletions.length > 0 ? { assignments, healthRules, deletions } : { assignments, healthRules },
     );
     const digests = new Set(served.map((t) => t.served.bundleDigest));
-    this.known.set(clusterId, { etag, stamp, clusterUpdatedMs: cluster.updatedMs, validUntil, digests });
+    this.known.set(clusterId, {
+      etag,
+      stamp: at.stamp,
+      clusterUpdatedMs: cluster.updatedMs,
+      validUntil,
+      digests,
+    });
     return { clusterName, etag, assignments, healthRules, ...(deletions.length > 0 && { deletions }) };
   }
 
-  /**
-   * What the assignments draw from besides their target rows, read together: projects, sync
-   * windows, break-glass, automatic rollback, pending operations (and their soonest expiry), and
-   * the health rules.
-   */
-  private async readInputs(
-    clusterId: string,
-    cluster: { name: string; labels: Record<string, string> },
-    targets: readonly ServedTarget[],
-    now: number,
-  ): Promise<[AssignmentInputs, HealthRule[], number | undefined]> {
-    const [
-      projectSpecs,
-      namedWindows,
-      overrides,
-      rollbackOf,
-      operations,
-      operationExpiry,
-      healthRules,
-      fleetPolicies,
-    ] = await Promise.all([
+  /** The fleet-wide inputs, each read once per burst (see BurstSharedRead) and judged per cluster. */
+  private async fleetWide(clusterId: string): Promise<FleetWideInputs> {
+    const [projectSpecs, namedWindows, healthRules, fleetPolicies] = await Promise.all([
       this.projectSpecs.get(clusterId),
-      // Sync windows and break-glass travel in the assignment, so the ETag changes when they do.
       this.namedWindows.get(clusterId),
-      this.breakGlass.activeFor(
-        targets.map((t) => ({ name: t.name, clusterName: cluster.name, appSetName: t.appSetName })),
-        new Date(now),
-      ),
-      this.autoRollback.byAppSet(
-        targets.map((t) => ({ appSetId: t.appSetId, appSetVersion: t.appSetUpdatedMs })),
-        cluster.labels,
-      ),
-      this.operations.pendingFor(clusterId, new Date(now)),
-      this.operations.nextExpiry(clusterId, new Date(now)),
       // Fleet-wide: every cluster gets every rule (a rule only judges objects of its kind).
       this.healthRules.get(clusterId),
       this.fleetPolicies.get(clusterId),
     ]);
-    const projectOf = projectRestrictions(projectSpecs, cluster);
-    const policiesOf = targetPolicies(fleetPolicies, cluster.labels);
-    const inputs = {
-      clusterName: cluster.name,
-      namedWindows,
-      overrides,
-      rollbackOf,
-      projectOf,
-      operations,
-      policiesOf,
-    };
-    return [inputs, healthRules, operationExpiry];
+    return { projectSpecs, namedWindows, healthRules, fleetPolicies };
   }
 
   /**

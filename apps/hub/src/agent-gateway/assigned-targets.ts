@@ -1,4 +1,4 @@
-// The cluster's targets an agent is given, read with one statement, each with the revision it is served.
+// The clusters' targets their agents are given, read with one statement, each with the revision it is served.
 import type { TargetDeletion } from '@flotilla/contract';
 import type { Database } from '../db/database.js';
 import { asRecord } from '../common/json.js';
@@ -35,18 +35,26 @@ export interface AssignedCluster {
   targets: AssignedTargetRow[];
 }
 
-/** Two statements, run together: the cluster row and its served targets (only the columns needed). */
-export async function readAssignedCluster(db: Database, clusterId: string): Promise<AssignedCluster> {
+/**
+ * Two statements, run together, for many clusters at once (the clusters a release woke): their rows
+ * and their served targets, only the columns needed. A cluster whose row is gone gets no labels,
+ * version 0 and no targets.
+ */
+export async function readAssignedClusters(
+  db: Database,
+  clusterIds: readonly string[],
+): Promise<Map<string, AssignedCluster>> {
+  const ids = [...new Set(clusterIds)];
   const [clusterRows, rows] = await Promise.all([
-    db.sql.query<{ labels: unknown; updatedMs: number }>(
-      `SELECT labels, (extract(epoch FROM "updatedAt") * 1000)::float8 AS "updatedMs"
-         FROM "Cluster" WHERE id = $1`,
-      [clusterId],
+    db.sql.query<{ id: string; labels: unknown; updatedMs: number }>(
+      `SELECT id, labels, (extract(epoch FROM "updatedAt") * 1000)::float8 AS "updatedMs"
+         FROM "Cluster" WHERE id = ANY($1::text[])`,
+      [ids],
     ),
     // Agents get what is released (or pinned), never straight what Git wants: see rollouts/.
-    db.sql.query<AssignedTargetRow>(
-      `SELECT t.id, t.name, t.namespace, t."syncPolicy", t."releasedRevision", t."releasedDigest",
-              a.id AS "appSetId", a.name AS "appSetName", a.project,
+    db.sql.query<AssignedTargetRow & { clusterId: string }>(
+      `SELECT t."clusterId", t.id, t.name, t.namespace, t."syncPolicy", t."releasedRevision",
+              t."releasedDigest", a.id AS "appSetId", a.name AS "appSetName", a.project,
               (extract(epoch FROM a."updatedAt") * 1000)::float8 AS "appSetUpdatedMs",
               p."targetId" IS NOT NULL AS "hasPin", p.revision AS "pinRevision",
               p."bundleDigest" AS "pinDigest",
@@ -55,16 +63,19 @@ export async function readAssignedCluster(db: Database, clusterId: string): Prom
          FROM "Target" t
          JOIN "ApplicationSet" a ON a.id = t."appSetId"
          LEFT JOIN "TargetPin" p ON p."targetId" = t.id
-        WHERE t."clusterId" = $1 AND (t."releasedDigest" IS NOT NULL OR p."targetId" IS NOT NULL)
+        WHERE t."clusterId" = ANY($1::text[])
+          AND (t."releasedDigest" IS NOT NULL OR p."targetId" IS NOT NULL)
         ORDER BY t.name`,
-      [clusterId],
+      [ids],
     ),
   ]);
-  return {
-    labels: asRecord(clusterRows[0]?.labels),
-    updatedMs: clusterRows[0]?.updatedMs ?? 0,
-    targets: rows,
-  };
+  const out = new Map<string, AssignedCluster>();
+  for (const id of ids) out.set(id, { labels: {}, updatedMs: 0, targets: [] });
+  for (const c of clusterRows)
+    out.set(c.id, { labels: asRecord(c.labels), updatedMs: c.updatedMs, targets: [] });
+  // Each cluster's targets keep the statement's order (by name), as a read of that cluster alone gives.
+  for (const { clusterId, ...target } of rows) out.get(clusterId)?.targets.push(target);
+  return out;
 }
 
 /** The targets with something to serve `now`, each with what. */

@@ -28,13 +28,22 @@ export class AutoRollbackSettings {
     targets: readonly { appSetId: string; appSetVersion: number }[],
     clusterLabels: Record<string, string>,
   ): Promise<Map<string, Pick<Assignment, 'autoRollback'>>> {
+    await this.refresh(targets);
+    const out = new Map<string, Pick<Assignment, 'autoRollback'>>();
+    for (const { appSetId } of targets)
+      if (!out.has(appSetId))
+        out.set(appSetId, autoRollbackOf(this.strategies.get(appSetId)?.strategy ?? null, clusterLabels));
+    return out;
+  }
+
+  /**
+   * Reads, in one statement, the strategies of these appsets not kept at the version given: called
+   * with the targets of every cluster of a burst first, each cluster's `byAppSet` then reads nothing.
+   */
+  async refresh(targets: readonly { appSetId: string; appSetVersion: number }[]): Promise<void> {
     const versions = new Map(targets.map((t) => [t.appSetId, t.appSetVersion]));
     const stale = [...versions].filter(([id, version]) => this.strategies.get(id)?.version !== version);
     if (stale.length > 0) await this.readStrategies(new Map(stale));
-    const out = new Map<string, Pick<Assignment, 'autoRollback'>>();
-    for (const id of versions.keys())
-      out.set(id, autoRollbackOf(this.strategies.get(id)?.strategy ?? null, clusterLabels));
-    return out;
   }
 
   /**
