@@ -16,7 +16,9 @@ interface Tx {
   $executeRaw(query: TemplateStringsArray, ...values: unknown[]): Promise<number>;
 }
 interface HubDatabase {
-  prisma: { $transaction<T>(fn: (tx: Tx) => Promise<T>, options?: { maxWait?: number }): Promise<T> };
+  prisma: {
+    $transaction<T>(fn: (tx: Tx) => Promise<T>, options?: { maxWait?: number; timeout?: number }): Promise<T>;
+  };
   close(): Promise<void>;
 }
 interface HubAuditLog {
@@ -130,7 +132,9 @@ async function writeOne(db: HubDatabase, audit: HubAuditLog, writer: number): Pr
         tx,
       );
     },
-    { maxWait: 60_000 },
+    // The report ingest's transaction timeout (INGEST_TX): under one chain lock on a busy machine a
+    // transaction can wait seconds for it, past Prisma's default of 5 s.
+    { maxWait: 60_000, timeout: 30_000 },
   );
 }
 
