@@ -5,12 +5,12 @@ import {
   type OnApplicationBootstrap,
   type OnApplicationShutdown,
 } from '@nestjs/common';
-import { Gauge } from 'prom-client';
+import { Counter, Gauge } from 'prom-client';
 import { HUB_CONFIG, type HubConfig } from '../config/hub-config.js';
 import { Database } from '../db/database.js';
 import { HubMetrics } from '../metrics/hub-metrics.service.js';
 import { chainLanes } from './audit-lanes.js';
-import { LaneWalk, recordFullPass, saveProgress, startLane } from './audit-verification.js';
+import { lastFullPass, LaneWalk, recordFullPass, saveProgress, startLane } from './audit-verification.js';
 
 const TICK_MS = 60_000;
 /** Events read per tick at most, so a first pass over millions of rows spreads over many ticks. */
@@ -27,13 +27,21 @@ const FULL_PASS_MS = 60 * 60_000;
  * advances it stores each lane's verified position (AuditChainVerified), where `GET
  * /api/v1/audit/verify` goes on from, and a pass that reaches every lane's end (or a break) becomes
  * the last full pass (AuditFullPass). Workers only.
+ *
+ * A hub that starts (or restarts) resumes from the stored positions, as `GET /api/v1/audit/verify`
+ * does: each lane's stored event is checked first (still there, same hash, content matching it, so a
+ * rewritten tail shows), then only what follows it is read. Rereading millions of verified rows on
+ * every restart is what the hourly pass is for, and it keeps its hour across restarts: a start does a
+ * full pass only when the stored last one is over an hour old, found a break, or is missing.
  */
 @Injectable()
 export class AuditChainMonitor implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(AuditChainMonitor.name);
   private lanes = new Map<number, LaneWalk>();
   private passStartedAt = Date.now();
-  /** Whether this pass's result is stored (once it reached every lane's end, or a break). */
+  /** Whether the lanes are walked from their starts (a full pass) or from their stored positions. */
+  private full = true;
+  /** Whether this full pass's result is stored (once it reached every lane's end, or a break). */
   private passRecorded = false;
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<boolean> | undefined;
@@ -41,6 +49,7 @@ export class AuditChainMonitor implements OnApplicationBootstrap, OnApplicationS
   private started = false;
   private readonly valid: Gauge;
   private readonly verified: Gauge;
+  private readonly read: Counter;
 
   constructor(
     private readonly db: Database,
@@ -55,6 +64,11 @@ export class AuditChainMonitor implements OnApplicationBootstrap, OnApplicationS
     this.verified = new Gauge({
       name: 'flotilla_audit_chain_verified_events',
       help: 'Audit events the current verification pass has checked',
+      registers: [metrics.registry],
+    });
+    this.read = new Counter({
+      name: 'flotilla_audit_chain_read_events_total',
+      help: 'Audit events the chain monitor has read to verify them (full passes and new events; each resumed lane also rereads its stored event once)',
       registers: [metrics.registry],
     });
     this.valid.set(1);
@@ -75,14 +89,8 @@ export class AuditChainMonitor implements OnApplicationBootstrap, OnApplicationS
   /** Verifies what was written since the last call (bounded); returns whether every lane holds. */
   async verifyNew(): Promise<boolean> {
     try {
-      const fullPass = Date.now() - this.passStartedAt > FULL_PASS_MS && !this.broken();
-      if (fullPass || !this.started) {
-        // Each lane again from its archive checkpoint (a prune moves it).
-        this.lanes = new Map();
-        this.passStartedAt = Date.now();
-        this.started = true;
-        this.passRecorded = false;
-      }
+      if (!this.started) await this.resume();
+      else if (Date.now() - this.passStartedAt > FULL_PASS_MS && !this.broken()) this.startPass(true);
       let read = 0;
       let caughtUp = true;
       for (const lane of await chainLanes(this.db.prisma)) {
@@ -92,11 +100,13 @@ export class AuditChainMonitor implements OnApplicationBootstrap, OnApplicationS
         }
         const walk = await this.walk(lane);
         const before = walk.after;
-        read += await walk.step(this.db.prisma, PER_TICK - read);
+        const stepped = await walk.step(this.db.prisma, PER_TICK - read);
+        read += stepped;
+        this.read.inc(stepped);
         await saveProgress(this.db.prisma, walk, before);
         caughtUp &&= walk.caughtUp;
       }
-      if (!this.passRecorded && (caughtUp || this.broken())) await this.recordPass();
+      if (this.full && !this.passRecorded && (caughtUp || this.broken())) await this.recordPass();
     } catch (e) {
       this.logger.warn(`audit chain check failed (tried again next minute): ${String(e)}`);
     }
@@ -110,11 +120,36 @@ export class AuditChainMonitor implements OnApplicationBootstrap, OnApplicationS
     return !broken;
   }
 
-  /** A lane's walk in this pass; a lane first met (at a pass's start, or since the lane count grew) starts at its checkpoint. */
+  /**
+   * The first tick: from the stored positions while the stored last full pass is recent and valid
+   * (the next one comes an hour after it finished), else a full pass now. A break that pass found
+   * is in rows the stored positions are past: a restart must find it again, not forget it.
+   */
+  private async resume(): Promise<void> {
+    const last = await lastFullPass(this.db.prisma);
+    const finishedAt = last ? Date.parse(last.finishedAt) : Number.NaN;
+    const recent = last?.valid === true && Date.now() - finishedAt <= FULL_PASS_MS;
+    this.startPass(!recent);
+    if (recent) this.passStartedAt = finishedAt;
+    this.started = true;
+  }
+
+  /** Forgets the lanes' walks: each starts again at its archive checkpoint (full) or stored position. */
+  private startPass(full: boolean): void {
+    this.lanes = new Map();
+    this.passStartedAt = Date.now();
+    this.full = full;
+    this.passRecorded = false;
+  }
+
+  /**
+   * A lane's walk in this pass; a lane first met (at a pass's start, or since the lane count grew)
+   * starts at its checkpoint in a full pass, else after its stored position once that still holds.
+   */
   private async walk(lane: number): Promise<LaneWalk> {
     let walk = this.lanes.get(lane);
     if (!walk) {
-      walk = await startLane(this.db.prisma, lane, true);
+      walk = await startLane(this.db.prisma, lane, this.full);
       this.lanes.set(lane, walk);
     }
     return walk;

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import pg from 'pg';
@@ -157,6 +158,7 @@ export const historyBench: BenchFn = async (ctx) => {
   const samples = ctx.quick ? 20 : 100;
   const figures: Figure[] = [];
   const remarks: string[] = [];
+  const loadAtStart = loadavg();
 
   const dbName = `flotilla_bench_${process.pid}_${randomBytes(2).toString('hex')}`;
   const url = new URL(ADMIN_DATABASE_URL);
@@ -323,6 +325,7 @@ export const historyBench: BenchFn = async (ctx) => {
         `Each query: ${samples} calls of the hub's own query code (\`SyncHistory.list\` with the controller's query schema, \`AuditLog.list\`) after 3 warm-up calls, with fresh random parameters each call; tables in the OS cache, not PostgreSQL's 128 MB shared buffers. ` +
         `Then the hub's RetentionService keeps the newest half year of sync runs (${retained.notes}), and every query is timed again (\`.after-retention\` figures).`,
     );
+    remarks.push(machineShare(loadAtStart));
     return { figures, series: [], remarks };
   } finally {
     recorder.uninstall();
@@ -332,6 +335,21 @@ export const historyBench: BenchFn = async (ctx) => {
     forget();
   }
 };
+
+/**
+ * The load averages at the start and end of the run: a load above the machine's cores means other
+ * work shared them, and the figures carry its queueing.
+ */
+function machineShare(atStart: number[]): string {
+  const atEnd = loadavg();
+  const shared = Math.max(atStart[0] ?? 0, atEnd[0] ?? 0, atEnd[2] ?? 0) > cpus().length;
+  return (
+    `Load average (1, 5, 15 min) at the start ${atStart.map((n) => n.toFixed(1)).join(', ')}, at the end ${atEnd.map((n) => n.toFixed(1)).join(', ')}` +
+    (shared
+      ? ': other work shared the machine during this run, so the times include waiting for a core.'
+      : ': the machine was otherwise quiet.')
+  );
+}
 
 interface Measure {
   sql: pg.Client;
