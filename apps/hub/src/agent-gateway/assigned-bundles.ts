@@ -11,6 +11,53 @@ export interface SyncOfTarget {
 }
 
 /**
+ * What the targets of a group's sync reports may name: for each target, what the hub assigns it
+ * now (desired, released, pinned) and the (revision, digest) pairs it ran successfully before —
+ * read once for every batch of the group, two statements however many batches share it. Keys carry
+ * the target id, so reading targets of other clusters too changes no batch's answer.
+ */
+export interface KnownBundles {
+  assigned: Set<string>;
+  /** Grows as batches are judged: a batch may roll back to a run an earlier report (or batch) made. */
+  ran: Set<string>;
+}
+
+export async function readKnownBundles(tx: Tx, syncs: SyncReport[]): Promise<KnownBundles> {
+  const known: KnownBundles = { assigned: new Set(), ran: new Set() };
+  if (syncs.length === 0) return known;
+  const targetIds = [...new Set(syncs.map((s) => s.targetId))];
+  const targets = await tx.target.findMany({
+    where: { id: { in: targetIds } },
+    select: {
+      id: true,
+      desiredRevision: true,
+      bundleDigest: true,
+      releasedRevision: true,
+      releasedDigest: true,
+      pin: { select: { revision: true, bundleDigest: true } },
+    },
+  });
+  const runs = await tx.syncRun.findMany({
+    where: {
+      targetId: { in: targetIds },
+      outcome: 'Succeeded',
+      // A dry run applied nothing: it is no revision this target ran.
+      dryRun: false,
+      bundleDigest: { in: [...new Set(syncs.map((s) => s.bundleDigest))] },
+    },
+    select: { targetId: true, revision: true, bundleDigest: true },
+    distinct: ['targetId', 'revision', 'bundleDigest'],
+  });
+  for (const t of targets) {
+    known.assigned.add(key(t.id, t.desiredRevision, t.bundleDigest));
+    known.assigned.add(key(t.id, t.releasedRevision, t.releasedDigest));
+    if (t.pin) known.assigned.add(key(t.id, t.pin.revision, t.pin.bundleDigest));
+  }
+  for (const r of runs) known.ran.add(key(r.targetId, r.revision, r.bundleDigest));
+  return known;
+}
+
+/**
  * Which sync reports name a bundle the hub gave their target. A sync report is believed, stored as
  * history and may pin (an automatic rollback), so a report naming another cluster's digest would
  * make the hub serve that cluster's manifests to the reporter: digests are visible to any viewer.
@@ -21,46 +68,14 @@ export interface SyncOfTarget {
  * Reports are judged in batch order, so a batch may roll back to a run it reports earlier.
  * Returns the ids of the refused reports and an `agent.access-denied` audit entry for each.
  */
-export async function refuseUnassignedBundles(
-  tx: Tx,
+export function refuseUnassignedBundles(
+  known: KnownBundles,
   actor: AuditActor,
   syncs: SyncOfTarget[],
-): Promise<{ refused: Set<string>; audit: AuditEntry[] }> {
+): { refused: Set<string>; audit: AuditEntry[] } {
   const refused = new Set<string>();
   const audit: AuditEntry[] = [];
-  if (syncs.length === 0) return { refused, audit };
-  const targetIds = [...new Set(syncs.map((s) => s.target.id))];
-  const [targets, runs] = await Promise.all([
-    tx.target.findMany({
-      where: { id: { in: targetIds } },
-      select: {
-        id: true,
-        desiredRevision: true,
-        bundleDigest: true,
-        releasedRevision: true,
-        releasedDigest: true,
-        pin: { select: { revision: true, bundleDigest: true } },
-      },
-    }),
-    tx.syncRun.findMany({
-      where: {
-        targetId: { in: targetIds },
-        outcome: 'Succeeded',
-        // A dry run applied nothing: it is no revision this target ran.
-        dryRun: false,
-        bundleDigest: { in: [...new Set(syncs.map((s) => s.report.bundleDigest))] },
-      },
-      select: { targetId: true, revision: true, bundleDigest: true },
-      distinct: ['targetId', 'revision', 'bundleDigest'],
-    }),
-  ]);
-  const assigned = new Set<string>();
-  for (const t of targets) {
-    assigned.add(key(t.id, t.desiredRevision, t.bundleDigest));
-    assigned.add(key(t.id, t.releasedRevision, t.releasedDigest));
-    if (t.pin) assigned.add(key(t.id, t.pin.revision, t.pin.bundleDigest));
-  }
-  const ran = new Set(runs.map((r) => key(r.targetId, r.revision, r.bundleDigest)));
+  const { assigned, ran } = known;
   for (const { report: r, target } of syncs) {
     const k = key(target.id, r.revision, r.bundleDigest);
     const allowed = k !== '' && (r.trigger === 'rollback' ? ran.has(k) : ran.has(k) || assigned.has(k));

@@ -14,29 +14,33 @@ interface Waiting<T, R> {
  */
 export class GroupCommit<T, R> {
   private readonly waiting: Waiting<T, R>[] = [];
-  private draining = false;
+  /** Groups being committed now (at most `inFlight`). */
+  private committing = 0;
 
   /**
    * @param commit commits a group and returns each item's result, in the group's order
    * @param missing the result of an item `commit` returned nothing for
+   * @param inFlight how many groups may be committing at once: while one waits for its commit,
+   *   the next is already built and sent, so the process is not idle for a whole round trip
    */
   constructor(
     private readonly commit: (group: T[]) => Promise<R[]>,
     private readonly sizeOf: (item: T) => number,
     private readonly maxSize: number,
     private readonly missing: () => R,
+    private readonly inFlight = 1,
   ) {}
 
   /** The item's result, once the group holding it has committed. */
   submit(item: T): Promise<R> {
     return new Promise((resolve, reject) => {
       this.waiting.push({ item, resolve, reject });
-      if (!this.draining) void this.drain();
+      if (this.committing < this.inFlight) void this.drain();
     });
   }
 
   private async drain(): Promise<void> {
-    this.draining = true;
+    this.committing++;
     try {
       while (this.waiting.length > 0) {
         const group = this.takeGroup();
@@ -55,7 +59,7 @@ export class GroupCommit<T, R> {
         }
       }
     } finally {
-      this.draining = false;
+      this.committing--;
     }
   }
 

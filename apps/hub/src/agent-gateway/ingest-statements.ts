@@ -115,7 +115,13 @@ async function insertSyncRunChunk(tx: Tx, rows: Prisma.SyncRunCreateManyInput[])
            "resources", "dryRun", "agentReportId", "operationId")
     -- A report whose id retention deleted while its run is still kept, sent again, adds no second run.
     -- (No unique index can span the monthly partitions; storeIds already made each id fresh here.)
-    WHERE NOT EXISTS (SELECT 1 FROM "SyncRun" s WHERE s."agentReportId" = v."agentReportId")`;
+    -- Only runs stored before the watermark can have lost their id: a run and its id are stored in
+    -- one transaction (same now()), and retention moves the watermark before deleting ids older than
+    -- it. So only those partitions are probed (pruned at run time), none while no id was ever deleted.
+    WHERE NOT EXISTS (
+      SELECT 1 FROM "SyncRun" s
+       WHERE s."agentReportId" = v."agentReportId"
+         AND s."createdAt" < (SELECT w."before" FROM "RetentionWatermark" w WHERE w."kind" = 'reportIds'))`;
 }
 
 /**

@@ -5,7 +5,7 @@ import { applyDeletionReports } from '../desired-state/target-deletions.service.
 import { recordBreakGlassChanges } from '../break-glass/break-glass.service.js';
 import { isAutomaticRollback, recordAutomaticRollbacks } from '../release/rollouts/automatic-rollback.js';
 import type { Prisma } from '../generated/prisma/client.js';
-import { refuseUnassignedBundles } from './assigned-bundles.js';
+import { refuseUnassignedBundles, type KnownBundles } from './assigned-bundles.js';
 import {
   applyComparison,
   applyDrift,
@@ -20,6 +20,14 @@ type Tx = Prisma.TransactionClient;
 /** A report of one type with the target (of the reporting cluster) it is about. */
 type OfTarget<T extends Report['type']> = { report: Extract<Report, { type: T }>; target: TargetState };
 
+/** What the group's transaction read once for all of its batches. */
+export interface GroupReads {
+  /** Every target the group's reports name, locked (lockTargets), whichever cluster runs it. */
+  targets: Map<string, TargetState>;
+  /** What those targets may be reported to run (readKnownBundles). */
+  known: KnownBundles;
+}
+
 /**
  * One batch's new reports, in order, into the group's effects, and the hooks that need the
  * transaction (refused bundles, break-glass, automatic rollback, requested syncs, deletions).
@@ -31,13 +39,13 @@ export async function applyBatch(
   clusterId: string,
   actor: AuditActor,
   batch: Report[],
-  allTargets: Map<string, TargetState>,
+  reads: GroupReads,
 ): Promise<void> {
   // A report about a target this cluster does not run (deleted since, or someone else's) is kept
   // for the record but changes nothing.
-  const targets = new Map([...allTargets].filter(([, t]) => t.clusterId === clusterId));
+  const targets = new Map([...reads.targets].filter(([, t]) => t.clusterId === clusterId));
   // So is a sync naming a bundle the hub never gave its target (refused and audited).
-  const unassigned = await refuseUnassignedBundles(tx, actor, ofType(batch, targets, 'sync'));
+  const unassigned = refuseUnassignedBundles(reads.known, actor, ofType(batch, targets, 'sync'));
   effects.audit.push(...unassigned.audit);
   const applied = batch.filter((r) => !unassigned.refused.has(r.id));
   for (const r of applied) {

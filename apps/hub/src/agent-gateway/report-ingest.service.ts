@@ -10,6 +10,7 @@ import { JobQueues } from '../queues/job-queues.service.js';
 import { GroupCommit } from './group-commit.js';
 import { noEffects, type BatchEffects } from './report-effects.js';
 import { applyBatch } from './report-batch.js';
+import { readKnownBundles } from './assigned-bundles.js';
 import { insertSyncRuns, lockTargets, storeIds, writeComparisons, writeStatus } from './ingest-statements.js';
 
 type Tx = Prisma.TransactionClient;
@@ -22,6 +23,13 @@ const INGEST_TX = { maxWait: 15_000, timeout: 30_000 };
 
 /** At most this many reports share one transaction (batches are never split). */
 const GROUP_REPORTS = 5000;
+
+/**
+ * Two groups may be committing at once: while one waits for PostgreSQL (its statements, its commit's
+ * fsync), the next is built and sent, where one at a time left the hub idle for every round trip.
+ * They take different audit chain lanes and lock shared target rows in id order, as two replicas do.
+ */
+const GROUPS_IN_FLIGHT = 2;
 
 /** A batch waiting for the next group transaction. */
 interface PendingBatch {
@@ -47,12 +55,13 @@ interface PendingBatch {
  */
 @Injectable()
 export class ReportIngestService {
-  /** The ids of a batch's reports that were new, once the group holding it has committed. */
-  private readonly groups = new GroupCommit<PendingBatch, Set<string>>(
+  /** What became of each report of a batch, once the group holding it has committed. */
+  private readonly groups = new GroupCommit<PendingBatch, Verdict[]>(
     (group) => this.ingestGroup(group),
     (batch) => batch.reports.length,
     GROUP_REPORTS,
-    () => new Set(),
+    () => [],
+    GROUPS_IN_FLIGHT,
   );
 
   constructor(
@@ -67,33 +76,21 @@ export class ReportIngestService {
     clusterId: string,
     reports: Report[],
   ): Promise<{ accepted: number; duplicates: number; expired?: number }> {
-    // Retention deletes report ids after a while; a report observed before what it deleted could be
-    // a replay whose id is gone, so it is dropped unread rather than risk applying it twice.
-    const watermark = await this.db.prisma.retentionWatermark.findUnique({
-      where: { kind: 'reportIds' },
-      select: { before: true },
-    });
-    const horizon = replayHorizon(watermark?.before ?? null);
-    const expired = new Set(
-      horizon === null ? [] : reports.filter((r) => Date.parse(r.at) < horizon.getTime()),
-    );
-    // An id repeated inside the batch counts once, as its first occurrence; the rest are replays.
-    const firsts = new Map<string, Report>();
-    for (const r of reports) if (!expired.has(r) && !firsts.has(r.id)) firsts.set(r.id, r);
-    const unique = [...firsts.values()];
-    const fresh =
-      unique.length === 0
-        ? new Set<string>()
-        : await this.groups.submit({ clusterId, reports: unique, origin: currentOrigin() ?? null });
-    for (const r of reports) {
-      const accepted = firsts.get(r.id) === r && fresh.has(r.id);
-      const result = expired.has(r) ? 'expired' : accepted ? 'accepted' : 'duplicate';
+    const verdicts =
+      reports.length === 0
+        ? []
+        : await this.groups.submit({ clusterId, reports, origin: currentOrigin() ?? null });
+    const counts = { accepted: 0, duplicate: 0, expired: 0 };
+    reports.forEach((r, i) => {
+      // Nothing said of a report (a group that returned less): it is not stored, the agent's retry decides.
+      const result = verdicts[i] ?? 'duplicate';
+      counts[result]++;
       this.metrics.reports.inc({ type: r.type, result });
-    }
+    });
     return {
-      accepted: fresh.size,
-      duplicates: reports.length - expired.size - fresh.size,
-      ...(expired.size > 0 && { expired: expired.size }),
+      accepted: counts.accepted,
+      duplicates: counts.duplicate,
+      ...(counts.expired > 0 && { expired: counts.expired }),
     };
   }
 
@@ -102,16 +99,19 @@ export class ReportIngestService {
    * locking read of the targets, then each batch applied in arrival order in memory, then one
    * INSERT of sync runs, one UPDATE of target status and one chain append for all of them.
    */
-  private async ingestGroup(group: PendingBatch[]): Promise<Set<string>[]> {
-    const { fresh, expand, reverts } = await this.db.prisma.$transaction(async (tx) => {
-      const applied = await storeNewReports(tx, group);
+  private async ingestGroup(group: PendingBatch[]): Promise<Verdict[][]> {
+    const { verdicts, expand, reverts } = await this.db.prisma.$transaction(async (tx) => {
+      const sorted = sortReports(group, await readReplayHorizon(tx));
+      const applied = await storeNewReports(tx, group, sorted);
       const targets = await lockTargets(tx, applied.flat());
+      const syncs = applied.flat().flatMap((r) => (r.type === 'sync' && targets.has(r.targetId) ? [r] : []));
+      const reads = { targets, known: await readKnownBundles(tx, syncs) };
       const actors = await agentActors(tx, group);
       const effects = noEffects();
       for (const [i, batch] of group.entries()) {
         const firstAudit = effects.audit.length;
         const actor: AuditActor = actors.get(batch.clusterId) ?? `agent:${batch.clusterId}`;
-        await applyBatch(tx, effects, batch.clusterId, actor, applied[i] ?? [], targets);
+        await applyBatch(tx, effects, batch.clusterId, actor, applied[i] ?? [], reads);
         for (const entry of effects.audit.slice(firstAudit)) entry.origin ??= batch.origin;
       }
       await insertSyncRuns(tx, effects.syncRuns);
@@ -120,7 +120,7 @@ export class ReportIngestService {
       // Last: the chain lock is held from here to commit, so nothing slow comes after it.
       await this.audit.recordMany(effects.audit, tx);
       return {
-        fresh: applied.map((reports) => new Set(reports.map((r) => r.id))),
+        verdicts: group.map((batch, i) => verdictsOf(batch.reports, sorted[i], applied[i] ?? [])),
         expand: effects.expand,
         reverts: effects.reverts,
       };
@@ -128,7 +128,7 @@ export class ReportIngestService {
     await this.expandAfterDeletions(expand);
     // After the commit: the revert job reads the pin the rollback made (release/reverts).
     for (const r of reverts) await this.queues?.enqueue('revert', r);
-    return fresh;
+    return verdicts;
   }
 
   /**
@@ -147,22 +147,66 @@ export class ReportIngestService {
   }
 }
 
+/** What became of one report of a batch. */
+type Verdict = 'accepted' | 'duplicate' | 'expired';
+
+/** A batch's reports sorted out before anything is stored: those too old to judge, and the first of each id. */
+interface SortedBatch {
+  expired: Set<Report>;
+  unique: Report[];
+}
+
+/**
+ * Retention deletes report ids after a while; a report observed before what it deleted could be a
+ * replay whose id is gone, so it is dropped unread rather than risk applying it twice. Read once per
+ * group, in its transaction.
+ */
+async function readReplayHorizon(tx: Tx): Promise<Date | null> {
+  const watermark = await tx.retentionWatermark.findUnique({
+    where: { kind: 'reportIds' },
+    select: { before: true },
+  });
+  return replayHorizon(watermark?.before ?? null);
+}
+
+/** An id repeated inside a batch counts once, as its first occurrence; the rest are replays. */
+function sortReports(group: PendingBatch[], horizon: Date | null): SortedBatch[] {
+  return group.map(({ reports }) => {
+    const expired = new Set(
+      horizon === null ? [] : reports.filter((r) => Date.parse(r.at) < horizon.getTime()),
+    );
+    const firsts = new Map<string, Report>();
+    for (const r of reports) if (!expired.has(r) && !firsts.has(r.id)) firsts.set(r.id, r);
+    return { expired, unique: [...firsts.values()] };
+  });
+}
+
+function verdictsOf(reports: Report[], sorted: SortedBatch | undefined, applied: Report[]): Verdict[] {
+  const accepted = new Set(applied);
+  return reports.map((r) =>
+    sorted?.expired.has(r) ? 'expired' : accepted.has(r) ? 'accepted' : 'duplicate',
+  );
+}
+
 /**
  * Stores the group's report ids and returns, per batch, its reports that were new. An id sent in
  * two batches of the group belongs to the first; the second sees a replay.
  */
-async function storeNewReports(tx: Tx, group: PendingBatch[]): Promise<Report[][]> {
+async function storeNewReports(tx: Tx, group: PendingBatch[], sorted: SortedBatch[]): Promise<Report[][]> {
+  const unique = sorted.map((b) => b.unique);
   const owner = new Map<string, number>();
-  group.forEach((w, i) => {
-    for (const r of w.reports) if (!owner.has(r.id)) owner.set(r.id, i);
+  unique.forEach((reports, i) => {
+    for (const r of reports) if (!owner.has(r.id)) owner.set(r.id, i);
   });
   const stored = await storeIds(
     tx,
     group.flatMap((w, i) =>
-      w.reports.filter((r) => owner.get(r.id) === i).map((report) => ({ clusterId: w.clusterId, report })),
+      (unique[i] ?? [])
+        .filter((r) => owner.get(r.id) === i)
+        .map((report) => ({ clusterId: w.clusterId, report })),
     ),
   );
-  return group.map((w, i) => w.reports.filter((r) => owner.get(r.id) === i && stored.has(r.id)));
+  return unique.map((reports, i) => reports.filter((r) => owner.get(r.id) === i && stored.has(r.id)));
 }
 
 /**

@@ -373,9 +373,17 @@ describe('retention on PostgreSQL', () => {
 
     it('adds no second sync run when a report whose id was deleted is sent again', async () => {
       const ingest = new ReportIngestService(db, new AuditLog(db), metrics);
-      const report = sync('again', daysAgo(2));
+      // Observed by an agent whose clock runs three days ahead: past the day of skew the replay
+      // horizon allows for, so the horizon alone would not stop its replay.
+      const report = sync('again', daysAgo(-3));
       expect(await ingest.ingestBatch(target.clusterId, [report])).toEqual({ accepted: 1, duplicates: 0 });
-      // As if its id had outlived its period while the run is still kept.
+      // As retention does it (watermark first, then the ids received before it), while the run is kept.
+      const before = new Date(Date.now() + 1000);
+      await db.prisma.retentionWatermark.upsert({
+        where: { kind: 'reportIds' },
+        create: { kind: 'reportIds', before },
+        update: { before },
+      });
       await db.prisma.processedReport.deleteMany({ where: { id: 'again' } });
 
       await ingest.ingestBatch(target.clusterId, [report]);
