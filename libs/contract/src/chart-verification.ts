@@ -25,6 +25,7 @@ export type ChartRepositoryVerification = z.output<typeof chartRepositoryVerific
 
 /** One version of a chart repository's setting: the keys, their fingerprints, who set them when. */
 export const chartRepositoryVerificationChangeSchema = z.object({
+  url: z.string(),
   verify: chartVerifyModeSchema,
   gpgKeys: z.string(),
   /** GPG hex fingerprints of the allowed keys. */
@@ -35,9 +36,7 @@ export const chartRepositoryVerificationChangeSchema = z.object({
 export type ChartRepositoryVerificationChange = z.infer<typeof chartRepositoryVerificationChangeSchema>;
 
 /** `GET /api/v1/chart-repositories/verification?url=`: the setting in force for the repository at `url`. */
-export const chartRepositoryVerificationViewSchema = chartRepositoryVerificationChangeSchema.extend({
-  url: z.string(),
-});
+export const chartRepositoryVerificationViewSchema = chartRepositoryVerificationChangeSchema;
 export type ChartRepositoryVerificationView = z.infer<typeof chartRepositoryVerificationViewSchema>;
 
 chartRepositoryVerificationSchema.register(apiInputs, { id: 'ChartRepositoryVerification' });
@@ -49,7 +48,7 @@ export const chartRepositoryVerificationHistorySchema = z
   .array(chartRepositoryVerificationChangeSchema)
   .register(apiAnswers, { id: 'ChartRepositoryVerificationHistory' });
 
-/** `GET /api/v1/chart-repositories/verification[/history]?url=`: one repository (else, the list: every one with a setting). */
+/** `GET /api/v1/chart-repositories/verification[/history]?url=`: one repository; without, every one. */
 export const chartRepositoryVerificationQuerySchema = z.strictObject({
   url: z.string().min(1).max(2048).optional(),
 });

@@ -195,7 +195,7 @@ describe('Helm provenance: a chart is released only when its repository setting 
       `/api/v1/chart-repositories/verification/history?url=${encodeURIComponent(charts.url)}`,
     );
     expect(history.body).toEqual([]);
-    expect((await fleet.call('GET', '/api/v1/chart-repositories/verification/history')).status).toBe(400);
+    expect((await fleet.call('GET', '/api/v1/chart-repositories/verification/history')).body).toEqual([]);
   }, 120_000);
 
   it('required: a signed chart is released; a .prov of another package is refused, audited once', async () => {

@@ -102,14 +102,15 @@ export class ChartVerificationSettingsService {
     return Promise.all(rows.map((r) => this.viewOf(r)));
   }
 
-  /** Every version, newest first. */
-  async history(rawUrl: string): Promise<ChartRepositoryVerificationChange[]> {
-    const url = chartRepositoryKey(rawUrl);
+  /** Every version of `rawUrl`'s setting (without: of every repository's), newest first. */
+  async history(rawUrl?: string): Promise<ChartRepositoryVerificationChange[]> {
+    const where = rawUrl === undefined ? {} : { url: chartRepositoryKey(rawUrl) };
     const rows = await this.db.prisma.chartRepositoryVerificationChange.findMany({
-      where: { url },
+      where,
       orderBy: { createdAt: 'desc' },
     });
     return rows.map((r) => ({
+      url: r.url,
       verify: r.verify as ChartVerifySetting,
       gpgKeys: r.gpgKeys,
       fingerprints: r.fingerprints,

@@ -12,7 +12,7 @@ import { Actor } from '../../auth/actor.js';
 import { AdminTokenGuard } from '../../auth/admin-token.guard.js';
 import { Roles } from '../../auth/roles.decorator.js';
 import { ApiAnswer, ApiInput, ApiQueryOf } from '../../common/api-docs.js';
-import { HubError, parseInput } from '../../common/hub-error.js';
+import { parseInput } from '../../common/hub-error.js';
 import { ChartVerificationSettingsService } from './chart-verification-settings.service.js';
 
 /** A chart repository's Helm provenance requirement: `none`, `when-present` or `required`, and its keyring. */
@@ -47,14 +47,11 @@ export class ChartVerificationController {
     return this.settings.set(parseInput(chartRepositoryVerificationSchema, body), actor);
   }
 
-  /** Every version of the repository's setting, newest first. */
+  /** Every version of the repository's setting (without `url`: of every repository's), newest first. */
   @Get('history')
   @ApiQueryOf(chartRepositoryVerificationQuerySchema)
   @ApiAnswer(chartRepositoryVerificationHistorySchema)
   history(@Query() query: unknown) {
-    const { url } = parseInput(chartRepositoryVerificationQuerySchema, query);
-    if (url === undefined)
-      throw new HubError(400, 'invalid-query', 'url: the chart repository is required', 'url');
-    return this.settings.history(url);
+    return this.settings.history(parseInput(chartRepositoryVerificationQuerySchema, query).url);
   }
 }
