@@ -41,6 +41,9 @@ import { RepositoriesService } from './sources/repositories/repositories.service
 import { RepositoriesController } from './sources/repositories/repositories.controller.js';
 import { SourceVerifications } from './sources/verification/source-verifications.service.js';
 import { VerificationController } from './sources/verification/verification.controller.js';
+import { ChartProvenance } from './sources/verification/chart-provenance.service.js';
+import { ChartVerificationController } from './sources/verification/chart-verification.controller.js';
+import { ChartVerificationSettingsService } from './sources/verification/chart-verification-settings.service.js';
 import { VerificationSettingsService } from './sources/verification/verification-settings.service.js';
 import { SourceSyncProcessor } from './pipeline/source-sync.processor.js';
 import { AppSetsService } from './desired-state/appsets.service.js';
@@ -173,6 +176,8 @@ const SERVICES: Provider[] = [
   RepositoriesService,
   WriteAccessService,
   SourceVerifications,
+  ChartProvenance,
+  ChartVerificationSettingsService,
   VerificationSettingsService,
   WebhooksService,
   // render
@@ -247,6 +252,7 @@ const API_CONTROLLERS: Type[] = [
   ClustersController,
   RepositoriesController,
   VerificationController,
+  ChartVerificationController,
   ChartCredentialsController,
   AppSetsController,
   TargetsController,

@@ -15,6 +15,7 @@ export * from './audit-event.js';
 export * from './api-token.js';
 export * from './chart-repository.js';
 export * from './source-verification.js';
+export * from './chart-verification.js';
 export * from './notification.js';
 export * from './explain.js';
 export * from './text-safety.js';

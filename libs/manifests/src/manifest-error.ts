@@ -19,7 +19,9 @@ export type ManifestErrorCode =
   | 'manifest-invalid-source'
   | 'manifest-chart-not-found'
   | 'manifest-missing-value-file'
-  | 'manifest-helm-failed';
+  | 'manifest-helm-failed'
+  /** A chart package whose provenance its repository's setting refuses (hub: Helm provenance). */
+  | 'chart-unverified';
 
 /** A manifest that cannot be used, with the file (and line where known) a person must fix. */
 export class ManifestError extends Error {

@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import {
   repositoryVerificationChangeSchema,
   repositoryVerificationViewSchema,
@@ -9,6 +8,7 @@ import {
 import { z } from 'zod';
 import { type CommandDescription } from '../command.js';
 import { UsageError } from '../offline/offline-command.js';
+import { readKeyFile } from './key-file.js';
 import {
   age,
   columnsTable,
@@ -190,8 +190,8 @@ export function run(argv: string[]): Promise<number> {
         );
         const body = {
           mode,
-          allowedSigners: readKeys(stringValue(values['allowed-signers']), '--allowed-signers'),
-          gpgKeys: readKeys(stringValue(values['gpg-keys']), '--gpg-keys'),
+          allowedSigners: readKeyFile(stringValue(values['allowed-signers']), '--allowed-signers'),
+          gpgKeys: readKeyFile(stringValue(values['gpg-keys']), '--gpg-keys'),
         };
         const view = repositoryVerificationViewSchema.parse(
           await client.request('PUT', `/api/v1/repositories/${id}/verification`, body),
@@ -227,7 +227,7 @@ async function credentialsOf(values: Record<string, HubArgValue>): Promise<Recor
   if (sshKey !== undefined) {
     if (username !== undefined || values['password-stdin'] !== undefined)
       throw new UsageError(`give an HTTPS token or an SSH key, not both: ${CREDENTIALS_USAGE}`);
-    return { type: 'ssh-key', privateKey: readKeys(sshKey, '--ssh-key') };
+    return { type: 'ssh-key', privateKey: readKeyFile(sshKey, '--ssh-key') };
   }
   if (!username) throw new UsageError(`--username is required with a token: ${CREDENTIALS_USAGE}`);
   if (values['password-stdin'] !== true)
@@ -252,15 +252,6 @@ function repositoryFields(r: Repository): string {
     ['Verification', r.verificationMode],
     ...(r.error ? ([['Error', r.error]] as [string, string][]) : []),
   ]);
-}
-
-function readKeys(file: string | undefined, flag: string): string {
-  if (file === undefined) return '';
-  try {
-    return readFileSync(file, 'utf8');
-  } catch (e) {
-    throw new UsageError(`${flag}: cannot read ${file}: ${(e as Error).message}`);
-  }
 }
 
 type Repository = z.infer<typeof repositorySchema>;

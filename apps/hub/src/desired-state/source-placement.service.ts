@@ -112,7 +112,7 @@ export class SourcePlacement {
     ]);
     const chart = { repoUrl: source.repoURL, chart: chartName, version, helm, application };
     const rendered = this.renders.once(scope, key, () =>
-      this.renders.renderChart({ ...chart, capabilities: t.capabilities }, t.at),
+      this.renders.renderChart({ ...chart, capabilities: t.capabilities, preview: !scope.register }, t.at),
     );
     return {
       placed: {
@@ -162,7 +162,10 @@ export class SourcePlacement {
       application,
     };
     const rendered = this.renders.once(scope, key, () =>
-      this.renders.renderGitPath({ ...src, capabilities: t.capabilities }, `${t.at}.spec.source.path`),
+      this.renders.renderGitPath(
+        { ...src, capabilities: t.capabilities, preview: !scope.register },
+        `${t.at}.spec.source.path`,
+      ),
     );
     return {
       placed: { repoUrl: repo.url, sourcePath: path, targetRevision, desiredRevision: sha, sources: null },
@@ -191,7 +194,10 @@ export class SourcePlacement {
       t.capabilities,
     ]);
     const rendered = this.renders.once(scope, key, () =>
-      this.renders.renderSources({ sources: resolved, application, capabilities: t.capabilities }, t.at),
+      this.renders.renderSources(
+        { sources: resolved, application, capabilities: t.capabilities, preview: !scope.register },
+        t.at,
+      ),
     );
     return { placed: multiSourcePlacement(t.at, resolved), rendered, readsCapabilities: true };
   }

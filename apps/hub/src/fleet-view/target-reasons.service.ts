@@ -35,8 +35,11 @@ const PROJECT_ERROR_CODES = new Set([
   'invalid-project',
 ]);
 
-/** The expansion refused a commit its repository's verification mode does not allow (sources/verification). */
-const SOURCE_UNVERIFIED = 'source-unverified';
+/**
+ * The expansion refused a commit its repository's verification mode does not allow, or a chart
+ * package its chart repository's provenance setting does not (sources/verification).
+ */
+const SOURCE_UNVERIFIED = new Set(['source-unverified', 'chart-unverified']);
 
 const ACTIVE_ROLLOUT = ['Progressing', 'Paused', 'Halted'];
 
@@ -157,7 +160,7 @@ function addAppSetFacts(facts: TargetFacts, appSet: ReasonTarget['appSet']): voi
     const code = (appSet.error as { code?: unknown } | null)?.code;
     const message = storedErrorText(appSet.error);
     if (typeof code === 'string' && PROJECT_ERROR_CODES.has(code)) facts.projectDenied = { message };
-    else if (code === SOURCE_UNVERIFIED) facts.sourceUnverified = { message };
+    else if (typeof code === 'string' && SOURCE_UNVERIFIED.has(code)) facts.sourceUnverified = { message };
     else facts.generatorError = { message };
   }
   if (appSet.status === 'Held') {

@@ -1,4 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Prisma } from '../generated/prisma/client.js';
 import { AuditLog } from '../audit/audit.service.js';
 import { HUB_CONFIG, type HubConfig } from '../config/hub-config.js';
 import { Database } from '../db/database.js';
@@ -15,6 +16,7 @@ export interface RetentionCounts {
   syncRunsDeleted: number;
   bundlesDeleted: number;
   sourceVerificationsDeleted: number;
+  chartVerificationsDeleted: number;
   /** Whole months of sync runs dropped (their rows are counted in syncRunsDeleted too). */
   syncRunPartitionsDropped: number;
 }
@@ -25,6 +27,7 @@ export const RETENTION_KINDS = [
   'syncRunsDeleted',
   'bundlesDeleted',
   'sourceVerificationsDeleted',
+  'chartVerificationsDeleted',
 ] as const satisfies readonly (keyof RetentionCounts)[];
 
 /**
@@ -65,6 +68,9 @@ export class RetentionService {
       bundlesDeleted: await this.batched((n) => this.deleteBundles(cutoffs.bundles, n)),
       sourceVerificationsDeleted: await this.batched((n) =>
         this.deleteSourceVerifications(cutoffs.sourceVerifications, n),
+      ),
+      chartVerificationsDeleted: await this.batched((n) =>
+        this.deleteChartVerifications(cutoffs.sourceVerifications, n),
       ),
       syncRunPartitionsDropped: months.partitions.length,
     };
@@ -189,15 +195,7 @@ export class RetentionService {
   private async deleteSourceVerifications(cutoff: Date | null, limit: number): Promise<number> {
     if (cutoff === null) return 0;
     return this.db.prisma.$executeRaw`
-      WITH "live" AS (
-        SELECT "desiredRevision" AS "commit" FROM "Target"
-        UNION SELECT "releasedRevision" FROM "Target" WHERE "releasedRevision" IS NOT NULL
-        UNION SELECT "lastSyncedRevision" FROM "Target" WHERE "lastSyncedRevision" IS NOT NULL
-        UNION SELECT "revision" FROM "TargetPin"
-        UNION SELECT s ->> 'revision' FROM "Target" t
-          CROSS JOIN LATERAL jsonb_array_elements(
-            CASE WHEN jsonb_typeof(t."sources") = 'array' THEN t."sources" ELSE '[]'::jsonb END) AS s
-      ), "baselines" AS (
+      WITH "live" AS (${LIVE_REVISIONS}), "baselines" AS (
         SELECT "repositoryId", "commit", "digest" FROM (
           SELECT "repositoryId", "commit", "digest",
                  RANK() OVER (PARTITION BY "repositoryId" ORDER BY "createdAt" DESC) AS "rank"
@@ -214,7 +212,38 @@ export class RetentionService {
           ORDER BY v."createdAt" LIMIT ${limit}
           FOR UPDATE OF v SKIP LOCKED)`;
   }
+
+  /**
+   * Chart provenance verdicts older than RETENTION_SOURCE_VERIFICATION_DAYS, except those of a chart
+   * version a target wants, was released, last synced or is pinned to. A verdict pruned and asked
+   * for again is judged again by Helm.
+   */
+  private async deleteChartVerifications(cutoff: Date | null, limit: number): Promise<number> {
+    if (cutoff === null) return 0;
+    return this.db.prisma.$executeRaw`
+      WITH "live" AS (${LIVE_REVISIONS})
+      DELETE FROM "ChartVerification"
+       WHERE ("repoUrl", "chart", "version", "packageDigest", "digest") IN (
+         SELECT v."repoUrl", v."chart", v."version", v."packageDigest", v."digest" FROM "ChartVerification" v
+          WHERE v."createdAt" < ${cutoff}
+            AND NOT EXISTS (SELECT 1 FROM "live" l WHERE l."commit" = v."version")
+          ORDER BY v."createdAt" LIMIT ${limit}
+          FOR UPDATE OF v SKIP LOCKED)`;
+  }
 }
+
+/**
+ * Every revision a target wants, was released, last synced or is pinned to (a commit, or a chart
+ * version) — as a column `commit`; a multi-source target's each source's.
+ */
+const LIVE_REVISIONS = Prisma.sql`
+        SELECT "desiredRevision" AS "commit" FROM "Target"
+        UNION SELECT "releasedRevision" FROM "Target" WHERE "releasedRevision" IS NOT NULL
+        UNION SELECT "lastSyncedRevision" FROM "Target" WHERE "lastSyncedRevision" IS NOT NULL
+        UNION SELECT "revision" FROM "TargetPin"
+        UNION SELECT s ->> 'revision' FROM "Target" t
+          CROSS JOIN LATERAL jsonb_array_elements(
+            CASE WHEN jsonb_typeof(t."sources") = 'array' THEN t."sources" ELSE '[]'::jsonb END) AS s`;
 
 function cutoffsDetail(c: RetentionCutoffs): Record<keyof RetentionCutoffs, string | null> {
   const iso = (d: Date | null) => d?.toISOString() ?? null;

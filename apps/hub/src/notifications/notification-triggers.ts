@@ -241,6 +241,15 @@ const FLEET_RULES: Record<string, TriggerRule> = {
         `commit ${short(str(d['commit']))} of ${str(d['repository']) ?? 'a repository'} refused: ${str(d['message']) ?? ''}`.trim(),
     },
   ],
+  // A chart package whose provenance does not verify: nothing of it is released (recorded once per package and setting).
+  'chart.unverified': (_e, { d }) => [
+    {
+      trigger: 'policy-refused',
+      perTarget: false,
+      message:
+        `chart ${str(d['chart']) ?? ''} ${str(d['version']) ?? ''} of ${str(d['repository']) ?? 'a chart repository'} refused: ${str(d['message']) ?? ''}`.trim(),
+    },
+  ],
 };
 
 /** Each audited action that tells anything, with its rule; other actions fire nothing. */

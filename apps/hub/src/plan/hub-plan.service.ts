@@ -257,6 +257,8 @@ export class HubPlanService {
       [...dirs.values()],
       c.at,
       `target ${c.name} renders no objects`,
+      // A plan shows what would happen: it judges chart provenance but records nothing.
+      { record: false },
     );
     return { digest: rendered.digest, objects: rendered.manifests };
   }

@@ -26,6 +26,7 @@ export class ChartRenderer {
     capabilities: Capabilities,
     entries: TreeEntry[],
     where: string,
+    judging: { record: boolean },
   ): Promise<Rendered> {
     checkCheckoutSize(entries, where);
     return inRenderWorkspace(async (work) => {
@@ -59,6 +60,7 @@ export class ChartRenderer {
         [root],
         where,
         `the chart ${dir || '.'} renders no Kubernetes objects`,
+        judging,
       );
     });
   }
@@ -73,6 +75,7 @@ export class ChartRenderer {
     application: RenderApplication,
     capabilities: Capabilities,
     where: string,
+    judging: { record: boolean },
   ): Promise<Rendered> {
     return this.tools.renderThrough(
       application,
@@ -99,6 +102,7 @@ export class ChartRenderer {
       [],
       where,
       `chart ${src.chart} ${src.version} renders no Kubernetes objects`,
+      judging,
     );
   }
 }

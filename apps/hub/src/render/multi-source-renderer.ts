@@ -82,6 +82,7 @@ export class MultiSourceRenderer {
     application: RenderApplication,
     capabilities: Capabilities,
     where: string,
+    judging: { record: boolean },
   ): Promise<Rendered> {
     return inRenderWorkspace(async (work) => {
       const dirs = new Map<string, string>();
@@ -121,6 +122,7 @@ export class MultiSourceRenderer {
         [...dirs.values()],
         where,
         'the sources render no Kubernetes objects',
+        judging,
       );
     });
   }

@@ -37,7 +37,8 @@ export function helmRenderKey(
 
 /**
  * The identity of a render of a chart from a Helm repository: the chart at its version and package
- * (its digest, or its URL when the index gives none), its options, Application and capabilities.
+ * (its digest, or its URL when the index gives none), its options, Application and capabilities,
+ * and its repository's provenance setting (its digest; '' for none leaves the key as it always was).
  */
 export function chartRenderKey(
   repoUrl: string,
@@ -46,6 +47,7 @@ export function chartRenderKey(
   helm: HelmOptions,
   application: RenderApplication,
   capabilities: Capabilities,
+  provenance = '',
 ): string {
   return keyOf([
     'chart',
@@ -56,6 +58,7 @@ export function chartRenderKey(
     helm,
     application,
     capabilities,
+    ...(provenance === '' ? [] : [provenance]),
   ]);
 }
 

@@ -18,6 +18,8 @@ export interface RenderSource {
   application?: RenderApplication;
   /** What a chart sees as `.Capabilities` (the target's cluster's); unset: HELM_KUBE_VERSION. */
   capabilities?: Capabilities;
+  /** A preview: chart provenance verdicts are read, never recorded or audited. */
+  preview?: boolean;
 }
 
 /** A chart from a Helm repository, at the version its target's constraint resolved to. */
@@ -31,6 +33,8 @@ export interface ChartRenderSource {
   application?: RenderApplication;
   /** What the chart sees as `.Capabilities` (the target's cluster's); unset: HELM_KUBE_VERSION. */
   capabilities?: Capabilities;
+  /** A preview: chart provenance verdicts are read, never recorded or audited. */
+  preview?: boolean;
 }
 
 /**
@@ -48,6 +52,8 @@ export interface MultiSourceRender {
   application?: RenderApplication;
   /** What charts see as `.Capabilities` (the target's cluster's); unset: HELM_KUBE_VERSION. */
   capabilities?: Capabilities;
+  /** A preview: chart provenance verdicts are read, never recorded or audited. */
+  preview?: boolean;
 }
 
 /**

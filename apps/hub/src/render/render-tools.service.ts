@@ -19,6 +19,7 @@ import {
 } from '@flotilla/manifests/node';
 import { preserveSopsKeyOrder } from '@flotilla/sops';
 import { HUB_CONFIG, type HubConfig } from '../config/hub-config.js';
+import { ChartProvenance } from '../sources/verification/chart-provenance.service.js';
 import { ChartCredentialsService } from './chart-credentials.service.js';
 import { RenderError } from './render-error.js';
 import type { RenderApplication, Rendered } from './render-source.js';
@@ -34,7 +35,11 @@ export class RenderTools {
   private readonly helm: HelmRunOptions | null;
   private readonly charts: ChartRepositoryClient;
 
-  constructor(chartCredentials: ChartCredentialsService, @Inject(HUB_CONFIG) config: HubConfig) {
+  constructor(
+    chartCredentials: ChartCredentialsService,
+    private readonly provenance: ChartProvenance,
+    @Inject(HUB_CONFIG) config: HubConfig,
+  ) {
     this.kustomize = new KustomizeProcess({
       binary: config.render.kustomizeBinary,
       timeoutMs: config.render.timeoutSeconds * 1000,
@@ -82,6 +87,8 @@ export class RenderTools {
    * Renders `sources` through the same code as `flotilla render` (renderApplication) with the hub's
    * Helm, chart client and kustomize. A ManifestError becomes a RenderError whose message names files
    * as the repository does (the temporary `checkouts` taken out); no objects at all is the error `empty`.
+   * Every chart package downloaded is judged by its repository's provenance setting first; `record:
+   * false` (a preview, a plan) reads verdicts without recording any.
    */
   async renderThrough(
     application: RenderApplication,
@@ -91,6 +98,7 @@ export class RenderTools {
     checkouts: readonly string[],
     where: string,
     empty: string,
+    judging: { record: boolean } = { record: true },
   ): Promise<Rendered> {
     let objects: KubeObject[];
     try {
@@ -102,7 +110,13 @@ export class RenderTools {
           sources,
           capabilities,
         },
-        { helm: this.helm, charts: this.charts, kustomize: this.kustomize, repositories },
+        {
+          helm: this.helm,
+          charts: this.charts,
+          kustomize: this.kustomize,
+          repositories,
+          chartGate: this.provenance.gate(this.helm, judging),
+        },
       );
       objects = rendered.objects.map((o) => preserveSopsKeyOrder(o));
     } catch (e) {

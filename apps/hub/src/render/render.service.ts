@@ -11,6 +11,7 @@ import {
 } from '@flotilla/manifests';
 import { HUB_CONFIG, type HubConfig } from '../config/hub-config.js';
 import { GitMirrorsService } from '../sources/git/git-mirrors.service.js';
+import { ChartProvenance } from '../sources/verification/chart-provenance.service.js';
 import { ChartRenderer } from './chart-renderer.js';
 import { KustomizeRenderer } from './kustomize-renderer.js';
 import { MultiSourceRenderer } from './multi-source-renderer.js';
@@ -58,6 +59,7 @@ export class RenderService {
     private readonly kustomize: KustomizeRenderer,
     private readonly charts: ChartRenderer,
     private readonly multiSource: MultiSourceRenderer,
+    private readonly provenance: ChartProvenance,
     @Inject(HUB_CONFIG) private readonly config: HubConfig,
   ) {}
 
@@ -106,7 +108,9 @@ export class RenderService {
     const capabilities = src.capabilities ?? this.defaultCapabilities();
     const produce = () =>
       renderer === 'helm'
-        ? this.charts.renderFromGit(src, dir, helm, application, capabilities, entries, where)
+        ? this.charts.renderFromGit(src, dir, helm, application, capabilities, entries, where, {
+            record: !src.preview,
+          })
         : renderer === 'kustomize'
           ? this.kustomize.render(src, dir, kustomize, entries, where)
           : this.plain.render(src, dir, under, entries, where);
@@ -151,9 +155,11 @@ export class RenderService {
     );
     const application = helmApplicationInputs(helm, { name: '', ...src.application });
     const capabilities = src.capabilities ?? this.defaultCapabilities();
+    // A changed provenance setting is another render: the package is judged again under it.
+    const provenance = await this.provenance.settingDigest(src.repoUrl);
     return this.records.checkAndStore(
       {
-        key: chartRenderKey(src.repoUrl, src.chart, src.version, helm, application, capabilities),
+        key: chartRenderKey(src.repoUrl, src.chart, src.version, helm, application, capabilities, provenance),
         repositoryId: null,
         repoUrl: src.repoUrl,
         revision: version,
@@ -169,6 +175,7 @@ export class RenderService {
           application,
           capabilities,
           where,
+          { record: !src.preview },
         ),
     );
   }
@@ -183,10 +190,17 @@ export class RenderService {
     const application: RenderApplication = { name: '', ...src.application };
     const capabilities = src.capabilities ?? this.defaultCapabilities();
     // What decides the output: each source with what it resolved to instead of what it asked for.
-    const inputs = src.sources.map((r) =>
-      'version' in r
-        ? { ...r.source, version: r.version.version, digest: r.version.digest ?? r.version.url }
-        : { ...r.source, repositoryId: r.repositoryId, revision: r.revision },
+    const inputs = await Promise.all(
+      src.sources.map(async (r) =>
+        'version' in r
+          ? {
+              ...r.source,
+              version: r.version.version,
+              digest: r.version.digest ?? r.version.url,
+              ...(await this.provenanceInput(r.source.repoURL)),
+            }
+          : { ...r.source, repositoryId: r.repositoryId, revision: r.revision },
+      ),
     );
     const { anyChart } = await this.multiSource.check(src.sources, where);
     const first = src.sources.find((r) => r.source.kind !== 'ref') ?? src.sources[0];
@@ -201,8 +215,14 @@ export class RenderService {
         renderer: anyChart ? 'helm' : 'plain',
         where,
       },
-      () => this.multiSource.render(src.sources, application, capabilities, where),
+      () => this.multiSource.render(src.sources, application, capabilities, where, { record: !src.preview }),
     );
+  }
+
+  /** A chart source's provenance setting as part of a render's input; nothing when it has none (keys stay as they were). */
+  private async provenanceInput(repoUrl: string): Promise<{ provenance?: string }> {
+    const digest = await this.provenance.settingDigest(repoUrl);
+    return digest === '' ? {} : { provenance: digest };
   }
 
   /**

@@ -1,5 +1,13 @@
 import { execFileSync } from 'node:child_process';
-import { createReadStream, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  createReadStream,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -16,11 +24,24 @@ export interface TestChart {
 export interface TestHelmRepository {
   /** `http://127.0.0.1:<port>/charts`, as a source's repoURL names it. */
   url: string;
-  /** Packages a chart with `helm package` and re-indexes the repository with `helm repo index`. */
-  publish(chart: TestChart): void;
+  /**
+   * Packages a chart with `helm package` (signed, writing its `.prov` beside it, when `sign` names
+   * a key of a legacy secret keyring) and re-indexes the repository with `helm repo index`.
+   */
+  publish(chart: TestChart, sign?: ChartSigningKey): void;
+  /** Serves `content` as the file `name` of the repository (`web-1.0.0.tgz.prov`); null removes it. */
+  serve(name: string, content: string | Buffer | null): void;
+  /** The file `name` the repository serves. */
+  read(name: string): Buffer;
   /** Every request path the server has answered, in order (`/charts/index.yaml`, …). */
   requests: string[];
   stop(): Promise<void>;
+}
+
+/** What `helm package --sign` signs with: a key's name and the secret keyring holding it (`gpg --export-secret-keys`). */
+export interface ChartSigningKey {
+  key: string;
+  secretKeyring: string;
 }
 
 /**
@@ -60,10 +81,15 @@ export async function startTestHelmRepository(
   const repo: TestHelmRepository = {
     url: `http://127.0.0.1:${port}/charts`,
     requests,
-    publish(chart) {
-      packageTestChart(helm.path, chart, join(root, 'src'), served, env);
+    publish(chart, sign) {
+      packageTestChart(helm.path, chart, join(root, 'src'), served, env, sign);
       execFileSync(helm.path, ['repo', 'index', served], { env, stdio: 'pipe' });
     },
+    serve(name, content) {
+      if (content === null) rmSync(join(served, name), { force: true });
+      else writeFileSync(join(served, name), content);
+    },
+    read: (name) => readFileSync(join(served, name)),
     stop: async () => {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       rmSync(root, { recursive: true, force: true });
@@ -93,6 +119,7 @@ export function packageTestChart(
   srcDir: string,
   outDir: string,
   env: Record<string, string>,
+  sign?: ChartSigningKey,
 ): string {
   const dir = join(srcDir, `${chart.name}-${chart.version}`, chart.name);
   const files = {
@@ -103,6 +130,7 @@ export function packageTestChart(
     mkdirSync(dirname(join(dir, path)), { recursive: true });
     writeFileSync(join(dir, path), content);
   }
-  execFileSync(helm, ['package', dir, '--destination', outDir], { env, stdio: 'pipe' });
+  const signing = sign ? ['--sign', '--key', sign.key, '--keyring', sign.secretKeyring] : [];
+  execFileSync(helm, ['package', dir, '--destination', outDir, ...signing], { env, stdio: 'pipe' });
   return join(outDir, `${chart.name}-${chart.version}.tgz`);
 }

@@ -88,6 +88,23 @@ export function chartLayerOf(manifest: unknown, where: string): { digest: string
   return { digest: chart.digest, size: typeof chart.size === 'number' ? chart.size : -1 };
 }
 
+/** Helm's provenance layer (`helm push` of a package with its `.prov` beside it). */
+export const HELM_PROVENANCE_LAYER_MEDIA_TYPE = 'application/vnd.cncf.helm.chart.provenance.v1.prov';
+
+/** The manifest's provenance layer, if it has one with a sha256 digest. */
+export function provenanceLayerOf(manifest: unknown): { digest: string; size: number } | undefined {
+  const layers = (manifest as { layers?: unknown } | null)?.layers;
+  if (!Array.isArray(layers)) return undefined;
+  const prov = layers.find(
+    (l): l is { mediaType: string; digest: string; size?: unknown } =>
+      typeof l === 'object' &&
+      l !== null &&
+      (l as { mediaType?: unknown }).mediaType === HELM_PROVENANCE_LAYER_MEDIA_TYPE &&
+      /^sha256:[0-9a-f]{64}$/.test(String((l as { digest?: unknown }).digest)),
+  );
+  return prov ? { digest: prov.digest, size: typeof prov.size === 'number' ? prov.size : -1 } : undefined;
+}
+
 /** A `WWW-Authenticate` challenge: `Bearer realm="…",service="…",scope="…"` or `Basic realm="…"`. */
 export interface AuthChallenge {
   scheme: string;

@@ -5,7 +5,12 @@ import { extract } from 'tar';
 import { resolveChartVersion, parseChartIndex, type ChartIndex } from '../helm/chart-version.js';
 import { ManifestError } from '../manifest-error.js';
 import { fetchChartUrl, readCapped } from './chart-http.js';
-import { basicAuthorization, OciRegistryClient, type ChartCredentialsLookup } from './oci-registry.js';
+import {
+  basicAuthorization,
+  MAX_PROVENANCE_BYTES,
+  OciRegistryClient,
+  type ChartCredentialsLookup,
+} from './oci-registry.js';
 
 export interface ChartRepositoryOptions {
   /** How long a fetched index.yaml is reused before it is fetched again. */
@@ -30,6 +35,26 @@ export interface FetchedChart {
   /** `sha256:<hex>` of the package as downloaded (of its manifest, for a chart in an OCI registry). */
   digest: string;
 }
+
+/** A package as downloaded, before it is unpacked: what a provenance check judges. */
+export interface DownloadedChart {
+  repoURL: string;
+  chart: string;
+  version: string;
+  /** The package's file name as served (`web-1.2.0.tgz`): the name its `.prov` signs. */
+  packageName: string;
+  /** `sha256:<hex>` of the package (of its manifest, from an OCI registry). */
+  digest: string;
+  bytes: Buffer;
+  /**
+   * The `.prov` beside the package (a Helm repository: `<package URL>.prov`, a 404 meaning none;
+   * an OCI registry: the manifest's provenance layer), fetched only when asked; null when absent.
+   */
+  provenance: () => Promise<string | null>;
+}
+
+/** Judges a downloaded package before it is unpacked and rendered: throws a ManifestError to refuse it. */
+export type ChartPackageGate = (chart: DownloadedChart) => Promise<void>;
 
 export const DEFAULT_CHART_REPOSITORY_OPTIONS: ChartRepositoryOptions = {
   indexTtlMs: 60_000,
@@ -62,19 +87,27 @@ export class ChartRepositoryClient {
     return resolveChartVersion(index, chart, targetRevision, repoURL);
   }
 
-  /** Resolves, downloads and unpacks a chart into `intoDir` (which must exist and be empty). */
+  /**
+   * Resolves, downloads and unpacks a chart into `intoDir` (which must exist and be empty); `gate`
+   * judges the package as downloaded (the very bytes rendered) before it is unpacked.
+   */
   async fetch(
     repoURL: string,
     chart: string,
     targetRevision: string,
     intoDir: string,
+    gate?: ChartPackageGate,
   ): Promise<FetchedChart> {
     const version = await this.resolve(repoURL, chart, targetRevision);
     let bytes: Buffer;
     let digest: string;
+    let provenance: () => Promise<string | null>;
+    let packageName = `${chart}-${version.version}.tgz`;
     if (isOci(repoURL)) {
-      ({ bytes, digest } = await this.registry.pull(repoURL, chart, version.version));
+      ({ bytes, digest, provenance } = await this.registry.pull(repoURL, chart, version.version));
     } else {
+      packageName = decodeURIComponent(new URL(version.url).pathname.split('/').pop() || packageName);
+      provenance = () => this.provenanceOf(version.url, chart, version.version);
       bytes = await this.get(version.url, `chart ${chart} ${version.version}`);
       const sha = createHash('sha256').update(bytes).digest('hex');
       if (version.digest && version.digest.toLowerCase() !== sha) {
@@ -86,6 +119,7 @@ export class ChartRepositoryClient {
       }
       digest = `sha256:${sha}`;
     }
+    await gate?.({ repoURL, chart, version: version.version, packageName, digest, bytes, provenance });
     const tgz = join(intoDir, '..', `${chart}-${version.version}.tgz`);
     await writeFile(tgz, bytes);
     await mkdir(intoDir, { recursive: true });
@@ -132,14 +166,34 @@ export class ChartRepositoryClient {
     return index;
   }
 
-  private async get(url: string, what: string): Promise<Buffer> {
+  /** `<package URL>.prov`, under the package's own credentials rules; a 404 means the package has none. */
+  private async provenanceOf(packageUrl: string, chart: string, version: string): Promise<string | null> {
+    const url = `${packageUrl}.prov`;
+    const res = await this.request(url, `the provenance of chart ${chart} ${version}`);
+    if (res.status === 404) {
+      await res.body?.cancel();
+      return null;
+    }
+    return (
+      await this.checked(res, url, `the provenance of chart ${chart} ${version}`, MAX_PROVENANCE_BYTES)
+    ).toString('utf8');
+  }
+
+  private async request(url: string, what: string): Promise<Response> {
     const credentials = await this.options.credentials?.(url);
-    const res = await fetchChartUrl(
+    return fetchChartUrl(
       url,
       what,
       this.options.timeoutMs,
       credentials ? { authorization: basicAuthorization(credentials) } : {},
     );
+  }
+
+  private async get(url: string, what: string): Promise<Buffer> {
+    return this.checked(await this.request(url, what), url, what, this.options.maxBytes);
+  }
+
+  private async checked(res: Response, url: string, what: string, maxBytes: number): Promise<Buffer> {
     if (!res.ok) {
       await res.body?.cancel();
       const refused = res.status === 401 || res.status === 403;
@@ -149,7 +203,7 @@ export class ChartRepositoryClient {
         `cannot fetch ${what}: HTTP ${res.status}${refused ? ' (the repository wants credentials: flotilla chart-repositories add)' : ''}`,
       );
     }
-    return readCapped(res, this.options.maxBytes, url, what);
+    return readCapped(res, maxBytes, url, what);
   }
 }
 

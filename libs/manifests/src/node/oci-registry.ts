@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import {
   chartLayerOf,
+  provenanceLayerOf,
   ociChartReference,
   parseAuthChallenge,
   tagOfVersion,
@@ -34,7 +35,12 @@ export interface PulledChart {
   bytes: Buffer;
   /** `sha256:<hex>` of the manifest: what `helm pull` prints and what `@sha256:` pins. */
   digest: string;
+  /** The manifest's provenance layer (`.prov`), read only when asked; null when it has none. */
+  provenance: () => Promise<string | null>;
 }
+
+/** Largest `.prov` accepted: a signed digest of one package is a few kilobytes. */
+export const MAX_PROVENANCE_BYTES = 256 * 1024;
 
 const MANIFEST_TYPES = [
   'application/vnd.oci.image.manifest.v1+json',
@@ -114,7 +120,34 @@ export class OciRegistryClient {
         `the package's sha256 is ${got}, but the manifest says ${layer.digest}`,
       );
     }
-    return { bytes, digest };
+    const prov = provenanceLayerOf(manifest);
+    const provenance = async () => {
+      if (!prov) return null;
+      if (prov.size > MAX_PROVENANCE_BYTES) {
+        throw new ManifestError(
+          'manifest-chart-not-found',
+          where,
+          `the provenance layer is larger than ${MAX_PROVENANCE_BYTES} bytes`,
+        );
+      }
+      const url = `${ref.apiBase}/v2/${ref.repository}/blobs/${prov.digest}`;
+      const res = await this.request(
+        ref,
+        url,
+        `the provenance of chart "${chart}" version ${version}`,
+        '*/*',
+      );
+      const body = await readCapped(res, MAX_PROVENANCE_BYTES, where, 'the provenance layer');
+      if (`sha256:${sha256(body)}` !== prov.digest) {
+        throw new ManifestError(
+          'manifest-chart-not-found',
+          where,
+          `the provenance layer's sha256 is not the manifest's ${prov.digest}`,
+        );
+      }
+      return body.toString('utf8');
+    };
+    return { bytes, digest, provenance };
   }
 
   private async request(

@@ -25,7 +25,7 @@ import {
   parseRenderedManifests,
   type ManifestFile,
 } from '../parse-manifests.js';
-import type { ChartRepositoryClient } from './chart-repository.js';
+import type { ChartPackageGate, ChartRepositoryClient } from './chart-repository.js';
 import { runTool, ToolError } from './tool-process.js';
 
 /** Where the Git repositories an Application names are on disk, each at the revision it asks for. */
@@ -48,6 +48,8 @@ export interface RenderEnvironment {
   charts: ChartRepositoryClient;
   kustomize: KustomizeRunner;
   repositories: LocalRepositories;
+  /** Judges every chart package downloaded (a chart source or a dependency) before it is rendered. */
+  chartGate?: ChartPackageGate;
 }
 
 export interface ApplicationToRender {
@@ -127,7 +129,13 @@ async function renderChartSource(
   try {
     const into = join(work, 'chart');
     await mkdir(into);
-    const fetched = await env.charts.fetch(source.repoURL, source.chart, source.targetRevision, into);
+    const fetched = await env.charts.fetch(
+      source.repoURL,
+      source.chart,
+      source.targetRevision,
+      into,
+      env.chartGate,
+    );
     charts.push({
       source: source.at,
       repoURL: source.repoURL,
@@ -464,7 +472,7 @@ async function withDependencies(
     }
     const unpacked = join(work, 'dependencies', dep.name);
     await mkdir(unpacked, { recursive: true });
-    const fetched = await env.charts.fetch(dep.repository, dep.name, dep.version, unpacked);
+    const fetched = await env.charts.fetch(dep.repository, dep.name, dep.version, unpacked, env.chartGate);
     await rename(fetched.dir, into);
   }
   return copy;

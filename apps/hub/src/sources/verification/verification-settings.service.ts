@@ -154,21 +154,7 @@ async function checkedFingerprints(settings: RepositoryVerification): Promise<st
       throw new HubError(400, 'invalid-allowed-signers', `allowedSigners ${e.message}`, 'allowedSigners');
     throw e;
   }
-  let gpg: string[] = [];
-  if (settings.gpgKeys.trim() !== '') {
-    try {
-      gpg = await gpgFingerprints(settings.gpgKeys);
-    } catch (e) {
-      if (e instanceof CommitVerifierError)
-        throw new HubError(
-          400,
-          'invalid-gpg-keys',
-          `gpgKeys: not an armored public keyring: ${e.message}`,
-          'gpgKeys',
-        );
-      throw e;
-    }
-  }
+  const gpg = await checkedGpgKeyring(settings.gpgKeys);
   if (settings.mode !== 'none' && ssh.length + gpg.length === 0)
     throw new HubError(
       400,
@@ -177,6 +163,26 @@ async function checkedFingerprints(settings: RepositoryVerification): Promise<st
       'allowedSigners',
     );
   return [...ssh, ...gpg];
+}
+
+/**
+ * The GPG keyring's fingerprints (none for an empty one); 400 `invalid-gpg-keys` naming `field` when
+ * it holds no public key. Shared by commit signatures and Helm provenance settings.
+ */
+export async function checkedGpgKeyring(gpgKeys: string, field = 'gpgKeys'): Promise<string[]> {
+  if (gpgKeys.trim() === '') return [];
+  try {
+    return await gpgFingerprints(gpgKeys);
+  } catch (e) {
+    if (e instanceof CommitVerifierError)
+      throw new HubError(
+        400,
+        'invalid-gpg-keys',
+        `${field}: not an armored public keyring: ${e.message}`,
+        field,
+      );
+    throw e;
+  }
 }
 
 /** The cache key part of a setting: any change to the mode or either list gives another digest. */
