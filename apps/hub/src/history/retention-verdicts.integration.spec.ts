@@ -18,7 +18,7 @@ const config = loadHubConfig({
   RETENTION_BATCH_SIZE: '2',
 });
 
-describe('retention of signed-commit verdicts', () => {
+describe('retention of signed-commit and chart provenance verdicts', () => {
   let pg: TestPostgres;
   let db: Database;
   let metrics: HubMetrics;
@@ -131,6 +131,39 @@ describe('retention of signed-commit verdicts', () => {
     );
     // Nothing more to prune on the next run.
     expect((await retention.run(now)).sourceVerificationsDeleted).toBe(0);
+  });
+
+  it('prunes old chart provenance verdicts, keeping young ones and those of chart versions targets use', async () => {
+    const now = new Date();
+    const chartVerdict = (version: string, createdAt: Date) => ({
+      repoUrl: 'https://charts.example.com',
+      chart: 'web',
+      version,
+      packageDigest: `sha256:${version}`,
+      digest: 'k1',
+      verify: 'required',
+      verified: true,
+      signer: 'Release Bot <release@example.com>',
+      message: 'signed by an allowed key',
+      createdAt,
+    });
+    await db.prisma.chartVerification.createMany({
+      data: [
+        chartVerdict('1.0.0', daysAgo(200, now)),
+        chartVerdict('1.1.0', daysAgo(200, now)),
+        chartVerdict('1.2.0', daysAgo(200, now)),
+        chartVerdict('2.0.0', daysAgo(10, now)),
+      ],
+    });
+    // Chart versions are the revisions of a chart target: one wanted, one still running.
+    await target('a', '1.2.0', { releasedRevision: '1.1.0' });
+
+    const counts = await retention.run(now);
+
+    expect(counts.chartVerificationsDeleted).toBe(1);
+    const kept = await db.prisma.chartVerification.findMany({ select: { version: true } });
+    expect(kept.map((v) => v.version).sort()).toEqual(['1.1.0', '1.2.0', '2.0.0']);
+    expect((await retention.run(now)).chartVerificationsDeleted).toBe(0);
   });
 
   it('keeps every verdict when the period is 0', async () => {

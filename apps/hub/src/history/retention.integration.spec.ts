@@ -109,6 +109,7 @@ describe('retention on PostgreSQL', () => {
       syncRunsDeleted: 0,
       bundlesDeleted: 0,
       sourceVerificationsDeleted: 0,
+      chartVerificationsDeleted: 0,
       syncRunPartitionsDropped: 0,
     });
     const rows = await db.prisma.processedReport.findMany({ orderBy: { id: 'asc' } });
@@ -128,6 +129,7 @@ describe('retention on PostgreSQL', () => {
       syncRunsDeleted: 0,
       bundlesDeleted: 0,
       sourceVerificationsDeleted: 0,
+      chartVerificationsDeleted: 0,
       syncRunPartitionsDropped: 0,
     });
   });

@@ -71,7 +71,7 @@ export class HubMetrics {
     });
     this.retentionPruned = new Counter({
       name: 'flotilla_retention_pruned_total',
-      help: 'Rows retention removed, by kind (reportPayloadsTrimmed, reportIdsDeleted, syncRunsDeleted, bundlesDeleted, sourceVerificationsDeleted)',
+      help: 'Rows retention removed, by kind (reportPayloadsTrimmed, reportIdsDeleted, syncRunsDeleted, bundlesDeleted, sourceVerificationsDeleted, chartVerificationsDeleted)',
       labelNames: ['kind'],
       registers: [this.registry],
     });
