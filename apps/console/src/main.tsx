@@ -41,12 +41,13 @@ function NavLink({ href, children }: { href: string; children: string }) {
 
 /**
  * On a change of view, focus goes to the new view's content: the link that was followed may be gone
- * (a fleet cell), and keyboard and screen-reader users start reading where the view starts.
+ * (a fleet cell), and keyboard and screen-reader users start reading where the view starts. So it
+ * does on the first view after a sign-in (`signedInNow`): the sign-in form that had focus is gone.
  */
-function useFocusOnViewChange() {
+function useFocusOnViewChange(signedInNow: boolean) {
   const mainRef = useRef<HTMLElement>(null);
   const [path] = useLocation();
-  const shown = useRef(path);
+  const shown = useRef(signedInNow ? null : path);
   useEffect(() => {
     if (shown.current === path) return;
     shown.current = path;
@@ -55,11 +56,20 @@ function useFocusOnViewChange() {
   return mainRef;
 }
 
-function Shell({ session, onSignOut }: { session: SessionView; onSignOut: () => void }) {
+function Shell({
+  session,
+  signedInNow,
+  onSignOut,
+}: {
+  session: SessionView;
+  /** The person signed in in this page a moment ago (not a reload with a kept token). */
+  signedInNow: boolean;
+  onSignOut: () => void;
+}) {
   const client = useQueryClient();
   const [live, setLive] = useState<LiveState>('connecting');
   useEffect(() => followFleetEvents(client, setLive), [client]);
-  const mainRef = useFocusOnViewChange();
+  const mainRef = useFocusOnViewChange(signedInNow);
   return (
     <SessionContext.Provider value={session}>
       <a className="skip" href="#main">
@@ -135,6 +145,7 @@ function OidcCallback({ onSignedIn }: { onSignedIn: (token: string, returnTo: st
 function App() {
   const client = useQueryClient();
   const [callback, setCallback] = useState(location.pathname === CALLBACK_PATH);
+  const [oidcSignedIn, setOidcSignedIn] = useState(false);
   if (callback)
     return (
       <OidcCallback
@@ -142,27 +153,38 @@ function App() {
           storeToken(token);
           history.replaceState(null, '', returnTo);
           setCallback(false);
+          setOidcSignedIn(true);
           void client.invalidateQueries();
         }}
       />
     );
-  return <SignedIn />;
+  return <SignedIn afterOidc={oidcSignedIn} />;
 }
 
-function SignedIn() {
+function SignedIn({ afterOidc }: { afterOidc: boolean }) {
   const client = useQueryClient();
+  const [tokenSignedIn, setTokenSignedIn] = useState(false);
+  const [signedOut, setSignedOut] = useState(false);
   const session = useQuery({ queryKey: ['session'], queryFn: () => get<SessionView>('/api/v1/session') });
   const signOut = () => {
     storeToken(null);
-    client.clear();
+    setSignedOut(true);
+    setTokenSignedIn(false);
+    // Forget every answer given to the token. Clearing the cache alone re-renders nothing (the
+    // console stayed signed in on screen): the session is reset, so it is asked again, without a
+    // token, and its 401 brings the sign-in page.
+    client.removeQueries({ predicate: (q) => q.queryKey[0] !== 'session' });
+    void client.resetQueries({ queryKey: ['session'] });
   };
   if (session.isPending) return <p className="loading">Loading…</p>;
   if (session.error) {
     if (session.error instanceof ApiError && session.error.status === 401) {
       return (
         <SignIn
+          afterSignOut={signedOut}
           onSignedIn={(token) => {
             storeToken(token);
+            setTokenSignedIn(true);
             void client.invalidateQueries();
           }}
         />
@@ -170,7 +192,7 @@ function SignedIn() {
     }
     return <ErrorNote error={session.error} />;
   }
-  return <Shell session={session.data} onSignOut={signOut} />;
+  return <Shell session={session.data} signedInNow={afterOidc || tokenSignedIn} onSignOut={signOut} />;
 }
 
 prefetchFleetPage(queryClient);

@@ -64,7 +64,11 @@ export function When({ at }: { at: string | null | undefined }) {
   );
 }
 
-/** Keyset paging: a stack of cursors lets people go back without the hub keeping any state. */
+/**
+ * Keyset paging: a stack of cursors lets people go back without the hub keeping any state. A button
+ * that does not apply is `aria-disabled`, not `disabled`: Next pressed onto the last page (Previous
+ * onto the first) keeps keyboard focus where it was, which a disabled button would drop to the page.
+ */
 export function Pager({
   cursors,
   next,
@@ -74,18 +78,29 @@ export function Pager({
   next: string | null;
   onChange: (cursors: string[]) => void;
 }) {
+  const first = cursors.length === 0;
   return (
     <nav className="pager" aria-label="Pages">
-      <button type="button" disabled={cursors.length === 0} onClick={() => onChange([])}>
+      <PagerButton off={first} onPress={() => onChange([])}>
         First
-      </button>
-      <button type="button" disabled={cursors.length === 0} onClick={() => onChange(cursors.slice(0, -1))}>
+      </PagerButton>
+      <PagerButton off={first} onPress={() => onChange(cursors.slice(0, -1))}>
         Previous
-      </button>
-      <span>Page {cursors.length + 1}</span>
-      <button type="button" disabled={!next} onClick={() => next && onChange([...cursors, next])}>
+      </PagerButton>
+      <span aria-live="polite" data-testid="page-number">
+        Page {cursors.length + 1}
+      </span>
+      <PagerButton off={!next} onPress={() => next && onChange([...cursors, next])}>
         Next
-      </button>
+      </PagerButton>
     </nav>
+  );
+}
+
+function PagerButton({ off, onPress, children }: { off: boolean; onPress: () => void; children: string }) {
+  return (
+    <button type="button" aria-disabled={off} onClick={() => !off && onPress()}>
+      {children}
+    </button>
   );
 }

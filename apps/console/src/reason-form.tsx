@@ -38,9 +38,10 @@ export function ReasonForm({
       onDone?.();
     },
   });
+  const blank = !optional && reason.trim() === '';
   const submit = (e: FormEvent) => {
     e.preventDefault();
-    run.mutate();
+    if (!run.isPending && !blank) run.mutate();
   };
   return (
     <form className="inline-form" aria-label={label} onSubmit={submit}>
@@ -49,7 +50,13 @@ export function ReasonForm({
           <input id={id} required={!optional} value={reason} onChange={(e) => setReason(e.target.value)} />
         )}
       </Field>
-      <button type="submit" disabled={run.isPending || (!optional && reason.trim() === '')}>
+      {/* aria-disabled, not disabled: the reason is emptied once the hub accepts the action, and a
+          disabled button would drop the keyboard focus of the person who just pressed it. */}
+      <button
+        type="submit"
+        aria-disabled={run.isPending || blank}
+        className={run.isPending ? 'busy' : undefined}
+      >
         {button}
       </button>
       <ErrorNote error={run.error} />

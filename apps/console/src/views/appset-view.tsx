@@ -2,20 +2,21 @@ import type {
   AppSetRefreshView,
   AppSetView as AppSetData,
   ExpansionPreviewView,
-  PendingExpansionView,
   RolloutDetailView,
   RolloutView,
   FleetView,
 } from '@flotilla/contract';
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useState, type FormEvent } from 'react';
+import { useRef, useState, type FormEvent } from 'react';
 import { Link } from 'wouter';
 import { ApiError, api, get } from '../api.js';
 import { shortRevision } from '../format.js';
 import { ErrorNote, Pager, Reason, Status, When } from '../parts.js';
 import { ReasonForm } from '../reason-form.js';
+import { useFocusRescue } from '../focus.js';
 import { useCan } from '../session.js';
 import { VirtualTable } from '../virtual-rows.js';
+import { DeletionGuard } from './deletion-guard.js';
 
 const targetLink = (name: string) => <Link href={`/targets/${encodeURIComponent(name)}`}>{name}</Link>;
 
@@ -27,55 +28,6 @@ function expansionError(error: unknown): string | null {
   if (typeof e.path === 'string' && e.path) parts.push(`(${e.path})`);
   if (typeof e.code === 'string') parts.push(`[${e.code}]`);
   return parts.join(' ');
-}
-
-function Names({ label, names }: { label: string; names: string[] }) {
-  if (names.length === 0) return null;
-  return (
-    <p>
-      <strong>{label}</strong> ({names.length}): {names.join(', ')}
-    </p>
-  );
-}
-
-/**
- * The deletion guard holds an expansion that would remove too many targets at once (or all of
- * them: an empty answer from a Git host looks just like that). A person confirms exactly what is
- * shown — the hub checks the hash — and says why.
- */
-function HeldDeletion({ appSet, held }: { appSet: string; held: PendingExpansionView }) {
-  const canOperate = useCan('operator');
-  return (
-    <section aria-labelledby="guard" className="card held" data-testid="deletion-guard">
-      <h2 id="guard">Deletion held for confirmation</h2>
-      <p>
-        The last expansion would delete {held.delete.length} of {held.currentCount} targets (
-        {held.deletePercent}% against a baseline of {held.baseline}; the limit is {held.limit}%), leaving{' '}
-        {held.targetCount}. Nothing was changed: the targets keep running what they ran. Held{' '}
-        <When at={held.heldAt} />.
-      </p>
-      <Names label="Would delete" names={held.delete} />
-      <Names label="Would move to another cluster" names={held.move} />
-      <Names label="Would create" names={held.create} />
-      <Names label="Would update" names={held.update} />
-      {canOperate ? (
-        <ReasonForm
-          label="Confirm the held expansion"
-          fieldLabel="Reason to let these targets go"
-          button="Confirm deletion"
-          action={(reason) =>
-            api('POST', `/api/v1/appsets/${encodeURIComponent(appSet)}/confirm-expansion`, {
-              inputsHash: held.inputsHash,
-              reason,
-            })
-          }
-          changes={[['appset', appSet], ['appsets'], ['rollout', appSet], ['fleet']]}
-        />
-      ) : (
-        <p>An operator can confirm it.</p>
-      )}
-    </section>
-  );
 }
 
 /**
@@ -156,6 +108,8 @@ const ROLLOUT_PAGE = 100;
 
 function Rollout({ appSet }: { appSet: string }) {
   const canOperate = useCan('operator');
+  const heading = useRef<HTMLHeadingElement>(null);
+  const rescueFocus = useFocusRescue(heading);
   const [cursors, setCursors] = useState<string[]>([]);
   const cursor = cursors.at(-1);
   const rollout = useQuery({
@@ -176,8 +130,11 @@ function Rollout({ appSet }: { appSet: string }) {
   });
   const r = rollout.data;
   return (
-    <section aria-labelledby="rollout">
-      <h2 id="rollout">Rollout</h2>
+    <section aria-labelledby="rollout" onFocus={rescueFocus}>
+      {/* Focusable from script only: where focus goes when promoting the last step removes the controls. */}
+      <h2 id="rollout" tabIndex={-1} ref={heading}>
+        Rollout
+      </h2>
       <ErrorNote error={rollout.error} />
       {r === null && <p>No rollout yet: each new revision Git resolves for this appset starts one.</p>}
       {r && (
@@ -461,7 +418,7 @@ export function AppSetView({ name }: { name: string }) {
           Its fleet repository&apos;s last commit was refused: {JSON.stringify(a.fleetErrors)}
         </p>
       )}
-      {a.pendingExpansion && <HeldDeletion appSet={a.name} held={a.pendingExpansion} />}
+      <DeletionGuard key={`guard-${a.name}`} appSet={a.name} held={a.pendingExpansion ?? null} />
       {canOperate && <RefreshForm appSet={a.name} />}
 
       <Rollout key={`rollout-${a.name}`} appSet={a.name} />

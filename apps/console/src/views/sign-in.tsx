@@ -1,6 +1,6 @@
 import type { OidcSignInView } from '@flotilla/contract';
 import { useQuery } from '@tanstack/react-query';
-import { useState, type FormEvent } from 'react';
+import { useEffect, useRef, useState, type FormEvent } from 'react';
 import { ApiError, get } from '../api.js';
 import { startOidcSignIn } from '../oidc.js';
 import { ErrorNote, Field } from '../parts.js';
@@ -22,7 +22,18 @@ function useOidc() {
 }
 
 /** Sign-in with an API token (`flotilla tokens create`); it is checked against the hub before it is kept. */
-export function SignIn({ onSignedIn }: { onSignedIn: (token: string) => void }) {
+export function SignIn({
+  afterSignOut,
+  onSignedIn,
+}: {
+  /** The person signed out a moment ago: the Sign out button had focus, and it is gone. */
+  afterSignOut: boolean;
+  onSignedIn: (token: string) => void;
+}) {
+  const heading = useRef<HTMLHeadingElement>(null);
+  useEffect(() => {
+    if (afterSignOut) heading.current?.focus();
+  }, [afterSignOut]);
   const [token, setToken] = useState('');
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
@@ -46,7 +57,10 @@ export function SignIn({ onSignedIn }: { onSignedIn: (token: string) => void }) 
   };
   return (
     <main id="main" className="sign-in">
-      <h1>Sign in to Flotilla</h1>
+      {/* Focusable from script only: where focus goes after signing out. */}
+      <h1 tabIndex={-1} ref={heading}>
+        Sign in to Flotilla
+      </h1>
       {oidc.data && (
         <p>
           <button type="button" onClick={() => void startOidcSignIn(oidc.data!).catch(setError)}>
