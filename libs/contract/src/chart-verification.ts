@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { apiAnswers, apiInputs } from './api-schemas.js';
+import { gpgKeyringSchema } from './source-verification.js';
 
 /**
  * Whether the charts of a Helm repository must carry a provenance file (`.prov`) signed by an
@@ -16,10 +17,7 @@ export const chartRepositoryVerificationSchema = z.strictObject({
   url: z.string().min(1).max(2048),
   verify: chartVerifyModeSchema,
   /** GPG public keys allowed to sign the repository's charts, one ASCII-armored keyring; left out: none. */
-  gpgKeys: z
-    .string()
-    .max(1024 * 1024)
-    .default(''),
+  gpgKeys: gpgKeyringSchema,
 });
 export type ChartRepositoryVerification = z.output<typeof chartRepositoryVerificationSchema>;
 

@@ -11,6 +11,12 @@ export const verificationModeSchema = z.enum(VERIFICATION_MODES);
 export type VerificationMode = z.infer<typeof verificationModeSchema>;
 
 /** `PUT /api/v1/repositories/:id/verification`: the mode and both key lists, each replaced whole. */
+/** GPG public keys as one ASCII-armored keyring (commit signatures and chart provenance); left out: none. */
+export const gpgKeyringSchema = z
+  .string()
+  .max(1024 * 1024)
+  .default('');
+
 export const repositoryVerificationSchema = z.strictObject({
   mode: verificationModeSchema,
   /** SSH keys, in git's `gpg.ssh.allowedSignersFile` format; left out: none. */
@@ -19,10 +25,7 @@ export const repositoryVerificationSchema = z.strictObject({
     .max(256 * 1024)
     .default(''),
   /** GPG public keys, one ASCII-armored keyring; left out: none. */
-  gpgKeys: z
-    .string()
-    .max(1024 * 1024)
-    .default(''),
+  gpgKeys: gpgKeyringSchema,
 });
 export type RepositoryVerification = z.output<typeof repositoryVerificationSchema>;
 
