@@ -11,6 +11,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { AuditLog } from '../../audit/audit.service.js';
 import { Database } from '../../db/database.js';
 import type { ChartRepositoryVerification as Setting } from '../../generated/prisma/client.js';
+import { storedChartRepositoryUrl } from './chart-verification-settings.service.js';
 
 /** A chart package's verdict: true signed by an allowed key, false refused, null not checked. */
 interface ChartVerdict {
@@ -65,7 +66,7 @@ export class ChartProvenance {
 
   private settingOf(repoUrl: string): Promise<Setting | null> {
     return this.db.prisma.chartRepositoryVerification.findUnique({
-      where: { url: repoUrl.replace(/\/+$/, '') },
+      where: { url: storedChartRepositoryUrl(repoUrl) },
     });
   }
 

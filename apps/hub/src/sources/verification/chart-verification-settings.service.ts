@@ -10,9 +10,17 @@ import { Injectable } from '@nestjs/common';
 import { AuditLog } from '../../audit/audit.service.js';
 import { HubError } from '../../common/hub-error.js';
 import { Database } from '../../db/database.js';
-import type { ChartRepositoryVerification as SettingRow } from '../../generated/prisma/client.js';
+import type {
+  ChartRepositoryVerification as SettingRow,
+  ChartRepositoryVerificationChange as SettingChangeRow,
+} from '../../generated/prisma/client.js';
 import { ExpansionRequests } from '../../wakeups/expansion-requests.service.js';
 import { checkedGpgKeyring } from './verification-settings.service.js';
+
+/** A chart repository URL as settings and verdicts are stored under: without a trailing slash. */
+export function storedChartRepositoryUrl(url: string): string {
+  return url.replace(/\/+$/, '');
+}
 
 /** A chart repository's URL as settings and verdicts key it: the scheme checked, no trailing slash. */
 export function chartRepositoryKey(url: string, field = 'url'): string {
@@ -36,7 +44,7 @@ export function chartRepositoryKey(url: string, field = 'url'): string {
       `${field}: credentials do not belong in the URL (flotilla chart-repositories add)`,
       field,
     );
-  return url.replace(/\/+$/, '');
+  return storedChartRepositoryUrl(url);
 }
 
 /**
@@ -93,13 +101,25 @@ export class ChartVerificationSettingsService {
     const url = chartRepositoryKey(rawUrl);
     const row = await this.db.prisma.chartRepositoryVerification.findUnique({ where: { url } });
     if (!row) return { url, verify: 'none', gpgKeys: '', fingerprints: [], setBy: null, setAt: null };
-    return this.viewOf(row);
+    const last = await this.db.prisma.chartRepositoryVerificationChange.findFirst({
+      where: { url },
+      orderBy: { createdAt: 'desc' },
+    });
+    return viewOf(row, last ?? undefined);
   }
 
   /** Every repository with a setting, by URL. */
   async list(): Promise<ChartRepositoryVerificationView[]> {
-    const rows = await this.db.prisma.chartRepositoryVerification.findMany({ orderBy: { url: 'asc' } });
-    return Promise.all(rows.map((r) => this.viewOf(r)));
+    const [rows, lastChanges] = await Promise.all([
+      this.db.prisma.chartRepositoryVerification.findMany({ orderBy: { url: 'asc' } }),
+      // Each repository's newest change, in one statement (DISTINCT ON url).
+      this.db.prisma.chartRepositoryVerificationChange.findMany({
+        distinct: ['url'],
+        orderBy: [{ url: 'asc' }, { createdAt: 'desc' }],
+      }),
+    ]);
+    const lastOf = new Map(lastChanges.map((c) => [c.url, c]));
+    return rows.map((r) => viewOf(r, lastOf.get(r.url)));
   }
 
   /** Every version of `rawUrl`'s setting (without: of every repository's), newest first. */
@@ -117,21 +137,6 @@ export class ChartVerificationSettingsService {
       setBy: r.actor,
       setAt: r.createdAt.toISOString(),
     }));
-  }
-
-  private async viewOf(row: SettingRow): Promise<ChartRepositoryVerificationView> {
-    const last = await this.db.prisma.chartRepositoryVerificationChange.findFirst({
-      where: { url: row.url },
-      orderBy: { createdAt: 'desc' },
-    });
-    return {
-      url: row.url,
-      verify: row.verify as ChartVerifySetting,
-      gpgKeys: row.gpgKeys,
-      fingerprints: row.fingerprints,
-      setBy: last?.actor ?? null,
-      setAt: last?.createdAt.toISOString() ?? null,
-    };
   }
 
   /** The appsets with a target rendering a chart of `url` (its one source or one of its sources). */
@@ -152,4 +157,16 @@ export function chartSettingDigest(verify: ChartVerifySetting, gpgKeys: string):
   return createHash('sha256')
     .update(JSON.stringify([verify, gpgKeys]))
     .digest('hex');
+}
+
+/** A stored setting as the API shows it, with who set it when (its newest change). */
+function viewOf(row: SettingRow, last: SettingChangeRow | undefined): ChartRepositoryVerificationView {
+  return {
+    url: row.url,
+    verify: row.verify as ChartVerifySetting,
+    gpgKeys: row.gpgKeys,
+    fingerprints: row.fingerprints,
+    setBy: last?.actor ?? null,
+    setAt: last?.createdAt.toISOString() ?? null,
+  };
 }
