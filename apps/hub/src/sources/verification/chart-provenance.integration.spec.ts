@@ -259,6 +259,15 @@ describe('Helm provenance: a chart is released only when its repository setting 
     const history = (await cli('chart-repositories', 'verification-history', charts.url)).trim().split('\n');
     expect(history).toHaveLength(4);
     expect(history[1]).toMatch(/ required /);
+    // The listing of every repository's setting names who set it last, as the single view does.
+    const listed = await fleet.call<{ url: string; verify: string; setBy: string | null }[]>(
+      'GET',
+      '/api/v1/chart-repositories/verification',
+    );
+    expect(listed.body).toEqual([
+      expect.objectContaining({ url: charts.url, verify: 'required', fingerprints: [signerFingerprint] }),
+    ]);
+    expect(listed.body[0]!.setBy).toEqual(expect.any(String));
     const changes = await audited('chart-repository.verification-set');
     expect(changes[0]!.details).toMatchObject({
       url: charts.url,
