@@ -46,7 +46,7 @@ describe('audit chain lanes on PostgreSQL (two connection pools)', () => {
             await replicas[i % 2]!.record({ actor: 'user:alice', action: 'write.more', scope: `w:${i}` }, tx);
             await tx.$executeRaw`SELECT pg_sleep(0.02)`;
           },
-          { maxWait: 60_000 },
+          { maxWait: 60_000, timeout: 60_000 },
         ),
       ),
     );
@@ -124,11 +124,14 @@ describe('audit chain lanes on PostgreSQL (two connection pools)', () => {
     let recorded!: () => void;
     const inserted = new Promise<void>((resolve) => (recorded = resolve));
     // A takes its id first and commits last; B, in another lane, commits in between.
-    const slow = one.prisma.$transaction(async (tx) => {
-      await audit.record({ actor: 'user:slow', action: 'late', scope: 'a' }, tx);
-      recorded();
-      await held;
-    });
+    const slow = one.prisma.$transaction(
+      async (tx) => {
+        await audit.record({ actor: 'user:slow', action: 'late', scope: 'a' }, tx);
+        recorded();
+        await held;
+      },
+      { timeout: 60_000 },
+    );
     await inserted;
     await new AuditLog(two, lanes(4)).record({ actor: 'user:fast', action: 'early', scope: 'b' });
     expect(await monitor.verifyNew()).toBe(true);
@@ -161,7 +164,7 @@ describe('audit chain lanes on PostgreSQL (two connection pools)', () => {
               await all;
               await audit.record({ actor: 'user:arc', action: tag, scope: `${tag}:${i}:b` }, tx);
             },
-            { maxWait: 30_000 },
+            { maxWait: 30_000, timeout: 60_000 },
           ),
         ),
       );
@@ -195,15 +198,16 @@ describe('audit chain lanes on PostgreSQL (two connection pools)', () => {
     expect(pruned.checkpoint.lanes?.map((l) => l.lane)).toEqual(checkpoint.lanes!.map((l) => l.lane));
     expect(await one.prisma.auditEvent.count({ where: { at: { lt: cut } } })).toBe(0);
     expect(await one.prisma.auditCheckpoint.count()).toBe(checkpoint.lanes!.length);
-    const after = await audit.verify({ full: true });
-    expect(after).toMatchObject({ valid: true, checked: 7, unchained: 0 });
+    expect(await audit.verify({ full: true })).toMatchObject({ valid: true, checked: 7, unchained: 0 });
 
-    // The first event after the cut in a lane that was cut must link to that lane's checkpoint.
-    const cutLane = checkpoint.lanes!.find((l) => l.lane !== 0)!;
-    const next = await one.prisma.auditEvent.findFirstOrThrow({
-      where: { lane: cutLane.lane },
+    // The first event after the cut in a lane that was cut must link to that lane's checkpoint. Each batch took
+    // three of the four lanes, so at least two were used on both sides of the cut; take one other than lane 0.
+    const after = await one.prisma.auditEvent.findMany({
+      where: { at: { gte: cut } },
       orderBy: { id: 'asc' },
     });
+    const cutLane = checkpoint.lanes!.find((l) => l.lane !== 0 && after.some((e) => e.lane === l.lane))!;
+    const next = after.find((e) => e.lane === cutLane.lane)!;
     expect(next.prevHash).toBe(cutLane.hash);
     await one.prisma.$executeRaw`UPDATE "AuditEvent" SET "scope" = 'forged' WHERE "id" = ${next.id}`;
     expect(await audit.verify({ full: true })).toMatchObject({
