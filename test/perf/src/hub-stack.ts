@@ -41,6 +41,8 @@ export class HubStack {
   repoUrl = '';
   databaseUrl = '';
   redisUrl = '';
+  /** A private redis-server stops with the stack and keeps nothing on disk: there are no keys to sweep. */
+  private redisIsPrivate = false;
   readonly redisPrefix = `flotilla-bench-${randomBytes(4).toString('hex')}`;
   /** Signs the push webhooks `pushWebhook` sends. */
   readonly webhookSecret = randomBytes(16).toString('hex');
@@ -88,6 +90,7 @@ export class HubStack {
       this.supervisor,
     );
     this.redisUrl = redis.url;
+    this.redisIsPrivate = redis.started;
 
     this.repo = await AppRepo.create(join(this.workDir, 'git', 'fleet.git'), shape);
     const daemon = await startGitDaemon(join(this.workDir, 'git'), this.supervisor);
@@ -226,7 +229,8 @@ export class HubStack {
         () => undefined,
       );
     }
-    if (this.redisUrl) await deleteRedisKeys(this.redisUrl, this.redisPrefix).catch(() => undefined);
+    if (this.redisUrl && !this.redisIsPrivate)
+      await deleteRedisKeys(this.redisUrl, this.redisPrefix).catch(() => undefined);
     rmSync(this.workDir, { recursive: true, force: true });
   }
 }
