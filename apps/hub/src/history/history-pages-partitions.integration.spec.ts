@@ -52,6 +52,11 @@ describe('history and audit pages across month partitions (PostgreSQL)', () => {
                 'sha256:any', 'auto', ${run.outcome}, ${startedAt.toISOString()}::timestamp,
                 ${startedAt.toISOString()}::timestamp, ${`report-${run.id}`}, ${createdAt.toISOString()}::timestamp)`;
     }
+    // appset-0 is in the inventory (read by id, an index branch per outcome); appset-1 is known only
+    // by the name copied on its runs, as after its deletion.
+    await db.prisma.applicationSet.create({
+      data: { id: 'appset-0', name: 'appset-0', apiVersion: 'flotilla.dev/v1', spec: {} },
+    });
     const parts = await db.sql.query<{ n: string }>(
       'SELECT count(DISTINCT tableoid)::text AS n FROM "SyncRun"',
     );
@@ -90,9 +95,21 @@ describe('history and audit pages across month partitions (PostgreSQL)', () => {
 
   it('and with the filters whose indexes the pages read: cluster, appset + outcomes, a time range', async () => {
     expect(await everyPage({ cluster: 'cluster-1' })).toEqual(expected((r) => r.cluster === 'cluster-1'));
-    expect(await everyPage({ appSet: 'appset-0', outcome: 'Failed,Partial' })).toEqual(
-      expected((r) => r.appSet === 'appset-0' && r.outcome !== 'Succeeded'),
-    );
+    for (const appSet of ['appset-0', 'appset-1']) {
+      expect(await everyPage({ appSet, outcome: 'Failed,Partial' })).toEqual(
+        expected((r) => r.appSet === appSet && r.outcome !== 'Succeeded'),
+      );
+      // An outcome named twice is still each run once.
+      expect(await everyPage({ appSet, outcome: 'Partial,Failed,Partial' })).toEqual(
+        expected((r) => r.appSet === appSet && r.outcome !== 'Succeeded'),
+      );
+      expect(await everyPage({ appSet, outcome: 'Failed' })).toEqual(
+        expected((r) => r.appSet === appSet && r.outcome === 'Failed'),
+      );
+      expect(await everyPage({ appSet, cluster: 'cluster-2', outcome: 'Failed,Succeeded' })).toEqual(
+        expected((r) => r.appSet === appSet && r.cluster === 'cluster-2' && r.outcome !== 'Partial'),
+      );
+    }
     const from = month(2026, 2);
     const to = month(2026, 3);
     expect(await everyPage({ from: from.toISOString(), to: to.toISOString() })).toEqual(

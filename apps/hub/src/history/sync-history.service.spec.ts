@@ -115,6 +115,24 @@ describe('SyncHistory (in-memory PGlite)', () => {
         { appSet: 'web', outcome: 'Failed,Partial' },
         { appSetId: web.id, outcome: { in: ['Failed', 'Partial'] } },
       ],
+      // One statement per outcome of an appset, merged: named twice, or with other filters.
+      [
+        { appSet: 'web', outcome: 'Partial,Failed,Partial' },
+        { appSetId: web.id, outcome: { in: ['Failed', 'Partial'] } },
+      ],
+      [
+        { appSet: 'web', outcome: 'Blocked' },
+        { appSetId: web.id, outcome: 'Blocked' },
+      ],
+      [
+        { appSet: 'web', cluster: 'eu-1', outcome: 'Succeeded,Failed', trigger: 'auto,self-heal,manual' },
+        {
+          appSetId: web.id,
+          clusterId: eu.id,
+          outcome: { in: ['Succeeded', 'Failed'] },
+          trigger: { in: ['auto', 'self-heal', 'manual'] },
+        },
+      ],
       [
         { target: 'web-us-1', trigger: 'auto,manual' },
         { targetName: 'web-us-1', trigger: { in: ['auto', 'manual'] } },
@@ -154,6 +172,7 @@ describe('SyncHistory (in-memory PGlite)', () => {
       {},
       { cluster: 'eu-1' },
       { appSet: 'web', outcome: 'Succeeded,Failed,Partial' },
+      { appSet: 'web', outcome: 'Failed' },
     ]) {
       const all = (await list({ ...filter, limit: '500' })).items.map((r) => r.id);
       const seen: string[] = [];

@@ -54,8 +54,8 @@ type SyncRunRow = Omit<SyncRunView, 'startedAt' | 'finishedAt' | 'reportId' | 'd
 /**
  * Sync history queries: a page is one SQL statement, two when the filter names a cluster or appset
  * (one statement resolves those names to ids). The run table is read through one of its
- * (clusterId | targetName | appSetId [, outcome], startedAt) indexes, newest first, and the names in
- * the answer are the run's own. Prisma's `findMany` + `include` took four to five
+ * (clusterId | targetName | appSetId [, outcome], startedAt [, id]) indexes, newest first, and the
+ * names in the answer are the run's own. Prisma's `findMany` + `include` took four to five
  * round trips for the same page, which at ten million runs cost more than the index scan itself.
  * Paging is keyset on (startedAt, id), so a page costs the same at the start of ten million runs as
  * deep inside them.
@@ -71,8 +71,10 @@ export class SyncHistory {
 
   async list(q: SyncHistoryQuery): Promise<SyncRunPageView> {
     const where: Prisma.Sql[] = [];
+    let byAppSetId = false;
     if (q.cluster || q.appSet) {
       const ids = await this.resolveNames(q);
+      byAppSetId = ids.appSetId !== undefined;
       // A cluster or appset still in the inventory is read by id (its indexes); one deleted since
       // only by the name copied on its runs (a scan along the time index, stopped at the page).
       if (ids.clusterId) where.push(Prisma.sql`"clusterId" = ${ids.clusterId}`);
@@ -82,7 +84,9 @@ export class SyncHistory {
     }
     // A target by name: every run under that name, on every cluster it moved through, deleted or not.
     if (q.target) where.push(Prisma.sql`"targetName" = ${q.target}`);
-    if (q.outcome) where.push(Prisma.sql`"outcome" = ANY(${q.outcome}::text[])`);
+    // An appset's outcomes are each read from the (appSetId, outcome, startedAt, id) index (pageStatement).
+    const outcomes = q.outcome && byAppSetId ? [...new Set(q.outcome)] : [];
+    if (q.outcome && outcomes.length === 0) where.push(Prisma.sql`"outcome" = ANY(${q.outcome}::text[])`);
     if (q.trigger) where.push(Prisma.sql`"trigger" = ANY(${q.trigger}::text[])`);
     if (q.operation) where.push(Prisma.sql`"operationId" = ${q.operation}`);
     // Timestamps travel as ISO text cast to `timestamp`, the column's type (UTC wall time, as Prisma
@@ -97,18 +101,7 @@ export class SyncHistory {
       where.push(Prisma.sql`"startedAt" <= ${at}::timestamp`);
       where.push(Prisma.sql`("startedAt", "id") < (${at}::timestamp, ${id})`);
     }
-    // The page is cut first and only its rows are joined for their names: joined before the LIMIT,
-    // PostgreSQL may join every matching run (thousands for a fleet-wide appset) and sort them all.
-    // The names are the run's own (copied when stored): history reads the same after its target,
-    // cluster or appset was moved or deleted.
-    const rows = await this.db.prisma.$queryRaw<SyncRunRow[]>`
-      SELECT "id", "targetName" AS "target", "clusterName" AS "cluster", "appSetName" AS "appSet",
-             "revision", "bundleDigest", "trigger", "outcome", "message",
-             "startedAt", "finishedAt", "resources", "agentReportId", "dryRun", "operationId"
-        FROM "SyncRun"
-       WHERE ${where.length > 0 ? Prisma.join(where, ' AND ') : Prisma.sql`TRUE`}
-       ORDER BY "startedAt" DESC, "id" DESC
-       LIMIT ${q.limit + 1}`;
+    const rows = await this.db.prisma.$queryRaw<SyncRunRow[]>(pageStatement(where, outcomes, q.limit + 1));
     const page = rows.slice(0, q.limit);
     const last = page.at(-1);
     return {
@@ -152,6 +145,39 @@ export class SyncHistory {
       ...(ids?.appSetId && { appSetId: ids.appSetId }),
     };
   }
+}
+
+/**
+ * The statement of one page: the runs matching `where`, newest first by (startedAt, id), `take` of
+ * them. The names are the run's own (copied when stored): history reads the same after its target,
+ * cluster or appset was moved or deleted.
+ *
+ * With `outcomes` (an appset known by id), one branch per outcome, each `"outcome" = x` cut to
+ * `take` in index order, then the branches merged and cut again: exactly the first `take` of the
+ * union, as the outcomes are distinct. `"outcome" = ANY(…)` on the index's second column costs
+ * PostgreSQL 15 the index order, so it walked every month's (startedAt, id) index filtering the
+ * whole fleet's runs instead (thousands of rows for a page of an appset's failures, more the rarer
+ * they are); per outcome, every month's index yields only matching rows, already in page order.
+ */
+function pageStatement(where: Prisma.Sql[], outcomes: string[], take: number): Prisma.Sql {
+  const page = (conditions: Prisma.Sql[]) => Prisma.sql`
+    SELECT "id", "targetName" AS "target", "clusterName" AS "cluster", "appSetName" AS "appSet",
+           "revision", "bundleDigest", "trigger", "outcome", "message",
+           "startedAt", "finishedAt", "resources", "agentReportId", "dryRun", "operationId"
+      FROM "SyncRun"
+     WHERE ${conditions.length > 0 ? Prisma.join(conditions, ' AND ') : Prisma.sql`TRUE`}
+     ORDER BY "startedAt" DESC, "id" DESC
+     LIMIT ${take}`;
+  const [first, ...more] = outcomes.map((o) => page([...where, Prisma.sql`"outcome" = ${o}`]));
+  if (!first) return page(where);
+  if (more.length === 0) return first;
+  return Prisma.sql`
+    SELECT * FROM (${Prisma.join(
+      [first, ...more].map((b) => Prisma.sql`(${b})`),
+      ' UNION ALL ',
+    )}) AS "pages"
+     ORDER BY "startedAt" DESC, "id" DESC
+     LIMIT ${take}`;
 }
 
 function encodeCursor(startedAt: Date, id: string): string {
