@@ -10,8 +10,8 @@ import { AgentConfigError, loadAgentConfig } from './config/agent-config.js';
 setFlagsFromString('--semi-space-growth-factor=1');
 setFlagsFromString('--optimize-for-size');
 // After a burst V8's memory reducer collects and gives back the burst's garbage once allocation has
-// been quiet for a while (8 s by default). Between bursts the agent has nothing else to do: 2 s
-// gives the memory back sooner, at the cost of that one GC coming a little earlier.
+// been quiet for a while (8 s by default). Meant to bring that to 2 s; measured, the burst's pages
+// still come back 7-9 s after the agent goes quiet (README, Memory), so this moves little if anything.
 setFlagsFromString('--gc-memory-reducer-start-delay-ms=2000');
 
 let config;
