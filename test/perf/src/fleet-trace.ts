@@ -1,3 +1,4 @@
+import { Redis } from 'ioredis';
 import type pg from 'pg';
 
 /** One agent → hub request, as the in-process agents made it. */
@@ -78,20 +79,8 @@ export async function commitPath(
 ): Promise<{ stages: PathStage[]; status: Record<string, number> }> {
   const after = (d: Date | string | null | undefined): number | undefined =>
     d == null ? undefined : new Date(d).getTime() - t0;
-  const one = (v: number | undefined): number[] => (v === undefined ? [] : [v]);
 
-  const fetched = await q<{ at: Date | null }>(
-    'SELECT min("resolvedAt") AS at FROM "RepositoryRef" WHERE sha = $1',
-    [revision],
-  );
-  const expanded = await q<{ at: Date | null }>(
-    `SELECT min(at) AS at FROM "AuditEvent" WHERE action = 'appset.expanded' AND at >= $1`,
-    [new Date(t0)],
-  );
-  const released = await q<{ at: Date | null }>(
-    'SELECT max("releasedAt") AS at FROM "Target" WHERE "releasedRevision" = $1',
-    [revision],
-  );
+  const hub = await hubCommitSteps(q, revision, t0);
   // Per cluster: the agent's own apply times (reported in the sync run the new assignment started)
   // and when the hub stored them. Self-heal runs at the same revision come later and are counted
   // apart, so they do not stretch the apply.
@@ -135,13 +124,7 @@ export async function commitPath(
     if (rr) lastReport.push(rr.answeredAt - t0);
   }
   const stages: PathStage[] = [
-    { stage: 'hub fetched the commit', samples: one(after(fetched[0]?.at)), how: 'RepositoryRef.resolvedAt' },
-    { stage: 'hub expanded the appset', samples: one(after(expanded[0]?.at)), how: 'audit appset.expanded' },
-    {
-      stage: 'hub released the targets',
-      samples: one(after(released[0]?.at)),
-      how: 'max Target.releasedAt',
-    },
+    ...hub,
     {
       stage: 'agent long-poll answered with the commit',
       samples: firstAssignment,
@@ -176,4 +159,78 @@ export async function commitPath(
     },
   ];
   return { stages, status };
+}
+
+/**
+ * The hub's own steps for one commit, from the rows and audit events it wrote (their own
+ * timestamps): the commit fetched, the appset expanded (targets written), the targets released.
+ * Shared by the fleet bench and the swarm bench, so both split a commit's path the same way.
+ */
+export async function hubCommitSteps(
+  q: <R extends pg.QueryResultRow>(sql: string, params: unknown[]) => Promise<R[]>,
+  revision: string,
+  t0: number,
+): Promise<PathStage[]> {
+  const after = (d: Date | string | null | undefined): number[] =>
+    d == null ? [] : [new Date(d).getTime() - t0];
+  const fetched = await q<{ at: Date | null }>(
+    'SELECT min("resolvedAt") AS at FROM "RepositoryRef" WHERE sha = $1',
+    [revision],
+  );
+  const expanded = await q<{ at: Date | null }>(
+    `SELECT min(at) AS at FROM "AuditEvent" WHERE action = 'appset.expanded' AND at >= $1`,
+    [new Date(t0)],
+  );
+  const released = await q<{ at: Date | null }>(
+    'SELECT max("releasedAt") AS at FROM "Target" WHERE "releasedRevision" = $1',
+    [revision],
+  );
+  return [
+    { stage: 'hub fetched the commit', samples: after(fetched[0]?.at), how: 'RepositoryRef.resolvedAt' },
+    { stage: 'hub expanded the appset', samples: after(expanded[0]?.at), how: 'audit appset.expanded' },
+    { stage: 'hub released the targets', samples: after(released[0]?.at), how: 'max Target.releasedAt' },
+  ];
+}
+
+/**
+ * When the hub's pipeline jobs for a commit were queued, started and finished, from BullMQ's own job
+ * hashes (kept for the last 100 completed jobs of each queue): the webhook's fetch (`source-sync`)
+ * and the expansion it asked for (`appset-expand`, which also releases and wakes). Jobs queued
+ * before `t0` are left out. ms after `t0`.
+ */
+export async function queueSteps(redisUrl: string, prefix: string, t0: number): Promise<PathStage[]> {
+  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
+  try {
+    const stages: PathStage[] = [];
+    for (const queue of ['source-sync', 'appset-expand']) {
+      const ids = await redis.zrangebyscore(`${prefix}:${queue}:completed`, t0, '+inf');
+      const jobs = await Promise.all(
+        ids.map((id) => redis.hmget(`${prefix}:${queue}:${id}`, 'timestamp', 'processedOn', 'finishedOn')),
+      );
+      const times = jobs
+        .map(([queued, started, finished]) => ({
+          queued: Number(queued),
+          started: Number(started),
+          finished: Number(finished),
+        }))
+        .filter((j) => j.queued >= t0);
+      if (times.length === 0) continue;
+      const first = (k: 'queued' | 'started' | 'finished'): number[] => [
+        Math.min(...times.map((j) => j[k])) - t0,
+      ];
+      const how = `BullMQ ${queue} job (${times.length} after the webhook)`;
+      stages.push(
+        { stage: `${queue} job queued`, samples: first('queued'), how: `${how}: first timestamp` },
+        { stage: `${queue} job started`, samples: first('started'), how: `${how}: first processedOn` },
+        {
+          stage: `${queue} job finished`,
+          samples: [Math.max(...times.map((j) => j.finished)) - t0],
+          how: `${how}: last finishedOn`,
+        },
+      );
+    }
+    return stages;
+  } finally {
+    redis.disconnect();
+  }
 }

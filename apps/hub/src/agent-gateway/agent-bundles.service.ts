@@ -9,6 +9,8 @@ import { BundleBodyCache } from './bundle-body-cache.js';
 @Injectable()
 export class AgentBundles {
   private readonly cache = new BundleBodyCache();
+  /** Reads of bundle bodies under way, by digest (see bodiesOf). */
+  private readonly reading = new Map<string, Promise<Map<string, string>>>();
 
   constructor(
     private readonly db: Database,
@@ -65,35 +67,65 @@ export class AgentBundles {
   ): Promise<string> {
     const asked = [...new Set(digests)];
     const wanted = asked.every((d) => served?.has(d)) ? asked : await this.wantedBy(cluster.id, asked);
-    const bodies = new Map<string, string>();
-    const uncached: string[] = [];
-    for (const digest of wanted) {
-      const body = this.cache.get(digest);
-      if (body === undefined) uncached.push(digest);
-      else bodies.set(digest, body);
-    }
-    if (uncached.length > 0) {
-      const rows = await this.db.sql.query<{ digest: string; head: string; manifests: string }>(
-        `SELECT b.digest,
-                json_build_object('digest', b.digest,
-                                  'source', json_build_object('repoUrl', b."repoUrl", 'revision', b.revision,
-                                                              'path', b.path))::text AS head,
-                b.manifests::text AS manifests
-           FROM "Bundle" b
-          WHERE b.digest = ANY($1::text[])`,
-        [uncached],
-      );
-      for (const r of rows) {
-        // head is `{"digest":…,"source":{…}}`: the manifests go in before its closing brace.
-        const body = `${r.head.slice(0, -1)},"manifests":${r.manifests}}`;
-        this.cache.set(r.digest, body);
-        bodies.set(r.digest, body);
-      }
-    }
+    const bodies = await this.bodiesOf(wanted);
     // Wanted but not stored (yet) is refused too, as before; only the foreign ones are audited.
     const refused = asked.filter((d) => !bodies.has(d));
     if (refused.length > 0) await this.auditRefusedBundles(cluster, refused);
-    return `{"bundles":[${[...bodies.values()].join(',')}],"refused":${JSON.stringify(refused)}}`;
+    const answered = wanted.flatMap((d) => bodies.get(d) ?? []);
+    return `{"bundles":[${answered.join(',')}],"refused":${JSON.stringify(refused)}}`;
+  }
+
+  /**
+   * The stored bodies of `digests` (absent: not stored), from the cache, else from PostgreSQL. A
+   * digest already being read for another request is waited for, not read again: the clusters a
+   * release wakes ask for the same new bundles within milliseconds, before the first read is back.
+   */
+  private async bodiesOf(digests: readonly string[]): Promise<Map<string, string>> {
+    const bodies = new Map<string, string>();
+    const reads = new Set<Promise<Map<string, string>>>();
+    const toRead: string[] = [];
+    for (const digest of digests) {
+      const body = this.cache.get(digest);
+      const reading = this.reading.get(digest);
+      if (body !== undefined) bodies.set(digest, body);
+      else if (reading) reads.add(reading);
+      else toRead.push(digest);
+    }
+    if (toRead.length > 0) {
+      const read: Promise<Map<string, string>> = this.readBodies(toRead).finally(() => {
+        for (const d of toRead) if (this.reading.get(d) === read) this.reading.delete(d);
+      });
+      for (const d of toRead) this.reading.set(d, read);
+      reads.add(read);
+    }
+    for (const read of await Promise.all(reads))
+      for (const digest of digests) {
+        const body = read.get(digest);
+        if (body !== undefined) bodies.set(digest, body);
+      }
+    return bodies;
+  }
+
+  /** One statement for the bodies of `digests`, each put in the cache. */
+  private async readBodies(digests: readonly string[]): Promise<Map<string, string>> {
+    const rows = await this.db.sql.query<{ digest: string; head: string; manifests: string }>(
+      `SELECT b.digest,
+              json_build_object('digest', b.digest,
+                                'source', json_build_object('repoUrl', b."repoUrl", 'revision', b.revision,
+                                                            'path', b.path))::text AS head,
+              b.manifests::text AS manifests
+         FROM "Bundle" b
+        WHERE b.digest = ANY($1::text[])`,
+      [digests],
+    );
+    const bodies = new Map<string, string>();
+    for (const r of rows) {
+      // head is `{"digest":…,"source":{…}}`: the manifests go in before its closing brace.
+      const body = `${r.head.slice(0, -1)},"manifests":${r.manifests}}`;
+      this.cache.set(r.digest, body);
+      bodies.set(r.digest, body);
+    }
+    return bodies;
   }
 
   /** Which of `digests` one of the cluster's targets wants (released or pinned). */

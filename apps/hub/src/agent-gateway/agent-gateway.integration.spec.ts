@@ -17,11 +17,15 @@ import { ClusterWakeups } from '../wakeups/cluster-wakeups.service.js';
 import { startTwoClusterFleet, type TwoClusterFleet } from '../testing/two-cluster-fleet.js';
 import { AgentGatewayService, KNOWN_ETAG_MAX_AGE_MS } from './agent-gateway.service.js';
 import { LAST_SEEN_EVERY_MS } from './cluster-last-seen.service.js';
+import { waitForIdleQueues } from '../testing/wait-for-idle.js';
 
 // The pull side on the real hub (PostgreSQL, Redis, Git): bundles in one request, re-polls answered
 // from a remembered ETag until something wakes the cluster, lastSeenAt written in batches.
 
 let fleet: TwoClusterFleet;
+
+const CONFIGMAP_V2 =
+  'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web-config\ndata:\n  owner: web-team\n';
 
 const assignments = (headers: Record<string, string> = {}, wait = 0) =>
   fleet.agent<AssignmentsResponse>(
@@ -237,6 +241,45 @@ describe('agent gateway', () => {
       rmSync(dataDir, { recursive: true, force: true });
     }
   });
+
+  it('wakes each cluster once for a released commit, and reads its new bundle once for clusters asking at once', async () => {
+    const wakeups = fleet.hub.app.get(ClusterWakeups);
+    const db = fleet.hub.app.get(Database);
+    await waitForIdleQueues(fleet.hub.app);
+    const notified = vi.spyOn(wakeups, 'notify');
+    const query = db.sql.query.bind(db.sql);
+    // Bundle reads held back a moment, so the two clusters' requests overlap whatever the machine's speed.
+    const sql = vi.spyOn(db.sql, 'query').mockImplementation(async (text, params) => {
+      if (text.includes('FROM "Bundle" b')) await new Promise((r) => setTimeout(r, 300));
+      return query(text, params);
+    });
+    try {
+      const sha = fleet.repo.commit({ 'app/config.yaml': CONFIGMAP_V2 }, 'owner web-team');
+      const repos = await fleet.call<{ id: string }[]>('GET', '/api/v1/repositories');
+      for (const r of repos.body) await fleet.call('POST', `/api/v1/repositories/${r.id}/refresh`);
+      await expect
+        .poll(async () => (await assignments()).body.assignments.map((a) => a.revision), { timeout: 60_000 })
+        .toEqual([sha]);
+      await waitForIdleQueues(fleet.hub.app);
+      // The release wakes both clusters; the expansion does not wake them a second time.
+      const ids = notified.mock.calls.flatMap(([clusterIds]) => [...clusterIds]).sort();
+      const clusters = [(await clusterRow('eu-1')).id, (await clusterRow('us-1')).id].sort();
+      expect(ids).toEqual(clusters);
+
+      const digest = (await assignments()).body.assignments[0]?.bundleDigest ?? '';
+      const ask = (cluster: 'eu-1' | 'us-1') =>
+        fleet.agent<BundleBatchResponse>(cluster, 'POST', '/api/agent/v1/bundles/batch', {
+          digests: [digest],
+        });
+      const [eu, us] = await Promise.all([ask('eu-1'), ask('us-1')]);
+      expect(eu.body.bundles.map((b) => b.digest)).toEqual([digest]);
+      expect(us.body).toEqual(eu.body);
+      expect(sql.mock.calls.filter(([text]) => text.includes('FROM "Bundle" b'))).toHaveLength(1);
+    } finally {
+      sql.mockRestore();
+      notified.mockRestore();
+    }
+  }, 120_000);
 
   it('wakes the clusters of an appset whose rollout strategy changed though no target did', async () => {
     const first = await assignments();

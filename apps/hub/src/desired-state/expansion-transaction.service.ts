@@ -116,10 +116,15 @@ export class ExpansionTransaction {
     // recomputed an unchanged assignment set and was still busy when the release's wake-up came
     // (about 2 s at 100 clusters). The wake-up still goes out when the release fails, for changes
     // agents see without one (sync policy, removed targets).
+    // A cluster the release woke is not woken again: its wake-up came after this transaction's commit
+    // too, and a second one, landing while its long-poll computes the first, made every such poll
+    // compute again and its bundle request ask the database who may read what (1,000 clusters: 1,000
+    // more computations and reads per commit).
+    let woken: ReadonlySet<string> = new Set();
     try {
-      await this.release.afterExpansion(appSetId);
+      woken = await this.release.afterExpansion(appSetId);
     } finally {
-      await this.wakeups.notify(touched);
+      await this.wakeups.notify([...touched].filter((id) => !woken.has(id)));
     }
     return outcome;
   }

@@ -6,5 +6,6 @@
  * only once its targets are released or held, as before.
  */
 export abstract class ReleaseAfterExpansion {
-  abstract afterExpansion(appSetId: string): Promise<void>;
+  /** Returns the clusters it woke (after its own commit), so the expansion does not wake them again. */
+  abstract afterExpansion(appSetId: string): Promise<ReadonlySet<string>>;
 }

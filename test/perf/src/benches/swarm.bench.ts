@@ -12,6 +12,7 @@ import { SwarmShard, type BurstResult } from '../swarm-shard.js';
 import { inBatches } from '../shard-process.js';
 import { type BenchFn, type Figure, type Target } from '../types.js';
 import { bareInsert } from './ingest.bench.js';
+import { hubCommitSteps, queueSteps, type PathStage } from '../fleet-trace.js';
 
 const COMMAND = 'npm run bench -- --only swarm';
 const REGISTER_IN_FLIGHT = 16;
@@ -190,6 +191,8 @@ export const swarmBench: BenchFn = async (ctx) => {
     const hubRss: number[] = [];
     const hubCpuSeconds: number[] = [];
     const pgPerCommit: number[] = [];
+    /** Each commit's path, step by step (ms after the webhook), summed over the commits by step. */
+    const pathStages = new Map<string, PathStage>();
     for (let k = 1; k <= commits; k++) {
       if (k > 1 && left() < 120_000 + (synced.at(-1) ?? 0)) {
         capped.push(`only ${k - 1} of ${commits} commits fitted the job's time limit`);
@@ -199,6 +202,7 @@ export const swarmBench: BenchFn = async (ctx) => {
       const pg0 = await hubTransactions();
       const [h0, s0, w0] = [hubCpu(), swarmCpu(), Date.now()];
       await stack.pushWebhook(revision);
+      const webhookAnswered = Date.now() - w0;
       const r = await rollout(revision, w0, Math.round(Math.max(10_000, Math.min(180_000, left() - 90_000))));
       const seconds = (Date.now() - w0) / 1000;
       hubRollout.push(((hubCpu() - h0) / seconds) * 100);
@@ -210,6 +214,17 @@ export const swarmBench: BenchFn = async (ctx) => {
       bundles.push(...r.bundles);
       reported.push(...r.reported);
       synced.push(r.synced);
+      benchQueries += 3;
+      const path = await commitPath(stack, db, revision, w0, webhookAnswered, r);
+      for (const st of path) {
+        const acc = pathStages.get(st.stage) ?? { ...st, samples: [] };
+        acc.samples.push(...st.samples);
+        pathStages.set(st.stage, acc);
+      }
+      ctx.progress(
+        `commit ${k} path (ms after the webhook): ` +
+          path.map((st) => `${st.stage} ${st.samples.map((x) => x.toFixed(0)).join('/')}`).join(' | '),
+      );
       ctx.progress(
         `commit ${k}: every long-poll answered ${Math.max(...r.answered)} ms, bundles held ${Math.max(...r.bundles)} ms, ` +
           `reports acknowledged ${Math.max(...r.reported)} ms, hub Synced ${r.synced} ms; hub ${hubRollout.at(-1)?.toFixed(0)} % swarm ${swarmRollout.at(-1)?.toFixed(0)} %; hub ${hubCpuSeconds.at(-1)?.toFixed(1)} CPU s, ${pgPerCommit.at(-1)} PostgreSQL transactions`,
@@ -364,10 +379,28 @@ export const swarmBench: BenchFn = async (ctx) => {
         command: COMMAND,
       }),
     ];
+    const steps = [...pathStages.values()];
+    for (const [i, st] of steps.entries()) {
+      figures.push(
+        figure({
+          id: `swarm.path-${String(i + 1).padStart(2, '0')}.${count}`,
+          bench,
+          title: `commit path, swarm of ${count} clusters, step ${i + 1}: ${st.stage} (ms after the webhook)`,
+          unit: 'ms',
+          fleetSize: count,
+          samples: st.samples,
+          notes: `${st.how}; over ${synced.length} commits`,
+          command: COMMAND,
+        }),
+      );
+    }
     return {
       figures,
       series: [],
       remarks: [
+        `swarm (${count} clusters): where a commit's seconds went (median over the commits, ms after the webhook): ` +
+          steps.map((st) => `${st.stage} ${median(st.samples).toFixed(0)}`).join(', ') +
+          '.',
         ...capped.map((c) => `swarm (${count} clusters): ${c}; recorded at the cap`),
         `swarm (${count} clusters): the clients' calls were answered ${callSummary}.`,
       ],
@@ -463,4 +496,39 @@ async function bareBundleSelects(db: pg.Client, revision: string): Promise<numbe
   for (const { digest } of digests)
     await db.query('SELECT manifests FROM "Bundle" WHERE digest = $1', [digest]);
   return performance.now() - t0;
+}
+
+/**
+ * One commit's path through the hub and the swarm, in the order it happens (ms after the webhook):
+ * the webhook answered, the fetch and expansion jobs, the hub's rows (fetched, expanded, released;
+ * the same steps as the fleet bench's path), then the first and the last client answered and
+ * holding its bundles. Three queries on `db`.
+ */
+async function commitPath(
+  stack: HubStack,
+  db: pg.Client,
+  revision: string,
+  t0: number,
+  webhookAnswered: number,
+  r: { answered: number[]; bundles: number[] },
+): Promise<PathStage[]> {
+  const q = async <R extends pg.QueryResultRow>(sql: string, params: unknown[]): Promise<R[]> =>
+    (await db.query<R>(sql, params)).rows;
+  const client = (stage: string, xs: number[], pick: 'first' | 'last', how: string): PathStage => ({
+    stage: `${pick} client ${stage}`,
+    samples: xs.length ? [pick === 'first' ? Math.min(...xs) : Math.max(...xs)] : [],
+    how,
+  });
+  const stages = [
+    { stage: 'webhook answered (202)', samples: [webhookAnswered], how: "the bench's POST returned" },
+    ...(await queueSteps(stack.redisUrl, stack.redisPrefix, t0)),
+    ...(await hubCommitSteps(q, revision, t0)),
+    client('long-poll answered', r.answered, 'first', 'first 200 of GET assignments, earliest client'),
+    client('long-poll answered', r.answered, 'last', 'first 200 of GET assignments, latest client'),
+    client('held its bundles', r.bundles, 'first', 'bundles verified, earliest client'),
+    client('held its bundles', r.bundles, 'last', 'bundles verified, latest client'),
+  ];
+  return stages
+    .filter((st) => st.samples.length > 0)
+    .sort((a, b) => (a.samples[0] ?? 0) - (b.samples[0] ?? 0));
 }

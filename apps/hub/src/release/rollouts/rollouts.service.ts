@@ -54,9 +54,10 @@ export class RolloutsService implements ReleaseAfterExpansion {
    * Called after every expansion (idempotent, so a crash in between is repaired by the next one):
    * releases at once without a strategy, otherwise starts or continues the rollout of the revision.
    */
-  async afterExpansion(appSetId: string): Promise<void> {
+  async afterExpansion(appSetId: string): Promise<ReadonlySet<string>> {
+    const none = new Set<string>();
     const appSet = await this.db.prisma.applicationSet.findUnique({ where: { id: appSetId } });
-    if (!appSet) return;
+    if (!appSet) return none;
     // Git renders what a rollback pinned again (its revert merged): the pin has done its job.
     await this.restoredPins.liftRestored(appSetId);
     const targets = await this.db.prisma.target.findMany({
@@ -69,13 +70,12 @@ export class RolloutsService implements ReleaseAfterExpansion {
     // The admission policies judge every new bundle first: a denied one is never released.
     const held = await this.policyGate.judge(appSet, targets, changed);
     const behind = changed.filter((t) => !held.has(t.id));
-    if (behind.length === 0) return;
+    if (behind.length === 0) return none;
     const strategy = this.strategyOf(appSet);
-    if (strategy === undefined) return;
+    if (strategy === undefined) return none;
     const revision = rolloutRevision(targets.map((t) => t.desiredRevision));
     if (!strategy) {
-      await this.releaseNow(appSet.name, behind, 'no rollout strategy');
-      return;
+      return this.releaseNow(appSet.name, behind, 'no rollout strategy');
     }
     const failed = await this.db.prisma.failedRevision.findUnique({
       where: { appSetId_revision: { appSetId, revision } },
@@ -84,22 +84,23 @@ export class RolloutsService implements ReleaseAfterExpansion {
       this.logger.warn(
         `appset ${appSet.name}: revision ${revision} failed before (${failed.reason}); not released`,
       );
-      return;
+      return none;
     }
     const existing = await this.db.prisma.rollout.findUnique({
       where: { appSetId_revision: { appSetId, revision } },
     });
     if (existing?.status === 'Completed') {
       // The revision is proven on this appset: a cluster added since gets it without a new rollout.
-      await this.releaseNow(appSet.name, behind, `rollout of ${revision.slice(0, 12)} completed`);
-      return;
+      return this.releaseNow(appSet.name, behind, `rollout of ${revision.slice(0, 12)} completed`);
     }
-    if (existing?.status === 'Halted') return;
+    if (existing?.status === 'Halted') return none;
     const payload = { appSetId, revision };
     if (!existing || existing.status === 'Superseded')
       await this.start(appSet, revision, strategy, targets.length, existing);
     await this.queues.scheduleRolloutTicks(payload, this.config.rollouts.tickSeconds);
     await this.queues.enqueue('rollout', payload, { variant: `now${Date.now()}` });
+    // The rollout's steps release (and wake) later, each on its own.
+    return none;
   }
 
   /** The appset's strategy, null without one; undefined (logged) when its document no longer parses. */
@@ -206,7 +207,7 @@ export class RolloutsService implements ReleaseAfterExpansion {
       bundleDigest: string | null;
     }[],
     why: string,
-  ): Promise<void> {
+  ): Promise<ReadonlySet<string>> {
     const now = new Date();
     await this.db.prisma.$transaction(async (tx) => {
       await releaseTargets(tx, targets, now);
@@ -220,7 +221,9 @@ export class RolloutsService implements ReleaseAfterExpansion {
         tx,
       );
     });
-    await this.wakeups.notify(targets.map((t) => t.clusterId));
+    const woken = new Set(targets.map((t) => t.clusterId));
+    await this.wakeups.notify(woken);
+    return woken;
   }
 }
 
