@@ -1,5 +1,5 @@
 import { type HttpMethod, type KubeConfig, RequestContext } from '@kubernetes/client-node';
-import { type Dispatcher, getGlobalDispatcher } from 'undici';
+import { getGlobalDispatcher } from 'undici';
 import {
   CLIENT_SIDE_APPLY_FIELD_MANAGER,
   FIELD_MANAGER,
@@ -158,7 +158,7 @@ export function createKubeClient(
       const dispatcher = ctx.getDispatcher() ?? getGlobalDispatcher();
       const response = await dispatcher.request({
         ...originAndPath(ctx.getUrl()),
-        method: method as Dispatcher.HttpMethod,
+        method,
         headers: ctx.getHeaders(),
         body: init.body ?? null,
       });
