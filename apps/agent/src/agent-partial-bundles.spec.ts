@@ -25,12 +25,17 @@ describe('agent: a partial bundle failure saves what was applied (#14 defect 7)'
     const webV1 = h.hub.addBundle(withGreeting('v1'));
     const otherV1 = h.hub.addBundle(other('v1'));
     const second = { targetId: 'target-other', name: 'other-north', appSet: 'other' };
+    // The other target's ConfigMap lives in the namespace the web bundle declares, and nothing orders
+    // two targets' first syncs: the web target goes first, so the other one never races its namespace.
+    h.hub.setAssignments([h.assignment({ bundleDigest: webV1 })]);
+    const first = await h.runAgent({ stateDir });
+    await expect.poll(() => h.syncs().length, poll).toBe(1);
     h.hub.setAssignments([
       h.assignment({ bundleDigest: webV1 }),
       h.assignment({ ...second, bundleDigest: otherV1 }),
     ]);
-    const first = await h.runAgent({ stateDir });
     await expect.poll(() => h.syncs().length, poll).toBe(2);
+    expect(h.syncs().map((s) => s.outcome)).toEqual(['Succeeded', 'Succeeded']);
 
     // rev-2: the web bundle arrives, the other target's bundle the hub does not send.
     const webV2 = h.hub.addBundle(withGreeting('v2'));

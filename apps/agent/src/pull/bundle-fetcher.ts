@@ -29,9 +29,12 @@ export class BundleFetcher {
       ...new Set([...response.assignments, ...(response.deletions ?? [])].map((a) => a.bundleDigest)),
     ];
     const missing: string[] = [];
-    for (const digest of digests) {
-      const stored = await this.store.loadBundle(digest);
-      if (stored) bundles.set(digest, stored);
+    // The state dir is read (and below written) for all the bundles at once: one after the other,
+    // a commit's ten bundles waited for ten fsyncs in a row before the first target could sync.
+    const stored = await Promise.all(digests.map((digest) => this.store.loadBundle(digest)));
+    for (const [i, digest] of digests.entries()) {
+      const found = stored[i];
+      if (found) bundles.set(digest, found);
       else missing.push(digest);
     }
     if (missing.length === 0) return { bundles, failures };
@@ -39,6 +42,7 @@ export class BundleFetcher {
     // cap), not one round trip each.
     const fetched = await this.hub.bundles(cred, missing, this.signal);
     const wanted = new Set(missing);
+    const verified: Bundle[] = [];
     for (const bundle of fetched.bundles) {
       if (!wanted.delete(bundle.digest)) continue; // not asked for (or twice): ignored
       const actual = bundleDigest(bundle.manifests);
@@ -46,9 +50,11 @@ export class BundleFetcher {
         failures.push(`bundle ${bundle.digest}: content hashes to ${actual}; refused`);
         continue;
       }
-      await this.store.saveBundle(bundle);
-      bundles.set(bundle.digest, bundle);
+      verified.push(bundle);
     }
+    // Every bundle is on disk before fetch returns, so before the assignments naming it are saved.
+    await Promise.all(verified.map((bundle) => this.store.saveBundle(bundle)));
+    for (const bundle of verified) bundles.set(bundle.digest, bundle);
     for (const digest of wanted) {
       failures.push(`bundle ${digest}: the hub did not send it (no longer assigned to this cluster?)`);
     }

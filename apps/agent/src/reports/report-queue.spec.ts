@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -45,6 +45,62 @@ describe('ReportQueue', () => {
     expect(posts).toEqual([['a', 'b', 'c'], ['d']]);
     expect(queue.pendingBatches).toBe(0);
     expect(await readdir(dir)).toEqual([]);
+  });
+
+  it('writes the batches queued while a write is in flight together, in order, each resolved once on disk', async () => {
+    const queue = new ReportQueue(dir);
+    await queue.init();
+    const onDisk = async (): Promise<string[]> => {
+      const ids: string[] = [];
+      for (const name of (await readdir(dir)).filter((n) => n.endsWith('.json')).sort()) {
+        const batch = JSON.parse(await readFile(join(dir, name), 'utf8')) as { reports: Report[] };
+        ids.push(...batch.reports.map((r) => r.id));
+      }
+      return ids;
+    };
+    const first = queue.enqueue([health('a')]);
+    // Queued after the first write started (a macrotask later), before it ended.
+    await new Promise((resolve) => setImmediate(resolve));
+    const seen: string[][] = [];
+    const later = ['b', 'c', 'd'].map((id) =>
+      queue.enqueue([health(id)]).then(async () => seen.push(await onDisk())),
+    );
+    await first;
+    await Promise.all(later);
+    // Each caller found its own report on disk when its promise resolved.
+    for (const ids of seen) expect(ids).toEqual(['a', 'b', 'c', 'd']);
+    // a alone, then b, c and d in one file: one write (one fsync) for the three.
+    expect(queue.pendingBatches).toBe(2);
+    const posts: string[][] = [];
+    await queue.deliver(
+      (reports) => {
+        posts.push(reports.map((r) => r.id));
+        return Promise.resolve();
+      },
+      { onePerPost: true },
+    );
+    expect(posts).toEqual([['a'], ['b', 'c', 'd']]);
+  });
+
+  it('tells every caller of a group whose write failed, and writes the next group anew', async () => {
+    const queue = new ReportQueue(dir);
+    await queue.init();
+    // No directory to write into: the first write fails, and so does the group queued behind it.
+    await rm(dir, { recursive: true, force: true });
+    const first = queue.enqueue([health('a')]);
+    await new Promise((resolve) => setImmediate(resolve));
+    const group = [queue.enqueue([health('b')]), queue.enqueue([health('c')])];
+    const outcomes = await Promise.allSettled([first, ...group]);
+    expect(outcomes.map((o) => o.status)).toEqual(['rejected', 'rejected', 'rejected']);
+    expect(queue.pendingBatches).toBe(0);
+    await mkdir(dir, { recursive: true });
+    await queue.enqueue([health('d')]);
+    const posts: string[][] = [];
+    await queue.deliver((reports) => {
+      posts.push(reports.map((r) => r.id));
+      return Promise.resolve();
+    });
+    expect(posts).toEqual([['d']]);
   });
 
   it('keeps a batch the hub did not acknowledge and resends it after a restart', async () => {

@@ -283,6 +283,9 @@ export const fleetBench: BenchFn = async (ctx) => {
     // Per commit, from the webhook until the hub reports every target Synced at it.
     const rolloutCpu: number[] = [];
     const rolloutCpuMsPerCluster: number[] = [];
+    // The agents' side of a commit: the shard processes' CPU (agents and their simulated API servers
+    // together) from the webhook until the last cluster converged, per cluster.
+    const shardCpuMsPerCluster: number[] = [];
     const rolloutRss: number[] = [];
     const ingestRate: number[] = [];
     const redisPerCommit: number[] = [];
@@ -314,6 +317,8 @@ export const fleetBench: BenchFn = async (ctx) => {
         await hubTransactions(),
       ];
       const cpu0 = procCpuSeconds(stack.hub.pid);
+      const shardCpu = (): number => shards.reduce((sum, s) => sum + procCpuSeconds(s.pid), 0);
+      const shardCpu0 = shardCpu();
       for (const s of shards) s.forget(Date.now());
       const wall0 = Date.now();
       const rssTimer = setInterval(() => rolloutRss.push(procMemory(stack.hub.pid).rssMB), 500);
@@ -321,6 +326,7 @@ export const fleetBench: BenchFn = async (ctx) => {
       const times = clusterTimes(release, t0, commitCapMs);
       await stack.pushWebhook(revision);
       const got = await times;
+      shardCpuMsPerCluster.push(((shardCpu() - shardCpu0) * 1000) / count);
       for (const t of got) {
         if (t === null) missing++;
         else perCluster.push(t);
@@ -364,7 +370,10 @@ export const fleetBench: BenchFn = async (ctx) => {
             .join(' | ') +
           `; agent calls: ${JSON.stringify(path.status)}`,
       );
-      ctx.progress(`commit ${k}/${commits}: last cluster converged after ${worst.toFixed(0)} ms`);
+      ctx.progress(
+        `commit ${k}/${commits}: last cluster converged after ${worst.toFixed(0)} ms; ` +
+          `agents + simulated clusters burnt ${shardCpuMsPerCluster.at(-1)?.toFixed(0)} CPU ms per cluster until then`,
+      );
       await sleep(1_000);
     }
     if (missing > 0) for (let i = 0; i < missing; i++) perCluster.push(commitCapMs);
@@ -443,6 +452,17 @@ export const fleetBench: BenchFn = async (ctx) => {
         unit: 'ms',
         fleetSize: count,
         samples: rolloutCpuMsPerCluster,
+        command: COMMAND,
+      }),
+      figure({
+        id: `fleet.shard-commit-cpu-per-cluster.${count}`,
+        bench,
+        title: `agent + simulated cluster CPU time per cluster for one commit (webhook → last cluster converged), ${count} clusters`,
+        unit: 'ms',
+        fleetSize: count,
+        samples: shardCpuMsPerCluster,
+        notes:
+          'the shard processes (each agent and its kube-sim share one) summed, ÷ clusters; one sample per commit; what the fleet side competes with the hub for on 2 cores',
         command: COMMAND,
       }),
       figure({
