@@ -1,5 +1,5 @@
 import type { TargetOperationView } from '@flotilla/contract';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { GuestbookFleet } from '../support/guestbook-fleet.js';
 
 interface Run {
@@ -26,6 +26,16 @@ describe('per-run sync options', () => {
   beforeAll(async () => {
     e2e = await GuestbookFleet.start({ name: 'runopts', clusters: 1, pollSeconds: 1 });
     await e2e.createAppSet({});
+    // A run option is refused (409) until the agent has announced it supports it, on its first
+    // long-poll: these tests ask for run options as soon as the target has a revision.
+    await vi.waitFor(
+      async () => {
+        const features = (await e2e.fleet.api.clusters())[0]?.agentFeatures ?? [];
+        if (!features.includes('run-resources'))
+          throw new Error(`agent features so far: ${features.join(',')}`);
+      },
+      { timeout: 60_000, interval: 250 },
+    );
   }, 120_000);
   afterAll(async () => {
     await e2e?.stop();
