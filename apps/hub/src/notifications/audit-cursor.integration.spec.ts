@@ -31,12 +31,12 @@ describe('the notification cursor over audit chain lanes (PostgreSQL)', () => {
     const held = new Promise<void>((resolve) => (commit = resolve));
     let recorded!: () => void;
     const inserted = new Promise<void>((resolve) => (recorded = resolve));
+    // Held open on purpose while the other replica writes: a loaded machine must not hit Prisma's 5 s.
     const slow = one.prisma.$transaction(
       async (tx) => {
         await audit.record({ actor: 'user:a', action: 'late', scope: 'x' }, tx);
         recorded();
         await held;
-        // Held open on purpose while the other replica writes: a loaded machine must not hit Prisma's 5 s.
       },
       { timeout: 60_000 },
     );
