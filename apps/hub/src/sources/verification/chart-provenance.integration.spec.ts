@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ChartRepositoryVerificationView } from '@flotilla/contract';
 import { Database } from '../../db/database.js';
 import {
   startTestHelmRepository,
@@ -260,7 +261,7 @@ describe('Helm provenance: a chart is released only when its repository setting 
     expect(history).toHaveLength(4);
     expect(history[1]).toMatch(/ required /);
     // The listing of every repository's setting names who set it last, as the single view does.
-    const listed = await fleet.call<{ url: string; verify: string; setBy: string | null }[]>(
+    const listed = await fleet.call<ChartRepositoryVerificationView[]>(
       'GET',
       '/api/v1/chart-repositories/verification',
     );
